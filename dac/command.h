@@ -1,0 +1,29 @@
+/* command.h - the command table shared by the front ends, and option-parsing helpers. */
+#ifndef ADAC_COMMAND_H
+#define ADAC_COMMAND_H
+
+#include <stdbool.h>
+
+#include "asyncdac.h"
+
+typedef int (*adac_command_fn)(struct adac_target *t, enum adac_frontend fe, int argc, char **argv,
+                               struct adac_out *out, struct adac_error *err);
+
+/* Commands, one file each (cmd_<name>.c). */
+extern const struct adac_command_info adac_cmd_runtime_info;
+int adac_cmd_runtime(struct adac_target *t, enum adac_frontend fe, int argc, char **argv, struct adac_out *out,
+                     struct adac_error *err);
+
+/* Option helpers: true when argv[i] is `-s` or `--long`. */
+bool adac_opt_is(const char *arg, const char *short_opt, const char *long_opt);
+/* Parses a number (decimal or 0x hex) for option `opt`; ADAC_E_BAD_ARG naming it otherwise. */
+int adac_opt_u64(const char *cmd, const char *opt, const char *value, uint64_t *out, struct adac_error *err);
+/* The value after option argv[*i] (advancing *i), or ADAC_E_BAD_ARG when it is missing. */
+int adac_opt_value(const char *cmd, int argc, char **argv, int *i, const char **value, struct adac_error *err);
+int adac_opt_unknown(const char *cmd, const char *arg, struct adac_error *err);
+
+/* Prints a JSON value (jansson json_t*) followed by a newline, then releases it. */
+struct json_t;
+int adac_print_json(struct adac_out *out, struct json_t *value, struct adac_error *err);
+
+#endif

@@ -1,0 +1,51 @@
+/* error.h - one error struct for all of dac/: a code, the address involved and a one-line message. */
+#ifndef ADAC_ERROR_H
+#define ADAC_ERROR_H
+
+#include <stdarg.h>
+#include <stdint.h>
+
+/* Codes and their short descriptions, generated from one table. */
+#define ADAC_ERRORS(X)                                              \
+	X(OK, "success")                                                \
+	X(READ, "memory read failed")                                   \
+	X(LIMIT, "limit reached")                                       \
+	X(LAYOUT, "runtime layout not understood")                      \
+	X(CORRUPT, "corrupt data")                                      \
+	X(NO_RUNTIME, "no .NET runtime found")                          \
+	X(BAD_ARG, "bad argument")                                      \
+	X(IO, "I/O error")                                              \
+	X(NOMEM, "out of memory")                                       \
+	X(UNSUPPORTED, "not supported")                                 \
+	X(NOT_FOUND, "not found")
+
+enum adac_errcode {
+#define ADAC_X_ENUM(name, text) ADAC_E_##name,
+	ADAC_ERRORS(ADAC_X_ENUM)
+#undef ADAC_X_ENUM
+	ADAC_E_COUNT_
+};
+
+#define ADAC_ERROR_MSG_MAX 256
+
+struct adac_error {
+	enum adac_errcode code;
+	uint64_t addr;                 /* target address involved, 0 if none */
+	char msg[ADAC_ERROR_MSG_MAX];  /* one line, no trailing newline */
+};
+
+const char *adac_errstr(enum adac_errcode code);
+
+/* Records the failure unless one is already recorded (the first cause wins).
+ * Always returns -1 so callers can write `return adac_fail(err, ...)`. err may be NULL. */
+int adac_fail(struct adac_error *err, enum adac_errcode code, uint64_t addr, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+/* Prepends context to the recorded message: "chain 3: " + msg. No-op if nothing recorded. */
+void adac_error_wrap(struct adac_error *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+void adac_error_clear(struct adac_error *err);
+
+static inline int adac_failed(const struct adac_error *err) { return err && err->code != ADAC_E_OK; }
+
+#endif

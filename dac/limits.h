@@ -1,0 +1,20 @@
+/* limits.h - every cap on a walk over target data, in one place. Hitting one is ADAC_E_LIMIT. */
+#ifndef ADAC_LIMITS_H
+#define ADAC_LIMITS_H
+
+#define ADAC_MAX_DESCRIPTOR_BYTES (16u << 20)  /* JSON text of one contract descriptor */
+#define ADAC_MAX_POINTER_DATA 65536u           /* pointer_data slots of one descriptor */
+#define ADAC_MAX_SUBDESCRIPTOR_DEPTH 4u        /* nesting of subDescriptors */
+#define ADAC_MAX_TYPE_SIZE 4096u               /* bytes of one runtime struct read whole */
+#define ADAC_MAX_MODULES 65536u                /* modules of one target */
+#define ADAC_MAX_THREADS 65536u                /* threads of one target */
+#define ADAC_MAX_CHAIN_DEPTH 100000u           /* frames of one continuation chain (default cap) */
+#define ADAC_MAX_CHAINS 10000000u              /* chains found by a heap scan */
+#define ADAC_MAX_STRING_CHARS 4096u            /* characters read from one target string */
+#define ADAC_MAX_PATH_BYTES 4096u              /* one file path read from the target */
+#define ADAC_MAX_NIBBLE_ENTRIES 1000000u       /* entries in one debug-info chunk */
+#define ADAC_MAX_METADATA_ROWS 16777215u       /* rows of one ECMA-335 table */
+#define ADAC_MAX_ELF_SYMBOLS 10000000u         /* dynamic symbols walked in one module */
+#define ADAC_MAX_CORE_SEGMENTS 1000000u        /* PT_LOAD headers of one core file */
+
+#endif

@@ -1,0 +1,128 @@
+/* main.c - the asyncdac command-line front end: picks a target (core file or pid) and runs one
+ * command of the shared command layer on it. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "asyncdac.h"
+
+static void write_stdout(void *ctx, const char *text, size_t len)
+{
+	(void)ctx;
+	fwrite(text, 1, len, stdout);
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f, "Usage: asyncdac <command> <core-file> [options]\n"
+	           "       asyncdac <command> --pid <pid> [options]\n"
+	           "       asyncdac <command> --help\n"
+	           "\n"
+	           "Shows what asynchronous .NET code is doing in a core dump or a live process,\n"
+	           "reading memory only.\n"
+	           "\n"
+	           "Commands:\n");
+	for (const struct adac_command_info *c = adac_commands(); c->name; c++)
+		fprintf(f, "  %-10s %s\n", c->name, c->summary);
+	fprintf(f, "\nOptions:\n"
+	           "  -h, --help       Show this help, or a command's help after the command\n"
+	           "  -V, --version    Show the version\n");
+}
+
+static void command_help(const struct adac_command_info *c)
+{
+	printf("%s.\n\nUsage: asyncdac %s <core-file> %s\n       asyncdac %s --pid <pid> %s\n", c->summary, c->name,
+	       c->syntax, c->name, c->syntax);
+	if (c->details[0])
+		printf("\n%s", c->details);
+}
+
+static int fail(const char *msg)
+{
+	fprintf(stderr, "asyncdac: error: %s\n", msg);
+	return 1;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2) {
+		usage(stderr);
+		return 2;
+	}
+	if (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "help") == 0) {
+		if (argc > 2 && adac_command_find(argv[2])) {
+			command_help(adac_command_find(argv[2]));
+			return 0;
+		}
+		usage(stdout);
+		return 0;
+	}
+	if (strcmp(argv[1], "-V") == 0 || strcmp(argv[1], "--version") == 0) {
+		printf("asyncdac %s\n", ASYNCDAC_VERSION);
+		return 0;
+	}
+	const struct adac_command_info *cmd = adac_command_find(argv[1]);
+	if (!cmd) {
+		fprintf(stderr, "asyncdac: error: '%s' is not a command (see 'asyncdac --help')\n", argv[1]);
+		return 2;
+	}
+
+	/* Split the target selection (<core-file> or --pid N) from the command's own options. */
+	const char *core = NULL;
+	long pid = -1;
+	char **rest = calloc((size_t)argc + 1, sizeof *rest);
+	if (!rest)
+		return fail("out of memory");
+	int nrest = 0;
+	rest[nrest++] = argv[1];
+	for (int i = 2; i < argc; i++) {
+		if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
+			command_help(cmd);
+			free(rest);
+			return 0;
+		}
+		if (strcmp(argv[i], "-p") == 0 || strcmp(argv[i], "--pid") == 0) {
+			if (i + 1 >= argc) {
+				free(rest);
+				return fail("option --pid requires a process id");
+			}
+			char *end;
+			errno = 0;
+			pid = strtol(argv[++i], &end, 10);
+			if (errno || *end || pid <= 0 || pid > 0x7fffffff) {
+				fprintf(stderr, "asyncdac: error: invalid process id '%s'\n", argv[i]);
+				free(rest);
+				return 1;
+			}
+		} else if (argv[i][0] != '-' && !core && pid < 0) {
+			core = argv[i];
+		} else {
+			rest[nrest++] = argv[i];
+		}
+	}
+	if (!core && pid < 0) {
+		free(rest);
+		fprintf(stderr, "asyncdac: error: '%s' needs a core file or --pid <pid>\n", cmd->name);
+		return 2;
+	}
+	if (core && pid >= 0) {
+		free(rest);
+		return fail("give either a core file or --pid, not both");
+	}
+
+	struct adac_error err = {0};
+	struct adac_target *t = core ? adac_target_open_core(core, &err) : adac_target_open_pid((int)pid, &err);
+	if (!t) {
+		free(rest);
+		return fail(err.msg);
+	}
+	struct adac_out out = {write_stdout, NULL};
+	int rc = adac_command_run(t, ADAC_FRONTEND_CLI, nrest, rest, &out, &err);
+	fflush(stdout);
+	adac_target_close(t);
+	free(rest);
+	if (rc)
+		return fail(err.msg);
+	return 0;
+}

@@ -1,0 +1,161 @@
+"""adactest - small helpers shared by the integration tests (python3 standard library only).
+
+Paths come from the environment CTest sets (see tests/CMakeLists.txt):
+  ADAC_SOURCE_DIR, ADAC_BUILD_DIR, ADAC_CLI, ADAC_PLUGIN, ADAC_LLDB, ADAC_DOTNET_DIR.
+Every test exits 0 on success, 1 on failure (printing what differed), 77 when skipped.
+"""
+import atexit
+import difflib
+import os
+import re
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+SOURCE = os.environ.get("ADAC_SOURCE_DIR", os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..")))
+BUILD = os.environ.get("ADAC_BUILD_DIR", os.path.join(SOURCE, "build"))
+CLI = os.environ.get("ADAC_CLI", os.path.join(BUILD, "bin", "asyncdac"))
+PLUGIN = os.environ.get("ADAC_PLUGIN", os.path.join(BUILD, "lib", "libasyncdac-lldb.so"))
+LLDB = os.environ.get("ADAC_LLDB", "lldb-16")
+SYNTHETIC = os.path.join(BUILD, "targets", "synthetic")
+
+_children = []
+_failures = []
+
+
+def _cleanup():
+    for p in _children:
+        try:
+            os.killpg(p.pid, signal.SIGKILL)
+        except OSError:
+            pass
+        try:
+            p.wait(timeout=5)
+        except Exception:
+            pass
+
+
+atexit.register(_cleanup)
+
+
+def tmpdir():
+    d = tempfile.mkdtemp(prefix="adac-test-", dir=os.environ.get("ADAC_TMP", None))
+    return d
+
+
+def run(argv, timeout=120, env=None, input=None):
+    """Runs argv; returns (rc, stdout, stderr) as text. A timeout is a failure, never a hang."""
+    e = dict(os.environ)
+    if env:
+        e.update(env)
+    try:
+        p = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, env=e, input=input)
+    except subprocess.TimeoutExpired as ex:
+        fail(f"timed out after {timeout}s: {' '.join(argv)}")
+        return 124, ex.stdout or "", ex.stderr or ""
+    return p.returncode, p.stdout, p.stderr
+
+
+def start(argv, ready="READY", timeout=60, env=None):
+    """Starts a debuggee in its own process group; waits for the line starting with `ready`.
+    Returns (Popen, ready_line). The process is killed when the test exits."""
+    e = dict(os.environ)
+    if env:
+        e.update(env)
+    p = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                         start_new_session=True, env=e)
+    _children.append(p)
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        line = p.stdout.readline()
+        if not line:
+            break
+        if line.startswith(ready):
+            return p, line.strip()
+    raise SystemExit(f"FAIL: {' '.join(argv)} did not print {ready} within {timeout}s "
+                     f"(exit {p.poll()}, stderr: {p.stderr.read() if p.poll() is not None else ''})")
+
+
+def wait_stopped(pid, timeout=10):
+    """Waits until /proc says the process is stopped (T)."""
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        with open(f"/proc/{pid}/stat") as f:
+            state = f.read().rsplit(")", 1)[1].split()[0]
+        if state in ("T", "t"):
+            return
+        time.sleep(0.02)
+    raise SystemExit(f"FAIL: process {pid} did not stop")
+
+
+def proc_state(pid):
+    with open(f"/proc/{pid}/stat") as f:
+        return f.read().rsplit(")", 1)[1].split()[0]
+
+
+def gcore(pid, path):
+    """Writes a core of a live process with gdb's gcore (the process keeps running)."""
+    prefix = path + ".tmp"
+    rc, out, err = run(["gcore", "-o", prefix, str(pid)], timeout=300)
+    produced = f"{prefix}.{pid}"
+    if rc != 0 or not os.path.exists(produced):
+        raise SystemExit(f"FAIL: gcore {pid} failed ({rc}): {err.strip()}")
+    os.rename(produced, path)
+    return path
+
+
+ADDR = re.compile(r"0x[0-9a-f]{6,16}")
+
+
+def normalize(text, keep=()):
+    """Replaces addresses (0x + 6..16 hex digits) by 0xADDR, except those listed in keep."""
+    def repl(m):
+        return m.group(0) if m.group(0) in keep else "0xADDR"
+    return ADDR.sub(repl, text)
+
+
+def fail(msg):
+    _failures.append(msg)
+    print("FAIL: " + msg, flush=True)
+
+
+def check(cond, msg):
+    if not cond:
+        fail(msg)
+    return cond
+
+
+def check_eq(actual, expected, what):
+    if actual == expected:
+        return True
+    if isinstance(actual, str) and isinstance(expected, str):
+        diff = "".join(difflib.unified_diff(expected.splitlines(True), actual.splitlines(True),
+                                            "expected", "actual"))
+        fail(f"{what} differs:\n{diff}")
+    else:
+        fail(f"{what}: expected {expected!r}, got {actual!r}")
+    return False
+
+
+def lldb(commands, plugin=True, timeout=120, pre=(), env=None):
+    """Runs lldb-16 in batch mode with -o commands (and -O pre-commands). Returns (rc, out, err)."""
+    argv = [LLDB, "-b", "-x"]
+    if plugin:
+        argv += ["-O", f"plugin load {PLUGIN}"]
+    for c in pre:
+        argv += ["-O", c]
+    for c in commands:
+        argv += ["-o", c]
+    return run(argv, timeout=timeout, env=env)
+
+
+def finish():
+    """Ends the test: exit 1 if anything failed."""
+    _cleanup()
+    if _failures:
+        print(f"{len(_failures)} check(s) failed", flush=True)
+        sys.exit(1)
+    print("PASS", flush=True)
+    sys.exit(0)

@@ -1,0 +1,124 @@
+/* test_target.c - the block cache and typed reads of dac/target.c, over the memory backend. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "../check.h"
+#include "target.h"
+#include "target_mem.h"
+
+static void test_reads(void)
+{
+	struct adac_memimg *img = adac_memimg_new();
+	/* Two readable ranges with a hole between them, crossing block boundaries. */
+	uint8_t a[10000], b[300];
+	for (size_t i = 0; i < sizeof a; i++)
+		a[i] = (uint8_t)(i * 7);
+	memset(b, 0xab, sizeof b);
+	adac_memimg_add(img, 0x10000, a, sizeof a);   /* 0x10000 .. 0x12710 */
+	adac_memimg_add(img, 0x20000, b, sizeof b);
+	const char str[] = "hello, target";
+	adac_memimg_add(img, 0x30000, str, sizeof str);
+	struct adac_error err = {0};
+	struct adac_target *t = adac_target_open_memory(img, &err);
+	CHECK(t != NULL);
+
+	uint8_t buf[10000];
+	CHECK(adac_read(t, 0x10000, buf, sizeof a, &err) == 0);
+	CHECK(memcmp(buf, a, sizeof a) == 0);
+	/* Cross-block read in the middle. */
+	CHECK(adac_read(t, 0x10ff8, buf, 16, &err) == 0);
+	CHECK(memcmp(buf, a + 0xff8, 16) == 0);
+	/* Short read at the end of the range: all-or-nothing fails naming the address. */
+	int rc = adac_read(t, 0x12700, buf, 64, &err);
+	CHECK_ERR(rc, &err, ADAC_E_READ, "cannot read 64 bytes at 0x12700 (got 16)");
+	CHECK_EQ_U64(err.addr, 0x12710);
+	CHECK_EQ_U64(adac_read_upto(t, 0x12700, buf, 64), 16);
+	/* Unreadable address. */
+	adac_error_clear(&err);
+	uint64_t v;
+	rc = adac_read_u64(t, 0x50000, &v, &err);
+	CHECK_ERR(rc, &err, ADAC_E_READ, "cannot read 8 bytes at 0x50000 (got 0)");
+	/* Typed reads. */
+	uint32_t u32;
+	CHECK(adac_read_u32(t, 0x20000, &u32, &err) == 0 && u32 == 0xabababab);
+	CHECK(adac_read_ptr(t, 0x20008, &v, &err) == 0 && v == 0xababababababababull);
+	adac_target_set_ptr_size(t, 4);
+	CHECK(adac_read_ptr(t, 0x20008, &v, &err) == 0 && v == 0xabababab);
+	adac_target_set_ptr_size(t, 8);
+	/* Strings. */
+	char *s = adac_read_cstring(t, 0x30000, 64, &err);
+	CHECK_EQ_STR(s, "hello, target");
+	free(s);
+	adac_error_clear(&err);
+	s = adac_read_cstring(t, 0x30000, 5, &err);
+	CHECK(s == NULL);
+	CHECK_ERR(-1, &err, ADAC_E_LIMIT, "longer than 5 bytes");
+	adac_error_clear(&err);
+	s = adac_read_cstring(t, 0x20000, 1000, &err); /* runs off the end without a NUL */
+	CHECK(s == NULL);
+	CHECK_ERR(-1, &err, ADAC_E_READ, "cannot read the string at 0x20000");
+
+	/* Cache: reading the same block again costs no backend read. */
+	adac_target_invalidate(t);
+	adac_target_reset_stats(t);
+	CHECK(adac_read_u64(t, 0x10100, &v, &err) == 0);
+	CHECK(adac_read_u64(t, 0x10200, &v, &err) == 0);
+	CHECK(adac_read_u64(t, 0x10ff0, &v, &err) == 0);
+	struct adac_read_stats st;
+	adac_target_stats(t, &st);
+	CHECK_EQ_U64(st.backend_reads, 1);
+	CHECK_EQ_U64(st.blocks_fetched, 1);
+	CHECK_EQ_U64(st.cache_hits, 2);
+	/* Unreadable blocks are cached too: no second backend read for the same hole. */
+	adac_target_reset_stats(t);
+	CHECK(adac_read_u64(t, 0x50000, &v, NULL) == -1);
+	CHECK(adac_read_u64(t, 0x50008, &v, NULL) == -1);
+	adac_target_stats(t, &st);
+	CHECK_EQ_U64(st.backend_reads, 1);
+	/* Large reads bypass the cache in one backend read. */
+	adac_target_reset_stats(t);
+	static uint8_t big[70000];
+	CHECK_EQ_U64(adac_read_upto(t, 0x10000, big, sizeof big), sizeof a);
+	adac_target_stats(t, &st);
+	CHECK_EQ_U64(st.backend_reads, 1);
+	CHECK_EQ_U64(st.blocks_fetched, 0);
+	adac_target_close(t);
+}
+
+static void test_modules_threads(void)
+{
+	struct adac_memimg *img = adac_memimg_new();
+	adac_memimg_add_module(img, "/x/libb.so", 0x200000, 0x210000);
+	adac_memimg_add_module(img, "/x/liba.so", 0x100000, 0x110000);
+	struct adac_regs r = {{0}};
+	r.r[ADAC_REG_RIP] = 0x100123;
+	adac_memimg_add_thread(img, 77, &r);
+	struct adac_error err = {0};
+	struct adac_target *t = adac_target_open_memory(img, &err);
+	const struct adac_module *mods;
+	size_t n;
+	CHECK(adac_target_modules(t, &mods, &n, &err) == 0);
+	CHECK_EQ_U64(n, 2);
+	CHECK_EQ_STR(mods[0].path, "/x/liba.so"); /* sorted by base */
+	CHECK(adac_target_find_module(t, "libb.so", &err) == &mods[1]);
+	CHECK(adac_target_module_at(t, 0x10ffff) == &mods[0]);
+	CHECK(adac_target_module_at(t, 0x110000) == NULL);
+	adac_error_clear(&err);
+	CHECK(adac_target_find_module(t, "libc.so", &err) == NULL);
+	CHECK_ERR(-1, &err, ADAC_E_NOT_FOUND, "no module named libc.so");
+	const struct adac_thread *th;
+	CHECK(adac_target_threads(t, &th, &n, &err) == 0 && n == 1 && th[0].tid == 77);
+	struct adac_regs got;
+	CHECK(adac_target_regs(t, 77, &got, &err) == 0 && got.r[ADAC_REG_RIP] == 0x100123);
+	adac_error_clear(&err);
+	int rc = adac_target_frames(t, 77, NULL, NULL, &err);
+	CHECK_ERR(rc, &err, ADAC_E_UNSUPPORTED, "the memory target cannot unwind threads");
+	adac_target_close(t);
+}
+
+int main(void)
+{
+	test_reads();
+	test_modules_threads();
+	return check_report("test_target");
+}
