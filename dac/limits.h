@@ -16,5 +16,8 @@
 #define ADAC_MAX_METADATA_ROWS 16777215u       /* rows of one ECMA-335 table */
 #define ADAC_MAX_ELF_SYMBOLS 10000000u         /* dynamic symbols walked in one module */
 #define ADAC_MAX_CORE_SEGMENTS 1000000u        /* PT_LOAD headers of one core file */
+#define ADAC_MAX_CORE_NOTE_BYTES (64u << 20)   /* PT_NOTE bytes of one core file */
+#define ADAC_MAX_MAPPINGS 1000000u             /* file mappings of one target (NT_FILE, /proc/pid/maps) */
+#define ADAC_MAX_UNWIND_FRAMES 100000u         /* physical frames unwound for one thread */
 
 #endif

@@ -76,6 +76,9 @@ void adac_runtime_close(struct adac_runtime *rt)
 {
 	if (!rt)
 		return;
+	for (int s = ADAC_SLOT_COUNT; s-- > 0;)
+		if (rt->slots[s] && rt->slot_free[s])
+			rt->slot_free[s](rt->slots[s]);
 	adac_desc_free(rt->desc);
 	free(rt->module_path);
 	free(rt);

@@ -11,7 +11,27 @@
 
 #define ADAC_DESCRIPTOR_SYMBOL "DotNetRuntimeContractDescriptor"
 
+/* Per-contract state (resolved layouts, caches), created on first use by the contract's file and
+ * freed with the runtime. One slot per contract file. */
+enum adac_slot {
+	ADAC_SLOT_OBJECT,        /* object.c */
+	ADAC_SLOT_RTS,           /* methodtable.c / methoddesc.c: RuntimeTypeSystem */
+	ADAC_SLOT_LOADER,        /* loader.c */
+	ADAC_SLOT_METADATA,      /* ecma_metadata.c (per-module metadata cache) */
+	ADAC_SLOT_NAMES,         /* names.c (method/type display-name cache) */
+	ADAC_SLOT_EM,            /* execution_manager.c */
+	ADAC_SLOT_PRECODE,       /* precode.c */
+	ADAC_SLOT_DEBUGINFO,     /* debuginfo.c */
+	ADAC_SLOT_PDB,           /* pdb.c (per-assembly portable PDB cache) */
+	ADAC_SLOT_CONTINUATION,  /* continuation.c */
+	ADAC_SLOT_THREADS,       /* thread statics and dispatcher records */
+	ADAC_SLOT_GC,            /* gc_heap.c */
+	ADAC_SLOT_COUNT
+};
+
 struct adac_runtime {
+	void *slots[ADAC_SLOT_COUNT];
+	void (*slot_free[ADAC_SLOT_COUNT])(void *);
 	struct adac_target *t;
 	struct adac_descriptor *desc;
 	char *module_path;       /* module exporting the descriptor (libcoreclr.so normally) */
@@ -23,5 +43,13 @@ struct adac_runtime {
  * hosts, NativeAOT, synthetic targets). ADAC_E_NO_RUNTIME when there is none. */
 struct adac_runtime *adac_runtime_open(struct adac_target *t, struct adac_error *err);
 void adac_runtime_close(struct adac_runtime *rt);
+
+/* A contract file's state: NULL until set; freed with the runtime through free_fn. */
+static inline void *adac_runtime_slot(const struct adac_runtime *rt, enum adac_slot s) { return rt->slots[s]; }
+static inline void adac_runtime_set_slot(struct adac_runtime *rt, enum adac_slot s, void *state, void (*free_fn)(void *))
+{
+	rt->slots[s] = state;
+	rt->slot_free[s] = free_fn;
+}
 
 #endif
