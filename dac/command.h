@@ -13,6 +13,12 @@ typedef int (*adac_command_fn)(struct adac_target *t, enum adac_frontend fe, int
 extern const struct adac_command_info adac_cmd_runtime_info;
 int adac_cmd_runtime(struct adac_target *t, enum adac_frontend fe, int argc, char **argv, struct adac_out *out,
                      struct adac_error *err);
+extern const struct adac_command_info adac_cmd_ip2md_info;
+int adac_cmd_ip2md(struct adac_target *t, enum adac_frontend fe, int argc, char **argv, struct adac_out *out,
+                   struct adac_error *err);
+extern const struct adac_command_info adac_cmd_dumpmd_info;
+int adac_cmd_dumpmd(struct adac_target *t, enum adac_frontend fe, int argc, char **argv, struct adac_out *out,
+                    struct adac_error *err);
 
 /* Option helpers: true when argv[i] is `-s` or `--long`. */
 bool adac_opt_is(const char *arg, const char *short_opt, const char *long_opt);
