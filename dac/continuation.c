@@ -1,0 +1,293 @@
+/* continuation.c - reads Continuation objects and walks their chains. */
+#include "continuation.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "cursor.h"
+#include "descriptor.h"
+#include "limits.h"
+#include "methoddesc.h"
+#include "runtime.h"
+#include "target.h"
+
+#define MAX_PARENT_DEPTH 64u   /* inheritance depth walked to recognise a hand-rolled subclass */
+#define MT_CACHE_SIZE 256u     /* verdicts per MethodTable; a chain uses a handful of MTs */
+
+/* Flat layout fields, from the descriptor's ContinuationObject and AsyncResumeInfo types. */
+#define FLAT_FIELDS(X)                                \
+	X(CONT_NEXT, "ContinuationObject", "Next", 8)     \
+	X(CONT_RESUME_INFO, "ContinuationObject", "ResumeInfo", 8) \
+	X(CONT_STATE, "ContinuationObject", "State", 4)   \
+	X(RI_DIAGNOSTIC_IP, "AsyncResumeInfo", "DiagnosticIP", 8)
+
+enum {
+#define X(id, type, field, width) F_##id,
+	FLAT_FIELDS(X)
+#undef X
+	F_COUNT
+};
+
+static const struct adac_field_spec flat_specs[F_COUNT] = {
+#define X(id, type, field, width) {type, field, width, true},
+	FLAT_FIELDS(X)
+#undef X
+};
+
+struct mt_verdict {
+	uint64_t mt;
+	bool is_continuation;
+};
+
+struct cont_state {
+	enum adac_cont_layout_kind kind;
+	uint32_t off[F_COUNT];
+	uint32_t ri_resume;        /* ResumeInfo.Resume */
+	uint32_t header_size;      /* bytes read per continuation */
+	uint64_t unmask;           /* ObjectToMethodTableUnmask */
+	uint64_t cont_mt;          /* the Continuation class MT; 0 until the runtime created a subtype */
+	struct mt_verdict verdicts[MT_CACHE_SIZE];
+};
+
+static void free_state(void *p) { free(p); }
+
+static int init_state(struct adac_runtime *rt, struct cont_state **out, struct adac_error *err)
+{
+	struct cont_state *s = adac_runtime_slot(rt, ADAC_SLOT_CONTINUATION);
+	if (s) {
+		*out = s;
+		return 0;
+	}
+	const struct adac_descriptor *d = rt->desc;
+	if (!adac_desc_has_type(d, "ContinuationObject")) {
+		/* .NET 10 describes no continuation; its sealed Continuation class has to be found from
+		 * CoreLib's metadata and FieldDescs instead. */
+		return adac_fail(err, ADAC_E_UNSUPPORTED, 0,
+		                 "the runtime (%s) does not describe ContinuationObject: the array layout is not supported yet",
+		                 adac_desc_global_string(d, "RuntimeProductVersionString")
+		                     ? adac_desc_global_string(d, "RuntimeProductVersionString")
+		                     : "of unknown version");
+	}
+	s = calloc(1, sizeof *s);
+	if (!s)
+		return adac_fail(err, ADAC_E_NOMEM, 0, "out of memory");
+	uint8_t has[F_COUNT];
+	if (adac_desc_resolve(d, flat_specs, F_COUNT, s->off, has, err)) {
+		free(s);
+		return -1;
+	}
+	s->kind = ADAC_CONT_FLAT;
+	/* ResumeInfo is {Resume, DiagnosticIP} (AsyncHelpers.CoreCLR.cs); the descriptor describes only
+	 * DiagnosticIP, so Resume is the pointer-sized field before it. */
+	unsigned ps = adac_desc_ptr_size(d);
+	if (s->off[F_RI_DIAGNOSTIC_IP] < ps) {
+		free(s);
+		return adac_fail(err, ADAC_E_LAYOUT, 0, "AsyncResumeInfo.DiagnosticIP at %u leaves no room for Resume",
+		                 s->off[F_RI_DIAGNOSTIC_IP]);
+	}
+	s->ri_resume = s->off[F_RI_DIAGNOSTIC_IP] - ps;
+	uint32_t size = 0;
+	for (int i = F_CONT_NEXT; i <= F_CONT_STATE; i++)
+		if (s->off[i] + flat_specs[i].width > size)
+			size = s->off[i] + flat_specs[i].width;
+	s->header_size = size;
+	if (adac_desc_global(d, "ObjectToMethodTableUnmask", &s->unmask, err)) {
+		free(s);
+		return -1;
+	}
+	uint64_t where;
+	if (adac_desc_global(d, "ContinuationMethodTable", &where, err) ||
+	    adac_read_ptr(rt->t, where, &s->cont_mt, err)) {
+		adac_error_wrap(err, "Continuation MethodTable: ");
+		free(s);
+		return -1;
+	}
+	adac_runtime_set_slot(rt, ADAC_SLOT_CONTINUATION, s, free_state);
+	*out = s;
+	return 0;
+}
+
+int adac_cont_layout(struct adac_runtime *rt, enum adac_cont_layout_kind *kind, struct adac_error *err)
+{
+	struct cont_state *s;
+	if (init_state(rt, &s, err))
+		return -1;
+	*kind = s->kind;
+	return 0;
+}
+
+int adac_cont_is_continuation_mt(struct adac_runtime *rt, uint64_t mt, bool *yes, struct adac_error *err)
+{
+	struct cont_state *s;
+	if (init_state(rt, &s, err))
+		return -1;
+	*yes = false;
+	if (s->cont_mt == 0 || mt == 0)
+		return 0; /* no continuation type exists yet in this process */
+	struct mt_verdict *v = &s->verdicts[(mt >> 3) % MT_CACHE_SIZE];
+	if (v->mt == mt) {
+		*yes = v->is_continuation;
+		return 0;
+	}
+	uint64_t cur = mt;
+	for (unsigned depth = 0; cur && depth < MAX_PARENT_DEPTH; depth++) {
+		if (cur == s->cont_mt) {
+			*yes = true;
+			break;
+		}
+		struct adac_mt_info info;
+		if (adac_mt_read(rt, cur, &info, err))
+			return -1;
+		cur = info.parent;
+	}
+	v->mt = mt;
+	v->is_continuation = *yes;
+	return 0;
+}
+
+int adac_cont_read(struct adac_runtime *rt, uint64_t addr, struct adac_continuation *c, struct adac_error *err)
+{
+	struct cont_state *s;
+	if (init_state(rt, &s, err))
+		return -1;
+	memset(c, 0, sizeof *c);
+	c->addr = addr;
+	unsigned ps = adac_target_ptr_size(rt->t);
+	if (addr == 0 || addr % ps != 0)
+		return adac_fail(err, ADAC_E_CORRUPT, addr, "0x%llx is not an object address", (unsigned long long)addr);
+	uint8_t buf[64];
+	if (s->header_size > sizeof buf)
+		return adac_fail(err, ADAC_E_LAYOUT, addr, "ContinuationObject fields end at %u (limit %zu)", s->header_size,
+		                 sizeof buf);
+	if (adac_read(rt->t, addr, buf, s->header_size, err))
+		return -1;
+	uint64_t mt = adac_get_u64(buf, 0) & ~s->unmask;
+	bool yes;
+	if (adac_cont_is_continuation_mt(rt, mt, &yes, err)) {
+		adac_error_wrap(err, "object 0x%llx: ", (unsigned long long)addr);
+		return -1;
+	}
+	if (!yes)
+		return adac_fail(err, ADAC_E_CORRUPT, addr, "object 0x%llx (MethodTable 0x%llx) is not a Continuation",
+		                 (unsigned long long)addr, (unsigned long long)mt);
+	c->mt = mt;
+	c->next = adac_get_u64(buf, s->off[F_CONT_NEXT]);
+	c->resume_info = adac_get_u64(buf, s->off[F_CONT_RESUME_INFO]);
+	c->state = (int32_t)adac_get_u32(buf, s->off[F_CONT_STATE]);
+	if (c->resume_info) {
+		uint8_t ri[32];
+		uint32_t ri_size = s->off[F_RI_DIAGNOSTIC_IP] + 8;
+		if (ri_size > sizeof ri || adac_read(rt->t, c->resume_info, ri, ri_size, err)) {
+			adac_error_wrap(err, "Continuation 0x%llx: ResumeInfo: ", (unsigned long long)addr);
+			return -1;
+		}
+		c->resume = adac_get_u64(ri, s->ri_resume);
+		c->diagnostic_ip = adac_get_u64(ri, s->off[F_RI_DIAGNOSTIC_IP]);
+	}
+	return 0;
+}
+
+/* Open-addressing set of visited addresses, for cycle detection. */
+struct addr_set {
+	uint64_t *slots;
+	size_t cap, used;
+};
+
+static int set_insert(struct addr_set *set, uint64_t a, bool *was_present)
+{
+	if ((set->used + 1) * 2 > set->cap) {
+		size_t cap = set->cap ? set->cap * 2 : 64;
+		uint64_t *slots = calloc(cap, sizeof *slots);
+		if (!slots)
+			return -1;
+		for (size_t i = 0; i < set->cap; i++) {
+			uint64_t v = set->slots[i];
+			if (!v)
+				continue;
+			size_t j = (size_t)(v * 0x9E3779B97F4A7C15ull >> 20) & (cap - 1);
+			while (slots[j])
+				j = (j + 1) & (cap - 1);
+			slots[j] = v;
+		}
+		free(set->slots);
+		set->slots = slots;
+		set->cap = cap;
+	}
+	size_t j = (size_t)(a * 0x9E3779B97F4A7C15ull >> 20) & (set->cap - 1);
+	while (set->slots[j]) {
+		if (set->slots[j] == a) {
+			*was_present = true;
+			return 0;
+		}
+		j = (j + 1) & (set->cap - 1);
+	}
+	set->slots[j] = a;
+	set->used++;
+	*was_present = false;
+	return 0;
+}
+
+int adac_chain_walk(struct adac_runtime *rt, uint64_t head, size_t max_depth, struct adac_chain *chain,
+                    struct adac_error *err)
+{
+	memset(chain, 0, sizeof *chain);
+	if (max_depth == 0 || max_depth > ADAC_MAX_CHAIN_DEPTH)
+		max_depth = ADAC_MAX_CHAIN_DEPTH;
+	struct addr_set seen = {0};
+	size_t cap = 0;
+	uint64_t cur = head;
+	int rc = 0;
+	chain->end = ADAC_CHAIN_COMPLETE;
+	while (cur) {
+		if (chain->count >= max_depth) {
+			chain->end = ADAC_CHAIN_TRUNCATED;
+			chain->end_addr = cur;
+			break;
+		}
+		bool again;
+		if (set_insert(&seen, cur, &again)) {
+			rc = adac_fail(err, ADAC_E_NOMEM, cur, "out of memory walking a chain");
+			break;
+		}
+		if (again) {
+			chain->end = ADAC_CHAIN_CYCLE;
+			chain->end_addr = cur;
+			adac_fail(&chain->end_err, ADAC_E_CORRUPT, cur, "Next leads back to Continuation 0x%llx: the chain is a cycle",
+			          (unsigned long long)cur);
+			break;
+		}
+		if (chain->count == cap) {
+			size_t ncap = cap ? cap * 2 : 16;
+			struct adac_continuation *links = realloc(chain->links, ncap * sizeof *links);
+			if (!links) {
+				rc = adac_fail(err, ADAC_E_NOMEM, cur, "out of memory walking a chain");
+				break;
+			}
+			chain->links = links;
+			cap = ncap;
+		}
+		struct adac_continuation *c = &chain->links[chain->count];
+		if (adac_cont_read(rt, cur, c, &chain->end_err)) {
+			if (chain->count == 0 && chain->end_err.code == ADAC_E_LAYOUT) {
+				*err = chain->end_err; /* nothing can be walked on this runtime */
+				rc = -1;
+			}
+			chain->end = ADAC_CHAIN_BROKEN;
+			chain->end_addr = cur;
+			if (chain->count > 0)
+				adac_error_wrap(&chain->end_err, "Next of Continuation 0x%llx: ",
+				                (unsigned long long)chain->links[chain->count - 1].addr);
+			break;
+		}
+		chain->count++;
+		cur = c->next;
+	}
+	free(seen.slots);
+	return rc;
+}
+
+void adac_chain_free(struct adac_chain *chain)
+{
+	free(chain->links);
+	memset(chain, 0, sizeof *chain);
+}
