@@ -19,5 +19,12 @@
 #define ADAC_MAX_CORE_NOTE_BYTES (64u << 20)   /* PT_NOTE bytes of one core file */
 #define ADAC_MAX_MAPPINGS 1000000u             /* file mappings of one target (NT_FILE, /proc/pid/maps) */
 #define ADAC_MAX_UNWIND_FRAMES 100000u         /* physical frames unwound for one thread */
+#define ADAC_MAX_RANGE_FRAGMENTS 4096u         /* RangeSectionFragments in one range-section-map leaf list */
+#define ADAC_MAX_NIBBLE_UNITS (4u << 20)        /* 32-bit nibble-map units scanned back (1 GiB of JIT code) */
+#define ADAC_MAX_RUNTIME_FUNCTIONS (16u << 20)  /* RUNTIME_FUNCTIONs (or hot/cold map entries) of one R2R image */
+#define ADAC_MAX_R2R_FUNCLETS 65536u            /* RUNTIME_FUNCTIONs stepped back from a funclet to its method */
+#define ADAC_MAX_HASHMAP_BUCKETS (64u << 20)    /* buckets of one runtime HashMap (R2R entry point map) */
+#define ADAC_MAX_HASHMAP_SLOTS 64u              /* HashMapSlotsPerBucket */
+#define ADAC_MAX_PRECODE_BYTES 64u              /* bytes of one precode template (PrecodeMachineDescriptor) */
 
 #endif

@@ -351,7 +351,8 @@ int adac_target_modules(struct adac_target *t, const struct adac_module **mods, 
 		struct mod_collect c = {t, err, 0};
 		if (t->ops->modules(t->impl, collect_module, &c, err) || c.failed)
 			return adac_fail(err, ADAC_E_IO, 0, "cannot list the target's modules");
-		qsort(t->mods, t->nmods, sizeof *t->mods, cmp_module);
+		if (t->nmods)
+			qsort(t->mods, t->nmods, sizeof *t->mods, cmp_module);
 		for (size_t i = 0; i < t->nmods; i++)
 			if (t->mods[i].build_id_len == 0)
 				adac_elf_build_id(t, t->mods[i].base, t->mods[i].build_id, &t->mods[i].build_id_len);
@@ -459,6 +460,11 @@ int adac_target_frames(struct adac_target *t, uint64_t tid, adac_frame_cb cb, vo
 	if (!t->ops->frames)
 		return adac_fail(err, ADAC_E_UNSUPPORTED, 0, "the %s target cannot unwind threads", t->ops->kind);
 	return t->ops->frames(t->impl, tid, cb, ctx, err);
+}
+
+uint64_t adac_target_selected_thread(struct adac_target *t)
+{
+	return t->ops->selected_thread ? t->ops->selected_thread(t->impl) : 0;
 }
 
 void adac_target_stats(const struct adac_target *t, struct adac_read_stats *out) { *out = t->stats; }

@@ -1,0 +1,143 @@
+/* adac_probe.c - drives a data-target backend directly, for the backend-level integration tests.
+ *
+ *   adac-probe core <file> | pid <pid>  <action>...
+ *     modules              one line per module: base end path
+ *     read <addr> <len>    "read <n>" (bytes obtained, short at the first unreadable one), then hex
+ *     text <addr> <len>    "read <n>", then the bytes as text
+ *     sym <module> <name>  address of an exported symbol of the module with that basename
+ *     threads              one line per thread: index tid name
+ *     regs <tid>           rip, rsp, rbp and fs_base
+ *     allregs              "<tid> rip 0x..." for every thread (each thread must be held stopped)
+ *     frames <tid>         one line per physical frame: pc module symbol file:line
+ *     wait                 waits for a line on stdin (the test acts on the target meanwhile)
+ * Every failure prints "error: <message>" and the probe goes on; the exit code is 1 if any failed. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "asyncdac.h"
+
+static int failures;
+
+static void report(struct adac_error *err)
+{
+	printf("error: %s\n", err->msg);
+	adac_error_clear(err);
+	failures++;
+}
+
+static int print_module(void *ctx, const struct adac_module *m)
+{
+	(void)ctx;
+	printf("0x%llx 0x%llx %s\n", (unsigned long long)m->base, (unsigned long long)m->end, m->path);
+	return 0;
+}
+
+static int print_frame(void *ctx, const struct adac_frame *f)
+{
+	(void)ctx;
+	printf("0x%llx %s %s", (unsigned long long)f->pc, f->module ? f->module : "?", f->symbol ? f->symbol : "?");
+	if (f->file)
+		printf(" %s:%u", f->file, f->line);
+	printf("\n");
+	return 0;
+}
+
+static uint64_t num(const char *s) { return strtoull(s, NULL, 0); }
+
+int main(int argc, char **argv)
+{
+	if (argc < 3 || (strcmp(argv[1], "core") && strcmp(argv[1], "pid"))) {
+		fprintf(stderr, "usage: adac-probe core <file> | pid <pid>  <action>...\n");
+		return 2;
+	}
+	struct adac_error err = {0};
+	struct adac_target *t = strcmp(argv[1], "core") == 0 ? adac_target_open_core(argv[2], &err)
+	                                                      : adac_target_open_pid(atoi(argv[2]), &err);
+	if (!t) {
+		printf("error: %s\n", err.msg);
+		return 1;
+	}
+	printf("kind %s\n", adac_target_kind(t));
+	for (int i = 3; i < argc; i++) {
+		const char *a = argv[i];
+		if (strcmp(a, "modules") == 0) {
+			const struct adac_module *mods;
+			size_t n;
+			if (adac_target_modules(t, &mods, &n, &err))
+				report(&err);
+			else
+				for (size_t k = 0; k < n; k++)
+					print_module(NULL, &mods[k]);
+		} else if ((strcmp(a, "read") == 0 || strcmp(a, "text") == 0) && i + 2 < argc) {
+			uint64_t addr = num(argv[++i]);
+			size_t len = (size_t)num(argv[++i]);
+			uint8_t *buf = malloc(len ? len : 1);
+			size_t n = buf ? adac_read_upto(t, addr, buf, len) : 0;
+			printf("read %zu\n", n);
+			if (a[0] == 't') {
+				fwrite(buf, 1, n, stdout);
+			} else {
+				for (size_t k = 0; k < n; k++)
+					printf("%02x", buf[k]);
+			}
+			printf("\n");
+			free(buf);
+		} else if (strcmp(a, "sym") == 0 && i + 2 < argc) {
+			const char *mod = argv[++i], *name = argv[++i];
+			const struct adac_module *m = adac_target_find_module(t, mod, &err);
+			uint64_t addr;
+			if (!m || adac_target_find_symbol(t, m, name, &addr, &err))
+				report(&err);
+			else
+				printf("0x%llx\n", (unsigned long long)addr);
+		} else if (strcmp(a, "threads") == 0) {
+			const struct adac_thread *th;
+			size_t n;
+			if (adac_target_threads(t, &th, &n, &err))
+				report(&err);
+			else
+				for (size_t k = 0; k < n; k++)
+					printf("%u %llu %s\n", th[k].index, (unsigned long long)th[k].tid, th[k].name);
+		} else if (strcmp(a, "regs") == 0 && i + 1 < argc) {
+			struct adac_regs r;
+			if (adac_target_regs(t, num(argv[++i]), &r, &err))
+				report(&err);
+			else
+				printf("rip 0x%llx rsp 0x%llx rbp 0x%llx fs_base 0x%llx\n", (unsigned long long)r.r[ADAC_REG_RIP],
+				       (unsigned long long)r.r[ADAC_REG_RSP], (unsigned long long)r.r[ADAC_REG_RBP],
+				       (unsigned long long)r.r[ADAC_REG_FS_BASE]);
+		} else if (strcmp(a, "allregs") == 0) {
+			const struct adac_thread *th;
+			size_t n;
+			struct adac_regs r;
+			if (adac_target_threads(t, &th, &n, &err))
+				report(&err);
+			else
+				for (size_t k = 0; k < n; k++) {
+					if (adac_target_regs(t, th[k].tid, &r, &err))
+						report(&err);
+					else
+						printf("%llu rip 0x%llx\n", (unsigned long long)th[k].tid,
+						       (unsigned long long)r.r[ADAC_REG_RIP]);
+				}
+		} else if (strcmp(a, "frames") == 0 && i + 1 < argc) {
+			if (adac_target_frames(t, num(argv[++i]), print_frame, NULL, &err))
+				report(&err);
+		} else if (strcmp(a, "wait") == 0) {
+			printf("waiting\n");
+			fflush(stdout);
+			char line[64];
+			if (!fgets(line, sizeof line, stdin))
+				break;
+			adac_target_invalidate(t);
+		} else {
+			fprintf(stderr, "adac-probe: bad action '%s'\n", a);
+			adac_target_close(t);
+			return 2;
+		}
+		fflush(stdout);
+	}
+	adac_target_close(t);
+	return failures ? 1 : 0;
+}
