@@ -81,9 +81,9 @@ static int init_state(struct adac_runtime *rt, struct cont_state **out, struct a
 	 * DiagnosticIP, so Resume is the pointer-sized field before it. */
 	unsigned ps = adac_desc_ptr_size(d);
 	if (s->off[F_RI_DIAGNOSTIC_IP] < ps) {
+		uint32_t at = s->off[F_RI_DIAGNOSTIC_IP];
 		free(s);
-		return adac_fail(err, ADAC_E_LAYOUT, 0, "AsyncResumeInfo.DiagnosticIP at %u leaves no room for Resume",
-		                 s->off[F_RI_DIAGNOSTIC_IP]);
+		return adac_fail(err, ADAC_E_LAYOUT, 0, "AsyncResumeInfo.DiagnosticIP at %u leaves no room for Resume", at);
 	}
 	s->ri_resume = s->off[F_RI_DIAGNOSTIC_IP] - ps;
 	uint32_t size = 0;

@@ -8,6 +8,7 @@
 #define ADAC_CONTINUATION_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "error.h"
