@@ -87,6 +87,10 @@ struct adac_target_ops {
 	 * id). When it changes, every cache of target data is dropped. NULL: the target never runs. */
 	uint64_t (*stop_id)(void *impl);
 
+	/* Optional. The thread the user has selected (LLDB's selected thread), or 0 when there is no
+	 * such notion; commands default to it. */
+	uint64_t (*selected_thread)(void *impl);
+
 	/* Optional. Frees impl. */
 	void (*close)(void *impl);
 };
@@ -144,6 +148,9 @@ int adac_target_regs(struct adac_target *t, uint64_t tid, struct adac_regs *regs
 /* Physical frames; ADAC_E_UNSUPPORTED when the backend cannot unwind. */
 int adac_target_frames(struct adac_target *t, uint64_t tid, adac_frame_cb cb, void *ctx,
                        struct adac_error *err);
+
+/* The selected thread's tid, or 0 (see ops->selected_thread). */
+uint64_t adac_target_selected_thread(struct adac_target *t);
 
 /* Drops every cache of target data (call when the target resumed). Also done automatically when
  * ops->stop_id changes. */
