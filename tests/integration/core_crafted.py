@@ -1,0 +1,148 @@
+"""cli.core_crafted: the core backend on small cores written here byte by byte, so every rule is
+checked with exact bytes: segment lookup, p_filesz < p_memsz, p_filesz == 0, overlapping
+segments, the mapped-file fallback (core data first, file size limits, a file that differs from
+the core's copy of its first page is not used), short reads at holes, module grouping (base at
+the offset-0 mapping even when a later part of the file is mapped lower), NT_PRSTATUS registers,
+and one exact error per kind of damage."""
+import os
+import struct
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import adactest as t  # noqa: E402
+import targetlib as tl  # noqa: E402
+
+PAGE = 4096
+NT_PRSTATUS, NT_FILE = 1, 0x46494C45
+d = tl.tmpdir()
+
+
+def pad4(b):
+    return b + b"\0" * (-len(b) % 4)
+
+
+def note(ntype, desc, name=b"CORE"):
+    n = name + b"\0"
+    return struct.pack("<III", len(n), len(desc), ntype) + pad4(n) + pad4(desc)
+
+
+def prstatus(tid, regs):
+    """struct elf_prstatus (x86-64, 336 bytes): pr_pid at 32, pr_reg (27 longs) at 112."""
+    desc = bytearray(336)
+    struct.pack_into("<i", desc, 32, tid)
+    struct.pack_into("<27Q", desc, 112, *regs)
+    return note(NT_PRSTATUS, bytes(desc))
+
+
+def nt_file(entries):
+    """entries: (start, end, page offset, path)."""
+    desc = struct.pack("<QQ", len(entries), PAGE)
+    desc += b"".join(struct.pack("<QQQ", s, e, o) for s, e, o, _ in entries)
+    desc += b"".join(p.encode() + b"\0" for _, _, _, p in entries)
+    return note(NT_FILE, desc)
+
+
+def write_core(path, loads, notes, machine=62):
+    """loads: (vaddr, memsz, bytes held in the file); one PT_NOTE with the notes first."""
+    phnum = 1 + len(loads)
+    blob = b"".join(notes)
+    offset = 64 + 56 * phnum
+    phdrs = [struct.pack("<IIQQQQQQ", 4, 0, offset, 0, 0, len(blob), 0, 4)]
+    body = blob
+    for vaddr, memsz, data in loads:
+        phdrs.append(struct.pack("<IIQQQQQQ", 1, 4, offset + len(body), vaddr, 0, len(data), memsz, 1))
+        body += data
+    ehdr = b"\x7fELF\x02\x01\x01" + b"\0" * 9 + struct.pack("<HHIQQQIHHHHHH", 4, machine, 1, 0, 64, 0, 0, 64, 56,
+                                                            phnum, 64, 0, 0)
+    with open(path, "wb") as f:
+        f.write(ehdr + b"".join(phdrs) + body)
+    return path
+
+
+def probe(core, *args, rc=0):
+    got_rc, out, err = tl.probe(["core", core] + [str(a) for a in args])
+    t.check_eq((got_rc, err), (rc, ""), f"probe {os.path.basename(core)} {' '.join(map(str, args))}: exit, stderr")
+    return out.splitlines()[1:]
+
+
+def read(core, addr, length):
+    lines = probe(core, "read", hex(addr), length)
+    return bytes.fromhex(lines[1]) if len(lines) > 1 else b""
+
+
+# The mapped file: 3 pages, every byte distinct by offset.
+lib = os.path.join(d, "lib.bin")
+lib_data = bytes((i * 7 + i // 251) & 0xFF for i in range(3 * PAGE))
+with open(lib, "wb") as f:
+    f.write(lib_data)
+missing = os.path.join(d, "missing.bin")
+
+files = [
+    (0x10000, 0x11000, 0, lib),        # the ELF-header page, kept by the core
+    (0x11000, 0x13000, 1, lib),        # core holds its first half page only
+    (0x8000, 0x9000, 2, lib),          # a later part of the file, mapped lower
+    (0x30000, 0x33000, 2, lib),        # runs past the end of the file
+    (0x20000, 0x21000, 0, missing),    # a file that is not on disk
+]
+regs = [0x1000 + i for i in range(27)]
+notes = [nt_file(files), prstatus(4242, regs), prstatus(4243, [0] * 27)]
+loads = [
+    (0x10000, 0x1000, lib_data[:PAGE]),
+    (0x11000, 0x2000, b"D" * 0x800),   # p_filesz < p_memsz
+    (0x20000, 0x1000, b""),            # p_filesz == 0
+    (0x40000, 0x1000, b"E" * 0x1000),  # overlapped by the next one from 0x40800
+    (0x40800, 0x1000, b"F" * 0x1000),
+]
+core = write_core(os.path.join(d, "crafted.core"), loads, notes)
+
+t.check_eq(probe(core, "modules", "threads"),
+           [f"0x10000 0x33000 {lib}", f"0x20000 0x21000 {missing}", "1 4242 ", "2 4243 "], "modules and threads")
+t.check_eq(probe(core, "regs", 4242), ["rip 0x1010 rsp 0x1013 rbp 0x1004 fs_base 0x1015"], "NT_PRSTATUS registers")
+t.check_eq(read(core, 0x10ff0, 32), lib_data[0xFF0:PAGE] + b"D" * 16, "core page, then the next segment")
+t.check_eq(read(core, 0x117F0, 32), b"D" * 16 + lib_data[0x1800:0x1810], "past p_filesz: from the file")
+t.check_eq(read(core, 0x12FF0, 32), lib_data[0x2FF0:0x3000], "end of the mapping: short")
+t.check_eq(read(core, 0x8000, 16), lib_data[0x2000:0x2010], "no segment: from the file")
+t.check_eq(read(core, 0x30FF0, 32), lib_data[0x2FF0:0x3000], "past the end of the file: short")
+t.check_eq(read(core, 0x20000, 16), b"", "p_filesz == 0 and no file: unreadable")
+t.check_eq(read(core, 0x40000, 0x1800), b"E" * 0x800 + b"F" * 0x1000, "overlapping segments: the later wins")
+t.check_eq(read(core, 0x3FFF0, 32), b"", "hole before a segment")
+t.check_eq(read(core, 0xFFFFFFFFFFFFFFF0, 64), b"", "top of the address space")
+
+# The same core with a different first page: the file on disk is not the one the core saw.
+stale = write_core(os.path.join(d, "stale.core"), [(0x10000, 0x1000, b"X" * PAGE)] + loads[1:], notes)
+t.check_eq(read(stale, 0x117F0, 32), b"D" * 16, "a file unlike the core's first page is not used")
+t.check_eq(read(stale, 0x8000, 16), b"", "a file unlike the core's first page is not used (no segment)")
+
+# ---- damage, one exact message each ----
+
+
+def expect_open_error(name, loads, notes, message, machine=62):
+    path = write_core(os.path.join(d, name), loads, notes, machine)
+    t.check_eq(tl.probe(["core", path]), (1, f"error: {path}: {message}\n", ""), f"{name}: open error")
+
+
+expect_open_error("short-prstatus.core", loads, [note(NT_PRSTATUS, b"\0" * 100)],
+                  "NT_PRSTATUS note has 100 bytes, want at least 328")
+expect_open_error("overlap.core", loads, [nt_file([(0x1000, 0x3000, 0, lib), (0x2000, 0x4000, 0, lib)])],
+                  "NT_FILE mappings overlap at 0x2000")
+expect_open_error("backwards.core", loads, [nt_file([(0x3000, 0x1000, 0, lib)])],
+                  f"NT_FILE mapping 0 ({lib}) is malformed")
+expect_open_error("no-paths.core", loads, [note(NT_FILE, struct.pack("<QQQQQ", 1, PAGE, 0x1000, 0x2000, 0))],
+                  "NT_FILE note lacks the path of mapping 0")
+expect_open_error("short-nt-file.core", loads, [note(NT_FILE, struct.pack("<QQ", 2, PAGE))],
+                  "NT_FILE note is too short for 2 mappings")
+expect_open_error("wrapping-load.core", [(0xFFFFFFFFFFFFF000, 0x2000, b"")], notes,
+                  "program header 1 is out of range")
+expect_open_error("i386.core", loads, notes, "not an x86-64 core file (class 2, machine 3)", machine=3)
+# A segment whose bytes lie past the end of the file.
+path = write_core(os.path.join(d, "past-eof.core"), loads, notes)
+size = os.path.getsize(path)
+with open(path, "r+b") as f:
+    f.seek(64 + 56 * 5 + 32)  # p_filesz of the last PT_LOAD
+    f.write(struct.pack("<Q", 0x100000))
+    f.seek(64 + 56 * 5 + 40)  # p_memsz
+    f.write(struct.pack("<Q", 0x100000))
+t.check_eq(tl.probe(["core", path]), (1, f"error: {path}: core file is truncated ({size} of "
+                                       f"{size - 0x1000 + 0x100000} bytes)\n", ""), "segment past the end")
+
+t.finish()
