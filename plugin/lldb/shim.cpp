@@ -1,0 +1,427 @@
+// shim.cpp - the SB bridge: the plugin's only C++ file and the only one that includes LLDB's API.
+//
+// It registers the commands (PluginInitialize, wiring only) and implements shim.h, which hands
+// plain C types to target_lldb.c and commands.c. Nothing here decides what a command prints.
+#include <lldb/API/LLDB.h>
+
+#include <algorithm>
+#include <cinttypes>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+
+#include "commands.h"
+#include "shim.h"
+#ifdef ADAC_LLDB_PROBE
+#include "probe.h"
+#endif
+
+extern "C" {
+#include "asyncdac.h"
+}
+
+struct adac_lldb_cmd {
+	lldb::SBDebugger debugger;
+	lldb::SBCommandReturnObject *result;
+};
+
+struct adac_lldb_process {
+	lldb::SBProcess process;  // holds lldb's Process weakly
+};
+
+namespace {
+
+constexpr uint64_t kPage = 4096;
+
+// `async <name> ...`: one instance per entry of the shared command table.
+class AsyncCommand : public lldb::SBCommandPluginInterface {
+public:
+	explicit AsyncCommand(const char *name) : name_(name) {}
+	bool DoExecute(lldb::SBDebugger debugger, char **args, lldb::SBCommandReturnObject &result) override
+	{
+		adac_lldb_cmd cmd{debugger, &result};
+		return adac_lldb_async(&cmd, name_, args) == 0;
+	}
+
+private:
+	const char *name_;
+};
+
+// `bt ...`: takes precedence over LLDB's `bt` alias (user commands win), see commands.c.
+class BtCommand : public lldb::SBCommandPluginInterface {
+public:
+	bool DoExecute(lldb::SBDebugger debugger, char **args, lldb::SBCommandReturnObject &result) override
+	{
+		adac_lldb_cmd cmd{debugger, &result};
+		return adac_lldb_bt(&cmd, args) == 0;
+	}
+};
+
+#ifdef ADAC_LLDB_PROBE
+// `async-probe ...`: the test build's backend probe (probe.c).
+class ProbeCommand : public lldb::SBCommandPluginInterface {
+public:
+	bool DoExecute(lldb::SBDebugger debugger, char **args, lldb::SBCommandReturnObject &result) override
+	{
+		adac_lldb_cmd cmd{debugger, &result};
+		return adac_lldb_probe(&cmd, args) == 0;
+	}
+};
+#endif
+
+void add_async_command(lldb::SBCommand &async, const adac_command_info *c)
+{
+	std::string syntax = std::string("async ") + c->name + (c->syntax[0] ? " " : "") + c->syntax;
+	lldb::SBCommand sub = async.AddCommand(c->name, new AsyncCommand(c->name), c->summary, syntax.c_str());
+	if (c->details[0]) {
+		char *help_long = adac_lldb_help_long(c->details);
+		if (help_long)
+			sub.SetHelpLong(help_long);
+		free(help_long);
+	}
+}
+
+lldb::SBTarget target_of(adac_lldb_process *p)
+{
+	return p->process.GetTarget();
+}
+
+bool process_alive(adac_lldb_process *p, adac_error *err)
+{
+	if (p->process.IsValid())
+		return true;
+	adac_fail(err, ADAC_E_IO, 0, "the process is gone");
+	return false;
+}
+
+// Bytes at addr that LLDB can only supply from a module's file: read-only sections (code, rodata,
+// symbol tables) whose pages a core file does not contain. Returns the bytes read (maybe 0).
+size_t read_from_file(adac_lldb_process *p, uint64_t addr, uint8_t *buf, size_t len)
+{
+	lldb::SBTarget target = target_of(p);
+	lldb::SBAddress a = target.ResolveLoadAddress(addr);
+	lldb::SBSection sec = a.GetSection();
+	if (!a.IsValid() || !sec.IsValid())
+		return 0;
+	uint32_t perm = sec.GetPermissions();
+	if (!(perm & lldb::ePermissionsReadable) || (perm & lldb::ePermissionsWritable))
+		return 0;
+	uint64_t off = a.GetOffset();
+	uint64_t file_size = sec.GetFileByteSize();
+	if (off >= file_size)
+		return 0;
+	size_t n = (size_t)std::min<uint64_t>(len, file_size - off);
+	lldb::SBError e;
+	size_t got = target.ReadMemory(a, buf, n, e);
+	if (got > 0)
+		return got;
+	lldb::SBData data = sec.GetSectionData(off, n);
+	lldb::SBError de;
+	if (data.IsValid() && data.GetByteSize() >= n && data.ReadRawData(de, 0, buf, n) == n && de.Success())
+		return n;
+	return 0;
+}
+
+// "5a1b...-..." (LLDB's UUID text) to bytes; false unless it is a plausible GNU build-id.
+bool parse_build_id(const char *text, uint8_t *out, size_t *len)
+{
+	size_t n = 0;
+	int hi = -1;
+	for (const char *s = text; *s; s++) {
+		if (*s == '-')
+			continue;
+		int v = (*s >= '0' && *s <= '9') ? *s - '0'
+		        : (*s >= 'a' && *s <= 'f') ? *s - 'a' + 10
+		        : (*s >= 'A' && *s <= 'F') ? *s - 'A' + 10 : -1;
+		if (v < 0)
+			return false;
+		if (hi < 0) {
+			hi = v;
+			continue;
+		}
+		if (n == ADAC_BUILD_ID_MAX)
+			return false;
+		out[n++] = (uint8_t)(hi << 4 | v);
+		hi = -1;
+	}
+	// LLDB falls back to a 4-byte .gnu_debuglink CRC when there is no build-id: not one.
+	if (hi >= 0 || n < 8)
+		return false;
+	*len = n;
+	return true;
+}
+
+lldb::SBThread thread_by_tid(adac_lldb_process *p, uint64_t tid, adac_error *err)
+{
+	lldb::SBThread th = p->process.GetThreadByID(tid);
+	if (!th.IsValid())
+		adac_fail(err, ADAC_E_NOT_FOUND, 0, "no thread with tid %" PRIu64 " in the process", tid);
+	return th;
+}
+
+}  // namespace
+
+// ---- PluginInitialize: wiring only ----
+
+// The one exported symbol (everything else is hidden, see exports.map).
+namespace lldb {
+__attribute__((visibility("default"))) bool PluginInitialize(lldb::SBDebugger debugger);
+}
+
+bool lldb::PluginInitialize(lldb::SBDebugger debugger)
+{
+	lldb::SBCommandInterpreter ci = debugger.GetCommandInterpreter();
+	lldb::SBCommand async = ci.AddMultiwordCommand("async", adac_lldb_async_help);
+	for (const adac_command_info *c = adac_commands(); c->name; c++)
+		add_async_command(async, c);
+	ci.AddCommand("bt", new BtCommand, adac_lldb_bt_help, adac_lldb_bt_syntax, nullptr);
+#ifdef ADAC_LLDB_PROBE
+	ci.AddCommand("async-probe", new ProbeCommand, "Drive the LLDB data target (test build only)");
+#endif
+	return true;
+}
+
+// ---- commands ----
+
+void adac_lldb_cmd_write(adac_lldb_cmd *cmd, const char *text, size_t len)
+{
+	// Printf, not PutCString: that one trims the text and appends a newline.
+	while (len > 0) {
+		int n = (int)std::min<size_t>(len, 1u << 30);
+		cmd->result->Printf("%.*s", n, text);
+		text += n;
+		len -= (size_t)n;
+	}
+}
+
+void adac_lldb_cmd_error(adac_lldb_cmd *cmd, const char *msg)
+{
+	cmd->result->SetError(msg);
+}
+
+int adac_lldb_cmd_forward(adac_lldb_cmd *cmd, const char *command_line)
+{
+	// The nested command writes into our own result object: output, error text (with LLDB's own
+	// "error: " prefix and colours) and status come out exactly as if it had been typed.
+	lldb::SBCommandInterpreter ci = cmd->debugger.GetCommandInterpreter();
+	ci.HandleCommand(command_line, *cmd->result, false);
+	return cmd->result->Succeeded() ? 0 : -1;
+}
+
+adac_lldb_state adac_lldb_cmd_process_state(adac_lldb_cmd *cmd, uint64_t *unique_id)
+{
+	lldb::SBProcess process = cmd->debugger.GetSelectedTarget().GetProcess();
+	if (!process.IsValid())
+		return ADAC_LLDB_NO_PROCESS;
+	*unique_id = process.GetUniqueID();
+	switch (process.GetState()) {
+	case lldb::eStateStopped:
+	case lldb::eStateCrashed:
+	case lldb::eStateSuspended:
+		return ADAC_LLDB_STOPPED;
+	case lldb::eStateRunning:
+	case lldb::eStateStepping:
+	case lldb::eStateLaunching:
+	case lldb::eStateAttaching:
+		return ADAC_LLDB_RUNNING;
+	default:
+		return ADAC_LLDB_NO_PROCESS;
+	}
+}
+
+// ---- process ----
+
+adac_lldb_process *adac_lldb_process_open(adac_lldb_cmd *cmd, adac_error *err)
+{
+	lldb::SBProcess process = cmd->debugger.GetSelectedTarget().GetProcess();
+	if (!process.IsValid()) {
+		adac_fail(err, ADAC_E_BAD_ARG, 0, "no process");
+		return nullptr;
+	}
+	adac_lldb_process *p = new (std::nothrow) adac_lldb_process{process};
+	if (!p)
+		adac_fail(err, ADAC_E_NOMEM, 0, "out of memory");
+	return p;
+}
+
+void adac_lldb_process_close(adac_lldb_process *p)
+{
+	delete p;
+}
+
+uint64_t adac_lldb_process_stop_id(adac_lldb_process *p)
+{
+	return p->process.GetStopID(true);
+}
+
+uint64_t adac_lldb_process_selected_thread(adac_lldb_process *p)
+{
+	lldb::SBThread th = p->process.GetSelectedThread();
+	return th.IsValid() ? th.GetThreadID() : 0;
+}
+
+int64_t adac_lldb_process_read(adac_lldb_process *p, uint64_t addr, void *buf, size_t len, adac_error *err)
+{
+	if (!process_alive(p, err))
+		return -1;
+	uint8_t *out = static_cast<uint8_t *>(buf);
+	lldb::SBError e;
+	if (len == 0 || p->process.ReadMemory(addr, out, len, e) == len)
+		return (int64_t)len;
+	// LLDB reads all or nothing, and a core's segments end at page boundaries: go page by page,
+	// and within a page, section by section from the module file for what the core lacks.
+	size_t done = 0;
+	while (done < len) {
+		uint64_t a = addr + done;
+		size_t chunk = (size_t)std::min<uint64_t>(len - done, kPage - (a & (kPage - 1)));
+		size_t got = 0;
+		while (got < chunk) {
+			lldb::SBError pe;
+			size_t n = p->process.ReadMemory(a + got, out + done + got, chunk - got, pe);
+			if (n == 0)
+				n = read_from_file(p, a + got, out + done + got, chunk - got);
+			if (n == 0)
+				break;
+			got += n;
+		}
+		done += got;
+		if (got < chunk)
+			break;
+	}
+	return (int64_t)done;
+}
+
+int adac_lldb_process_modules(adac_lldb_process *p, adac_module_cb cb, void *ctx, adac_error *err)
+{
+	if (!process_alive(p, err))
+		return -1;
+	lldb::SBTarget target = target_of(p);
+	char path[4096];
+	for (uint32_t i = 0, n = target.GetNumModules(); i < n; i++) {
+		lldb::SBModule mod = target.GetModuleAtIndex(i);
+		uint64_t base = UINT64_MAX, end = 0, mem_end = 0;
+		for (size_t s = 0, ns = mod.GetNumSections(); s < ns; s++) {
+			lldb::SBSection sec = mod.GetSectionAtIndex(s);
+			uint64_t load = sec.GetLoadAddress(target);
+			if (load == LLDB_INVALID_ADDRESS)
+				continue;
+			if (sec.GetFileOffset() == 0 && load < base)
+				base = load;
+			// The file's mappings end at the page after its last file bytes; a .bss beyond
+			// that is anonymous memory, as the core and pid backends see it.
+			if (sec.GetFileByteSize() > 0)
+				end = std::max<uint64_t>(end, (load + sec.GetFileByteSize() + kPage - 1) & ~(kPage - 1));
+			mem_end = std::max<uint64_t>(mem_end, load + sec.GetByteSize());
+		}
+		if (end == 0)
+			end = mem_end;
+		if (base == UINT64_MAX) {
+			uint64_t hdr = mod.GetObjectFileHeaderAddress().GetLoadAddress(target);
+			if (hdr == LLDB_INVALID_ADDRESS)
+				continue;  // not loaded in this process
+			base = hdr;
+		}
+		struct adac_module m;
+		std::memset(&m, 0, sizeof m);
+		path[0] = '\0';
+		mod.GetFileSpec().GetPath(path, sizeof path);  // truncated if longer, always terminated
+		m.path = path;
+		m.base = base;
+		m.end = end > base ? end : base;
+		if (const char *uuid = mod.GetUUIDString())
+			if (!parse_build_id(uuid, m.build_id, &m.build_id_len))
+				m.build_id_len = 0;
+		if (cb(ctx, &m))
+			break;
+	}
+	return 0;
+}
+
+int adac_lldb_process_threads(adac_lldb_process *p, adac_thread_cb cb, void *ctx, adac_error *err)
+{
+	if (!process_alive(p, err))
+		return -1;
+	for (uint32_t i = 0, n = p->process.GetNumThreads(); i < n; i++) {
+		lldb::SBThread th = p->process.GetThreadAtIndex(i);
+		if (!th.IsValid())
+			continue;
+		struct adac_thread t;
+		std::memset(&t, 0, sizeof t);
+		t.tid = th.GetThreadID();
+		t.index = th.GetIndexID();
+		if (const char *name = th.GetName())
+			std::snprintf(t.name, sizeof t.name, "%s", name);
+		if (cb(ctx, &t))
+			break;
+	}
+	return 0;
+}
+
+int adac_lldb_process_regs(adac_lldb_process *p, uint64_t tid, adac_regs *regs, adac_error *err)
+{
+	static const char *const names[ADAC_REG_COUNT] = {
+		"rax", "rcx", "rdx", "rbx", "rsp", "rbp", "rsi", "rdi", "r8",  "r9",
+		"r10", "r11", "r12", "r13", "r14", "r15", "rip", "fs_base",
+	};
+	if (!process_alive(p, err))
+		return -1;
+	lldb::SBThread th = thread_by_tid(p, tid, err);
+	if (!th.IsValid())
+		return -1;
+	lldb::SBFrame frame = th.GetFrameAtIndex(0);
+	if (!frame.IsValid())
+		return adac_fail(err, ADAC_E_NOT_FOUND, 0, "thread %" PRIu64 " has no frame", tid);
+	std::memset(regs, 0, sizeof *regs);
+	for (int r = 0; r < ADAC_REG_COUNT; r++) {
+		lldb::SBValue v = frame.FindRegister(names[r]);
+		lldb::SBError e;
+		uint64_t value = v.IsValid() ? v.GetValueAsUnsigned(e, 0) : 0;
+		if (!v.IsValid() || e.Fail()) {
+			if (r == ADAC_REG_RIP || r == ADAC_REG_RSP)
+				return adac_fail(err, ADAC_E_READ, 0, "cannot read register %s of thread %" PRIu64, names[r], tid);
+			continue;
+		}
+		regs->r[r] = value;
+	}
+	return 0;
+}
+
+int adac_lldb_process_frames(adac_lldb_process *p, uint64_t tid, adac_frame_cb cb, void *ctx, adac_error *err)
+{
+	if (!process_alive(p, err))
+		return -1;
+	lldb::SBThread th = thread_by_tid(p, tid, err);
+	if (!th.IsValid())
+		return -1;
+	lldb::SBTarget target = target_of(p);
+	char path[4096];  // the frame's source file, valid during its callback
+	for (uint32_t i = 0, n = th.GetNumFrames(); i < n; i++) {
+		lldb::SBFrame fr = th.GetFrameAtIndex(i);
+		if (!fr.IsValid())
+			break;
+		struct adac_frame f;
+		std::memset(&f, 0, sizeof f);
+		f.pc = fr.GetPC();
+		f.sp = fr.GetSP();
+		f.fp = fr.GetFP();
+		// LLDB's module and symbol names live in its string pool for the whole session.
+		lldb::SBModule mod = fr.GetModule();
+		if (mod.IsValid())
+			f.module = mod.GetFileSpec().GetFilename();
+		lldb::SBSymbol sym = fr.GetSymbol();
+		if (sym.IsValid() && sym.GetName()) {
+			f.symbol = sym.GetName();
+			uint64_t start = sym.GetStartAddress().GetLoadAddress(target);
+			f.sym_offset = (start != LLDB_INVALID_ADDRESS && f.pc >= start) ? f.pc - start : 0;
+		}
+		lldb::SBLineEntry line = fr.GetLineEntry();
+		if (line.IsValid() && line.GetFileSpec().IsValid()) {
+			uint32_t n = line.GetFileSpec().GetPath(path, sizeof path);
+			f.file = n > 0 && n < sizeof path ? path : line.GetFileSpec().GetFilename();
+			f.line = line.GetLine();
+		}
+		if (cb(ctx, &f))
+			break;
+	}
+	return 0;
+}

@@ -1,0 +1,89 @@
+/* shim.h - the C face of LLDB's SB API, implemented in shim.cpp (the plugin's only C++ file).
+ *
+ * No SB type crosses this header: a command invocation and a process are opaque handles. Errors
+ * follow dac/'s convention (0 or -1 with err filled; the first cause wins). */
+#ifndef ADAC_LLDB_SHIM_H
+#define ADAC_LLDB_SHIM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {  /* dac/'s headers have no guards of their own */
+#endif
+
+#include "target.h"
+
+/* ---- one command invocation (an SBDebugger and the command's SBCommandReturnObject) ---- */
+
+struct adac_lldb_cmd;
+
+/* Appends len bytes to the command's output. */
+void adac_lldb_cmd_write(struct adac_lldb_cmd *cmd, const char *text, size_t len);
+
+/* Fails the command with a one-line message; LLDB prints it as "error: <msg>" and `lldb -b`
+ * exits non-zero. */
+void adac_lldb_cmd_error(struct adac_lldb_cmd *cmd, const char *msg);
+
+/* Runs command_line through the command interpreter into this command's own result, so its
+ * output, error text and status become ours unchanged. Returns 0 when it succeeded, else -1. */
+int adac_lldb_cmd_forward(struct adac_lldb_cmd *cmd, const char *command_line);
+
+/* ---- the process of the debugger's selected target ---- */
+
+enum adac_lldb_state {
+	ADAC_LLDB_NO_PROCESS,  /* no target, no process, or it exited / detached */
+	ADAC_LLDB_RUNNING,     /* running, stepping, launching or attaching: not readable consistently */
+	ADAC_LLDB_STOPPED,     /* stopped, crashed or suspended; a core is always stopped */
+};
+
+/* State of the selected process and, when there is one, its unique id (never reused within
+ * one lldb session, so it tells a re-launched or newly loaded process from the old one). */
+enum adac_lldb_state adac_lldb_cmd_process_state(struct adac_lldb_cmd *cmd, uint64_t *unique_id);
+
+struct adac_lldb_process;
+
+/* A handle on the selected process (NULL with err when there is none). It holds LLDB's process
+ * weakly: once LLDB drops the process, every call below fails instead of touching freed state. */
+struct adac_lldb_process *adac_lldb_process_open(struct adac_lldb_cmd *cmd, struct adac_error *err);
+void adac_lldb_process_close(struct adac_lldb_process *p);
+
+/* SBProcess::GetStopID, counting expression evaluations too: changes whenever the process ran. */
+uint64_t adac_lldb_process_stop_id(struct adac_lldb_process *p);
+
+/* The tid of the process's selected thread (`thread select`, or where it stopped), 0 if none. */
+uint64_t adac_lldb_process_selected_thread(struct adac_lldb_process *p);
+
+/* Reads up to len bytes at addr; returns how many bytes were read from the start of the range
+ * (the target.h `read` contract), or -1 with err when the process is gone. Tries
+ * SBProcess::ReadMemory whole, then page by page; a page the process cannot supply (a core lacks
+ * file-backed read-only pages) is read from the module's file through SBTarget::ReadMemory and
+ * SBSection::GetSectionData, as SOS's ReadVirtual does. */
+int64_t adac_lldb_process_read(struct adac_lldb_process *p, uint64_t addr, void *buf, size_t len,
+                               struct adac_error *err);
+
+/* Calls cb once per loaded module (SBTarget modules, including the [vdso]): path as LLDB names it,
+ * base = lowest load address of the file's offset-0 segment, end = page end of the file bytes of
+ * its highest loaded segment, build-id from SBModule::GetUUIDString when it is a GNU build-id.
+ * Modules without a load address are skipped. */
+int adac_lldb_process_modules(struct adac_lldb_process *p, adac_module_cb cb, void *ctx, struct adac_error *err);
+
+/* Calls cb once per thread in LLDB's order (index id, tid, name). */
+int adac_lldb_process_threads(struct adac_lldb_process *p, adac_thread_cb cb, void *ctx, struct adac_error *err);
+
+/* Registers rax..r15, rip, fs_base of frame 0 of thread tid (SBFrame::FindRegister). Registers
+ * LLDB does not have stay 0; rip and rsp are required. LLDB 16 has no fs_base register on
+ * x86-64 Linux (it came with LLDB 17), live or core, so fs_base is 0 there. */
+int adac_lldb_process_regs(struct adac_lldb_process *p, uint64_t tid, struct adac_regs *regs,
+                           struct adac_error *err);
+
+/* LLDB's physical frames of thread tid, innermost first. Module and symbol strings stay valid
+ * for the session; the source file's full path only during the callback. */
+int adac_lldb_process_frames(struct adac_lldb_process *p, uint64_t tid, adac_frame_cb cb, void *ctx,
+                             struct adac_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,81 @@
+"""The plugin's `bt` override: every form but `bt async` must behave exactly as stock lldb-16.
+
+  test_lldb_bt.py core    on a gcore core of the synthetic target (deterministic)
+  test_lldb_bt.py live    launched under lldb and stopped at `b stop_here` (ASLR is off under lldb)
+
+Each form is run twice on the same process state, with and without the plugin loaded; stdout
+(less the echo of `plugin load`), stderr and the exit code must be byte-identical. That includes
+the forms stock `bt` rejects, whose error text must be LLDB's own.
+"""
+import os
+import re
+import shutil
+import sys
+
+import adactest as t
+
+TARGET = os.path.join(t.SYNTHETIC, "synthetic-target")
+
+# Forms that work run in one lldb session; each rejected form needs its own (the batch stops).
+GOOD_FORMS = ["bt", "bt 2", "bt all", "bt -c 1", "bt -c 3", "bt 100", "bt   1"]
+BAD_FORMS = ["bt --extended true", "bt foo", "bt -c"]
+
+
+def without_plugin_echo(out):
+    return "".join(line for line in out.splitlines(True) if not line.startswith("(lldb) plugin load "))
+
+
+def without_pids(out):
+    """Two launches of the same program differ only in their pid (lldb turns ASLR off)."""
+    return re.sub(r"^Process \d+ ", "Process PID ", out, flags=re.M)
+
+
+def compare(setup, forms):
+    form = " / ".join(forms)
+    stock = t.lldb(setup + forms, plugin=False)
+    ours = t.lldb(setup + forms, plugin=True)
+    t.check_eq(without_pids(without_plugin_echo(ours[1])), without_pids(stock[1]), f"{form!r}: stdout with the plugin")
+    t.check_eq(ours[2], stock[2], f"{form!r}: stderr with the plugin")
+    t.check_eq(ours[0], stock[0], f"{form!r}: exit code with the plugin")
+    return stock
+
+
+def check_bt_async(setup):
+    """`bt async` is `async bt`; until that command exists it says so."""
+    rc, out, err = t.lldb(["help async"])
+    has_async_bt = any(line.split()[:2] == ["bt", "--"] for line in out.splitlines())
+    rc, out, err = t.lldb(setup + ["bt async"])
+    if has_async_bt:
+        rc2, out2, err2 = t.lldb(setup + ["async bt"])
+        t.check_eq((rc, out.replace("(lldb) bt async\n", "(lldb) async bt\n"), err), (rc2, out2, err2),
+                   "bt async vs async bt")
+    else:
+        t.check_eq((rc, err), (1, "error: 'async bt' is not available yet\n"), "bt async before async bt exists")
+
+
+def main():
+    mode = sys.argv[1] if len(sys.argv) > 1 else "core"
+    tmp = t.tmpdir()
+    try:
+        if mode == "core":
+            proc, _ = t.start([TARGET, "spin"])
+            core = t.gcore(proc.pid, os.path.join(tmp, "spin.core"))
+            proc.kill()
+            setup = [f"target create --core {core}"]
+        elif mode == "live":
+            setup = [f"file {TARGET}", "b stop_here", "run bp"]
+        else:
+            raise SystemExit(f"unknown mode {mode}")
+        rc, out, err = compare(setup, GOOD_FORMS)
+        t.check(rc == 0 and out.count("frame #0") >= len(GOOD_FORMS), f"every form printed frames (rc {rc}, "
+                f"stderr {err!r}):\n{out}")
+        for form in BAD_FORMS:
+            rc, out, err = compare(setup, [form])
+            t.check(rc == 1 and err.startswith("error: "), f"{form!r} is rejected as stock lldb does")
+        check_bt_async(setup)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    t.finish()
+
+
+main()

@@ -1,0 +1,76 @@
+"""`help async`, `help async <command>` and `help bt` with the plugin loaded.
+
+The list of commands, their summaries and syntaxes come from the table both front ends share
+(adac_commands()), so they are checked against the CLI's help: every command the CLI lists is an
+`async` subcommand with the same summary, and `help async <command>` shows `async <command>` with
+the CLI's syntax and the same details.
+"""
+import re
+
+import adactest as t
+
+
+def words(text):
+    return " ".join(text.split())
+
+
+def cli_commands():
+    """{name: summary} from `asyncdac --help`."""
+    rc, out, err = t.run([t.CLI, "--help"])
+    t.check_eq(rc, 0, "asyncdac --help: exit code")
+    commands = {}
+    listing = out.split("Commands:\n", 1)[1].split("\n\n", 1)[0]
+    for line in listing.splitlines():
+        m = re.match(r"  (\S+)\s+(.*)$", line)
+        if m:
+            commands[m.group(1)] = m.group(2)
+    return commands
+
+
+def cli_command_help(name):
+    """(syntax after the target, details) from `asyncdac <name> --help`."""
+    rc, out, err = t.run([t.CLI, name, "--help"])
+    t.check_eq(rc, 0, f"asyncdac {name} --help: exit code")
+    m = re.search(rf"^Usage: asyncdac {re.escape(name)} <core-file> ?(.*)$", out, re.M)
+    syntax = m.group(1) if m else None
+    t.check(syntax is not None, f"no usage line in asyncdac {name} --help:\n{out}")
+    details = out.split("\n\n", 2)[2] if out.count("\n\n") >= 2 else ""
+    return syntax, details
+
+
+def main():
+    commands = cli_commands()
+    t.check("runtime" in commands, f"runtime is not among the CLI's commands: {commands}")
+
+    rc, out, err = t.lldb(["help async"])
+    t.check_eq((rc, err), (0, ""), "help async: exit code and stderr")
+    t.check("asyncdac" in out, f"help async does not name asyncdac:\n{out}")
+    listed = {}
+    for m in re.finditer(r"^\s+(\S+)\s+--\s+(.*(?:\n\s{10,}\S.*)*)", out, re.M):
+        listed[m.group(1)] = words(m.group(2))
+    t.check_eq(listed, {name: words(summary) for name, summary in commands.items()},
+               "async subcommands and summaries (help async) vs the CLI's commands")
+
+    for name, summary in commands.items():
+        syntax, details = cli_command_help(name)
+        rc, out, err = t.lldb([f"help async {name}"])
+        t.check_eq((rc, err), (0, ""), f"help async {name}: exit code and stderr")
+        body = out.split(f"(lldb) help async {name}\n", 1)[-1]
+        head, _, rest = body.partition("\nSyntax: ")
+        t.check_eq(words(head), words(summary), f"help async {name}: summary")
+        syntax_line, _, long_help = rest.partition("\n")
+        t.check_eq(syntax_line, f"async {name} {syntax}".rstrip(), f"help async {name}: syntax line")
+        t.check_eq(words(long_help), words(details), f"help async {name}: details")
+        if details:
+            t.check(long_help.startswith("\n"), f"help async {name}: no blank line before the details")
+            t.check(max(len(line) for line in long_help.splitlines()) <= 80,
+                    f"help async {name}: lines longer than 80 columns:\n{long_help}")
+
+    rc, out, err = t.lldb(["help bt"])
+    t.check_eq((rc, err), (0, ""), "help bt: exit code and stderr")
+    t.check("Syntax: bt [<digit> | all | async [<options>]]\n" in out, f"help bt: syntax line\n{out}")
+    t.check("'bt async'" in out, f"help bt does not mention 'bt async':\n{out}")
+    t.finish()
+
+
+main()
