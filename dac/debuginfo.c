@@ -815,12 +815,13 @@ int adac_debuginfo_get(struct adac_runtime *rt, const struct adac_code_info *cod
 	struct adac_debuginfo_opts o = s->base;
 	if (s->format == ADAC_DEBUGINFO_FORMAT_NET10) {
 		/* .NET 10 JIT code always has the flag byte on 64-bit targets (FEATURE_ON_STACK_REPLACEMENT);
-		 * ReadyToRun images say so themselves. */
-		o.flag_byte = code->kind == ADAC_CODE_JIT || code->debug_info_flag_byte;
-	} else if (code->debug_info_flag_byte) {
-		/* A ReadyToRun image older than major 17 under a .NET 11 runtime: the older encoding. */
+		 * ReadyToRun debug info never has one (it holds no patchpoint info). */
+		o.flag_byte = code->kind == ADAC_CODE_JIT;
+	} else if (code->kind == ADAC_CODE_R2R && code->r2r_major < 17) {
+		/* A ReadyToRun image older than major 17 under a .NET 11 runtime: the older encoding,
+		 * without the flag byte. */
 		o.format = ADAC_DEBUGINFO_FORMAT_NET10;
-		o.flag_byte = true;
+		o.flag_byte = false;
 	}
 	uint8_t *blob = NULL;
 	size_t len = 0;
