@@ -8,14 +8,11 @@
 #include <stdint.h>
 
 #include "error.h"
+#include "limits.h"
 
 struct adac_runtime;
 struct adac_code_info;
 struct adac_out;
-
-/* Cap on one debug-info blob read from the target (header plus all chunks). The lead may move it
- * to limits.h. */
-#define ADAC_MAX_DEBUGINFO_BYTES (4u << 20)
 
 /* IL offsets use the runtime's specials. */
 #define ADAC_IL_NO_MAPPING 0xffffffffu  /* -1 */

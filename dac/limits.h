@@ -27,4 +27,16 @@
 #define ADAC_MAX_HASHMAP_SLOTS 64u              /* HashMapSlotsPerBucket */
 #define ADAC_MAX_PRECODE_BYTES 64u              /* bytes of one precode template (PrecodeMachineDescriptor) */
 
+#define ADAC_MAX_METADATA_BYTES (256u << 20)   /* one module's metadata blob */
+#define ADAC_MAX_PE_SECTIONS 1024u             /* section headers of one PE image */
+#define ADAC_MAX_METADATA_STREAMS 64u          /* stream headers of one metadata root */
+#define ADAC_MAX_TYPE_NESTING 64u              /* enclosing types of one nested type */
+#define ADAC_MAX_SIG_DEPTH 64u                /* nesting of types inside one signature */
+#define ADAC_MAX_NAME_BYTES (64u << 10)       /* one formatted type or method name */
+#define ADAC_MAX_GENERIC_ARGS 1024u           /* type arguments of one instantiation */
+#define ADAC_MAX_TYPE_DEPTH 64u               /* TypeHandles nested inside one type (names) */
+#define ADAC_MAX_NAME_CACHE (1u << 20)        /* distinct names cached per runtime (they live until it closes) */
+#define ADAC_MAX_DEBUGINFO_BYTES (4u << 20)    /* one debug-info blob (header plus all chunks) */
+#define ADAC_MAX_PDB_BYTES (256u << 20)        /* one portable PDB file */
+
 #endif

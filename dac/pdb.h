@@ -7,11 +7,9 @@
 #include <stdint.h>
 
 #include "error.h"
+#include "limits.h"
 
 struct adac_runtime;
-
-/* Cap on one PDB (a file, or an embedded one once inflated). The lead may move it to limits.h. */
-#define ADAC_MAX_PDB_BYTES (256u << 20)
 
 /* StartLine of a hidden sequence point. */
 #define ADAC_PDB_HIDDEN_LINE 0xfeefeeu
