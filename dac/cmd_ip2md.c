@@ -4,6 +4,7 @@
 
 #include "command.h"
 #include "execution_manager.h"
+#include "names.h"
 #include "precode.h"
 #include "runtime.h"
 
@@ -39,7 +40,8 @@ static json_t *hex(uint64_t v)
 	return json_string(buf);
 }
 
-static int print_json(uint64_t ip, const struct adac_code_info *ci, struct adac_out *out, struct adac_error *err)
+static int print_json(struct adac_runtime *rt, uint64_t ip, const struct adac_code_info *ci, struct adac_out *out,
+                      struct adac_error *err)
 {
 	json_t *r = json_object();
 	json_object_set_new(r, "ip", hex(ip));
@@ -60,19 +62,24 @@ static int print_json(uint64_t ip, const struct adac_code_info *ci, struct adac_
 		json_object_set_new(r, "stub_kind_name", json_string(adac_em_stub_kind_name(ci->stub_kind)));
 		json_object_set_new(r, "precode", ci->precode_kind ? json_string(adac_precode_kind_name(ci->precode_kind)) : json_null());
 	}
-	/* ADAC-NAMES: once dac/names.c provides adac_method_name(), add
-	 * "method_name": adac_method_name(rt, ci->method_desc, ADAC_NAME_PARAMS, ...) here (null on failure). */
+	const char *name = ci->method_desc ? adac_method_name(rt, ci->method_desc, ADAC_NAME_PARAMS, NULL) : NULL;
+	json_object_set_new(r, "method_name", name ? json_string(name) : json_null());
 	json_t *root = json_object();
 	json_object_set_new(root, "ip2md", r);
 	return adac_print_json(out, root, err);
 }
 
-static void print_text(uint64_t ip, const struct adac_code_info *ci, struct adac_out *out)
+static void print_text(struct adac_runtime *rt, uint64_t ip, const struct adac_code_info *ci, struct adac_out *out)
 {
 	adac_print(out, "MethodDesc:       0x%016llx\n", (unsigned long long)ci->method_desc);
-	/* ADAC-NAMES: once dac/names.c provides adac_method_name(), print here
-	 * "Method Name:      %s\n" from adac_method_name(rt, ci->method_desc, ADAC_NAME_PARAMS, &err)
-	 * (for a failure: "<unknown: <err.msg>>"), skipped when method_desc is 0. */
+	if (ci->method_desc) {
+		struct adac_error name_err = {0};
+		const char *name = adac_method_name(rt, ci->method_desc, ADAC_NAME_PARAMS, &name_err);
+		if (name)
+			adac_print(out, "Method Name:      %s\n", name);
+		else
+			adac_print(out, "Method Name:      <unknown: %s>\n", name_err.msg);
+	}
 	adac_print(out, "Code kind:        %s", kind_name(ci->kind));
 	if (ci->kind == ADAC_CODE_STUB)
 		adac_print(out, " (%s, %u)", adac_em_stub_kind_name(ci->stub_kind), ci->stub_kind);
@@ -123,9 +130,9 @@ int adac_cmd_ip2md(struct adac_target *t, enum adac_frontend fe, int argc, char 
 	int rc = adac_em_find_code(rt, ip, &ci, err);
 	if (rc == 0) {
 		if (json)
-			rc = print_json(ip, &ci, out, err);
+			rc = print_json(rt, ip, &ci, out, err);
 		else
-			print_text(ip, &ci, out);
+			print_text(rt, ip, &ci, out);
 	}
 	adac_runtime_close(rt);
 	return rc;

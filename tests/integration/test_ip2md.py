@@ -204,7 +204,10 @@ def main():
         ip = h(conts[0]["diagnostic_ip"])
         rc, out, err = t.run([t.CLI, "ip2md", core, hex(ip)], timeout=60)
         m = conts[0]["method"]
+        rc2, md_out, _ = t.run([t.CLI, "dumpmd", core, hex(h(m["method_desc"]))], timeout=60)
+        name = next((l.split(":", 1)[1].strip() for l in md_out.splitlines() if l.startswith("Method Name:")), "?")
         want = (f"MethodDesc:       0x{h(m['method_desc']):016x}\n"
+                f"Method Name:      {name}\n"
                 "Code kind:        jit\n"
                 f"Code start:       0x{h(m['hot_start']):016x}\n"
                 f"IP:               0x{ip:016x} (+{hex(ip - h(m['hot_start']))})\n")
