@@ -12,6 +12,7 @@ struct entry {
 };
 
 static const struct entry entries[] = {
+	{&adac_cmd_bt_info, adac_cmd_bt},
 	{&adac_cmd_runtime_info, adac_cmd_runtime},
 	{&adac_cmd_ip2md_info, adac_cmd_ip2md},
 	{&adac_cmd_dumpmd_info, adac_cmd_dumpmd},

@@ -13,6 +13,9 @@ typedef int (*adac_command_fn)(struct adac_target *t, enum adac_frontend fe, int
 extern const struct adac_command_info adac_cmd_runtime_info;
 int adac_cmd_runtime(struct adac_target *t, enum adac_frontend fe, int argc, char **argv, struct adac_out *out,
                      struct adac_error *err);
+extern const struct adac_command_info adac_cmd_bt_info;
+int adac_cmd_bt(struct adac_target *t, enum adac_frontend fe, int argc, char **argv, struct adac_out *out,
+                struct adac_error *err);
 extern const struct adac_command_info adac_cmd_ip2md_info;
 int adac_cmd_ip2md(struct adac_target *t, enum adac_frontend fe, int argc, char **argv, struct adac_out *out,
                    struct adac_error *err);

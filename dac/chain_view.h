@@ -1,0 +1,41 @@
+/* chain_view.h - a walked chain with its frames resolved, and how it is printed (text like LLDB's
+ * backtraces, or JSON). Shared by `bt` and `ps`. */
+#ifndef ADAC_CHAIN_VIEW_H
+#define ADAC_CHAIN_VIEW_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "async_frame.h"
+#include "continuation.h"
+
+struct adac_runtime;
+struct adac_out;
+struct json_t;
+
+struct adac_chain_view {
+	struct adac_chain chain;
+	struct adac_async_frame *frames;   /* one per chain link, in chain order */
+	bool has_awaiting;
+	struct adac_awaiting awaiting;     /* what the head infrastructure continuation awaits */
+	uint64_t task;                     /* the task owning the chain, when known */
+};
+
+int adac_chain_view_build(struct adac_runtime *rt, uint64_t head, size_t max_depth, struct adac_chain_view *v,
+                          struct adac_error *err);
+void adac_chain_view_free(struct adac_chain_view *v);
+
+/* Prints "  async #N: ..." lines (user frames only, numbered from first_index), the awaiting line,
+ * and an error line where the chain broke. `limit` caps the frames printed (0: all). Returns the
+ * number of frames printed. */
+size_t adac_chain_view_print(struct adac_runtime *rt, const struct adac_chain_view *v, struct adac_out *out,
+                             size_t first_index, size_t limit);
+
+/* {"head", "task", "awaiting", "ips", "frames", "end", "error"} */
+struct json_t *adac_chain_view_json(struct adac_runtime *rt, const struct adac_chain_view *v, size_t limit);
+
+/* "0x00007f...". */
+struct json_t *adac_json_addr(uint64_t v);
+
+#endif

@@ -1,0 +1,325 @@
+/* cmd_bt.c - `bt`: logical async stacks. For threads: the physical frames, then the async frames of
+ * the chains the thread is running (from its dispatcher records). For an address: the chain of a
+ * Continuation, or of a task whose state object is a Continuation. */
+#include <jansson.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "chain_view.h"
+#include "command.h"
+#include "continuation.h"
+#include "dispatcher.h"
+#include "execution_manager.h"
+#include "fielddesc.h"
+#include "limits.h"
+#include "methoddesc.h"
+#include "names.h"
+#include "runtime.h"
+#include "threads.h"
+
+#define DEFAULT_DEPTH 10000u   /* chain links walked unless --depth says otherwise */
+#define MAX_ADDRESSES 64u
+
+const struct adac_command_info adac_cmd_bt_info = {
+	.name = "bt",
+	.summary = "Show async backtraces: a thread's frames followed by the async frames it is running, or the "
+	           "chain of a continuation or task",
+	.syntax = "[--all | --thread <id>] [--address <addr>]... [-c <count>] [--depth <n>] [--json]",
+	.details =
+		"Async frames are the logical callers of the code a thread runs: suspended async methods\n"
+		"(runtime-async Continuation objects linked callee -> caller). Each is shown as\n"
+		"  async #N: <resume address> <module>`<method> + <offset> at <file>:<line> [state <n>]\n"
+		"with the method and offset of its suspension point (ResumeInfo.DiagnosticIP), the source line\n"
+		"of its await, and its suspension index. Task and ValueTask continuations are not frames: the\n"
+		"first one is shown as what the chain is awaiting. Problems are shown on the frame they affect.\n"
+		"\n"
+		"Options:\n"
+		"  -a, --all             Every thread (the CLI's default).\n"
+		"  -t, --thread <id>     One thread: its LLDB index in LLDB, its OS thread id in the CLI.\n"
+		"  -A, --address <addr>  The chain starting at a Continuation, or owned by a task (its\n"
+		"                        m_stateObject); may be repeated.\n"
+		"  -c, --count <n>       Show at most n frames per list (0: all).\n"
+		"  -d, --depth <n>       Walk at most n links per chain (default 10000).\n"
+		"  -j, --json            Print JSON: per chain the raw IP array and the resolved frames.\n",
+};
+
+struct bt_opts {
+	bool all, json;
+	bool has_thread;
+	uint64_t thread;
+	uint64_t addresses[MAX_ADDRESSES];
+	size_t naddresses;
+	uint64_t count;
+	uint64_t depth;
+};
+
+static int parse(int argc, char **argv, struct bt_opts *o, struct adac_error *err)
+{
+	memset(o, 0, sizeof *o);
+	o->depth = DEFAULT_DEPTH;
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i], *v;
+		if (adac_opt_is(a, "-a", "--all") || strcmp(a, "all") == 0) {
+			o->all = true;
+		} else if (adac_opt_is(a, "-j", "--json")) {
+			o->json = true;
+		} else if (adac_opt_is(a, "-t", "--thread")) {
+			if (adac_opt_value("bt", argc, argv, &i, &v, err) || adac_opt_u64("bt", a, v, &o->thread, err))
+				return -1;
+			o->has_thread = true;
+		} else if (adac_opt_is(a, "-A", "--address")) {
+			if (o->naddresses >= MAX_ADDRESSES)
+				return adac_fail(err, ADAC_E_BAD_ARG, 0, "at most %u addresses", MAX_ADDRESSES);
+			if (adac_opt_value("bt", argc, argv, &i, &v, err) ||
+			    adac_opt_u64("bt", a, v, &o->addresses[o->naddresses++], err))
+				return -1;
+		} else if (adac_opt_is(a, "-c", "--count")) {
+			if (adac_opt_value("bt", argc, argv, &i, &v, err) || adac_opt_u64("bt", a, v, &o->count, err))
+				return -1;
+		} else if (adac_opt_is(a, "-d", "--depth")) {
+			if (adac_opt_value("bt", argc, argv, &i, &v, err) || adac_opt_u64("bt", a, v, &o->depth, err))
+				return -1;
+			if (o->depth == 0 || o->depth > ADAC_MAX_CHAIN_DEPTH)
+				return adac_fail(err, ADAC_E_BAD_ARG, 0, "--depth must be between 1 and %u", ADAC_MAX_CHAIN_DEPTH);
+		} else {
+			return adac_opt_unknown("bt", a, err);
+		}
+	}
+	if (o->all && o->has_thread)
+		return adac_fail(err, ADAC_E_BAD_ARG, 0, "give either --all or --thread, not both");
+	return 0;
+}
+
+/* The head Continuation of the object at addr: itself, or a task's m_stateObject. */
+static int head_of(struct adac_runtime *rt, uint64_t addr, uint64_t *head, uint64_t *task, struct adac_error *err)
+{
+	*task = 0;
+	uint64_t mt;
+	bool yes;
+	if (adac_object_mt(rt, addr, &mt, err) || adac_cont_is_continuation_mt(rt, mt, &yes, err)) {
+		adac_error_wrap(err, "0x%llx: ", (unsigned long long)addr);
+		return -1;
+	}
+	if (yes) {
+		*head = addr;
+		return 0;
+	}
+	uint32_t off;
+	uint64_t state = 0;
+	if (adac_mt_field_offset(rt, mt, "m_stateObject", &off, NULL) == 0 && adac_read_ptr(rt->t, addr + off, &state, NULL) == 0 &&
+	    state && adac_object_mt(rt, state, &mt, NULL) == 0 && adac_cont_is_continuation_mt(rt, mt, &yes, NULL) == 0 && yes) {
+		*head = state;
+		*task = addr;
+		return 0;
+	}
+	const char *type = adac_type_name(rt, mt, 0, NULL);
+	return adac_fail(err, ADAC_E_BAD_ARG, addr,
+	                 "0x%llx (%s) is neither a Continuation nor a task whose state object is a Continuation",
+	                 (unsigned long long)addr, type ? type : "unknown type");
+}
+
+/* ---- physical frames ---- */
+
+struct phys_ctx {
+	struct adac_runtime *rt;
+	struct adac_out *out;
+	json_t *json;      /* array, or NULL for text */
+	uint64_t count;    /* limit, 0 = all */
+	unsigned n;
+	bool truncated;
+};
+
+static int print_phys(void *ctx, const struct adac_frame *f)
+{
+	struct phys_ctx *c = ctx;
+	if (c->count && c->n >= c->count) {
+		c->truncated = true;
+		return 1;
+	}
+	const char *module = f->module, *symbol = f->symbol;
+	uint64_t offset = f->sym_offset;
+	bool managed = false;
+	struct adac_code_info code;
+	if (!symbol && adac_em_find_code(c->rt, f->pc, &code, NULL) == 0 && code.method_desc) {
+		struct adac_method_info mi;
+		symbol = adac_method_name(c->rt, code.method_desc, ADAC_NAME_PARAMS, NULL);
+		if (symbol && adac_md_read(c->rt, code.method_desc, &mi, NULL) == 0)
+			module = adac_module_file_name(c->rt, mi.module, NULL);
+		offset = code.offset;
+		managed = symbol != NULL;
+	}
+	if (c->json) {
+		json_t *j = json_object();
+		json_object_set_new(j, "index", json_integer(c->n));
+		json_object_set_new(j, "pc", adac_json_addr(f->pc));
+		json_object_set_new(j, "module", module ? json_string(module) : json_null());
+		json_object_set_new(j, "symbol", symbol ? json_string(symbol) : json_null());
+		json_object_set_new(j, "offset", symbol ? json_integer((json_int_t)offset) : json_null());
+		json_object_set_new(j, "managed", json_boolean(managed));
+		json_object_set_new(j, "file", f->file ? json_string(f->file) : json_null());
+		json_object_set_new(j, "line", f->file ? json_integer(f->line) : json_null());
+		json_array_append_new(c->json, j);
+	} else {
+		adac_print(c->out, "  frame #%u: 0x%016llx", c->n, (unsigned long long)f->pc);
+		if (symbol)
+			adac_print(c->out, managed ? " %s`%s + 0x%llx" : " %s`%s + %llu", module ? module : "?", symbol,
+			           (unsigned long long)offset);
+		else if (module)
+			adac_print(c->out, " %s", module);
+		if (f->file)
+			adac_print(c->out, " at %s:%u", f->file, f->line);
+		adac_print(c->out, "\n");
+	}
+	c->n++;
+	return 0;
+}
+
+/* ---- one thread ---- */
+
+static int show_thread(struct adac_runtime *rt, const struct adac_thread *th, const struct bt_opts *o,
+                       struct adac_out *out, json_t *threads_json)
+{
+	json_t *tj = NULL, *frames_json = NULL, *chains_json = NULL;
+	if (o->json) {
+		tj = json_object();
+		frames_json = json_array();
+		chains_json = json_array();
+		json_object_set_new(tj, "index", json_integer(th->index));
+		json_object_set_new(tj, "tid", json_integer((json_int_t)th->tid));
+		json_object_set_new(tj, "name", json_string(th->name));
+	} else {
+		adac_print(out, "* thread #%u", th->index);
+		if (th->name[0])
+			adac_print(out, ", name = '%s'", th->name);
+		adac_print(out, ", tid = %llu\n", (unsigned long long)th->tid);
+	}
+	struct phys_ctx pc = {rt, out, frames_json, o->count, 0, false};
+	struct adac_error err = {0};
+	if (adac_target_frames(rt->t, th->tid, print_phys, &pc, &err) && err.code != ADAC_E_UNSUPPORTED) {
+		if (!o->json)
+			adac_print(out, "  frame #%u: error: %s\n", pc.n, err.msg);
+	}
+	if (pc.truncated && !o->json)
+		adac_print(out, "  (shown max number of frames (%llu), use -c 0 for all)\n", (unsigned long long)o->count);
+
+	/* The chains this thread runs, innermost dispatch loop first. */
+	struct adac_managed_thread mth;
+	struct adac_dispatcher disp[ADAC_MAX_DISPATCHERS];
+	size_t ndisp = 0;
+	adac_error_clear(&err);
+	if (adac_managed_thread_of(rt, th->tid, &mth, &err) == 0 &&
+	    adac_thread_dispatchers(rt, &mth, disp, ADAC_MAX_DISPATCHERS, &ndisp, &err)) {
+		if (!o->json)
+			adac_print(out, "  async: error: %s\n", err.msg);
+		else
+			json_object_set_new(tj, "error", json_string(err.msg));
+	}
+	size_t index = 0;
+	for (size_t i = 0; i < ndisp; i++) {
+		if (!disp[i].next_continuation)
+			continue; /* the running method is the last of its chain */
+		struct adac_chain_view v;
+		adac_error_clear(&err);
+		if (adac_chain_view_build(rt, disp[i].next_continuation, o->depth, &v, &err)) {
+			if (!o->json)
+				adac_print(out, "  async #%zu: error: %s\n", index, err.msg);
+			continue;
+		}
+		v.task = disp[i].current_task;
+		if (o->json) {
+			json_t *cj = adac_chain_view_json(rt, &v, o->count);
+			json_object_set_new(cj, "dispatcher", adac_json_addr(disp[i].addr));
+			json_array_append_new(chains_json, cj);
+		} else {
+			index += adac_chain_view_print(rt, &v, out, index, o->count);
+		}
+		adac_chain_view_free(&v);
+	}
+	if (o->json) {
+		json_object_set_new(tj, "frames", frames_json);
+		json_object_set_new(tj, "chains", chains_json);
+		json_array_append_new(threads_json, tj);
+	}
+	return 0;
+}
+
+static int show_address(struct adac_runtime *rt, uint64_t addr, const struct bt_opts *o, struct adac_out *out,
+                        json_t *chains_json, struct adac_error *err)
+{
+	uint64_t head = 0, task = 0;
+	if (head_of(rt, addr, &head, &task, err))
+		return -1;
+	struct adac_chain_view v;
+	if (adac_chain_view_build(rt, head, o->depth, &v, err))
+		return -1;
+	v.task = task;
+	if (o->json) {
+		json_array_append_new(chains_json, adac_chain_view_json(rt, &v, o->count));
+	} else {
+		adac_print(out, "async chain of ");
+		if (task) {
+			uint64_t mt;
+			const char *type = adac_object_mt(rt, task, &mt, NULL) == 0 ? adac_type_name(rt, mt, 0, NULL) : NULL;
+			adac_print(out, "task 0x%016llx (%s), ", (unsigned long long)task, type ? type : "?");
+		}
+		adac_print(out, "Continuation 0x%016llx\n", (unsigned long long)head);
+		adac_chain_view_print(rt, &v, out, 0, o->count);
+	}
+	adac_chain_view_free(&v);
+	return 0;
+}
+
+int adac_cmd_bt(struct adac_target *t, enum adac_frontend fe, int argc, char **argv, struct adac_out *out,
+                struct adac_error *err)
+{
+	struct bt_opts o;
+	if (parse(argc, argv, &o, err))
+		return -1;
+	struct adac_runtime *rt = adac_runtime_open(t, err);
+	if (!rt)
+		return -1;
+	int rc = 0;
+	json_t *root = o.json ? json_object() : NULL;
+	json_t *threads_json = o.json ? json_array() : NULL, *chains_json = o.json ? json_array() : NULL;
+
+	for (size_t i = 0; i < o.naddresses && rc == 0; i++) {
+		if (i && !o.json)
+			adac_print(out, "\n");
+		rc = show_address(rt, o.addresses[i], &o, out, chains_json, err);
+	}
+	/* Threads: the ones asked for; by default the selected one (LLDB) or all (CLI). */
+	bool want_threads = o.all || o.has_thread || o.naddresses == 0;
+	const struct adac_thread *threads;
+	size_t n = 0;
+	if (rc == 0 && want_threads && adac_target_threads(t, &threads, &n, err))
+		rc = -1;
+	uint64_t selected = fe == ADAC_FRONTEND_LLDB ? adac_target_selected_thread(t) : 0;
+	bool any = false;
+	for (size_t i = 0; rc == 0 && want_threads && i < n; i++) {
+		const struct adac_thread *th = &threads[i];
+		if (o.has_thread) {
+			uint64_t id = fe == ADAC_FRONTEND_LLDB ? th->index : th->tid;
+			if (id != o.thread)
+				continue;
+		} else if (!o.all && selected && th->tid != selected) {
+			continue;
+		}
+		if (any && !o.json)
+			adac_print(out, "\n");
+		any = true;
+		show_thread(rt, th, &o, out, threads_json);
+	}
+	if (rc == 0 && o.has_thread && !any)
+		rc = adac_fail(err, ADAC_E_BAD_ARG, 0, "no thread %llu in the target%s", (unsigned long long)o.thread,
+		               fe == ADAC_FRONTEND_LLDB ? " (give its index, as 'thread list' shows)" : "");
+	if (o.json) {
+		json_object_set_new(root, "threads", threads_json);
+		json_object_set_new(root, "chains", chains_json);
+		if (rc == 0)
+			rc = adac_print_json(out, root, err);
+		else
+			json_decref(root);
+	}
+	adac_runtime_close(rt);
+	return rc;
+}

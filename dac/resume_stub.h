@@ -1,0 +1,22 @@
+/* resume_stub.h - the second route from a continuation to its method: Resume (the resumption IL
+ * stub's entry point) -> the stub's DynamicMethodDesc -> its ILStubResolver -> the target async
+ * MethodDesc. The only route on the array layout, a cross-check on the flat one. */
+#ifndef ADAC_RESUME_STUB_H
+#define ADAC_RESUME_STUB_H
+
+#include <stdint.h>
+
+#include "error.h"
+
+struct adac_runtime;
+
+struct adac_resume_target {
+	uint64_t stub_md;     /* the resumption stub's MethodDesc */
+	const char *stub_name;/* its stored name (e.g. "IL_STUB_AsyncResume_FetchAsync_Tier0"), "" if none */
+	uint64_t target_md;   /* the async method it resumes; 0 when the resolver could not be read */
+};
+
+int adac_resume_target(struct adac_runtime *rt, uint64_t resume_entry, struct adac_resume_target *out,
+                       struct adac_error *err);
+
+#endif

@@ -1,0 +1,36 @@
+/* threads.h - Thread contract: the runtime's managed threads, and thread-static fields read out of
+ * process (ThreadLocalData, TLSIndex: non-collectible, collectible and direct-on-ThreadLocalData). */
+#ifndef ADAC_THREADS_H
+#define ADAC_THREADS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "error.h"
+
+struct adac_runtime;
+struct adac_field;
+
+struct adac_managed_thread {
+	uint64_t thread;              /* Thread* */
+	uint32_t managed_id;          /* Thread.Id */
+	uint64_t os_id;               /* Thread.OSId (LWP on Linux), 0 when not started or dead */
+	uint32_t state;               /* Thread.State */
+	uint64_t thread_local_data;   /* Thread.ThreadLocalDataPtr */
+};
+
+typedef int (*adac_managed_thread_cb)(void *ctx, const struct adac_managed_thread *th);
+
+/* Every Thread in the ThreadStore list (bounded by ADAC_MAX_THREADS, cycle-checked). */
+int adac_managed_threads(struct adac_runtime *rt, adac_managed_thread_cb cb, void *ctx, struct adac_error *err);
+
+/* The managed Thread running on OS thread `os_tid`; ADAC_E_NOT_FOUND when it is not a managed thread. */
+int adac_managed_thread_of(struct adac_runtime *rt, uint64_t os_tid, struct adac_managed_thread *out,
+                           struct adac_error *err);
+
+/* Address of thread-static field f (from adac_mt_find_field) on thread th; *addr = 0 when the thread
+ * has not allocated that type's thread statics yet. */
+int adac_thread_static_addr(struct adac_runtime *rt, const struct adac_managed_thread *th, const struct adac_field *f,
+                            uint64_t *addr, struct adac_error *err);
+
+#endif
