@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "asyncdac.h"
+#include "locals.h"
 #include "methoddesc.h"
 #include "names.h"
 #include "runtime.h"
@@ -75,9 +76,8 @@ static void print_frame(const struct adac_async_frame *f, size_t index, struct a
 }
 
 size_t adac_chain_view_print(struct adac_runtime *rt, const struct adac_chain_view *v, struct adac_out *out,
-                             size_t first_index, size_t limit)
+                             size_t first_index, size_t limit, unsigned flags)
 {
-	(void)rt;
 	if (v->has_awaiting) {
 		const struct adac_awaiting *a = &v->awaiting;
 		adac_print(out, "  awaiting: 0x%016llx %s", (unsigned long long)a->object, a->type ? a->type : "?");
@@ -94,6 +94,11 @@ size_t adac_chain_view_print(struct adac_runtime *rt, const struct adac_chain_vi
 			return printed;
 		}
 		print_frame(&v->frames[i], first_index + printed, out);
+		if (flags & ADAC_VIEW_LOCALS) {
+			struct adac_error err = {0};
+			if (adac_frame_locals_print(rt, &v->frames[i], NULL, "      ", out, &err))
+				adac_print(out, "      error: %s\n", err.msg);
+		}
 		printed++;
 	}
 	switch (v->chain.end) {
@@ -122,9 +127,8 @@ static const char *end_name(enum adac_chain_end e)
 	return "?";
 }
 
-json_t *adac_chain_view_json(struct adac_runtime *rt, const struct adac_chain_view *v, size_t limit)
+json_t *adac_chain_view_json(struct adac_runtime *rt, const struct adac_chain_view *v, size_t limit, unsigned flags)
 {
-	(void)rt;
 	json_t *c = json_object();
 	json_object_set_new(c, "head", adac_json_addr(v->chain.count ? v->chain.links[0].addr : v->chain.end_addr));
 	json_object_set_new(c, "task", v->task ? adac_json_addr(v->task) : json_null());
@@ -165,6 +169,13 @@ json_t *adac_chain_view_json(struct adac_runtime *rt, const struct adac_chain_vi
 		json_object_set_new(j, "line", f->has_source ? json_integer(f->line) : json_null());
 		json_object_set_new(j, "resume_method_desc", f->resume_md ? adac_json_addr(f->resume_md) : json_null());
 		json_object_set_new(j, "note", f->note[0] ? json_string(f->note) : json_null());
+		if (flags & ADAC_VIEW_LOCALS) {
+			struct adac_error err = {0};
+			json_t *locals = adac_frame_locals_json(rt, f, &err);
+			json_object_set_new(j, "locals", locals ? locals : json_null());
+			if (!locals)
+				json_object_set_new(j, "locals_error", json_string(err.msg));
+		}
 		json_array_append_new(frames, j);
 		printed++;
 	}

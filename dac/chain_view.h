@@ -26,14 +26,18 @@ int adac_chain_view_build(struct adac_runtime *rt, uint64_t head, size_t max_dep
                           struct adac_error *err);
 void adac_chain_view_free(struct adac_chain_view *v);
 
+/* Flags for printing. */
+#define ADAC_VIEW_LOCALS 0x1u   /* the awaited locals under each frame */
+
 /* Prints "  async #N: ..." lines (user frames only, numbered from first_index), the awaiting line,
  * and an error line where the chain broke. `limit` caps the frames printed (0: all). Returns the
  * number of frames printed. */
 size_t adac_chain_view_print(struct adac_runtime *rt, const struct adac_chain_view *v, struct adac_out *out,
-                             size_t first_index, size_t limit);
+                             size_t first_index, size_t limit, unsigned flags);
 
 /* {"head", "task", "awaiting", "ips", "frames", "end", "error"} */
-struct json_t *adac_chain_view_json(struct adac_runtime *rt, const struct adac_chain_view *v, size_t limit);
+struct json_t *adac_chain_view_json(struct adac_runtime *rt, const struct adac_chain_view *v, size_t limit,
+                                    unsigned flags);
 
 /* "0x00007f...". */
 struct json_t *adac_json_addr(uint64_t v);

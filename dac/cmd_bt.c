@@ -24,7 +24,7 @@ const struct adac_command_info adac_cmd_bt_info = {
 	.name = "bt",
 	.summary = "Show async backtraces: a thread's frames followed by the async frames it is running, or the "
 	           "chain of a continuation or task",
-	.syntax = "[--all | --thread <id>] [--address <addr>]... [-c <count>] [--depth <n>] [--json]",
+	.syntax = "[--all | --thread <id>] [--address <addr>]... [-c <count>] [--depth <n>] [--locals] [--json]",
 	.details =
 		"Async frames are the logical callers of the code a thread runs: suspended async methods\n"
 		"(runtime-async Continuation objects linked callee -> caller). Each is shown as\n"
@@ -40,11 +40,12 @@ const struct adac_command_info adac_cmd_bt_info = {
 		"                        m_stateObject); may be repeated.\n"
 		"  -c, --count <n>       Show at most n frames per list (0: all).\n"
 		"  -d, --depth <n>       Walk at most n links per chain (default 10000).\n"
+		"  -v, --locals          Show the awaited locals under each async frame.\n"
 		"  -j, --json            Print JSON: per chain the raw IP array and the resolved frames.\n",
 };
 
 struct bt_opts {
-	bool all, json;
+	bool all, json, locals;
 	bool has_thread;
 	uint64_t thread;
 	uint64_t addresses[MAX_ADDRESSES];
@@ -61,6 +62,8 @@ static int parse(int argc, char **argv, struct bt_opts *o, struct adac_error *er
 		const char *a = argv[i], *v;
 		if (adac_opt_is(a, "-a", "--all") || strcmp(a, "all") == 0) {
 			o->all = true;
+		} else if (adac_opt_is(a, "-v", "--locals")) {
+			o->locals = true;
 		} else if (adac_opt_is(a, "-j", "--json")) {
 			o->json = true;
 		} else if (adac_opt_is(a, "-t", "--thread")) {
@@ -227,11 +230,11 @@ static int show_thread(struct adac_runtime *rt, const struct adac_thread *th, co
 		}
 		v.task = disp[i].current_task;
 		if (o->json) {
-			json_t *cj = adac_chain_view_json(rt, &v, o->count);
+			json_t *cj = adac_chain_view_json(rt, &v, o->count, o->locals ? ADAC_VIEW_LOCALS : 0);
 			json_object_set_new(cj, "dispatcher", adac_json_addr(disp[i].addr));
 			json_array_append_new(chains_json, cj);
 		} else {
-			index += adac_chain_view_print(rt, &v, out, index, o->count);
+			index += adac_chain_view_print(rt, &v, out, index, o->count, o->locals ? ADAC_VIEW_LOCALS : 0);
 		}
 		adac_chain_view_free(&v);
 	}
@@ -254,7 +257,7 @@ static int show_address(struct adac_runtime *rt, uint64_t addr, const struct bt_
 		return -1;
 	v.task = task;
 	if (o->json) {
-		json_array_append_new(chains_json, adac_chain_view_json(rt, &v, o->count));
+		json_array_append_new(chains_json, adac_chain_view_json(rt, &v, o->count, o->locals ? ADAC_VIEW_LOCALS : 0));
 	} else {
 		adac_print(out, "async chain of ");
 		if (task) {
@@ -263,7 +266,7 @@ static int show_address(struct adac_runtime *rt, uint64_t addr, const struct bt_
 			adac_print(out, "task 0x%016llx (%s), ", (unsigned long long)task, type ? type : "?");
 		}
 		adac_print(out, "Continuation 0x%016llx\n", (unsigned long long)head);
-		adac_chain_view_print(rt, &v, out, 0, o->count);
+		adac_chain_view_print(rt, &v, out, 0, o->count, o->locals ? ADAC_VIEW_LOCALS : 0);
 	}
 	adac_chain_view_free(&v);
 	return 0;

@@ -27,6 +27,7 @@ struct adac_target {
 	struct cache_slot *slots;   /* CACHE_SETS * CACHE_WAYS */
 	uint8_t *evict_next;        /* per set: next way to evict */
 	struct adac_read_stats stats;
+	struct adac_selection selection;
 
 	struct adac_module *mods;
 	size_t nmods;
@@ -53,6 +54,7 @@ static void drop_snapshots(struct adac_target *t)
 
 void adac_target_invalidate(struct adac_target *t)
 {
+	memset(&t->selection, 0, sizeof t->selection);
 	for (size_t i = 0; i < (size_t)CACHE_SETS * CACHE_WAYS; i++)
 		t->slots[i].block = UINT64_MAX;
 	drop_snapshots(t);
@@ -460,6 +462,12 @@ int adac_target_frames(struct adac_target *t, uint64_t tid, adac_frame_cb cb, vo
 	if (!t->ops->frames)
 		return adac_fail(err, ADAC_E_UNSUPPORTED, 0, "the %s target cannot unwind threads", t->ops->kind);
 	return t->ops->frames(t->impl, tid, cb, ctx, err);
+}
+
+struct adac_selection *adac_target_selection(struct adac_target *t)
+{
+	sync_stop(t);
+	return &t->selection;
 }
 
 uint64_t adac_target_selected_thread(struct adac_target *t)

@@ -5,6 +5,7 @@
 #ifndef ADAC_TARGET_H
 #define ADAC_TARGET_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -151,6 +152,16 @@ int adac_target_frames(struct adac_target *t, uint64_t tid, adac_frame_cb cb, vo
 
 /* The selected thread's tid, or 0 (see ops->selected_thread). */
 uint64_t adac_target_selected_thread(struct adac_target *t);
+
+/* What the user selected with `async frame select`, kept per target between commands and dropped
+ * when the target runs (the chain may be gone). */
+struct adac_selection {
+	bool valid;
+	uint64_t chain_head;   /* head Continuation of the chain the frame belongs to */
+	uint64_t continuation; /* the selected frame's Continuation */
+	uint32_t frame;        /* its async frame number, as `bt` printed it */
+};
+struct adac_selection *adac_target_selection(struct adac_target *t);
 
 /* Drops every cache of target data (call when the target resumed). Also done automatically when
  * ops->stop_id changes. */
