@@ -19,6 +19,9 @@ int adac_cmd_bt(struct adac_target *t, enum adac_frontend fe, int argc, char **a
 extern const struct adac_command_info adac_cmd_ip2md_info;
 int adac_cmd_ip2md(struct adac_target *t, enum adac_frontend fe, int argc, char **argv, struct adac_out *out,
                    struct adac_error *err);
+extern const struct adac_command_info adac_cmd_dumpheap_info;
+int adac_cmd_dumpheap(struct adac_target *t, enum adac_frontend fe, int argc, char **argv, struct adac_out *out,
+                      struct adac_error *err);
 extern const struct adac_command_info adac_cmd_dumpmd_info;
 int adac_cmd_dumpmd(struct adac_target *t, enum adac_frontend fe, int argc, char **argv, struct adac_out *out,
                     struct adac_error *err);

@@ -39,4 +39,9 @@
 #define ADAC_MAX_DEBUGINFO_BYTES (4u << 20)    /* one debug-info blob (header plus all chunks) */
 #define ADAC_MAX_PDB_BYTES (256u << 20)        /* one portable PDB file */
 
+#define ADAC_MAX_GC_HEAPS 4096u          /* server GC heaps (NumHeaps) */
+#define ADAC_MAX_GC_GENERATIONS 16u      /* entries of one generation table (TotalGenerationCount) */
+#define ADAC_MAX_GC_REGIONS (1u << 20)   /* regions/segments of all heaps, free lists included */
+#define ADAC_MAX_GC_METHOD_TABLES (1u << 22) /* distinct MethodTables seen by one heap walk */
+
 #endif

@@ -37,6 +37,8 @@ namespace Asyncdac.Oracle
                         return MetadataCommands.Describe(args[1..]);
                     case "dump":
                         return DumpCommand.Run(args[1..]);
+                    case "heap":
+                        return HeapCommand.Run(args[1..]);
                     default:
                         return DumpCommand.Run(args);
                 }
