@@ -107,12 +107,15 @@ void adac_async_frame_resolve(struct adac_runtime *rt, const struct adac_continu
 		return;
 	}
 	struct adac_error err = {0};
+	struct adac_resume_target rs = {0};
 	if (c->resume) {
-		struct adac_resume_target rs;
-		if (adac_resume_target(rt, c->resume, &rs, &err) == 0)
+		if (adac_resume_target(rt, c->resume, &rs, &err) == 0) {
 			f->resume_md = rs.target_md;
-		else
+			if (rs.by_name)
+				note(f, "found by its resume stub's name %s: the runtime records no target", rs.stub_name);
+		} else {
 			note(f, "Resume route: %s", err.msg);
+		}
 		adac_error_clear(&err);
 	}
 	uint64_t md = 0;
@@ -142,8 +145,15 @@ void adac_async_frame_resolve(struct adac_runtime *rt, const struct adac_continu
 	}
 	if (!md)
 		md = f->method_desc = f->resume_md;
-	if (!md)
+	if (!md) {
+		/* Still say which method the resume stub names, when it does. */
+		if (rs.target_name[0]) {
+			snprintf(f->name_buf, sizeof f->name_buf, "%s", rs.target_name);
+			f->method = f->name_buf;
+			f->module = adac_module_file_name(rt, rs.stub_module, NULL);
+		}
 		return;
+	}
 	name_method(rt, md, f);
 	find_source(rt, f);
 }

@@ -28,7 +28,8 @@ struct adac_async_frame {
 	uint64_t resume_md;           /* 0 when unknown */
 	bool routes_disagree;         /* both routes answered with different methods */
 
-	const char *method;           /* display name (runtime-owned), NULL when unknown */
+	const char *method;           /* display name (runtime-owned or name_buf), NULL when unknown */
+	char name_buf[128];           /* a name known only as text (an ambiguous resume stub target) */
 	const char *module;           /* module file name ("MyApp.dll"), NULL when unknown */
 	uint32_t token;
 

@@ -4,7 +4,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "corelib.h"
 #include "cursor.h"
+#include "fielddesc.h"
 #include "descriptor.h"
 #include "limits.h"
 #include "methoddesc.h"
@@ -39,9 +41,16 @@ struct mt_verdict {
 	bool is_continuation;
 };
 
+/* Array layout fields, from the Continuation class's own FieldDescs (object-relative offsets). */
+enum { A_NEXT, A_RESUME, A_STATE, A_FLAGS, A_DATA, A_GCDATA, A_COUNT };
+static const char *const array_fields[A_COUNT] = {"Next", "Resume", "State", "Flags", "Data", "GCData"};
+
 struct cont_state {
 	enum adac_cont_layout_kind kind;
 	uint32_t off[F_COUNT];
+	uint32_t aoff[A_COUNT];
+	bool has_flags;            /* flat: Flags found in the Continuation class's fields */
+	uint32_t flags_off;
 	uint32_t ri_resume;        /* ResumeInfo.Resume */
 	uint32_t header_size;      /* bytes read per continuation */
 	uint64_t unmask;           /* ObjectToMethodTableUnmask */
@@ -51,6 +60,38 @@ struct cont_state {
 
 static void free_state(void *p) { free(p); }
 
+/* .NET 10 describes no continuation: its sealed Continuation class is found in CoreLib's metadata
+ * and its field offsets in the class's FieldDescs. */
+static int init_array_layout(struct adac_runtime *rt, struct cont_state **out, struct adac_error *err)
+{
+	struct cont_state *s = calloc(1, sizeof *s);
+	if (!s)
+		return adac_fail(err, ADAC_E_NOMEM, 0, "out of memory");
+	s->kind = ADAC_CONT_ARRAY;
+	uint64_t corelib;
+	if (adac_desc_global(rt->desc, "ObjectToMethodTableUnmask", &s->unmask, err) ||
+	    adac_corelib_module(rt, &corelib, err) ||
+	    adac_module_type(rt, corelib, "System.Runtime.CompilerServices", "Continuation", &s->cont_mt, err))
+		goto fail;
+	s->header_size = 8;
+	if (s->cont_mt) {
+		for (int i = 0; i < A_COUNT; i++) {
+			if (adac_mt_field_offset(rt, s->cont_mt, array_fields[i], &s->aoff[i], err))
+				goto fail;
+			uint32_t end = s->aoff[i] + (i == A_STATE || i == A_FLAGS ? 4 : 8);
+			if (end > s->header_size)
+				s->header_size = end;
+		}
+	}
+	adac_runtime_set_slot(rt, ADAC_SLOT_CONTINUATION, s, free_state);
+	*out = s;
+	return 0;
+fail:
+	adac_error_wrap(err, "Continuation class: ");
+	free(s);
+	return -1;
+}
+
 static int init_state(struct adac_runtime *rt, struct cont_state **out, struct adac_error *err)
 {
 	struct cont_state *s = adac_runtime_slot(rt, ADAC_SLOT_CONTINUATION);
@@ -59,15 +100,8 @@ static int init_state(struct adac_runtime *rt, struct cont_state **out, struct a
 		return 0;
 	}
 	const struct adac_descriptor *d = rt->desc;
-	if (!adac_desc_has_type(d, "ContinuationObject")) {
-		/* .NET 10 describes no continuation; its sealed Continuation class has to be found from
-		 * CoreLib's metadata and FieldDescs instead. */
-		return adac_fail(err, ADAC_E_UNSUPPORTED, 0,
-		                 "the runtime (%s) does not describe ContinuationObject: the array layout is not supported yet",
-		                 adac_desc_global_string(d, "RuntimeProductVersionString")
-		                     ? adac_desc_global_string(d, "RuntimeProductVersionString")
-		                     : "of unknown version");
-	}
+	if (!adac_desc_has_type(d, "ContinuationObject"))
+		return init_array_layout(rt, out, err);
 	s = calloc(1, sizeof *s);
 	if (!s)
 		return adac_fail(err, ADAC_E_NOMEM, 0, "out of memory");
@@ -90,6 +124,18 @@ static int init_state(struct adac_runtime *rt, struct cont_state **out, struct a
 	for (int i = F_CONT_NEXT; i <= F_CONT_STATE; i++)
 		if (s->off[i] + flat_specs[i].width > size)
 			size = s->off[i] + flat_specs[i].width;
+	/* Flags is not in the descriptor; the Continuation class's FieldDesc has it (optional: only the
+	 * well-known slots need it). */
+	uint64_t corelib, base_mt;
+	struct adac_field flags;
+	if (adac_corelib_module(rt, &corelib, NULL) == 0 &&
+	    adac_module_type(rt, corelib, "System.Runtime.CompilerServices", "Continuation", &base_mt, NULL) == 0 && base_mt &&
+	    adac_mt_find_field(rt, base_mt, "Flags", &flags, NULL) == 0 && !flags.is_static) {
+		s->flags_off = flags.offset + ps;
+		s->has_flags = true;
+		if (s->flags_off + 4 > size)
+			size = s->flags_off + 4;
+	}
 	s->header_size = size;
 	if (adac_desc_global(d, "ObjectToMethodTableUnmask", &s->unmask, err)) {
 		free(s);
@@ -171,8 +217,22 @@ int adac_cont_read(struct adac_runtime *rt, uint64_t addr, struct adac_continuat
 		return adac_fail(err, ADAC_E_CORRUPT, addr, "object 0x%llx (MethodTable 0x%llx) is not a Continuation",
 		                 (unsigned long long)addr, (unsigned long long)mt);
 	c->mt = mt;
+	if (s->kind == ADAC_CONT_ARRAY) {
+		c->next = adac_get_u64(buf, s->aoff[A_NEXT]);
+		c->resume = adac_get_u64(buf, s->aoff[A_RESUME]);
+		c->state = (int32_t)adac_get_u32(buf, s->aoff[A_STATE]);
+		c->has_flags = true;
+		c->flags = adac_get_u32(buf, s->aoff[A_FLAGS]);
+		c->data = adac_get_u64(buf, s->aoff[A_DATA]);
+		c->gc_data = adac_get_u64(buf, s->aoff[A_GCDATA]);
+		return 0;
+	}
 	c->next = adac_get_u64(buf, s->off[F_CONT_NEXT]);
 	c->resume_info = adac_get_u64(buf, s->off[F_CONT_RESUME_INFO]);
+	if (s->has_flags) {
+		c->has_flags = true;
+		c->flags = adac_get_u32(buf, s->flags_off);
+	}
 	c->state = (int32_t)adac_get_u32(buf, s->off[F_CONT_STATE]);
 	if (c->resume_info) {
 		uint8_t ri[32];

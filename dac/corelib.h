@@ -22,4 +22,8 @@ int adac_module_type(struct adac_runtime *rt, uint64_t module, const char *ns, c
 int adac_module_typedef_mt(struct adac_runtime *rt, uint64_t module, uint32_t typedef_token, uint64_t *mt,
                            struct adac_error *err);
 
+/* An entry of one of a Module's lookup maps (e.g. "MethodDefToDescMap") by RID; 0 when absent. */
+int adac_module_lookup(struct adac_runtime *rt, uint64_t module, const char *map, uint32_t rid, uint64_t *value,
+                       struct adac_error *err);
+
 #endif

@@ -54,7 +54,7 @@
 	X(HEAP_MAPBASE, HEAP, "MapBase", W_PTR, 1)                       \
 	X(HEAP_HEADERMAP, HEAP, "HeaderMap", W_PTR, 1)                   \
 	X(RCH_MD, RCH, "MethodDesc", W_PTR, 1)                           \
-	X(RCH_DEBUG, RCH, "DebugInfo", W_PTR, 1)                         \
+	X(RCH_DEBUG, RCH, "DebugInfo", W_PTR, 0) /* not in .NET 10 */     \
 	X(IRCH_MD, IRCH, "MethodDesc", W_PTR, 0)                         \
 	X(IRCH_DEBUG, IRCH, "DebugInfo", W_PTR, 0)                       \
 	X(PLATFORM_CPFLAGS, PLATFORM, "CodePointerFlags", 1, 0)
@@ -556,7 +556,7 @@ static int find_jit(struct adac_runtime *rt, struct em_state *st, const struct r
 	info->kind = interpreter ? ADAC_CODE_INTERPRETER : ADAC_CODE_JIT;
 	info->code_header = hdr;
 	info->method_desc = get_field(&st->em, buf, f_md);
-	info->debug_info = get_field(&st->em, buf, f_dbg);
+	info->debug_info = st->em.has[f_dbg] ? get_field(&st->em, buf, f_dbg) : 0;
 	if (info->method_desc == 0)
 		return adac_fail(err, ADAC_E_CORRUPT, hdr, "%s at 0x%llx (code at 0x%llx) has no MethodDesc", em_type_names[type],
 		                 (unsigned long long)hdr, (unsigned long long)code);

@@ -33,7 +33,8 @@ enum {
 #define X(id, type, field, width) id,
 	FD_FIELDS(X)
 #undef X
-	FD_COUNT
+	FD_COUNT,
+	FD_EEC_FIRST = EEC_FIELDS  /* the EEClass entries follow the FieldDesc ones */
 };
 
 static const struct adac_field_spec fd_specs[FD_COUNT] = {
@@ -42,10 +43,23 @@ static const struct adac_field_spec fd_specs[FD_COUNT] = {
 #undef X
 };
 
-static int layout(struct adac_runtime *rt, uint32_t *off, struct adac_error *err)
+/* FieldDesc as field.h lays it out: {MTOfEnclosingClass, DWord1, DWord2}. Used only when the
+ * descriptor does not describe FieldDesc (.NET 10); every FieldDesc read that way must then name
+ * its enclosing type correctly, which catches a layout that differs. */
+static const uint32_t fallback_fd[FD_EEC_FIRST] = {16, 0, 8, 12};
+
+static int layout(struct adac_runtime *rt, uint32_t *off, bool *checked, struct adac_error *err)
 {
 	uint8_t has[FD_COUNT];
-	return adac_desc_resolve(rt->desc, fd_specs, FD_COUNT, off, has, err);
+	*checked = false;
+	if (adac_desc_has_type(rt->desc, "FieldDesc"))
+		return adac_desc_resolve(rt->desc, fd_specs, FD_COUNT, off, has, err);
+	if (adac_desc_resolve(rt->desc, fd_specs + FD_EEC_FIRST, FD_COUNT - FD_EEC_FIRST, off + FD_EEC_FIRST,
+	                      has + FD_EEC_FIRST, err))
+		return -1;
+	memcpy(off, fallback_fd, sizeof fallback_fd);
+	*checked = true;
+	return 0;
 }
 
 /* Instance fields of the type itself: the EEClass counts include the parent's. */
@@ -74,7 +88,8 @@ static int own_counts(struct adac_runtime *rt, const uint32_t *off, const struct
 int adac_mt_fields(struct adac_runtime *rt, uint64_t mt, adac_field_cb cb, void *ctx, struct adac_error *err)
 {
 	uint32_t off[FD_COUNT];
-	if (layout(rt, off, err))
+	bool check_enclosing;
+	if (layout(rt, off, &check_enclosing, err))
 		return -1;
 	struct adac_mt_info mi;
 	if (adac_mt_read(rt, mt, &mi, err))
@@ -104,6 +119,11 @@ int adac_mt_fields(struct adac_runtime *rt, uint64_t mt, adac_field_cb cb, void 
 		memcpy(&d1, buf + off[FD_DWORD1], 4);
 		memcpy(&d2, buf + off[FD_DWORD2], 4);
 		memcpy(&enclosing, buf + off[FD_MT], 8);
+		if (check_enclosing && enclosing != mi.canonical_mt && enclosing != mt)
+			return adac_fail(err, ADAC_E_LAYOUT, fd,
+			                 "FieldDesc 0x%llx of MethodTable 0x%llx names 0x%llx as its type: the runtime describes no "
+			                 "FieldDesc and its layout is not the expected one",
+			                 (unsigned long long)fd, (unsigned long long)mt, (unsigned long long)enclosing);
 		struct adac_field f = {
 			.field_desc = fd,
 			.enclosing_mt = enclosing,

@@ -1,6 +1,7 @@
 /* methoddesc.c - RuntimeTypeSystem contract: MethodDescs (chunk, token, classification, optional
  * slots, async data, dynamic and instantiated methods), MethodTables and TypeDescs. */
 #include "methoddesc.h"
+#include "ecma_metadata.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -63,7 +64,7 @@
 	X(PTD_ARG, "ParamTypeDesc", "TypeArg", 'P', true)                            \
 	X(TVD_MODULE, "TypeVarTypeDesc", "Module", 'P', true)                        \
 	X(TVD_TOKEN, "TypeVarTypeDesc", "Token", 4, true)                            \
-	X(TVD_INDEX, "TypeVarTypeDesc", "Index", 4, true)                            \
+	X(TVD_INDEX, "TypeVarTypeDesc", "Index", 4, false)                           \
 	X(FPT_NUMARGS, "FnPtrTypeDesc", "NumArgs", 4, true)                          \
 	X(FPT_CALLCONV, "FnPtrTypeDesc", "CallConv", 1, true)                        \
 	X(FPT_RETARGS, "FnPtrTypeDesc", "RetAndArgTypes", 'P', true)                 \
@@ -443,9 +444,18 @@ int adac_th_read(struct adac_runtime *rt, uint64_t type_handle, struct adac_th_i
 		    read_field(rt, s, td, R_TVD_TOKEN, &v, err))
 			goto fail;
 		info->token = (uint32_t)v;
-		if (read_field(rt, s, td, R_TVD_INDEX, &v, err))
-			goto fail;
-		info->index = (uint32_t)v;
+		if (s->has[R_TVD_INDEX]) {
+			if (read_field(rt, s, td, R_TVD_INDEX, &v, err))
+				goto fail;
+			info->index = (uint32_t)v;
+		} else {
+			/* .NET 10 describes no Index: the GenericParam row of the token has its number. */
+			struct adac_ecma_genericparam gp;
+			const struct adac_ecma *md = adac_ecma_for_module(rt, info->module, err);
+			if (!md || adac_ecma_genericparam(md, ADAC_ECMA_TOKEN_RID(info->token), &gp, err))
+				goto fail;
+			info->index = gp.number;
+		}
 		return 0;
 	case ADAC_ELEM_FNPTR:
 		info->kind = ADAC_TH_FNPTR;
@@ -561,12 +571,12 @@ static int md_read_raw(struct adac_runtime *rt, struct rts_state *s, uint64_t md
 		off += s->off[R_NATIVECODE_SIZE];
 	}
 	uint32_t async_off = off;
-	if (info->flags & ADAC_MDF_HAS_ASYNC_METHOD_DATA) {
-		if (!s->has[R_ASYNC_SIZE] || !s->has[R_ASYNC_FLAGS])
-			return adac_fail(err, ADAC_E_LAYOUT, md, "MethodDesc 0x%llx has AsyncMethodData, which the runtime does not describe",
-			                 (unsigned long long)md);
+	/* .NET 10 sets the flag but describes no AsyncMethodData: the method is still named and
+	 * validated; only its async flags and its exact size stay unknown. */
+	bool async_described = s->has[R_ASYNC_SIZE] && s->has[R_ASYNC_FLAGS];
+	if ((info->flags & ADAC_MDF_HAS_ASYNC_METHOD_DATA) && async_described)
 		off += s->off[R_ASYNC_SIZE];
-	}
+	info->size_known = !(info->flags & ADAC_MDF_HAS_ASYNC_METHOD_DATA) || async_described;
 	info->size = off;
 	if (chunk_index * s->md_align + (uint64_t)off > chunk_bytes)
 		return md_fail(err, md, "it runs past the end of its chunk");
@@ -576,7 +586,7 @@ static int md_read_raw(struct adac_runtime *rt, struct rts_state *s, uint64_t md
 	if (off > s->off[R_MD_SIZE] && adac_read(rt->t, md, buf, off, err))
 		return -1;
 
-	if (info->flags & ADAC_MDF_HAS_ASYNC_METHOD_DATA) {
+	if ((info->flags & ADAC_MDF_HAS_ASYNC_METHOD_DATA) && async_described) {
 		info->has_async_data = true;
 		info->async_flags = adac_get_u32(buf, async_off + s->off[R_ASYNC_FLAGS]);
 		if (s->has[R_ASYNC_SIG]) {
@@ -719,6 +729,10 @@ int adac_md_chunk_methods(struct adac_runtime *rt, uint64_t chunk, uint64_t *mds
 			return adac_fail(err, ADAC_E_CORRUPT, md, "MethodDescChunk 0x%llx: MethodDesc 0x%llx has ChunkIndex for another chunk",
 			                 (unsigned long long)chunk, (unsigned long long)md);
 		mds[(*n)++] = md;
+		if (!info.size_known && i + 1 < count)
+			return adac_fail(err, ADAC_E_LAYOUT, md,
+			                 "MethodDesc 0x%llx has AsyncMethodData, whose size the runtime does not describe: the rest of "
+			                 "its chunk cannot be listed", (unsigned long long)md);
 		md += info.size;
 	}
 	return 0;

@@ -81,6 +81,7 @@ struct adac_method_info {
 	uint16_t flags3;           /* MethodDesc.Flags3AndTokenRemainder */
 	uint16_t chunk_flags;      /* MethodDescChunk.FlagsAndTokenRange */
 	uint32_t size;             /* classification size plus the optional slots present */
+	bool size_known;           /* false when a slot the runtime does not describe is present */
 	uint64_t native_code_slot; /* address of the NativeCodeSlot, 0 when absent */
 	uint64_t async_signature;  /* AsyncMethodData.Signature: the async variant's own signature blob */
 	uint32_t async_signature_len; /* ... and its length (0 when absent) */

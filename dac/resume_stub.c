@@ -1,9 +1,12 @@
 /* resume_stub.c - resolves a continuation's Resume pointer to the async method it resumes. */
 #include "resume_stub.h"
 
+#include <stdio.h>
 #include <string.h>
 
+#include "corelib.h"
 #include "descriptor.h"
+#include "ecma_metadata.h"
 #include "methoddesc.h"
 #include "names.h"
 #include "precode.h"
@@ -21,6 +24,47 @@
  * m_pStubTargetMD, ...} (ilstubresolver.h). Both are checked before use: the resolver's m_pStubMD
  * must point back at the stub itself, and the target must be a valid MethodDesc. */
 enum { RESOLVER_STUB_MD = 2, RESOLVER_TARGET_MD = 3 };
+
+/* The method named in "IL_STUB_AsyncResume_<method>_<tier>", looked up in the stub's module (IL
+ * stubs live in their target's module); it must be the only method of that name there. */
+static int target_by_name(struct adac_runtime *rt, const struct adac_method_info *stub, const char *stub_name,
+                          uint64_t *target, struct adac_resume_target *out, struct adac_error *err)
+{
+	size_t plen = strlen(RESUME_STUB_PREFIX);
+	const char *method = stub_name + plen;
+	const char *tier = strrchr(method, '_');
+	if (*method != '_' || !tier || tier == method)
+		return adac_fail(err, ADAC_E_NOT_FOUND, stub->method_desc,
+		                 "resumption stub 0x%llx records no target and its name (%s) does not name one",
+		                 (unsigned long long)stub->method_desc, stub_name);
+	method++;
+	size_t mlen = (size_t)(tier - method);
+	snprintf(out->target_name, sizeof out->target_name, "%.*s", (int)mlen, method);
+	out->stub_module = stub->module;
+	const struct adac_ecma *md = adac_ecma_for_module(rt, stub->module, err);
+	if (!md)
+		return -1;
+	uint32_t rows = adac_ecma_rows(md, ADAC_ECMA_METHODDEF), found = 0, count = 0;
+	for (uint32_t rid = 1; rid <= rows; rid++) {
+		struct adac_ecma_methoddef row;
+		if (adac_ecma_methoddef(md, rid, &row, err))
+			return -1;
+		if (strlen(row.name) == mlen && memcmp(row.name, method, mlen) == 0) {
+			found = rid;
+			count++;
+		}
+	}
+	if (count != 1)
+		return adac_fail(err, ADAC_E_NOT_FOUND, stub->method_desc,
+		                 "resumption stub %s records no target, and its module has %u methods named %.*s", stub_name,
+		                 count, (int)mlen, method);
+	if (adac_module_lookup(rt, stub->module, "MethodDefToDescMap", found, target, err))
+		return -1;
+	if (!*target)
+		return adac_fail(err, ADAC_E_NOT_FOUND, stub->method_desc, "method %.*s (token 0x%x) of %s has no MethodDesc",
+		                 (int)mlen, method, 0x06000000u | found, stub_name);
+	return 0;
+}
 
 int adac_resume_target(struct adac_runtime *rt, uint64_t resume_entry, struct adac_resume_target *out,
                        struct adac_error *err)
@@ -65,6 +109,11 @@ int adac_resume_target(struct adac_runtime *rt, uint64_t resume_entry, struct ad
 		                 (unsigned long long)out->stub_md, (unsigned long long)resolver,
 		                 (unsigned long long)fields[RESOLVER_STUB_MD]);
 	uint64_t target = fields[RESOLVER_TARGET_MD];
+	if (!target) {
+		if (target_by_name(rt, &mi, name, &target, out, err))
+			return -1;
+		out->by_name = true;
+	}
 	if (adac_md_validate(rt, target, err)) {
 		adac_error_wrap(err, "resumption stub 0x%llx: target: ", (unsigned long long)out->stub_md);
 		return -1;

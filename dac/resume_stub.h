@@ -4,6 +4,7 @@
 #ifndef ADAC_RESUME_STUB_H
 #define ADAC_RESUME_STUB_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "error.h"
@@ -14,6 +15,11 @@ struct adac_resume_target {
 	uint64_t stub_md;     /* the resumption stub's MethodDesc */
 	const char *stub_name;/* its stored name (e.g. "IL_STUB_AsyncResume_FetchAsync_Tier0"), "" if none */
 	uint64_t target_md;   /* the async method it resumes; 0 when the resolver could not be read */
+	char target_name[128];/* by name: the method name the stub's name gives, even when it is ambiguous */
+	uint64_t stub_module; /* the stub's module (its target's) */
+	bool by_name;         /* target_md was found from the stub's name: the runtime recorded no target
+	                       * (.NET 10), so the name "IL_STUB_AsyncResume_<method>_<tier>" and the stub's
+	                       * module are all there is */
 };
 
 int adac_resume_target(struct adac_runtime *rt, uint64_t resume_entry, struct adac_resume_target *out,
