@@ -120,6 +120,15 @@ int main(int argc, char **argv)
 	struct adac_out out = {write_stdout, NULL};
 	int rc = adac_command_run(t, ADAC_FRONTEND_CLI, nrest, rest, &out, &err);
 	fflush(stdout);
+	if (getenv("ASYNCDAC_STATS")) {
+		/* For scripts/bench: how the command read the target. */
+		struct adac_read_stats st;
+		adac_target_stats(t, &st);
+		fprintf(stderr, "asyncdac-stats: reads=%llu backend_reads=%llu backend_bytes=%llu blocks_fetched=%llu cache_hits=%llu\n",
+		        (unsigned long long)st.reads, (unsigned long long)st.backend_reads,
+		        (unsigned long long)st.backend_bytes, (unsigned long long)st.blocks_fetched,
+		        (unsigned long long)st.cache_hits);
+	}
 	adac_target_close(t);
 	free(rest);
 	if (rc)
