@@ -15,6 +15,7 @@
 #define DISPATCHER_TYPE "AsyncDispatcherInfo"
 
 struct dispatcher_layout {
+	bool loaded;
 	struct adac_field t_current;
 	uint32_t next, next_continuation, current_task;
 	bool has_current_task;
@@ -25,8 +26,11 @@ static int layout(struct adac_runtime *rt, struct dispatcher_layout *l, struct a
 	uint64_t corelib, mt;
 	if (adac_corelib_module(rt, &corelib, err) || adac_module_type(rt, corelib, DISPATCHER_NS, DISPATCHER_TYPE, &mt, err))
 		return -1;
-	if (!mt)
-		return adac_fail(err, ADAC_E_NOT_FOUND, 0, "%s is not loaded: no runtime-async code has run", DISPATCHER_TYPE);
+	if (!mt) {
+		l->loaded = false; /* no dispatch loop has run in this process yet */
+		return 0;
+	}
+	l->loaded = true;
 	struct adac_field f;
 	if (adac_mt_find_field(rt, mt, "t_current", &l->t_current, err))
 		return -1;
@@ -52,6 +56,8 @@ int adac_thread_dispatchers(struct adac_runtime *rt, const struct adac_managed_t
 		adac_error_wrap(err, "dispatcher records: ");
 		return -1;
 	}
+	if (!l.loaded)
+		return 0;
 	uint64_t slot, cur;
 	if (adac_thread_static_addr(rt, th, &l.t_current, &slot, err))
 		return -1;
