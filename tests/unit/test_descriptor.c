@@ -4,41 +4,10 @@
 #include <string.h>
 
 #include "../check.h"
+#include "testutil.h"
 #include "asyncdac.h"
 #include "descriptor.h"
 #include "target_mem.h"
-
-struct buf {
-	char *p;
-	size_t n;
-};
-
-static void buf_write(void *ctx, const char *text, size_t len)
-{
-	struct buf *b = ctx;
-	b->p = realloc(b->p, b->n + len + 1);
-	memcpy(b->p + b->n, text, len);
-	b->n += len;
-	b->p[b->n] = '\0';
-}
-
-static char *slurp(const char *path, size_t *len)
-{
-	FILE *f = fopen(path, "rb");
-	if (!f)
-		return NULL;
-	fseek(f, 0, SEEK_END);
-	long n = ftell(f);
-	fseek(f, 0, SEEK_SET);
-	char *p = malloc((size_t)n + 1);
-	if (fread(p, 1, (size_t)n, f) != (size_t)n)
-		n = 0;
-	p[n] = '\0';
-	fclose(f);
-	if (len)
-		*len = (size_t)n;
-	return p;
-}
 
 static const char *code_name(enum adac_errcode c)
 {

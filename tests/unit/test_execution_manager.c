@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "../check.h"
+#include "testutil.h"
 #include "descriptor.h"
 #include "execution_manager.h"
 #include "limits.h"
@@ -71,24 +72,6 @@ static struct adac_descriptor *layout; /* for offsets in the test itself */
 
 /* Pointer-data slots of the fixture's pointer globals used here. */
 enum { P_CODE_RANGE_MAP = 36, P_PLATFORM_METADATA = 38, P_COUNT = 46 };
-
-static char *slurp(const char *path, size_t *len)
-{
-	FILE *f = fopen(path, "rb");
-	*len = 0;
-	if (!f)
-		return NULL;
-	fseek(f, 0, SEEK_END);
-	long n = ftell(f);
-	fseek(f, 0, SEEK_SET);
-	char *p = malloc((size_t)n + 1);
-	if (fread(p, 1, (size_t)n, f) != (size_t)n)
-		n = 0;
-	p[n] = '\0';
-	fclose(f);
-	*len = (size_t)n;
-	return p;
-}
 
 /* Replaces the first `from` with `to` (same length or shorter, padded with spaces). */
 static void patch(char *json, const char *from, const char *to)

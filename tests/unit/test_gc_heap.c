@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "../check.h"
+#include "testutil.h"
 #include "descriptor.h"
 #include "gc_heap.h"
 #include "runtime.h"
@@ -166,24 +167,6 @@ static struct adac_target *mem_target(void)
 
 static const char *descriptor_path;
 static struct adac_descriptor *desc;
-
-static char *slurp(const char *path, size_t *len)
-{
-	FILE *f = fopen(path, "rb");
-	*len = 0;
-	if (!f)
-		return NULL;
-	fseek(f, 0, SEEK_END);
-	long n = ftell(f);
-	fseek(f, 0, SEEK_SET);
-	char *p = malloc((size_t)n + 1);
-	if (fread(p, 1, (size_t)n, f) != (size_t)n)
-		n = 0;
-	p[n] = '\0';
-	fclose(f);
-	*len = (size_t)n;
-	return p;
-}
 
 /* Parses the main descriptor and gc_json into `desc`; every indirect global gets its own page. With
  * gc_json NULL, only the main descriptor. Also maps the global pages and the MISC area. */

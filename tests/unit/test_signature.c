@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 
 #include "../check.h"
+#include "testutil.h"
 #include "ecma_metadata.h"
 #include "signature.h"
 #include "target.h"
@@ -235,25 +236,6 @@ static void test_text(void)
 }
 
 /* ---- Real assemblies against System.Reflection.Metadata ---- */
-
-static char *slurp(const char *path, size_t *len)
-{
-	FILE *f = fopen(path, "rb");
-	if (!f)
-		return NULL;
-	fseek(f, 0, SEEK_END);
-	long n = ftell(f);
-	fseek(f, 0, SEEK_SET);
-	char *p = malloc((size_t)n + 1);
-	if (p && fread(p, 1, (size_t)n, f) != (size_t)n)
-		n = 0;
-	if (p)
-		p[n] = '\0';
-	fclose(f);
-	if (len)
-		*len = (size_t)n;
-	return p;
-}
 
 struct out {
 	char *p;
