@@ -66,7 +66,8 @@ static void locate(struct adac_runtime *rt, const struct adac_code_info *code, s
 	if (di->num_suspension_points) {
 		int32_t state = f->cont.state;
 		if (state < 0 || (uint32_t)state >= di->num_suspension_points)
-			note(f, "State %d is out of range: the method has %u suspension points", state, di->num_suspension_points);
+			note(f, "State %d is out of range: the method has %u suspension point%s", state, di->num_suspension_points,
+			     di->num_suspension_points == 1 ? "" : "s");
 		else if (di->suspension_points[state].diagnostic_native_offset != f->offset)
 			note(f, "State %d is suspension point at +0x%x, but DiagnosticIP is at +0x%llx", state,
 			     di->suspension_points[state].diagnostic_native_offset, (unsigned long long)f->offset);

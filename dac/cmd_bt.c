@@ -99,10 +99,8 @@ static int head_of(struct adac_runtime *rt, uint64_t addr, uint64_t *head, uint6
 	*task = 0;
 	uint64_t mt;
 	bool yes;
-	if (adac_object_mt(rt, addr, &mt, err) || adac_cont_is_continuation_mt(rt, mt, &yes, err)) {
-		adac_error_wrap(err, "0x%llx: ", (unsigned long long)addr);
-		return -1;
-	}
+	if (adac_object_mt(rt, addr, &mt, err) || adac_cont_is_continuation_mt(rt, mt, &yes, err))
+		return -1; /* the messages name the address */
 	if (yes) {
 		*head = addr;
 		return 0;

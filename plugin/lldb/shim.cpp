@@ -34,13 +34,22 @@ namespace {
 constexpr uint64_t kPage = 4096;
 
 // `async <name> ...`: one instance per entry of the shared command table.
+// A command that worked says so: SB API callers (HandleCommand) read the status, and a plugin
+// command's result otherwise stays "started". Forwarded commands keep the status they set.
+bool finish(lldb::SBCommandReturnObject &result, bool ok)
+{
+	if (ok && !result.Succeeded())
+		result.SetStatus(lldb::eReturnStatusSuccessFinishResult);
+	return ok;
+}
+
 class AsyncCommand : public lldb::SBCommandPluginInterface {
 public:
 	explicit AsyncCommand(const char *name) : name_(name) {}
 	bool DoExecute(lldb::SBDebugger debugger, char **args, lldb::SBCommandReturnObject &result) override
 	{
 		adac_lldb_cmd cmd{debugger, &result};
-		return adac_lldb_async(&cmd, name_, args) == 0;
+		return finish(result, adac_lldb_async(&cmd, name_, args) == 0);
 	}
 
 private:
@@ -53,7 +62,7 @@ public:
 	bool DoExecute(lldb::SBDebugger debugger, char **args, lldb::SBCommandReturnObject &result) override
 	{
 		adac_lldb_cmd cmd{debugger, &result};
-		return adac_lldb_bt(&cmd, args) == 0;
+		return finish(result, adac_lldb_bt(&cmd, args) == 0);
 	}
 };
 
@@ -64,7 +73,7 @@ public:
 	bool DoExecute(lldb::SBDebugger debugger, char **args, lldb::SBCommandReturnObject &result) override
 	{
 		adac_lldb_cmd cmd{debugger, &result};
-		return adac_lldb_probe(&cmd, args) == 0;
+		return finish(result, adac_lldb_probe(&cmd, args) == 0);
 	}
 };
 #endif

@@ -39,6 +39,8 @@ namespace Asyncdac.Oracle
                         return DumpCommand.Run(args[1..]);
                     case "heap":
                         return HeapCommand.Run(args[1..]);
+                    case "objects":
+                        return ObjectsCommand.Run(args[1..]);
                     default:
                         return DumpCommand.Run(args);
                 }

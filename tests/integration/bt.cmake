@@ -1,0 +1,26 @@
+# bt (issue 4): async backtraces on the real .NET 11.0.0 runtime, live and from createdump/gcore
+# cores, through the CLI and lldb-16, against the oracle (tests/oracle: ClrMD + Microsoft's DAC) and
+# the samples' expected.json. Included by tests/CMakeLists.txt; needs the `dotnet` fixture of
+# tests/dotnet (scripts/dotnet-setup: runtime pack, samples, oracle).
+#   bt.nested.<config>   scenario 1, C -> B -> A: text, JSON, awaiting line, all front ends
+#   bt.deep              the 1,000-deep chain; -c and --depth
+#   bt.running.<mode>    the chain a thread is running, after its physical frames (live and cores)
+#   bt.shapes.<config>   every chain shape; bt.fanout: 64 of 10,000 chains
+#   bt.corrupt           patched copies of a core: cycle, wild Next, unreadable ResumeInfo, ...
+#   bt.errors            bad input: exact one-line errors, exit codes
+set(_bt_tests)
+foreach(config Debug Release)
+  add_adac_test(bt.nested.${config} integration/test_bt_nested.py ${config})
+  add_adac_test(bt.shapes.${config} integration/test_bt_chains.py shapes ${config})
+  list(APPEND _bt_tests bt.nested.${config} bt.shapes.${config})
+endforeach()
+add_adac_test(bt.deep integration/test_bt_deep.py)
+add_adac_test(bt.fanout integration/test_bt_chains.py fanout Release)
+add_adac_test(bt.corrupt integration/test_bt_corrupt.py)
+add_adac_test(bt.errors integration/test_bt_errors.py)
+list(APPEND _bt_tests bt.deep bt.fanout bt.corrupt bt.errors)
+foreach(mode park sigstop segv failfast throw)
+  add_adac_test(bt.running.${mode} integration/test_bt_running.py ${mode})
+  list(APPEND _bt_tests bt.running.${mode})
+endforeach()
+set_tests_properties(${_bt_tests} PROPERTIES FIXTURES_REQUIRED dotnet LABELS "dotnet;needs-cli")

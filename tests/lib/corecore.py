@@ -1,0 +1,115 @@
+"""corecore - reads and patches the memory image of an ELF64 core file by virtual address.
+
+A core's memory is its PT_LOAD segments: [p_vaddr, p_vaddr + p_filesz) is stored at file offset
+p_offset (bytes of [p_filesz, p_memsz) are not in the file). Tests use this to corrupt objects in a
+copy of a real core (a Continuation's Next, ResumeInfo, State ...) and to pick addresses that no
+segment maps. python3 standard library only.
+
+    core = Core(path)                      # parses the program headers (PN_XNUM handled)
+    core.read(addr, n) -> bytes            # ValueError if not entirely in the file
+    core.read_u64(addr), core.read_u32(addr)
+    core.write(addr, data)                 # patches the file in place (same checks)
+    core.write_u64(addr, v), core.write_u32(addr, v)
+    core.mapped(addr) -> bool              # inside some PT_LOAD's [vaddr, vaddr + memsz)
+    core.file_offset(addr, n) -> int       # where those n bytes are in the file
+    patched_copy(src, dst, [(addr, bytes), ...]) -> Core   # copies src to dst, then patches dst
+"""
+import shutil
+import struct
+
+PT_LOAD = 1
+PN_XNUM = 0xFFFF
+
+
+class Core:
+    def __init__(self, path):
+        self.path = path
+        self.loads = []  # (vaddr, memsz, offset, filesz), sorted by vaddr
+        with open(path, "rb") as f:
+            ident = f.read(64)
+            if len(ident) < 64 or ident[:4] != b"\x7fELF":
+                raise ValueError(f"{path}: not an ELF file")
+            if ident[4] != 2 or ident[5] != 1:
+                raise ValueError(f"{path}: not a little-endian ELF64 file")
+            e_type, = struct.unpack_from("<H", ident, 16)
+            if e_type != 4:
+                raise ValueError(f"{path}: ELF type {e_type}, not a core (ET_CORE)")
+            phoff, shoff = struct.unpack_from("<QQ", ident, 0x20)
+            phentsize, phnum, shentsize = struct.unpack_from("<HHH", ident, 0x36)
+            if phnum == PN_XNUM:
+                # The real count is sh_info of section header 0.
+                f.seek(shoff)
+                sh0 = f.read(shentsize)
+                phnum, = struct.unpack_from("<I", sh0, 0x2C)
+            f.seek(phoff)
+            table = f.read(phentsize * phnum)
+        if len(table) != phentsize * phnum:
+            raise ValueError(f"{path}: truncated program header table")
+        for i in range(phnum):
+            p_type, _flags, offset, vaddr, _paddr, filesz, memsz, _align = struct.unpack_from(
+                "<IIQQQQQQ", table, i * phentsize)
+            if p_type == PT_LOAD:
+                self.loads.append((vaddr, memsz, offset, filesz))
+        self.loads.sort()
+
+    def _segment(self, addr):
+        for seg in self.loads:
+            vaddr, memsz = seg[0], seg[1]
+            if vaddr <= addr < vaddr + memsz:
+                return seg
+        return None
+
+    def mapped(self, addr):
+        return self._segment(addr) is not None
+
+    def file_offset(self, addr, n):
+        seg = self._segment(addr)
+        if seg is None:
+            raise ValueError(f"0x{addr:x} is in no PT_LOAD segment of {self.path}")
+        vaddr, _memsz, offset, filesz = seg
+        if addr + n > vaddr + filesz:
+            raise ValueError(f"0x{addr:x}+{n} is not stored in {self.path} (segment 0x{vaddr:x} has "
+                             f"{filesz} bytes in the file)")
+        return offset + (addr - vaddr)
+
+    def read(self, addr, n):
+        with open(self.path, "rb") as f:
+            f.seek(self.file_offset(addr, n))
+            data = f.read(n)
+        if len(data) != n:
+            raise ValueError(f"0x{addr:x}+{n}: short read from {self.path}")
+        return data
+
+    def write(self, addr, data):
+        off = self.file_offset(addr, len(data))
+        with open(self.path, "r+b") as f:
+            f.seek(off)
+            f.write(data)
+
+    def read_u64(self, addr):
+        return struct.unpack("<Q", self.read(addr, 8))[0]
+
+    def read_u32(self, addr):
+        return struct.unpack("<I", self.read(addr, 4))[0]
+
+    def write_u64(self, addr, v):
+        self.write(addr, struct.pack("<Q", v & 0xFFFFFFFFFFFFFFFF))
+
+    def write_u32(self, addr, v):
+        self.write(addr, struct.pack("<I", v & 0xFFFFFFFF))
+
+    def unmapped_address(self, near=0xDEAD0000, step=0x100000):
+        """A page-aligned address at or above `near` that no PT_LOAD segment covers."""
+        a = near & ~0xFFF
+        while self.mapped(a) or self.mapped(a + 0xFFF):
+            a += step
+        return a
+
+
+def patched_copy(src, dst, patches):
+    """Copies the core src to dst and applies [(address, bytes), ...] to the copy."""
+    shutil.copyfile(src, dst)
+    core = Core(dst)
+    for addr, data in patches:
+        core.write(addr, data)
+    return core

@@ -1,0 +1,300 @@
+// oracle objects: the instance fields of given heap objects, and values reached from static fields,
+// read through Microsoft's DAC (ClrMD). Ground truth for what a chain awaits (issue 4: the "awaiting"
+// line names the Task field of the head RuntimeAsyncTaskContinuation, which is the
+// TaskCompletionSource's task).
+//
+//   oracle objects <core> --dac <libmscordaccore.so> [--out <file.json>]
+//                  [--static <Namespace.Type>::<field>[.<field>...]]... [--stack <os-thread-id>]...
+//                  [<address>...]
+//
+// Writes {"objects": {"0x..": {"type", "method_table", "size", "fields": {name: value}}},
+//         "statics": {"<path>": {"address", "type"} or {"error"}},
+//         "stacks": {"<os-thread-id>": [{"kind", "ip", "sp", "method", "frame_name"}, ...]}}.
+// A stack is ClrMD's EnumerateStackTrace of that thread: "kind" ManagedMethod for frames of managed
+// code (ip = the frame's instruction pointer: the return address except in the leaf), Runtime for
+// the runtime's explicit Frames (which may name a method that is not running, e.g. a method being
+// prepared by the prestub).
+// A field value is "0x.." for an object reference (the referenced address) and for pointers, a
+// number for other primitives, and {"struct": type} for embedded value types (not expanded).
+// A --static path starts at a static reference field (the first app domain's value) and follows
+// instance reference fields, e.g. AsyncdacSamples.NestedApp::s_gate._task.
+using System;
+using System.Collections.Generic;
+using System.IO;
+using System.Linq;
+using System.Text.Json;
+using Microsoft.Diagnostics.Runtime;
+
+namespace Asyncdac.Oracle
+{
+    internal static class ObjectsCommand
+    {
+        public static int Run(string[] argv)
+        {
+            var statics = new List<string>();
+            var stacks = new List<uint>();
+            var rest = new List<string>();
+            for (int i = 0; i < argv.Length; i++)
+            {
+                if (argv[i] == "--static")
+                {
+                    if (i + 1 >= argv.Length)
+                        throw new OracleException("--static needs <Type>::<field>[.<field>...]");
+                    statics.Add(argv[++i]);
+                }
+                else if (argv[i] == "--stack")
+                {
+                    if (i + 1 >= argv.Length || !uint.TryParse(argv[i + 1], out uint tid))
+                        throw new OracleException("--stack needs an OS thread id");
+                    stacks.Add(tid);
+                    i++;
+                }
+                else
+                {
+                    rest.Add(argv[i]);
+                }
+            }
+            var (pos, opt) = Args.Parse(rest.ToArray(), "--dac", "--out");
+            if (pos.Count < 1)
+                throw new OracleException("usage: oracle objects <core> --dac <libmscordaccore.so> [--out <file.json>] " +
+                                          "[--static <Type>::<field>[.<field>...]]... [<address>...]");
+            string core = Args.RequireFile(pos[0], "core file");
+            if (!opt.TryGetValue("--dac", out string? dac) || dac == null)
+                throw new OracleException("--dac <libmscordaccore.so> is required");
+            Args.RequireFile(dac, "DAC");
+            string? outPath = opt.GetValueOrDefault("--out");
+            var addresses = new List<ulong>();
+            foreach (string a in pos.Skip(1))
+            {
+                string s = a.StartsWith("0x", StringComparison.OrdinalIgnoreCase) ? a[2..] : a;
+                if (!ulong.TryParse(s, System.Globalization.NumberStyles.HexNumber, null, out ulong v))
+                    throw new OracleException($"bad address '{a}'");
+                addresses.Add(v);
+            }
+
+            using var dt = DataTarget.LoadDump(core);
+            if (dt.ClrVersions.Length == 0)
+                throw new OracleException($"ClrMD found no CLR runtime module in {core}");
+            ClrInfo clr = dt.ClrVersions[0];
+            ClrRuntime rt;
+            try
+            {
+                rt = clr.CreateRuntime(dac);
+            }
+            catch (ClrDiagnosticsException e) when (e.Message.Contains("Mismatched dac", StringComparison.OrdinalIgnoreCase))
+            {
+                // As in DumpCommand: ClrMD cannot read a .NET 11 libcoreclr.so's version from a core.
+                rt = clr.CreateRuntime(dac, ignoreMismatch: true);
+            }
+            using (rt)
+            {
+                var ms = new MemoryStream();
+                using (var j = new Utf8JsonWriter(ms, new JsonWriterOptions { Indented = true }))
+                {
+                    j.WriteStartObject();
+                    j.WriteStartObject("objects");
+                    foreach (ulong a in addresses)
+                        WriteObject(j, rt.Heap.GetObject(a));
+                    j.WriteEndObject();
+                    j.WriteStartObject("statics");
+                    foreach (string path in statics)
+                        WriteStatic(j, rt, path);
+                    j.WriteEndObject();
+                    j.WriteStartObject("stacks");
+                    foreach (uint tid in stacks)
+                        WriteStack(j, rt, tid);
+                    j.WriteEndObject();
+                    j.WriteEndObject();
+                }
+                if (outPath == null)
+                {
+                    using var stdout = Console.OpenStandardOutput();
+                    ms.WriteTo(stdout);
+                }
+                else
+                {
+                    File.WriteAllBytes(outPath, ms.ToArray());
+                }
+            }
+            return 0;
+        }
+
+        private static void WriteObject(Utf8JsonWriter j, ClrObject o)
+        {
+            j.WriteStartObject(Hex(o.Address));
+            ClrType? t = o.Type;
+            if (t == null)
+            {
+                j.WriteString("error", "no type (not an object the DAC knows)");
+                j.WriteEndObject();
+                return;
+            }
+            j.WriteString("type", t.Name);
+            j.WriteString("method_table", Hex(t.MethodTable));
+            j.WriteNumber("size", o.Size);
+            j.WriteStartObject("fields");
+            var seen = new HashSet<string>(StringComparer.Ordinal);
+            foreach (ClrInstanceField f in t.Fields)
+            {
+                string name = f.Name ?? "?";
+                if (!seen.Add(name))
+                    continue; // a base class's field of the same name: the most derived one was written
+                WriteValue(j, name, f, o.Address);
+            }
+            j.WriteEndObject();
+            j.WriteEndObject();
+        }
+
+        private static void WriteValue(Utf8JsonWriter j, string name, ClrInstanceField f, ulong obj)
+        {
+            try
+            {
+                if (f.IsObjectReference)
+                {
+                    j.WriteString(name, Hex(f.ReadObject(obj, false).Address));
+                    return;
+                }
+                switch (f.ElementType)
+                {
+                    case ClrElementType.Boolean:
+                        j.WriteBoolean(name, f.Read<byte>(obj, false) != 0);
+                        return;
+                    case ClrElementType.Int8:
+                        j.WriteNumber(name, f.Read<sbyte>(obj, false));
+                        return;
+                    case ClrElementType.UInt8:
+                        j.WriteNumber(name, f.Read<byte>(obj, false));
+                        return;
+                    case ClrElementType.Char:
+                    case ClrElementType.UInt16:
+                        j.WriteNumber(name, f.Read<ushort>(obj, false));
+                        return;
+                    case ClrElementType.Int16:
+                        j.WriteNumber(name, f.Read<short>(obj, false));
+                        return;
+                    case ClrElementType.Int32:
+                        j.WriteNumber(name, f.Read<int>(obj, false));
+                        return;
+                    case ClrElementType.UInt32:
+                        j.WriteNumber(name, f.Read<uint>(obj, false));
+                        return;
+                    case ClrElementType.Int64:
+                        j.WriteNumber(name, f.Read<long>(obj, false));
+                        return;
+                    case ClrElementType.UInt64:
+                        j.WriteNumber(name, f.Read<ulong>(obj, false));
+                        return;
+                    case ClrElementType.Float:
+                        j.WriteNumber(name, f.Read<float>(obj, false));
+                        return;
+                    case ClrElementType.Double:
+                        j.WriteNumber(name, f.Read<double>(obj, false));
+                        return;
+                    case ClrElementType.Pointer:
+                    case ClrElementType.FunctionPointer:
+                    case ClrElementType.NativeInt:
+                    case ClrElementType.NativeUInt:
+                        j.WriteString(name, Hex(f.Read<ulong>(obj, false)));
+                        return;
+                    default:
+                        j.WriteStartObject(name);
+                        j.WriteString("struct", f.Type?.Name ?? f.ElementType.ToString());
+                        j.WriteEndObject();
+                        return;
+                }
+            }
+            catch (Exception e) when (e is InvalidOperationException or ClrDiagnosticsException or ArgumentException)
+            {
+                j.WriteStartObject(name);
+                j.WriteString("error", e.Message);
+                j.WriteEndObject();
+            }
+        }
+
+        private static ClrType? FindType(ClrRuntime rt, string name)
+        {
+            foreach (ClrModule m in rt.EnumerateModules())
+            {
+                ClrType? t = m.GetTypeByName(name);
+                if (t != null)
+                    return t;
+            }
+            return null;
+        }
+
+        private static void WriteStatic(Utf8JsonWriter j, ClrRuntime rt, string path)
+        {
+            j.WriteStartObject(path);
+            int sep = path.IndexOf("::", StringComparison.Ordinal);
+            string[] fields = sep > 0 ? path[(sep + 2)..].Split('.') : Array.Empty<string>();
+            ClrType? type = sep > 0 ? FindType(rt, path[..sep]) : null;
+            ClrStaticField? sf = type?.StaticFields.FirstOrDefault(f => f.Name == (fields.Length > 0 ? fields[0] : null));
+            ClrAppDomain? domain = rt.AppDomains.FirstOrDefault();
+            if (sep <= 0 || fields.Length == 0)
+                j.WriteString("error", "want <Namespace.Type>::<field>[.<field>...]");
+            else if (type == null)
+                j.WriteString("error", $"type {path[..sep]} not found");
+            else if (sf == null || domain == null)
+                j.WriteString("error", $"{type.Name} has no static field {fields[0]}");
+            else
+            {
+                ClrObject cur = sf.ReadObject(domain);
+                string? error = null;
+                foreach (string name in fields.Skip(1))
+                {
+                    if (cur.IsNull || cur.Type == null)
+                    {
+                        error = $"null or untyped object before .{name}";
+                        break;
+                    }
+                    ClrInstanceField? f = cur.Type.GetFieldByName(name);
+                    if (f == null || !f.IsObjectReference)
+                    {
+                        error = $"{cur.Type.Name} has no reference field {name}";
+                        break;
+                    }
+                    cur = f.ReadObject(cur.Address, false);
+                }
+                if (error != null)
+                {
+                    j.WriteString("error", error);
+                }
+                else
+                {
+                    j.WriteString("address", Hex(cur.Address));
+                    j.WriteString("type", cur.Type?.Name);
+                }
+            }
+            j.WriteEndObject();
+        }
+
+        private static void WriteStack(Utf8JsonWriter j, ClrRuntime rt, uint tid)
+        {
+            ClrThread? thread = rt.Threads.FirstOrDefault(t => t.OSThreadId == tid);
+            if (thread == null)
+            {
+                j.WriteStartObject(tid.ToString(System.Globalization.CultureInfo.InvariantCulture));
+                j.WriteString("error", $"no managed thread with OS id {tid}");
+                j.WriteEndObject();
+                return;
+            }
+            j.WriteStartArray(tid.ToString(System.Globalization.CultureInfo.InvariantCulture));
+            int n = 0;
+            foreach (ClrStackFrame f in thread.EnumerateStackTrace())
+            {
+                if (n++ >= 256)
+                    break;
+                j.WriteStartObject();
+                j.WriteString("kind", f.Kind.ToString());
+                j.WriteString("ip", Hex(f.InstructionPointer));
+                j.WriteString("sp", Hex(f.StackPointer));
+                j.WriteString("method", f.Method?.Signature);
+                j.WriteString("frame_name", f.FrameName);
+                j.WriteEndObject();
+            }
+            j.WriteEndArray();
+        }
+
+        private static string Hex(ulong v) => "0x" + v.ToString("x");
+    }
+}
