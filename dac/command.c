@@ -16,6 +16,7 @@ static const struct entry entries[] = {
 	{&adac_cmd_runtime_info, adac_cmd_runtime},
 	{&adac_cmd_ip2md_info, adac_cmd_ip2md},
 	{&adac_cmd_dumpmd_info, adac_cmd_dumpmd},
+	{&adac_cmd_frame_info, adac_cmd_frame},
 	{&adac_cmd_dumpheap_info, adac_cmd_dumpheap},
 };
 #define N_ENTRIES (sizeof entries / sizeof entries[0])

@@ -58,6 +58,7 @@
 	X(AUX_NONVIRT, "MethodTableAuxiliaryData", "OffsetToNonVirtualSlots", 2, false) \
 	X(EEC_MT, "EEClass", "MethodTable", 'P', true)                               \
 	X(EEC_ELEM, "EEClass", "InternalCorElementType", 1, false)                   \
+	X(EEC_PADDING, "EEClass", "BaseSizePadding", 1, false)                       \
 	X(GDI_NUMDICTS, "GenericsDictInfo", "NumDicts", 2, true)                     \
 	X(GDI_NUMTYARGS, "GenericsDictInfo", "NumTypeArgs", 2, true)                 \
 	X(TD_FLAGS, "TypeDesc", "TypeAndFlags", 4, true)                             \
@@ -734,6 +735,104 @@ int adac_md_chunk_methods(struct adac_runtime *rt, uint64_t chunk, uint64_t *mds
 			                 "MethodDesc 0x%llx has AsyncMethodData, whose size the runtime does not describe: the rest of "
 			                 "its chunk cannot be listed", (unsigned long long)md);
 		md += info.size;
+	}
+	return 0;
+}
+
+int adac_mt_internal_elem(struct adac_runtime *rt, uint64_t method_table, uint8_t *elem, struct adac_error *err)
+{
+	struct rts_state *s;
+	struct adac_mt_info mi;
+	if (init_rts(rt, &s, err) || adac_mt_read(rt, method_table, &mi, err))
+		return -1;
+	if (!s->has[R_EEC_ELEM])
+		return adac_fail(err, ADAC_E_LAYOUT, method_table, "the runtime does not describe EEClass.InternalCorElementType");
+	uint64_t e;
+	if (read_field(rt, s, mi.eeclass, R_EEC_ELEM, &e, err))
+		return -1;
+	*elem = (uint8_t)e;
+	return 0;
+}
+
+int adac_mt_instance_field_bytes(struct adac_runtime *rt, uint64_t method_table, uint32_t *bytes,
+                                 struct adac_error *err)
+{
+	struct rts_state *s;
+	struct adac_mt_info mi;
+	if (init_rts(rt, &s, err) || adac_mt_read(rt, method_table, &mi, err))
+		return -1;
+	if (!s->has[R_EEC_PADDING])
+		return adac_fail(err, ADAC_E_LAYOUT, method_table, "the runtime does not describe EEClass.BaseSizePadding");
+	uint64_t pad;
+	if (read_field(rt, s, mi.eeclass, R_EEC_PADDING, &pad, err))
+		return -1;
+	if (pad > mi.base_size)
+		return adac_fail(err, ADAC_E_CORRUPT, method_table,
+		                 "MethodTable 0x%llx: BaseSize %u is smaller than its EEClass's BaseSizePadding %llu",
+		                 (unsigned long long)method_table, mi.base_size, (unsigned long long)pad);
+	*bytes = mi.base_size - (uint32_t)pad;
+	return 0;
+}
+
+/* Constructed types of a module: Module.AvailableTypeParams -> EETypeHashTable, a DacEnumerableHash
+ * (dacenumerablehash.h; the cDAC's DacEnumerableHash): Buckets[0] is the bucket count, buckets
+ * start at index 3, chains of VolatileEntry {Value, NextEntry, ...} end at a pointer with bit 0 set. */
+#define TYPE_HASH_SPECIAL_SLOTS 3u
+#define MAX_TYPE_HASH_BUCKETS (1u << 24)  /* buckets of one EETypeHashTable */
+#define MAX_TYPE_HASH_ENTRIES (1u << 22)  /* entries visited in one EETypeHashTable */
+
+int adac_module_find_instantiation(struct adac_runtime *rt, uint64_t module, uint64_t def_mt, const uint64_t *args,
+                                   uint32_t nargs, uint64_t *mt, struct adac_error *err)
+{
+	*mt = 0;
+	uint32_t f_table, f_buckets, f_value, f_next;
+	if (adac_desc_field(rt->desc, "Module", "AvailableTypeParams", &f_table, err) ||
+	    adac_desc_field(rt->desc, "EETypeHashTable", "Buckets", &f_buckets, err) ||
+	    adac_desc_field(rt->desc, "EETypeHashTable", "VolatileEntryValue", &f_value, err) ||
+	    adac_desc_field(rt->desc, "EETypeHashTable", "VolatileEntryNextEntry", &f_next, err))
+		return -1;
+	struct adac_mt_info def;
+	if (adac_mt_read(rt, def_mt, &def, err))
+		return -1;
+	uint64_t have[64];
+	if (nargs == 0 || nargs > sizeof have / sizeof have[0])
+		return adac_fail(err, nargs ? ADAC_E_LIMIT : ADAC_E_BAD_ARG, def_mt, "%u type arguments (1 to %zu)", nargs,
+		                 sizeof have / sizeof have[0]);
+	unsigned ps = adac_target_ptr_size(rt->t);
+	uint64_t table, buckets, length;
+	if (read_ptr(rt, module + f_table, &table, err))
+		return -1;
+	if (!table)
+		return 0;
+	if (read_ptr(rt, table + f_buckets, &buckets, err) || !buckets || read_ptr(rt, buckets, &length, err))
+		return -1;
+	if (length > MAX_TYPE_HASH_BUCKETS)
+		return adac_fail(err, ADAC_E_LIMIT, table, "EETypeHashTable 0x%llx has %llu buckets (limit %u)",
+		                 (unsigned long long)table, (unsigned long long)length, MAX_TYPE_HASH_BUCKETS);
+	uint64_t want_mod = def.module;
+	uint32_t want_tok = def.typedef_token;
+	uint64_t visited = 0;
+	for (uint64_t b = 0; b < length; b++) {
+		uint64_t e;
+		if (read_ptr(rt, buckets + (b + TYPE_HASH_SPECIAL_SLOTS) * ps, &e, err))
+			return -1;
+		while (e && !(e & 1)) {
+			if (++visited > MAX_TYPE_HASH_ENTRIES)
+				return adac_fail(err, ADAC_E_LIMIT, table, "EETypeHashTable 0x%llx: more than %u entries (or a cycle)",
+				                 (unsigned long long)table, MAX_TYPE_HASH_ENTRIES);
+			uint64_t th, next;
+			if (read_ptr(rt, e + f_value, &th, err) || read_ptr(rt, e + f_next, &next, err))
+				return -1;
+			struct adac_mt_info ci;
+			if (th && !(th & 2) && adac_mt_read(rt, th, &ci, NULL) == 0 && !ci.is_array && ci.module == want_mod &&
+			    ci.typedef_token == want_tok && ci.num_generic_args == nargs && ci.instantiation &&
+			    adac_th_array(rt, ci.instantiation, nargs, have, NULL) == 0 &&
+			    memcmp(have, args, nargs * sizeof *args) == 0) {
+				*mt = th;
+				return 0;
+			}
+			e = next;
+		}
 	}
 	return 0;
 }

@@ -144,6 +144,22 @@ int adac_mt_read(struct adac_runtime *rt, uint64_t method_table, struct adac_mt_
 /* The MethodTable of the object at addr (Object.m_pMethTab with ObjectToMethodTableUnmask). */
 int adac_object_mt(struct adac_runtime *rt, uint64_t obj, uint64_t *mt, struct adac_error *err);
 
+/* EEClass.InternalCorElementType of a type: the underlying primitive of an enum (I4 for an int
+ * enum) or of a primitive type, VALUETYPE or CLASS otherwise. */
+int adac_mt_internal_elem(struct adac_runtime *rt, uint64_t method_table, uint8_t *elem, struct adac_error *err);
+
+/* Bytes of the type's instance fields (MethodTable::GetNumInstanceFieldBytes: BaseSize minus
+ * EEClass.BaseSizePadding): for a value type, the size of its unboxed value. */
+int adac_mt_instance_field_bytes(struct adac_runtime *rt, uint64_t method_table, uint32_t *bytes,
+                                 struct adac_error *err);
+
+/* The loaded generic instantiation def<args> (def_mt: the generic type's MethodTable; args: exact
+ * TypeHandles) among the constructed types of `module` (Module.AvailableTypeParams, an
+ * EETypeHashTable). *mt = 0 when that module has not loaded it (the runtime keeps an instantiation
+ * in one "loader module" of its type and arguments: try each). */
+int adac_module_find_instantiation(struct adac_runtime *rt, uint64_t module, uint64_t def_mt, const uint64_t *args,
+                                   uint32_t nargs, uint64_t *mt, struct adac_error *err);
+
 /* TypeHandles: a MethodTable, or (low bits 2) a TypeDesc. */
 enum adac_th_kind {
 	ADAC_TH_METHODTABLE,

@@ -1,0 +1,1080 @@
+/* test_locals.c - awaited locals (dac/locals.c) and value formatting (dac/value_format.c) on the
+ * synthetic array-layout target: a runtime laid out in a memory target the way 11.0.0 lays it out
+ * (the real .NET 11.0.0 descriptor gives the layouts), around the real ArrayLayout.dll (+ PDB) of
+ * targets/synthetic/array_layout and the real System.Private.CoreLib.dll (names, ContinuationFlags):
+ * MethodTables with EEClasses and FieldDescs, a MethodDesc for Worker.Work, strings, arrays, boxed
+ * and class objects, and continuations with hand-made async debug info (the encoding documented in
+ * targets/synthetic/array_layout/README.md).
+ *
+ *   array layout  Offset-only, GCIndex-only and mixed locals reassembled exactly from Data/GCData,
+ *                 including a struct with several object references declared out of offset order
+ *                 and a struct nested in a struct; every line compared with the exact text.
+ *   flat layout   values at continuation + Offset, Flags and its well-known slots (CoreLib's
+ *                 ContinuationFlags constants), DiagnosticNativeOffset mismatch, a variable past
+ *                 the end of the continuation.
+ *   corruption    State out of range, entries not in (Offset, GCIndex) pairs, Data/GCData indexes
+ *                 out of range, neither index, VarNumber past the locals, Data not an array.
+ *   values        floats, chars, escapes, truncation at the limits, enums, type names.
+ * Skips (77) without the .NET 11 runtime pack of scripts/dotnet-setup (for CoreLib). */
+#include <jansson.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../check.h"
+#include "async_frame.h"
+#include "asyncdac.h"
+#include "debuginfo.h"
+#include "descriptor.h"
+#include "ecma_metadata.h"
+#include "locals.h"
+#include "methoddesc.h"
+#include "runtime.h"
+#include "signature.h"
+#include "target.h"
+#include "target_mem.h"
+#include "value_format.h"
+
+static struct adac_descriptor *desc;
+static struct adac_memimg *img;
+static struct adac_target *tgt;
+
+#define AREA_BASE 0x5000000ull
+#define AREA_SIZE 0x1000000ull
+static uint8_t *area;
+#define GLOBALS_BASE 0x7f0000000000ull
+static uint8_t globals_page[4096];
+
+static void mem_write(uint64_t addr, const void *data, size_t len)
+{
+	if (addr >= AREA_BASE && addr + len <= AREA_BASE + AREA_SIZE)
+		memcpy(area + (addr - AREA_BASE), data, len);
+	else if (addr >= GLOBALS_BASE && addr + len <= GLOBALS_BASE + sizeof globals_page)
+		memcpy(globals_page + (addr - GLOBALS_BASE), data, len);
+	else
+		adac_memimg_add(img, addr, data, len);
+}
+
+static void flush(void)
+{
+	adac_memimg_add(img, AREA_BASE, area, AREA_SIZE);
+	adac_memimg_add(img, GLOBALS_BASE, globals_page, sizeof globals_page);
+	if (tgt)
+		adac_target_invalidate(tgt);
+}
+
+static uint32_t off(const char *type, const char *field)
+{
+	uint32_t v = 0;
+	struct adac_error err = {0};
+	if (field ? adac_desc_field(desc, type, field, &v, &err) : adac_desc_type_size(desc, type, &v, &err)) {
+		fprintf(stderr, "descriptor: %s\n", err.msg);
+		exit(1);
+	}
+	return v;
+}
+
+static void put8(uint64_t at, uint8_t v) { mem_write(at, &v, 1); }
+static void put16(uint64_t at, uint16_t v) { mem_write(at, &v, 2); }
+static void put32(uint64_t at, uint32_t v) { mem_write(at, &v, 4); }
+static void put64(uint64_t at, uint64_t v) { mem_write(at, &v, 8); }
+
+static void put_utf16(uint64_t at, const char *s)
+{
+	uint16_t w[512];
+	size_t n = strlen(s);
+	for (size_t i = 0; i <= n; i++)
+		w[i] = (uint16_t)(unsigned char)s[i];
+	mem_write(at, w, (n + 1) * 2);
+}
+
+static uint8_t *slurp(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	if (!f)
+		return NULL;
+	fseek(f, 0, SEEK_END);
+	long n = ftell(f);
+	fseek(f, 0, SEEK_SET);
+	uint8_t *p = malloc((size_t)n);
+	if (p && fread(p, 1, (size_t)n, f) != (size_t)n)
+		n = 0;
+	fclose(f);
+	*len = (size_t)n;
+	return p;
+}
+
+/* The variable a pointer global names (where the runtime keeps the pointer). */
+static uint64_t global_var(const char *name)
+{
+	uint64_t v = 0;
+	struct adac_error err = {0};
+	if (adac_desc_global(desc, name, &v, &err)) {
+		fprintf(stderr, "descriptor: %s\n", err.msg);
+		exit(1);
+	}
+	return v;
+}
+
+/* Module + PEAssembly + PEImage + flat PEImageLayout; TypeDefToMethodTableMap of `nmap` entries
+ * whose TableData is at module + 0x2000. */
+static void put_module(uint64_t module, const char *path, const char *simple, uint64_t image_base, size_t image_size,
+                       uint32_t nmap)
+{
+	uint64_t pea = module + 0x1000, peimage = module + 0x1100, layout = module + 0x1200, strs = module + 0x1300;
+	put64(module + off("Module", "PEAssembly"), pea);
+	put64(module + off("Module", "Assembly"), module + 0x1800);
+	put64(module + off("Module", "Base"), image_base);
+	put32(module + off("Module", "Flags"), 1);
+	put64(module + off("Module", "Path"), strs);
+	put64(module + off("Module", "FileName"), strs + 0x400);
+	put64(module + off("Module", "SimpleName"), strs + 0x600);
+	const char *slash = strrchr(path, '/');
+	put_utf16(strs, path);
+	put_utf16(strs + 0x400, slash ? slash + 1 : path);
+	mem_write(strs + 0x600, simple, strlen(simple) + 1);
+	put64(pea + off("PEAssembly", "PEImage"), peimage);
+	put64(peimage + off("PEImage", "LoadedImageLayout"), layout);
+	put64(peimage + off("PEImage", "FlatImageLayout"), layout);
+	put64(layout + off("PEImageLayout", "Base"), image_base);
+	put32(layout + off("PEImageLayout", "Size"), (uint32_t)image_size);
+	put32(layout + off("PEImageLayout", "Flags"), 0x70);
+	uint64_t map = module + off("Module", "TypeDefToMethodTableMap");
+	put64(map + off("ModuleLookupMap", "TableData"), module + 0x2000);
+	put32(map + off("ModuleLookupMap", "Count"), nmap);
+}
+
+static void map_typedef(uint64_t module, uint32_t rid, uint64_t mt) { put64(module + 0x2000 + 8ull * rid, mt); }
+
+/* One FieldDesc: token rid, offset from the instance data, element type. */
+struct fd {
+	uint32_t rid;
+	uint32_t offset;
+	uint8_t elem;
+	bool is_static;
+};
+
+/* MethodTable at addr, its EEClass at addr + 0x200 and FieldDescs at addr + 0x400. */
+struct mt_spec {
+	uint64_t addr;
+	uint32_t flags;
+	uint32_t typedef_rid;
+	uint32_t base_size;
+	uint64_t parent, module, perinst;
+	uint8_t internal_elem;
+	uint8_t padding;          /* EEClass.BaseSizePadding */
+	uint16_t parent_fields;   /* instance fields of the parents (EEClass counts include them) */
+	const struct fd *fields;
+	unsigned nfields;
+};
+
+static void put_mt(const struct mt_spec *s)
+{
+	uint64_t ee = s->addr + 0x200, fds = s->addr + 0x400;
+	put32(s->addr + off("MethodTable", "MTFlags"), s->flags);
+	put32(s->addr + off("MethodTable", "BaseSize"), s->base_size);
+	put32(s->addr + off("MethodTable", "MTFlags2"), s->typedef_rid << 8);
+	put16(s->addr + off("MethodTable", "NumVirtuals"), 4);
+	put64(s->addr + off("MethodTable", "ParentMethodTable"), s->parent);
+	put64(s->addr + off("MethodTable", "Module"), s->module);
+	put64(s->addr + off("MethodTable", "AuxiliaryData"), s->addr + 0x800);
+	put64(s->addr + off("MethodTable", "PerInstInfo"), s->perinst);
+	put64(s->addr + off("MethodTable", "EEClassOrCanonMT"), ee);
+	put64(ee + off("EEClass", "MethodTable"), s->addr);
+	put8(ee + off("EEClass", "InternalCorElementType"), s->internal_elem);
+	put8(ee + off("EEClass", "BaseSizePadding"), s->padding);
+	uint16_t ni = s->parent_fields, ns = 0;
+	uint32_t fd_size = off("FieldDesc", NULL);
+	for (unsigned i = 0; i < s->nfields; i++) {
+		const struct fd *f = &s->fields[i];
+		uint64_t at = fds + (uint64_t)i * fd_size;
+		put64(at + off("FieldDesc", "MTOfEnclosingClass"), s->addr);
+		put32(at + off("FieldDesc", "DWord1"), f->rid | (f->is_static ? 0x1000000u : 0));
+		put32(at + off("FieldDesc", "DWord2"), f->offset | ((uint32_t)f->elem << 27));
+		if (f->is_static)
+			ns++;
+		else
+			ni++;
+	}
+	put64(ee + off("EEClass", "FieldDescList"), s->nfields ? fds : 0);
+	put16(ee + off("EEClass", "NumInstanceFields"), ni);
+	put16(ee + off("EEClass", "NumStaticFields"), ns);
+}
+
+/* A chunk holding one MethodDesc at index 0 (as 11.0.0 lays them out); returns the MethodDesc. */
+static uint64_t put_md(uint64_t chunk, uint64_t mt, uint16_t flags, uint32_t token)
+{
+	uint32_t chunk_size = off("MethodDescChunk", NULL);
+	uint64_t md = chunk + chunk_size;
+	put64(chunk + off("MethodDescChunk", "MethodTable"), mt);
+	put8(chunk + off("MethodDescChunk", "Size"), 20);
+	put8(chunk + off("MethodDescChunk", "Count"), 0);
+	put16(chunk + off("MethodDescChunk", "FlagsAndTokenRange"), (uint16_t)(((token & 0xffffff) >> 12) | 0x4000));
+	put8(md + off("MethodDesc", "ChunkIndex"), 0);
+	put16(md + off("MethodDesc", "Slot"), 5);
+	put16(md + off("MethodDesc", "Flags"), flags);
+	put16(md + off("MethodDesc", "Flags3AndTokenRemainder"), (uint16_t)((token & 0xfff) | 0x3000));
+	return md;
+}
+
+static void put_string(uint64_t at, uint64_t mt, const char *s)
+{
+	put64(at, mt);
+	put32(at + off("String", "m_StringLength"), (uint32_t)strlen(s));
+	size_t n = strlen(s);
+	for (size_t i = 0; i < n; i++)
+		put16(at + off("String", "m_FirstChar") + 2 * i, (uint16_t)(unsigned char)s[i]);
+}
+
+/* ---- Debug info: the .NET 11 encoding (nibble streams), async chunk only ---- */
+
+struct nib {
+	uint8_t b[4096];
+	size_t n; /* nibbles */
+};
+
+static void nib_put(struct nib *w, unsigned v)
+{
+	if (w->n % 2 == 0)
+		w->b[w->n / 2] = (uint8_t)v;
+	else
+		w->b[w->n / 2] |= (uint8_t)(v << 4);
+	w->n++;
+}
+
+static void nib_u32(struct nib *w, uint32_t v)
+{
+	unsigned groups[11], n = 0;
+	do {
+		groups[n++] = v & 7;
+		v >>= 3;
+	} while (v);
+	while (n-- > 1)
+		nib_put(w, groups[n] | 8);
+	nib_put(w, groups[0]);
+}
+
+static void nib_i32(struct nib *w, int32_t v)
+{
+	nib_u32(w, v < 0 ? (((uint32_t)-v) << 1) | 1 : (uint32_t)v << 1);
+}
+
+static size_t nib_bytes(const struct nib *w) { return (w->n + 1) / 2; }
+
+/* A var list entry as the JIT writes it: VarNumber and Offset (array layout: pairs). */
+struct var {
+	int32_t number;
+	uint32_t offset;
+};
+
+#define NONE 0xffffffffu
+
+/* Fat header + async chunk with one suspension point at `native` holding vars. */
+static struct adac_debug_info *make_di(uint32_t nsp, uint32_t native, const struct var *vars, uint32_t nvars)
+{
+	struct nib chunk = {0};
+	nib_u32(&chunk, nsp);
+	nib_u32(&chunk, nvars);
+	for (uint32_t i = 0; i < nsp; i++) {
+		nib_i32(&chunk, i ? 4 : (int32_t)native);
+		nib_u32(&chunk, i ? 0 : nvars);
+	}
+	for (uint32_t i = 0; i < nvars; i++) {
+		nib_u32(&chunk, (uint32_t)(vars[i].number + 6));
+		nib_u32(&chunk, vars[i].offset);
+	}
+	struct nib hdr = {0};
+	nib_u32(&hdr, 0);
+	for (int i = 0; i < 5; i++)
+		nib_u32(&hdr, 0);
+	nib_u32(&hdr, (uint32_t)nib_bytes(&chunk));
+	uint8_t blob[8192];
+	size_t len = nib_bytes(&hdr);
+	memcpy(blob, hdr.b, len);
+	memcpy(blob + len, chunk.b, nib_bytes(&chunk));
+	len += nib_bytes(&chunk);
+	struct adac_debug_info *di = NULL;
+	struct adac_error err = {0};
+	if (adac_debuginfo_decode(blob, len, ADAC_DEBUGINFO_FORMAT_NET11, false, &di, &err)) {
+		fprintf(stderr, "debug info: %s\n", err.msg);
+		exit(1);
+	}
+	return di;
+}
+
+/* ---- Output capture ---- */
+
+struct buf {
+	char *s;
+	size_t n;
+};
+
+static void buf_write(void *ctx, const char *text, size_t len)
+{
+	struct buf *b = ctx;
+	char *s = realloc(b->s, b->n + len + 1);
+	if (!s)
+		return;
+	memcpy(s + b->n, text, len);
+	b->n += len;
+	s[b->n] = '\0';
+	b->s = s;
+}
+
+static char *print_locals(struct adac_runtime *rt, const struct adac_locals *l, const char *name, unsigned depth,
+                          int *rc, struct adac_error *err)
+{
+	struct buf b = {0};
+	struct adac_out out = {buf_write, &b};
+	struct adac_value_opts o;
+	adac_value_opts_default(&o);
+	o.max_depth = depth;
+	*rc = adac_locals_print(rt, l, name, "", &o, &out, err);
+	if (!b.s)
+		b.s = strdup("");
+	return b.s;
+}
+
+/* Text and JSON of one value formatted from host bytes. */
+static char *fmt(struct adac_runtime *rt, const struct adac_vtype *t, const void *bytes, const struct adac_value_opts *o,
+                 json_t **json)
+{
+	struct adac_sig_text text = {0};
+	struct adac_error err = {0};
+	if (adac_value_format(rt, t, bytes, o, &text, json, &err)) {
+		fprintf(stderr, "format: %s\n", err.msg);
+		adac_sig_text_free(&text);
+		return strdup("<failed>");
+	}
+	char *s = adac_sig_text_take(&text);
+	return s ? s : strdup("");
+}
+
+static void check_prim(struct adac_runtime *rt, uint8_t elem, uint32_t size, const void *bytes, const char *want)
+{
+	struct adac_vtype t = {.kind = ADAC_VK_PRIM, .elem = elem, .size = size};
+	struct adac_value_opts o;
+	adac_value_opts_default(&o);
+	char *s = fmt(rt, &t, bytes, &o, NULL);
+	CHECK_EQ_STR(s, want);
+	free(s);
+}
+
+/* ---- The synthetic target ---- */
+
+/* Addresses. */
+#define AL_BASE 0x10000000ull
+#define CL_BASE 0x20000000ull
+#define AL_MOD 0x5000000ull
+#define CL_MOD 0x5010000ull
+#define SYSDOMAIN 0x5020000ull
+#define MT(n) (0x5100000ull + 0x1000ull * (n))
+#define MD_CHUNK 0x5200000ull
+#define STR_WORK 0x5300000ull
+#define STR_TAG 0x5300100ull
+#define STR_B 0x5300200ull
+#define STR_A 0x5300300ull
+#define STR_N7 0x5300400ull
+#define STR_INNER 0x5300500ull
+#define STR_OUTER 0x5300600ull
+#define STR_LONG 0x5300700ull
+#define STR_ESC 0x5301800ull
+#define STR_FIRST 0x5301900ull
+#define WORKER 0x5302000ull
+#define NODE 0x5302100ull
+#define BOXED 0x5302200ull
+#define NUMBERS 0x5302300ull
+#define BIGARRAY 0x5302400ull
+#define DATA 0x5303000ull
+#define GCDATA 0x5304000ull
+#define CONT 0x5305000ull
+
+enum {
+	M_OBJECT, M_STRING, M_INT32, M_BYTE, M_VALUETYPE, M_ENUM, M_BYTE_ARR, M_OBJECT_ARR, M_INT32_ARR, M_MODE, M_PLAIN,
+	M_MIXED, M_MANY, M_OUTER, M_NODE, M_WORKER, M_CONT, M_CONT_LAYOUT, M_PAIR_DEF, M_PAIR_STRING,
+};
+
+static uint32_t rid_of(const struct adac_ecma *md, const char *ns, const char *name)
+{
+	uint32_t rid = 0;
+	struct adac_error err = {0};
+	if (adac_ecma_find_typedef(md, ns, name, 0, &rid, &err))
+		fprintf(stderr, "%s.%s: %s\n", ns, name, err.msg);
+	return rid;
+}
+
+static uint32_t field_rid(const struct adac_ecma *md, uint32_t type_rid, const char *name)
+{
+	uint32_t rid = 0;
+	struct adac_error err = {0};
+	if (adac_ecma_find_field(md, type_rid, name, &rid, &err))
+		fprintf(stderr, "field %s: %s\n", name, err.msg);
+	return rid;
+}
+
+int main(int argc, char **argv)
+{
+	const char *src = getenv("ADAC_SOURCE_DIR");
+	const char *dn = getenv("ADAC_DOTNET_DIR");
+	char path[2048], al_path[2048], corelib_path[1024];
+	snprintf(path, sizeof path, "%s/tests/fixtures/net11.0.0-linux-x64-descriptor.json", src && *src ? src : ".");
+	snprintf(al_path, sizeof al_path, "%s/ArrayLayout.dll",
+	         argc > 1 ? argv[1] : "tests/data/locals/array_layout");
+	snprintf(corelib_path, sizeof corelib_path, "%s/runtime/11/System.Private.CoreLib.dll", dn && *dn ? dn : "build/dotnet");
+	size_t json_len, al_len, corelib_len;
+	uint8_t *json = slurp(path, &json_len);
+	uint8_t *al = slurp(al_path, &al_len);
+	uint8_t *corelib = slurp(corelib_path, &corelib_len);
+	if (!json || !al) {
+		fprintf(stderr, "locals: cannot read %s or %s\n", path, al_path);
+		return 1;
+	}
+	if (!corelib) {
+		printf("locals: skipped: needs %s (scripts/dotnet-setup)\n", corelib_path);
+		free(json);
+		free(al);
+		return 77;
+	}
+	uint64_t pdata[64];
+	for (unsigned i = 0; i < 64; i++)
+		pdata[i] = GLOBALS_BASE + 16u * i;
+	desc = adac_desc_new();
+	struct adac_error err = {0};
+	if (adac_desc_parse_json(desc, (const char *)json, json_len, pdata, 64, &err)) {
+		fprintf(stderr, "descriptor: %s\n", err.msg);
+		return 1;
+	}
+	img = adac_memimg_new();
+	area = calloc(1, AREA_SIZE);
+	adac_memimg_add(img, AL_BASE, al, al_len);
+	adac_memimg_add(img, CL_BASE, corelib, corelib_len);
+	flush();
+	tgt = adac_target_open_memory(img, &err);
+	if (!tgt) {
+		fprintf(stderr, "target: %s\n", err.msg);
+		return 1;
+	}
+	struct adac_ecma *amd = NULL, *cmd = NULL;
+	CHECK(adac_ecma_open_image(tgt, AL_BASE, al_len, false, &amd, &err) == 0);
+	CHECK(adac_ecma_open_image(tgt, CL_BASE, corelib_len, false, &cmd, &err) == 0);
+	if (!amd || !cmd)
+		return 1;
+
+	/* Tokens, from the real metadata. */
+	uint32_t r_mode = rid_of(amd, "ArrayLayoutSamples", "Mode"), r_plain = rid_of(amd, "ArrayLayoutSamples", "Plain"),
+	         r_mixed = rid_of(amd, "ArrayLayoutSamples", "Mixed"), r_many = rid_of(amd, "ArrayLayoutSamples", "Many"),
+	         r_outer = rid_of(amd, "ArrayLayoutSamples", "Outer"), r_node = rid_of(amd, "ArrayLayoutSamples", "Node"),
+	         r_worker = rid_of(amd, "ArrayLayoutSamples", "Worker"), r_pair = rid_of(amd, "ArrayLayoutSamples", "Pair`1");
+	uint32_t r_work = 0;
+	CHECK(adac_ecma_find_method(amd, r_worker, "Work", &r_work, &err) == 0);
+	uint32_t c_object = rid_of(cmd, "System", "Object"), c_string = rid_of(cmd, "System", "String"),
+	         c_int32 = rid_of(cmd, "System", "Int32"), c_byte = rid_of(cmd, "System", "Byte"),
+	         c_valuetype = rid_of(cmd, "System", "ValueType"), c_enum = rid_of(cmd, "System", "Enum"),
+	         c_cont = rid_of(cmd, "System.Runtime.CompilerServices", "Continuation");
+
+	put_module(AL_MOD, al_path, "ArrayLayout", AL_BASE, al_len, 16);
+	put_module(CL_MOD, "/runtime/11/System.Private.CoreLib.dll", "System.Private.CoreLib", CL_BASE, corelib_len, 0);
+	/* SystemDomain -> SystemAssembly -> Module: CoreLib. */
+	put64(global_var("SystemDomain"), SYSDOMAIN);
+	put64(SYSDOMAIN + off("SystemDomain", "SystemAssembly"), SYSDOMAIN + 0x100);
+	put64(SYSDOMAIN + 0x100 + off("Assembly", "Module"), CL_MOD);
+
+	/* CoreLib types. */
+	const uint32_t SZARRAY = 0x800a0000u, TRUEPRIM = 0x00070000u, VALUETYPE = 0x00040000u, PRIMITIVE = 0x00060000u;
+	put_mt(&(struct mt_spec){MT(M_OBJECT), 0, c_object, 24, 0, CL_MOD, 0, 0x12, 0, 0, NULL, 0});
+	put_mt(&(struct mt_spec){MT(M_STRING), 0x80000002u, c_string, 22, MT(M_OBJECT), CL_MOD, 0, 0x0e, 0, 0, NULL, 0});
+	put_mt(&(struct mt_spec){MT(M_VALUETYPE), 0, c_valuetype, 24, MT(M_OBJECT), CL_MOD, 0, 0x12, 0, 0, NULL, 0});
+	put_mt(&(struct mt_spec){MT(M_ENUM), 0, c_enum, 24, MT(M_VALUETYPE), CL_MOD, 0, 0x12, 0, 0, NULL, 0});
+	put_mt(&(struct mt_spec){MT(M_INT32), TRUEPRIM, c_int32, 24, MT(M_VALUETYPE), CL_MOD, 0, 0x08, 20, 0, NULL, 0});
+	put_mt(&(struct mt_spec){MT(M_BYTE), TRUEPRIM, c_byte, 24, MT(M_VALUETYPE), CL_MOD, 0, 0x05, 23, 0, NULL, 0});
+	put_mt(&(struct mt_spec){MT(M_BYTE_ARR), SZARRAY | 1, 0, 24, MT(M_OBJECT), CL_MOD, MT(M_BYTE), 0x1d, 0, 0, NULL, 0});
+	put_mt(&(struct mt_spec){MT(M_OBJECT_ARR), SZARRAY | 8, 0, 24, MT(M_OBJECT), CL_MOD, MT(M_OBJECT), 0x1d, 0, 0, NULL, 0});
+	put_mt(&(struct mt_spec){MT(M_INT32_ARR), SZARRAY | 4, 0, 24, MT(M_OBJECT), CL_MOD, MT(M_INT32), 0x1d, 0, 0, NULL, 0});
+	put64(global_var("ObjectMethodTable"), MT(M_OBJECT));
+	put64(global_var("StringMethodTable"), MT(M_STRING));
+
+	/* ArrayLayout.dll's types, laid out as CoreCLR's auto layout does (references first). Field
+	 * rids: Mode.value__ 1; Plain X 5, Y 6; Mixed Id 7, Tag 8, Big 9; Many C 10, X 11, B 12, A 13,
+	 * Y 14; Outer Inner 15, Name 16; Pair First 17, Count 18; Node Value 19, Label 20; Worker Id 21
+	 * (checked below). */
+	CHECK(field_rid(amd, r_many, "A") == 13 && field_rid(amd, r_worker, "Id") == 21 && field_rid(amd, r_mode, "value__") == 1 &&
+	      field_rid(amd, r_pair, "Count") == 18);
+	static const struct fd mode_f[] = {{1, 0, 0x06, false}};
+	static const struct fd plain_f[] = {{5, 8, 0x08, false}, {6, 0, 0x0d, false}};
+	static const struct fd mixed_f[] = {{7, 16, 0x08, false}, {8, 0, 0x12, false}, {9, 8, 0x0a, false}};
+	static const struct fd many_f[] = {{10, 16, 0x12, false}, {11, 24, 0x08, false}, {12, 8, 0x12, false},
+	                                   {13, 0, 0x12, false}, {14, 28, 0x05, false}};
+	static const struct fd outer_f[] = {{15, 0, 0x11, false}, {16, 24, 0x12, false}};
+	static const struct fd node_f[] = {{19, 8, 0x08, false}, {20, 0, 0x12, false}};
+	static const struct fd worker_f[] = {{21, 0, 0x08, false}};
+	static const struct fd pair_f[] = {{17, 0, 0x12, false}, {18, 8, 0x08, false}};
+	put_mt(&(struct mt_spec){MT(M_MODE), PRIMITIVE, r_mode, 24, MT(M_ENUM), AL_MOD, 0, 0x06, 22, 0, mode_f, 1});
+	put_mt(&(struct mt_spec){MT(M_PLAIN), VALUETYPE, r_plain, 32, MT(M_VALUETYPE), AL_MOD, 0, 0x11, 16, 0, plain_f, 2});
+	put_mt(&(struct mt_spec){MT(M_MIXED), VALUETYPE, r_mixed, 40, MT(M_VALUETYPE), AL_MOD, 0, 0x11, 16, 0, mixed_f, 3});
+	put_mt(&(struct mt_spec){MT(M_MANY), VALUETYPE, r_many, 48, MT(M_VALUETYPE), AL_MOD, 0, 0x11, 16, 0, many_f, 5});
+	put_mt(&(struct mt_spec){MT(M_OUTER), VALUETYPE, r_outer, 48, MT(M_VALUETYPE), AL_MOD, 0, 0x11, 16, 0, outer_f, 2});
+	put_mt(&(struct mt_spec){MT(M_NODE), 0, r_node, 32, MT(M_OBJECT), AL_MOD, 0, 0x12, 0, 0, node_f, 2});
+	put_mt(&(struct mt_spec){MT(M_WORKER), 0, r_worker, 24, MT(M_OBJECT), AL_MOD, 0, 0x12, 0, 0, worker_f, 1});
+	map_typedef(AL_MOD, r_mode, MT(M_MODE));
+	map_typedef(AL_MOD, r_plain, MT(M_PLAIN));
+	map_typedef(AL_MOD, r_mixed, MT(M_MIXED));
+	map_typedef(AL_MOD, r_many, MT(M_MANY));
+	map_typedef(AL_MOD, r_outer, MT(M_OUTER));
+	map_typedef(AL_MOD, r_node, MT(M_NODE));
+	map_typedef(AL_MOD, r_worker, MT(M_WORKER));
+	/* Pair<T> (the typical instantiation, in the TypeDef map) and Pair<string>, found only among
+	 * the module's constructed types: EETypeHashTable with 2 buckets, Pair<string> second in the
+	 * first bucket's chain. */
+	put_mt(&(struct mt_spec){MT(M_PAIR_DEF), VALUETYPE | 0x30, r_pair, 32, MT(M_VALUETYPE), AL_MOD, 0, 0x11, 16, 0, NULL, 0});
+	map_typedef(AL_MOD, r_pair, MT(M_PAIR_DEF));
+	uint64_t pair_inst = MT(M_PAIR_STRING) + 0x900;
+	put16(pair_inst + off("GenericsDictInfo", "NumDicts"), 1);
+	put16(pair_inst + off("GenericsDictInfo", "NumTypeArgs"), 1);
+	put64(pair_inst + 8, pair_inst + 16);
+	put64(pair_inst + 16, MT(M_STRING));
+	put_mt(&(struct mt_spec){MT(M_PAIR_STRING), VALUETYPE | 0x10, r_pair, 32, MT(M_VALUETYPE), AL_MOD, pair_inst + 8, 0x11, 16,
+	                         0, pair_f, 2});
+	const uint64_t TYPES = AL_MOD + 0x3000;
+	put64(AL_MOD + off("Module", "AvailableTypeParams"), TYPES);
+	put64(TYPES + off("EETypeHashTable", "Buckets"), TYPES + 0x100);
+	put32(TYPES + off("EETypeHashTable", "Count"), 2);
+	put64(TYPES + 0x100, 2);                  /* bucket count */
+	put64(TYPES + 0x100 + 8 * 3, TYPES + 0x200);
+	put64(TYPES + 0x100 + 8 * 4, 0x9);        /* an empty bucket: end sentinel */
+	put64(TYPES + 0x200 + off("EETypeHashTable", "VolatileEntryValue"), MT(M_NODE));
+	put64(TYPES + 0x200 + off("EETypeHashTable", "VolatileEntryNextEntry"), TYPES + 0x240);
+	put64(TYPES + 0x240 + off("EETypeHashTable", "VolatileEntryValue"), MT(M_PAIR_STRING));
+	put64(TYPES + 0x240 + off("EETypeHashTable", "VolatileEntryNextEntry"), 0x7);
+
+	/* The Continuation class (its FieldDescs name Flags' offset) and a flat layout subtype of 88
+	 * bytes (48 bytes of data). */
+	static struct fd cont_f[4];
+	cont_f[0] = (struct fd){field_rid(cmd, c_cont, "Next"), 0, 0x12, false};
+	cont_f[1] = (struct fd){field_rid(cmd, c_cont, "ResumeInfo"), 8, 0x18, false};
+	cont_f[2] = (struct fd){field_rid(cmd, c_cont, "Flags"), 16, 0x08, false};
+	cont_f[3] = (struct fd){field_rid(cmd, c_cont, "State"), 20, 0x08, false};
+	put_mt(&(struct mt_spec){MT(M_CONT), 0, c_cont, 40, MT(M_OBJECT), CL_MOD, 0, 0x12, 0, 0, cont_f, 4});
+	put_mt(&(struct mt_spec){MT(M_CONT_LAYOUT), 0, c_cont, 88, MT(M_CONT), CL_MOD, 0, 0x12, 0, 4, NULL, 0});
+	put64(global_var("ContinuationMethodTable"), MT(M_CONT));
+
+	uint64_t md_work = put_md(MD_CHUNK, MT(M_WORKER), 0, 0x06000000u | r_work);
+
+	/* Objects. */
+	put_string(STR_WORK, MT(M_STRING), "work");
+	put_string(STR_TAG, MT(M_STRING), "tag");
+	put_string(STR_B, MT(M_STRING), "b");
+	put_string(STR_A, MT(M_STRING), "a");
+	put_string(STR_N7, MT(M_STRING), "n7");
+	put_string(STR_INNER, MT(M_STRING), "inner");
+	put_string(STR_OUTER, MT(M_STRING), "outer");
+	char longs[301];
+	memset(longs, 'x', 300);
+	longs[300] = '\0';
+	put_string(STR_LONG, MT(M_STRING), longs);
+	put_string(STR_ESC, MT(M_STRING), "a\"b\\c\nd\te");
+	put_string(STR_FIRST, MT(M_STRING), "first");
+	put64(WORKER, MT(M_WORKER));
+	put32(WORKER + 8, 1);
+	put64(NODE, MT(M_NODE));
+	put64(NODE + 8, STR_N7);
+	put32(NODE + 16, 7);
+	put64(BOXED, MT(M_INT32));
+	put32(BOXED + 8, 5);
+	put64(NUMBERS, MT(M_INT32_ARR));
+	put32(NUMBERS + 8, 3);
+	put32(NUMBERS + 16, 1);
+	put32(NUMBERS + 20, 2);
+	put32(NUMBERS + 24, 3);
+	put64(BIGARRAY, MT(M_INT32_ARR));
+	put32(BIGARRAY + 8, 20);
+	for (uint32_t i = 0; i < 20; i++)
+		put32(BIGARRAY + 16 + 4 * i, i);
+
+	/* Data (byte[160]): the non-reference bytes; reference slots hold junk that GCData replaces. */
+	const uint64_t D = DATA + 16;
+	put64(DATA, MT(M_BYTE_ARR));
+	put32(DATA + 8, 160);
+	put32(D + 0, 42);                 /* count */
+	put16(D + 4, 2);                  /* mode = Fast */
+	put32(D + 8, 42);                 /* i */
+	put64(D + 16, 1ull << 40);        /* big */
+	double ratio = 0.25, y = 1.5;
+	mem_write(D + 24, &ratio, 8);     /* ratio */
+	put8(D + 32, 1);                  /* flag */
+	put16(D + 34, 'Z');               /* letter */
+	put16(D + 36, 2);                 /* m = Fast */
+	mem_write(D + 40, &y, 8);         /* plain.Y */
+	put32(D + 48, 3);                 /* plain.X */
+	put64(D + 56, 0x4141414141414141ull); /* mixed.Tag (junk) */
+	put64(D + 64, (uint64_t)-2);      /* mixed.Big */
+	put32(D + 72, 9);                 /* mixed.Id */
+	put64(D + 80, 0x4242424242424242ull); /* many.A, B, C (junk) */
+	put64(D + 88, 0x4242424242424242ull);
+	put64(D + 96, 0x4242424242424242ull);
+	put32(D + 104, 4);                /* many.X */
+	put8(D + 108, 255);               /* many.Y */
+	put64(D + 112, 0x4343434343434343ull); /* outer.Inner.Tag (junk) */
+	put64(D + 120, 11);               /* outer.Inner.Big */
+	put32(D + 128, 10);               /* outer.Inner.Id */
+	put64(D + 136, 0x4343434343434343ull); /* outer.Name (junk) */
+	put64(D + 144, 0x4444444444444444ull); /* pair.First (junk) */
+	put32(D + 152, 2);                /* pair.Count */
+	/* GCData (object[13]). */
+	static const uint64_t gc[13] = {WORKER, STR_WORK, STR_WORK, BOXED, NODE, STR_TAG, STR_A, STR_B, NODE,
+	                                STR_INNER, STR_OUTER, NUMBERS, STR_FIRST};
+	put64(GCDATA, MT(M_OBJECT_ARR));
+	put32(GCDATA + 8, 13);
+	mem_write(GCDATA + 16, gc, sizeof gc);
+	flush();
+
+	struct adac_runtime *rt = calloc(1, sizeof *rt);
+	rt->t = tgt;
+	rt->desc = desc;
+	rt->module_path = strdup("libcoreclr.so");
+
+	/* ---- Array layout ---- */
+	/* Worker.Work(int count, string label, Mode mode): this 0, count 1, label 2, mode 3; locals
+	 * i 4, big 5, ratio 6, flag 7, letter 8, m 9, text 10, boxed 11, node 12, plain 13, mixed 14,
+	 * many 15, outer 16, numbers 17, pair 18. Each variable: (VarNumber, Data offset), (VarNumber,
+	 * GCIndex). */
+	static const struct var arr_vars[] = {
+		{16, 112}, {16, 9}, {0, NONE}, {0, 0}, {1, 0}, {1, NONE}, {2, NONE}, {2, 1}, {3, 4}, {3, NONE},
+		{4, 8}, {4, NONE}, {5, 16}, {5, NONE}, {6, 24}, {6, NONE}, {7, 32}, {7, NONE}, {8, 34}, {8, NONE},
+		{9, 36}, {9, NONE}, {10, NONE}, {10, 2}, {11, NONE}, {11, 3}, {12, NONE}, {12, 4}, {13, 40}, {13, NONE},
+		{14, 56}, {14, 5}, {15, 80}, {15, 6}, {17, NONE}, {17, 11}, {18, 144}, {18, 12},
+	};
+	struct adac_debug_info *di = make_di(1, 0x40, arr_vars, sizeof arr_vars / sizeof arr_vars[0]);
+	struct adac_async_frame f;
+	memset(&f, 0, sizeof f);
+	f.method_desc = md_work;
+	f.cont.addr = CONT + 0x800;
+	f.cont.data = DATA;
+	f.cont.gc_data = GCDATA;
+	f.has_il = true;
+	f.il_offset = 0x10;
+	struct adac_locals l;
+	int rc = adac_frame_locals_collect_with(rt, &f, ADAC_CONT_ARRAY, di, &l, &err);
+	CHECK(rc == 0);
+	if (rc)
+		fprintf(stderr, "array layout: %s\n", err.msg);
+	if (rc == 0) {
+		char *text = print_locals(rt, &l, NULL, 2, &rc, &err);
+		CHECK(rc == 0);
+		CHECK_EQ_STR(text,
+		             "(ArrayLayoutSamples.Worker) this = 0x0000000005302000 { Id = 1 }\n"
+		             "(int) count = 42\n"
+		             "(string) label = \"work\"\n"
+		             "(ArrayLayoutSamples.Mode) mode = Fast\n"
+		             "(int) i = 42\n"
+		             "(long) big = 1099511627776\n"
+		             "(double) ratio = 0.25\n"
+		             "(bool) flag = true\n"
+		             "(char) letter = 'Z'\n"
+		             "(ArrayLayoutSamples.Mode) m = Fast\n"
+		             "(string) text = \"work\"\n"
+		             "(object) boxed = 0x0000000005302200 System.Int32 5\n"
+		             "(ArrayLayoutSamples.Node) node = 0x0000000005302100 { Value = 7, Label = \"n7\" }\n"
+		             "(ArrayLayoutSamples.Plain) plain = { X = 3, Y = 1.5 }\n"
+		             "(ArrayLayoutSamples.Mixed) mixed = { Id = 9, Tag = (object) 0x0000000005300100 System.String \"tag\", "
+		             "Big = -2 }\n"
+		             "(ArrayLayoutSamples.Many) many = { C = (object) 0x0000000005302100 ArrayLayoutSamples.Node { Value = "
+		             "7, Label = \"n7\" }, X = 4, B = \"b\", A = (object) 0x0000000005300300 System.String \"a\", Y = 255 }\n"
+		             "(ArrayLayoutSamples.Outer) outer = { Inner = { Id = 10, Tag = (object) 0x0000000005300500 "
+		             "System.String \"inner\", Big = 11 }, Name = \"outer\" }\n"
+		             "(int[]) numbers = int[3] { 1, 2, 3 }\n"
+		             "(ArrayLayoutSamples.Pair<string>) pair = { First = \"first\", Count = 2 }\n");
+		free(text);
+		/* The default depth (1) stops at the nested struct and at objects inside structs. */
+		text = print_locals(rt, &l, "outer", 1, &rc, &err);
+		CHECK_EQ_STR(text, "(ArrayLayoutSamples.Outer) outer = { Inner = {...}, Name = \"outer\" }\n");
+		free(text);
+		text = print_locals(rt, &l, "many", 1, &rc, &err);
+		CHECK_EQ_STR(text, "(ArrayLayoutSamples.Many) many = { C = (object) 0x0000000005302100 ArrayLayoutSamples.Node "
+		                   "{...}, X = 4, B = \"b\", A = (object) 0x0000000005300300 System.String \"a\", Y = 255 }\n");
+		free(text);
+		adac_error_clear(&err);
+		text = print_locals(rt, &l, "nope", 1, &rc, &err);
+		CHECK_ERR(rc, &err, ADAC_E_NOT_FOUND, "no variable named 'nope' at this await");
+		free(text);
+		/* JSON: where each value came from. */
+		struct adac_value_opts o;
+		adac_value_opts_default(&o);
+		json_t *j = adac_locals_json(rt, &l, "many", &o, &err);
+		CHECK(j && json_array_size(j) == 1);
+		json_t *m = json_array_get(j, 0);
+		CHECK(json_integer_value(json_object_get(m, "offset")) == 80);
+		CHECK(json_integer_value(json_object_get(m, "gc_index")) == 6);
+		CHECK_EQ_STR(json_string_value(json_object_get(m, "address")), "0x0000000005303060");
+		CHECK_EQ_STR(json_string_value(json_object_get(m, "kind")), "local");
+		CHECK(json_integer_value(json_object_get(m, "var_number")) == 15);
+		json_t *fields = json_object_get(json_object_get(m, "value"), "fields");
+		CHECK_EQ_STR(json_string_value(json_object_get(fields, "B")), "b");
+		CHECK(json_integer_value(json_object_get(fields, "Y")) == 255);
+		CHECK_EQ_STR(json_string_value(json_object_get(json_object_get(fields, "C"), "class")), "ArrayLayoutSamples.Node");
+		json_decref(j);
+		j = adac_locals_json(rt, &l, "mode", &o, &err);
+		json_t *mv = json_object_get(json_array_get(j, 0), "value");
+		CHECK_EQ_STR(json_string_value(json_object_get(mv, "enum")), "ArrayLayoutSamples.Mode");
+		CHECK_EQ_STR(json_string_value(json_object_get(mv, "name")), "Fast");
+		CHECK(json_integer_value(json_object_get(mv, "value")) == 2);
+		json_decref(j);
+		adac_locals_free(&l);
+	}
+	adac_debuginfo_free(di);
+
+	/* References in ascending offset order, nested structs included. */
+	struct adac_vtype vt;
+	uint32_t offs[8], n = 0;
+	CHECK(adac_vtype_from_th(rt, MT(M_MANY), &vt, &err) == 0);
+	CHECK(vt.kind == ADAC_VK_STRUCT && vt.size == 32);
+	CHECK(adac_vtype_ref_offsets(rt, &vt, offs, 8, &n, &err) == 0 && n == 3 && offs[0] == 0 && offs[1] == 8 && offs[2] == 16);
+	adac_vtype_free(&vt);
+	CHECK(adac_vtype_from_th(rt, MT(M_OUTER), &vt, &err) == 0);
+	CHECK(adac_vtype_ref_offsets(rt, &vt, offs, 8, &n, &err) == 0 && n == 2 && offs[0] == 0 && offs[1] == 24);
+	adac_vtype_free(&vt);
+	CHECK(adac_vtype_from_th(rt, MT(M_MODE), &vt, &err) == 0);
+	CHECK(vt.kind == ADAC_VK_STRUCT && vt.is_enum && vt.elem == 0x06 && vt.size == 2);
+	CHECK_EQ_STR(vt.name, "ArrayLayoutSamples.Mode");
+	adac_vtype_free(&vt);
+
+	/* ---- Array layout: corruption ---- */
+	/* State out of range: the whole frame. */
+	di = make_di(1, 0x40, arr_vars, 4);
+	f.cont.state = 1;
+	adac_error_clear(&err);
+	rc = adac_frame_locals_collect_with(rt, &f, ADAC_CONT_ARRAY, di, &l, &err);
+	CHECK_ERR(rc, &err, ADAC_E_CORRUPT, "State 1 is out of range: the method's debug info has 1 suspension point");
+	f.cont.state = -1;
+	adac_error_clear(&err);
+	rc = adac_frame_locals_collect_with(rt, &f, ADAC_CONT_ARRAY, di, &l, &err);
+	CHECK_ERR(rc, &err, ADAC_E_CORRUPT, "State -1 is out of range");
+	f.cont.state = 0;
+	adac_debuginfo_free(di);
+	/* Not pairs. */
+	di = make_di(1, 0x40, arr_vars + 2, 3);
+	adac_error_clear(&err);
+	rc = adac_frame_locals_collect_with(rt, &f, ADAC_CONT_ARRAY, di, &l, &err);
+	CHECK_ERR(rc, &err, ADAC_E_CORRUPT, "suspension point 0 lists 3 entries, not (Offset, GCIndex) pairs");
+	adac_debuginfo_free(di);
+	static const struct var mismatched[] = {{4, 8}, {5, NONE}};
+	di = make_di(1, 0x40, mismatched, 2);
+	adac_error_clear(&err);
+	rc = adac_frame_locals_collect_with(rt, &f, ADAC_CONT_ARRAY, di, &l, &err);
+	CHECK_ERR(rc, &err, ADAC_E_CORRUPT, "entries 0 and 1 name variables 4 and 5");
+	adac_debuginfo_free(di);
+	/* Per variable: the others are still shown. */
+	static const struct var bad[] = {
+		{1, 0}, {1, NONE}, {4, 200}, {4, NONE}, {10, NONE}, {10, 40}, {5, NONE}, {5, NONE}, {40, 0}, {40, NONE},
+		{14, 150}, {14, 5}, {15, 80}, {15, 11},
+	};
+	di = make_di(1, 0x40, bad, sizeof bad / sizeof bad[0]);
+	rc = adac_frame_locals_collect_with(rt, &f, ADAC_CONT_ARRAY, di, &l, &err);
+	CHECK(rc == 0);
+	if (rc == 0) {
+		char *text = print_locals(rt, &l, NULL, 1, &rc, &err);
+		CHECK_EQ_STR(text, "(int) count = 42\n"
+		                   "(int) i = <error: Data[200..204) is outside the 160-byte Data array>\n"
+		                   "(long) big = <error: the debug info gives neither a Data offset nor a GCData index>\n"
+		                   "(string) text = <error: GCData[40..41) is outside the 13-element GCData array>\n"
+		                   "(ArrayLayoutSamples.Mixed) mixed = <error: Data[150..174) is outside the 160-byte Data array>\n"
+		                   "(ArrayLayoutSamples.Many) many = <error: GCData[11..14) is outside the 13-element GCData array>\n"
+		                   "(?) V_36 = <error: VarNumber 40 is past the method's 4 arguments and 21 locals>\n");
+		free(text);
+		adac_locals_free(&l);
+	}
+	/* Data that is not an array: the whole frame. */
+	f.cont.data = STR_WORK;
+	adac_error_clear(&err);
+	rc = adac_frame_locals_collect_with(rt, &f, ADAC_CONT_ARRAY, di, &l, &err);
+	CHECK_ERR(rc, &err, ADAC_E_CORRUPT, "Data 0x5300000 is not a one-dimensional array");
+	f.cont.data = DATA;
+	adac_debuginfo_free(di);
+
+	/* ---- Flat layout ---- */
+	/* A continuation of the 88-byte layout: Flags = ContinueOnThreadPool | ExecutionContext index 1 |
+	 * Exception index 2 (CoreLib 11.0.0's ContinuationFlags: ExecutionContextIndexFirstBit 4,
+	 * ExceptionIndexFirstBit 8); data from 32: [ExecutionContext] null, [Exception] a string
+	 * (whatever it is, it is shown), count at 48, mode at 52, label at 56, node at 64, many at 72
+	 * (32 bytes: past the end). */
+	put64(CONT, MT(M_CONT_LAYOUT));
+	put32(CONT + 24, 0x211);
+	put64(CONT + 40, STR_WORK);
+	put32(CONT + 48, 42);
+	put16(CONT + 52, 1);
+	put64(CONT + 56, STR_WORK);
+	put64(CONT + 64, NODE);
+	flush();
+	static const struct var flat_vars[] = {{2, 56}, {1, 48}, {3, 52}, {12, 64}, {15, 72}};
+	di = make_di(1, 0x40, flat_vars, 5);
+	memset(&f, 0, sizeof f);
+	f.method_desc = md_work;
+	f.cont.addr = CONT;
+	f.cont.mt = MT(M_CONT_LAYOUT);
+	f.has_code = true;
+	f.offset = 0x44;
+	f.has_il = true;
+	f.il_offset = 0x10;
+	rc = adac_frame_locals_collect_with(rt, &f, ADAC_CONT_FLAT, di, &l, &err);
+	CHECK(rc == 0);
+	if (rc)
+		fprintf(stderr, "flat layout: %s\n", err.msg);
+	if (rc == 0) {
+		CHECK_EQ_STR(l.warning, "State 0 is the suspension point at +0x40, but DiagnosticIP is at +0x44");
+		CHECK(l.has_flags && l.flags == 0x211);
+		char *text = print_locals(rt, &l, NULL, 1, &rc, &err);
+		CHECK_EQ_STR(text, "(int) count = 42\n"
+		                   "(string) label = \"work\"\n"
+		                   "(ArrayLayoutSamples.Mode) mode = Slow\n"
+		                   "(ArrayLayoutSamples.Node) node = 0x0000000005302100 { Value = 7, Label = \"n7\" }\n"
+		                   "(ArrayLayoutSamples.Many) many = <error: offset 0x48 + 32 bytes is past the end of the 80-byte "
+		                   "continuation>\n"
+		                   "[Flags] = 0x00000211 { ContinueOnThreadPool, ExecutionContext = 1, Exception = 2 }\n"
+		                   "[ExecutionContext] = null\n"
+		                   "[Exception] = 0x0000000005300000 System.String \"work\"\n");
+		free(text);
+		adac_locals_free(&l);
+	}
+	adac_debuginfo_free(di);
+	/* An empty suspension point. */
+	di = make_di(1, 0x44, NULL, 0);
+	rc = adac_frame_locals_collect_with(rt, &f, ADAC_CONT_FLAT, di, &l, &err);
+	CHECK(rc == 0 && l.warning == NULL);
+	if (rc == 0) {
+		char *text = print_locals(rt, &l, NULL, 1, &rc, &err);
+		CHECK_EQ_STR(text, "[Flags] = 0x00000211 { ContinueOnThreadPool, ExecutionContext = 1, Exception = 2 }\n"
+		                   "[ExecutionContext] = null\n"
+		                   "[Exception] = 0x0000000005300000 System.String \"work\"\n");
+		free(text);
+		adac_locals_free(&l);
+	}
+	adac_debuginfo_free(di);
+	/* Several suspension points: only State's variables. */
+	di = make_di(2, 0x44, flat_vars, 2);
+	f.cont.state = 1;
+	rc = adac_frame_locals_collect_with(rt, &f, ADAC_CONT_FLAT, di, &l, &err);
+	CHECK(rc == 0 && l.n == 3 && l.v[0].kind == ADAC_LOCAL_SLOT);
+	if (rc == 0)
+		adac_locals_free(&l);
+	adac_debuginfo_free(di);
+
+	/* ---- Values ---- */
+	double d;
+	float fl;
+	d = NAN;
+	check_prim(rt, 0x0d, 8, &d, "NaN");
+	d = INFINITY;
+	check_prim(rt, 0x0d, 8, &d, "Infinity");
+	d = -INFINITY;
+	check_prim(rt, 0x0d, 8, &d, "-Infinity");
+	d = 0.1;
+	check_prim(rt, 0x0d, 8, &d, "0.1");
+	d = 1e100;
+	check_prim(rt, 0x0d, 8, &d, "1e+100");
+	d = -0.0;
+	check_prim(rt, 0x0d, 8, &d, "-0");
+	d = 1.0 / 3;
+	check_prim(rt, 0x0d, 8, &d, "0.3333333333333333");
+	fl = 1.1f;
+	check_prim(rt, 0x0c, 4, &fl, "1.1");
+	fl = 3.4028235e38f;
+	check_prim(rt, 0x0c, 4, &fl, "3.4028235e+38");
+	uint16_t c = '\n';
+	check_prim(rt, 0x03, 2, &c, "'\\n'");
+	c = '\'';
+	check_prim(rt, 0x03, 2, &c, "'\\''");
+	c = 1;
+	check_prim(rt, 0x03, 2, &c, "'\\u0001'");
+	c = 0xd800;
+	check_prim(rt, 0x03, 2, &c, "'\\ud800'");
+	c = 0xe9;
+	check_prim(rt, 0x03, 2, &c, "'\xc3\xa9'");
+	uint8_t bv = 2;
+	check_prim(rt, 0x02, 1, &bv, "true (0x02)");
+	bv = 0xff;
+	check_prim(rt, 0x04, 1, &bv, "-1");
+	check_prim(rt, 0x05, 1, &bv, "255");
+	uint64_t u = UINT64_MAX;
+	check_prim(rt, 0x0b, 8, &u, "18446744073709551615");
+	check_prim(rt, 0x0a, 8, &u, "-1");
+	int32_t i32 = INT32_MIN;
+	check_prim(rt, 0x08, 4, &i32, "-2147483648");
+	{
+		struct adac_vtype t = {.kind = ADAC_VK_PRIM, .elem = 0x0b, .size = 8};
+		struct adac_value_opts o;
+		adac_value_opts_default(&o);
+		json_t *j = NULL;
+		char *s = fmt(rt, &t, &u, &o, &j);
+		CHECK(json_is_string(j) && strcmp(json_string_value(j), "18446744073709551615") == 0);
+		json_decref(j);
+		free(s);
+	}
+	/* References: strings (escapes, the string limit), arrays (the element limit), null. */
+	{
+		struct adac_vtype st = {.kind = ADAC_VK_REF, .elem = 0x0e, .size = 8, .name = (char *)"string"};
+		struct adac_vtype ot = {.kind = ADAC_VK_REF, .elem = 0x1c, .size = 8, .name = (char *)"object"};
+		struct adac_vtype at = {.kind = ADAC_VK_REF, .elem = 0x1d, .size = 8, .name = (char *)"int[]"};
+		struct adac_value_opts o;
+		adac_value_opts_default(&o);
+		uint64_t p = STR_ESC;
+		char *s = fmt(rt, &st, &p, &o, NULL);
+		CHECK_EQ_STR(s, "\"a\\\"b\\\\c\\nd\\te\"");
+		free(s);
+		p = STR_LONG;
+		o.max_string = 4;
+		json_t *j = NULL;
+		s = fmt(rt, &st, &p, &o, &j);
+		CHECK_EQ_STR(s, "\"xxxx\"... (length 300)");
+		CHECK(json_integer_value(json_object_get(j, "length")) == 300 && json_is_true(json_object_get(j, "truncated")));
+		json_decref(j);
+		free(s);
+		o.max_string = ADAC_VALUE_DEFAULT_STRING;
+		p = BIGARRAY;
+		s = fmt(rt, &at, &p, &o, NULL);
+		CHECK_EQ_STR(s, "int[20] { 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, ... }");
+		free(s);
+		o.max_elements = 2;
+		s = fmt(rt, &ot, &p, &o, NULL);
+		CHECK_EQ_STR(s, "0x0000000005302400 int[20] { 0, 1, ... }");
+		free(s);
+		o.max_elements = ADAC_VALUE_DEFAULT_ELEMENTS;
+		p = 0;
+		s = fmt(rt, &ot, &p, &o, NULL);
+		CHECK_EQ_STR(s, "null");
+		free(s);
+		p = 0x7fff0000;
+		s = fmt(rt, &ot, &p, &o, NULL);
+		CHECK(strncmp(s, "0x000000007fff0000 <error: ", 27) == 0);
+		free(s);
+		p = NODE;
+		o.max_depth = 0;
+		s = fmt(rt, &ot, &p, &o, NULL);
+		CHECK_EQ_STR(s, "0x0000000005302100 ArrayLayoutSamples.Node {...}");
+		free(s);
+	}
+	/* Enums: a name, a combination, a number. */
+	{
+		struct adac_vtype et;
+		CHECK(adac_vtype_from_th(rt, MT(M_MODE), &et, &err) == 0);
+		struct adac_value_opts o;
+		adac_value_opts_default(&o);
+		uint16_t v = 0;
+		char *s = fmt(rt, &et, &v, &o, NULL);
+		CHECK_EQ_STR(s, "Off");
+		free(s);
+		v = 3;
+		s = fmt(rt, &et, &v, &o, NULL);
+		CHECK_EQ_STR(s, "Slow | Fast");
+		free(s);
+		v = 7;
+		s = fmt(rt, &et, &v, &o, NULL);
+		CHECK_EQ_STR(s, "7");
+		free(s);
+		v = 0xffff;
+		s = fmt(rt, &et, &v, &o, NULL);
+		CHECK_EQ_STR(s, "-1");
+		free(s);
+		adac_vtype_free(&et);
+	}
+	/* Type names: keywords for the static type, full names for the dynamic one. */
+	{
+		struct { uint64_t mt; const char *kw, *full; } names[] = {
+			{MT(M_INT32), "int", "System.Int32"},         {MT(M_STRING), "string", "System.String"},
+			{MT(M_OBJECT), "object", "System.Object"},    {MT(M_BYTE_ARR), "byte[]", "System.Byte[]"},
+			{MT(M_OBJECT_ARR), "object[]", "System.Object[]"}, {MT(M_MODE), "ArrayLayoutSamples.Mode", "ArrayLayoutSamples.Mode"},
+		};
+		for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+			struct adac_sig_text a = {0}, b = {0};
+			CHECK(adac_type_name_th(rt, names[i].mt, ADAC_TN_KEYWORDS, &a, &err) == 0);
+			CHECK(adac_type_name_th(rt, names[i].mt, ADAC_TN_FULL, &b, &err) == 0);
+			CHECK_EQ_STR(adac_sig_text_str(&a), names[i].kw);
+			CHECK_EQ_STR(adac_sig_text_str(&b), names[i].full);
+			adac_sig_text_free(&a);
+			adac_sig_text_free(&b);
+		}
+	}
+
+	/* ---- Garbage: never a crash ---- */
+	/* Seeded random memory (pointers into itself, to real MethodTables and to nothing) read as
+	 * objects of every kind, and random variable lists over it: errors in place, never a crash
+	 * (run it under ADAC_SANITIZE). */
+	{
+		enum { RAND_BASE = 0x60000000, RAND_SIZE = 0x4000 };
+		static uint64_t rnd[RAND_SIZE / 8];
+		static const int mts[] = {M_OBJECT, M_STRING, M_INT32, M_BYTE_ARR, M_OBJECT_ARR, M_INT32_ARR, M_MODE,
+		                          M_PLAIN, M_MIXED, M_MANY, M_OUTER, M_NODE, M_WORKER, M_PAIR_STRING};
+		uint64_t seed = 0x9e3779b97f4a7c15ull;
+		struct adac_value_opts o;
+		adac_value_opts_default(&o);
+		o.max_depth = 3;
+		unsigned objects = 0, frames = 0, lines = 0;
+		for (int iter = 0; iter < 200; iter++) {
+			for (size_t i = 0; i < sizeof rnd / sizeof rnd[0]; i++) {
+				seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+				uint64_t r = seed >> 11;
+				switch (r % 5) {
+				case 0: rnd[i] = RAND_BASE + (r >> 8) % RAND_SIZE / 8 * 8; break;
+				case 1: rnd[i] = MT(mts[(r >> 8) % (sizeof mts / sizeof mts[0])]); break;
+				case 2: rnd[i] = (r >> 8) & 0xff; break;
+				default: rnd[i] = r; break;
+				}
+			}
+			adac_memimg_add(img, RAND_BASE, rnd, sizeof rnd);
+			adac_target_invalidate(tgt);
+			for (int k = 0; k < 8; k++) {
+				uint64_t obj = RAND_BASE + 8u * (uint64_t)((seed >> (k * 7)) % (RAND_SIZE / 8));
+				struct adac_vtype ot = {.kind = ADAC_VK_REF, .elem = 0x1c, .size = 8, .name = (char *)"object"};
+				struct adac_sig_text text = {0};
+				json_t *j = NULL;
+				struct adac_error e = {0};
+				if (adac_value_format_ref(rt, &ot, obj, &o, &text, &j, &e) && e.code != ADAC_E_LIMIT)
+					CHECK(!"formatting garbage failed other than at the text limit");
+				objects += text.len > 40;
+				adac_sig_text_free(&text);
+				json_decref(j);
+			}
+			/* Random variable lists over random Data/GCData, both layouts. */
+			struct var rv[16];
+			for (int k = 0; k < 16; k++) {
+				seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+				rv[k].number = (int32_t)((seed >> 20) % 26) - 4;
+				rv[k].offset = (seed >> 40) % 3 == 0 ? NONE : (uint32_t)((seed >> 44) % 200);
+				if (k % 2)
+					rv[k].number = rv[k - 1].number;
+			}
+			di = make_di(1, 0x40, rv, 16);
+			memset(&f, 0, sizeof f);
+			f.method_desc = md_work;
+			f.cont.addr = iter % 2 ? CONT : RAND_BASE;
+			f.cont.mt = iter % 2 ? MT(M_CONT_LAYOUT) : MT(M_CONT_LAYOUT);
+			f.cont.data = iter % 3 ? DATA : RAND_BASE + 0x100;
+			f.cont.gc_data = iter % 3 ? GCDATA : RAND_BASE + 0x200;
+			for (int layout = 0; layout < 2; layout++) {
+				struct adac_error e = {0};
+				if (adac_frame_locals_collect_with(rt, &f, layout ? ADAC_CONT_ARRAY : ADAC_CONT_FLAT, di, &l, &e) == 0) {
+					int prc;
+					char *text = print_locals(rt, &l, NULL, 3, &prc, &e);
+					frames++;
+					for (char *p = text; *p; p++)
+						lines += *p == '\n';
+					free(text);
+					json_t *j = adac_locals_json(rt, &l, NULL, &o, &e);
+					json_decref(j);
+					adac_locals_free(&l);
+				}
+			}
+			adac_debuginfo_free(di);
+		}
+		/* The sweep reached deep: objects printed at length, frames and their lines. */
+		CHECK(objects > 100 && frames > 100 && lines > 1000);
+	}
+
+	adac_ecma_free(amd);
+	adac_ecma_free(cmd);
+	adac_runtime_close(rt); /* frees desc too */
+	adac_target_close(tgt);
+	free(json);
+	free(al);
+	free(corelib);
+	free(area);
+	return check_report("locals");
+}
