@@ -2,11 +2,13 @@
 #include "chain_view.h"
 
 #include <jansson.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "asyncdac.h"
+#include "fielddesc.h"
 #include "locals.h"
 #include "methoddesc.h"
 #include "names.h"
@@ -184,4 +186,217 @@ json_t *adac_chain_view_json(struct adac_runtime *rt, const struct adac_chain_vi
 	json_object_set_new(c, "end", json_string(end_name(v->chain.end)));
 	json_object_set_new(c, "error", v->chain.end_err.code ? json_string(v->chain.end_err.msg) : json_null());
 	return c;
+}
+
+/* ---- Many chains (`ps`) ------------------------------------------------------------------------- */
+
+struct frame_slot {
+	bool used;
+	uint64_t dip, resume;
+	int32_t state;
+	bool has_resume_info;
+	struct adac_async_frame frame;
+};
+
+/* What adac_awaiting_of found for a head continuation's MethodTable: the field it reads (the same
+ * for every continuation of that type) and where it is, so that other heads of that type are read
+ * without looking their fields up again. */
+#define AWAIT_TYPES 32u
+struct await_type {
+	uint64_t mt;
+	bool ok;                 /* adac_awaiting_of succeeded for this type */
+	const char *via;
+	uint32_t off;            /* object-relative offset of the field `via` */
+	bool has_token;
+	uint32_t token_off;      /* object-relative offset of Token */
+};
+
+struct adac_frame_cache {
+	struct frame_slot *slots;
+	size_t cap, used;
+	uint64_t resolved, hits;
+	struct await_type awaits[AWAIT_TYPES];
+	size_t nawaits;
+};
+
+struct adac_frame_cache *adac_frame_cache_new(void) { return calloc(1, sizeof(struct adac_frame_cache)); }
+
+void adac_frame_cache_free(struct adac_frame_cache *c)
+{
+	if (!c)
+		return;
+	free(c->slots);
+	free(c);
+}
+
+void adac_frame_cache_stats(const struct adac_frame_cache *c, uint64_t *resolved, uint64_t *hits)
+{
+	*resolved = c ? c->resolved : 0;
+	*hits = c ? c->hits : 0;
+}
+
+static size_t slot_hash(uint64_t dip, uint64_t resume, int32_t state, bool ri)
+{
+	uint64_t h = dip * 0x9E3779B97F4A7C15ull ^ (resume + 0x632BE59BD9B4E019ull) * 0xC2B2AE3D27D4EB4Full;
+	h ^= ((uint64_t)(uint32_t)state << 1 | (ri ? 1u : 0u)) * 0x165667B19E3779F9ull;
+	return (size_t)(h ^ h >> 29);
+}
+
+/* A frame copied out of the cache: a name kept in the frame's own buffer must point at the copy. */
+_Static_assert(offsetof(struct adac_async_frame, note) + sizeof ((struct adac_async_frame *)0)->note + 8 >
+                   sizeof(struct adac_async_frame),
+               "copy_frame copies the fields before note whole: note must stay the last member");
+
+static void copy_frame(struct adac_async_frame *dst, const struct adac_async_frame *src,
+                       const struct adac_continuation *c)
+{
+	/* Everything before the note, then the note's text only (most of its buffer is unused). */
+	memcpy(dst, src, offsetof(struct adac_async_frame, note));
+	strcpy(dst->note, src->note);
+	if (src->method == src->name_buf)
+		dst->method = dst->name_buf;
+	dst->cont = *c;
+}
+
+static int cache_grow(struct adac_frame_cache *fc)
+{
+	size_t cap = fc->cap ? fc->cap * 2 : 64;
+	struct frame_slot *s = calloc(cap, sizeof *s);
+	if (!s)
+		return -1;
+	for (size_t i = 0; i < fc->cap; i++) {
+		struct frame_slot *o = &fc->slots[i];
+		if (!o->used)
+			continue;
+		size_t j = slot_hash(o->dip, o->resume, o->state, o->has_resume_info) & (cap - 1);
+		while (s[j].used)
+			j = (j + 1) & (cap - 1);
+		s[j] = *o;
+		copy_frame(&s[j].frame, &o->frame, &o->frame.cont);
+	}
+	free(fc->slots);
+	fc->slots = s;
+	fc->cap = cap;
+	return 0;
+}
+
+static void resolve_cached(struct adac_runtime *rt, struct adac_frame_cache *fc, const struct adac_continuation *c,
+                           struct adac_async_frame *f)
+{
+	if (!fc || ((fc->used + 1) * 2 > fc->cap && cache_grow(fc))) {
+		adac_async_frame_resolve(rt, c, f);
+		return;
+	}
+	bool ri = c->resume_info != 0;
+	size_t j = slot_hash(c->diagnostic_ip, c->resume, c->state, ri) & (fc->cap - 1);
+	for (;;) {
+		struct frame_slot *s = &fc->slots[j];
+		if (!s->used)
+			break;
+		if (s->dip == c->diagnostic_ip && s->resume == c->resume && s->state == c->state && s->has_resume_info == ri) {
+			fc->hits++;
+			copy_frame(f, &s->frame, c);
+			return;
+		}
+		j = (j + 1) & (fc->cap - 1);
+	}
+	adac_async_frame_resolve(rt, c, f);
+	fc->resolved++;
+	struct frame_slot *s = &fc->slots[j];
+	s->used = true;
+	s->dip = c->diagnostic_ip;
+	s->resume = c->resume;
+	s->state = c->state;
+	s->has_resume_info = ri;
+	copy_frame(&s->frame, f, c);
+	fc->used++;
+}
+
+/* adac_awaiting_of, with the field lookups done once per MethodTable. */
+static int awaiting_cached(struct adac_runtime *rt, struct adac_frame_cache *fc, const struct adac_continuation *c,
+                           struct adac_awaiting *out)
+{
+	struct await_type *t = NULL;
+	for (size_t i = 0; fc && i < fc->nawaits; i++)
+		if (fc->awaits[i].mt == c->mt)
+			t = &fc->awaits[i];
+	if (!t) {
+		int rc = adac_awaiting_of(rt, c, out, NULL);
+		if (!fc || fc->nawaits == AWAIT_TYPES)
+			return rc;
+		t = &fc->awaits[fc->nawaits++];
+		memset(t, 0, sizeof *t);
+		t->mt = c->mt;
+		struct adac_field f;
+		if (rc == 0 && adac_mt_find_field(rt, c->mt, out->via, &f, NULL) == 0) {
+			t->ok = true;
+			t->via = out->via;
+			t->off = f.offset + adac_target_ptr_size(rt->t);
+			/* The field adac_awaiting_of reads a ValueTask source's token from. */
+			if (adac_mt_find_field(rt, c->mt, "Token", &f, NULL) == 0 && !f.is_static) {
+				t->has_token = true;
+				t->token_off = f.offset + adac_target_ptr_size(rt->t);
+			}
+		}
+		return rc;
+	}
+	if (!t->ok)
+		return -1;
+	memset(out, 0, sizeof *out);
+	out->via = t->via;
+	if (adac_read_ptr(rt->t, c->addr + t->off, &out->object, NULL))
+		return -1;
+	uint16_t tok;
+	if (t->has_token && adac_read_u16(rt->t, c->addr + t->token_off, &tok, NULL) == 0) {
+		out->has_token = true;
+		out->token = (int16_t)tok;
+	}
+	if (out->object && adac_object_mt(rt, out->object, &out->mt, NULL) == 0)
+		out->type = adac_type_name(rt, out->mt, 0, NULL);
+	return 0;
+}
+
+int adac_chain_view_build_cached(struct adac_runtime *rt, uint64_t head, size_t max_depth, struct adac_frame_cache *cache,
+                                 struct adac_chain_view *v, struct adac_error *err)
+{
+	memset(v, 0, sizeof *v);
+	if (adac_chain_walk(rt, head, max_depth, &v->chain, err))
+		return -1;
+	/* (Not zeroed: every frame is filled whole by resolve_cached.) */
+	v->frames = malloc((v->chain.count ? v->chain.count : 1) * sizeof *v->frames);
+	if (!v->frames) {
+		adac_chain_free(&v->chain);
+		return adac_fail(err, ADAC_E_NOMEM, head, "out of memory resolving a chain");
+	}
+	for (size_t i = 0; i < v->chain.count; i++) {
+		resolve_cached(rt, cache, &v->chain.links[i], &v->frames[i]);
+		/* As adac_chain_view_build: the head's infrastructure continuation says what it awaits. */
+		if (!v->has_awaiting && v->frames[i].infrastructure && i == 0)
+			v->has_awaiting = awaiting_cached(rt, cache, &v->chain.links[i], &v->awaiting) == 0;
+	}
+	return 0;
+}
+
+bool adac_async_frame_shown(const struct adac_async_frame *f) { return shown(f); }
+
+const char *adac_async_frame_label(const struct adac_async_frame *f, char *buf, size_t size)
+{
+	int n;
+	if (f->method)
+		n = snprintf(buf, size, "%s`%s", f->module ? f->module : "?", f->method);
+	else
+		n = snprintf(buf, size, "<unknown method>");
+	size_t used = n < 0 ? 0 : (size_t)n < size ? (size_t)n : size;
+	if (f->has_source) {
+		const char *slash = strrchr(f->file, '/');
+		n = snprintf(buf + used, size - used, " at %s:%u", slash ? slash + 1 : f->file, f->line);
+	} else if (f->has_il) {
+		n = snprintf(buf + used, size - used, " [IL_%04x]", f->il_offset);
+	} else {
+		n = 0;
+	}
+	used += n < 0 ? 0 : (size_t)n < size - used ? (size_t)n : size - used;
+	if (used < size)
+		snprintf(buf + used, size - used, " [state %d]", f->cont.state);
+	return buf;
 }

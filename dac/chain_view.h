@@ -43,3 +43,26 @@ struct json_t *adac_chain_view_json(struct adac_runtime *rt, const struct adac_c
 struct json_t *adac_json_addr(uint64_t v);
 
 #endif
+
+/* ---- Many chains (`ps`): frames resolved once per suspension point, and labels for grouping ---- */
+
+/* Resolved frames kept by (DiagnosticIP, Resume, State, has ResumeInfo): everything
+ * adac_async_frame_resolve derives from a continuation. Chains that share suspension points (the
+ * usual case: many requests parked in the same methods) resolve each one once. */
+struct adac_frame_cache;
+struct adac_frame_cache *adac_frame_cache_new(void);
+void adac_frame_cache_free(struct adac_frame_cache *c);
+/* Frames resolved, and frames served from the cache, so far. */
+void adac_frame_cache_stats(const struct adac_frame_cache *c, uint64_t *resolved, uint64_t *hits);
+
+/* adac_chain_view_build with each frame taken from `cache` (NULL: resolved every time). */
+int adac_chain_view_build_cached(struct adac_runtime *rt, uint64_t head, size_t max_depth, struct adac_frame_cache *cache,
+                                 struct adac_chain_view *v, struct adac_error *err);
+
+/* Is the frame one `bt` shows (user code, not a thunk or an infrastructure continuation)? */
+bool adac_async_frame_shown(const struct adac_async_frame *f);
+
+/* A frame as text without its addresses, for grouping identical frames:
+ * "<module>`<method> at <file>:<line> [state <n>]" (or "[IL_xxxx]" without a source line, or
+ * "<unknown method>"). Returns buf. */
+const char *adac_async_frame_label(const struct adac_async_frame *f, char *buf, size_t size);

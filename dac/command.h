@@ -28,6 +28,9 @@ int adac_cmd_dumpmd(struct adac_target *t, enum adac_frontend fe, int argc, char
 extern const struct adac_command_info adac_cmd_frame_info;
 int adac_cmd_frame(struct adac_target *t, enum adac_frontend fe, int argc, char **argv, struct adac_out *out,
                    struct adac_error *err);
+extern const struct adac_command_info adac_cmd_ps_info;
+int adac_cmd_ps(struct adac_target *t, enum adac_frontend fe, int argc, char **argv, struct adac_out *out,
+                struct adac_error *err);
 
 /* Option helpers: true when argv[i] is `-s` or `--long`. */
 bool adac_opt_is(const char *arg, const char *short_opt, const char *long_opt);

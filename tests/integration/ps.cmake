@@ -1,0 +1,22 @@
+# ps (issue 6): every pending async operation, on the real .NET 11.0.0 runtime, live and from
+# createdump/gcore cores, against the oracle (tests/oracle: ClrMD + Microsoft's DAC) and the samples'
+# sources and expected.json. Needs the `dotnet` fixture of tests/dotnet (scripts/dotnet-setup).
+#   ps.fanout           10,000 pending chains: all found with their frames, --coalesce groups and
+#                       counts, --stats, filters, JSON; continuation set and task -> head links
+#   ps.mixed.<config>   classic and runtime-async code awaiting each other: one stitched stack per
+#                       documented chain, each edge checked through ClrMD
+#   ps.running          a chain running on a thread; stale and sentinel continuations
+#   ps.shapes           every chain shape of the shapes sample
+#   ps.corrupt          a patched core: a wild Next, a deadlock cycle
+#   ps.errors           bad arguments; the progress line on a terminal
+#   ps.lldb             `async ps` in lldb-16
+set(_ps_tests ps.fanout ps.mixed.Debug ps.mixed.Release ps.running ps.shapes ps.corrupt ps.errors ps.lldb)
+add_adac_test(ps.fanout integration/test_ps.py fanout)
+add_adac_test(ps.mixed.Debug integration/test_ps.py mixed Debug)
+add_adac_test(ps.mixed.Release integration/test_ps.py mixed Release)
+add_adac_test(ps.running integration/test_ps.py running)
+add_adac_test(ps.shapes integration/test_ps.py shapes)
+add_adac_test(ps.corrupt integration/test_ps.py corrupt)
+add_adac_test(ps.errors integration/test_ps.py errors)
+add_adac_test(ps.lldb integration/test_ps.py lldb)
+set_tests_properties(${_ps_tests} PROPERTIES FIXTURES_REQUIRED dotnet LABELS "dotnet;needs-cli")

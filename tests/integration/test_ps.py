@@ -1,0 +1,714 @@
+"""ps.*: `asyncdac ps` (every pending async operation, issue 6) on the real .NET 11.0.0 runtime.
+
+    test_ps.py fanout            fanout (Release, 10,000 pending chains): a createdump core (JSON, text,
+                                 --coalesce, --stats, filters), a gcore core and the live process
+    test_ps.py mixed Debug|Release
+                                 mixed: classic state machines and runtime-async code awaiting each
+                                 other, stitched into one stack per documented chain (Debug: the state
+                                 machines are classes; Release: structs inside their boxes)
+    test_ps.py running           a chain a thread is running (marked with its thread), and the stale
+                                 and sentinel continuations it leaves (not listed)
+    test_ps.py shapes            every chain shape of targets/dotnet/shapes (ValueTask, custom
+                                 awaitable, generics, lambdas, ...)
+    test_ps.py corrupt           a patched mixed core: a wild Next (the chain ends in its error, the
+                                 continuation cut off is listed alone), a deadlock (a cycle)
+    test_ps.py errors            bad arguments: one-line errors; the progress line on a terminal
+                                 (ASYNCDAC_PROGRESS_DELAY=0), none when stderr is not one
+    test_ps.py lldb              `async ps` in lldb-16 prints what the CLI prints
+
+Ground truth, never asyncdac's own output: the oracle (tests/oracle: ClrMD + Microsoft's DAC) lists
+every continuation, every task whose m_stateObject is a continuation and every chain; `oracle
+objects` reads task fields (m_continuationObject: who awaits a task; StateMachine, <>1__state) for
+the stitching; the samples' sources and expected.json give methods, await lines and counts.
+Checked on every core: the set of continuation addresses asyncdac accounts for (listed stacks plus
+the unlisted stale and sentinel ones) and the task -> head links equal the oracle's; every listed
+chain's frames equal the oracle's (DiagnosticIP, MethodDesc, method, module, offset, IL offset,
+line, state).
+"""
+import json
+import os
+import re
+import sys
+import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+import adactest as t  # noqa: E402
+import btsamples as b  # noqa: E402
+from btsamples import a16, h  # noqa: E402
+
+FANOUT = {"Alpha": 5000, "Beta": 3000, "Gamma": 2000}
+FANOUT_SHAPES = {("AlphaLeaf", "AlphaMid", "AlphaTop"): "Alpha", ("BetaLeaf", "BetaTop"): "Beta",
+                 ("AlphaLeaf", "GammaTop"): "Gamma"}
+# targets/dotnet/mixed/Program.cs: the documented chains, callee -> caller; (method, kind, module).
+MIXED = [
+    ("ra-classic-ra", [("AsyncdacSamples.RaLib.RaLeaf", "async", "RaLib.dll"),
+                       ("AsyncdacSamples.Classic.ClassicMiddle", "classic", "MixedClassic.dll"),
+                       ("AsyncdacSamples.MixedApp.RaTop", "async", "mixed.dll")]),
+    ("classic-ra-classic", [("AsyncdacSamples.Classic.ClassicLeaf", "classic", "MixedClassic.dll"),
+                            ("AsyncdacSamples.RaLib.RaMiddle", "async", "RaLib.dll"),
+                            ("AsyncdacSamples.Classic.ClassicTop", "classic", "MixedClassic.dll")]),
+    ("opt-out", [("AsyncdacSamples.MixedApp.RaLeaf2", "async", "mixed.dll"),
+                 ("AsyncdacSamples.MixedApp.OptedOutMiddle", "classic", "mixed.dll"),
+                 ("AsyncdacSamples.MixedApp.RaTop2", "async", "mixed.dll")]),
+]
+# Parameter lists as the sources declare them (asyncdac's display format).
+MIXED_PARAMS = {
+    "AsyncdacSamples.RaLib.RaMiddle": "(System.Func<System.Threading.Tasks.Task<Int32>>)",
+}
+TASK_INT = "System.Threading.Tasks.Task<Int32>"
+RA_TASK = "System.Runtime.CompilerServices.AsyncHelpers+RuntimeAsyncTask<Int32>"
+
+
+def ps(target, *args, what, want_rc=0):
+    """asyncdac ps on a core path or ["--pid", pid]; (stdout) or None."""
+    target = target if isinstance(target, list) else [target]
+    rc, out, err = t.run([t.CLI, "ps", *target, *args], timeout=600)
+    if not t.check(rc == want_rc and err == "", f"{what}: ps {' '.join(args)}: rc {rc}, stderr {err.strip()[-2000:]!r}"):
+        return None
+    return out
+
+
+def ps_json(target, *args, what):
+    out = ps(target, *args, "--json", what=what)
+    if out is None:
+        return None
+    try:
+        return json.loads(out)["ps"]
+    except (ValueError, KeyError) as e:
+        t.fail(f"{what}: ps --json is not the expected JSON ({e}): {out[:300]!r}")
+        return None
+
+
+def frames_of(segment_links, chain_frames):
+    """The async frames of a stack that belong to one chain segment (by continuation address)."""
+    links = set(h(a) for a in segment_links)
+    return [f for f in chain_frames if f["kind"] == "async" and h(f["continuation"]) in links]
+
+
+def check_accounting(d, o, what):
+    """Continuation set and task -> head links against the oracle."""
+    seen = set()
+    links = set()
+    for st in d["chains"]:
+        for seg in st["segments"]:
+            if seg["kind"] != "chain":
+                continue
+            seen.update(h(a) for a in seg["links"])
+            if seg["root"] == "task":
+                links.add((h(seg["task"]["address"]), h(seg["head"])))
+    for u in d["unlisted"]:
+        seen.update(h(a) for a in u["links"])
+    want = set(o.conts)
+    if not t.check_eq(len(seen), len(want), f"{what}: number of continuations accounted for"):
+        print(f"  only asyncdac: {[hex(a) for a in sorted(seen - want)[:10]]}")
+        print(f"  only oracle:   {[hex(a) for a in sorted(want - seen)[:10]]}")
+    else:
+        t.check(seen == want, f"{what}: the continuation addresses differ from the oracle's")
+    want_links = set((a, h(x["head"])) for a, x in o.tasks.items())
+    if not t.check_eq(len(links), len(want_links), f"{what}: number of task -> head links"):
+        print(f"  only asyncdac: {sorted(links - want_links)[:5]}")
+        print(f"  only oracle:   {sorted(want_links - links)[:5]}")
+    else:
+        t.check(links == want_links, f"{what}: the task -> head links differ from the oracle's")
+    t.check_eq(d["summary"]["continuations"], len(o.conts), f"{what}: summary continuations")
+
+
+def check_chain_frames(st, o, what, hidden=lambda f: False):
+    """Every chain segment of a listed stack: its async frames equal the oracle chain's user frames."""
+    ok = True
+    for seg in st["segments"]:
+        if seg["kind"] != "chain":
+            continue
+        oc = o.chain_by_head.get(h(seg["head"]))
+        if not t.check(oc is not None, f"{what}: head {seg['head']} is not an oracle chain head"):
+            return False
+        want = [b.frame_facts(o, f) for f in o.user_frames(oc) if not hidden(f)]
+        got = frames_of(seg["links"], st["frames"])
+        t.check_eq([h(x) for x in seg["links"]], [h(f["address"]) for f in oc["frames"]], f"{what}: links of {seg['head']}")
+        if not t.check_eq(len(got), len(want), f"{what}: frames of chain {seg['head']}"):
+            return False
+        for i, (g, w) in enumerate(zip(got, want)):
+            if not b.check_frame_json(g, w, f"{what}: chain {seg['head']} frame {i}"):
+                return False
+        ok &= t.check_eq(seg["end"], "complete", f"{what}: chain {seg['head']} end")
+    return ok
+
+
+def label(f):
+    """--coalesce/--stats text of an async frame (oracle facts)."""
+    where = f" at {os.path.basename(f['file'])}:{f['line']}" if f["file"] else f" [IL_{f['il_offset']:04x}]"
+    return f"{f['module']}`{f['method']}{where} [state {f['state']}]"
+
+
+def summary_line(listed, running, conts, tasks, boxes, stale, empty, filtered=0):
+    s = f"{listed} chain{'' if listed == 1 else 's'} listed"
+    if filtered:
+        s += f" ({filtered} more do not match the filters)"
+    s += f"; {running} running. Heap: {conts} continuations, {tasks} pending tasks, {boxes} classic state machines"
+    if stale or empty:
+        s += f"; not listed: {stale} stale continuation chain{'' if stale == 1 else 's'}, {empty} without frames"
+    return s + ".\n"
+
+
+# ---- fanout -------------------------------------------------------------------------------------
+
+def fanout_core(core, o, tmp, what):
+    exp = b.expected("fanout")
+    lines = {c["name"]: [f["await_line"] for f in c["frames"]] for c in exp["chains"]}
+    t0 = time.perf_counter()
+    d = ps_json(core, what=what)
+    elapsed = time.perf_counter() - t0
+    if d is None:
+        return
+    print(f"{what}: ps --json took {elapsed:.3f} s (heap {d['summary']['heap_seconds']:.3f} s, "
+          f"link {d['summary']['link_seconds']:.3f} s, {d['summary']['frames_resolved']} frames resolved, "
+          f"{d['summary']['frames_cached']} from the cache)", flush=True)
+    t.check_eq(len(d["chains"]), 10000, f"{what}: chains listed")
+    check_accounting(d, o, what)
+    t.check_eq([(u["root"], u["reason"]) for u in d["unlisted"]], [("unowned", "without frames")],
+               f"{what}: unlisted (the main thread's sentinel continuation)")
+    shapes = {}
+    facts = {}  # method name -> oracle facts of one frame (for the labels)
+    bad = 0
+    for st in d["chains"]:
+        names = tuple(f["method"].split("(")[0].rsplit(".", 1)[-1] for f in st["frames"])
+        shape = FANOUT_SHAPES.get(names)
+        if shape is None:
+            bad += 1
+            if bad <= 3:
+                t.fail(f"{what}: chain {st['index']} has frames {names}")
+            continue
+        shapes[shape] = shapes.get(shape, 0) + 1
+        t.check_eq([f["line"] for f in st["frames"]], lines[shape], f"{what}: {shape} chain {st['index']} lines")
+        if st["task"]["type"] != RA_TASK or st["task"]["status"] != "WaitingForActivation":
+            t.fail(f"{what}: chain {st['index']} task {st['task']}")
+        if not check_chain_frames(st, o, f"{what}: chain {st['index']}"):
+            break
+        for seg in st["segments"]:
+            oc = o.chain_by_head[h(seg["head"])]
+            for f in o.user_frames(oc):
+                facts.setdefault(f["method"], b.frame_facts(o, f))
+    t.check_eq(shapes, FANOUT, f"{what}: chains per shape")
+    # Awaited objects: the head RuntimeAsyncTaskContinuation's Task, per the oracle (three samples).
+    awaited_type = {}
+    picks = {}
+    for st in d["chains"]:
+        shape = FANOUT_SHAPES.get(tuple(f["method"].split("(")[0].rsplit(".", 1)[-1] for f in st["frames"]))
+        picks.setdefault(shape, st)
+    heads = [picks[s]["segments"][0]["head"] for s in FANOUT]
+    objs = b.oracle_objects(core, tmp, heads)["objects"]
+    tasks = b.oracle_objects(core, tmp, [objs[h(x)]["fields"]["Task"] for x in heads])["objects"]
+    for s, head in zip(FANOUT, heads):
+        aw = h(objs[h(head)]["fields"]["Task"])
+        awaited_type[s] = b.display(tasks[aw]["type"])
+        t.check_eq((h(picks[s]["awaiting"]["object"]), picks[s]["awaiting"]["type"]), (aw, awaited_type[s]),
+                   f"{what}: {s} awaiting")
+    t.check_eq(awaited_type, {"Alpha": TASK_INT, "Beta": "System.Threading.Tasks.Task", "Gamma": TASK_INT},
+               f"{what}: awaited types (TaskCompletionSource<int>.Task, TaskCompletionSource.Task)")
+
+    summary = summary_line(10000, 0, len(o.conts), 20000, 0, 0, 1)
+    # --coalesce: the documented groups, innermost frame first.
+    lab = {m: label(f) for m, f in facts.items()}
+    want = (f"STACKS 1: 7000 chains\n[7000] awaiting {awaited_type['Alpha']}\n"
+            f"  [7000] {lab['AlphaLeaf']}\n    [5000] {lab['AlphaMid']}\n      [5000] {lab['AlphaTop']}\n"
+            f"    [2000] {lab['GammaTop']}\n\n"
+            f"STACKS 2: 3000 chains\n[3000] awaiting {awaited_type['Beta']}\n"
+            f"  [3000] {lab['BetaLeaf']}\n    [3000] {lab['BetaTop']}\n\n" + summary)
+    out = ps(core, "--coalesce", what=what)
+    if out is not None:
+        t.check_eq(out, want, f"{what}: --coalesce")
+    cj = ps_json(core, "--coalesce", what=what)
+    if cj:
+        def tree(nodes):
+            return [(n["count"], n["frame"], tree(n["callers"])) for n in nodes]
+        t.check_eq(tree(cj["coalesce"]), [
+            (7000, f"awaiting {awaited_type['Alpha']}", [(7000, lab["AlphaLeaf"], [
+                (5000, lab["AlphaMid"], [(5000, lab["AlphaTop"], [])]), (2000, lab["GammaTop"], [])])]),
+            (3000, f"awaiting {awaited_type['Beta']}", [(3000, lab["BetaLeaf"], [(3000, lab["BetaTop"], [])])])],
+            f"{what}: --coalesce --json")
+    # --stats
+    out = ps(core, "--stats", what=what)
+    if out is not None:
+        rows = [(7000, lab["AlphaLeaf"]), (5000, lab["AlphaMid"]), (5000, lab["AlphaTop"]), (3000, lab["BetaLeaf"]),
+                (3000, lab["BetaTop"]), (2000, lab["GammaTop"])]
+        rows.sort(key=lambda r: (-r[0], r[1]))
+        want = ("Frames:\n     Count  Frame (each continuation or state machine once)\n" +
+                "".join(f"{n:10d}  {text}\n" for n, text in rows) +
+                "\nAwaiting:\n     Count  What the stacks' innermost frames wait for\n"
+                f"      7000  awaiting {awaited_type['Alpha']}\n      3000  awaiting {awaited_type['Beta']}\n"
+                "\nTasks:\n     Count  Status                       Type\n"
+                f"     10000  {'WaitingForActivation':<28} {b.display(next(iter(o.tasks.values()))['type'])}\n\n" + summary)
+        t.check_eq(out, want, f"{what}: --stats")
+
+    # Filters: they match any frame of a stack.
+    def listed(*args):
+        j = ps_json(core, *args, what=f"{what} {' '.join(args)}")
+        return j["chains"] if j else []
+    for method, n in (("AlphaMid", 5000), ("GammaTop", 2000), ("BetaTop", 3000), ("AlphaLeaf", 7000), ("Nope", 0)):
+        got = listed("--method", method)
+        t.check_eq(len(got), n, f"{what}: --method {method}")
+        t.check(all(any(method in f["method"] for f in st["frames"]) for st in got), f"{what}: --method {method} frames")
+    t.check_eq(len(listed("--type", TASK_INT)), 7000, f"{what}: --type {TASK_INT} (the awaited task's type)")
+    t.check_eq(len(listed("--type", "RuntimeAsyncTaskContinuation", "--method", "BetaLeaf")), 3000,
+               f"{what}: --type RuntimeAsyncTaskContinuation --method BetaLeaf")
+    st = d["chains"][1234]
+    mid = st["segments"][0]["links"][-1]
+    for addr, why in ((st["task"]["address"], "its task"), (mid, "its last continuation"),
+                      (st["awaiting"]["object"], "the task it awaits")):
+        got = listed("--address", addr)
+        t.check_eq([x["task"]["address"] for x in got], [st["task"]["address"]], f"{what}: --address {why}")
+    got = listed("--address", st["task"]["address"], "--address", d["chains"][5]["task"]["address"])
+    t.check_eq(sorted(x["task"]["address"] for x in got), sorted([st["task"]["address"], d["chains"][5]["task"]["address"]]),
+               f"{what}: two --address")
+    out = ps(core, "--method", "GammaTop", "--coalesce", what=what)
+    if out is not None:
+        t.check_eq(out, f"STACKS 1: 2000 chains\n[2000] awaiting {awaited_type['Gamma']}\n  [2000] {lab['AlphaLeaf']}\n"
+                   f"    [2000] {lab['GammaTop']}\n\n" + summary_line(2000, 0, len(o.conts), 20000, 0, 0, 1, 8000),
+                   f"{what}: --method GammaTop --coalesce")
+    # Text: one block per chain; the first block exactly.
+    out = ps(core, what=what)
+    if out is not None:
+        blocks = out.split("\n\n")
+        t.check_eq(len(blocks), 10001, f"{what}: text blocks (10,000 chains and the summary)")
+        st = d["chains"][0]
+        oc = o.chain_by_head[h(st["segments"][0]["head"])]
+        want = (f"chain #0: task {a16(st['task']['address'])} {RA_TASK} [WaitingForActivation]\n"
+                f"  awaiting: {a16(st['awaiting']['object'])} {st['awaiting']['type']}\n" +
+                "".join(b.expected_frame_line(i, b.frame_facts(o, f)) for i, f in enumerate(o.user_frames(oc))))
+        t.check_eq(blocks[0] + "\n", want, f"{what}: first text block")
+        t.check_eq(blocks[-1], summary, f"{what}: text summary")
+    return d
+
+
+def fanout():
+    tmp = t.tmpdir()
+    s = b.sample("fanout", "Release")
+    try:
+        core = b.make_core(s.pid, os.path.join(tmp, "fanout.core"))
+        o = b.oracle(core, tmp)
+        d = fanout_core(core, o, tmp, "fanout createdump core")
+        # Live: the parked process allocates nothing, so it holds exactly the core's chains.
+        t0 = time.perf_counter()
+        live = ps_json(["--pid", str(s.pid)], what="fanout live")
+        print(f"fanout live: ps --json took {time.perf_counter() - t0:.3f} s", flush=True)
+        if live and d:
+            def key(x):
+                return [(st["task"]["address"], tuple(f["continuation"] for f in st["frames"])) for st in x["chains"]]
+            t.check_eq(key(live), key(d), "fanout live: the core's chains")
+            check_accounting(live, o, "fanout live")
+        out = ps(["--pid", str(s.pid)], "--coalesce", what="fanout live")
+        core_out = ps(core, "--coalesce", what="fanout core")
+        if out is not None and core_out is not None:
+            t.check_eq(out, core_out, "fanout live: --coalesce as from the core")
+        os.unlink(core)
+        gc = b.make_core(s.pid, os.path.join(tmp, "fanout.gcore"), "gcore")
+        g = ps_json(gc, what="fanout gcore core")
+        if g and d:
+            t.check_eq([st["task"]["address"] for st in g["chains"]], [st["task"]["address"] for st in d["chains"]],
+                       "fanout gcore core: the chains")
+            check_accounting(g, o, "fanout gcore core")
+        os.unlink(gc)
+    finally:
+        s.kill()
+
+
+# ---- mixed --------------------------------------------------------------------------------------
+
+def mixed_core(core, o, config, tmp, what, thunks):
+    d = ps_json(core, what=what)
+    if d is None:
+        return
+    check_accounting(d, o, what)
+    t.check_eq(len(d["chains"]), 3, f"{what}: one stitched stack per documented chain")
+    hidden = lambda f: (f["method_type"], f["method"]) in thunks  # noqa: E731
+    oracle_objects = []
+    for st, (name, frames) in zip(d["chains"], MIXED):
+        w = f"{what}: {name}"
+        got = [(f["method"].split("(")[0], f["kind"], f["module"]) for f in st["frames"]]
+        if not t.check_eq(got, frames, f"{w}: frames (method, kind, module), innermost first"):
+            continue
+        check_chain_frames(st, o, w, hidden)
+        for f, (m, kind, _) in zip(st["frames"], frames):
+            if kind == "classic":
+                t.check_eq(f["method"], m + MIXED_PARAMS.get(m, "(System.Threading.Tasks.Task<Int32>)"), f"{w}: {m} name")
+                t.check_eq(f["state"], 0, f"{w}: {m} await state (its only await)")
+                t.check_eq(f["note"], None, f"{w}: {m} note")
+        oracle_objects.append(st)
+    if len(oracle_objects) != 3:
+        return d
+    # The stitching, edge by edge, through ClrMD: the task of each segment is awaited (its
+    # m_continuationObject) by the next segment: a box itself, or a chain's head continuation.
+    addrs = set()
+    for st in d["chains"]:
+        for seg in st["segments"]:
+            addrs.add(seg["task"]["address"])
+        if st["awaiting"]:
+            addrs.add(st["awaiting"]["object"])
+    objs = b.oracle_objects(core, tmp, sorted(addrs))["objects"]
+    sms = {}
+    if config == "Debug":  # class state machines: their <>1__state through ClrMD
+        boxes = [seg["task"]["address"] for st in d["chains"] for seg in st["segments"] if seg["kind"] == "box"]
+        sm_addrs = [objs[h(x)]["fields"]["StateMachine"] for x in boxes]
+        sm_objs = b.oracle_objects(core, tmp, sm_addrs)["objects"]
+        sms = {h(x): sm_objs[h(a)] for x, a in zip(boxes, sm_addrs)}
+    for st, (name, frames) in zip(d["chains"], MIXED):
+        w = f"{what}: {name}"
+        segs = st["segments"]
+        for callee, caller in zip(segs, segs[1:]):
+            cont = h(objs[h(callee["task"]["address"])]["fields"]["m_continuationObject"])
+            want = h(caller["task"]["address"]) if caller["kind"] == "box" else h(caller["head"])
+            t.check_eq(cont, want, f"{w}: m_continuationObject of {callee['task']['address']} (ClrMD)")
+        t.check_eq(h(objs[h(segs[-1]["task"]["address"])]["fields"]["m_continuationObject"]), 0,
+                   f"{w}: the outermost task is awaited by nobody (ClrMD)")
+        t.check_eq(st["task"]["address"], segs[-1]["task"]["address"], f"{w}: the stack's task is the outermost")
+        for seg in segs:
+            ot = objs[h(seg["task"]["address"])]
+            t.check_eq((seg["task"]["type"], seg["task"]["state_flags"]),
+                       (seg["task"]["type"], ot["fields"]["m_stateFlags"]), f"{w}: m_stateFlags of {seg['task']['address']}")
+            if seg["kind"] == "box":
+                sm = b.display(ot["type"]).split("+AsyncStateMachineBox<")[-1][:-1]
+                f = next(x for x in st["frames"] if x.get("box") == seg["task"]["address"])
+                t.check_eq(f["state_machine_type"], sm, f"{w}: state machine type of {seg['task']['address']}")
+                if h(seg["task"]["address"]) in sms:
+                    t.check_eq(f["state"], sms[h(seg["task"]["address"])]["fields"]["<>1__state"],
+                               f"{w}: <>1__state (ClrMD)")
+                    t.check_eq(h(f["state_machine"]), h(ot["fields"]["StateMachine"]), f"{w}: the state machine object")
+                else:
+                    t.check(isinstance(ot["fields"]["StateMachine"], dict), f"{w}: a struct state machine (ClrMD)")
+        # What the innermost frame awaits: the gate (a task with the leaf in m_continuationObject).
+        aw = h(st["awaiting"]["object"])
+        leaf = segs[0]
+        t.check_eq(h(objs[aw]["fields"]["m_continuationObject"]),
+                   h(leaf["task"]["address"]) if leaf["kind"] == "box" else h(leaf["head"]),
+                   f"{w}: the awaited task continues the innermost frame (ClrMD)")
+        t.check_eq(st["awaiting"]["type"], b.display(objs[aw]["type"]), f"{w}: awaited type")
+    # Text, exactly.
+    out = ps(core, what=what)
+    if out is not None:
+        blocks = []
+        for i, st in enumerate(d["chains"]):
+            text = (f"chain #{i}: task {a16(st['task']['address'])} {st['task']['type']} [WaitingForActivation]\n"
+                    f"  awaiting: {a16(st['awaiting']['object'])} {st['awaiting']['type']}\n")
+            n = 0
+            for seg in st["segments"]:
+                if seg["kind"] == "box":
+                    f = next(x for x in st["frames"] if x.get("box") == seg["task"]["address"])
+                    text += f"  async #{n}: {a16(f['box'])} {f['module']}`{f['method']} [classic, state 0]\n"
+                    n += 1
+                else:
+                    oc = o.chain_by_head[h(seg["head"])]
+                    for f in o.user_frames(oc):
+                        if not hidden(f):
+                            text += b.expected_frame_line(n, b.frame_facts(o, f))
+                            n += 1
+            blocks.append(text)
+        boxes = sum(1 for st in d["chains"] for seg in st["segments"] if seg["kind"] == "box")
+        t.check_eq(boxes, 4, f"{what}: classic frames")
+        want = "\n".join(blocks) + "\n" + summary_line(3, 0, len(o.conts), d["summary"]["pending_tasks"], 4, 0, 1)
+        t.check_eq(out, want, f"{what}: text")
+    # Filters match classic frames and state-machine types too.
+    for args, names in ((("--method", "ClassicMiddle"), ["ra-classic-ra"]),
+                        (("--method", "Classic"), ["ra-classic-ra", "classic-ra-classic"]),
+                        (("--type", "<ClassicLeaf>d__"), ["classic-ra-classic"]),
+                        (("--type", "AsyncStateMachineBox"), ["ra-classic-ra", "classic-ra-classic", "opt-out"]),
+                        (("--address", d["chains"][1]["segments"][-1]["task"]["address"]), ["classic-ra-classic"]),
+                        (("--address", d["chains"][2]["segments"][0]["head"]), ["opt-out"])):
+        j = ps_json(core, *args, what=f"{what} {' '.join(args)}")
+        if j:
+            got = [MIXED[[st["task"]["address"] for st in d["chains"]].index(x["task"]["address"])][0] for x in j["chains"]]
+            t.check_eq(got, names, f"{what}: {' '.join(args)}")
+    out = ps(core, "--coalesce", what=what)
+    if out is not None:
+        t.check(out.startswith(f"STACKS 1: 3 chains\n[3] awaiting {TASK_INT}\n"), f"{what}: --coalesce: one group:\n{out}")
+        t.check_eq(len(re.findall(r"^  \[1\] ", out, re.M)), 3, f"{what}: --coalesce: three innermost frames")
+        t.check("  [1] MixedClassic.dll`AsyncdacSamples.Classic.ClassicLeaf(System.Threading.Tasks.Task<Int32>) [classic, state 0]\n"
+                in out, f"{what}: --coalesce classic frame:\n{out}")
+    return d
+
+
+def mixed(config):
+    exp = b.expected("mixed")
+    thunks = set()
+    for c in exp["chains"]:
+        for f in c["frames"]:
+            if f.get("thunk"):
+                thunks.add((f["type"], f["method"]))
+    tmp = t.tmpdir()
+    s = b.sample("mixed", config)
+    try:
+        core = b.make_core(s.pid, os.path.join(tmp, "mixed.core"))
+        o = b.oracle(core, tmp)
+        d = mixed_core(core, o, config, tmp, f"mixed {config} core", thunks)
+        live = ps_json(["--pid", str(s.pid)], what=f"mixed {config} live")
+        if live and d:
+            t.check_eq(live["chains"], d["chains"], f"mixed {config} live: the core's stacks")
+    finally:
+        s.kill()
+
+
+# ---- running ------------------------------------------------------------------------------------
+
+def running():
+    tmp = t.tmpdir()
+    s = b.sample("running", "Release", mode="park")
+    try:
+        core = b.make_core(s.pid, os.path.join(tmp, "running.core"))
+        o = b.oracle(core, tmp)
+        for target, what in ((core, "running core"), (["--pid", str(s.pid)], "running live")):
+            d = ps_json(target, what=what)
+            if not d:
+                continue
+            check_accounting(d, o, what)
+            th = o.dispatcher_thread(s.tid)
+            rec = th["records"][0]
+            t.check_eq(len(d["chains"]), 1, f"{what}: chains listed")
+            st = d["chains"][0]
+            t.check_eq((st["running"]["tid"], h(st["running"]["dispatcher"])), (s.tid, h(rec["address"])),
+                       f"{what}: running on the READY thread, its dispatcher record")
+            t.check_eq(h(st["task"]["address"]), h(rec["current_task"]), f"{what}: task (the record's CurrentTask)")
+            t.check_eq(h(st["segments"][0]["head"]), h(rec["next_continuation"]), f"{what}: head (NextContinuation)")
+            want = [b.frame_facts(o, f) for f in rec["frames"]]
+            got = st["frames"]
+            if t.check_eq(len(got), len(want), f"{what}: frames"):
+                for i, (g, w) in enumerate(zip(got, want)):
+                    b.check_frame_json(g, w, f"{what}: frame {i}")
+            reasons = sorted((u["root"], u["reason"]) for u in d["unlisted"])
+            stale = [u for u in d["unlisted"] if u["root"] == "stale"]
+            t.check_eq(len(stale), 1, f"{what}: one stale continuation (the resumed RunLeaf)")
+            if stale:
+                c = o.conts[h(stale[0]["head"])]
+                t.check_eq((c["method"] or {}).get("name"), "RunLeaf", f"{what}: the stale continuation is RunLeaf's")
+                t.check_eq(h(c["next"]), h(rec["next_continuation"]), f"{what}: it leads into the running chain")
+            t.check(all(r[1] in ("stale", "without frames") for r in reasons), f"{what}: unlisted {reasons}")
+        out = ps(core, what="running core")
+        if out is not None:
+            first = out.split("\n", 1)[0]
+            t.check(first.startswith(f"chain #0: running on thread {s.tid} (managed thread "), f"running core: header {first!r}")
+            t.check("  (the method this chain resumed runs on the thread: see its physical frames with bt)\n" in out,
+                    "running core: the running hint")
+        out = ps(core, "--coalesce", what="running core")
+        if out is not None:
+            t.check(out.startswith("STACKS 1: 1 chain\n[1] running on a thread\n  [1] running.dll`AsyncdacSamples.RunningApp.RunMiddle() at Program.cs:"),
+                    f"running core: --coalesce:\n{out}")
+    finally:
+        s.kill()
+
+
+# ---- shapes -------------------------------------------------------------------------------------
+
+def shapes():
+    exp = b.expected("shapes")
+
+    def short(m):
+        return m if m and "<" not in m else "(lambda)"  # expected.json names no lambda / local function
+
+    want_chains = sorted(tuple((short(f["method"]), f["await_line"]) for f in c["frames"]) for c in exp["chains"]
+                         for _ in range(c.get("count", 1)))
+    tmp = t.tmpdir()
+    s = b.sample("shapes", "Release")
+    try:
+        core = b.make_core(s.pid, os.path.join(tmp, "shapes.core"))
+        o = b.oracle(core, tmp)
+        d = ps_json(core, what="shapes core")
+        if not d:
+            return
+        check_accounting(d, o, "shapes core")
+        # The stacks, per ClrMD: a chain whose task is awaited by another chain's head continuation
+        # (its m_continuationObject) continues in that chain (an async lambda awaited by its caller).
+        objs = b.oracle_objects(core, tmp, sorted(o.tasks))["objects"]
+        heads = {h(x["head"]): a for a, x in o.tasks.items()}
+        nxt = {hd: h(objs[task]["fields"]["m_continuationObject"]) for hd, task in heads.items()}
+        nxt = {hd: n for hd, n in nxt.items() if n in heads}
+        starts = sorted(set(heads) - set(nxt.values()))
+        want_stacks = []
+        for hd in starts:
+            stack = [hd]
+            while stack[-1] in nxt:
+                stack.append(nxt[stack[-1]])
+            want_stacks.append(tuple(stack))
+        got_stacks = [tuple(h(seg["head"]) for seg in st["segments"]) for st in d["chains"]]
+        t.check_eq(sorted(got_stacks), sorted(want_stacks), "shapes core: stacks (chain heads, innermost first)")
+        got_chains = []
+        for st in d["chains"]:
+            check_chain_frames(st, o, f"shapes core: chain {st['index']}")
+            t.check_eq(h(st["task"]["address"]), heads[h(st["segments"][-1]["head"])],
+                       f"shapes core: chain {st['index']} task (the outermost chain's)")
+            for seg in st["segments"]:
+                names = []
+                for f in frames_of(seg["links"], st["frames"]):
+                    m = re.sub(r"<[^<>]*>$", "", f["method"].split("(")[0])
+                    names.append((short(m.rsplit(".", 1)[-1]) if "+<>c" not in m else "(lambda)", f["line"]))
+                got_chains.append(tuple(names))
+        t.check_eq(sorted(got_chains), want_chains, "shapes core: (method, line) of every chain")
+        out = ps(core, "--stats", what="shapes core")
+        t.check(out is not None and f"{len(o.tasks):10d}  WaitingForActivation" in out, f"shapes core: --stats:\n{out}")
+    finally:
+        s.kill()
+
+
+# ---- corrupt ------------------------------------------------------------------------------------
+
+def corrupt():
+    """A patched copy of a mixed core: a wild Next in a chain, and a deadlock (a task awaited by the
+    frame it awaits). Everything else stays listed."""
+    import struct
+    import corecore
+    tmp = t.tmpdir()
+    s = b.sample("mixed", "Release")
+    try:
+        core = b.make_core(s.pid, os.path.join(tmp, "mixed.core"))
+    finally:
+        s.kill()
+    d = ps_json(core, what="corrupt: the original core")
+    if not d or not t.check_eq(len(d["chains"]), 3, "corrupt: the original core's stacks"):
+        return
+    a, c = d["chains"][0], d["chains"][1]          # ra-classic-ra, classic-ra-classic
+    ratop = a["segments"][2]                         # RuntimeAsyncTaskContinuation -> thunk -> RaTop
+    thunk, ratop_cont = h(ratop["links"][1]), h(ratop["links"][2])
+    leaf_box = h(c["segments"][0]["task"]["address"])
+    ramiddle_task = h(c["segments"][1]["task"]["address"])
+    top_box = h(c["segments"][2]["task"]["address"])
+    img = corecore.Core(core)
+    bad = img.unmapped_address()
+    # Where the RaMiddle task keeps m_continuationObject (the ClassicTop box, per the original JSON).
+    words = [img.read_u64(ramiddle_task + 8 * i) for i in range(1, 9)]
+    if not t.check(words.count(top_box) == 1, f"corrupt: m_continuationObject of {ramiddle_task:#x} is not found"):
+        return
+    cont_off = 8 * (1 + words.index(top_box))
+    bad_core = os.path.join(tmp, "mixed.bad.core")
+    corecore.patched_copy(core, bad_core, [(thunk + 8, struct.pack("<Q", bad)),
+                                           (ramiddle_task + cont_off, struct.pack("<Q", leaf_box))])
+    os.unlink(core)
+    j = ps_json(bad_core, what="corrupt")
+    if not j:
+        return
+    stacks = {tuple((seg["kind"], h(seg.get("head") or seg["task"]["address"])) for seg in st["segments"]): st
+              for st in j["chains"]}
+    # 1. The wild Next ends its chain in an error; RaTop's continuation, now held by nothing, is
+    #    listed on its own.
+    key = tuple((seg["kind"], h(seg.get("head") or seg["task"]["address"])) for seg in a["segments"])
+    st = stacks.get(key)
+    if t.check(st is not None, f"corrupt: the ra-classic-ra stack is listed: {list(stacks)}"):
+        seg = st["segments"][2]
+        t.check_eq(([h(x) for x in seg["links"]], seg["end"]), ([h(ratop["links"][0]), thunk], "broken"),
+                   "corrupt: the broken chain's links and end")
+        t.check(f"{bad:#x}" in (seg["error"] or ""), f"corrupt: the error names {bad:#x}: {seg['error']!r}")
+    st = stacks.get((("chain", ratop_cont),))
+    if t.check(st is not None, "corrupt: RaTop's continuation listed on its own"):
+        t.check_eq((st["segments"][0]["root"], st["task"], [f["method"].split("(")[0] for f in st["frames"]]),
+                   ("unowned", None, ["AsyncdacSamples.MixedApp.RaTop"]), "corrupt: the orphaned RaTop")
+    # 2. The deadlock: ClassicLeaf awaits RaMiddle, whose task now continues ClassicLeaf.
+    st = stacks.get((("box", leaf_box), ("chain", h(c["segments"][1]["head"]))))
+    if t.check(st is not None, f"corrupt: the cycle is listed: {list(stacks)}"):
+        t.check(st["cycle"], "corrupt: the stack is marked as a cycle")
+    st = stacks.get((("box", top_box),))
+    t.check(st is not None and not st["cycle"], "corrupt: ClassicTop, awaiting nothing now, is its own stack")
+    t.check((("chain", h(d["chains"][2]["segments"][0]["head"])),) not in stacks and len(j["chains"]) == 5,
+            f"corrupt: five stacks: {list(stacks)}")
+    out = ps(bad_core, what="corrupt")
+    if out is not None:
+        t.check("  (cycle: the last frame's task is awaited by a frame above it: this stack waits on itself)\n" in out,
+                f"corrupt: the cycle note:\n{out}")
+        t.check(f"  async #2: error: Next of Continuation {thunk:#x}: cannot read " in out,
+                f"corrupt: the error line, after RaLeaf and ClassicMiddle:\n{out}")
+
+
+# ---- errors and lldb ----------------------------------------------------------------------------
+
+def on_terminal(argv, delay):
+    """Runs argv with stderr on a pseudo-terminal; (stdout, what the terminal received)."""
+    import pty
+    import subprocess
+    env = dict(os.environ)
+    env.pop("ASYNCDAC_PROGRESS_DELAY", None)
+    if delay is not None:
+        env["ASYNCDAC_PROGRESS_DELAY"] = delay
+    master, slave = pty.openpty()
+    p = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=slave, env=env)
+    os.close(slave)
+    out = p.stdout.read()
+    p.wait(timeout=120)
+    data = b""
+    while True:
+        try:
+            chunk = os.read(master, 65536)
+        except OSError:
+            break
+        if not chunk:
+            break
+        data += chunk
+    os.close(master)
+    return out.decode(), data.decode()
+
+
+def errors():
+    tmp = t.tmpdir()
+    s = b.sample("nested", "Debug")
+    try:
+        core = b.make_core(s.pid, os.path.join(tmp, "nested.core"))
+    finally:
+        s.kill()
+    for args, msg in ((["--coalesce", "--stats"], "give either --coalesce or --stats, not both"),
+                      (["--locals", "--coalesce"], "--locals shows frames one by one: it cannot be combined with --coalesce"),
+                      (["--address", "nothex"], "invalid value 'nothex' for option --address of 'ps'"),
+                      (["--method"], "option --method of 'ps' requires a value"),
+                      (["--bogus"], "unknown option '--bogus' for 'ps'"),
+                      (["extra"], "unexpected argument 'extra' for 'ps'")):
+        rc, out, err = t.run([t.CLI, "ps", core, *args], timeout=60)
+        t.check(rc != 0 and out == "" and msg in err and err.count("\n") == 1,
+                f"ps {' '.join(args)}: want a one-line error with {msg!r}, got rc={rc} out={out!r} err={err!r}")
+    # The progress line: only on a terminal, only after ASYNCDAC_PROGRESS_DELAY (1 s by default)
+    # seconds, erased at the end; stdout unchanged.
+    plain = ps(core, what="progress: no terminal")
+    for delay, want_progress in (("0", True), (None, False)):
+        out, err = on_terminal([t.CLI, "ps", core], delay)
+        t.check_eq(out, plain, f"progress (delay {delay}): stdout")
+        if want_progress:
+            t.check(err.startswith("\rasyncdac ps: scanning the heap: ") and "100%\x1b[K" in err and err.endswith("\r\x1b[K"),
+                    f"progress (delay {delay}): stderr {err!r}")
+        else:
+            t.check_eq(err, "", f"progress (delay {delay}, a scan well under a second): stderr")
+    rc, out, err = t.run([t.CLI, "ps", "--help"], timeout=60)
+    t.check(rc == 0 and "--coalesce" in out and "--stats" in out and "--method" in out, f"ps --help: {out[:300]!r}")
+
+
+def lldb():
+    tmp = t.tmpdir()
+    s = b.sample("mixed", "Release")
+    try:
+        core = b.make_core(s.pid, os.path.join(tmp, "mixed.core"))
+    finally:
+        s.kill()
+    for args in ([], ["--coalesce"], ["--stats"], ["--method", "ClassicLeaf"]):
+        cli = ps(core, *args, what=f"lldb: CLI ps {' '.join(args)}")
+        cmd = " ".join(["async", "ps"] + args)
+        out = b.run_lldb(b.lldb_target(core=core), [cmd], f"lldb {cmd}")
+        if cli is not None:
+            t.check_eq(b.lldb_output(out, cmd), cli, f"lldb: {cmd}")
+    out = b.run_lldb([], ["help async ps"], "lldb help async ps")
+    t.check("--coalesce" in out and "Syntax: async ps" in out, f"lldb: help async ps:\n{out[-1500:]}")
+
+
+def main():
+    what = sys.argv[1] if len(sys.argv) > 1 else "fanout"
+    if what == "fanout":
+        fanout()
+    elif what == "mixed":
+        mixed(sys.argv[2] if len(sys.argv) > 2 else "Debug")
+    elif what == "running":
+        running()
+    elif what == "shapes":
+        shapes()
+    elif what == "corrupt":
+        corrupt()
+    elif what == "errors":
+        errors()
+    elif what == "lldb":
+        lldb()
+    else:
+        t.fail(f"unknown test {what}")
+    t.finish()
+
+
+if __name__ == "__main__":
+    main()
