@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "asyncdac.h"
 
@@ -117,6 +118,10 @@ int main(int argc, char **argv)
 		free(rest);
 		return fail(err.msg);
 	}
+	/* Listings can be megabytes (ps over thousands of chains): write them in large blocks. */
+	static char outbuf[1 << 20];
+	if (!isatty(STDOUT_FILENO))
+		setvbuf(stdout, outbuf, _IOFBF, sizeof outbuf);
 	struct adac_out out = {write_stdout, NULL};
 	int rc = adac_command_run(t, ADAC_FRONTEND_CLI, nrest, rest, &out, &err);
 	fflush(stdout);
