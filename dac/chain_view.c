@@ -56,9 +56,9 @@ static uint64_t frame_ip(const struct adac_async_frame *f)
 	return f->cont.diagnostic_ip ? f->cont.diagnostic_ip : f->cont.resume;
 }
 
-static void print_frame(const struct adac_async_frame *f, size_t index, struct adac_out *out)
+void adac_async_frame_print(const struct adac_async_frame *f, size_t index, const char *indent, struct adac_out *out)
 {
-	adac_print(out, "  async #%zu: 0x%016llx", index, (unsigned long long)frame_ip(f));
+	adac_print(out, "%sasync #%zu: 0x%016llx", indent, index, (unsigned long long)frame_ip(f));
 	if (f->method) {
 		adac_print(out, " %s`%s", f->module ? f->module : "?", f->method);
 		if (f->has_code)
@@ -69,12 +69,12 @@ static void print_frame(const struct adac_async_frame *f, size_t index, struct a
 	if (f->has_source) {
 		const char *slash = strrchr(f->file, '/');
 		adac_print(out, " at %s:%u", slash ? slash + 1 : f->file, f->line);
-	}
-	else if (f->has_il)
+	} else if (f->has_il) {
 		adac_print(out, " [IL_%04x]", f->il_offset);
+	}
 	adac_print(out, " [state %d]\n", f->cont.state);
 	if (f->note[0])
-		adac_print(out, "      note: %s\n", f->note);
+		adac_print(out, "%s    note: %s\n", indent, f->note);
 }
 
 size_t adac_chain_view_print(struct adac_runtime *rt, const struct adac_chain_view *v, struct adac_out *out,
@@ -95,7 +95,7 @@ size_t adac_chain_view_print(struct adac_runtime *rt, const struct adac_chain_vi
 			adac_print(out, "  (shown max number of frames (%zu), use -c 0 for all)\n", limit);
 			return printed;
 		}
-		print_frame(&v->frames[i], first_index + printed, out);
+		adac_async_frame_print(&v->frames[i], first_index + printed, "  ", out);
 		if (flags & ADAC_VIEW_LOCALS) {
 			struct adac_error err = {0};
 			if (adac_frame_locals_print(rt, &v->frames[i], NULL, "      ", out, &err))
@@ -129,6 +129,30 @@ static const char *end_name(enum adac_chain_end e)
 	return "?";
 }
 
+json_t *adac_async_frame_json(const struct adac_async_frame *f, size_t index)
+{
+	json_t *j = json_object();
+	json_object_set_new(j, "index", json_integer((json_int_t)index));
+	json_object_set_new(j, "continuation", adac_json_addr(f->cont.addr));
+	json_object_set_new(j, "method_table", adac_json_addr(f->cont.mt));
+	json_object_set_new(j, "ip", adac_json_addr(frame_ip(f)));
+	json_object_set_new(j, "diagnostic_ip", f->cont.diagnostic_ip ? adac_json_addr(f->cont.diagnostic_ip) : json_null());
+	json_object_set_new(j, "resume", f->cont.resume ? adac_json_addr(f->cont.resume) : json_null());
+	json_object_set_new(j, "state", json_integer(f->cont.state));
+	json_object_set_new(j, "method_desc", f->method_desc ? adac_json_addr(f->method_desc) : json_null());
+	json_object_set_new(j, "method", f->method ? json_string(f->method) : json_null());
+	json_object_set_new(j, "module", f->module ? json_string(f->module) : json_null());
+	json_object_set_new(j, "token", f->token ? json_integer(f->token) : json_null());
+	json_object_set_new(j, "code_start", f->has_code ? adac_json_addr(f->code_start) : json_null());
+	json_object_set_new(j, "offset", f->has_code ? json_integer((json_int_t)f->offset) : json_null());
+	json_object_set_new(j, "il_offset", f->has_il ? json_integer(f->il_offset) : json_null());
+	json_object_set_new(j, "file", f->has_source ? json_string(f->file) : json_null());
+	json_object_set_new(j, "line", f->has_source ? json_integer(f->line) : json_null());
+	json_object_set_new(j, "resume_method_desc", f->resume_md ? adac_json_addr(f->resume_md) : json_null());
+	json_object_set_new(j, "note", f->note[0] ? json_string(f->note) : json_null());
+	return j;
+}
+
 json_t *adac_chain_view_json(struct adac_runtime *rt, const struct adac_chain_view *v, size_t limit, unsigned flags)
 {
 	json_t *c = json_object();
@@ -152,25 +176,7 @@ json_t *adac_chain_view_json(struct adac_runtime *rt, const struct adac_chain_vi
 		if (!shown(f) || (limit && printed >= limit))
 			continue;
 		json_array_append_new(ips, adac_json_addr(frame_ip(f)));
-		json_t *j = json_object();
-		json_object_set_new(j, "index", json_integer((json_int_t)printed));
-		json_object_set_new(j, "continuation", adac_json_addr(f->cont.addr));
-		json_object_set_new(j, "method_table", adac_json_addr(f->cont.mt));
-		json_object_set_new(j, "ip", adac_json_addr(frame_ip(f)));
-		json_object_set_new(j, "diagnostic_ip", f->cont.diagnostic_ip ? adac_json_addr(f->cont.diagnostic_ip) : json_null());
-		json_object_set_new(j, "resume", f->cont.resume ? adac_json_addr(f->cont.resume) : json_null());
-		json_object_set_new(j, "state", json_integer(f->cont.state));
-		json_object_set_new(j, "method_desc", f->method_desc ? adac_json_addr(f->method_desc) : json_null());
-		json_object_set_new(j, "method", f->method ? json_string(f->method) : json_null());
-		json_object_set_new(j, "module", f->module ? json_string(f->module) : json_null());
-		json_object_set_new(j, "token", f->token ? json_integer(f->token) : json_null());
-		json_object_set_new(j, "code_start", f->has_code ? adac_json_addr(f->code_start) : json_null());
-		json_object_set_new(j, "offset", f->has_code ? json_integer((json_int_t)f->offset) : json_null());
-		json_object_set_new(j, "il_offset", f->has_il ? json_integer(f->il_offset) : json_null());
-		json_object_set_new(j, "file", f->has_source ? json_string(f->file) : json_null());
-		json_object_set_new(j, "line", f->has_source ? json_integer(f->line) : json_null());
-		json_object_set_new(j, "resume_method_desc", f->resume_md ? adac_json_addr(f->resume_md) : json_null());
-		json_object_set_new(j, "note", f->note[0] ? json_string(f->note) : json_null());
+		json_t *j = adac_async_frame_json(f, printed);
 		if (flags & ADAC_VIEW_LOCALS) {
 			struct adac_error err = {0};
 			json_t *locals = adac_frame_locals_json(rt, f, &err);

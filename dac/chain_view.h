@@ -35,6 +35,12 @@ void adac_chain_view_free(struct adac_chain_view *v);
 size_t adac_chain_view_print(struct adac_runtime *rt, const struct adac_chain_view *v, struct adac_out *out,
                              size_t first_index, size_t limit, unsigned flags);
 
+/* One frame: "<indent>async #N: <ip> <module>`<method> + <offset> at <file>:<line> [state <n>]",
+ * and its note on the next line. */
+void adac_async_frame_print(const struct adac_async_frame *f, size_t index, const char *indent, struct adac_out *out);
+/* One frame as JSON (the objects of a chain's "frames" array). */
+struct json_t *adac_async_frame_json(const struct adac_async_frame *f, size_t index);
+
 /* {"head", "task", "awaiting", "ips", "frames", "end", "error"} */
 struct json_t *adac_chain_view_json(struct adac_runtime *rt, const struct adac_chain_view *v, size_t limit,
                                     unsigned flags);

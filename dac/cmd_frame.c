@@ -241,43 +241,6 @@ static int pick_in_address(struct adac_runtime *rt, uint64_t head, uint64_t want
 }
 
 /* The frame line, as `bt` prints it. */
-static void print_frame(const struct adac_async_frame *f, uint64_t index, struct adac_out *out)
-{
-	uint64_t ip = f->cont.diagnostic_ip ? f->cont.diagnostic_ip : f->cont.resume;
-	adac_print(out, "async #%llu: 0x%016llx", (unsigned long long)index, (unsigned long long)ip);
-	if (f->method) {
-		adac_print(out, " %s`%s", f->module ? f->module : "?", f->method);
-		if (f->has_code)
-			adac_print(out, " + 0x%llx", (unsigned long long)f->offset);
-	} else {
-		adac_print(out, " <unknown method>");
-	}
-	if (f->has_source) {
-		const char *slash = strrchr(f->file, '/');
-		adac_print(out, " at %s:%u", slash ? slash + 1 : f->file, f->line);
-	} else if (f->has_il) {
-		adac_print(out, " [IL_%04x]", f->il_offset);
-	}
-	adac_print(out, " [state %d]\n", f->cont.state);
-	if (f->note[0])
-		adac_print(out, "    note: %s\n", f->note);
-}
-
-static json_t *frame_json(const struct adac_async_frame *f, uint64_t index)
-{
-	json_t *j = json_object();
-	json_object_set_new(j, "index", json_integer((json_int_t)index));
-	json_object_set_new(j, "continuation", adac_json_addr(f->cont.addr));
-	json_object_set_new(j, "state", json_integer(f->cont.state));
-	json_object_set_new(j, "method", f->method ? json_string(f->method) : json_null());
-	json_object_set_new(j, "module", f->module ? json_string(f->module) : json_null());
-	json_object_set_new(j, "il_offset", f->has_il ? json_integer(f->il_offset) : json_null());
-	json_object_set_new(j, "file", f->has_source ? json_string(f->file) : json_null());
-	json_object_set_new(j, "line", f->has_source ? json_integer(f->line) : json_null());
-	json_object_set_new(j, "note", f->note[0] ? json_string(f->note) : json_null());
-	return j;
-}
-
 /* The frame the options name, or the selected one. */
 static int resolve_target_frame(struct adac_runtime *rt, enum adac_frontend fe, const struct frame_opts *o,
                                 uint64_t want, struct adac_async_frame *f, uint64_t *index, uint64_t *head,
@@ -343,9 +306,9 @@ int adac_cmd_frame(struct adac_target *t, enum adac_frontend fe, int argc, char 
 	}
 	if (strcmp(o.sub, "variable") != 0) {
 		if (o.json)
-			rc = adac_print_json(out, frame_json(&f, index), err);
+			rc = adac_print_json(out, adac_async_frame_json(&f, index), err);
 		else
-			print_frame(&f, index, out);
+			adac_async_frame_print(&f, index, "", out);
 		goto done;
 	}
 	struct adac_locals l;
@@ -358,7 +321,7 @@ int adac_cmd_frame(struct adac_target *t, enum adac_frontend fe, int argc, char 
 			goto done;
 		}
 		json_t *j = json_object();
-		json_object_set_new(j, "frame", frame_json(&f, index));
+		json_object_set_new(j, "frame", adac_async_frame_json(&f, index));
 		json_object_set_new(j, "locals", json_null());
 		json_object_set_new(j, "locals_error", json_string(e.msg));
 		rc = adac_print_json(out, j, err);
@@ -370,7 +333,7 @@ int adac_cmd_frame(struct adac_target *t, enum adac_frontend fe, int argc, char 
 			rc = -1;
 		} else {
 			json_t *j = json_object();
-			json_object_set_new(j, "frame", frame_json(&f, index));
+			json_object_set_new(j, "frame", adac_async_frame_json(&f, index));
 			json_object_set_new(j, "state", json_integer(l.state));
 			json_object_set_new(j, "il_offset", l.il_offset != UINT32_MAX ? json_integer(l.il_offset) : json_null());
 			json_object_set_new(j, "warning", l.warning ? json_string(l.warning) : json_null());
