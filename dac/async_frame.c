@@ -3,6 +3,7 @@
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "debuginfo.h"
@@ -159,34 +160,73 @@ void adac_async_frame_resolve(struct adac_runtime *rt, const struct adac_continu
 	find_source(rt, f);
 }
 
+/* Where a hand-rolled continuation type keeps what it awaits, found once per MethodTable (ps sees
+ * thousands of chains with a handful of head types). */
+#define AWAIT_CACHE 64u
+
+struct await_fields {
+	uint64_t mt;
+	int via;              /* index into object_fields, -1: none */
+	uint32_t obj_off;     /* object-relative */
+	bool has_token;
+	uint32_t token_off;
+};
+
+/* Field names of the 11.0 CoreLib's hand-rolled continuations (RuntimeAsyncTaskContinuation.Task,
+ * AsyncHelpers.ValueTaskSourceContinuation.Source/Token). */
+static const char *const object_fields[] = {"Task", "Source", "_source", "m_task"};
+
+static void free_cache(void *p) { free(p); }
+
+static const struct await_fields *fields_of(struct adac_runtime *rt, uint64_t mt)
+{
+	struct await_fields *cache = adac_runtime_slot(rt, ADAC_SLOT_AWAITING);
+	if (!cache) {
+		cache = calloc(AWAIT_CACHE, sizeof *cache);
+		if (!cache)
+			return NULL;
+		adac_runtime_set_slot(rt, ADAC_SLOT_AWAITING, cache, free_cache);
+	}
+	struct await_fields *e = &cache[(mt >> 3) % AWAIT_CACHE];
+	if (e->mt == mt)
+		return e;
+	memset(e, 0, sizeof *e);
+	e->mt = mt;
+	e->via = -1;
+	unsigned ps = adac_target_ptr_size(rt->t);
+	for (size_t i = 0; i < sizeof object_fields / sizeof object_fields[0]; i++) {
+		struct adac_field fld;
+		if (adac_mt_find_field(rt, mt, object_fields[i], &fld, NULL) == 0 && !fld.is_static) {
+			e->via = (int)i;
+			e->obj_off = fld.offset + ps;
+			break;
+		}
+	}
+	struct adac_field tok;
+	if (adac_mt_find_field(rt, mt, "Token", &tok, NULL) == 0 && !tok.is_static) {
+		e->has_token = true;
+		e->token_off = tok.offset + ps;
+	}
+	return e;
+}
+
 int adac_awaiting_of(struct adac_runtime *rt, const struct adac_continuation *c, struct adac_awaiting *out,
                      struct adac_error *err)
 {
 	memset(out, 0, sizeof *out);
-	/* Field names of the 11.0 CoreLib's hand-rolled continuations (RuntimeAsyncTaskContinuation.Task,
-	 * AsyncHelpers.ValueTaskSourceContinuation.Source/Token). */
-	static const char *const object_fields[] = {"Task", "Source", "_source", "m_task"};
-	for (size_t i = 0; i < sizeof object_fields / sizeof object_fields[0]; i++) {
-		struct adac_field fld;
-		if (adac_mt_find_field(rt, c->mt, object_fields[i], &fld, NULL) || fld.is_static)
-			continue;
-		uint64_t obj;
-		if (adac_read_ptr(rt->t, c->addr + adac_target_ptr_size(rt->t) + fld.offset, &obj, err))
-			return -1;
-		out->object = obj;
-		out->via = object_fields[i];
-		break;
-	}
-	if (!out->via)
+	const struct await_fields *e = fields_of(rt, c->mt);
+	if (!e)
+		return adac_fail(err, ADAC_E_NOMEM, c->addr, "out of memory");
+	if (e->via < 0)
 		return adac_fail(err, ADAC_E_NOT_FOUND, c->addr, "continuation 0x%llx has no Task or Source field",
 		                 (unsigned long long)c->addr);
-	struct adac_field tok;
-	if (adac_mt_find_field(rt, c->mt, "Token", &tok, NULL) == 0 && !tok.is_static) {
-		uint16_t t;
-		if (adac_read_u16(rt->t, c->addr + adac_target_ptr_size(rt->t) + tok.offset, &t, NULL) == 0) {
-			out->has_token = true;
-			out->token = (int16_t)t;
-		}
+	if (adac_read_ptr(rt->t, c->addr + e->obj_off, &out->object, err))
+		return -1;
+	out->via = object_fields[e->via];
+	uint16_t t;
+	if (e->has_token && adac_read_u16(rt->t, c->addr + e->token_off, &t, NULL) == 0) {
+		out->has_token = true;
+		out->token = (int16_t)t;
 	}
 	if (out->object && adac_object_mt(rt, out->object, &out->mt, NULL) == 0)
 		out->type = adac_type_name(rt, out->mt, 0, NULL);

@@ -14,7 +14,7 @@
 /* Per-contract state (resolved layouts, caches), created on first use by the contract's file and
  * freed with the runtime. One slot per contract file. */
 enum adac_slot {
-	ADAC_SLOT_OBJECT,        /* object.c */
+	ADAC_SLOT_AWAITING,      /* async_frame.c (awaited-object fields per continuation type) */
 	ADAC_SLOT_RTS,           /* methodtable.c / methoddesc.c: RuntimeTypeSystem */
 	ADAC_SLOT_LOADER,        /* loader.c */
 	ADAC_SLOT_METADATA,      /* ecma_metadata.c (per-module metadata cache) */
