@@ -204,25 +204,10 @@ struct frame_slot {
 	struct adac_async_frame frame;
 };
 
-/* What adac_awaiting_of found for a head continuation's MethodTable: the field it reads (the same
- * for every continuation of that type) and where it is, so that other heads of that type are read
- * without looking their fields up again. */
-#define AWAIT_TYPES 32u
-struct await_type {
-	uint64_t mt;
-	bool ok;                 /* adac_awaiting_of succeeded for this type */
-	const char *via;
-	uint32_t off;            /* object-relative offset of the field `via` */
-	bool has_token;
-	uint32_t token_off;      /* object-relative offset of Token */
-};
-
 struct adac_frame_cache {
 	struct frame_slot *slots;
 	size_t cap, used;
 	uint64_t resolved, hits;
-	struct await_type awaits[AWAIT_TYPES];
-	size_t nawaits;
 };
 
 struct adac_frame_cache *adac_frame_cache_new(void) { return calloc(1, sizeof(struct adac_frame_cache)); }
@@ -318,50 +303,6 @@ static void resolve_cached(struct adac_runtime *rt, struct adac_frame_cache *fc,
 	fc->used++;
 }
 
-/* adac_awaiting_of, with the field lookups done once per MethodTable. */
-static int awaiting_cached(struct adac_runtime *rt, struct adac_frame_cache *fc, const struct adac_continuation *c,
-                           struct adac_awaiting *out)
-{
-	struct await_type *t = NULL;
-	for (size_t i = 0; fc && i < fc->nawaits; i++)
-		if (fc->awaits[i].mt == c->mt)
-			t = &fc->awaits[i];
-	if (!t) {
-		int rc = adac_awaiting_of(rt, c, out, NULL);
-		if (!fc || fc->nawaits == AWAIT_TYPES)
-			return rc;
-		t = &fc->awaits[fc->nawaits++];
-		memset(t, 0, sizeof *t);
-		t->mt = c->mt;
-		struct adac_field f;
-		if (rc == 0 && adac_mt_find_field(rt, c->mt, out->via, &f, NULL) == 0) {
-			t->ok = true;
-			t->via = out->via;
-			t->off = f.offset + adac_target_ptr_size(rt->t);
-			/* The field adac_awaiting_of reads a ValueTask source's token from. */
-			if (adac_mt_find_field(rt, c->mt, "Token", &f, NULL) == 0 && !f.is_static) {
-				t->has_token = true;
-				t->token_off = f.offset + adac_target_ptr_size(rt->t);
-			}
-		}
-		return rc;
-	}
-	if (!t->ok)
-		return -1;
-	memset(out, 0, sizeof *out);
-	out->via = t->via;
-	if (adac_read_ptr(rt->t, c->addr + t->off, &out->object, NULL))
-		return -1;
-	uint16_t tok;
-	if (t->has_token && adac_read_u16(rt->t, c->addr + t->token_off, &tok, NULL) == 0) {
-		out->has_token = true;
-		out->token = (int16_t)tok;
-	}
-	if (out->object && adac_object_mt(rt, out->object, &out->mt, NULL) == 0)
-		out->type = adac_type_name(rt, out->mt, 0, NULL);
-	return 0;
-}
-
 int adac_chain_view_build_cached(struct adac_runtime *rt, uint64_t head, size_t max_depth, struct adac_frame_cache *cache,
                                  struct adac_chain_view *v, struct adac_error *err)
 {
@@ -378,7 +319,7 @@ int adac_chain_view_build_cached(struct adac_runtime *rt, uint64_t head, size_t 
 		resolve_cached(rt, cache, &v->chain.links[i], &v->frames[i]);
 		/* As adac_chain_view_build: the head's infrastructure continuation says what it awaits. */
 		if (!v->has_awaiting && v->frames[i].infrastructure && i == 0)
-			v->has_awaiting = awaiting_cached(rt, cache, &v->chain.links[i], &v->awaiting) == 0;
+			v->has_awaiting = adac_awaiting_of(rt, &v->chain.links[i], &v->awaiting, NULL) == 0;
 	}
 	return 0;
 }
