@@ -12,6 +12,7 @@
 #include "execution_manager.h"
 #include "fielddesc.h"
 #include "limits.h"
+#include "managed_unwind.h"
 #include "methoddesc.h"
 #include "names.h"
 #include "runtime.h"
@@ -41,7 +42,12 @@ const struct adac_command_info adac_cmd_bt_info = {
 		"  -c, --count <n>       Show at most n frames per list (0: all).\n"
 		"  -d, --depth <n>       Walk at most n links per chain (default 10000).\n"
 		"  -v, --locals          Show the awaited locals under each async frame.\n"
-		"  -j, --json            Print JSON: per chain the raw IP array and the resolved frames.\n",
+		"  -j, --json            Print JSON: per chain the raw IP array and the resolved frames.\n"
+		"\n"
+		"Physical frames come from the debugger's (or libdw's) unwinder; managed frames it cannot\n"
+		"unwind (no frame pointer, stopped in a prologue) are recovered from the runtime's own unwind\n"
+		"info and inserted, so frame numbers can differ from a plain `bt` (JSON marks them with\n"
+		"\"unwound_by\": \"asyncdac\").\n",
 };
 
 struct bt_opts {
@@ -119,7 +125,14 @@ static int head_of(struct adac_runtime *rt, uint64_t addr, uint64_t *head, uint6
 	                 (unsigned long long)addr, type ? type : "unknown type");
 }
 
-/* ---- physical frames ---- */
+/* ---- physical frames ----
+ *
+ * The backend's unwinder (libdwfl, LLDB) has no unwind info for managed code and falls back to
+ * frame pointers there, which skips frames without one or stopped in a prologue. So every managed
+ * frame is unwound again from the runtime's unwind info (managed_unwind.c): when the caller that
+ * gives is not the backend's next frame (same PC and SP), the frames it finds are inserted until
+ * one is the backend's again, or the unwind leaves managed code. Backend frames below the SP
+ * reached are not on the stack and are left out; native frames are the backend's. */
 
 struct phys_ctx {
 	struct adac_runtime *rt;
@@ -128,11 +141,25 @@ struct phys_ctx {
 	uint64_t count;    /* limit, 0 = all */
 	unsigned n;
 	bool truncated;
+	bool have_regs;               /* regs: the thread's registers, the state of frame 0 */
+	struct adac_regs regs;
+	bool seen_first;
+	bool pending;                 /* next: the caller of the last managed frame, not listed yet */
+	struct adac_unwind_state next;
+	json_t *last;                 /* JSON of the last frame printed */
 };
 
-static int print_phys(void *ctx, const struct adac_frame *f)
+/* JIT-compiled or ReadyToRun code, which has unwind info. */
+static bool is_managed_code(struct adac_runtime *rt, uint64_t pc)
 {
-	struct phys_ctx *c = ctx;
+	struct adac_code_info code;
+	return pc && adac_em_find_code(rt, pc, &code, NULL) == 0 && (code.kind == ADAC_CODE_JIT || code.kind == ADAC_CODE_R2R);
+}
+
+/* Prints one frame (inserted: found by our unwinder, not the backend's). 1 when --count stops the
+ * list. */
+static int emit_frame(struct phys_ctx *c, const struct adac_frame *f, bool inserted)
+{
 	if (c->count && c->n >= c->count) {
 		c->truncated = true;
 		return 1;
@@ -153,13 +180,17 @@ static int print_phys(void *ctx, const struct adac_frame *f)
 		json_t *j = json_object();
 		json_object_set_new(j, "index", json_integer(c->n));
 		json_object_set_new(j, "pc", adac_json_addr(f->pc));
+		json_object_set_new(j, "sp", f->sp ? adac_json_addr(f->sp) : json_null());
 		json_object_set_new(j, "module", module ? json_string(module) : json_null());
 		json_object_set_new(j, "symbol", symbol ? json_string(symbol) : json_null());
 		json_object_set_new(j, "offset", symbol ? json_integer((json_int_t)offset) : json_null());
 		json_object_set_new(j, "managed", json_boolean(managed));
 		json_object_set_new(j, "file", f->file ? json_string(f->file) : json_null());
 		json_object_set_new(j, "line", f->file ? json_integer(f->line) : json_null());
+		if (inserted)
+			json_object_set_new(j, "unwound_by", json_string("asyncdac"));
 		json_array_append_new(c->json, j);
+		c->last = j;
 	} else {
 		adac_print(c->out, "  frame #%u: 0x%016llx", c->n, (unsigned long long)f->pc);
 		if (symbol)
@@ -173,6 +204,111 @@ static int print_phys(void *ctx, const struct adac_frame *f)
 	}
 	c->n++;
 	return 0;
+}
+
+/* A problem found while unwinding, after the frame it concerns. */
+static void phys_error(struct phys_ctx *c, const struct adac_error *err)
+{
+	if (c->json && c->last)
+		json_object_set_new(c->last, "unwind_error", json_string(err->msg));
+	else if (!c->json)
+		adac_print(c->out, "  frame #%u: error: %s\n", c->n, err->msg);
+}
+
+/* Unwinds the managed frame just printed; its caller becomes c->next. */
+static void unwind_managed(struct phys_ctx *c, const struct adac_unwind_state *st)
+{
+	struct adac_error err = {0};
+	c->next = *st;
+	c->pending = adac_managed_unwind(c->rt, &c->next, &err) == 0;
+	if (!c->pending)
+		phys_error(c, &err);
+}
+
+/* Prints c->next, a frame the backend did not list, and goes on to its caller. 1: stop. */
+static int emit_next(struct phys_ctx *c)
+{
+	struct adac_frame f = {.pc = c->next.rip, .sp = c->next.gpr[ADAC_REG_RSP], .fp = c->next.gpr[ADAC_REG_RBP]};
+	bool managed = is_managed_code(c->rt, f.pc);
+	if (!managed) {
+		/* The unwind left managed code for a native caller the backend skipped. */
+		c->pending = false;
+		const struct adac_module *m = adac_target_module_at(c->rt->t, f.pc);
+		if (!m) {
+			struct adac_error err = {0};
+			adac_fail(&err, ADAC_E_CORRUPT, f.pc, "the managed frame above returns to 0x%llx (rsp 0x%llx), which is in no module",
+			          (unsigned long long)f.pc, (unsigned long long)f.sp);
+			phys_error(c, &err);
+			return 0;
+		}
+		const char *slash = strrchr(m->path, '/');
+		f.module = slash ? slash + 1 : m->path;
+	}
+	if (c->n >= ADAC_MAX_UNWIND_FRAMES) {
+		struct adac_error err = {0};
+		adac_fail(&err, ADAC_E_LIMIT, f.sp, "more than ADAC_MAX_UNWIND_FRAMES (%u) frames", ADAC_MAX_UNWIND_FRAMES);
+		phys_error(c, &err);
+		c->pending = false;
+		return 1;
+	}
+	if (emit_frame(c, &f, true))
+		return 1;
+	if (managed) {
+		struct adac_unwind_state st = c->next;
+		unwind_managed(c, &st);
+	}
+	return 0;
+}
+
+static int walk_phys(void *ctx, const struct adac_frame *f)
+{
+	struct phys_ctx *c = ctx;
+	bool first = !c->seen_first;
+	c->seen_first = true;
+	struct adac_unwind_state st;
+	bool have_state = false;
+	while (c->pending) {
+		bool sp_known = f->sp != 0;
+		if (f->pc == c->next.rip && (!sp_known || f->sp == c->next.gpr[ADAC_REG_RSP])) {
+			/* The backend's frame again; our state knows more registers. */
+			st = c->next;
+			if (!(st.known & (1u << ADAC_REG_RBP)) && f->fp) {
+				st.gpr[ADAC_REG_RBP] = f->fp;
+				st.known |= 1u << ADAC_REG_RBP;
+			}
+			have_state = true;
+			c->pending = false;
+			break;
+		}
+		if (sp_known && f->sp < c->next.gpr[ADAC_REG_RSP])
+			return 0; /* inside the frames unwound: the backend's guess, not on the stack */
+		if (sp_known && f->sp == c->next.gpr[ADAC_REG_RSP] && !is_managed_code(c->rt, c->next.rip)) {
+			c->pending = false; /* the same native frame, seen differently: the backend's */
+			break;
+		}
+		if (emit_next(c))
+			return 1;
+	}
+	if (emit_frame(c, f, false))
+		return 1;
+	if (!is_managed_code(c->rt, f->pc))
+		return 0;
+	if (!have_state) {
+		if (first && c->have_regs && c->regs.r[ADAC_REG_RIP] == f->pc)
+			adac_unwind_state_from_regs(&st, &c->regs);
+		else
+			adac_unwind_state_from_frame(&st, f->pc, f->sp, f->fp);
+	}
+	unwind_managed(c, &st);
+	return 0;
+}
+
+/* After the backend's last frame: the managed frames it did not reach. */
+static void finish_phys(struct phys_ctx *c)
+{
+	while (c->pending && !c->truncated)
+		if (emit_next(c))
+			break;
 }
 
 /* ---- one thread ---- */
@@ -194,9 +330,12 @@ static int show_thread(struct adac_runtime *rt, const struct adac_thread *th, co
 			adac_print(out, ", name = '%s'", th->name);
 		adac_print(out, ", tid = %llu\n", (unsigned long long)th->tid);
 	}
-	struct phys_ctx pc = {rt, out, frames_json, o->count, 0, false};
+	struct phys_ctx pc = {.rt = rt, .out = out, .json = frames_json, .count = o->count};
 	struct adac_error err = {0};
-	if (adac_target_frames(rt->t, th->tid, print_phys, &pc, &err) && err.code != ADAC_E_UNSUPPORTED) {
+	pc.have_regs = adac_target_regs(rt->t, th->tid, &pc.regs, NULL) == 0;
+	int frames_rc = adac_target_frames(rt->t, th->tid, walk_phys, &pc, &err);
+	finish_phys(&pc);
+	if (frames_rc && err.code != ADAC_E_UNSUPPORTED) {
 		if (!o->json)
 			adac_print(out, "  frame #%u: error: %s\n", pc.n, err.msg);
 	}
