@@ -1,7 +1,6 @@
 /* async_frame.c - resolves continuations into logical frames. */
 #include "async_frame.h"
 
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,20 +15,7 @@
 #include "runtime.h"
 #include "target.h"
 
-__attribute__((format(printf, 2, 3))) static void note(struct adac_async_frame *f, const char *fmt, ...)
-{
-	size_t used = strlen(f->note);
-	if (used >= sizeof f->note - 4)
-		return;
-	if (used) {
-		memcpy(f->note + used, "; ", 3);
-		used += 2;
-	}
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(f->note + used, sizeof f->note - used, fmt, ap);
-	va_end(ap);
-}
+#define note(f, ...) adac_note_add((f)->note, sizeof (f)->note, __VA_ARGS__)
 
 /* Method name, module and token of a MethodDesc into the frame. */
 static void name_method(struct adac_runtime *rt, uint64_t md, struct adac_async_frame *f)

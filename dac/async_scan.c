@@ -8,6 +8,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "addr_map.h"
 #include "classic_async.h"
 #include "continuation.h"
 #include "corelib.h"
@@ -96,53 +97,24 @@ const char *adac_chain_root_name(enum adac_chain_root r)
 enum mt_kind { MT_UNKNOWN = 0, MT_OTHER, MT_CONT, MT_TASK, MT_BOX };
 
 struct mt_verdict {
-	uint64_t mt;       /* 0: empty slot */
+	uint64_t mt;       /* the key */
 	uint8_t kind;      /* enum mt_kind */
 	bool task_known;   /* derives_task is decided */
 	bool derives_task;
 };
 
-struct verdicts {
-	struct mt_verdict *slots;
-	size_t cap, used;
-};
+_Static_assert(offsetof(struct mt_verdict, mt) == 0, "the MethodTable is the record's key");
 
-static uint64_t mix(uint64_t v) { return (v >> 3) * 0x9E3779B97F4A7C15ull; }
-
-static struct mt_verdict *verdict_slot(struct verdicts *t, uint64_t mt)
+static struct mt_verdict *verdict_slot(struct adac_addr_map *t, uint64_t mt)
 {
-	if ((t->used + 1) * 2 > t->cap) {
-		size_t cap = t->cap ? t->cap * 2 : 512;
-		struct mt_verdict *s = calloc(cap, sizeof *s);
-		if (!s)
-			return NULL;
-		for (size_t i = 0; i < t->cap; i++) {
-			if (!t->slots[i].mt)
-				continue;
-			size_t j = mix(t->slots[i].mt) & (cap - 1);
-			while (s[j].mt)
-				j = (j + 1) & (cap - 1);
-			s[j] = t->slots[i];
-		}
-		free(t->slots);
-		t->slots = s;
-		t->cap = cap;
-	}
-	size_t j = mix(mt) & (t->cap - 1);
-	while (t->slots[j].mt && t->slots[j].mt != mt)
-		j = (j + 1) & (t->cap - 1);
-	if (!t->slots[j].mt) {
-		t->slots[j] = (struct mt_verdict){.mt = mt};
-		t->used++;
-	}
-	return &t->slots[j];
+	return adac_addr_map_get(t, mt, sizeof(struct mt_verdict), NULL);
 }
 
 struct scan_ctx {
 	struct adac_runtime *rt;
 	struct adac_async_scan *scan;
 	const struct adac_scan_progress *progress;
-	struct verdicts verdicts;
+	struct adac_addr_map verdicts; /* struct mt_verdict by MethodTable */
 	unsigned ps;
 	uint32_t next_off;          /* Continuation.Next, from the object */
 	uint32_t state_object_off;  /* Task.m_stateObject */
@@ -639,7 +611,7 @@ int adac_async_scan(struct adac_runtime *rt, const struct adac_scan_progress *pr
 	for (size_t i = 0; i < info->region_count; i++)
 		c.total_bytes += info->regions[i].end > info->regions[i].mem ? info->regions[i].end - info->regions[i].mem : 0;
 	int rc = adac_gc_walk(rt, on_object, &c, &s->walk, err);
-	free(c.verdicts.slots);
+	adac_addr_map_free(&c.verdicts);
 	if (rc == 0 && adac_failed(&c.fail)) {
 		*err = c.fail;
 		rc = -1;

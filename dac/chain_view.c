@@ -66,13 +66,10 @@ void adac_async_frame_print(const struct adac_async_frame *f, size_t index, cons
 	} else {
 		adac_print(out, " <unknown method>");
 	}
-	if (f->has_source) {
-		const char *slash = strrchr(f->file, '/');
-		adac_print(out, " at %s:%u", slash ? slash + 1 : f->file, f->line);
-	} else if (f->has_il) {
-		adac_print(out, " [IL_%04x]", f->il_offset);
-	}
-	adac_print(out, " [state %d]\n", f->cont.state);
+	char where[ADAC_FRAME_WHERE_MAX];
+	adac_print(out, "%s [state %d]\n", adac_frame_where(f->has_source, f->file, f->line, f->has_il, f->il_offset, where,
+	                                                    sizeof where),
+	           f->cont.state);
 	if (f->note[0])
 		adac_print(out, "%s    note: %s\n", indent, f->note);
 }
@@ -326,24 +323,36 @@ int adac_chain_view_build_cached(struct adac_runtime *rt, uint64_t head, size_t 
 
 bool adac_async_frame_shown(const struct adac_async_frame *f) { return shown(f); }
 
+const char *adac_frame_where(bool has_source, const char *file, uint32_t line, bool has_il, uint32_t il_offset,
+                             char *buf, size_t size)
+{
+	if (has_source) {
+		const char *slash = strrchr(file, '/');
+		snprintf(buf, size, " at %s:%u", slash ? slash + 1 : file, line);
+	} else if (has_il) {
+		snprintf(buf, size, " [IL_%04x]", il_offset);
+	} else if (size) {
+		buf[0] = '\0';
+	}
+	return buf;
+}
+
+const char *adac_frame_label(const char *module, const char *method, bool has_source, const char *file, uint32_t line,
+                             bool has_il, uint32_t il_offset, const char *tag, char *buf, size_t size)
+{
+	char where[ADAC_FRAME_WHERE_MAX];
+	adac_frame_where(has_source, file, line, has_il, il_offset, where, sizeof where);
+	if (method)
+		snprintf(buf, size, "%s`%s%s [%s]", module ? module : "?", method, where, tag);
+	else
+		snprintf(buf, size, "<unknown method>%s [%s]", where, tag);
+	return buf;
+}
+
 const char *adac_async_frame_label(const struct adac_async_frame *f, char *buf, size_t size)
 {
-	int n;
-	if (f->method)
-		n = snprintf(buf, size, "%s`%s", f->module ? f->module : "?", f->method);
-	else
-		n = snprintf(buf, size, "<unknown method>");
-	size_t used = n < 0 ? 0 : (size_t)n < size ? (size_t)n : size;
-	if (f->has_source) {
-		const char *slash = strrchr(f->file, '/');
-		n = snprintf(buf + used, size - used, " at %s:%u", slash ? slash + 1 : f->file, f->line);
-	} else if (f->has_il) {
-		n = snprintf(buf + used, size - used, " [IL_%04x]", f->il_offset);
-	} else {
-		n = 0;
-	}
-	used += n < 0 ? 0 : (size_t)n < size - used ? (size_t)n : size - used;
-	if (used < size)
-		snprintf(buf + used, size - used, " [state %d]", f->cont.state);
-	return buf;
+	char tag[32];
+	snprintf(tag, sizeof tag, "state %d", f->cont.state);
+	return adac_frame_label(f->module, f->method, f->has_source, f->file, f->line, f->has_il, f->il_offset, tag, buf,
+	                        size);
 }

@@ -9,6 +9,7 @@
 
 #include "async_frame.h"
 #include "continuation.h"
+#include "limits.h"
 
 struct adac_runtime;
 struct adac_out;
@@ -67,6 +68,18 @@ int adac_chain_view_build_cached(struct adac_runtime *rt, uint64_t head, size_t 
 
 /* Is the frame one `bt` shows (user code, not a thunk or an infrastructure continuation)? */
 bool adac_async_frame_shown(const struct adac_async_frame *f);
+
+/* Where a frame (async or classic) is in its source: " at <file name>:<line>" (the PDB's path
+ * without its directories), else " [IL_xxxx]" when only the IL offset is known, else "". Returns
+ * buf, which ADAC_FRAME_WHERE_MAX bytes make large enough for any document name of a PDB. */
+#define ADAC_FRAME_WHERE_MAX (ADAC_MAX_PATH_BYTES + 32)
+const char *adac_frame_where(bool has_source, const char *file, uint32_t line, bool has_il, uint32_t il_offset,
+                             char *buf, size_t size);
+
+/* A frame as text without its addresses: "<module>`<method><where> [<tag>]" (where as
+ * adac_frame_where gives it; "<unknown method><where> [<tag>]" without a method). Returns buf. */
+const char *adac_frame_label(const char *module, const char *method, bool has_source, const char *file, uint32_t line,
+                             bool has_il, uint32_t il_offset, const char *tag, char *buf, size_t size);
 
 /* A frame as text without its addresses, for grouping identical frames:
  * "<module>`<method> at <file>:<line> [state <n>]" (or "[IL_xxxx]" without a source line, or

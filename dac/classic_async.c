@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "addr_map.h"
 #include "async_scan.h"
 #include "corelib.h"
 #include "ecma_metadata.h"
@@ -13,6 +14,7 @@
 #include "limits.h"
 #include "methoddesc.h"
 #include "names.h"
+#include "pdb.h"
 #include "runtime.h"
 #include "target.h"
 
@@ -30,62 +32,23 @@ int adac_classic_is_box_mt(struct adac_runtime *rt, uint64_t mt, bool *yes, stru
 	return 0;
 }
 
-/* ---- a small map from a 64-bit key to an index ------------------------------------------------- */
+/* ---- a map from a MethodTable to an index ------------------------------------------------------ */
 
-struct u64map {
-	uint64_t *keys;    /* 0: empty */
-	uint32_t *vals;
-	size_t cap, used;
+struct map_rec {
+	uint64_t key;
+	uint32_t val;   /* UINT32_MAX: new */
 };
 
-static uint64_t mix(uint64_t v) { return (v >> 3) * 0x9E3779B97F4A7C15ull; }
-
-static uint32_t *map_get(struct u64map *m, uint64_t key, bool create)
+/* The index slot of key: UINT32_MAX when just added; NULL when out of memory. */
+static uint32_t *map_get(struct adac_addr_map *m, uint64_t key)
 {
-	if (create && (m->used + 1) * 2 > m->cap) {
-		size_t cap = m->cap ? m->cap * 2 : 64;
-		uint64_t *k = calloc(cap, sizeof *k);
-		uint32_t *v = calloc(cap, sizeof *v);
-		if (!k || !v) {
-			free(k);
-			free(v);
-			return NULL;
-		}
-		for (size_t i = 0; i < m->cap; i++) {
-			if (!m->keys[i])
-				continue;
-			size_t j = mix(m->keys[i]) & (cap - 1);
-			while (k[j])
-				j = (j + 1) & (cap - 1);
-			k[j] = m->keys[i];
-			v[j] = m->vals[i];
-		}
-		free(m->keys);
-		free(m->vals);
-		m->keys = k;
-		m->vals = v;
-		m->cap = cap;
-	}
-	if (!m->cap)
+	bool added;
+	struct map_rec *r = adac_addr_map_get(m, key, sizeof *r, &added);
+	if (!r)
 		return NULL;
-	size_t j = mix(key) & (m->cap - 1);
-	while (m->keys[j] && m->keys[j] != key)
-		j = (j + 1) & (m->cap - 1);
-	if (m->keys[j])
-		return &m->vals[j];
-	if (!create)
-		return NULL;
-	m->keys[j] = key;
-	m->vals[j] = UINT32_MAX;
-	m->used++;
-	return &m->vals[j];
-}
-
-static void map_free(struct u64map *m)
-{
-	free(m->keys);
-	free(m->vals);
-	memset(m, 0, sizeof *m);
+	if (added)
+		r->val = UINT32_MAX;
+	return &r->val;
 }
 
 /* ---- awaiters: what m_continuationObject resolves to ------------------------------------------- */
@@ -101,7 +64,7 @@ struct wrapper_info {
 struct resolver {
 	struct adac_runtime *rt;
 	struct adac_async_scan *scan;
-	struct u64map map;            /* MT -> index in infos */
+	struct adac_addr_map map;     /* MT -> index in infos */
 	struct wrapper_info *infos;
 	size_t ninfo, cap;
 	unsigned ps;
@@ -114,7 +77,7 @@ static void field_off(struct adac_runtime *rt, uint64_t mt, const char *name, bo
 
 static const struct wrapper_info *wrapper_of(struct resolver *r, uint64_t mt)
 {
-	uint32_t *slot = map_get(&r->map, mt, true);
+	uint32_t *slot = map_get(&r->map, mt);
 	if (!slot)
 		return NULL;
 	if (*slot != UINT32_MAX)
@@ -271,7 +234,7 @@ int adac_classic_resolve_awaiters(struct adac_runtime *rt, struct adac_async_sca
 	int rc = 0;
 	for (size_t i = 0; i < scan->task_count && rc == 0; i++)
 		rc = resolve_task(&r, &scan->tasks[i], err);
-	map_free(&r.map);
+	adac_addr_map_free(&r.map);
 	free(r.infos);
 	return rc;
 }
@@ -294,11 +257,15 @@ struct sm_type {            /* per state machine MethodTable */
 	const char *method;
 	const char *module;
 	uint32_t token;
+	const char *path;       /* the assembly, for its PDB */
+	uint32_t move_next;     /* MoveNext MethodDef token, 0 when unknown */
+	uint32_t *yields;       /* IL offsets of its await points, by state (malloc'd) */
+	uint32_t nyields;
 	char note[384];
 };
 
 struct adac_classic_cache {
-	struct u64map boxes, sms;
+	struct adac_addr_map boxes, sms;   /* MT -> index in box / sm */
 	struct box_type *box;
 	size_t nbox, capbox;
 	struct sm_type *sm;
@@ -311,8 +278,10 @@ void adac_classic_cache_free(struct adac_classic_cache *c)
 {
 	if (!c)
 		return;
-	map_free(&c->boxes);
-	map_free(&c->sms);
+	adac_addr_map_free(&c->boxes);
+	adac_addr_map_free(&c->sms);
+	for (size_t i = 0; i < c->nsm; i++)
+		free(c->sm[i].yields);
 	free(c->box);
 	free(c->sm);
 	free(c);
@@ -337,6 +306,56 @@ static bool kickoff_name(const char *type_name, char *out, size_t size)
 		}
 	}
 	return false;
+}
+
+/* The await points of the state machine's MoveNext (TypeDef row rid), from the PDB. */
+static void find_yields(struct adac_runtime *rt, const struct adac_ecma *md, uint32_t rid, uint64_t module,
+                        struct sm_type *t)
+{
+	struct adac_error err = {0};
+	uint32_t mrid = 0, n = 0;
+	t->path = adac_module_path(rt, module, &err);
+	if (!t->path || !*t->path) {
+		adac_note_add(t->note, sizeof t->note, "no PDB: the module has no file path");
+		return;
+	}
+	if (adac_ecma_find_method(md, rid, "MoveNext", &mrid, &err)) {
+		adac_note_add(t->note, sizeof t->note, "%s", err.msg);
+		return;
+	}
+	t->move_next = ADAC_ECMA_TOKEN(ADAC_ECMA_METHODDEF, mrid);
+	/* How many await points, then the await points. */
+	if (adac_pdb_async_yield_offsets(rt, t->path, t->move_next, NULL, 0, &n, &err) == 0 && n) {
+		if (!(t->yields = malloc(n * sizeof *t->yields)))
+			adac_fail(&err, ADAC_E_NOMEM, 0, "out of memory for the await points of MoveNext 0x%08x", t->move_next);
+		else
+			adac_pdb_async_yield_offsets(rt, t->path, t->move_next, t->yields, n, &t->nyields, &err);
+	}
+	if (err.code)
+		adac_note_add(t->note, sizeof t->note, "%s", err.msg);
+}
+
+/* The source line of the await a frame in state N >= 0 is suspended at. */
+static void find_source(struct adac_runtime *rt, const struct sm_type *t, struct adac_classic_frame *out)
+{
+	if (!out->has_state || out->state < 0 || !t->move_next || !t->nyields)
+		return;
+	if ((uint32_t)out->state >= t->nyields) {
+		adac_note_add(out->note, sizeof out->note, "state %d is out of range: MoveNext 0x%08x has %u await point%s",
+		              out->state, t->move_next, t->nyields, t->nyields == 1 ? "" : "s");
+		return;
+	}
+	out->has_il = true;
+	out->il_offset = t->yields[out->state];
+	struct adac_source_line src;
+	struct adac_error err = {0};
+	if (adac_pdb_source_line(rt, t->path, t->move_next, out->il_offset, &src, &err)) {
+		adac_note_add(out->note, sizeof out->note, "%s", err.msg);
+		return;
+	}
+	out->has_source = true;
+	out->file = src.file;
+	out->line = src.line;
 }
 
 static void describe_sm(struct adac_runtime *rt, struct sm_type *t)
@@ -376,11 +395,13 @@ static void describe_sm(struct adac_runtime *rt, struct sm_type *t)
 	}
 	if (!t->method)
 		t->method = adac_type_name(rt, t->mt, 0, NULL);
+	if (md && rid)
+		find_yields(rt, md, rid, mi.module, t);
 }
 
 static struct sm_type *sm_of(struct adac_runtime *rt, struct adac_classic_cache *c, uint64_t mt, uint32_t *index)
 {
-	uint32_t *slot = map_get(&c->sms, mt, true);
+	uint32_t *slot = map_get(&c->sms, mt);
 	if (!slot)
 		return NULL;
 	if (*slot == UINT32_MAX) {
@@ -405,7 +426,7 @@ static struct sm_type *sm_of(struct adac_runtime *rt, struct adac_classic_cache 
 
 static struct box_type *box_of(struct adac_runtime *rt, struct adac_classic_cache *c, uint64_t mt)
 {
-	uint32_t *slot = map_get(&c->boxes, mt, true);
+	uint32_t *slot = map_get(&c->boxes, mt);
 	if (!slot)
 		return NULL;
 	if (*slot != UINT32_MAX)
@@ -504,6 +525,7 @@ void adac_classic_frame_read(struct adac_runtime *rt, struct adac_classic_cache 
 		out->has_state = true;
 		out->state = (int32_t)state;
 	}
+	find_source(rt, t, out);
 }
 
 /* ---- the graph --------------------------------------------------------------------------------- */

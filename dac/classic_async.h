@@ -65,6 +65,13 @@ struct adac_classic_frame {
 	const char *method;           /* its display name, else the state machine's type name; NULL if neither */
 	const char *module;           /* "MyApp.dll", NULL when unknown */
 	uint32_t token;               /* kickoff MethodDef token, 0 when unknown */
+	/* The await it is suspended at (state N >= 0): the N-th yield point of the state machine's
+	 * MoveNext in the PDB's async stepping information, and that IL offset's source line. */
+	bool has_il;
+	uint32_t il_offset;           /* in MoveNext */
+	bool has_source;
+	const char *file;             /* as recorded in the PDB */
+	uint32_t line;
 	char note[400];               /* what could not be found, "" when all was */
 };
 

@@ -1,11 +1,13 @@
 /* cmd_dumpheap.c - `dumpheap`: every object of the GC heap, or counts per type (like SOS dumpheap),
  * and `dumpheap --segments`: the GC's heaps, regions/segments and allocation contexts. */
 #include <jansson.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+#include "addr_map.h"
 #include "command.h"
 #include "gc_heap.h"
 #include "names.h"
@@ -43,64 +45,42 @@ struct options {
 
 /* Per-MethodTable counts, and the type filter's verdict. */
 struct mt_stat {
-	uint64_t mt;       /* 0: empty slot */
+	uint64_t mt;       /* the key */
 	uint64_t count;
 	uint64_t bytes;
 	char *name;        /* NULL until asked; "" never */
 	int8_t match;      /* -1: not decided yet */
 };
 
-struct stat_table {
-	struct mt_stat *slots;
-	size_t cap, used;
-};
-
 struct dump {
 	struct adac_runtime *rt;
 	const struct options *opt;
 	struct adac_out *out;
-	struct stat_table stats;
+	struct adac_addr_map stats; /* struct mt_stat by MethodTable */
 	json_t *objects;            /* --json object list, or NULL */
 	uint64_t shown, shown_bytes;
 	struct adac_error fail;     /* out of memory inside the callback */
 };
 
-static uint64_t mix(uint64_t v) { return (v >> 3) * 0x9E3779B97F4A7C15ull; }
+_Static_assert(offsetof(struct mt_stat, mt) == 0, "the MethodTable is the record's key");
 
-static struct mt_stat *stat_get(struct stat_table *t, uint64_t mt)
+static struct mt_stat *stat_get(struct adac_addr_map *t, uint64_t mt)
 {
-	if ((t->used + 1) * 2 > t->cap) {
-		size_t cap = t->cap ? t->cap * 2 : 256;
-		struct mt_stat *s = calloc(cap, sizeof *s);
-		if (!s)
-			return NULL;
-		for (size_t i = 0; i < t->cap; i++) {
-			if (!t->slots[i].mt)
-				continue;
-			size_t j = mix(t->slots[i].mt) & (cap - 1);
-			while (s[j].mt)
-				j = (j + 1) & (cap - 1);
-			s[j] = t->slots[i];
-		}
-		free(t->slots);
-		t->slots = s;
-		t->cap = cap;
-	}
-	size_t j = mix(mt) & (t->cap - 1);
-	while (t->slots[j].mt && t->slots[j].mt != mt)
-		j = (j + 1) & (t->cap - 1);
-	if (!t->slots[j].mt) {
-		t->slots[j] = (struct mt_stat){.mt = mt, .match = -1};
-		t->used++;
-	}
-	return &t->slots[j];
+	bool added;
+	struct mt_stat *st = adac_addr_map_get(t, mt, sizeof *st, &added);
+	if (st && added)
+		st->match = -1;
+	return st;
 }
 
-static void stat_free(struct stat_table *t)
+static void stat_free(struct adac_addr_map *t)
 {
-	for (size_t i = 0; i < t->cap; i++)
-		free(t->slots[i].name);
-	free(t->slots);
+	for (size_t i = 0; i < t->cap; i++) {
+		struct mt_stat *st = adac_addr_map_slot(t, i);
+		if (st)
+			free(st->name);
+	}
+	adac_addr_map_free(t);
 }
 
 /* The type name of an MT (adac_type_name, names.c), kept per MT; "<unknown type: why>" when it
@@ -197,9 +177,11 @@ static struct mt_stat **sorted_stats(struct dump *d, size_t *n)
 	struct mt_stat **v = malloc((d->stats.used ? d->stats.used : 1) * sizeof *v);
 	if (!v)
 		return NULL;
-	for (size_t i = 0; i < d->stats.cap; i++)
-		if (d->stats.slots[i].mt && d->stats.slots[i].count)
-			v[(*n)++] = &d->stats.slots[i];
+	for (size_t i = 0; i < d->stats.cap; i++) {
+		struct mt_stat *st = adac_addr_map_slot(&d->stats, i);
+		if (st && st->count)
+			v[(*n)++] = st;
+	}
 	qsort(v, *n, sizeof *v, cmp_stat);
 	return v;
 }

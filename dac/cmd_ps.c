@@ -42,9 +42,10 @@ const struct adac_command_info adac_cmd_ps_info = {
 		"  chain #N: [running on thread <tid>, ]task <address> <type> [<status>]\n"
 		"    awaiting: <address> <type>            what the innermost frame waits for\n"
 		"    async #0: <resume address> <module>`<method> + <offset> at <file>:<line> [state <n>]\n"
-		"    async #1: <box address> <module>`<method> [classic, state <n>]\n"
+		"    async #1: <box address> <module>`<method> at <file>:<line> [classic, state <n>]\n"
 		"innermost frame first, as `bt` prints async frames. <status> is the owning (outermost) task's\n"
-		"Task.Status from m_stateFlags. A classic frame shows its state machine box, a task between\n"
+		"Task.Status from m_stateFlags. A classic frame shows its state machine box and the line of the\n"
+		"await it is suspended at (state N: the N-th await point of MoveNext in the PDB), a task between\n"
 		"two frames shows as [task, <status>]. A running chain's innermost method is on the thread's\n"
 		"stack (see `bt`). Continuations nothing owns that lead into a listed chain (left behind after\n"
 		"their chain resumed) and sentinels without frames are counted, not listed.\n"
@@ -556,8 +557,10 @@ static void print_stack(struct ps *p, size_t index, const struct adac_async_stac
 			frame += adac_chain_view_print(p->rt, &v, p->out, frame, 0, flags);
 		} else if (s->node->kind == ADAC_NODE_BOX) {
 			const struct adac_classic_frame *c = &s->classic;
-			adac_print(p->out, "  async #%zu: 0x%016llx %s`%s [classic", frame++, (unsigned long long)c->box,
-			           c->module ? c->module : "?", c->method ? c->method : "<unknown method>");
+			char where[ADAC_FRAME_WHERE_MAX];
+			adac_print(p->out, "  async #%zu: 0x%016llx %s`%s%s [classic", frame++, (unsigned long long)c->box,
+			           c->module ? c->module : "?", c->method ? c->method : "<unknown method>",
+			           adac_frame_where(c->has_source, c->file, c->line, c->has_il, c->il_offset, where, sizeof where));
 			if (c->has_state)
 				adac_print(p->out, ", state %d", c->state);
 			adac_print(p->out, "]\n");
@@ -683,6 +686,9 @@ static json_t *stack_json(struct ps *p, size_t index, const struct adac_async_st
 			json_object_set_new(f, "method", c->method ? json_string(c->method) : json_null());
 			json_object_set_new(f, "module", c->module ? json_string(c->module) : json_null());
 			json_object_set_new(f, "token", c->token ? json_integer(c->token) : json_null());
+			json_object_set_new(f, "il_offset", c->has_il ? json_integer(c->il_offset) : json_null());
+			json_object_set_new(f, "file", c->has_source ? json_string(c->file) : json_null());
+			json_object_set_new(f, "line", c->has_source ? json_integer(c->line) : json_null());
 			json_object_set_new(f, "note", c->note[0] ? json_string(c->note) : json_null());
 			json_array_append_new(frames, f);
 			json_object_set_new(sj, "kind", json_string("box"));
@@ -708,15 +714,17 @@ static json_t *stack_json(struct ps *p, size_t index, const struct adac_async_st
 
 /* ---- --coalesce and --stats -------------------------------------------------------------------- */
 
+/* A classic frame without its box address: "<module>`<method> at <file>:<line> [classic, state <n>]"
+ * (as an async frame's, adac_async_frame_label). */
 static const char *classic_label(const struct adac_classic_frame *c, char *buf, size_t size)
 {
-	int n = snprintf(buf, size, "%s`%s [classic", c->module ? c->module : "?", c->method ? c->method : "<unknown method>");
-	if (c->has_state && n >= 0 && (size_t)n < size)
-		n += snprintf(buf + n, size - (size_t)n, ", state %d", c->state);
-	if (n >= 0 && (size_t)n < size)
-		snprintf(buf + n, size - (size_t)n, "]");
-	return buf;
+	char tag[48] = "classic";
+	if (c->has_state)
+		snprintf(tag, sizeof tag, "classic, state %d", c->state);
+	return adac_frame_label(c->module, c->method ? c->method : "<unknown method>", c->has_source, c->file, c->line,
+	                        c->has_il, c->il_offset, tag, buf, size);
 }
+
 
 static const char *task_label(struct ps *p, uint64_t addr, char *buf, size_t size)
 {

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "addr_map.h"
 #include "corelib.h"
 #include "cursor.h"
 #include "fielddesc.h"
@@ -247,53 +248,13 @@ int adac_cont_read(struct adac_runtime *rt, uint64_t addr, struct adac_continuat
 	return 0;
 }
 
-/* Open-addressing set of visited addresses, for cycle detection. */
-struct addr_set {
-	uint64_t *slots;
-	size_t cap, used;
-};
-
-static int set_insert(struct addr_set *set, uint64_t a, bool *was_present)
-{
-	if ((set->used + 1) * 2 > set->cap) {
-		size_t cap = set->cap ? set->cap * 2 : 64;
-		uint64_t *slots = calloc(cap, sizeof *slots);
-		if (!slots)
-			return -1;
-		for (size_t i = 0; i < set->cap; i++) {
-			uint64_t v = set->slots[i];
-			if (!v)
-				continue;
-			size_t j = (size_t)(v * 0x9E3779B97F4A7C15ull >> 20) & (cap - 1);
-			while (slots[j])
-				j = (j + 1) & (cap - 1);
-			slots[j] = v;
-		}
-		free(set->slots);
-		set->slots = slots;
-		set->cap = cap;
-	}
-	size_t j = (size_t)(a * 0x9E3779B97F4A7C15ull >> 20) & (set->cap - 1);
-	while (set->slots[j]) {
-		if (set->slots[j] == a) {
-			*was_present = true;
-			return 0;
-		}
-		j = (j + 1) & (set->cap - 1);
-	}
-	set->slots[j] = a;
-	set->used++;
-	*was_present = false;
-	return 0;
-}
-
 int adac_chain_walk(struct adac_runtime *rt, uint64_t head, size_t max_depth, struct adac_chain *chain,
                     struct adac_error *err)
 {
 	memset(chain, 0, sizeof *chain);
 	if (max_depth == 0 || max_depth > ADAC_MAX_CHAIN_DEPTH)
 		max_depth = ADAC_MAX_CHAIN_DEPTH;
-	struct addr_set seen = {0};
+	struct adac_addr_map seen = {0}; /* the continuations visited (records: their addresses) */
 	size_t cap = 0;
 	uint64_t cur = head;
 	int rc = 0;
@@ -304,12 +265,12 @@ int adac_chain_walk(struct adac_runtime *rt, uint64_t head, size_t max_depth, st
 			chain->end_addr = cur;
 			break;
 		}
-		bool again;
-		if (set_insert(&seen, cur, &again)) {
+		bool added;
+		if (!adac_addr_map_get(&seen, cur, sizeof cur, &added)) {
 			rc = adac_fail(err, ADAC_E_NOMEM, cur, "out of memory walking a chain");
 			break;
 		}
-		if (again) {
+		if (!added) {
 			chain->end = ADAC_CHAIN_CYCLE;
 			chain->end_addr = cur;
 			adac_fail(&chain->end_err, ADAC_E_CORRUPT, cur, "Next leads back to Continuation 0x%llx: the chain is a cycle",
@@ -342,7 +303,7 @@ int adac_chain_walk(struct adac_runtime *rt, uint64_t head, size_t max_depth, st
 		chain->count++;
 		cur = c->next;
 	}
-	free(seen.slots);
+	adac_addr_map_free(&seen);
 	return rc;
 }
 

@@ -38,6 +38,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "addr_map.h"
 #include "asyncdac.h"
 #include "cursor.h"
 #include "descriptor.h"
@@ -649,7 +650,7 @@ void adac_debuginfo_dump(const struct adac_debug_info *di, struct adac_out *out)
  * ---------------------------------------------------------------------------------------------- */
 
 struct cache_entry {
-	uint64_t addr;
+	uint64_t addr;                   /* of the blob in the target: the key */
 	struct adac_debug_info *di;
 };
 
@@ -657,8 +658,7 @@ struct debuginfo_state {
 	bool resolved;
 	enum adac_debuginfo_format format;
 	struct adac_debuginfo_opts base; /* format, x86, patchpoint layout */
-	struct cache_entry *tab;         /* open addressing, power-of-two size */
-	size_t cap, count;
+	struct adac_addr_map cache;      /* struct cache_entry by blob address */
 };
 
 static void state_free(void *p)
@@ -666,52 +666,13 @@ static void state_free(void *p)
 	struct debuginfo_state *s = p;
 	if (!s)
 		return;
-	for (size_t i = 0; i < s->cap; i++)
-		adac_debuginfo_free(s->tab[i].di);
-	free(s->tab);
+	for (size_t i = 0; i < s->cache.cap; i++) {
+		struct cache_entry *e = adac_addr_map_slot(&s->cache, i);
+		if (e)
+			adac_debuginfo_free(e->di);
+	}
+	adac_addr_map_free(&s->cache);
 	free(s);
-}
-
-static size_t hash_addr(uint64_t a) { return (size_t)((a >> 3) * 0x9e3779b97f4a7c15ull); }
-
-static struct adac_debug_info *cache_find(const struct debuginfo_state *s, uint64_t addr)
-{
-	if (!s->cap)
-		return NULL;
-	for (size_t i = hash_addr(addr) & (s->cap - 1);; i = (i + 1) & (s->cap - 1)) {
-		if (!s->tab[i].di)
-			return NULL;
-		if (s->tab[i].addr == addr)
-			return s->tab[i].di;
-	}
-}
-
-static int cache_put(struct debuginfo_state *s, uint64_t addr, struct adac_debug_info *di, struct adac_error *err)
-{
-	if ((s->count + 1) * 2 > s->cap) {
-		size_t ncap = s->cap ? s->cap * 2 : 64;
-		struct cache_entry *nt = calloc(ncap, sizeof *nt);
-		if (!nt)
-			return adac_fail(err, ADAC_E_NOMEM, 0, "out of memory for the debug-info cache");
-		for (size_t i = 0; i < s->cap; i++) {
-			if (!s->tab[i].di)
-				continue;
-			size_t j = hash_addr(s->tab[i].addr) & (ncap - 1);
-			while (nt[j].di)
-				j = (j + 1) & (ncap - 1);
-			nt[j] = s->tab[i];
-		}
-		free(s->tab);
-		s->tab = nt;
-		s->cap = ncap;
-	}
-	size_t j = hash_addr(addr) & (s->cap - 1);
-	while (s->tab[j].di)
-		j = (j + 1) & (s->cap - 1);
-	s->tab[j].addr = addr;
-	s->tab[j].di = di;
-	s->count++;
-	return 0;
 }
 
 /* Which encoding the runtime writes, from its DebugInfo contract (and, for .NET 10, which has
@@ -807,11 +768,12 @@ int adac_debuginfo_get(struct adac_runtime *rt, const struct adac_code_info *cod
 	if (!code->debug_info)
 		return adac_fail(err, ADAC_E_NOT_FOUND, code->code_start, "no debug info for the code at 0x%llx",
 		                 (unsigned long long)code->code_start);
-	struct adac_debug_info *di = cache_find(s, code->debug_info);
-	if (di) {
-		*out = di;
+	const struct cache_entry *hit = adac_addr_map_find(&s->cache, code->debug_info);
+	if (hit) {
+		*out = hit->di;
 		return 0;
 	}
+	struct adac_debug_info *di;
 	struct adac_debuginfo_opts o = s->base;
 	if (s->format == ADAC_DEBUGINFO_FORMAT_NET10) {
 		/* .NET 10 JIT code always has the flag byte on 64-bit targets (FEATURE_ON_STACK_REPLACEMENT);
@@ -834,10 +796,12 @@ int adac_debuginfo_get(struct adac_runtime *rt, const struct adac_code_info *cod
 		return -1;
 	}
 	free(blob);
-	if (cache_put(s, code->debug_info, di, err) != 0) {
+	struct cache_entry *e = adac_addr_map_get(&s->cache, code->debug_info, sizeof *e, NULL);
+	if (!e) {
 		adac_debuginfo_free(di);
-		return -1;
+		return adac_fail(err, ADAC_E_NOMEM, 0, "out of memory for the debug-info cache");
 	}
+	e->di = di;
 	*out = di;
 	return 0;
 }

@@ -591,6 +591,22 @@ int adac_desc_resolve(const struct adac_descriptor *d, const struct adac_field_s
 	return 0;
 }
 
+int adac_desc_resolve_defs(const struct adac_descriptor *d, const struct adac_field_def *defs, size_t n,
+                           const char *const *type_names, unsigned ptr_size, uint32_t *values, uint8_t *has,
+                           uint8_t *widths, struct adac_error *err)
+{
+	for (size_t i = 0; i < n; i++) {
+		struct adac_field_spec spec = {type_names[defs[i].type], defs[i].field,
+		                               defs[i].width == ADAC_WIDTH_PTR ? (uint8_t)ptr_size : defs[i].width,
+		                               defs[i].required};
+		if (widths)
+			widths[i] = spec.width;
+		if (adac_desc_resolve(d, &spec, 1, &values[i], &has[i], err))
+			return -1;
+	}
+	return 0;
+}
+
 void adac_desc_dump(const struct adac_descriptor *d, struct adac_out *out)
 {
 	adac_print(out, "version %s\n", d->version);

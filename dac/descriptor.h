@@ -78,4 +78,18 @@ struct adac_field_spec {
 int adac_desc_resolve(const struct adac_descriptor *d, const struct adac_field_spec *specs, size_t n,
                       uint32_t *values, uint8_t *has, struct adac_error *err);
 
+/* The same for a table whose entries name their type by index into type_names (an X-macro list of
+ * types) and may read a pointer: width ADAC_WIDTH_PTR stands for ptr_size bytes. The widths used go
+ * to widths[i] when widths is not NULL. */
+#define ADAC_WIDTH_PTR 0xFF
+struct adac_field_def {
+	uint8_t type;        /* index into type_names */
+	const char *field;
+	uint8_t width;       /* or ADAC_WIDTH_PTR */
+	bool required;
+};
+int adac_desc_resolve_defs(const struct adac_descriptor *d, const struct adac_field_def *defs, size_t n,
+                           const char *const *type_names, unsigned ptr_size, uint32_t *values, uint8_t *has,
+                           uint8_t *widths, struct adac_error *err);
+
 #endif

@@ -171,6 +171,8 @@ struct adac_ecma {
 	uint8_t heap_sizes;
 	uint64_t valid, sorted;
 	uint32_t rows[ADAC_ECMA_TABLE_COUNT];
+	bool has_pdb;                             /* a #Pdb stream: standalone debugging metadata */
+	uint8_t pdb_id[20];                       /* #Pdb: the PDB id */
 	uint32_t ext_rows[ADAC_ECMA_TABLE_COUNT]; /* #Pdb: row counts of the referenced type-system tables */
 	const uint8_t *table[ADAC_ECMA_TABLE_COUNT];
 	uint32_t row_size[ADAC_ECMA_TABLE_COUNT];
@@ -201,9 +203,12 @@ unsigned adac_ecma_columns(unsigned table)
 
 /* ---- Parsing ---- */
 
+/* Row count that sizes an index into `table`. In standalone debugging metadata (a #Pdb stream) the
+ * type-system tables live in the assembly: their counts are the #Pdb stream's TypeSystemTableRows
+ * (Portable PDB v1.0, "#~ stream"), 0 for a table it does not reference. */
 static uint32_t rows_for_size(const struct adac_ecma *md, unsigned table)
 {
-	return md->rows[table] ? md->rows[table] : md->ext_rows[table];
+	return md->has_pdb && table < ADAC_ECMA_DOCUMENT ? md->ext_rows[table] : md->rows[table];
 }
 
 static uint8_t coded_size(const struct adac_ecma *md, unsigned kind)
@@ -238,23 +243,29 @@ static uint8_t col_width(const struct adac_ecma *md, struct col_def c)
 
 static bool name_is(const char *name, const char *want) { return strcmp(name, want) == 0; }
 
-/* The #Pdb stream: id[20], entry point, referenced type-system tables and their row counts. */
+/* The #Pdb stream: id[20], entry point, referenced type-system tables (only tables below Document)
+ * and their row counts. */
 static int parse_pdb_stream(struct adac_ecma *md, const uint8_t *p, uint32_t len, struct adac_error *err)
 {
 	struct adac_cursor c = adac_cursor_make(p, len);
 	uint32_t entry = 0;
 	uint64_t referenced = 0;
-	if (adac_cursor_skip(&c, 20) || adac_cursor_u32(&c, &entry) || adac_cursor_u64(&c, &referenced))
+	if (!adac_cursor_need(&c, sizeof md->pdb_id))
+		return adac_fail(err, ADAC_E_CORRUPT, 0, "metadata #Pdb stream is truncated (%u bytes)", len);
+	memcpy(md->pdb_id, c.p, sizeof md->pdb_id);
+	c.p += sizeof md->pdb_id;
+	if (adac_cursor_u32(&c, &entry) || adac_cursor_u64(&c, &referenced))
 		return adac_fail(err, ADAC_E_CORRUPT, 0, "metadata #Pdb stream is truncated (%u bytes)", len);
 	for (unsigned i = 0; i < 64; i++) {
 		if (!(referenced >> i & 1))
 			continue;
-		uint32_t n = 0;
-		if (adac_cursor_u32(&c, &n))
+		if (i >= ADAC_ECMA_DOCUMENT)
+			return adac_fail(err, ADAC_E_CORRUPT, 0,
+			                 "metadata #Pdb stream references table 0x%02x, which is not a type-system table", i);
+		if (adac_cursor_u32(&c, &md->ext_rows[i]))
 			return adac_fail(err, ADAC_E_CORRUPT, 0, "metadata #Pdb stream is truncated (%u bytes)", len);
-		if (i < ADAC_ECMA_TABLE_COUNT)
-			md->ext_rows[i] = n;
 	}
+	md->has_pdb = true;
 	return 0;
 }
 
@@ -605,6 +616,8 @@ uint32_t adac_ecma_row_size(const struct adac_ecma *md, unsigned table)
 }
 
 uint64_t adac_ecma_sorted_mask(const struct adac_ecma *md) { return md->sorted; }
+uint64_t adac_ecma_valid_mask(const struct adac_ecma *md) { return md->valid; }
+const uint8_t *adac_ecma_pdb_id(const struct adac_ecma *md) { return md->has_pdb ? md->pdb_id : NULL; }
 uint8_t adac_ecma_heap_sizes(const struct adac_ecma *md) { return md->heap_sizes; }
 const char *adac_ecma_version(const struct adac_ecma *md) { return md->version; }
 bool adac_ecma_uncompressed(const struct adac_ecma *md) { return md->uncompressed; }
@@ -1089,6 +1102,34 @@ static uint32_t encode_coded(unsigned kind, uint32_t token)
 		if (c->tables[tag] == ADAC_ECMA_TOKEN_TABLE(token))
 			return (ADAC_ECMA_TOKEN_RID(token) << c->bits) | tag;
 	return 0;
+}
+
+struct row_visit {
+	int (*visit)(void *ctx, uint32_t rid);
+	void *ctx;
+	int rc;
+};
+
+static int visit_rid(void *ctx, uint32_t rid, const uint8_t *row)
+{
+	(void)row;
+	struct row_visit *v = ctx;
+	v->rc = v->visit(v->ctx, rid);
+	return v->rc != 0;
+}
+
+int adac_ecma_each_row(const struct adac_ecma *md, unsigned table, unsigned c, uint32_t value,
+                       int (*visit)(void *ctx, uint32_t rid), void *ctx, struct adac_error *err)
+{
+	if (table >= ADAC_ECMA_TABLE_COUNT || !table_defs[table].name || c >= table_defs[table].ncols)
+		return adac_fail(err, ADAC_E_BAD_ARG, 0, "metadata table 0x%x has no column %u", table, c);
+	uint32_t key = value;
+	if (table_defs[table].cols[c].kind == K_CODED && value &&
+	    !(key = encode_coded(table_defs[table].cols[c].arg, value)))
+		return 0; /* a token the column cannot hold: no row holds it */
+	struct row_visit v = {visit, ctx, 0};
+	for_each_match(md, table, c, key, visit_rid, &v);
+	return v.rc;
 }
 
 struct first_match {

@@ -72,6 +72,10 @@ const struct adac_ecma *adac_ecma_for_module(struct adac_runtime *rt, uint64_t m
 uint32_t adac_ecma_rows(const struct adac_ecma *md, unsigned table);       /* 0 for absent tables */
 uint32_t adac_ecma_row_size(const struct adac_ecma *md, unsigned table);   /* bytes per row */
 uint64_t adac_ecma_sorted_mask(const struct adac_ecma *md);
+uint64_t adac_ecma_valid_mask(const struct adac_ecma *md);                 /* tables present in #~ */
+/* The 20-byte PDB id of the #Pdb stream (standalone debugging metadata: a portable PDB), NULL when
+ * there is no #Pdb stream. Its TypeSystemTableRows size the indexes into type-system tables. */
+const uint8_t *adac_ecma_pdb_id(const struct adac_ecma *md);
 uint8_t adac_ecma_heap_sizes(const struct adac_ecma *md);                  /* #~ HeapSizes byte */
 const char *adac_ecma_version(const struct adac_ecma *md);                 /* "v4.0.30319" */
 bool adac_ecma_uncompressed(const struct adac_ecma *md);                   /* "#-" tables stream */
@@ -167,6 +171,12 @@ int adac_ecma_list_item(const struct adac_ecma *md, unsigned table, uint32_t pos
                         struct adac_error *err);
 
 /* ---- Lookups ---- */
+/* Calls visit(ctx, rid) for every row of `table` whose column `col` holds `value` (a coded index
+ * compared as the token adac_ecma_cell gives), in row order: a binary search when the table is
+ * marked sorted, else a scan. A nonzero return from visit stops the walk and is returned; -1 with
+ * err for a table or column that does not exist. */
+int adac_ecma_each_row(const struct adac_ecma *md, unsigned table, unsigned col, uint32_t value,
+                       int (*visit)(void *ctx, uint32_t rid), void *ctx, struct adac_error *err);
 /* Enclosing TypeDef of a nested type (NestedClass), 0 when the type is not nested. */
 int adac_ecma_enclosing_type(const struct adac_ecma *md, uint32_t typedef_rid, uint32_t *enclosing_rid,
                              struct adac_error *err);

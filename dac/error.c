@@ -1,6 +1,7 @@
 /* error.c - error codes, messages and context wrapping. */
 #include "error.h"
 
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -58,4 +59,19 @@ void adac_error_clear(struct adac_error *err)
 	err->code = ADAC_E_OK;
 	err->addr = 0;
 	err->msg[0] = '\0';
+}
+
+void adac_note_add(char *list, size_t size, const char *fmt, ...)
+{
+	size_t used = strnlen(list, size);
+	if (used + 4 >= size)
+		return;
+	if (used) {
+		memcpy(list + used, "; ", 3);
+		used += 2;
+	}
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(list + used, size - used, fmt, ap);
+	va_end(ap);
 }

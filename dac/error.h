@@ -3,6 +3,7 @@
 #define ADAC_ERROR_H
 
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdint.h>
 
 /* Codes and their short descriptions, generated from one table. */
@@ -45,6 +46,11 @@ int adac_fail(struct adac_error *err, enum adac_errcode code, uint64_t addr, con
 void adac_error_wrap(struct adac_error *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 void adac_error_clear(struct adac_error *err);
+
+/* Appends one message to a "; "-separated list of problems that did not stop a result (a frame's
+ * note, the reasons no PDB was found). Nothing is appended once the list is within 4 bytes of full;
+ * a message that does not fit is cut. */
+void adac_note_add(char *list, size_t size, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
 static inline int adac_failed(const struct adac_error *err) { return err && err->code != ADAC_E_OK; }
 

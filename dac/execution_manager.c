@@ -18,7 +18,7 @@
 #include "runtime.h"
 #include "target.h"
 
-#define W_PTR 0xFF /* field width placeholder: the target pointer size */
+#define W_PTR ADAC_WIDTH_PTR /* field width placeholder: the target pointer size */
 
 /* Types read whole (the span of the fields below is read in one go). */
 #define EM_TYPES(T)                                  \
@@ -105,15 +105,9 @@ enum { R2R_FIELDS(X_FIELD_ENUM) R2R_F_COUNT };
 static const char *const em_type_names[] = {EM_TYPES(X_TYPE_NAME)};
 static const char *const r2r_type_names[] = {R2R_TYPES(X_TYPE_NAME)};
 
-struct field_def {
-	uint8_t type;
-	const char *field;
-	uint8_t width;
-	bool required;
-};
 #define X_FIELD_DEF(id, t, field, width, req) {T_##t, field, width, req},
-static const struct field_def em_fields[] = {EM_FIELDS(X_FIELD_DEF)};
-static const struct field_def r2r_fields[] = {R2R_FIELDS(X_FIELD_DEF)};
+static const struct adac_field_def em_fields[] = {EM_FIELDS(X_FIELD_DEF)};
+static const struct adac_field_def r2r_fields[] = {R2R_FIELDS(X_FIELD_DEF)};
 _Static_assert(sizeof em_fields / sizeof em_fields[0] == EM_F_COUNT, "EM field table");
 _Static_assert(sizeof r2r_fields / sizeof r2r_fields[0] == R2R_F_COUNT, "R2R field table");
 
@@ -145,18 +139,10 @@ struct em_state {
 
 _Static_assert(EM_F_COUNT <= 32 && R2R_F_COUNT <= 32 && EM_T_COUNT <= 16 && R2R_T_COUNT <= 16, "layout sizes");
 
-static int resolve(const struct adac_descriptor *d, unsigned ptr, const struct field_def *defs, size_t n,
+static int resolve(const struct adac_descriptor *d, unsigned ptr, const struct adac_field_def *defs, size_t n,
                    const char *const *type_names, size_t ntypes, struct layout *l, struct adac_error *err)
 {
-	struct adac_field_spec specs[32] = {{0}};
-	for (size_t i = 0; i < n; i++) {
-		specs[i].type = type_names[defs[i].type];
-		specs[i].field = defs[i].field;
-		specs[i].width = defs[i].width == W_PTR ? (uint8_t)ptr : defs[i].width;
-		specs[i].required = defs[i].required;
-		l->width[i] = specs[i].width;
-	}
-	if (adac_desc_resolve(d, specs, n, l->off, l->has, err))
+	if (adac_desc_resolve_defs(d, defs, n, type_names, ptr, l->off, l->has, l->width, err))
 		return -1;
 	memset(l->span, 0, sizeof l->span);
 	for (size_t i = 0; i < n; i++) {

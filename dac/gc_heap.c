@@ -5,11 +5,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "addr_map.h"
 #include "cursor.h"
 #include "descriptor.h"
 #include "limits.h"
 #include "runtime.h"
 #include "target.h"
+#include "threads.h"
 
 /* Every field the GC walk reads. Width 8 on pointer fields is patched to the target's pointer
  * size at resolution. Flavour-specific fields are optional here and demanded by need() once the
@@ -63,7 +65,7 @@ static const struct adac_field_spec gc_specs[F_COUNT] = {
 
 /* What the walk keeps per MethodTable. */
 struct mt_entry {
-	uint64_t mt;       /* 0: empty slot */
+	uint64_t mt;       /* the key */
 	uint32_t base_size;
 	uint16_t component_size;
 	bool has_components;
@@ -84,8 +86,7 @@ struct gc_state {
 	size_t nfree, cap_free;
 	struct adac_gc_alloc_context *contexts;
 	size_t ncontexts, cap_contexts;
-	struct mt_entry *mts;      /* open addressing, power-of-two capacity */
-	size_t mt_cap, mt_used;
+	struct adac_addr_map mts;  /* struct mt_entry by MethodTable */
 	uint8_t *window;           /* ADAC_GC_READ_BLOCK bytes for the walk */
 };
 
@@ -99,7 +100,7 @@ static void free_state(void *p)
 	free(s->regions);
 	free(s->free_regions);
 	free(s->contexts);
-	free(s->mts);
+	adac_addr_map_free(&s->mts);
 	free(s->window);
 	free(s);
 }
@@ -197,60 +198,25 @@ static int grow(void **arr, size_t *cap, size_t want, size_t elem, struct adac_e
 	return 0;
 }
 
-/* Open-addressing set of region addresses, each tagged with the list it was found in. */
-struct seen_set {
-	uint64_t *keys;
-	unsigned *tags;
-	size_t cap, used;
+/* Region addresses, each tagged with the list it was found in. */
+struct seen_rec {
+	uint64_t region;
+	unsigned tag;
 };
 
-static uint64_t mix(uint64_t v) { return (v >> 3) * 0x9E3779B97F4A7C15ull; }
-
 /* *tag_out = the tag already recorded (and returns 1), or records tag (returns 0); -1 on ENOMEM. */
-static int seen_insert(struct seen_set *set, uint64_t key, unsigned tag, unsigned *tag_out, struct adac_error *err)
+static int seen_insert(struct adac_addr_map *set, uint64_t key, unsigned tag, unsigned *tag_out, struct adac_error *err)
 {
-	if ((set->used + 1) * 2 > set->cap) {
-		size_t cap = set->cap ? set->cap * 2 : 256;
-		uint64_t *keys = calloc(cap, sizeof *keys);
-		unsigned *tags = calloc(cap, sizeof *tags);
-		if (!keys || !tags) {
-			free(keys);
-			free(tags);
-			return adac_fail(err, ADAC_E_NOMEM, 0, "out of memory");
-		}
-		for (size_t i = 0; i < set->cap; i++) {
-			if (!set->keys[i])
-				continue;
-			size_t j = mix(set->keys[i]) & (cap - 1);
-			while (keys[j])
-				j = (j + 1) & (cap - 1);
-			keys[j] = set->keys[i];
-			tags[j] = set->tags[i];
-		}
-		free(set->keys);
-		free(set->tags);
-		set->keys = keys;
-		set->tags = tags;
-		set->cap = cap;
+	bool added;
+	struct seen_rec *r = adac_addr_map_get(set, key, sizeof *r, &added);
+	if (!r)
+		return adac_fail(err, ADAC_E_NOMEM, 0, "out of memory");
+	if (!added) {
+		*tag_out = r->tag;
+		return 1;
 	}
-	size_t j = mix(key) & (set->cap - 1);
-	while (set->keys[j]) {
-		if (set->keys[j] == key) {
-			*tag_out = set->tags[j];
-			return 1;
-		}
-		j = (j + 1) & (set->cap - 1);
-	}
-	set->keys[j] = key;
-	set->tags[j] = tag;
-	set->used++;
+	r->tag = tag;
 	return 0;
-}
-
-static void seen_free(struct seen_set *set)
-{
-	free(set->keys);
-	free(set->tags);
 }
 
 const char *adac_gc_kind_name(enum adac_gc_region_kind kind)
@@ -437,7 +403,7 @@ static enum adac_gc_region_kind classify(const struct gc_state *s, const struct 
 /* Walks one region list (Generation.StartSegment or a free list) through HeapSegment.Next. A region
  * already found through another list ends this one (segments GC: gen0's and gen1's start segment is
  * the ephemeral segment, which gen2's list also reaches); one met twice in the same list is a cycle. */
-static int collect_list(struct adac_runtime *rt, struct gc_state *s, struct seen_set *seen, unsigned list_id,
+static int collect_list(struct adac_runtime *rt, struct gc_state *s, struct adac_addr_map *seen, unsigned list_id,
                         uint64_t head, unsigned heap, unsigned gen, bool free_list, struct adac_error *err)
 {
 	const struct adac_gc_heap_info *h = &s->heaps[heap];
@@ -482,7 +448,7 @@ static int collect_list(struct adac_runtime *rt, struct gc_state *s, struct seen
 static int collect_regions(struct adac_runtime *rt, struct gc_state *s, struct adac_error *err)
 {
 	const struct adac_gc_info *info = &s->info;
-	struct seen_set seen = {0};
+	struct adac_addr_map seen = {0};
 	unsigned list_id = 0;
 	int rc = 0;
 	/* Free-region lists: GCHeapFreeRegions (workstation) or GCHeap.FreeRegions (server), each an
@@ -518,7 +484,7 @@ static int collect_regions(struct adac_runtime *rt, struct gc_state *s, struct a
 				rc = collect_list(rt, s, &seen, ++list_id, head, hi, 0, true, err);
 		}
 	}
-	seen_free(&seen);
+	adac_addr_map_free(&seen);
 	return rc;
 }
 
@@ -554,9 +520,33 @@ static int read_alloc_context(struct adac_runtime *rt, const struct gc_state *s,
 	           : 0;
 }
 
+struct thread_contexts {
+	struct adac_runtime *rt;
+	struct gc_state *s;
+	uint32_t gc_ctx;   /* EEAllocContext.GCAllocationContext */
+};
+
+/* One thread's allocation context. A thread without locals (not started, or exited) has no
+ * context; one whose context cannot be read is counted, and if it had one, its region's walk fails
+ * at the context. */
+static int thread_context(void *ctx, uint64_t thread, struct adac_error *err)
+{
+	struct thread_contexts *w = ctx;
+	struct gc_state *s = w->s;
+	uint64_t locals, ptr, limit;
+	struct adac_error ignored = {0};
+	if (adac_read_ptr(w->rt->t, thread + s->off[F_TH_RUNTIME_LOCALS], &locals, &ignored) ||
+	    (locals &&
+	     read_alloc_context(w->rt, s, locals + s->off[F_RTL_ALLOC_CONTEXT] + w->gc_ctx, &ptr, &limit, &ignored)))
+		s->info.threads_unreadable++;
+	else if (locals && add_context(s, ptr, limit, thread, err))
+		return -1;
+	return 0;
+}
+
 /* The allocation contexts the walk must step over: the global one and every thread's. The thread
- * list is walked here rather than through threads.c, whose state also resolves the thread-static
- * layouts (ThreadLocalData, ...) that a heap walk has no use for.
+ * list is walked with threads.c's adac_thread_list_walk alone, not through its state, which also
+ * resolves the thread-static layouts (ThreadLocalData, ...) that a heap walk has no use for.
  *
  * The list, as the real .NET 11.0.0 runtime keeps it: the pointer at ThreadStore.FirstThreadLink is
  * the first Thread itself, and the pointer at Thread.LinkNext is the next Thread itself (checked on
@@ -574,37 +564,14 @@ static int collect_contexts(struct adac_runtime *rt, struct gc_state *s, struct 
 			return -1;
 		}
 	}
-	uint64_t store, thread;
+	uint64_t store;
 	if (read_global_ptr(rt, "ThreadStore", &store, err))
 		return -1;
 	if (store == 0)
 		return 0; /* no managed thread yet */
-	if (adac_read_ptr(rt->t, store + s->off[F_TS_FIRST_THREAD], &thread, err)) {
-		adac_error_wrap(err, "ThreadStore 0x%llx: ", (unsigned long long)store);
-		return -1;
-	}
-	uint64_t first = thread;
-	for (unsigned n = 0; thread; n++) {
-		if (n >= ADAC_MAX_THREADS)
-			return adac_fail(err, ADAC_E_LIMIT, thread, "more than ADAC_MAX_THREADS (%u) managed threads",
-			                 ADAC_MAX_THREADS);
-		if (n > 0 && thread == first)
-			return adac_fail(err, ADAC_E_CORRUPT, thread, "the managed thread list loops back to its start");
-		uint64_t locals;
-		struct adac_error ignored = {0};
-		/* A thread without locals (not started, or exited) has no context; one whose context cannot
-		 * be read is counted, and if it had one, its region's walk fails at the context. */
-		if (adac_read_ptr(rt->t, thread + s->off[F_TH_RUNTIME_LOCALS], &locals, &ignored) ||
-		    (locals && read_alloc_context(rt, s, locals + s->off[F_RTL_ALLOC_CONTEXT] + gc_ctx, &ptr, &limit, &ignored)))
-			s->info.threads_unreadable++;
-		else if (locals && add_context(s, ptr, limit, thread, err))
-			return -1;
-		if (adac_read_ptr(rt->t, thread + s->off[F_TH_LINK_NEXT], &thread, err)) {
-			adac_error_wrap(err, "managed thread list: ");
-			return -1;
-		}
-	}
-	return 0;
+	struct thread_contexts w = {rt, s, gc_ctx};
+	return adac_thread_list_walk(rt, store, s->off[F_TS_FIRST_THREAD], s->off[F_TH_LINK_NEXT], thread_context, &w,
+	                             err);
 }
 
 static int build_info(struct adac_runtime *rt, struct gc_state *s, struct adac_error *err)
@@ -742,45 +709,18 @@ static int read_mt(struct adac_runtime *rt, struct gc_state *s, uint64_t mt, str
 static int mt_lookup(struct adac_runtime *rt, struct gc_state *s, uint64_t mt, const struct mt_entry **out,
                      struct adac_error *err)
 {
-	if (s->mt_cap) {
-		size_t j = mix(mt) & (s->mt_cap - 1);
-		while (s->mts[j].mt) {
-			if (s->mts[j].mt == mt) {
-				*out = &s->mts[j];
-				return 0;
-			}
-			j = (j + 1) & (s->mt_cap - 1);
-		}
-	}
-	struct mt_entry e;
+	if ((*out = adac_addr_map_find(&s->mts, mt)))
+		return 0;
+	struct mt_entry e, *slot;
 	if (read_mt(rt, s, mt, &e, err))
 		return -1;
-	if ((s->mt_used + 1) * 2 > s->mt_cap) {
-		if (s->mt_used >= ADAC_MAX_GC_METHOD_TABLES)
-			return adac_fail(err, ADAC_E_LIMIT, mt, "more than ADAC_MAX_GC_METHOD_TABLES (%u) distinct MethodTables",
-			                 ADAC_MAX_GC_METHOD_TABLES);
-		size_t cap = s->mt_cap ? s->mt_cap * 2 : 1024;
-		struct mt_entry *t = calloc(cap, sizeof *t);
-		if (!t)
-			return adac_fail(err, ADAC_E_NOMEM, 0, "out of memory");
-		for (size_t i = 0; i < s->mt_cap; i++) {
-			if (!s->mts[i].mt)
-				continue;
-			size_t j = mix(s->mts[i].mt) & (cap - 1);
-			while (t[j].mt)
-				j = (j + 1) & (cap - 1);
-			t[j] = s->mts[i];
-		}
-		free(s->mts);
-		s->mts = t;
-		s->mt_cap = cap;
-	}
-	size_t j = mix(mt) & (s->mt_cap - 1);
-	while (s->mts[j].mt)
-		j = (j + 1) & (s->mt_cap - 1);
-	s->mts[j] = e;
-	s->mt_used++;
-	*out = &s->mts[j];
+	if (s->mts.used >= ADAC_MAX_GC_METHOD_TABLES)
+		return adac_fail(err, ADAC_E_LIMIT, mt, "more than ADAC_MAX_GC_METHOD_TABLES (%u) distinct MethodTables",
+		                 ADAC_MAX_GC_METHOD_TABLES);
+	if (!(slot = adac_addr_map_get(&s->mts, mt, sizeof e, NULL)))
+		return adac_fail(err, ADAC_E_NOMEM, 0, "out of memory");
+	*slot = e;
+	*out = slot;
 	return 0;
 }
 
@@ -963,7 +903,7 @@ int adac_gc_walk(struct adac_runtime *rt, adac_gc_object_cb cb, void *ctx, struc
 		}
 		r->errors[r->error_count++] = (struct adac_gc_region_error){reg, objects, rerr};
 	}
-	r->method_tables = s->mt_used;
+	r->method_tables = s->mts.used;
 	if (rc == 0 && !rep && r->error_count) {
 		*err = r->errors[0].err;
 		if (r->error_count > 1)

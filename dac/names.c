@@ -82,6 +82,54 @@ static int th_at(struct adac_runtime *rt, uint64_t addr, uint32_t i, uint64_t *t
 	return adac_read_ptr(rt->t, addr + (uint64_t)i * adac_target_ptr_size(rt->t), th, err);
 }
 
+/* A formatter of TypeHandles: the display style (with its ADAC_NAME_ flags), the DAC's TypeString
+ * (with its TS_ flags) or the DAC's SigFormat. */
+enum th_style { STYLE_DISPLAY, STYLE_TYPESTRING, STYLE_SIGFORMAT };
+struct th_fmt {
+	enum th_style style;
+	unsigned flags;
+};
+
+static int fmt_th(struct adac_runtime *rt, uint64_t th, struct th_fmt f, unsigned depth, struct adac_sig_text *out,
+                  struct adac_error *err)
+{
+	switch (f.style) {
+	case STYLE_DISPLAY:
+		return fmt_display(rt, th, f.flags, depth, out, err);
+	case STYLE_TYPESTRING:
+		return fmt_typestring(rt, th, f.flags, depth, out, err);
+	default:
+		return fmt_sigformat(rt, th, depth, out, err);
+	}
+}
+
+/* Appends `count` TypeHandles of the array at arr from index `first`, each formatted by f one level
+ * deeper, with sep between them. */
+static int put_th_list(struct adac_runtime *rt, uint64_t arr, uint32_t first, uint32_t count, const char *sep,
+                       struct th_fmt f, unsigned depth, struct adac_sig_text *out, struct adac_error *err)
+{
+	for (uint32_t k = 0; k < count; k++) {
+		uint64_t a;
+		if ((k && adac_sig_text_put(out, sep, err)) || th_at(rt, arr, first + k, &a, err) ||
+		    fmt_th(rt, a, f, depth + 1, out, err))
+			return -1;
+	}
+	return 0;
+}
+
+/* A function pointer type: its return type, `open`, its parameter types ", "-separated (then ", ..."
+ * for a vararg signature when `vararg`), ")". */
+static int put_fnptr(struct adac_runtime *rt, const struct adac_th_info *ti, const char *open, bool vararg,
+                     struct th_fmt f, unsigned depth, struct adac_sig_text *out, struct adac_error *err)
+{
+	if (put_th_list(rt, ti->ret_and_args, 0, 1, "", f, depth, out, err) || adac_sig_text_put(out, open, err) ||
+	    put_th_list(rt, ti->ret_and_args, 1, ti->num_args, ", ", f, depth, out, err))
+		return -1;
+	if (vararg && (ti->callconv & ADAC_SIG_CC_MASK) == ADAC_SIG_CC_VARARG && adac_sig_text_put(out, ", ...", err))
+		return -1;
+	return adac_sig_text_put(out, ")", err);
+}
+
 static int fmt_display_mt(struct adac_runtime *rt, const struct adac_mt_info *mt, unsigned flags, unsigned depth,
                           struct adac_sig_text *out, struct adac_error *err)
 {
@@ -101,14 +149,10 @@ static int fmt_display_mt(struct adac_runtime *rt, const struct adac_mt_info *mt
 		return -1;
 	if (mt->num_generic_args == 0)
 		return 0;
-	if (adac_sig_text_put(out, "<", err))
+	struct th_fmt f = {STYLE_DISPLAY, flags};
+	if (adac_sig_text_put(out, "<", err) ||
+	    put_th_list(rt, mt->instantiation, 0, mt->num_generic_args, ", ", f, depth, out, err))
 		return -1;
-	for (uint32_t i = 0; i < mt->num_generic_args; i++) {
-		uint64_t a;
-		if ((i && adac_sig_text_put(out, ", ", err)) || th_at(rt, mt->instantiation, i, &a, err) ||
-		    fmt_display(rt, a, flags, depth + 1, out, err))
-			return -1;
-	}
 	return adac_sig_text_put(out, ">", err);
 }
 
@@ -133,17 +177,8 @@ static int fmt_display(struct adac_runtime *rt, uint64_t th, unsigned flags, uns
 		                                  : 0;
 	case ADAC_TH_TYPEVAR:
 		return typevar_name(rt, &ti, out, err);
-	case ADAC_TH_FNPTR: {
-		uint64_t a;
-		if (th_at(rt, ti.ret_and_args, 0, &a, err) || fmt_display(rt, a, flags, depth + 1, out, err) ||
-		    adac_sig_text_put(out, " (", err))
-			return -1;
-		for (uint32_t i = 1; i <= ti.num_args; i++)
-			if ((i > 1 && adac_sig_text_put(out, ", ", err)) || th_at(rt, ti.ret_and_args, i, &a, err) ||
-			    fmt_display(rt, a, flags, depth + 1, out, err))
-				return -1;
-		return adac_sig_text_put(out, ")", err);
-	}
+	case ADAC_TH_FNPTR:
+		return put_fnptr(rt, &ti, " (", false, (struct th_fmt){STYLE_DISPLAY, flags}, depth, out, err);
 	}
 	return 0;
 }
@@ -285,18 +320,9 @@ static int fmt_typestring(struct adac_runtime *rt, uint64_t th, unsigned ts, uns
 	} else if (ti.kind == ADAC_TH_TYPEVAR) {
 		return typevar_name(rt, &ti, out, err); /* no assembly for generic variables */
 	} else if (ti.kind == ADAC_TH_FNPTR) {
-		if (ts & TS_NAMESPACE) {
-			uint64_t a;
-			if (th_at(rt, ti.ret_and_args, 0, &a, err) || fmt_typestring(rt, a, ts, depth + 1, out, err) ||
-			    adac_sig_text_put(out, "(", err))
-				return -1;
-			for (uint32_t i = 1; i <= ti.num_args; i++)
-				if ((i > 1 && adac_sig_text_put(out, ", ", err)) || th_at(rt, ti.ret_and_args, i, &a, err) ||
-				    fmt_typestring(rt, a, ts, depth + 1, out, err))
-					return -1;
-			if (adac_sig_text_put(out, ")", err))
-				return -1;
-		}
+		if ((ts & TS_NAMESPACE) &&
+		    put_fnptr(rt, &ti, "(", false, (struct th_fmt){STYLE_TYPESTRING, ts}, depth, out, err))
+			return -1;
 	} else {
 		uint32_t rid = ADAC_ECMA_TOKEN_RID(mt.typedef_token);
 		if (mt.is_continuation_without_metadata || rid == 0) {
@@ -347,14 +373,10 @@ static int fmt_sigformat(struct adac_runtime *rt, uint64_t th, unsigned depth, s
 			return -1;
 		}
 		if (mt.num_generic_args) {
-			if (adac_sig_text_put(out, "<", err))
+			struct th_fmt f = {STYLE_SIGFORMAT, 0};
+			if (adac_sig_text_put(out, "<", err) ||
+			    put_th_list(rt, mt.instantiation, 0, mt.num_generic_args, ",", f, depth, out, err))
 				return -1;
-			for (uint32_t i = 0; i < mt.num_generic_args; i++) {
-				uint64_t a;
-				if ((i && adac_sig_text_put(out, ",", err)) || th_at(rt, mt.instantiation, i, &a, err) ||
-				    fmt_sigformat(rt, a, depth + 1, out, err))
-					return -1;
-			}
 			return adac_sig_text_put(out, ">", err);
 		}
 		return 0;
@@ -366,19 +388,8 @@ static int fmt_sigformat(struct adac_runtime *rt, uint64_t th, unsigned depth, s
 		       adac_sig_text_put(out, ti.elem == ADAC_ELEM_BYREF ? " ByRef" : "*", err);
 	case ADAC_TH_TYPEVAR:
 		return typevar_name(rt, &ti, out, err);
-	case ADAC_TH_FNPTR: {
-		uint64_t a;
-		if (th_at(rt, ti.ret_and_args, 0, &a, err) || fmt_sigformat(rt, a, depth + 1, out, err) ||
-		    adac_sig_text_put(out, " (", err))
-			return -1;
-		for (uint32_t i = 1; i <= ti.num_args; i++)
-			if ((i > 1 && adac_sig_text_put(out, ", ", err)) || th_at(rt, ti.ret_and_args, i, &a, err) ||
-			    fmt_sigformat(rt, a, depth + 1, out, err))
-				return -1;
-		if ((ti.callconv & ADAC_SIG_CC_MASK) == ADAC_SIG_CC_VARARG && adac_sig_text_put(out, ", ...", err))
-			return -1;
-		return adac_sig_text_put(out, ")", err);
-	}
+	case ADAC_TH_FNPTR:
+		return put_fnptr(rt, &ti, " (", true, (struct th_fmt){STYLE_SIGFORMAT, 0}, depth, out, err);
 	}
 	return 0;
 }

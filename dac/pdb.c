@@ -1,16 +1,16 @@
-/* pdb.c - portable PDB reader: the ECMA-335 metadata of a PDB file (#Pdb, #~, #Strings, #Blob,
- * #GUID), its debug tables Document, MethodDebugInformation, LocalScope and LocalVariable, the
- * sequence-points and document-name blobs; finding the PDB of an assembly (beside it or embedded)
- * and checking its id against the assembly's CodeView debug directory entry.
+/* pdb.c - portable PDB reader: what is PDB-specific on top of the ECMA-335 metadata reader
+ * (ecma_metadata.c: metadata root, streams, #Pdb, tables, heaps): the debugging tables Document,
+ * MethodDebugInformation, LocalScope, LocalVariable and CustomDebugInformation read as document
+ * names, sequence points, local scopes and async stepping information; finding the PDB of an
+ * assembly (beside it or embedded) and checking its id against the assembly's CodeView debug
+ * directory entry.
  *
- * Specs: ECMA-335 II.24 (metadata root, streams, #~), II.23.2 (compressed integers), and the
- * Portable PDB format (dotnet/runtime docs/design/specs/PortablePdb-Metadata.md). The table reader
- * here is private and small on purpose: the PDB is a file on disk, not target memory. */
+ * Specs: ECMA-335 II.23.2 (compressed integers) and the Portable PDB format
+ * (dotnet/runtime docs/design/specs/PortablePdb-Metadata.md). */
 #define _FILE_OFFSET_BITS 64
 #include "pdb.h"
 
 #include <errno.h>
-#include <stdarg.h>
 #include <fcntl.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -21,43 +21,26 @@
 #include <zlib.h>
 
 #include "cursor.h"
+#include "ecma_metadata.h"
 #include "limits.h"
 #include "runtime.h"
+#include "signature.h"
 
-#define METADATA_SIGNATURE 0x424a5342u /* "BSJB" */
 #define MPDB_SIGNATURE 0x4244504du     /* "MPDB" */
 #define RSDS_SIGNATURE 0x53445352u     /* "RSDS" */
 #define DEBUG_TYPE_CODEVIEW 2u
 #define DEBUG_TYPE_EMBEDDED_PDB 17u
 #define PORTABLE_PDB_MINOR 0x504du     /* CodeView entry MinorVersion of a portable PDB ("PM") */
 
-enum {
-	T_MODULE = 0x00, T_TYPEREF = 0x01, T_TYPEDEF = 0x02, T_FIELD = 0x04, T_METHODDEF = 0x06, T_PARAM = 0x08,
-	T_INTERFACEIMPL = 0x09, T_MEMBERREF = 0x0a, T_DECLSECURITY = 0x0e, T_STANDALONESIG = 0x11, T_EVENT = 0x14,
-	T_PROPERTY = 0x17, T_MODULEREF = 0x1a, T_TYPESPEC = 0x1b, T_ASSEMBLY = 0x20, T_ASSEMBLYREF = 0x23, T_FILE = 0x26,
-	T_EXPORTEDTYPE = 0x27, T_MANIFESTRESOURCE = 0x28, T_GENERICPARAM = 0x2a, T_METHODSPEC = 0x2b,
-	T_GENERICPARAMCONSTRAINT = 0x2c,
-	T_DOCUMENT = 0x30, T_METHODDEBUGINFO = 0x31, T_LOCALSCOPE = 0x32, T_LOCALVARIABLE = 0x33,
-	T_LOCALCONSTANT = 0x34, T_IMPORTSCOPE = 0x35, T_STATEMACHINEMETHOD = 0x36, T_CUSTOMDEBUGINFO = 0x37,
-	T_COUNT = 64
-};
-
-struct table {
-	uint32_t rows;
-	uint32_t row_size;
-	const uint8_t *base;
-};
+/* CustomDebugInformation Kind of AsyncMethodSteppingInformation, {54FD2AC5-E925-401A-9C2A-F94F171072F8},
+ * as its bytes are in the #GUID heap. */
+static const uint8_t ASYNC_STEPPING_KIND[16] = {0xc5, 0x2a, 0xfd, 0x54, 0x25, 0xe9, 0x1a, 0x40,
+                                                0x9c, 0x2a, 0xf9, 0x4f, 0x17, 0x10, 0x72, 0xf8};
 
 struct adac_pdb {
 	char *origin;
-	uint8_t *data;
-	size_t len;
-	uint8_t id[20];
-	const uint8_t *strings, *blob;
-	uint32_t strings_len, blob_len;
-	unsigned str_size, guid_size, blob_size; /* heap index widths: 2 or 4 */
-	uint32_t rows[T_COUNT];                  /* row counts, type-system tables from #Pdb */
-	struct table t[T_COUNT];
+	struct adac_ecma *md;
+	const uint8_t *id;                       /* the #Pdb stream's id (20 bytes, inside md) */
 	char **doc_names;                        /* lazily joined document names, by row - 1 */
 };
 
@@ -70,44 +53,38 @@ static int corrupt(const struct adac_pdb *p, struct adac_error *err, const char 
 	return adac_fail(err, ADAC_E_CORRUPT, 0, "PDB %s: %s%s", p->origin, fmt, what ? what : "");
 }
 
-static unsigned idx_size(const struct adac_pdb *p, unsigned table) { return p->rows[table] < 0x10000 ? 2 : 4; }
+static uint32_t rows(const struct adac_pdb *p, unsigned table) { return adac_ecma_rows(p->md, table); }
 
-static unsigned coded_size(const struct adac_pdb *p, const uint8_t *tables, size_t n, unsigned tag_bits)
+/* Column `col` of row `rid` of a debugging table. */
+static int cell(const struct adac_pdb *p, unsigned table, uint32_t rid, unsigned col, uint32_t *value,
+                struct adac_error *err)
 {
-	uint32_t max = 0;
-	for (size_t i = 0; i < n; i++)
-		if (p->rows[tables[i]] > max)
-			max = p->rows[tables[i]];
-	return max < (1u << (16 - tag_bits)) ? 2 : 4;
+	if (adac_ecma_cell(p->md, table, rid, col, value, err) == 0)
+		return 0;
+	adac_error_wrap(err, "PDB %s: ", p->origin);
+	return -1;
 }
 
-static uint32_t get_idx(const uint8_t *b, unsigned size) { return size == 2 ? adac_get_u16(b, 0) : adac_get_u32(b, 0); }
+/* A #Blob entry as a cursor; -1 (nothing recorded) when the index or the entry is bad. */
+static int get_blob(const struct adac_pdb *p, uint32_t index, struct adac_cursor *out)
+{
+	const uint8_t *b;
+	uint32_t len;
+	if (adac_ecma_blob(p->md, index, &b, &len, NULL) != 0)
+		return -1;
+	*out = adac_cursor_make(b, len);
+	return 0;
+}
 
-/* ECMA-335 II.23.2 compressed unsigned integer. */
+/* ECMA-335 II.23.2 compressed unsigned integer; *width is its size in bytes (1, 2 or 4). */
 static int read_cu(struct adac_cursor *c, uint32_t *out, unsigned *width)
 {
-	uint8_t b0, b1;
-	if (adac_cursor_u8(c, &b0) != 0)
+	size_t pos = 0;
+	if (adac_sig_uncompress(c->p, adac_cursor_left(c), &pos, out) != 0)
 		return -1;
-	if ((b0 & 0x80) == 0) {
-		*out = b0;
-		*width = 1;
-		return 0;
-	}
-	if ((b0 & 0xc0) == 0x80) {
-		if (adac_cursor_u8(c, &b1) != 0)
-			return -1;
-		*out = (uint32_t)(b0 & 0x3f) << 8 | b1;
-		*width = 2;
-		return 0;
-	}
-	if ((b0 & 0xe0) == 0xc0 && adac_cursor_need(c, 3)) {
-		*out = (uint32_t)(b0 & 0x1f) << 24 | (uint32_t)c->p[0] << 16 | (uint32_t)c->p[1] << 8 | c->p[2];
-		c->p += 3;
-		*width = 4;
-		return 0;
-	}
-	return -1;
+	c->p += pos;
+	*width = (unsigned)pos;
+	return 0;
 }
 
 static int read_cu32(struct adac_cursor *c, uint32_t *out)
@@ -130,158 +107,33 @@ static int read_cs32(struct adac_cursor *c, int32_t *out)
 	return 0;
 }
 
-/* A #Blob entry. */
-static int get_blob(const struct adac_pdb *p, uint32_t index, struct adac_cursor *out)
+/* A portable PDB: standalone debugging metadata (a #Pdb stream) with only debugging tables in #~. */
+static int validate(const struct adac_pdb *p, struct adac_error *err)
 {
-	if (index >= p->blob_len)
-		return -1;
-	struct adac_cursor c = adac_cursor_make(p->blob + index, p->blob_len - index);
-	uint32_t n;
-	if (read_cu32(&c, &n) != 0 || !adac_cursor_need(&c, n))
-		return -1;
-	*out = adac_cursor_make(c.p, n);
-	return 0;
-}
-
-/* A #Strings entry (NUL-terminated inside the heap). */
-static const char *get_string(const struct adac_pdb *p, uint32_t index)
-{
-	if (index >= p->strings_len || !memchr(p->strings + index, 0, p->strings_len - index))
-		return NULL;
-	return (const char *)p->strings + index;
-}
-
-static int parse_streams(struct adac_pdb *p, struct adac_cursor *pdbs, struct adac_cursor *tabs, struct adac_error *err)
-{
-	struct adac_cursor c = adac_cursor_make(p->data, p->len);
-	uint32_t sig, reserved, verlen;
-	uint16_t major, minor, flags, nstreams;
-	if (adac_cursor_u32(&c, &sig) != 0 || sig != METADATA_SIGNATURE)
-		return corrupt(p, err, "no metadata signature (BSJB)", NULL);
-	if (adac_cursor_u16(&c, &major) || adac_cursor_u16(&c, &minor) || adac_cursor_u32(&c, &reserved) ||
-	    adac_cursor_u32(&c, &verlen) || verlen > 255 || adac_cursor_skip(&c, verlen) || adac_cursor_u16(&c, &flags) ||
-	    adac_cursor_u16(&c, &nstreams))
-		return corrupt(p, err, "truncated metadata root", NULL);
-	bool have_pdb = false, have_tabs = false;
-	for (unsigned i = 0; i < nstreams; i++) {
-		uint32_t off, size;
-		if (adac_cursor_u32(&c, &off) || adac_cursor_u32(&c, &size))
-			return corrupt(p, err, "truncated stream headers", NULL);
-		const char *name = (const char *)c.p;
-		const uint8_t *nul = memchr(c.p, 0, adac_cursor_left(&c) < 32 ? adac_cursor_left(&c) : 32);
-		if (!nul)
-			return corrupt(p, err, "bad stream name", NULL);
-		size_t nlen = (size_t)(nul - c.p) + 1;
-		if (adac_cursor_skip(&c, (nlen + 3) & ~(size_t)3) != 0)
-			return corrupt(p, err, "truncated stream headers", NULL);
-		if ((uint64_t)off + size > p->len)
-			return corrupt(p, err, "stream outside the file: ", name);
-		struct adac_cursor s = adac_cursor_make(p->data + off, size);
-		if (strcmp(name, "#Pdb") == 0) {
-			*pdbs = s;
-			have_pdb = true;
-		} else if (strcmp(name, "#~") == 0 || strcmp(name, "#-") == 0) {
-			*tabs = s;
-			have_tabs = true;
-		} else if (strcmp(name, "#Strings") == 0) {
-			p->strings = s.p;
-			p->strings_len = size;
-		} else if (strcmp(name, "#Blob") == 0) {
-			p->blob = s.p;
-			p->blob_len = size;
-		}
-	}
-	if (!have_pdb)
+	if (!p->id)
 		return corrupt(p, err, "no #Pdb stream (not a portable PDB)", NULL);
-	if (!have_tabs)
-		return corrupt(p, err, "no #~ stream", NULL);
-	return 0;
-}
-
-static int parse_tables(struct adac_pdb *p, struct adac_cursor pdbs, struct adac_cursor c, struct adac_error *err)
-{
-	uint32_t entry;
-	uint64_t referenced;
-	if (adac_cursor_need(&pdbs, 20) == 0)
-		return corrupt(p, err, "truncated #Pdb stream", NULL);
-	memcpy(p->id, pdbs.p, 20);
-	pdbs.p += 20;
-	if (adac_cursor_u32(&pdbs, &entry) || adac_cursor_u64(&pdbs, &referenced))
-		return corrupt(p, err, "truncated #Pdb stream", NULL);
-	for (unsigned i = 0; i < T_COUNT; i++) {
-		if (!(referenced >> i & 1))
-			continue;
-		if (i >= T_DOCUMENT || adac_cursor_u32(&pdbs, &p->rows[i]) != 0)
-			return corrupt(p, err, "bad #Pdb type-system row counts", NULL);
-	}
-
-	uint32_t reserved;
-	uint8_t tmaj, tmin, heaps, r2;
-	uint64_t valid, sorted;
-	if (adac_cursor_u32(&c, &reserved) || adac_cursor_u8(&c, &tmaj) || adac_cursor_u8(&c, &tmin) ||
-	    adac_cursor_u8(&c, &heaps) || adac_cursor_u8(&c, &r2) || adac_cursor_u64(&c, &valid) ||
-	    adac_cursor_u64(&c, &sorted))
-		return corrupt(p, err, "truncated #~ header", NULL);
-	p->str_size = heaps & 1 ? 4 : 2;
-	p->guid_size = heaps & 2 ? 4 : 2;
-	p->blob_size = heaps & 4 ? 4 : 2;
-	for (unsigned i = 0; i < T_COUNT; i++) {
-		if (!(valid >> i & 1))
-			continue;
-		if (i < T_DOCUMENT || i > T_CUSTOMDEBUGINFO)
-			return adac_fail(err, ADAC_E_UNSUPPORTED, 0, "PDB %s: metadata table 0x%02x in a PDB is not supported",
-			                 p->origin, i);
-		if (adac_cursor_u32(&c, &p->rows[i]) != 0)
-			return corrupt(p, err, "truncated #~ row counts", NULL);
-		if (p->rows[i] > ADAC_MAX_METADATA_ROWS)
-			return adac_fail(err, ADAC_E_LIMIT, 0, "PDB %s: table 0x%02x has %u rows, over ADAC_MAX_METADATA_ROWS (%u)",
-			                 p->origin, i, p->rows[i], ADAC_MAX_METADATA_ROWS);
-	}
-	static const uint8_t has_cdi[] = {T_METHODDEF, T_FIELD, T_TYPEREF, T_TYPEDEF, T_PARAM, T_INTERFACEIMPL,
-	                                  T_MEMBERREF, T_MODULE, T_DECLSECURITY, T_PROPERTY, T_EVENT, T_STANDALONESIG,
-	                                  T_MODULEREF, T_TYPESPEC, T_ASSEMBLY, T_ASSEMBLYREF, T_FILE, T_EXPORTEDTYPE,
-	                                  T_MANIFESTRESOURCE, T_GENERICPARAM, T_GENERICPARAMCONSTRAINT, T_METHODSPEC,
-	                                  T_DOCUMENT, T_LOCALSCOPE, T_LOCALVARIABLE, T_LOCALCONSTANT, T_IMPORTSCOPE};
-	unsigned b = p->blob_size, g = p->guid_size, s = p->str_size;
-	p->t[T_DOCUMENT].row_size = b + g + b + g;
-	p->t[T_METHODDEBUGINFO].row_size = idx_size(p, T_DOCUMENT) + b;
-	p->t[T_LOCALSCOPE].row_size = idx_size(p, T_METHODDEF) + idx_size(p, T_IMPORTSCOPE) +
-	                              idx_size(p, T_LOCALVARIABLE) + idx_size(p, T_LOCALCONSTANT) + 8;
-	p->t[T_LOCALVARIABLE].row_size = 4 + s;
-	p->t[T_LOCALCONSTANT].row_size = s + b;
-	p->t[T_IMPORTSCOPE].row_size = idx_size(p, T_IMPORTSCOPE) + b;
-	p->t[T_STATEMACHINEMETHOD].row_size = 2 * idx_size(p, T_METHODDEF);
-	p->t[T_CUSTOMDEBUGINFO].row_size = coded_size(p, has_cdi, sizeof has_cdi, 5) + g + b;
-	for (unsigned i = T_DOCUMENT; i <= T_CUSTOMDEBUGINFO; i++) {
-		struct table *t = &p->t[i];
-		t->rows = p->rows[i];
-		uint64_t bytes = (uint64_t)t->rows * t->row_size;
-		if (bytes > adac_cursor_left(&c))
-			return corrupt(p, err, "tables run past the #~ stream", NULL);
-		t->base = c.p;
-		c.p += bytes;
-	}
+	uint64_t type_system = adac_ecma_valid_mask(p->md) & ((1ull << ADAC_ECMA_DOCUMENT) - 1);
+	if (type_system)
+		return adac_fail(err, ADAC_E_UNSUPPORTED, 0, "PDB %s: metadata table 0x%02x in a PDB is not supported",
+		                 p->origin, (unsigned)__builtin_ctzll(type_system));
 	return 0;
 }
 
 struct adac_pdb *adac_pdb_open_image(const uint8_t *data, size_t len, const char *origin, struct adac_error *err)
 {
 	struct adac_pdb *p = calloc(1, sizeof *p);
-	if (!p) {
+	if (!p || !(p->origin = strdup(origin ? origin : "(memory)"))) {
+		free(p);
 		adac_fail(err, ADAC_E_NOMEM, 0, "out of memory for a PDB");
 		return NULL;
 	}
-	p->origin = strdup(origin ? origin : "(memory)");
-	p->data = malloc(len ? len : 1);
-	if (!p->origin || !p->data) {
+	if (adac_ecma_open_blob(data, len, &p->md, err) != 0) {
+		adac_error_wrap(err, "PDB %s: ", p->origin);
 		adac_pdb_close(p);
-		adac_fail(err, ADAC_E_NOMEM, 0, "out of memory for a PDB");
 		return NULL;
 	}
-	memcpy(p->data, data, len);
-	p->len = len;
-	struct adac_cursor pdbs = {0}, tabs = {0};
-	if (parse_streams(p, &pdbs, &tabs, err) != 0 || parse_tables(p, pdbs, tabs, err) != 0) {
+	p->id = adac_ecma_pdb_id(p->md);
+	if (validate(p, err) != 0) {
 		adac_pdb_close(p);
 		return NULL;
 	}
@@ -293,28 +145,23 @@ void adac_pdb_close(struct adac_pdb *p)
 	if (!p)
 		return;
 	if (p->doc_names)
-		for (uint32_t i = 0; i < p->t[T_DOCUMENT].rows; i++)
+		for (uint32_t i = 0; i < rows(p, ADAC_ECMA_DOCUMENT); i++)
 			free(p->doc_names[i]);
 	free(p->doc_names);
-	free(p->data);
+	adac_ecma_free(p->md);
 	free(p->origin);
 	free(p);
 }
 
 const char *adac_pdb_origin(const struct adac_pdb *p) { return p->origin; }
 const uint8_t *adac_pdb_id(const struct adac_pdb *p) { return p->id; }
-uint32_t adac_pdb_method_count(const struct adac_pdb *p) { return p->t[T_METHODDEBUGINFO].rows; }
-uint32_t adac_pdb_document_count(const struct adac_pdb *p) { return p->t[T_DOCUMENT].rows; }
-
-static const uint8_t *row(const struct adac_pdb *p, unsigned table, uint32_t rid)
-{
-	return p->t[table].base + (size_t)(rid - 1) * p->t[table].row_size;
-}
+uint32_t adac_pdb_method_count(const struct adac_pdb *p) { return rows(p, ADAC_ECMA_METHODDEBUGINFORMATION); }
+uint32_t adac_pdb_document_count(const struct adac_pdb *p) { return rows(p, ADAC_ECMA_DOCUMENT); }
 
 /* Document name blob: a separator byte, then parts, each a compressed #Blob index of UTF-8 text. */
 const char *adac_pdb_document_name(struct adac_pdb *p, uint32_t doc, struct adac_error *err)
 {
-	uint32_t n = p->t[T_DOCUMENT].rows;
+	uint32_t n = rows(p, ADAC_ECMA_DOCUMENT);
 	if (doc == 0 || doc > n) {
 		adac_fail(err, ADAC_E_CORRUPT, 0, "PDB %s: document %u does not exist (%u documents)", p->origin, doc, n);
 		return NULL;
@@ -326,8 +173,11 @@ const char *adac_pdb_document_name(struct adac_pdb *p, uint32_t doc, struct adac
 	if (p->doc_names[doc - 1])
 		return p->doc_names[doc - 1];
 	struct adac_cursor c;
+	uint32_t name_blob;
 	uint8_t sep;
-	if (get_blob(p, get_idx(row(p, T_DOCUMENT, doc), p->blob_size), &c) != 0 || adac_cursor_u8(&c, &sep) != 0) {
+	if (cell(p, ADAC_ECMA_DOCUMENT, doc, 0, &name_blob, err) != 0)
+		return NULL;
+	if (get_blob(p, name_blob, &c) != 0 || adac_cursor_u8(&c, &sep) != 0) {
 		corrupt(p, err, "bad document name blob", NULL);
 		return NULL;
 	}
@@ -336,8 +186,8 @@ const char *adac_pdb_document_name(struct adac_pdb *p, uint32_t doc, struct adac
 	bool first = true;
 	while (name && adac_cursor_left(&c) > 0) {
 		uint32_t part;
-		struct adac_cursor pc = adac_cursor_make("", 0);
-		if (read_cu32(&c, &part) != 0 || (part != 0 && get_blob(p, part, &pc) != 0)) {
+		struct adac_cursor pc;
+		if (read_cu32(&c, &part) != 0 || get_blob(p, part, &pc) != 0) {
 			free(name);
 			corrupt(p, err, "bad document name part", NULL);
 			return NULL;
@@ -376,11 +226,11 @@ const char *adac_pdb_document_name(struct adac_pdb *p, uint32_t doc, struct adac
 static int method_rid(const struct adac_pdb *p, uint32_t token, uint32_t *rid, struct adac_error *err)
 {
 	*rid = token & 0xffffff;
-	if ((token >> 24) != T_METHODDEF || *rid == 0)
+	if ((token >> 24) != ADAC_ECMA_METHODDEF || *rid == 0)
 		return adac_fail(err, ADAC_E_BAD_ARG, 0, "0x%08x is not a MethodDef token", token);
-	if (*rid > p->t[T_METHODDEBUGINFO].rows)
-		return adac_fail(err, ADAC_E_NOT_FOUND, 0, "PDB %s has no method 0x%08x (%u methods)", p->origin, token,
-		                 p->t[T_METHODDEBUGINFO].rows);
+	uint32_t n = rows(p, ADAC_ECMA_METHODDEBUGINFORMATION);
+	if (*rid > n)
+		return adac_fail(err, ADAC_E_NOT_FOUND, 0, "PDB %s has no method 0x%08x (%u methods)", p->origin, token, n);
 	return 0;
 }
 
@@ -397,9 +247,10 @@ int adac_pdb_sequence_points(struct adac_pdb *p, uint32_t token, struct adac_seq
 	uint32_t rid;
 	if (method_rid(p, token, &rid, err) != 0)
 		return -1;
-	const uint8_t *r = row(p, T_METHODDEBUGINFO, rid);
-	unsigned dsize = idx_size(p, T_DOCUMENT);
-	uint32_t doc = get_idx(r, dsize), bi = get_idx(r + dsize, p->blob_size);
+	uint32_t doc, bi;
+	if (cell(p, ADAC_ECMA_METHODDEBUGINFORMATION, rid, 0, &doc, err) != 0 ||
+	    cell(p, ADAC_ECMA_METHODDEBUGINFORMATION, rid, 1, &bi, err) != 0)
+		return -1;
 	if (bi == 0)
 		return 0;
 	struct adac_cursor c;
@@ -531,43 +382,49 @@ int adac_pdb_find_line(struct adac_pdb *p, uint32_t token, uint32_t il_offset, s
 	return rc;
 }
 
+
 /* LocalScope rows are sorted by Method, then StartOffset, then Length descending (outer first). */
+struct scope_walk {
+	const struct adac_pdb *p;
+	adac_pdb_local_cb cb;
+	void *ctx;
+	struct adac_error *err;
+};
+
+/* One LocalScope row: its variables are the LocalVariable rows from its VariableList up to the next
+ * row's (or the end of the table). Returns 1 when the callback asked to stop. */
+static int walk_scope(void *ctx, uint32_t s)
+{
+	struct scope_walk *w = ctx;
+	const struct adac_pdb *p = w->p;
+	const unsigned LS = ADAC_ECMA_LOCALSCOPE, LV = ADAC_ECMA_LOCALVARIABLE;
+	uint32_t nvars = rows(p, LV), first, end = nvars + 1, start, length;
+	if (cell(p, LS, s, 2, &first, w->err) != 0 || (s < rows(p, LS) && cell(p, LS, s + 1, 2, &end, w->err) != 0) ||
+	    cell(p, LS, s, 4, &start, w->err) != 0 || cell(p, LS, s, 5, &length, w->err) != 0)
+		return -1;
+	if (first == 0 || first > end || end > nvars + 1 || length > UINT32_MAX - start)
+		return adac_fail(w->err, ADAC_E_CORRUPT, 0, "PDB %s: local scope %u has a bad variable list", p->origin, s);
+	for (uint32_t v = first; v < end; v++) {
+		uint32_t attributes, index, name_index;
+		const char *name;
+		if (cell(p, LV, v, 0, &attributes, w->err) != 0 || cell(p, LV, v, 1, &index, w->err) != 0 ||
+		    cell(p, LV, v, 2, &name_index, w->err) != 0)
+			return -1;
+		if (adac_ecma_string(p->md, name_index, &name, NULL) != 0)
+			return adac_fail(w->err, ADAC_E_CORRUPT, 0, "PDB %s: local variable %u has a bad name", p->origin, v);
+		if (w->cb(w->ctx, start, start + length, (uint16_t)index, (uint16_t)attributes, name))
+			return 1;
+	}
+	return 0;
+}
+
 int adac_pdb_locals(struct adac_pdb *p, uint32_t token, adac_pdb_local_cb cb, void *ctx, struct adac_error *err)
 {
 	uint32_t rid;
 	if (method_rid(p, token, &rid, err) != 0)
 		return -1;
-	const struct table *ls = &p->t[T_LOCALSCOPE], *lv = &p->t[T_LOCALVARIABLE];
-	unsigned msize = idx_size(p, T_METHODDEF), isize = idx_size(p, T_IMPORTSCOPE), vsize = idx_size(p, T_LOCALVARIABLE),
-	         csize = idx_size(p, T_LOCALCONSTANT);
-	uint32_t lo = 1, hi = ls->rows + 1;
-	while (lo < hi) {
-		uint32_t mid = lo + (hi - lo) / 2;
-		if (get_idx(row(p, T_LOCALSCOPE, mid), msize) < rid)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	for (uint32_t s = lo; s <= ls->rows; s++) {
-		const uint8_t *r = row(p, T_LOCALSCOPE, s);
-		if (get_idx(r, msize) != rid)
-			break;
-		uint32_t first = get_idx(r + msize + isize, vsize);
-		uint32_t end = s < ls->rows ? get_idx(row(p, T_LOCALSCOPE, s + 1) + msize + isize, vsize) : lv->rows + 1;
-		uint32_t start = adac_get_u32(r, msize + isize + vsize + csize);
-		uint32_t length = adac_get_u32(r, msize + isize + vsize + csize + 4);
-		if (first == 0 || first > end || end > lv->rows + 1 || length > UINT32_MAX - start)
-			return adac_fail(err, ADAC_E_CORRUPT, 0, "PDB %s: local scope %u has a bad variable list", p->origin, s);
-		for (uint32_t v = first; v < end; v++) {
-			const uint8_t *vr = row(p, T_LOCALVARIABLE, v);
-			const char *name = get_string(p, get_idx(vr + 4, p->str_size));
-			if (!name)
-				return adac_fail(err, ADAC_E_CORRUPT, 0, "PDB %s: local variable %u has a bad name", p->origin, v);
-			if (cb(ctx, start, start + length, adac_get_u16(vr, 2), adac_get_u16(vr, 0), name))
-				return 0;
-		}
-	}
-	return 0;
+	struct scope_walk w = {p, cb, ctx, err};
+	return adac_ecma_each_row(p->md, ADAC_ECMA_LOCALSCOPE, 0, rid, walk_scope, &w, err) < 0 ? -1 : 0;
 }
 
 struct name_query {
@@ -591,6 +448,74 @@ const char *adac_pdb_local_name_at(struct adac_pdb *p, uint32_t token, uint32_t 
 	if (adac_pdb_locals(p, token, find_name, &q, err) != 0)
 		return NULL;
 	return q.found;
+}
+
+/* AsyncMethodSteppingInformation (Portable PDB spec, C# and VB compilers), on the MoveNext method:
+ * catch-handler-offset (uint32: the offset + 1, 0 when none), then per await (yield-offset uint32,
+ * resume-offset uint32, resume-method compressed MethodDef row id), in the compiler's await order. */
+struct kind_query {
+	const struct adac_pdb *p;
+	uint32_t rid;
+	struct adac_error *err;
+};
+
+static int match_async_kind(void *ctx, uint32_t rid)
+{
+	struct kind_query *q = ctx;
+	uint32_t g;
+	uint8_t guid[16];
+	if (cell(q->p, ADAC_ECMA_CUSTOMDEBUGINFORMATION, rid, 1, &g, q->err) != 0)
+		return -1;
+	if (adac_ecma_guid(q->p->md, g, guid, NULL) != 0)
+		return adac_fail(q->err, ADAC_E_CORRUPT, 0, "PDB %s: custom debug information %u has a bad Kind", q->p->origin,
+		                 rid);
+	if (memcmp(guid, ASYNC_STEPPING_KIND, sizeof guid) != 0)
+		return 0;
+	q->rid = rid;
+	return 1;
+}
+
+int adac_pdb_async_steps(struct adac_pdb *p, uint32_t token, uint32_t *catch_handler, struct adac_pdb_async_step **steps,
+                         size_t *n, struct adac_error *err)
+{
+	*steps = NULL;
+	*n = 0;
+	uint32_t rid, value;
+	if (method_rid(p, token, &rid, err) != 0)
+		return -1;
+	struct kind_query q = {p, 0, err};
+	if (adac_ecma_each_row(p->md, ADAC_ECMA_CUSTOMDEBUGINFORMATION, 0, token, match_async_kind, &q, err) < 0)
+		return -1;
+	if (!q.rid)
+		return adac_fail(err, ADAC_E_NOT_FOUND, 0, "PDB %s has no async stepping information for method 0x%08x",
+		                 p->origin, token);
+	struct adac_cursor c;
+	uint32_t handler;
+	if (cell(p, ADAC_ECMA_CUSTOMDEBUGINFORMATION, q.rid, 2, &value, err) != 0)
+		return -1;
+	if (get_blob(p, value, &c) != 0 || adac_cursor_u32(&c, &handler) != 0)
+		return adac_fail(err, ADAC_E_CORRUPT, 0, "PDB %s: method 0x%08x: bad async stepping information", p->origin,
+		                 token);
+	/* Each await takes at least 9 bytes: an upper bound for the array. */
+	size_t cap = adac_cursor_left(&c) / 9 + 1, count = 0;
+	struct adac_pdb_async_step *st = calloc(cap, sizeof *st);
+	if (!st)
+		return adac_fail(err, ADAC_E_NOMEM, 0, "out of memory for async stepping information");
+	while (adac_cursor_left(&c) > 0) {
+		uint32_t method;
+		if (count == cap || adac_cursor_u32(&c, &st[count].yield_offset) != 0 ||
+		    adac_cursor_u32(&c, &st[count].resume_offset) != 0 || read_cu32(&c, &method) != 0 || method == 0 ||
+		    method > 0xffffff) {
+			free(st);
+			return adac_fail(err, ADAC_E_CORRUPT, 0, "PDB %s: method 0x%08x: await %zu of the async stepping "
+			                 "information is truncated or bad", p->origin, token, count);
+		}
+		st[count++].resume_method = ADAC_ECMA_TOKEN(ADAC_ECMA_METHODDEF, method);
+	}
+	*catch_handler = handler ? handler - 1 : ADAC_PDB_NO_CATCH_HANDLER;
+	*steps = st;
+	*n = count;
+	return 0;
 }
 
 /* ------------------------------------------------------------------------------------------------
@@ -669,21 +594,6 @@ static int read_pe_debug(int fd, uint64_t fsize, const char *path, struct pe_deb
 		}
 	}
 	return 0;
-}
-
-/* Appends one reason to `why`, "; "-separated. */
-static void why_add(char *why, size_t size, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static void why_add(char *why, size_t size, const char *fmt, ...)
-{
-	size_t at = strlen(why);
-	if (at && at + 2 < size) {
-		memcpy(why + at, "; ", 3);
-		at += 2;
-	}
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(why + at, size - at, fmt, ap);
-	va_end(ap);
 }
 
 static void hex_id(const uint8_t *id, char *out)
@@ -801,12 +711,12 @@ struct adac_pdb *adac_pdb_open_for_assembly(const char *assembly_path, struct ad
 		if (p) {
 			hex_id(p->id, idg);
 			if (d.have_codeview)
-				why_add(why, sizeof why, "%s does not match it (PDB id %s, the assembly wants %s)", pdb_path, idg, idw);
+				adac_note_add(why, sizeof why, "%s does not match it (PDB id %s, the assembly wants %s)", pdb_path, idg, idw);
 			else
-				why_add(why, sizeof why, "%s has no CodeView entry to check %s against", base, pdb_path);
+				adac_note_add(why, sizeof why, "%s has no CodeView entry to check %s against", base, pdb_path);
 			adac_pdb_close(p);
 		} else if (ferr.code) {
-			why_add(why, sizeof why, "%s", ferr.msg);
+			adac_note_add(why, sizeof why, "%s", ferr.msg);
 		}
 	}
 	/* 2. Embedded. */
@@ -819,10 +729,10 @@ struct adac_pdb *adac_pdb_open_for_assembly(const char *assembly_path, struct ad
 		}
 		if (p) {
 			hex_id(p->id, idg);
-			why_add(why, sizeof why, "the embedded PDB does not match it (PDB id %s)", idg);
+			adac_note_add(why, sizeof why, "the embedded PDB does not match it (PDB id %s)", idg);
 			adac_pdb_close(p);
 		} else {
-			why_add(why, sizeof why, "%s", eerr.msg);
+			adac_note_add(why, sizeof why, "%s", eerr.msg);
 		}
 	}
 	close(fd);
@@ -908,6 +818,23 @@ int adac_pdb_source_line(struct adac_runtime *rt, const char *assembly_path, uin
 	if (!p)
 		return -1;
 	return adac_pdb_find_line(p, token, il_offset, out, err);
+}
+
+int adac_pdb_async_yield_offsets(struct adac_runtime *rt, const char *assembly_path, uint32_t movenext_token,
+                                 uint32_t *yield_offsets, uint32_t max, uint32_t *n, struct adac_error *err)
+{
+	*n = 0;
+	struct adac_pdb *p = pdb_for(rt, assembly_path, err);
+	struct adac_pdb_async_step *steps;
+	size_t count;
+	uint32_t handler;
+	if (!p || adac_pdb_async_steps(p, movenext_token, &handler, &steps, &count, err) != 0)
+		return -1;
+	for (size_t i = 0; i < count && i < max; i++)
+		yield_offsets[i] = steps[i].yield_offset;
+	*n = (uint32_t)count;
+	free(steps);
+	return 0;
 }
 
 const char *adac_pdb_local_name(struct adac_runtime *rt, const char *assembly_path, uint32_t token, uint32_t index,

@@ -1,5 +1,6 @@
-/* pdb.h - portable PDB reader: source file and line of an IL offset, local variable names. Reads
- * the PDB next to the assembly on disk, or the one embedded in it. */
+/* pdb.h - portable PDB reader: source file and line of an IL offset, local variable names, the await
+ * points of classic async methods. Reads the PDB next to the assembly on disk, or the one embedded in
+ * it, through the ECMA-335 metadata reader (ecma_metadata.h). */
 #ifndef ADAC_PDB_H
 #define ADAC_PDB_H
 
@@ -29,6 +30,14 @@ int adac_pdb_source_line(struct adac_runtime *rt, const char *assembly_path, uin
 /* Name of local variable slot `index` of method `token` in scope at il_offset; NULL if unknown. */
 const char *adac_pdb_local_name(struct adac_runtime *rt, const char *assembly_path, uint32_t token, uint32_t index,
                                 uint32_t il_offset, struct adac_error *err);
+
+/* The IL offsets of the await points (yield offsets) of a classic async method, from the
+ * AsyncMethodSteppingInformation of its state machine's MoveNext method (`movenext_token`), in the
+ * compiler's await order: a state machine suspended in state N (<>1__state) is at yield_offsets[N].
+ * *n is the number of await points the method has; the first min(*n, max) are stored.
+ * ADAC_E_NOT_FOUND when there is no PDB or the method has no such information. */
+int adac_pdb_async_yield_offsets(struct adac_runtime *rt, const char *assembly_path, uint32_t movenext_token,
+                                 uint32_t *yield_offsets, uint32_t max, uint32_t *n, struct adac_error *err);
 
 /* ---- The reader itself, without a runtime (tests, fuzzing, tools) ---- */
 
@@ -64,6 +73,22 @@ int adac_pdb_sequence_points(struct adac_pdb *pdb, uint32_t token, struct adac_s
 
 int adac_pdb_find_line(struct adac_pdb *pdb, uint32_t token, uint32_t il_offset, struct adac_source_line *out,
                        struct adac_error *err);
+
+/* One await point of a classic async method (AsyncMethodSteppingInformation). */
+struct adac_pdb_async_step {
+	uint32_t yield_offset;     /* IL offset at which MoveNext returns, suspended at this await */
+	uint32_t resume_offset;    /* IL offset at which it resumes */
+	uint32_t resume_method;    /* MethodDef token of the method that resumes (MoveNext itself) */
+};
+
+#define ADAC_PDB_NO_CATCH_HANDLER UINT32_MAX
+
+/* The AsyncMethodSteppingInformation custom debug information of MoveNext method `token`: the IL
+ * offset of the compiler's catch handler (ADAC_PDB_NO_CATCH_HANDLER when none) and the await points
+ * in the compiler's await order (state N is the N-th). *steps is malloc'd (caller frees).
+ * ADAC_E_NOT_FOUND when the method has none (it is not the MoveNext of a classic async method). */
+int adac_pdb_async_steps(struct adac_pdb *pdb, uint32_t token, uint32_t *catch_handler, struct adac_pdb_async_step **steps,
+                         size_t *n, struct adac_error *err);
 
 /* Local scopes of method `token`, outermost first, with their variables. */
 typedef int (*adac_pdb_local_cb)(void *ctx, uint32_t scope_start, uint32_t scope_end, uint16_t index,

@@ -19,7 +19,7 @@
 #include "runtime.h"
 #include "target.h"
 
-#define W_PTR 0xFF
+#define W_PTR ADAC_WIDTH_PTR
 
 #define PC_TYPES(T)                                \
 	T(PLATFORM, "PlatformMetadata")                \
@@ -64,12 +64,7 @@
 enum { PC_TYPES(X_TYPE_ENUM) PC_T_COUNT };
 enum { PC_FIELDS(X_FIELD_ENUM) PC_F_COUNT };
 static const char *const pc_type_names[] = {PC_TYPES(X_TYPE_NAME)};
-static const struct {
-	uint8_t type;
-	const char *field;
-	uint8_t width;
-	bool required;
-} pc_fields[] = {PC_FIELDS(X_FIELD_SPEC)};
+static const struct adac_field_def pc_fields[] = {PC_FIELDS(X_FIELD_SPEC)};
 _Static_assert(sizeof pc_fields / sizeof pc_fields[0] == PC_F_COUNT, "precode field table");
 
 struct template {
@@ -139,14 +134,7 @@ static struct precode_state *precode_state(struct adac_runtime *rt, struct adac_
 	struct adac_target *t = rt->t;
 	const struct adac_descriptor *d = rt->desc;
 	st->ptr = adac_target_ptr_size(t);
-	struct adac_field_spec specs[PC_F_COUNT] = {{0}};
-	for (int i = 0; i < PC_F_COUNT; i++) {
-		specs[i].type = pc_type_names[pc_fields[i].type];
-		specs[i].field = pc_fields[i].field;
-		specs[i].width = pc_fields[i].width == W_PTR ? (uint8_t)st->ptr : pc_fields[i].width;
-		specs[i].required = pc_fields[i].required;
-	}
-	if (adac_desc_resolve(d, specs, PC_F_COUNT, st->off, st->has, err))
+	if (adac_desc_resolve_defs(d, pc_fields, PC_F_COUNT, pc_type_names, st->ptr, st->off, st->has, NULL, err))
 		goto fail;
 	/* The machine descriptor: embedded in PlatformMetadata (the global points directly at the
 	 * struct, g_cdacPlatformMetadata), or, in .NET 9, the PrecodeMachineDescriptor global. */

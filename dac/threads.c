@@ -92,18 +92,16 @@ static int read_thread(struct adac_runtime *rt, const struct threads_state *s, u
 	return 0;
 }
 
-int adac_managed_threads(struct adac_runtime *rt, adac_managed_thread_cb cb, void *ctx, struct adac_error *err)
+/* ThreadStore.FirstThreadLink and Thread.LinkNext hold Thread pointers (as the cDAC's Thread
+ * contract reads them; checked on 11.0.0, where subtracting the link's offset gives garbage). */
+int adac_thread_list_walk(struct adac_runtime *rt, uint64_t store, uint32_t first_off, uint32_t next_off,
+                          adac_thread_link_cb cb, void *ctx, struct adac_error *err)
 {
-	struct threads_state *s;
-	if (init_state(rt, &s, err))
-		return -1;
-	if (!s->thread_store)
-		return adac_fail(err, ADAC_E_NOT_FOUND, 0, "the runtime has no ThreadStore yet");
-	/* ThreadStore.FirstThreadLink and Thread.LinkNext hold Thread pointers (as the cDAC's Thread
-	 * contract reads them; checked on 11.0.0, where subtracting the link's offset gives garbage). */
 	uint64_t thread;
-	if (adac_read_ptr(rt->t, s->thread_store + s->off[TS_FIRST], &thread, err))
+	if (adac_read_ptr(rt->t, store + first_off, &thread, err)) {
+		adac_error_wrap(err, "ThreadStore 0x%llx: ", (unsigned long long)store);
 		return -1;
+	}
 	uint64_t first = thread;
 	for (unsigned n = 0; thread; n++) {
 		if (n >= ADAC_MAX_THREADS)
@@ -111,15 +109,42 @@ int adac_managed_threads(struct adac_runtime *rt, adac_managed_thread_cb cb, voi
 			                 ADAC_MAX_THREADS);
 		if (n > 0 && thread == first)
 			return adac_fail(err, ADAC_E_CORRUPT, thread, "the managed thread list loops back to its start");
-		struct adac_managed_thread th;
-		if (read_thread(rt, s, thread, &th, err))
+		int rc = cb(ctx, thread, err);
+		if (rc)
+			return rc < 0 ? -1 : 0;
+		if (adac_read_ptr(rt->t, thread + next_off, &thread, err)) {
+			adac_error_wrap(err, "managed thread list: ");
 			return -1;
-		if (cb(ctx, &th))
-			return 0;
-		if (adac_read_ptr(rt->t, thread + s->off[TH_LINK], &thread, err))
-			return -1;
+		}
 	}
 	return 0;
+}
+
+struct each_thread {
+	struct adac_runtime *rt;
+	const struct threads_state *s;
+	adac_managed_thread_cb cb;
+	void *ctx;
+};
+
+static int visit_thread(void *ctx, uint64_t thread, struct adac_error *err)
+{
+	struct each_thread *w = ctx;
+	struct adac_managed_thread th;
+	if (read_thread(w->rt, w->s, thread, &th, err))
+		return -1;
+	return w->cb(w->ctx, &th) ? 1 : 0;
+}
+
+int adac_managed_threads(struct adac_runtime *rt, adac_managed_thread_cb cb, void *ctx, struct adac_error *err)
+{
+	struct threads_state *s;
+	if (init_state(rt, &s, err))
+		return -1;
+	if (!s->thread_store)
+		return adac_fail(err, ADAC_E_NOT_FOUND, 0, "the runtime has no ThreadStore yet");
+	struct each_thread w = {rt, s, cb, ctx};
+	return adac_thread_list_walk(rt, s->thread_store, s->off[TS_FIRST], s->off[TH_LINK], visit_thread, &w, err);
 }
 
 struct find_tid {

@@ -21,6 +21,14 @@ struct adac_managed_thread {
 
 typedef int (*adac_managed_thread_cb)(void *ctx, const struct adac_managed_thread *th);
 
+/* The Thread list alone, for readers with their own Thread layout (the GC heap's allocation
+ * contexts): cb(ctx, thread, err) for each Thread* from the ThreadStore at `store` (its
+ * FirstThreadLink at first_off, each Thread's LinkNext at next_off), bounded by ADAC_MAX_THREADS
+ * and cycle-checked. cb returns 0 to go on, 1 to stop (the walk returns 0), -1 with err set. */
+typedef int (*adac_thread_link_cb)(void *ctx, uint64_t thread, struct adac_error *err);
+int adac_thread_list_walk(struct adac_runtime *rt, uint64_t store, uint32_t first_off, uint32_t next_off,
+                          adac_thread_link_cb cb, void *ctx, struct adac_error *err);
+
 /* Every Thread in the ThreadStore list (bounded by ADAC_MAX_THREADS, cycle-checked). */
 int adac_managed_threads(struct adac_runtime *rt, adac_managed_thread_cb cb, void *ctx, struct adac_error *err);
 

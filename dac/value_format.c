@@ -1022,6 +1022,18 @@ static int utf16_convert(const uint16_t *w, size_t n, char q, struct adac_sig_te
 	return 0;
 }
 
+/* The little-endian integer of w bytes (1, 2, 4 or 8) at b, sign-extended when is_signed (else its
+ * bits, zero-extended). */
+static int64_t get_int(const uint8_t *b, uint32_t w, bool is_signed)
+{
+	switch (w) {
+	case 1: return is_signed ? (int8_t)b[0] : (int64_t)b[0];
+	case 2: return is_signed ? (int16_t)adac_get_u16(b, 0) : (int64_t)adac_get_u16(b, 0);
+	case 4: return is_signed ? (int32_t)adac_get_u32(b, 0) : (int64_t)adac_get_u32(b, 0);
+	default: return (int64_t)adac_get_u64(b, 0);
+	}
+}
+
 static int fmt_prim(struct out *o, uint8_t elem, uint32_t size, const uint8_t *b, struct adac_error *err)
 {
 	char buf[64];
@@ -1053,39 +1065,21 @@ static int fmt_prim(struct out *o, uint8_t elem, uint32_t size, const uint8_t *b
 		return rc;
 	}
 	case ADAC_ELEM_I1:
-		snprintf(buf, sizeof buf, "%d", (int8_t)b[0]);
-		j = json_integer((int8_t)b[0]);
-		break;
-	case ADAC_ELEM_U1:
-		snprintf(buf, sizeof buf, "%u", b[0]);
-		j = json_integer(b[0]);
-		break;
 	case ADAC_ELEM_I2:
-		snprintf(buf, sizeof buf, "%d", (int16_t)adac_get_u16(b, 0));
-		j = json_integer((int16_t)adac_get_u16(b, 0));
-		break;
-	case ADAC_ELEM_U2:
-		snprintf(buf, sizeof buf, "%u", adac_get_u16(b, 0));
-		j = json_integer(adac_get_u16(b, 0));
-		break;
 	case ADAC_ELEM_I4:
-		snprintf(buf, sizeof buf, "%d", (int32_t)adac_get_u32(b, 0));
-		j = json_integer((int32_t)adac_get_u32(b, 0));
-		break;
-	case ADAC_ELEM_U4:
-		snprintf(buf, sizeof buf, "%u", adac_get_u32(b, 0));
-		j = json_integer(adac_get_u32(b, 0));
-		break;
 	case ADAC_ELEM_I8:
 	case ADAC_ELEM_I: {
-		int64_t v = size == 4 ? (int32_t)adac_get_u32(b, 0) : (int64_t)adac_get_u64(b, 0);
+		int64_t v = get_int(b, prim_size(elem, size == 4 ? 4 : 8), true);
 		snprintf(buf, sizeof buf, "%lld", (long long)v);
 		j = json_integer(v);
 		break;
 	}
+	case ADAC_ELEM_U1:
+	case ADAC_ELEM_U2:
+	case ADAC_ELEM_U4:
 	case ADAC_ELEM_U8:
 	case ADAC_ELEM_U: {
-		uint64_t v = size == 4 ? adac_get_u32(b, 0) : adac_get_u64(b, 0);
+		uint64_t v = (uint64_t)get_int(b, prim_size(elem, size == 4 ? 4 : 8), false);
 		snprintf(buf, sizeof buf, "%llu", (unsigned long long)v);
 		j = v <= INT64_MAX ? json_integer((json_int_t)v) : json_string(buf);
 		break;
@@ -1113,19 +1107,18 @@ static int fmt_prim(struct out *o, uint8_t elem, uint32_t size, const uint8_t *b
 	return put(o, err, buf);
 }
 
+/* An enum's or a constant's integer of type elem (native-sized ones read as 8 bytes). */
 static int64_t int_value(uint8_t elem, const uint8_t *b, bool *is_unsigned)
 {
-	*is_unsigned = false;
 	switch (elem) {
-	case ADAC_ELEM_BOOLEAN: case ADAC_ELEM_U1: *is_unsigned = true; return b[0];
-	case ADAC_ELEM_I1: return (int8_t)b[0];
-	case ADAC_ELEM_CHAR: case ADAC_ELEM_U2: *is_unsigned = true; return adac_get_u16(b, 0);
-	case ADAC_ELEM_I2: return (int16_t)adac_get_u16(b, 0);
-	case ADAC_ELEM_U4: *is_unsigned = true; return adac_get_u32(b, 0);
-	case ADAC_ELEM_I4: return (int32_t)adac_get_u32(b, 0);
-	case ADAC_ELEM_U8: case ADAC_ELEM_U: *is_unsigned = true; return (int64_t)adac_get_u64(b, 0);
-	default: return (int64_t)adac_get_u64(b, 0);
+	case ADAC_ELEM_BOOLEAN: case ADAC_ELEM_U1: case ADAC_ELEM_CHAR: case ADAC_ELEM_U2: case ADAC_ELEM_U4:
+	case ADAC_ELEM_U8: case ADAC_ELEM_U:
+		*is_unsigned = true;
+		break;
+	default:
+		*is_unsigned = false;
 	}
+	return get_int(b, prim_size(elem, 8), !*is_unsigned);
 }
 
 /* The literal fields of an enum with their values, for naming a value. */

@@ -1,5 +1,5 @@
 /* fuzz_pdb.c - the portable PDB reader on arbitrary images: open, then walk every document, every
- * method's sequence points and local scopes, and look lines and names up. */
+ * method's sequence points, local scopes and async stepping information, and look lines and names up. */
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -50,6 +50,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		(void)adac_pdb_locals(p, token, count_local, &locals, &e3);
 		struct adac_error e4 = {0};
 		(void)adac_pdb_local_name_at(p, token, 0, 0, &e4);
+		struct adac_error e5 = {0};
+		struct adac_pdb_async_step *steps = NULL;
+		size_t nsteps = 0;
+		uint32_t handler;
+		if (adac_pdb_async_steps(p, token, &handler, &steps, &nsteps, &e5) == 0)
+			free(steps);
 	}
 	adac_pdb_close(p);
 	return 0;

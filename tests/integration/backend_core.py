@@ -4,7 +4,6 @@ temporary directory): modules, threads, registers, frames (against eu-stack) and
 thread."""
 import os
 import re
-import shutil
 import signal
 import sys
 
@@ -23,28 +22,12 @@ def probe(kind, target, *args, label, rc=0):
     return lines[1:]
 
 
-def eu_stack(argv):
-    """[(pc, symbol)] of the first thread eu-stack prints, or None without eu-stack."""
-    if not shutil.which("eu-stack"):
-        print("NOTE: eu-stack not found; frames are not compared with it")
-        return None
-    rc, out, err = t.run(["eu-stack"] + argv, timeout=60)
-    frames = []
-    for line in out.splitlines():
-        m = re.match(r"#\d+\s+0x([0-9a-f]+)(?: - 1)?\s*(\S*)", line)
-        if m:
-            frames.append((int(m.group(1), 16), m.group(2)))
-        elif frames and line.startswith("TID"):
-            break
-    return frames
-
-
 def check_frames(frames, core, names, label):
     for name in names:
         t.check(any(f.split()[2:3] == [name] for f in frames), f"{label}: no frame for {name}:\n" + "\n".join(frames))
     t.check(any(re.match(r"0x[0-9a-f]+ synthetic-target main .*synthetic_target\.c:\d+$", f) for f in frames),
             f"{label}: main has no source line:\n" + "\n".join(frames))
-    oracle = eu_stack([f"--core={core}", f"--executable={tl.TARGET}"])
+    oracle = tl.eu_stack([f"--core={core}", f"--executable={tl.TARGET}"])
     if oracle is not None:
         t.check_eq([(int(f.split()[0], 16), f.split()[2]) for f in frames], oracle, f"{label}: frames against eu-stack")
 

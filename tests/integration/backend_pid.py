@@ -7,7 +7,6 @@
   SIGCONT), and a process killed while held makes reads fail cleanly."""
 import os
 import re
-import shutil
 import signal
 import subprocess
 import sys
@@ -31,22 +30,6 @@ def modules_of(mappings):
     paths = sorted({m[4] for m in mappings if any(x[4] == m[4] and x[3] == 0 for x in mappings)})
     ranges = sorted((tl.module_range(mappings, p), p) for p in paths)
     return [f"0x{b:x} 0x{e:x} {p}" for (b, e), p in ranges]
-
-
-def eu_stack(argv):
-    """[(pc, symbol)] of the first thread eu-stack prints, or None without eu-stack."""
-    if not shutil.which("eu-stack"):
-        print("NOTE: eu-stack not found; frames are not compared with it")
-        return None
-    rc, out, err = t.run(["eu-stack"] + argv, timeout=60)
-    frames = []
-    for line in out.splitlines():
-        m = re.match(r"#\d+\s+0x([0-9a-f]+)(?: - 1)?\s*(\S*)", line)
-        if m:
-            frames.append((int(m.group(1), 16), m.group(2)))
-        elif frames and line.startswith("TID"):
-            break
-    return frames
 
 
 def probe_frames(lines):
@@ -86,7 +69,7 @@ frames = probe(p.pid, "frames", p.pid, label="spin frames")
 t.check_eq(int(frames[0].split()[0], 16), rip, "spin: innermost frame is at rip")
 t.check(any(re.match(r"0x[0-9a-f]+ synthetic-target main .*synthetic_target\.c:\d+$", f) for f in frames),
         f"spin: no frame for main with its source line:\n" + "\n".join(frames))
-oracle = eu_stack(["-p", str(p.pid)])
+oracle = tl.eu_stack(["-p", str(p.pid)])
 if oracle is not None:
     t.check_eq(probe_frames(frames), oracle, "spin: frames against eu-stack -p")
 

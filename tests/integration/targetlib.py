@@ -1,11 +1,12 @@
 """targetlib - shared by the CLI and data-target tests: the synthetic target's expected output,
-/proc facts, an independent reading of core and library ELF headers, the backend probe, and
-kernel cores (python3 standard library only)."""
+/proc facts, an independent reading of core and library ELF headers, the backend probe, kernel
+cores, and eu-stack's frames (python3 standard library only)."""
 import atexit
 import fcntl
 import glob
 import json
 import os
+import re
 import resource
 import shutil
 import struct
@@ -311,3 +312,19 @@ def kernel_core(argv, workdir, timeout=60):
               f"(RLIMIT_CORE {resource.getrlimit(resource.RLIMIT_CORE)})")
         return None
     return cores[0]
+
+
+def eu_stack(argv):
+    """[(pc, symbol)] of the first thread eu-stack prints, or None without eu-stack."""
+    if not shutil.which("eu-stack"):
+        print("NOTE: eu-stack not found; frames are not compared with it")
+        return None
+    rc, out, err = t.run(["eu-stack"] + argv, timeout=60)
+    frames = []
+    for line in out.splitlines():
+        m = re.match(r"#\d+\s+0x([0-9a-f]+)(?: - 1)?\s*(\S*)", line)
+        if m:
+            frames.append((int(m.group(1), 16), m.group(2)))
+        elif frames and line.startswith("TID"):
+            break
+    return frames

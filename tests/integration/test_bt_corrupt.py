@@ -36,11 +36,7 @@ def addr_re(a):
 
 def main():
     tmp = t.tmpdir()
-    s = b.sample("nested", "Debug")
-    try:
-        core = b.make_core(s.pid, os.path.join(tmp, "nested.core"))
-    finally:
-        s.kill()
+    core = b.sample_core("nested", "Debug", tmp)
     try:
         o = b.oracle(core, tmp)
         task = next(iter(o.tasks))

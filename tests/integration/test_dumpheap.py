@@ -28,8 +28,8 @@ import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
 import adactest as t  # noqa: E402
+from adactest import h  # noqa: E402
 
-DOTNET_DIR = os.environ.get("ADAC_DOTNET_DIR") or os.path.join(t.SOURCE, "build", "dotnet")
 CHAINS = 10000
 KINDS = {"Generation0": "gen0", "Generation1": "gen1", "Generation2": "gen2", "Large": "loh", "Pinned": "poh",
          "Frozen": "frozen", "Ephemeral": "ephemeral"}
@@ -42,19 +42,6 @@ IDENTIFIERS = {"default": "workstation, regions", "server-regions": "server, reg
                "workstation-segments": "workstation, segments", "server-segments": "server, segments"}
 
 
-def read_env(path):
-    env = {}
-    with open(path) as f:
-        for line in f:
-            line = line.strip()
-            if line and not line.startswith("#") and "=" in line:
-                k, v = line.split("=", 1)
-                env[k] = v
-    return env
-
-
-def h(v):
-    return int(v, 16) if isinstance(v, str) else v
 
 
 def dumpheap(target, *args, what):
@@ -195,11 +182,7 @@ def run_flavour(dn, tmp, flavour, env, cores, live):
 
 
 def main():
-    env_sh = os.path.join(DOTNET_DIR, "env.sh")
-    if not os.path.exists(env_sh):
-        t.fail(f"{env_sh} not found: run scripts/dotnet-setup (the dotnet test fixture)")
-        t.finish()
-    dn = read_env(env_sh)
+    dn = t.dotnet_env()
     which = sys.argv[1] if len(sys.argv) > 1 else "default"
     tmp = t.tmpdir()
     if which == "default":

@@ -21,8 +21,9 @@ import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
 import adactest as t  # noqa: E402
+import btsamples as b  # noqa: E402
+from adactest import DOTNET_DIR, h  # noqa: E402
 
-DOTNET_DIR = os.environ.get("ADAC_DOTNET_DIR") or os.path.join(t.SOURCE, "build", "dotnet")
 R2R_SAMPLES = 12
 
 # ClrMD + Microsoft's DAC: what the DAC says for given IPs, and some ReadyToRun CoreLib methods
@@ -59,19 +60,6 @@ for i in 0 .. step .. r2r.Length - 1 do
 '''
 
 
-def read_env(path):
-    env = {}
-    with open(path) as f:
-        for line in f:
-            line = line.strip()
-            if line and not line.startswith("#") and "=" in line:
-                k, v = line.split("=", 1)
-                env[k] = v
-    return env
-
-
-def h(v):
-    return int(v, 16) if isinstance(v, str) else v
 
 
 def ip2md(target, ip):
@@ -98,28 +86,15 @@ def check_code(target, ip, want_md, want_start, kind, what):
 
 
 def main():
-    env_sh = os.path.join(DOTNET_DIR, "env.sh")
-    if not os.path.exists(env_sh):
-        t.fail(f"{env_sh} not found: run scripts/dotnet-setup (the dotnet test fixture)")
-        t.finish()
-    dn = read_env(env_sh)
+    dn = t.dotnet_env()
     scenario = sys.argv[1] if len(sys.argv) > 1 else "nested"
     config = sys.argv[2] if len(sys.argv) > 2 else "Debug"
-    app = os.path.join(dn["DN_APPS"], "11", config, scenario, scenario + ".dll")
-    p, ready = t.start([dn["DN_HOST"], dn["DN_RUNTIME11"], app], timeout=120)
+    p = b.sample(scenario, config)
     pid = p.pid
     live = ["--pid", str(pid)]
     tmp = t.tmpdir()
-    core = os.path.join(tmp, scenario + ".core")
-    rc, out, err = t.run([os.path.join(t.SOURCE, "scripts", "make-core"), str(pid), core], timeout=300)
-    if not t.check(rc == 0, f"make-core: {err.strip()}"):
-        t.finish()
-    oracle_json = os.path.join(tmp, "oracle.json")
-    rc, out, err = t.run(["dotnet", dn["DN_ORACLE"], core, "--dac", dn["DN_DAC11"], "--out", oracle_json], timeout=300)
-    if not t.check(rc == 0, f"oracle failed ({rc}): {err.strip()}"):
-        t.finish()
-    with open(oracle_json) as f:
-        oracle = json.load(f)
+    core = b.make_core(pid, os.path.join(tmp, scenario + ".core"))
+    oracle = b.oracle(core, tmp).data
 
     # 1. DiagnosticIPs (JIT code), from the core and live.
     conts = [c for c in oracle["continuations"] if h(c.get("diagnostic_ip", "0x0"))]

@@ -5,7 +5,8 @@
     test_ps.py mixed Debug|Release
                                  mixed: classic state machines and runtime-async code awaiting each
                                  other, stitched into one stack per documented chain (Debug: the state
-                                 machines are classes; Release: structs inside their boxes)
+                                 machines are classes; Release: structs inside their boxes); classic
+                                 frames at the line of their await (expected.json's classic lines)
     test_ps.py running           a chain a thread is running (marked with its thread), and the stale
                                  and sentinel continuations it leaves (not listed)
     test_ps.py shapes            every chain shape of targets/dotnet/shapes (ValueTask, custom
@@ -314,7 +315,21 @@ def fanout():
 
 # ---- mixed --------------------------------------------------------------------------------------
 
-def mixed_core(core, o, config, tmp, what, thunks):
+def classic_await_lines(exp):
+    """The await of each classic method of mixed, from expected.json: {"Type.Method": (source, line)} (the
+    line from a thunk frame's classic_await_line or a chain's classic_frames; the source by the type)."""
+    sources, lines = {}, {}
+    for c in exp["chains"]:
+        for f in c["frames"]:
+            sources.setdefault(f["type"], f["source"])
+            if "classic_await_line" in f:
+                lines[f["method"]] = f["classic_await_line"]
+        lines.update(c.get("classic_frames", {}))
+    return {m: (sources[m.rsplit(".", 1)[0]], lines[m.rsplit(".", 1)[1]])
+            for _, frames in MIXED for m, kind, _ in frames if kind == "classic"}
+
+
+def mixed_core(core, o, config, tmp, what, thunks, classic):
     d = ps_json(core, what=what)
     if d is None:
         return
@@ -333,6 +348,10 @@ def mixed_core(core, o, config, tmp, what, thunks):
                 t.check_eq(f["method"], m + MIXED_PARAMS.get(m, "(System.Threading.Tasks.Task<Int32>)"), f"{w}: {m} name")
                 t.check_eq(f["state"], 0, f"{w}: {m} await state (its only await)")
                 t.check_eq(f["note"], None, f"{w}: {m} note")
+                src, line = classic[m]
+                t.check_eq((f["line"], (f["file"] or "")[-len(src) - 1:]), (line, "/" + src),
+                           f"{w}: {m} await line and file (expected.json)")
+                t.check(f["il_offset"] is not None, f"{w}: {m} await IL offset (its yield point in MoveNext)")
         oracle_objects.append(st)
     if len(oracle_objects) != 3:
         return d
@@ -393,7 +412,9 @@ def mixed_core(core, o, config, tmp, what, thunks):
             for seg in st["segments"]:
                 if seg["kind"] == "box":
                     f = next(x for x in st["frames"] if x.get("box") == seg["task"]["address"])
-                    text += f"  async #{n}: {a16(f['box'])} {f['module']}`{f['method']} [classic, state 0]\n"
+                    src, line = classic[f["method"].split("(")[0]]
+                    text += (f"  async #{n}: {a16(f['box'])} {f['module']}`{f['method']} at {os.path.basename(src)}:{line}"
+                             " [classic, state 0]\n")
                     n += 1
                 else:
                     oc = o.chain_by_head[h(seg["head"])]
@@ -421,8 +442,9 @@ def mixed_core(core, o, config, tmp, what, thunks):
     if out is not None:
         t.check(out.startswith(f"STACKS 1: 3 chains\n[3] awaiting {TASK_INT}\n"), f"{what}: --coalesce: one group:\n{out}")
         t.check_eq(len(re.findall(r"^  \[1\] ", out, re.M)), 3, f"{what}: --coalesce: three innermost frames")
-        t.check("  [1] MixedClassic.dll`AsyncdacSamples.Classic.ClassicLeaf(System.Threading.Tasks.Task<Int32>) [classic, state 0]\n"
-                in out, f"{what}: --coalesce classic frame:\n{out}")
+        src, line = classic["AsyncdacSamples.Classic.ClassicLeaf"]
+        t.check(f"  [1] MixedClassic.dll`AsyncdacSamples.Classic.ClassicLeaf(System.Threading.Tasks.Task<Int32>) at "
+                f"{os.path.basename(src)}:{line} [classic, state 0]\n" in out, f"{what}: --coalesce classic frame:\n{out}")
     return d
 
 
@@ -438,7 +460,7 @@ def mixed(config):
     try:
         core = b.make_core(s.pid, os.path.join(tmp, "mixed.core"))
         o = b.oracle(core, tmp)
-        d = mixed_core(core, o, config, tmp, f"mixed {config} core", thunks)
+        d = mixed_core(core, o, config, tmp, f"mixed {config} core", thunks, classic_await_lines(exp))
         live = ps_json(["--pid", str(s.pid)], what=f"mixed {config} live")
         if live and d:
             t.check_eq(live["chains"], d["chains"], f"mixed {config} live: the core's stacks")
@@ -554,11 +576,7 @@ def corrupt():
     import struct
     import corecore
     tmp = t.tmpdir()
-    s = b.sample("mixed", "Release")
-    try:
-        core = b.make_core(s.pid, os.path.join(tmp, "mixed.core"))
-    finally:
-        s.kill()
+    core = b.sample_core("mixed", "Release", tmp)
     d = ps_json(core, what="corrupt: the original core")
     if not d or not t.check_eq(len(d["chains"]), 3, "corrupt: the original core's stacks"):
         return
@@ -643,11 +661,7 @@ def on_terminal(argv, delay):
 
 def errors():
     tmp = t.tmpdir()
-    s = b.sample("nested", "Debug")
-    try:
-        core = b.make_core(s.pid, os.path.join(tmp, "nested.core"))
-    finally:
-        s.kill()
+    core = b.sample_core("nested", "Debug", tmp)
     for args, msg in ((["--coalesce", "--stats"], "give either --coalesce or --stats, not both"),
                       (["--locals", "--coalesce"], "--locals shows frames one by one: it cannot be combined with --coalesce"),
                       (["--address", "nothex"], "invalid value 'nothex' for option --address of 'ps'"),
@@ -674,11 +688,7 @@ def errors():
 
 def lldb():
     tmp = t.tmpdir()
-    s = b.sample("mixed", "Release")
-    try:
-        core = b.make_core(s.pid, os.path.join(tmp, "mixed.core"))
-    finally:
-        s.kill()
+    core = b.sample_core("mixed", "Release", tmp)
     for args in ([], ["--coalesce"], ["--stats"], ["--method", "ClassicLeaf"]):
         cli = ps(core, *args, what=f"lldb: CLI ps {' '.join(args)}")
         cmd = " ".join(["async", "ps"] + args)

@@ -1,7 +1,8 @@
 """adactest - small helpers shared by the integration tests (python3 standard library only).
 
 Paths come from the environment CTest sets (see tests/CMakeLists.txt):
-  ADAC_SOURCE_DIR, ADAC_BUILD_DIR, ADAC_CLI, ADAC_PLUGIN, ADAC_LLDB, ADAC_DOTNET_DIR.
+  ADAC_SOURCE_DIR, ADAC_BUILD_DIR, ADAC_CLI, ADAC_PLUGIN, ADAC_LLDB, ADAC_DOTNET_DIR (dotnet_env():
+  the paths scripts/dotnet-setup wrote there).
 Every test exits 0 on success, 1 on failure (printing what differed), 77 when skipped.
 """
 import atexit
@@ -20,6 +21,7 @@ CLI = os.environ.get("ADAC_CLI", os.path.join(BUILD, "bin", "asyncdac"))
 PLUGIN = os.environ.get("ADAC_PLUGIN", os.path.join(BUILD, "lib", "libasyncdac-lldb.so"))
 LLDB = os.environ.get("ADAC_LLDB", "lldb-16")
 SYNTHETIC = os.path.join(BUILD, "targets", "synthetic")
+DOTNET_DIR = os.environ.get("ADAC_DOTNET_DIR") or os.path.join(SOURCE, "build", "dotnet")
 
 _children = []
 _failures = []
@@ -104,6 +106,36 @@ def gcore(pid, path):
         raise SystemExit(f"FAIL: gcore {pid} failed ({rc}): {err.strip()}")
     os.rename(produced, path)
     return path
+
+
+def h(v):
+    """An oracle/asyncdac hex string (or None/int) as an int."""
+    if v is None:
+        return None
+    return int(v, 16) if isinstance(v, str) else v
+
+
+_dotnet_env = None
+
+
+def dotnet_env():
+    """The paths scripts/dotnet-setup writes to DOTNET_DIR/env.sh (DN_HOST, DN_APPS, DN_RUNTIME11, ...),
+    read once; a failure, and the end of the test, when it has not run (the `dotnet` test fixture)."""
+    global _dotnet_env
+    if _dotnet_env is None:
+        env_sh = os.path.join(DOTNET_DIR, "env.sh")
+        if not os.path.exists(env_sh):
+            fail(f"{env_sh} not found: run scripts/dotnet-setup (the dotnet test fixture)")
+            finish()
+        env = {}
+        with open(env_sh) as f:
+            for line in f:
+                line = line.strip()
+                if line and not line.startswith("#") and "=" in line:
+                    k, v = line.split("=", 1)
+                    env[k] = v
+        _dotnet_env = env
+    return _dotnet_env
 
 
 ADDR = re.compile(r"0x[0-9a-f]{6,16}")

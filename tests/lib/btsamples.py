@@ -7,6 +7,7 @@ oracle and the samples' expected.json, never from asyncdac itself:
   sample(scenario, config, mode=None, env=None) -> Sample(proc, pid, ready, fields)
   wait_parked(pid, tid)                        until the thread is parked (READY comes just before)
   make_core(pid, path, how)                    scripts/make-core (createdump | gcore)
+  sample_core(scenario, config, tmp)           a createdump core of a sample, which is then killed
   oracle(core, tmp) -> Oracle                  `oracle dump`, indexed (continuations, chains, tasks)
   oracle_objects(core, tmp, addrs, statics, stacks)
                                                `oracle objects`: fields of objects, static paths,
@@ -30,7 +31,7 @@ import time
 
 import adactest as t
 
-DOTNET_DIR = os.environ.get("ADAC_DOTNET_DIR") or os.path.join(t.SOURCE, "build", "dotnet")
+DOTNET_DIR = t.DOTNET_DIR
 PTR = 8
 
 # ClrMD's full names of the primitive types, and how signatures (and asyncdac) name them.
@@ -42,11 +43,7 @@ PRIMITIVES = {
 }
 
 
-def h(v):
-    """An oracle/asyncdac hex string (or None/int) as an int."""
-    if v is None:
-        return None
-    return int(v, 16) if isinstance(v, str) else v
+h = t.h
 
 
 def a16(v):
@@ -54,29 +51,7 @@ def a16(v):
     return f"0x{h(v):016x}"
 
 
-def read_env():
-    env_sh = os.path.join(DOTNET_DIR, "env.sh")
-    if not os.path.exists(env_sh):
-        t.fail(f"{env_sh} not found: run scripts/dotnet-setup (the dotnet test fixture)")
-        t.finish()
-    env = {}
-    with open(env_sh) as f:
-        for line in f:
-            line = line.strip()
-            if line and not line.startswith("#") and "=" in line:
-                k, v = line.split("=", 1)
-                env[k] = v
-    return env
-
-
-DN = None
-
-
-def dn():
-    global DN
-    if DN is None:
-        DN = read_env()
-    return DN
+dn = t.dotnet_env
 
 
 def expected(scenario):
@@ -156,6 +131,15 @@ def make_core(pid, path, how="createdump"):
     if rc != 0 or not os.path.exists(path):
         raise SystemExit(f"FAIL: make-core {pid} --{how}: {err.strip()}")
     return path
+
+
+def sample_core(scenario, config, tmp):
+    """A createdump core of a sample (tmp/<scenario>.core); the sample is killed once it is written."""
+    s = sample(scenario, config)
+    try:
+        return make_core(s.pid, os.path.join(tmp, f"{scenario}.core"))
+    finally:
+        s.kill()
 
 
 # ---- the oracle -------------------------------------------------------------------------------

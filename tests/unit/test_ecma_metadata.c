@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 
 #include "../check.h"
+#include "testutil.h"
 #include "ecma_metadata.h"
 #include "signature.h"
 #include "target.h"
@@ -16,20 +17,20 @@
 
 /* ---- A small metadata blob built by hand ---- */
 
-struct buf {
+struct mdbuf {
 	uint8_t b[4096];
 	size_t n;
 };
 
-static void put(struct buf *b, const void *p, size_t n)
+static void put(struct mdbuf *b, const void *p, size_t n)
 {
 	memcpy(b->b + b->n, p, n);
 	b->n += n;
 }
-static void put8(struct buf *b, uint8_t v) { put(b, &v, 1); }
-static void put16(struct buf *b, uint16_t v) { put(b, &v, 2); }
-static void put32(struct buf *b, uint32_t v) { put(b, &v, 4); }
-static void align4(struct buf *b)
+static void put8(struct mdbuf *b, uint8_t v) { put(b, &v, 1); }
+static void put16(struct mdbuf *b, uint16_t v) { put(b, &v, 2); }
+static void put32(struct mdbuf *b, uint32_t v) { put(b, &v, 4); }
+static void align4(struct mdbuf *b)
 {
 	while (b->n % 4)
 		put8(b, 0);
@@ -61,7 +62,7 @@ static size_t build(uint8_t *out, struct layout *lay)
 {
 	size_t sl = sizeof strings; /* includes the final NUL */
 #define S(x) str_off(strings, sl, x)
-	struct buf t = {0};
+	struct mdbuf t = {0};
 	put32(&t, 0);
 	put8(&t, 2);
 	put8(&t, 0);
@@ -104,7 +105,7 @@ static size_t build(uint8_t *out, struct layout *lay)
 	align4(&t);
 #undef S
 
-	struct buf m = {0};
+	struct mdbuf m = {0};
 	put32(&m, 0x424a5342);
 	put16(&m, 1), put16(&m, 1), put32(&m, 0), put32(&m, 12);
 	put(&m, "v4.0.30319\0\0", 12);
@@ -478,22 +479,6 @@ static void fuzz(const uint8_t *good, size_t len, unsigned rounds, const char *w
 
 /* ---- A real assembly, flat and mapped ---- */
 
-static uint8_t *slurp(const char *path, size_t *len)
-{
-	FILE *f = fopen(path, "rb");
-	if (!f)
-		return NULL;
-	fseek(f, 0, SEEK_END);
-	long n = ftell(f);
-	fseek(f, 0, SEEK_SET);
-	uint8_t *p = malloc((size_t)n);
-	if (p && fread(p, 1, (size_t)n, f) != (size_t)n)
-		n = 0;
-	fclose(f);
-	*len = (size_t)n;
-	return p;
-}
-
 /* Lays a PE file out as the loader maps it: headers at base, each section at base + VirtualAddress. */
 static uint32_t map_image(struct adac_memimg *img, uint64_t base, const uint8_t *file, size_t len)
 {
@@ -523,7 +508,7 @@ static uint32_t map_image(struct adac_memimg *img, uint64_t base, const uint8_t 
 static void test_real(const char *dll)
 {
 	size_t len;
-	uint8_t *file = slurp(dll, &len);
+	uint8_t *file = (uint8_t *)slurp(dll, &len);
 	if (!file) {
 		printf("ecma_metadata: no %s, real-assembly cases skipped\n", dll);
 		return;

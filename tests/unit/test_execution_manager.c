@@ -6,126 +6,11 @@
 #include <string.h>
 
 #include "../check.h"
-#include "testutil.h"
+#include "testmem.h"
 #include "descriptor.h"
 #include "execution_manager.h"
 #include "limits.h"
 #include "runtime.h"
-#include "target.h"
-#include "target_mem.h"
-
-/* ---- synthetic memory --------------------------------------------------------------------- */
-
-struct region {
-	uint64_t base;
-	size_t size;
-	uint8_t *p;
-};
-static struct region regions[32];
-static size_t nregions;
-
-static void mem_reset(void)
-{
-	for (size_t i = 0; i < nregions; i++)
-		free(regions[i].p);
-	nregions = 0;
-}
-
-static uint64_t mem_region(uint64_t base, size_t size)
-{
-	regions[nregions].base = base;
-	regions[nregions].size = size;
-	regions[nregions].p = calloc(1, size);
-	nregions++;
-	return base;
-}
-
-static uint8_t *at(uint64_t addr, size_t n)
-{
-	for (size_t i = 0; i < nregions; i++)
-		if (addr >= regions[i].base && addr + n <= regions[i].base + regions[i].size)
-			return regions[i].p + (addr - regions[i].base);
-	fprintf(stderr, "test bug: no region at 0x%llx\n", (unsigned long long)addr);
-	abort();
-}
-
-static void w8(uint64_t a, uint8_t v) { *at(a, 1) = v; }
-static void w16(uint64_t a, uint16_t v) { memcpy(at(a, 2), &v, 2); }
-static void w32(uint64_t a, uint32_t v) { memcpy(at(a, 4), &v, 4); }
-static void w64(uint64_t a, uint64_t v) { memcpy(at(a, 8), &v, 8); }
-
-static struct adac_target *mem_target(void)
-{
-	struct adac_memimg *img = adac_memimg_new();
-	for (size_t i = 0; i < nregions; i++)
-		adac_memimg_add(img, regions[i].base, regions[i].p, regions[i].size);
-	struct adac_error err = {0};
-	struct adac_target *t = adac_target_open_memory(img, &err);
-	CHECK(t != NULL);
-	return t;
-}
-
-/* ---- the runtime: real .NET 11.0.0 descriptor, with chosen pointer globals ----------------- */
-
-static const char *descriptor_path;
-static struct adac_descriptor *layout; /* for offsets in the test itself */
-
-/* Pointer-data slots of the fixture's pointer globals used here. */
-enum { P_CODE_RANGE_MAP = 36, P_PLATFORM_METADATA = 38, P_COUNT = 46 };
-
-/* Replaces the first `from` with `to` (same length or shorter, padded with spaces). */
-static void patch(char *json, const char *from, const char *to)
-{
-	char *p = strstr(json, from);
-	CHECK(p != NULL);
-	if (!p)
-		return;
-	size_t lf = strlen(from), lt = strlen(to);
-	memcpy(p, to, lt);
-	memset(p + lt, ' ', lf - lt);
-}
-
-static struct adac_descriptor *load_descriptor(const uint64_t *pdata, const char *from, const char *to)
-{
-	size_t len = 0;
-	char *json = slurp(descriptor_path, &len);
-	CHECK(json != NULL);
-	if (from)
-		patch(json, from, to);
-	struct adac_descriptor *d = adac_desc_new();
-	struct adac_error err = {0};
-	int rc = adac_desc_parse_json(d, json, len, pdata, P_COUNT, &err);
-	if (rc)
-		fprintf(stderr, "descriptor: %s\n", err.msg);
-	CHECK(rc == 0);
-	free(json);
-	return d;
-}
-
-static struct adac_runtime *make_runtime(struct adac_target *t, uint64_t map, uint64_t platform, const char *from,
-                                         const char *to)
-{
-	uint64_t pdata[P_COUNT] = {0};
-	pdata[P_CODE_RANGE_MAP] = map;
-	pdata[P_PLATFORM_METADATA] = platform;
-	struct adac_runtime *rt = calloc(1, sizeof *rt);
-	rt->t = t;
-	rt->desc = load_descriptor(pdata, from, to);
-	uint64_t v = 0;
-	CHECK(adac_desc_global(rt->desc, "ExecutionManagerCodeRangeMapAddress", &v, NULL) == 0 && v == map);
-	return rt;
-}
-
-static uint32_t F(const char *type, const char *field)
-{
-	uint32_t off = 0;
-	struct adac_error err = {0};
-	if (field ? adac_desc_field(layout, type, field, &off, &err) : adac_desc_type_size(layout, type, &off, &err)) {
-		fprintf(stderr, "test bug: %s\n", err.msg);
-		abort();
-	}
-	return off;
-}
 
 /* ---- range section map -------------------------------------------------------------------- */
 
@@ -776,13 +661,8 @@ static void test_r2r(void)
 
 int main(int argc, char **argv)
 {
-	if (argc < 2) {
-		fprintf(stderr, "usage: test_execution_manager <net11 descriptor json>\n");
+	if (layout_from_args(argc, argv))
 		return 2;
-	}
-	descriptor_path = argv[1];
-	uint64_t pdata[P_COUNT] = {0};
-	layout = load_descriptor(pdata, NULL, NULL);
 	test_nibble_linear();
 	test_nibble_constant();
 	test_contract_versions();

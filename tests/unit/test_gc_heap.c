@@ -12,12 +12,10 @@
 #include <string.h>
 
 #include "../check.h"
-#include "testutil.h"
+#include "testmem.h"
 #include "descriptor.h"
 #include "gc_heap.h"
 #include "runtime.h"
-#include "target.h"
-#include "target_mem.h"
 
 /* ---- the GC sub-descriptors of a live .NET 11.0.0 linux-x64 process -------------------------- */
 /* How they were read: `asyncdac runtime --pid <pid>` prints the GC sub-descriptor's address (the
@@ -106,58 +104,6 @@ static const char gc_wks_segments[] =
 	"pointer\"],\"GCIdentifiers\":[\"workstation, segments, background,\",\"string\"]},\"subDescriptors\":{},\""
 	"contracts\":{\"GC\":\"c1\"}}";
 
-/* ---- synthetic memory --------------------------------------------------------------------- */
-
-struct block {
-	uint64_t base;
-	size_t size;
-	uint8_t *p;
-};
-static struct block blocks[64];
-static size_t nblocks;
-
-static void mem_reset(void)
-{
-	for (size_t i = 0; i < nblocks; i++)
-		free(blocks[i].p);
-	nblocks = 0;
-}
-
-static void mem_block(uint64_t base, size_t size)
-{
-	if (nblocks == sizeof blocks / sizeof blocks[0]) {
-		fprintf(stderr, "test bug: too many blocks\n");
-		abort();
-	}
-	blocks[nblocks].base = base;
-	blocks[nblocks].size = size;
-	blocks[nblocks].p = calloc(1, size);
-	nblocks++;
-}
-
-static uint8_t *at(uint64_t addr, size_t n)
-{
-	for (size_t i = 0; i < nblocks; i++)
-		if (addr >= blocks[i].base && addr + n <= blocks[i].base + blocks[i].size)
-			return blocks[i].p + (addr - blocks[i].base);
-	fprintf(stderr, "test bug: no memory at 0x%llx\n", (unsigned long long)addr);
-	abort();
-}
-
-static void w32(uint64_t a, uint32_t v) { memcpy(at(a, 4), &v, 4); }
-static void w64(uint64_t a, uint64_t v) { memcpy(at(a, 8), &v, 8); }
-
-static struct adac_target *mem_target(void)
-{
-	struct adac_memimg *img = adac_memimg_new();
-	for (size_t i = 0; i < nblocks; i++)
-		adac_memimg_add(img, blocks[i].base, blocks[i].p, blocks[i].size);
-	struct adac_error err = {0};
-	struct adac_target *t = adac_target_open_memory(img, &err);
-	CHECK(t != NULL);
-	return t;
-}
-
 /* ---- descriptor: the main one from argv[1], then a GC sub-descriptor -------------------------- */
 
 #define MAIN_GLOBALS 0x10000000ull  /* pointer_data[i] of the main descriptor: one page each */
@@ -165,10 +111,7 @@ static struct adac_target *mem_target(void)
 #define MISC 0x12000000ull          /* MethodTables, HeapSegments, threads, server heaps */
 #define NPDATA 64u
 
-static const char *descriptor_path;
-static struct adac_descriptor *desc;
-
-/* Parses the main descriptor and gc_json into `desc`; every indirect global gets its own page. With
+/* Parses the main descriptor and gc_json into `layout`; every indirect global gets its own page. With
  * gc_json NULL, only the main descriptor. Also maps the global pages and the MISC area. */
 static void load_descriptor(const char *gc_json)
 {
@@ -177,29 +120,28 @@ static void load_descriptor(const char *gc_json)
 		main_pd[i] = i ? MAIN_GLOBALS + i * 0x1000ull : 0;
 		gc_pd[i] = i ? GC_GLOBALS + i * 0x1000ull : 0;
 	}
-	desc = adac_desc_new();
+	layout = adac_desc_new();
 	struct adac_error err = {0};
 	size_t len;
 	char *json = slurp(descriptor_path, &len);
 	CHECK(json != NULL);
-	int rc = adac_desc_parse_json(desc, json, len, main_pd, NPDATA, &err);
+	int rc = adac_desc_parse_json(layout, json, len, main_pd, NPDATA, &err);
 	free(json);
 	if (rc == 0 && gc_json)
-		rc = adac_desc_parse_json(desc, gc_json, strlen(gc_json), gc_pd, NPDATA, &err);
+		rc = adac_desc_parse_json(layout, gc_json, strlen(gc_json), gc_pd, NPDATA, &err);
 	if (rc)
 		fprintf(stderr, "descriptor: %s\n", err.msg);
 	CHECK(rc == 0);
-	mem_block(MAIN_GLOBALS, NPDATA * 0x1000u);
-	mem_block(GC_GLOBALS, NPDATA * 0x1000u);
-	mem_block(MISC, 0x100000);
+	mem_region(MAIN_GLOBALS, NPDATA * 0x1000u);
+	mem_region(GC_GLOBALS, NPDATA * 0x1000u);
+	mem_region(MISC, 0x100000);
 }
 
-static struct adac_runtime *make_runtime(void)
+/* The runtime over the regions and the descriptor loaded (which it takes). */
+static struct adac_runtime *heap_runtime(void)
 {
-	struct adac_runtime *rt = calloc(1, sizeof *rt);
-	rt->t = mem_target();
-	rt->desc = desc;
-	desc = NULL;
+	struct adac_runtime *rt = runtime_with(mem_target(), layout);
+	layout = NULL;
 	return rt;
 }
 
@@ -211,22 +153,11 @@ static void close_runtime(struct adac_runtime *rt)
 	mem_reset();
 }
 
-static uint32_t F(const char *type, const char *field)
-{
-	uint32_t off = 0;
-	struct adac_error err = {0};
-	if (adac_desc_field(desc, type, field, &off, &err)) {
-		fprintf(stderr, "test bug: %s\n", err.msg);
-		abort();
-	}
-	return off;
-}
-
 static uint64_t G(const char *name)
 {
 	uint64_t v = 0;
 	struct adac_error err = {0};
-	if (adac_desc_global(desc, name, &v, &err)) {
+	if (adac_desc_global(layout, name, &v, &err)) {
 		fprintf(stderr, "test bug: %s\n", err.msg);
 		abort();
 	}
@@ -332,7 +263,7 @@ static void write_seg(unsigned i, uint64_t mem, uint64_t allocated, uint64_t res
 static uint32_t gen_size(void)
 {
 	uint32_t n = 0;
-	CHECK(adac_desc_type_size(desc, "Generation", &n, NULL) == 0);
+	CHECK(adac_desc_type_size(layout, "Generation", &n, NULL) == 0);
 	return n;
 }
 
@@ -448,14 +379,14 @@ static void build_wks_heap(struct wks_heap *h, bool loop)
 	uint64_t a, m;
 
 	/* Frozen segment (String.Empty and a literal), first in gen2's list as the runtime has it. */
-	mem_block(R_FROZEN, 0x1000);
+	mem_region(R_FROZEN, 0x1000);
 	m = a = R_FROZEN + 8;
 	a += put(a, MT_STRING, 0, 2);   /* 22 bytes: reported as the minimum, 24 */
 	a += put(a, MT_STRING, 5, 2);   /* 32 */
 	write_seg(0, m, a, R_FROZEN + 0x1000, 0x1, SEG(1));
 
 	/* gen2: object, free object, int[3] (36 bytes, 40 with alignment), a 64-byte object. */
-	mem_block(R_GEN2, 0x1000);
+	mem_region(R_GEN2, 0x1000);
 	m = a = R_GEN2 + REGION_HEADER;
 	a += put(a, MT_OBJECT, -1, 2);
 	a += put(a, MT_FREE, 16, 2);
@@ -464,7 +395,7 @@ static void build_wks_heap(struct wks_heap *h, bool loop)
 	write_seg(1, m, a, R_GEN2 + 0x1000, 0, loop ? SEG(0) : SEG(2));
 
 	/* gen2, corrupt: a null MethodTable after one good object; objects after it are not seen. */
-	mem_block(R_NULLMT, 0x1000);
+	mem_region(R_NULLMT, 0x1000);
 	m = a = R_NULLMT + REGION_HEADER;
 	a += put(a, MT_OBJECT, -1, 2);
 	h->nullmt_at = a;
@@ -473,7 +404,7 @@ static void build_wks_heap(struct wks_heap *h, bool loop)
 	write_seg(2, m, a, R_NULLMT + 0x1000, 0, SEG(3));
 
 	/* gen2, corrupt: an int[] of 0x40000000 elements in a 4 KiB region. */
-	mem_block(R_HUGE, 0x1000);
+	mem_region(R_HUGE, 0x1000);
 	m = a = R_HUGE + REGION_HEADER;
 	h->huge_at = a;
 	put(a, MT_INTS, 0x40000000, -1);
@@ -481,7 +412,7 @@ static void build_wks_heap(struct wks_heap *h, bool loop)
 	write_seg(3, m, a, R_HUGE + 0x1000, 0, SEG(4));
 
 	/* gen2, corrupt: a MethodTable that cannot be read. */
-	mem_block(R_BADMT, 0x1000);
+	mem_region(R_BADMT, 0x1000);
 	m = a = R_BADMT + REGION_HEADER;
 	h->badmt_at = a;
 	w64(a, BAD_MT);
@@ -489,12 +420,12 @@ static void build_wks_heap(struct wks_heap *h, bool loop)
 	write_seg(4, m, a, R_BADMT + 0x1000, 0, SEG(10));
 
 	/* gen1: empty. */
-	mem_block(R_GEN1, 0x1000);
+	mem_region(R_GEN1, 0x1000);
 	write_seg(5, R_GEN1 + REGION_HEADER, R_GEN1 + REGION_HEADER, R_GEN1 + 0x1000, 0, 0);
 
 	/* gen0: two objects, a thread's allocation context (garbage inside and in the 24-byte gap the
 	 * GC keeps after its limit), then a one-char string and an object. */
-	mem_block(R_GEN0, 0x1000);
+	mem_region(R_GEN0, 0x1000);
 	m = a = R_GEN0 + REGION_HEADER;
 	a += put(a, MT_OBJECT, -1, 0);
 	a += put(a, MT_OBJECT, -1, 0);
@@ -507,7 +438,7 @@ static void build_wks_heap(struct wks_heap *h, bool loop)
 	write_seg(6, m, a, R_GEN0 + 0x1000, 0, SEG(7));
 
 	/* gen0, ephemeral: Allocated says 4 KiB, AllocAllocated (the truth) 48 bytes. */
-	mem_block(R_EPH, 0x2000);
+	mem_region(R_EPH, 0x2000);
 	m = a = R_EPH + REGION_HEADER;
 	a += put(a, MT_OBJECT, -1, 0);
 	a += put(a, MT_OBJECT, -1, 0);
@@ -518,21 +449,21 @@ static void build_wks_heap(struct wks_heap *h, bool loop)
 	w64(G("GCHeapEphemeralHeapSegment"), SEG(7));
 
 	/* LOH: byte[100000] (100024 bytes) and byte[3] (27, 32 with alignment). */
-	mem_block(R_LOH, 0x40000);
+	mem_region(R_LOH, 0x40000);
 	m = a = R_LOH + REGION_HEADER;
 	a += put(a, MT_BYTES, 100000, 3);
 	a += put(a, MT_BYTES, 3, 3);
 	write_seg(8, m, a, R_LOH + 0x40000, 0x8, 0);
 
 	/* POH: one object. */
-	mem_block(R_POH, 0x1000);
+	mem_region(R_POH, 0x1000);
 	m = a = R_POH + REGION_HEADER;
 	a += put(a, MT_OBJECT, -1, 4);
 	write_seg(9, m, a, R_POH + 0x1000, 0x200, 0);
 
 	/* gen2: 5 MiB of byte[13] (37 bytes, 40 aligned), every 1000th a free object; objects straddle
 	 * the read blocks' boundaries. */
-	mem_block(R_BIG, BIG_OBJECTS * 40ull + 0x1000);
+	mem_region(R_BIG, BIG_OBJECTS * 40ull + 0x1000);
 	m = a = R_BIG + REGION_HEADER;
 	h->big_free = h->big_free_bytes = 0;
 	for (unsigned i = 0; i < BIG_OBJECTS; i++) {
@@ -547,11 +478,11 @@ static void build_wks_heap(struct wks_heap *h, bool loop)
 	write_seg(10, m, a, R_BIG + BIG_OBJECTS * 40ull + 0x1000, 0, 0);
 
 	/* A free region (on free list kind 1): listed, never walked. */
-	mem_block(R_FREE, 0x1000);
+	mem_region(R_FREE, 0x1000);
 	w64(R_FREE + REGION_HEADER, 0x4141414141414141ull);
 	write_seg(11, R_FREE + REGION_HEADER, R_FREE + 0x800, R_FREE + 0x1000, 0, 0);
 	uint32_t list = 0;
-	CHECK(adac_desc_type_size(desc, "RegionFreeList", &list, NULL) == 0);
+	CHECK(adac_desc_type_size(layout, "RegionFreeList", &list, NULL) == 0);
 	w64(G("GCHeapFreeRegions") + 1 * list + F("RegionFreeList", "HeadFreeRegion"), SEG(11));
 
 	write_gen(table, 0, SEG(6));
@@ -571,7 +502,7 @@ static void test_wks_regions(void)
 	struct wks_heap h;
 	load_descriptor(gc_wks_regions);
 	build_wks_heap(&h, false);
-	struct adac_runtime *rt = make_runtime();
+	struct adac_runtime *rt = heap_runtime();
 	struct adac_error err = {0};
 
 	const struct adac_gc_info *info = adac_gc_info(rt, &err);
@@ -683,7 +614,7 @@ static void test_region_loop(void)
 	struct wks_heap h;
 	load_descriptor(gc_wks_regions);
 	build_wks_heap(&h, true);
-	struct adac_runtime *rt = make_runtime();
+	struct adac_runtime *rt = heap_runtime();
 	struct adac_error err = {0};
 	CHECK(adac_gc_info(rt, &err) == NULL);
 	CHECK_ERR(-1, &err, ADAC_E_CORRUPT, "GC heap: heap 0: the generation list loops back to region 0x12008000");
@@ -710,7 +641,7 @@ static void test_server_regions(void)
 	uint64_t ctx = 0, limit = 0;
 	for (unsigned hi = 0; hi < 2; hi++) {
 		uint64_t r = 0x30000000ull + hi * 0x400000ull, m, a;
-		mem_block(r, 0x1000);
+		mem_region(r, 0x1000);
 		m = a = r + REGION_HEADER;
 		a += put(a, MT_OBJECT, -1, 0);
 		if (hi == 1) { /* the global allocation context, then one more object */
@@ -730,7 +661,7 @@ static void test_server_regions(void)
 	w64(gac + F("GCAllocContext", "Pointer"), ctx);
 	w64(gac + F("GCAllocContext", "Limit"), limit);
 	w64(G("ThreadStore"), 0); /* no managed thread yet */
-	struct adac_runtime *rt = make_runtime();
+	struct adac_runtime *rt = heap_runtime();
 	struct adac_error err = {0};
 	const struct adac_gc_info *info = adac_gc_info(rt, &err);
 	CHECK(info != NULL);
@@ -770,12 +701,12 @@ static void test_wks_segments(void)
 	uint64_t m, a;
 	/* An old gen2 segment, then the ephemeral one: gen2 objects, gen1 from its allocation start,
 	 * gen0 from its own; each generation starts with a free gap object. */
-	mem_block(0x40000000, 0x1000);
+	mem_region(0x40000000, 0x1000);
 	m = a = 0x40000000 + 0x1000 - 0x800;
 	a += put(a, MT_OBJECT, -1, 2);
 	a += put(a, MT_BIG, -1, 2);
 	write_seg(0, m, a, 0x40001000, 0, SEG(1));
-	mem_block(0x41000000, 0x2000);
+	mem_region(0x41000000, 0x2000);
 	m = a = 0x41000000 + 0x1000;
 	a += put(a, MT_OBJECT, -1, 2);
 	uint64_t gen1 = a;
@@ -787,7 +718,7 @@ static void test_wks_segments(void)
 	write_seg(1, m, a + 0x100, 0x41002000, 0, 0);
 	w64(G("GCHeapAllocAllocated"), a);
 	w64(G("GCHeapEphemeralHeapSegment"), SEG(1));
-	mem_block(0x42000000, 0x1000);
+	mem_region(0x42000000, 0x1000);
 	m = a = 0x42000000 + 0x1000 - 0x800;
 	a += put(a, MT_BYTES, 100, 3);
 	write_seg(2, m, a, 0x42001000, 0x8, 0);
@@ -802,7 +733,7 @@ static void test_wks_segments(void)
 	write_gen(table, 4, 0);
 	uint64_t none = 0;
 	write_threads(1, &none, &none);
-	struct adac_runtime *rt = make_runtime();
+	struct adac_runtime *rt = heap_runtime();
 	struct adac_error err = {0};
 	const struct adac_gc_info *info = adac_gc_info(rt, &err);
 	CHECK(info != NULL);
@@ -836,7 +767,7 @@ static void test_unsupported_flavour(void)
 	char *json = replaced(gc_wks_regions, "workstation, regions, background,", "workstation, satori,");
 	load_descriptor(json);
 	free(json);
-	struct adac_runtime *rt = make_runtime();
+	struct adac_runtime *rt = heap_runtime();
 	struct adac_error err = {0};
 	CHECK(adac_gc_info(rt, &err) == NULL);
 	CHECK_ERR(-1, &err, ADAC_E_UNSUPPORTED, "unsupported GC flavour \"workstation, satori,\"");
@@ -850,7 +781,7 @@ static void test_server_without_layout(void)
 	load_descriptor(json);
 	free(json);
 	w32(G("MaxGeneration"), 2);
-	struct adac_runtime *rt = make_runtime();
+	struct adac_runtime *rt = heap_runtime();
 	struct adac_error err = {0};
 	CHECK(adac_gc_info(rt, &err) == NULL);
 	CHECK_ERR(-1, &err, ADAC_E_LAYOUT, "describes no type GCHeap");
@@ -860,7 +791,7 @@ static void test_server_without_layout(void)
 static void test_no_gc_descriptor(void)
 {
 	load_descriptor(NULL);
-	struct adac_runtime *rt = make_runtime();
+	struct adac_runtime *rt = heap_runtime();
 	struct adac_error err = {0};
 	CHECK(adac_gc_info(rt, &err) == NULL);
 	CHECK_ERR(-1, &err, ADAC_E_LAYOUT, "has no GC sub-descriptor");

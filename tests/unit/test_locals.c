@@ -22,6 +22,9 @@
 #include <string.h>
 
 #include "../check.h"
+#define AREA_SIZE 0x1000000ull
+#include "testarea.h"
+#include "testutil.h"
 #include "async_frame.h"
 #include "asyncdac.h"
 #include "debuginfo.h"
@@ -31,90 +34,7 @@
 #include "methoddesc.h"
 #include "runtime.h"
 #include "signature.h"
-#include "target.h"
-#include "target_mem.h"
 #include "value_format.h"
-
-static struct adac_descriptor *desc;
-static struct adac_memimg *img;
-static struct adac_target *tgt;
-
-#define AREA_BASE 0x5000000ull
-#define AREA_SIZE 0x1000000ull
-static uint8_t *area;
-#define GLOBALS_BASE 0x7f0000000000ull
-static uint8_t globals_page[4096];
-
-static void mem_write(uint64_t addr, const void *data, size_t len)
-{
-	if (addr >= AREA_BASE && addr + len <= AREA_BASE + AREA_SIZE)
-		memcpy(area + (addr - AREA_BASE), data, len);
-	else if (addr >= GLOBALS_BASE && addr + len <= GLOBALS_BASE + sizeof globals_page)
-		memcpy(globals_page + (addr - GLOBALS_BASE), data, len);
-	else
-		adac_memimg_add(img, addr, data, len);
-}
-
-static void flush(void)
-{
-	adac_memimg_add(img, AREA_BASE, area, AREA_SIZE);
-	adac_memimg_add(img, GLOBALS_BASE, globals_page, sizeof globals_page);
-	if (tgt)
-		adac_target_invalidate(tgt);
-}
-
-static uint32_t off(const char *type, const char *field)
-{
-	uint32_t v = 0;
-	struct adac_error err = {0};
-	if (field ? adac_desc_field(desc, type, field, &v, &err) : adac_desc_type_size(desc, type, &v, &err)) {
-		fprintf(stderr, "descriptor: %s\n", err.msg);
-		exit(1);
-	}
-	return v;
-}
-
-static void put8(uint64_t at, uint8_t v) { mem_write(at, &v, 1); }
-static void put16(uint64_t at, uint16_t v) { mem_write(at, &v, 2); }
-static void put32(uint64_t at, uint32_t v) { mem_write(at, &v, 4); }
-static void put64(uint64_t at, uint64_t v) { mem_write(at, &v, 8); }
-
-static void put_utf16(uint64_t at, const char *s)
-{
-	uint16_t w[512];
-	size_t n = strlen(s);
-	for (size_t i = 0; i <= n; i++)
-		w[i] = (uint16_t)(unsigned char)s[i];
-	mem_write(at, w, (n + 1) * 2);
-}
-
-static uint8_t *slurp(const char *path, size_t *len)
-{
-	FILE *f = fopen(path, "rb");
-	if (!f)
-		return NULL;
-	fseek(f, 0, SEEK_END);
-	long n = ftell(f);
-	fseek(f, 0, SEEK_SET);
-	uint8_t *p = malloc((size_t)n);
-	if (p && fread(p, 1, (size_t)n, f) != (size_t)n)
-		n = 0;
-	fclose(f);
-	*len = (size_t)n;
-	return p;
-}
-
-/* The variable a pointer global names (where the runtime keeps the pointer). */
-static uint64_t global_var(const char *name)
-{
-	uint64_t v = 0;
-	struct adac_error err = {0};
-	if (adac_desc_global(desc, name, &v, &err)) {
-		fprintf(stderr, "descriptor: %s\n", err.msg);
-		exit(1);
-	}
-	return v;
-}
 
 /* Module + PEAssembly + PEImage + flat PEImageLayout; TypeDefToMethodTableMap of `nmap` entries
  * whose TableData is at module + 0x2000. */
@@ -304,23 +224,6 @@ static struct adac_debug_info *make_di(uint32_t nsp, uint32_t native, const stru
 
 /* ---- Output capture ---- */
 
-struct buf {
-	char *s;
-	size_t n;
-};
-
-static void buf_write(void *ctx, const char *text, size_t len)
-{
-	struct buf *b = ctx;
-	char *s = realloc(b->s, b->n + len + 1);
-	if (!s)
-		return;
-	memcpy(s + b->n, text, len);
-	b->n += len;
-	s[b->n] = '\0';
-	b->s = s;
-}
-
 static char *print_locals(struct adac_runtime *rt, const struct adac_locals *l, const char *name, unsigned depth,
                           int *rc, struct adac_error *err)
 {
@@ -330,9 +233,9 @@ static char *print_locals(struct adac_runtime *rt, const struct adac_locals *l, 
 	adac_value_opts_default(&o);
 	o.max_depth = depth;
 	*rc = adac_locals_print(rt, l, name, "", &o, &out, err);
-	if (!b.s)
-		b.s = strdup("");
-	return b.s;
+	if (!b.p)
+		b.p = strdup("");
+	return b.p;
 }
 
 /* Text and JSON of one value formatted from host bytes. */
@@ -394,15 +297,6 @@ enum {
 	M_MIXED, M_MANY, M_OUTER, M_NODE, M_WORKER, M_CONT, M_CONT_LAYOUT, M_PAIR_DEF, M_PAIR_STRING,
 };
 
-static uint32_t rid_of(const struct adac_ecma *md, const char *ns, const char *name)
-{
-	uint32_t rid = 0;
-	struct adac_error err = {0};
-	if (adac_ecma_find_typedef(md, ns, name, 0, &rid, &err))
-		fprintf(stderr, "%s.%s: %s\n", ns, name, err.msg);
-	return rid;
-}
-
 static uint32_t field_rid(const struct adac_ecma *md, uint32_t type_rid, const char *name)
 {
 	uint32_t rid = 0;
@@ -414,17 +308,14 @@ static uint32_t field_rid(const struct adac_ecma *md, uint32_t type_rid, const c
 
 int main(int argc, char **argv)
 {
-	const char *src = getenv("ADAC_SOURCE_DIR");
-	const char *dn = getenv("ADAC_DOTNET_DIR");
 	char path[2048], al_path[2048], corelib_path[1024];
-	snprintf(path, sizeof path, "%s/tests/fixtures/net11.0.0-linux-x64-descriptor.json", src && *src ? src : ".");
+	area_inputs(path, sizeof path, corelib_path, sizeof corelib_path);
 	snprintf(al_path, sizeof al_path, "%s/ArrayLayout.dll",
 	         argc > 1 ? argv[1] : "tests/data/locals/array_layout");
-	snprintf(corelib_path, sizeof corelib_path, "%s/runtime/11/System.Private.CoreLib.dll", dn && *dn ? dn : "build/dotnet");
 	size_t json_len, al_len, corelib_len;
-	uint8_t *json = slurp(path, &json_len);
-	uint8_t *al = slurp(al_path, &al_len);
-	uint8_t *corelib = slurp(corelib_path, &corelib_len);
+	uint8_t *json = (uint8_t *)slurp(path, &json_len);
+	uint8_t *al = (uint8_t *)slurp(al_path, &al_len);
+	uint8_t *corelib = (uint8_t *)slurp(corelib_path, &corelib_len);
 	if (!json || !al) {
 		fprintf(stderr, "locals: cannot read %s or %s\n", path, al_path);
 		return 1;
@@ -435,17 +326,9 @@ int main(int argc, char **argv)
 		free(al);
 		return 77;
 	}
-	uint64_t pdata[64];
-	for (unsigned i = 0; i < 64; i++)
-		pdata[i] = GLOBALS_BASE + 16u * i;
-	desc = adac_desc_new();
-	struct adac_error err = {0};
-	if (adac_desc_parse_json(desc, (const char *)json, json_len, pdata, 64, &err)) {
-		fprintf(stderr, "descriptor: %s\n", err.msg);
+	if (area_setup(json, json_len))
 		return 1;
-	}
-	img = adac_memimg_new();
-	area = calloc(1, AREA_SIZE);
+	struct adac_error err = {0};
 	adac_memimg_add(img, AL_BASE, al, al_len);
 	adac_memimg_add(img, CL_BASE, corelib, corelib_len);
 	flush();
@@ -461,16 +344,16 @@ int main(int argc, char **argv)
 		return 1;
 
 	/* Tokens, from the real metadata. */
-	uint32_t r_mode = rid_of(amd, "ArrayLayoutSamples", "Mode"), r_plain = rid_of(amd, "ArrayLayoutSamples", "Plain"),
-	         r_mixed = rid_of(amd, "ArrayLayoutSamples", "Mixed"), r_many = rid_of(amd, "ArrayLayoutSamples", "Many"),
-	         r_outer = rid_of(amd, "ArrayLayoutSamples", "Outer"), r_node = rid_of(amd, "ArrayLayoutSamples", "Node"),
-	         r_worker = rid_of(amd, "ArrayLayoutSamples", "Worker"), r_pair = rid_of(amd, "ArrayLayoutSamples", "Pair`1");
+	uint32_t r_mode = typedef_rid(amd, "ArrayLayoutSamples", "Mode"), r_plain = typedef_rid(amd, "ArrayLayoutSamples", "Plain"),
+	         r_mixed = typedef_rid(amd, "ArrayLayoutSamples", "Mixed"), r_many = typedef_rid(amd, "ArrayLayoutSamples", "Many"),
+	         r_outer = typedef_rid(amd, "ArrayLayoutSamples", "Outer"), r_node = typedef_rid(amd, "ArrayLayoutSamples", "Node"),
+	         r_worker = typedef_rid(amd, "ArrayLayoutSamples", "Worker"), r_pair = typedef_rid(amd, "ArrayLayoutSamples", "Pair`1");
 	uint32_t r_work = 0;
 	CHECK(adac_ecma_find_method(amd, r_worker, "Work", &r_work, &err) == 0);
-	uint32_t c_object = rid_of(cmd, "System", "Object"), c_string = rid_of(cmd, "System", "String"),
-	         c_int32 = rid_of(cmd, "System", "Int32"), c_byte = rid_of(cmd, "System", "Byte"),
-	         c_valuetype = rid_of(cmd, "System", "ValueType"), c_enum = rid_of(cmd, "System", "Enum"),
-	         c_cont = rid_of(cmd, "System.Runtime.CompilerServices", "Continuation");
+	uint32_t c_object = typedef_rid(cmd, "System", "Object"), c_string = typedef_rid(cmd, "System", "String"),
+	         c_int32 = typedef_rid(cmd, "System", "Int32"), c_byte = typedef_rid(cmd, "System", "Byte"),
+	         c_valuetype = typedef_rid(cmd, "System", "ValueType"), c_enum = typedef_rid(cmd, "System", "Enum"),
+	         c_cont = typedef_rid(cmd, "System.Runtime.CompilerServices", "Continuation");
 
 	put_module(AL_MOD, al_path, "ArrayLayout", AL_BASE, al_len, 16);
 	put_module(CL_MOD, "/runtime/11/System.Private.CoreLib.dll", "System.Private.CoreLib", CL_BASE, corelib_len, 0);

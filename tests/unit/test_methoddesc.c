@@ -10,55 +10,15 @@
 #include <string.h>
 
 #include "../check.h"
+#define AREA_SIZE 0x2100000ull
+#include "testarea.h"
+#include "testutil.h"
 #include "descriptor.h"
 #include "ecma_metadata.h"
 #include "loader.h"
 #include "methoddesc.h"
 #include "names.h"
 #include "runtime.h"
-#include "target.h"
-#include "target_mem.h"
-
-static struct adac_descriptor *desc;
-static struct adac_memimg *img;
-static struct adac_target *tgt;
-
-/* The made-up runtime structures live in one zero-backed area (readability is per 4 KiB page in
- * real targets, and the block cache relies on it); flush() publishes it to the target. */
-#define AREA_BASE 0x5000000ull
-#define AREA_SIZE 0x2100000ull
-static uint8_t *area;
-#define GLOBALS_BASE 0x7f0000000000ull /* the pointer globals' variables */
-static uint8_t globals_page[4096];
-
-static void mem_write(uint64_t addr, const void *data, size_t len)
-{
-	if (addr >= AREA_BASE && addr + len <= AREA_BASE + AREA_SIZE)
-		memcpy(area + (addr - AREA_BASE), data, len);
-	else if (addr >= GLOBALS_BASE && addr + len <= GLOBALS_BASE + sizeof globals_page)
-		memcpy(globals_page + (addr - GLOBALS_BASE), data, len);
-	else
-		adac_memimg_add(img, addr, data, len);
-}
-
-static void flush(void)
-{
-	adac_memimg_add(img, AREA_BASE, area, AREA_SIZE);
-	adac_memimg_add(img, GLOBALS_BASE, globals_page, sizeof globals_page);
-	if (tgt)
-		adac_target_invalidate(tgt);
-}
-
-static uint32_t off(const char *type, const char *field)
-{
-	uint32_t v = 0;
-	struct adac_error err = {0};
-	if (field ? adac_desc_field(desc, type, field, &v, &err) : adac_desc_type_size(desc, type, &v, &err)) {
-		fprintf(stderr, "descriptor: %s\n", err.msg);
-		exit(1);
-	}
-	return v;
-}
 
 /* A zeroed object of `size` bytes at addr, written to the target when done. */
 struct obj {
@@ -78,32 +38,6 @@ static void set16(struct obj *o, uint32_t at, uint16_t v) { memcpy(o->b + at, &v
 static void set32(struct obj *o, uint32_t at, uint32_t v) { memcpy(o->b + at, &v, 4); }
 static void set64(struct obj *o, uint32_t at, uint64_t v) { memcpy(o->b + at, &v, 8); }
 static void obj_put(struct obj *o) { mem_write(o->addr, o->b, o->size); }
-static void put64(uint64_t at, uint64_t v) { mem_write(at, &v, 8); }
-
-static void put_utf16(uint64_t at, const char *s)
-{
-	uint16_t w[256];
-	size_t n = strlen(s);
-	for (size_t i = 0; i <= n; i++)
-		w[i] = (uint16_t)(unsigned char)s[i];
-	mem_write(at, w, (n + 1) * 2);
-}
-
-static uint8_t *slurp(const char *path, size_t *len)
-{
-	FILE *f = fopen(path, "rb");
-	if (!f)
-		return NULL;
-	fseek(f, 0, SEEK_END);
-	long n = ftell(f);
-	fseek(f, 0, SEEK_SET);
-	uint8_t *p = malloc((size_t)n);
-	if (p && fread(p, 1, (size_t)n, f) != (size_t)n)
-		n = 0;
-	fclose(f);
-	*len = (size_t)n;
-	return p;
-}
 
 /* Module + PEAssembly + PEImage + PEImageLayout (flat) for a file loaded at image_base. */
 static void put_module(uint64_t module, const char *path, const char *simple, uint64_t image_base, size_t image_size)
@@ -232,43 +166,24 @@ static const char *name_of(struct adac_runtime *rt, uint64_t md, unsigned flags)
 	return n;
 }
 
-static uint32_t typedef_rid(const struct adac_ecma *md, const char *ns, const char *name)
-{
-	uint32_t rid = 0;
-	struct adac_error err = {0};
-	if (adac_ecma_find_typedef(md, ns, name, 0, &rid, &err))
-		fprintf(stderr, "%s.%s: %s\n", ns, name, err.msg);
-	return rid;
-}
-
 int main(void)
 {
-	const char *src = getenv("ADAC_SOURCE_DIR");
 	const char *dn = getenv("ADAC_DOTNET_DIR");
 	char path[2048], nested_path[1024], corelib_path[1024];
-	snprintf(path, sizeof path, "%s/tests/fixtures/net11.0.0-linux-x64-descriptor.json", src && *src ? src : ".");
+	area_inputs(path, sizeof path, corelib_path, sizeof corelib_path);
 	snprintf(nested_path, sizeof nested_path, "%s/apps/11/Debug/nested/nested.dll", dn && *dn ? dn : "build/dotnet");
-	snprintf(corelib_path, sizeof corelib_path, "%s/runtime/11/System.Private.CoreLib.dll", dn && *dn ? dn : "build/dotnet");
 	size_t json_len, nested_len, corelib_len;
-	uint8_t *json = slurp(path, &json_len);
-	uint8_t *nested = slurp(nested_path, &nested_len);
-	uint8_t *corelib = slurp(corelib_path, &corelib_len);
+	uint8_t *json = (uint8_t *)slurp(path, &json_len);
+	uint8_t *nested = (uint8_t *)slurp(nested_path, &nested_len);
+	uint8_t *corelib = (uint8_t *)slurp(corelib_path, &corelib_len);
 	if (!json || !nested || !corelib) {
 		printf("methoddesc: skipped: needs %s, %s and %s (scripts/dotnet-setup)\n", path, nested_path, corelib_path);
 		return 77;
 	}
-	/* Pointer globals: slot i at 0x7f0000000000 + 16 i (all zero in memory unless set below). */
-	uint64_t pdata[64];
-	for (unsigned i = 0; i < 64; i++)
-		pdata[i] = 0x7f0000000000ull + 16u * i;
-	desc = adac_desc_new();
-	struct adac_error err = {0};
-	if (adac_desc_parse_json(desc, (const char *)json, json_len, pdata, 64, &err)) {
-		fprintf(stderr, "descriptor: %s\n", err.msg);
+	/* Pointer globals: all zero in memory unless set below. */
+	if (area_setup(json, json_len))
 		return 1;
-	}
-	img = adac_memimg_new();
-	area = calloc(1, AREA_SIZE);
+	struct adac_error err = {0};
 
 	const uint64_t NESTED_BASE = 0x10000000, CORELIB_BASE = 0x20000000;
 	const uint64_t NESTED_MOD = 0x5000000, CORELIB_MOD = 0x5100000;
@@ -333,8 +248,8 @@ int main(void)
 	obj_init(&single, 0x6200000, 96);
 	set64(&single, off("EEClass", "MethodTable"), MT_CONT); /* the singleton points elsewhere */
 	obj_put(&single);
-	put64(pdata[16], MT_CONT);     /* ContinuationMethodTable */
-	put64(pdata[17], 0x6200000);   /* ContinuationSingletonEEClass */
+	put64(PDATA(16), MT_CONT);     /* ContinuationMethodTable */
+	put64(PDATA(17), 0x6200000);   /* ContinuationSingletonEEClass */
 	/* A MethodTable whose EEClass does not point back. */
 	put_mt(&(struct mt_spec){MT_BAD, 0, rid_app << 8, 24, 4, MT_OBJECT, NESTED_MOD, 0, 0x6300000, 0});
 	struct obj bad_ee;

@@ -1,6 +1,7 @@
 /* test_pdb.c - the portable PDB reader against System.Reflection.Metadata's reading of the same
  * files (tests/data/pdb/<case>/expected, written by tests/data/pdb/tools/pdbdump), the await lines
- * of the nested sample, PDB lookup (beside, embedded, id mismatch, none), and damaged PDBs.
+ * of the nested sample and of the classic async methods of the mixed sample, PDB lookup (beside,
+ * embedded, id mismatch, none), and damaged PDBs.
  *
  *   test_pdb <tests/data/pdb>          run everything
  *   test_pdb --dump <assembly.dll>     print the dump of its PDB */
@@ -56,7 +57,27 @@ static int dump_pdb(struct adac_pdb *p, struct adac_out *out, struct adac_error 
 		struct buf scopes = {calloc(1, 1), 0};
 		struct adac_out sout = {buf_write, &scopes};
 		int rc = adac_pdb_locals(p, token, print_local, &sout, err);
-		if (rc == 0 && (n || scopes.n)) {
+		/* Async stepping information, when the method has some (printed only with points or scopes,
+		 * as pdbdump does). */
+		size_t scope_bytes = scopes.n;
+		struct adac_pdb_async_step *st = NULL;
+		size_t nst = 0;
+		uint32_t handler = 0;
+		struct adac_error aerr = {0};
+		if (rc == 0 && adac_pdb_async_steps(p, token, &handler, &st, &nst, &aerr) == 0) {
+			if (handler == ADAC_PDB_NO_CATCH_HANDLER)
+				adac_print(&sout, "  async catch=none\n");
+			else
+				adac_print(&sout, "  async catch=0x%04x\n", handler);
+			for (size_t i = 0; i < nst; i++)
+				adac_print(&sout, "  await yield=0x%04x resume=0x%04x method=0x%08x\n", st[i].yield_offset,
+				           st[i].resume_offset, st[i].resume_method);
+			free(st);
+		} else if (rc == 0 && aerr.code != ADAC_E_NOT_FOUND) {
+			adac_fail(err, aerr.code, aerr.addr, "%s", aerr.msg);
+			rc = -1;
+		}
+		if (rc == 0 && (n || scope_bytes)) {
 			adac_print(out, "method 0x%08x\n", token);
 			for (size_t i = 0; i < n; i++) {
 				if (sp[i].start_line == ADAC_PDB_HIDDEN_LINE)
@@ -193,6 +214,62 @@ static void test_await_lines(const char *root)
 	free(dll);
 }
 
+/* The classic (state-machine) async methods of MixedClassic.dll (targets/dotnet/mixed/classic,
+ * Debug; snapshot in tests/data/pdb/classic): the one await point of each MoveNext, through a
+ * runtime, and its source line, which is the line marked "@await <method>" in Classic.cs
+ * (snapshot: classic/awaits). System.Reflection.Metadata's reading of the same stepping
+ * information is in classic/expected (run_srm_cases). */
+static void test_classic_awaits(const char *root)
+{
+	static const struct {
+		uint32_t move_next;   /* the MoveNext of <Method>d__N, per classic/expected's sequence points */
+		const char *method;
+	} moves[] = {{0x0600000a, "ClassicMiddle"}, {0x06000007, "ClassicLeaf"}, {0x0600000d, "ClassicTop"}};
+	char *dll = path_of(root, "classic/MixedClassic.dll");
+	char *aw = path_of(root, "classic/awaits");
+	char *awaits = slurp(aw, NULL);
+	CHECK(awaits != NULL);
+	struct adac_runtime *rt = calloc(1, sizeof *rt);
+	struct adac_error err = {0};
+	for (size_t i = 0; awaits && i < sizeof moves / sizeof moves[0]; i++) {
+		unsigned want_line = 0;
+		size_t len = strlen(moves[i].method);
+		for (const char *l = awaits; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL)
+			if (strncmp(l, moves[i].method, len) == 0 && l[len] == ' ')
+				want_line = (unsigned)atoi(l + len + 1);
+		CHECK(want_line != 0);
+		uint32_t yields[4] = {0}, n = 0;
+		adac_error_clear(&err);
+		CHECK(adac_pdb_async_yield_offsets(rt, dll, moves[i].move_next, yields, 4, &n, &err) == 0);
+		CHECK(n == 1);
+		struct adac_source_line sl = {0};
+		CHECK(adac_pdb_source_line(rt, dll, moves[i].move_next, yields[0], &sl, &err) == 0);
+		if (sl.line != want_line || !strstr(sl.file ? sl.file : "", "targets/dotnet/mixed/classic/Classic.cs")) {
+			fprintf(stderr, "await of %s (MoveNext 0x%08x, yield IL 0x%x): %s:%u, want Classic.cs:%u\n", moves[i].method,
+			        moves[i].move_next, yields[0], sl.file ? sl.file : "?", sl.line, want_line);
+			check_failures++;
+		}
+	}
+	/* max 0: only the count. */
+	uint32_t n = 0;
+	adac_error_clear(&err);
+	CHECK(adac_pdb_async_yield_offsets(rt, dll, 0x0600000a, NULL, 0, &n, &err) == 0 && n == 1);
+	/* A kickoff method has no stepping information; a TypeDef token is no method. */
+	int rc = adac_pdb_async_yield_offsets(rt, dll, 0x06000001, NULL, 0, &n, &err);
+	CHECK_ERR(rc, &err, ADAC_E_NOT_FOUND, "has no async stepping information for method 0x06000001");
+	CHECK(n == 0);
+	adac_error_clear(&err);
+	rc = adac_pdb_async_yield_offsets(rt, dll, 0x02000002, NULL, 0, &n, &err);
+	CHECK_ERR(rc, &err, ADAC_E_BAD_ARG, "0x02000002 is not a MethodDef token");
+	for (int i = 0; i < ADAC_SLOT_COUNT; i++)
+		if (rt->slots[i])
+			rt->slot_free[i](rt->slots[i]);
+	free(rt);
+	free(awaits);
+	free(aw);
+	free(dll);
+}
+
 static void test_lookup(const char *root)
 {
 	struct adac_error err = {0};
@@ -323,8 +400,9 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: test_pdb <tests/data/pdb> | --dump <assembly.dll>\n");
 		return 2;
 	}
-	CHECK(run_srm_cases(argv[1]) >= 3);
+	CHECK(run_srm_cases(argv[1]) >= 4);
 	test_await_lines(argv[1]);
+	test_classic_awaits(argv[1]);
 	test_lookup(argv[1]);
 	test_damaged(argv[1]);
 	return check_report("test_pdb");

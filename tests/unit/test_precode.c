@@ -6,115 +6,11 @@
 #include <string.h>
 
 #include "../check.h"
-#include "testutil.h"
+#include "testmem.h"
 #include "descriptor.h"
 #include "execution_manager.h"
 #include "precode.h"
 #include "runtime.h"
-#include "target.h"
-#include "target_mem.h"
-
-/* ---- synthetic memory --------------------------------------------------------------------- */
-
-struct region {
-	uint64_t base;
-	size_t size;
-	uint8_t *p;
-};
-static struct region regions[16];
-static size_t nregions;
-
-static void mem_reset(void)
-{
-	for (size_t i = 0; i < nregions; i++)
-		free(regions[i].p);
-	nregions = 0;
-}
-
-static void mem_region(uint64_t base, size_t size)
-{
-	regions[nregions].base = base;
-	regions[nregions].size = size;
-	regions[nregions].p = calloc(1, size);
-	nregions++;
-}
-
-static uint8_t *at(uint64_t addr, size_t n)
-{
-	for (size_t i = 0; i < nregions; i++)
-		if (addr >= regions[i].base && addr + n <= regions[i].base + regions[i].size)
-			return regions[i].p + (addr - regions[i].base);
-	fprintf(stderr, "test bug: no region at 0x%llx\n", (unsigned long long)addr);
-	abort();
-}
-
-static void w8(uint64_t a, uint8_t v) { *at(a, 1) = v; }
-static void w32(uint64_t a, uint32_t v) { memcpy(at(a, 4), &v, 4); }
-static void w64(uint64_t a, uint64_t v) { memcpy(at(a, 8), &v, 8); }
-static void wbytes(uint64_t a, const uint8_t *b, size_t n) { memcpy(at(a, n), b, n); }
-
-static struct adac_target *mem_target(void)
-{
-	struct adac_memimg *img = adac_memimg_new();
-	for (size_t i = 0; i < nregions; i++)
-		adac_memimg_add(img, regions[i].base, regions[i].p, regions[i].size);
-	struct adac_error err = {0};
-	struct adac_target *t = adac_target_open_memory(img, &err);
-	CHECK(t != NULL);
-	return t;
-}
-
-/* ---- runtime over the real .NET 11.0.0 descriptor ----------------------------------------- */
-
-enum { P_CODE_RANGE_MAP = 36, P_PLATFORM_METADATA = 38, P_COUNT = 46 };
-
-static const char *descriptor_path;
-static struct adac_descriptor *layout;
-
-static struct adac_descriptor *parse(const char *json, size_t len, const uint64_t *pdata, size_t np)
-{
-	struct adac_descriptor *d = adac_desc_new();
-	struct adac_error err = {0};
-	int rc = adac_desc_parse_json(d, json, len, pdata, np, &err);
-	if (rc)
-		fprintf(stderr, "descriptor: %s\n", err.msg);
-	CHECK(rc == 0);
-	return d;
-}
-
-static struct adac_runtime *runtime_with(struct adac_target *t, struct adac_descriptor *d)
-{
-	struct adac_runtime *rt = calloc(1, sizeof *rt);
-	rt->t = t;
-	rt->desc = d;
-	return rt;
-}
-
-static struct adac_runtime *make_runtime(struct adac_target *t, uint64_t map, uint64_t platform)
-{
-	uint64_t pdata[P_COUNT] = {0};
-	pdata[P_CODE_RANGE_MAP] = map;
-	pdata[P_PLATFORM_METADATA] = platform;
-	size_t len;
-	char *json = slurp(descriptor_path, &len);
-	CHECK(json != NULL);
-	struct adac_runtime *rt = runtime_with(t, parse(json, len, pdata, P_COUNT));
-	free(json);
-	uint64_t v = 0;
-	CHECK(adac_desc_global(rt->desc, "PlatformMetadata", &v, NULL) == 0 && v == platform);
-	return rt;
-}
-
-static uint32_t F(const char *type, const char *field)
-{
-	uint32_t off = 0;
-	struct adac_error err = {0};
-	if (adac_desc_field(layout, type, field, &off, &err)) {
-		fprintf(stderr, "test bug: %s\n", err.msg);
-		abort();
-	}
-	return off;
-}
 
 /* ---- the real x64 PrecodeMachineDescriptor (read from a live .NET 11.0.0 process) --------- */
 
@@ -226,7 +122,7 @@ static void test_templates(void)
 	mem_reset();
 	build_precodes(0);
 	struct adac_target *t = mem_target();
-	struct adac_runtime *rt = make_runtime(t, 0, PLATFORM);
+	struct adac_runtime *rt = make_runtime(t, 0, PLATFORM, NULL, NULL);
 	check_md(rt, CODE, MD(0));
 	check_md(rt, CODE + 24, MD(1));          /* PInvokeImport: the MethodDesc is the secret param */
 	check_md(rt, CODE + 48, MD(2));          /* ThisPtrRetBuf: through ThisPtrRetBufPrecodeData */
@@ -269,7 +165,7 @@ static void test_templates(void)
 	mem_reset();
 	build_precodes(1);
 	t = mem_target();
-	rt = make_runtime(t, 0, PLATFORM);
+	rt = make_runtime(t, 0, PLATFORM, NULL, NULL);
 	check_md(rt, CODE | 1, MD(0));
 	adac_runtime_close(rt);
 	adac_target_close(t);
@@ -277,7 +173,7 @@ static void test_templates(void)
 	mem_reset();
 	build_precodes(2);
 	t = mem_target();
-	rt = make_runtime(t, 0, PLATFORM);
+	rt = make_runtime(t, 0, PLATFORM, NULL, NULL);
 	uint64_t md;
 	rc = adac_precode_method_desc(rt, CODE, &md, &err);
 	CHECK_ERR(rc, &err, ADAC_E_UNSUPPORTED, "pointer authentication");
@@ -365,7 +261,7 @@ static void test_code_map(void)
 	w64(rch + F("RealCodeHeader", "MethodDesc"), MD(20));
 	add_range(MAPBASE, MAPBASE + 0x1000, 0x2, heap, 0);
 	struct adac_target *t = mem_target();
-	struct adac_runtime *rt = make_runtime(t, MAP, PLATFORM);
+	struct adac_runtime *rt = make_runtime(t, MAP, PLATFORM, NULL, NULL);
 	struct adac_code_info ci;
 	struct adac_error err = {0};
 	CHECK(adac_em_find_code(rt, CODE + 24 + 5, &ci, &err) == 0);
@@ -428,7 +324,7 @@ static void test_type_immediate(void)
 	w8(c + 3, 0xf0), w8(c + 4, 0x0f);               /* 0x0ff0 >> 4 = 0xff: fixup */
 	w64(c + PAGE + 8, MD(2));
 	struct adac_target *t = mem_target();
-	struct adac_runtime *rt = runtime_with(t, parse(json, sizeof json - 1, pdata, 2));
+	struct adac_runtime *rt = runtime_with(t, desc_parse(json, sizeof json - 1, pdata, 2));
 	check_md(rt, a, MD(0));
 	check_md(rt, b, MD(1));
 	check_md(rt, c, MD(2));
@@ -443,7 +339,7 @@ static void test_type_immediate(void)
 		"\"StubPrecodeData\":{\"SecretParam\":0,\"Type\":8}},"
 		"\"globals\":{\"PrecodeMachineDescriptor\":[[1],\"pointer\"]}}";
 	t = mem_target();
-	rt = runtime_with(t, parse(bad, sizeof bad - 1, pdata, 2));
+	rt = runtime_with(t, desc_parse(bad, sizeof bad - 1, pdata, 2));
 	uint64_t md;
 	struct adac_error err = {0};
 	int rc = adac_precode_method_desc(rt, a, &md, &err);
@@ -455,16 +351,8 @@ static void test_type_immediate(void)
 
 int main(int argc, char **argv)
 {
-	if (argc < 2) {
-		fprintf(stderr, "usage: test_precode <net11 descriptor json>\n");
+	if (layout_from_args(argc, argv))
 		return 2;
-	}
-	descriptor_path = argv[1];
-	size_t len;
-	char *json = slurp(descriptor_path, &len);
-	uint64_t pdata[P_COUNT] = {0};
-	layout = parse(json ? json : "", len, pdata, P_COUNT);
-	free(json);
 	test_templates();
 	test_code_map();
 	test_type_immediate();
