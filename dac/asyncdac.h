@@ -19,6 +19,8 @@
 struct adac_out {
 	void (*write)(void *ctx, const char *text, size_t len);
 	void *ctx;
+	/* Optional: formats straight into the sink (the CLI's stdout), saving a copy per line. */
+	void (*vprint)(void *ctx, const char *fmt, va_list ap);
 };
 
 void adac_print(struct adac_out *out, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

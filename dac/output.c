@@ -6,6 +6,10 @@
 
 void adac_vprint(struct adac_out *out, const char *fmt, va_list ap)
 {
+	if (out->vprint) {
+		out->vprint(out->ctx, fmt, ap);
+		return;
+	}
 	char small[512];
 	va_list copy;
 	va_copy(copy, ap);

@@ -1,6 +1,7 @@
 /* main.c - the asyncdac command-line front end: picks a target (core file or pid) and runs one
  * command of the shared command layer on it. */
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,6 +13,12 @@ static void write_stdout(void *ctx, const char *text, size_t len)
 {
 	(void)ctx;
 	fwrite(text, 1, len, stdout);
+}
+
+static void vprint_stdout(void *ctx, const char *fmt, va_list ap)
+{
+	(void)ctx;
+	vfprintf(stdout, fmt, ap);
 }
 
 static void usage(FILE *f)
@@ -122,7 +129,7 @@ int main(int argc, char **argv)
 	static char outbuf[1 << 20];
 	if (!isatty(STDOUT_FILENO))
 		setvbuf(stdout, outbuf, _IOFBF, sizeof outbuf);
-	struct adac_out out = {write_stdout, NULL};
+	struct adac_out out = {write_stdout, NULL, vprint_stdout};
 	int rc = adac_command_run(t, ADAC_FRONTEND_CLI, nrest, rest, &out, &err);
 	fflush(stdout);
 	if (getenv("ASYNCDAC_STATS")) {

@@ -40,7 +40,7 @@ static void run_case(const char *dir, const char *name)
 	struct adac_descriptor *d = adac_desc_new();
 	struct adac_error err = {0};
 	struct buf got = {calloc(1, 1), 0};
-	struct adac_out out = {buf_write, &got};
+	struct adac_out out = {buf_write, &got, NULL};
 	if (adac_desc_parse_json(d, json, len, pdata, np, &err) == 0)
 		adac_desc_dump(d, &out);
 	else
