@@ -8,6 +8,7 @@
 #   bt.shapes.<config>   every chain shape; bt.fanout: 64 of 10,000 chains
 #   bt.corrupt           patched copies of a core: cycle, wild Next, unreadable ResumeInfo, ...
 #   bt.errors            bad input: exact one-line errors, exit codes
+#   bt.net10             .NET 10 (array layout): frames through the resume-stub route
 set(_bt_tests)
 foreach(config Debug Release)
   add_adac_test(bt.nested.${config} integration/test_bt_nested.py ${config})
@@ -18,7 +19,8 @@ add_adac_test(bt.deep integration/test_bt_deep.py)
 add_adac_test(bt.fanout integration/test_bt_chains.py fanout Release)
 add_adac_test(bt.corrupt integration/test_bt_corrupt.py)
 add_adac_test(bt.errors integration/test_bt_errors.py)
-list(APPEND _bt_tests bt.deep bt.fanout bt.corrupt bt.errors)
+add_adac_test(bt.net10 integration/test_bt_net10.py)
+list(APPEND _bt_tests bt.deep bt.fanout bt.corrupt bt.errors bt.net10)
 foreach(mode park sigstop segv failfast throw)
   add_adac_test(bt.running.${mode} integration/test_bt_running.py ${mode})
   list(APPEND _bt_tests bt.running.${mode})
