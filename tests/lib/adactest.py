@@ -9,6 +9,7 @@ import atexit
 import difflib
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -43,7 +44,11 @@ atexit.register(_cleanup)
 
 
 def tmpdir():
+    """A scratch directory for cores and oracle output, removed when the test exits (cores are
+    ~100 MB each; ADAC_KEEP_TMP=1 keeps them for a post-mortem)."""
     d = tempfile.mkdtemp(prefix="adac-test-", dir=os.environ.get("ADAC_TMP", None))
+    if not os.environ.get("ADAC_KEEP_TMP"):
+        atexit.register(shutil.rmtree, d, True)
     return d
 
 
