@@ -538,8 +538,8 @@ static int parse_pe(struct adac_target *t, struct adac_ecma *md, uint32_t *cli_r
 		                 (unsigned long long)base, magic);
 	}
 	md->size_of_headers = adac_get_u32(opt, 60);
-	uint32_t ndirs = adac_get_u32(opt, ndirs_off);
-	if (ndirs <= 14 || dirs_off + 15 * 8 > opt_size)
+	/* The header must hold the directories (and so NumberOfRvaAndSizes) before either is read. */
+	if (dirs_off + 15 * 8 > opt_size || adac_get_u32(opt, ndirs_off) <= 14)
 		return adac_fail(err, ADAC_E_CORRUPT, base, "image at 0x%llx has no CLI header directory (not .NET)",
 		                 (unsigned long long)base);
 	*cli_rva = adac_get_u32(opt, dirs_off + 14 * 8);

@@ -29,33 +29,14 @@ namespace Asyncdac.Oracle
             if (pos.Count != 1)
                 throw new OracleException("usage: oracle [dump] <core> --dac <libmscordaccore.so> --out <file.json> [--no-pdb]");
             string core = Args.RequireFile(pos[0], "core file");
-            if (!opt.TryGetValue("--dac", out string? dac) || dac == null)
-                throw new OracleException("--dac <libmscordaccore.so> is required");
-            Args.RequireFile(dac, "DAC");
+            string dac = Dac.PathOption(opt);
             string? outPath = opt.GetValueOrDefault("--out");
             bool usePdb = !opt.ContainsKey("--no-pdb");
 
-            using var dt = DataTarget.LoadDump(core);
-            if (dt.ClrVersions.Length == 0)
-                throw new OracleException($"ClrMD found no CLR runtime module in {core}");
-            ClrInfo clr = dt.ClrVersions[0];
-            var notes = new List<string>();
-            ClrRuntime rt;
-            try
+            using (Dac d = Dac.Open(core, dac))
             {
-                rt = clr.CreateRuntime(dac);
-            }
-            catch (ClrDiagnosticsException e) when (e.Message.Contains("Mismatched dac", StringComparison.OrdinalIgnoreCase))
-            {
-                // ClrMD 4.2 cannot read the version of a .NET 11 libcoreclr.so from a core (it reports 0.0),
-                // so its DAC version check always fails; the DAC is from the very same pack, so skip the check.
-                notes.Add("ClrMD version check skipped (ignoreMismatch): " + e.Message);
-                rt = clr.CreateRuntime(dac, ignoreMismatch: true);
-            }
-            using (rt)
-            {
-                var w = new Writer(rt, dt, usePdb, notes);
-                byte[] json = w.Write(core, dac, clr);
+                var w = new Writer(d.Runtime, d.Target, usePdb, d.Notes);
+                byte[] json = w.Write(core, dac, d.Clr);
                 if (outPath == null)
                 {
                     using var stdout = Console.OpenStandardOutput();

@@ -38,29 +38,14 @@ namespace Asyncdac.Oracle
             if (pos.Count != 1)
                 throw new OracleException("usage: oracle heap <core> --dac <libmscordaccore.so> [--out <file.json>] [--no-objects]");
             string core = Args.RequireFile(pos[0], "core file");
-            if (!opt.TryGetValue("--dac", out string? dac) || dac == null)
-                throw new OracleException("--dac <libmscordaccore.so> is required");
-            Args.RequireFile(dac, "DAC");
+            string dac = Dac.PathOption(opt);
             string? outPath = opt.GetValueOrDefault("--out");
             bool withObjects = !opt.ContainsKey("--no-objects");
 
-            using var dt = DataTarget.LoadDump(core);
-            if (dt.ClrVersions.Length == 0)
-                throw new OracleException($"ClrMD found no CLR runtime module in {core}");
-            ClrInfo clr = dt.ClrVersions[0];
-            ClrRuntime rt;
-            try
+            using (Dac d = Dac.Open(core, dac))
             {
-                rt = clr.CreateRuntime(dac);
-            }
-            catch (ClrDiagnosticsException e) when (e.Message.Contains("Mismatched dac", StringComparison.OrdinalIgnoreCase))
-            {
-                // As in DumpCommand: ClrMD cannot read a .NET 11 libcoreclr.so's version from a core.
-                rt = clr.CreateRuntime(dac, ignoreMismatch: true);
-            }
-            using (rt)
-            {
-                ClrHeap heap = rt.Heap;
+                DataTarget dt = d.Target;
+                ClrHeap heap = d.Runtime.Heap;
                 ulong freeMt = heap.FreeType.MethodTable;
                 var stats = new Dictionary<ulong, MtStat>();
                 var objects = new List<(ulong Addr, ulong Mt, ulong Size)>();

@@ -59,9 +59,7 @@ namespace Asyncdac.Oracle
                 throw new OracleException("usage: oracle objects <core> --dac <libmscordaccore.so> [--out <file.json>] " +
                                           "[--static <Type>::<field>[.<field>...]]... [<address>...]");
             string core = Args.RequireFile(pos[0], "core file");
-            if (!opt.TryGetValue("--dac", out string? dac) || dac == null)
-                throw new OracleException("--dac <libmscordaccore.so> is required");
-            Args.RequireFile(dac, "DAC");
+            string dac = Dac.PathOption(opt);
             string? outPath = opt.GetValueOrDefault("--out");
             var addresses = new List<ulong>();
             foreach (string a in pos.Skip(1))
@@ -72,22 +70,9 @@ namespace Asyncdac.Oracle
                 addresses.Add(v);
             }
 
-            using var dt = DataTarget.LoadDump(core);
-            if (dt.ClrVersions.Length == 0)
-                throw new OracleException($"ClrMD found no CLR runtime module in {core}");
-            ClrInfo clr = dt.ClrVersions[0];
-            ClrRuntime rt;
-            try
+            using (Dac d = Dac.Open(core, dac))
             {
-                rt = clr.CreateRuntime(dac);
-            }
-            catch (ClrDiagnosticsException e) when (e.Message.Contains("Mismatched dac", StringComparison.OrdinalIgnoreCase))
-            {
-                // As in DumpCommand: ClrMD cannot read a .NET 11 libcoreclr.so's version from a core.
-                rt = clr.CreateRuntime(dac, ignoreMismatch: true);
-            }
-            using (rt)
-            {
+                ClrRuntime rt = d.Runtime;
                 var ms = new MemoryStream();
                 using (var j = new Utf8JsonWriter(ms, new JsonWriterOptions { Indented = true }))
                 {

@@ -477,6 +477,34 @@ static void fuzz(const uint8_t *good, size_t len, unsigned rounds, const char *w
 	free(b);
 }
 
+/* Regression: a PE32+ optional header too short to hold NumberOfRvaAndSizes (offset 108) had that
+ * field read from the uninitialised rest of a local buffer before its size was checked (the answer
+ * was the same error; valgrind: "Conditional jump or move depends on uninitialised value(s)" in
+ * parse_pe). Found by tests/fuzz/fuzz_ecma_metadata.c's PE path under valgrind. */
+static void test_bug_short_optional_header(void)
+{
+	const uint16_t sizes[] = {96, 100, 111, 112, 231};
+	for (unsigned i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
+		uint8_t pe[0x200] = {'M', 'Z'};
+		const uint32_t lfanew = 0x80;
+		memcpy(pe + 0x3c, &lfanew, 4);
+		memcpy(pe + lfanew, "PE\0\0", 4);
+		const uint16_t machine = 0x8664, magic = 0x20b;
+		memcpy(pe + lfanew + 4, &machine, 2);
+		memcpy(pe + lfanew + 20, &sizes[i], 2);
+		memcpy(pe + lfanew + 24, &magic, 2);
+		struct adac_memimg *img = adac_memimg_new();
+		adac_memimg_add(img, 0x10000000, pe, sizeof pe);
+		struct adac_error err = {0};
+		struct adac_target *t = adac_target_open_memory(img, &err);
+		struct adac_ecma *md = NULL;
+		int rc = adac_ecma_open_image(t, 0x10000000, sizeof pe, false, &md, &err);
+		CHECK_ERR(rc, &err, ADAC_E_CORRUPT, "has no CLI header directory (not .NET)");
+		adac_ecma_free(md);
+		adac_target_close(t);
+	}
+}
+
 /* ---- A real assembly, flat and mapped ---- */
 
 /* Lays a PE file out as the loader maps it: headers at base, each section at base + VirtualAddress. */
@@ -608,6 +636,7 @@ int main(void)
 {
 	test_synthetic();
 	test_corrupt();
+	test_bug_short_optional_header();
 	uint8_t good[4096];
 	size_t len = build(good, NULL);
 	fuzz(good, len, 20000, "synthetic");
