@@ -99,32 +99,6 @@ static int parse(int argc, char **argv, struct bt_opts *o, struct adac_error *er
 	return 0;
 }
 
-/* The head Continuation of the object at addr: itself, or a task's m_stateObject. */
-static int head_of(struct adac_runtime *rt, uint64_t addr, uint64_t *head, uint64_t *task, struct adac_error *err)
-{
-	*task = 0;
-	uint64_t mt;
-	bool yes;
-	if (adac_object_mt(rt, addr, &mt, err) || adac_cont_is_continuation_mt(rt, mt, &yes, err))
-		return -1; /* the messages name the address */
-	if (yes) {
-		*head = addr;
-		return 0;
-	}
-	uint32_t off;
-	uint64_t state = 0;
-	if (adac_mt_field_offset(rt, mt, "m_stateObject", &off, NULL) == 0 && adac_read_ptr(rt->t, addr + off, &state, NULL) == 0 &&
-	    state && adac_object_mt(rt, state, &mt, NULL) == 0 && adac_cont_is_continuation_mt(rt, mt, &yes, NULL) == 0 && yes) {
-		*head = state;
-		*task = addr;
-		return 0;
-	}
-	const char *type = adac_type_name(rt, mt, 0, NULL);
-	return adac_fail(err, ADAC_E_BAD_ARG, addr,
-	                 "0x%llx (%s) is neither a Continuation nor a task whose state object is a Continuation",
-	                 (unsigned long long)addr, type ? type : "unknown type");
-}
-
 /* ---- physical frames ----
  *
  * The backend's unwinder (libdwfl, LLDB) has no unwind info for managed code and falls back to
@@ -387,7 +361,7 @@ static int show_address(struct adac_runtime *rt, uint64_t addr, const struct bt_
                         json_t *chains_json, struct adac_error *err)
 {
 	uint64_t head = 0, task = 0;
-	if (head_of(rt, addr, &head, &task, err))
+	if (adac_chain_head_of(rt, addr, &head, &task, err))
 		return -1;
 	struct adac_chain_view v;
 	if (adac_chain_view_build(rt, head, o->depth, &v, err))

@@ -127,34 +127,6 @@ static int parse(int argc, char **argv, struct frame_opts *o, struct adac_error 
 	return 0;
 }
 
-/* The head Continuation of the object at addr: itself, or a task's m_stateObject (as `bt`). */
-static int head_of(struct adac_runtime *rt, uint64_t addr, uint64_t *head, struct adac_error *err)
-{
-	uint64_t mt;
-	bool yes;
-	if (adac_object_mt(rt, addr, &mt, err) || adac_cont_is_continuation_mt(rt, mt, &yes, err)) {
-		adac_error_wrap(err, "0x%llx: ", (unsigned long long)addr);
-		return -1;
-	}
-	if (yes) {
-		*head = addr;
-		return 0;
-	}
-	uint32_t off;
-	uint64_t state = 0;
-	if (adac_mt_field_offset(rt, mt, "m_stateObject", &off, NULL) == 0 && adac_read_ptr(rt->t, addr + off, &state, NULL) == 0 &&
-	    state && adac_object_mt(rt, state, &mt, NULL) == 0 && adac_cont_is_continuation_mt(rt, mt, &yes, NULL) == 0 && yes) {
-		*head = state;
-		return 0;
-	}
-	const char *type = adac_type_name(rt, mt, 0, NULL);
-	return adac_fail(err, ADAC_E_BAD_ARG, addr,
-	                 "0x%llx (%s) is neither a Continuation nor a task whose state object is a Continuation",
-	                 (unsigned long long)addr, type ? type : "unknown type");
-}
-
-static bool shown(const struct adac_async_frame *f) { return !f->infrastructure && !f->hidden; }
-
 /* Frame `want` among the shown frames of the chain at head; *seen counts the frames passed. */
 static int pick_in_chain(struct adac_runtime *rt, uint64_t head, uint64_t want, uint64_t *seen,
                          struct adac_async_frame *out, bool *found, struct adac_error *err)
@@ -163,7 +135,7 @@ static int pick_in_chain(struct adac_runtime *rt, uint64_t head, uint64_t want, 
 	if (adac_chain_view_build(rt, head, 0, &v, err))
 		return -1;
 	for (size_t i = 0; i < v.chain.count && !*found; i++) {
-		if (!shown(&v.frames[i]))
+		if (!adac_async_frame_shown(&v.frames[i]))
 			continue;
 		if (*seen == want) {
 			*out = v.frames[i];
@@ -266,8 +238,8 @@ static int resolve_target_frame(struct adac_runtime *rt, enum adac_frontend fe, 
 		return 0;
 	}
 	if (o->has_address || (!o->has_thread && sel->valid && sel->chain_head && strcmp(o->sub, "select") == 0)) {
-		uint64_t h = sel->chain_head;
-		if (o->has_address && head_of(rt, o->address, &h, err))
+		uint64_t h = sel->chain_head, task;
+		if (o->has_address && adac_chain_head_of(rt, o->address, &h, &task, err))
 			return -1;
 		*head = h;
 		*from_address = true;

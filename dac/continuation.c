@@ -11,6 +11,7 @@
 #include "descriptor.h"
 #include "limits.h"
 #include "methoddesc.h"
+#include "names.h"
 #include "runtime.h"
 #include "target.h"
 
@@ -311,4 +312,30 @@ void adac_chain_free(struct adac_chain *chain)
 {
 	free(chain->links);
 	memset(chain, 0, sizeof *chain);
+}
+
+int adac_chain_head_of(struct adac_runtime *rt, uint64_t addr, uint64_t *head, uint64_t *task, struct adac_error *err)
+{
+	*head = 0;
+	*task = 0;
+	uint64_t mt;
+	bool yes;
+	if (adac_object_mt(rt, addr, &mt, err) || adac_cont_is_continuation_mt(rt, mt, &yes, err))
+		return -1; /* the messages name the address */
+	if (yes) {
+		*head = addr;
+		return 0;
+	}
+	uint32_t off;
+	uint64_t state = 0;
+	if (adac_mt_field_offset(rt, mt, "m_stateObject", &off, NULL) == 0 && adac_read_ptr(rt->t, addr + off, &state, NULL) == 0 &&
+	    state && adac_object_mt(rt, state, &mt, NULL) == 0 && adac_cont_is_continuation_mt(rt, mt, &yes, NULL) == 0 && yes) {
+		*head = state;
+		*task = addr;
+		return 0;
+	}
+	const char *type = adac_type_name(rt, mt, 0, NULL);
+	return adac_fail(err, ADAC_E_BAD_ARG, addr,
+	                 "0x%llx (%s) is neither a Continuation nor a task whose state object is a Continuation",
+	                 (unsigned long long)addr, type ? type : "unknown type");
 }

@@ -41,6 +41,11 @@ int adac_cont_is_continuation_mt(struct adac_runtime *rt, uint64_t mt, bool *yes
 /* Reads the continuation at addr; ADAC_E_CORRUPT if the object there is not a continuation. */
 int adac_cont_read(struct adac_runtime *rt, uint64_t addr, struct adac_continuation *c, struct adac_error *err);
 
+/* The head Continuation of the object at addr: the object itself when it is a continuation, or the
+ * m_stateObject of a task that owns a chain (*task = addr then, else 0). ADAC_E_BAD_ARG naming the
+ * object's type when it is neither. */
+int adac_chain_head_of(struct adac_runtime *rt, uint64_t addr, uint64_t *head, uint64_t *task, struct adac_error *err);
+
 /* How a walk ended. */
 enum adac_chain_end {
 	ADAC_CHAIN_COMPLETE,   /* reached Next == null */
