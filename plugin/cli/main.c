@@ -1,6 +1,7 @@
 /* main.c - the asyncdac command-line front end: picks a target (core file or pid) and runs one
  * command of the shared command layer on it. */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -127,8 +128,12 @@ int main(int argc, char **argv)
 	}
 	/* Listings can be megabytes (ps over thousands of chains): write them in large blocks. */
 	static char outbuf[1 << 20];
-	if (!isatty(STDOUT_FILENO))
+	if (!isatty(STDOUT_FILENO)) {
 		setvbuf(stdout, outbuf, _IOFBF, sizeof outbuf);
+		/* A pipe holds 64 KiB by default: a megabyte block would wait for the reader sixteen
+		 * times. Ask for a pipe as large as the block (best effort: capped by pipe-max-size). */
+		fcntl(STDOUT_FILENO, F_SETPIPE_SZ, (int)sizeof outbuf);
+	}
 	struct adac_out out = {write_stdout, NULL, vprint_stdout};
 	int rc = adac_command_run(t, ADAC_FRONTEND_CLI, nrest, rest, &out, &err);
 	fflush(stdout);
