@@ -35,14 +35,16 @@ static void name_method(struct adac_runtime *rt, uint64_t md, struct adac_async_
 	f->module = adac_module_file_name(rt, mi.module, &err);
 }
 
-/* IL offset of the suspension, and the check that State names this suspension point. */
-static void locate(struct adac_runtime *rt, const struct adac_code_info *code, struct adac_async_frame *f)
+/* IL offset of the suspension, and the check that State names this suspension point; that point
+ * (NULL when State names none). */
+static const struct adac_suspension_point *locate(struct adac_runtime *rt, const struct adac_code_info *code,
+                                                  struct adac_async_frame *f)
 {
 	struct adac_error err = {0};
 	const struct adac_debug_info *di;
 	if (adac_debuginfo_get(rt, code, &di, &err)) {
 		note(f, "no debug info: %s", err.msg);
-		return;
+		return NULL;
 	}
 	uint32_t source = 0;
 	uint32_t il = adac_debuginfo_il_offset(di, (uint32_t)f->offset, &source);
@@ -52,12 +54,96 @@ static void locate(struct adac_runtime *rt, const struct adac_code_info *code, s
 	}
 	if (di->num_suspension_points) {
 		int32_t state = f->cont.state;
-		if (state < 0 || (uint32_t)state >= di->num_suspension_points)
+		if (state < 0 || (uint32_t)state >= di->num_suspension_points) {
 			note(f, "State %d is out of range: the method has %u suspension point%s", state, di->num_suspension_points,
 			     di->num_suspension_points == 1 ? "" : "s");
-		else if (di->suspension_points[state].diagnostic_native_offset != f->offset)
+			return NULL;
+		}
+		if (di->suspension_points[state].diagnostic_native_offset != f->offset)
 			note(f, "State %d is suspension point at +0x%x, but DiagnosticIP is at +0x%llx", state,
 			     di->suspension_points[state].diagnostic_native_offset, (unsigned long long)f->offset);
+		return &di->suspension_points[state];
+	}
+	return NULL;
+}
+
+/* Is the MethodDesc shared generic code (a __Canon instantiation of its type or of itself)? */
+static bool is_shared_code(struct adac_runtime *rt, uint64_t md)
+{
+	struct adac_method_info mi;
+	struct adac_mt_info mt;
+	if (adac_md_read(rt, md, &mi, NULL) || adac_mt_read(rt, mi.method_table, &mt, NULL))
+		return false;
+	return (mi.classification == ADAC_MD_INSTANTIATED && mi.imd_kind == ADAC_IMD_SHARED) || mt.is_shared_instantiation;
+}
+
+bool adac_frame_exact_inst(struct adac_runtime *rt, const struct adac_async_frame *f,
+                           const struct adac_suspension_point *sp, struct adac_exact_inst *out)
+{
+	memset(out, 0, sizeof *out);
+	enum adac_cont_layout_kind layout;
+	struct adac_method_info mi;
+	struct adac_mt_info cls;
+	if (!f->method_desc || !sp || adac_cont_layout(rt, &layout, NULL) || layout != ADAC_CONT_FLAT ||
+	    adac_md_read(rt, f->method_desc, &mi, NULL) || adac_mt_read(rt, mi.method_table, &cls, NULL))
+		return false;
+	uint64_t ctx = 0, self = 0;
+	for (uint32_t i = 0; i < sp->num_vars; i++) {
+		const struct adac_async_var *av = &sp->vars[i];
+		if (av->var_number == ADAC_ILNUM_TYPECTXT)
+			adac_read_ptr(rt->t, f->cont.addr + av->offset, &ctx, NULL);
+		else if (av->var_number == 0 && !mi.is_static)
+			adac_read_ptr(rt->t, f->cont.addr + av->offset, &self, NULL);
+	}
+	if (ctx && mi.num_generic_args) {
+		/* A generic method's context is its exact InstantiatedMethodDesc: the same method. */
+		struct adac_method_info cm;
+		if (adac_md_read(rt, ctx, &cm, NULL) == 0 && cm.token == mi.token && cm.module == mi.module &&
+		    cm.num_generic_args == mi.num_generic_args) {
+			*out = (struct adac_exact_inst){ADAC_EXACT_METHOD_DESC, ctx, cm.method_table};
+			return true;
+		}
+	} else if (ctx) {
+		struct adac_mt_info ct;
+		if (adac_mt_read(rt, ctx, &ct, NULL) == 0 && ct.canonical_mt == cls.canonical_mt) {
+			*out = (struct adac_exact_inst){ADAC_EXACT_METHOD_TABLE, 0, ctx};
+			return true;
+		}
+	}
+	if (!self || !cls.is_shared_instantiation)
+		return false;
+	/* `this` knows the exact type, maybe as a base type of its own. */
+	uint64_t mt;
+	if (adac_object_mt(rt, self, &mt, NULL))
+		return false;
+	for (unsigned depth = 0; mt && depth < ADAC_MAX_TYPE_DEPTH; depth++) {
+		struct adac_mt_info ti;
+		if (adac_mt_read(rt, mt, &ti, NULL))
+			return false;
+		if (ti.canonical_mt == cls.canonical_mt || mt == cls.method_table) {
+			*out = (struct adac_exact_inst){ADAC_EXACT_THIS, 0, mt};
+			return true;
+		}
+		mt = ti.parent;
+	}
+	return false;
+}
+
+void adac_async_frame_instantiate(struct adac_runtime *rt, struct adac_async_frame *f)
+{
+	if (f->canonical_method) {
+		f->method = f->canonical_method;
+		f->canonical_method = NULL;
+	}
+	struct adac_exact_inst x;
+	if (!f->shared_sp || !f->method || !adac_frame_exact_inst(rt, f, f->shared_sp, &x))
+		return;
+	const char *exact = x.from == ADAC_EXACT_METHOD_DESC
+	                        ? adac_method_name(rt, x.method_desc, ADAC_NAME_PARAMS, NULL)
+	                        : adac_method_name_in(rt, f->method_desc, x.method_table, ADAC_NAME_PARAMS, NULL);
+	if (exact && strcmp(exact, f->method) != 0) {
+		f->canonical_method = f->method;
+		f->method = exact;
 	}
 }
 
@@ -107,6 +193,7 @@ void adac_async_frame_resolve(struct adac_runtime *rt, const struct adac_continu
 		adac_error_clear(&err);
 	}
 	uint64_t md = 0;
+	const struct adac_suspension_point *sp = NULL;
 	if (c->diagnostic_ip) {
 		struct adac_code_info code;
 		if (adac_em_find_code(rt, c->diagnostic_ip, &code, &err) == 0 && code.method_desc) {
@@ -114,7 +201,7 @@ void adac_async_frame_resolve(struct adac_runtime *rt, const struct adac_continu
 			md = f->method_desc = code.method_desc;
 			f->code_start = code.code_start;
 			f->offset = code.offset;
-			locate(rt, &code, f);
+			sp = locate(rt, &code, f);
 		} else {
 			note(f, "DiagnosticIP 0x%llx: %s", (unsigned long long)c->diagnostic_ip,
 			     err.msg[0] ? err.msg : "no MethodDesc");
@@ -144,6 +231,10 @@ void adac_async_frame_resolve(struct adac_runtime *rt, const struct adac_continu
 	}
 	name_method(rt, md, f);
 	find_source(rt, f);
+	if (sp && f->method && is_shared_code(rt, md)) {
+		f->shared_sp = sp;
+		adac_async_frame_instantiate(rt, f);
+	}
 }
 
 /* Where a hand-rolled continuation type keeps what it awaits, found once per MethodTable (ps sees

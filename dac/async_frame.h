@@ -11,6 +11,7 @@
 #include "error.h"
 
 struct adac_runtime;
+struct adac_suspension_point;
 
 #define ADAC_FRAME_NOTE_MAX 512
 
@@ -28,7 +29,12 @@ struct adac_async_frame {
 	uint64_t resume_md;           /* 0 when unknown */
 	bool routes_disagree;         /* both routes answered with different methods */
 
-	const char *method;           /* display name (runtime-owned or name_buf), NULL when unknown */
+	const char *method;           /* display name (runtime-owned or name_buf), NULL when unknown; for
+	                               * shared generic code the exact instantiation when the
+	                               * continuation says it (adac_frame_exact_inst) */
+	const char *canonical_method; /* then the MethodDesc's own name (C<System.__Canon>), else NULL */
+	const struct adac_suspension_point *shared_sp; /* shared generic code: the suspension point
+	                               * whose saved vars say the instantiation (runtime-owned) */
 	char name_buf[128];           /* a name known only as text (an ambiguous resume stub target) */
 	const char *module;           /* module file name ("MyApp.dll"), NULL when unknown */
 	uint32_t token;
@@ -47,6 +53,25 @@ struct adac_async_frame {
 /* Resolves one continuation. Never fails: what could not be found is left unset and explained in
  * note. */
 void adac_async_frame_resolve(struct adac_runtime *rt, const struct adac_continuation *c, struct adac_async_frame *f);
+
+/* The exact instantiation behind a frame of shared generic code (C<System.__Canon> running for
+ * C<System.String>), from the variables sp saves (flat layout): the generic-context slot holds the
+ * exact InstantiatedMethodDesc (generic methods) or MethodTable (static methods of generic types);
+ * instance methods of generic types have `this`, whose type (or a base type) is the exact one.
+ * false when the method is not shared code or nothing the continuation saved says. */
+enum adac_exact_from { ADAC_EXACT_METHOD_DESC, ADAC_EXACT_METHOD_TABLE, ADAC_EXACT_THIS };
+struct adac_exact_inst {
+	enum adac_exact_from from;
+	uint64_t method_desc;   /* the exact InstantiatedMethodDesc (METHOD_DESC), else 0 */
+	uint64_t method_table;  /* the exact type of the method */
+};
+bool adac_frame_exact_inst(struct adac_runtime *rt, const struct adac_async_frame *f,
+                           const struct adac_suspension_point *sp, struct adac_exact_inst *out);
+
+/* Names the frame by its exact instantiation (f->method, f->canonical_method) when it runs shared
+ * generic code and the continuation says which: per continuation, after a frame is resolved or
+ * copied from a cache of frames resolved by code address and state. */
+void adac_async_frame_instantiate(struct adac_runtime *rt, struct adac_async_frame *f);
 
 /* What an infrastructure continuation (the head of a suspended chain) is waiting on. */
 struct adac_awaiting {

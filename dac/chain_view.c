@@ -138,6 +138,7 @@ json_t *adac_async_frame_json(const struct adac_async_frame *f, size_t index)
 	json_object_set_new(j, "state", json_integer(f->cont.state));
 	json_object_set_new(j, "method_desc", f->method_desc ? adac_json_addr(f->method_desc) : json_null());
 	json_object_set_new(j, "method", f->method ? json_string(f->method) : json_null());
+	json_object_set_new(j, "canonical_method", f->canonical_method ? json_string(f->canonical_method) : json_null());
 	json_object_set_new(j, "module", f->module ? json_string(f->module) : json_null());
 	json_object_set_new(j, "token", f->token ? json_integer(f->token) : json_null());
 	json_object_set_new(j, "code_start", f->has_code ? adac_json_addr(f->code_start) : json_null());
@@ -284,6 +285,8 @@ static void resolve_cached(struct adac_runtime *rt, struct adac_frame_cache *fc,
 		if (s->dip == c->diagnostic_ip && s->resume == c->resume && s->state == c->state && s->has_resume_info == ri) {
 			fc->hits++;
 			copy_frame(f, &s->frame, c);
+			if (f->shared_sp)
+				adac_async_frame_instantiate(rt, f); /* the instantiation is per continuation */
 			return;
 		}
 		j = (j + 1) & (fc->cap - 1);

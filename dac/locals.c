@@ -375,63 +375,32 @@ static int read_array(struct adac_runtime *rt, const struct array_view *data, co
 
 /* The exact instantiation of shared code, from the generic context variable or `this`. */
 static void find_exact_context(struct adac_runtime *rt, const struct adac_async_frame *f, struct method_ctx *m,
-                               const struct adac_suspension_point *sp, enum adac_cont_layout_kind layout,
-                               struct adac_locals *out)
+                               const struct adac_suspension_point *sp, struct adac_locals *out)
 {
-	struct adac_mt_info cls;
-	if (adac_mt_read(rt, m->mi.method_table, &cls, NULL))
+	struct adac_exact_inst x;
+	if (!adac_frame_exact_inst(rt, f, sp, &x))
 		return;
-	uint64_t ctx_value = 0, this_value = 0;
-	for (uint32_t i = 0; i < sp->num_vars && layout == ADAC_CONT_FLAT; i++) {
-		const struct adac_async_var *av = &sp->vars[i];
-		if (av->var_number == ADAC_ILNUM_TYPECTXT)
-			adac_read_ptr(rt->t, f->cont.addr + av->offset, &ctx_value, NULL);
-		else if (av->var_number == 0 && m->hasthis)
-			adac_read_ptr(rt->t, f->cont.addr + av->offset, &this_value, NULL);
-	}
-	if (ctx_value) {
+	struct adac_type_ctx exact;
+	if (adac_type_ctx_for_mt(rt, x.method_table, &exact, NULL))
+		return;
+	m->tctx.class_inst = exact.class_inst;
+	m->tctx.nclass = exact.nclass;
+	m->this_mt = x.method_table;
+	switch (x.from) {
+	case ADAC_EXACT_METHOD_DESC: {
 		struct adac_method_info cm;
-		struct adac_mt_info ct;
-		if (m->mi.num_generic_args && adac_md_read(rt, ctx_value, &cm, NULL) == 0 && cm.token == m->mi.token &&
-		    cm.module == m->mi.module && cm.num_generic_args == m->mi.num_generic_args) {
+		if (adac_md_read(rt, x.method_desc, &cm, NULL) == 0)
 			m->tctx.method_inst = cm.generic_args_addr;
-			struct adac_type_ctx exact;
-			if (adac_type_ctx_for_mt(rt, cm.method_table, &exact, NULL) == 0) {
-				m->tctx.class_inst = exact.class_inst;
-				m->tctx.nclass = exact.nclass;
-				m->this_mt = cm.method_table;
-			}
-			set_str(&out->context, NULL, "generic context: InstantiatedMethodDesc 0x%llx", (unsigned long long)ctx_value);
-			return;
-		}
-		if (!m->mi.num_generic_args && adac_mt_read(rt, ctx_value, &ct, NULL) == 0 &&
-		    ct.canonical_mt == cls.canonical_mt) {
-			m->tctx.class_inst = ct.instantiation;
-			m->tctx.nclass = ct.num_generic_args;
-			m->this_mt = ctx_value;
-			set_str(&out->context, NULL, "generic context: MethodTable 0x%llx", (unsigned long long)ctx_value);
-			return;
-		}
+		set_str(&out->context, NULL, "generic context: InstantiatedMethodDesc 0x%llx", (unsigned long long)x.method_desc);
+		break;
 	}
-	if (this_value && cls.is_shared_instantiation) {
-		/* Shared code of a generic class: `this` knows the exact type (maybe as a base type). */
-		uint64_t mt;
-		if (adac_object_mt(rt, this_value, &mt, NULL))
-			return;
-		for (unsigned depth = 0; mt && depth < ADAC_MAX_TYPE_DEPTH; depth++) {
-			struct adac_mt_info ti;
-			if (adac_mt_read(rt, mt, &ti, NULL))
-				return;
-			if (ti.canonical_mt == cls.canonical_mt || mt == cls.method_table) {
-				m->tctx.class_inst = ti.instantiation;
-				m->tctx.nclass = ti.num_generic_args;
-				m->this_mt = mt;
-				set_str(&out->context, NULL, "generic context: the type of this (MethodTable 0x%llx)",
-				        (unsigned long long)mt);
-				return;
-			}
-			mt = ti.parent;
-		}
+	case ADAC_EXACT_METHOD_TABLE:
+		set_str(&out->context, NULL, "generic context: MethodTable 0x%llx", (unsigned long long)x.method_table);
+		break;
+	case ADAC_EXACT_THIS:
+		set_str(&out->context, NULL, "generic context: the type of this (MethodTable 0x%llx)",
+		        (unsigned long long)x.method_table);
+		break;
 	}
 }
 
@@ -690,7 +659,7 @@ int adac_frame_locals_collect_with(struct adac_runtime *rt, const struct adac_as
 		adac_error_wrap(err, "method 0x%llx: ", (unsigned long long)f->method_desc);
 		return -1;
 	}
-	find_exact_context(rt, f, &m, sp, layout, out);
+	find_exact_context(rt, f, &m, sp, out);
 
 	unsigned ps = adac_target_ptr_size(rt->t);
 	uint32_t obj_size = 0;

@@ -522,12 +522,15 @@ static int put_params(const uint8_t *sig, size_t len, unsigned ps, const struct 
 	return rc;
 }
 
-static int format_method(struct adac_runtime *rt, uint64_t md_addr, unsigned flags, struct adac_sig_text *out,
-                         struct adac_error *err)
+/* exact_mt: the method's type as this instantiation of it (0: the MethodDesc's own). */
+static int format_method(struct adac_runtime *rt, uint64_t md_addr, uint64_t exact_mt, unsigned flags,
+                         struct adac_sig_text *out, struct adac_error *err)
 {
 	struct adac_method_info mi;
 	if (adac_md_read(rt, md_addr, &mi, err))
 		return -1;
+	if (exact_mt)
+		mi.method_table = exact_mt;
 	bool dac = (flags & ADAC_NAME_DAC) != 0;
 	unsigned ps = adac_target_ptr_size(rt->t);
 	struct adac_method_names n;
@@ -634,7 +637,7 @@ static int format_method(struct adac_runtime *rt, uint64_t md_addr, unsigned fla
 /* ---- Cache ---- */
 
 struct name_entry {
-	uint64_t key;
+	uint64_t key, key2; /* MethodDesc and exact MethodTable (0), or TypeHandle (and 0) */
 	unsigned flags; /* ADAC_NAME_* | 0x100 for type names */
 	char *name;
 };
@@ -659,9 +662,9 @@ static void cache_free(void *p)
 	free(p);
 }
 
-static size_t cache_hash(uint64_t key, unsigned flags)
+static size_t cache_hash(uint64_t key, uint64_t key2, unsigned flags)
 {
-	uint64_t h = (key ^ ((uint64_t)flags << 56)) * 0x9e3779b97f4a7c15ull;
+	uint64_t h = (key ^ ((uint64_t)flags << 56) ^ key2 * 0xc2b2ae3d27d4eb4full) * 0x9e3779b97f4a7c15ull;
 	return (size_t)(h >> 20);
 }
 
@@ -679,19 +682,20 @@ static struct name_cache *get_cache(struct adac_runtime *rt, struct adac_error *
 	return c;
 }
 
-static const char *cache_find(struct name_cache *c, uint64_t key, unsigned flags)
+static const char *cache_find(struct name_cache *c, uint64_t key, uint64_t key2, unsigned flags)
 {
 	if (!c->cap)
 		return NULL;
-	for (size_t i = cache_hash(key, flags) & (c->cap - 1);; i = (i + 1) & (c->cap - 1)) {
+	for (size_t i = cache_hash(key, key2, flags) & (c->cap - 1);; i = (i + 1) & (c->cap - 1)) {
 		if (!c->e[i].name)
 			return NULL;
-		if (c->e[i].key == key && c->e[i].flags == flags)
+		if (c->e[i].key == key && c->e[i].key2 == key2 && c->e[i].flags == flags)
 			return c->e[i].name;
 	}
 }
 
-static const char *cache_put(struct name_cache *c, uint64_t key, unsigned flags, char *name, struct adac_error *err)
+static const char *cache_put(struct name_cache *c, uint64_t key, uint64_t key2, unsigned flags, char *name,
+                             struct adac_error *err)
 {
 	if (c->n >= ADAC_MAX_NAME_CACHE) {
 		/* Names handed out stay valid until the runtime closes, so the cache cannot start over. */
@@ -711,7 +715,7 @@ static const char *cache_put(struct name_cache *c, uint64_t key, unsigned flags,
 		for (size_t i = 0; i < c->cap; i++) {
 			if (!c->e[i].name)
 				continue;
-			size_t j = cache_hash(c->e[i].key, c->e[i].flags) & (cap - 1);
+			size_t j = cache_hash(c->e[i].key, c->e[i].key2, c->e[i].flags) & (cap - 1);
 			while (e[j].name)
 				j = (j + 1) & (cap - 1);
 			e[j] = c->e[i];
@@ -720,40 +724,47 @@ static const char *cache_put(struct name_cache *c, uint64_t key, unsigned flags,
 		c->e = e;
 		c->cap = cap;
 	}
-	size_t i = cache_hash(key, flags) & (c->cap - 1);
+	size_t i = cache_hash(key, key2, flags) & (c->cap - 1);
 	while (c->e[i].name)
 		i = (i + 1) & (c->cap - 1);
-	c->e[i] = (struct name_entry){key, flags, name};
+	c->e[i] = (struct name_entry){key, key2, flags, name};
 	c->n++;
 	return name;
 }
 
-static const char *cached(struct adac_runtime *rt, uint64_t key, unsigned flags, bool type, struct adac_error *err)
+static const char *cached(struct adac_runtime *rt, uint64_t key, uint64_t key2, unsigned flags, bool type,
+                          struct adac_error *err)
 {
 	struct name_cache *c = get_cache(rt, err);
 	if (!c)
 		return NULL;
 	unsigned cflags = flags | (type ? 0x100u : 0);
-	const char *hit = cache_find(c, key, cflags);
+	const char *hit = cache_find(c, key, key2, cflags);
 	if (hit)
 		return hit;
 	struct adac_sig_text t = {0};
-	int rc = type ? adac_names_append_type(rt, key, flags, &t, err) : format_method(rt, key, flags, &t, err);
+	int rc = type ? adac_names_append_type(rt, key, flags, &t, err) : format_method(rt, key, key2, flags, &t, err);
 	if (rc) {
 		adac_sig_text_free(&t);
 		return NULL;
 	}
-	return cache_put(c, key, cflags, adac_sig_text_take(&t), err);
+	return cache_put(c, key, key2, cflags, adac_sig_text_take(&t), err);
 }
 
 const char *adac_method_name(struct adac_runtime *rt, uint64_t method_desc, unsigned flags, struct adac_error *err)
 {
-	return cached(rt, method_desc, flags, false, err);
+	return cached(rt, method_desc, 0, flags, false, err);
+}
+
+const char *adac_method_name_in(struct adac_runtime *rt, uint64_t method_desc, uint64_t exact_mt, unsigned flags,
+                                struct adac_error *err)
+{
+	return cached(rt, method_desc, exact_mt, flags, false, err);
 }
 
 const char *adac_type_name(struct adac_runtime *rt, uint64_t type_handle, unsigned flags, struct adac_error *err)
 {
-	return cached(rt, type_handle, flags, true, err);
+	return cached(rt, type_handle, 0, flags, true, err);
 }
 
 const char *adac_module_path(struct adac_runtime *rt, uint64_t module, struct adac_error *err)

@@ -42,6 +42,10 @@ enum {
  * name cache (valid until the runtime closes). NULL with err on failure. */
 const char *adac_method_name(struct adac_runtime *rt, uint64_t method_desc, unsigned flags, struct adac_error *err);
 
+/* The same for shared code running as one instantiation of its type: exact_mt is that type
+ * (Holder<System.String> for Holder<System.__Canon>.B), used for the type part and the parameters. */
+const char *adac_method_name_in(struct adac_runtime *rt, uint64_t method_desc, uint64_t exact_mt, unsigned flags,
+                                struct adac_error *err);
 /* Type display name of a MethodTable (or TypeHandle: TypeDescs for arrays/pointers/generic vars). */
 const char *adac_type_name(struct adac_runtime *rt, uint64_t type_handle, unsigned flags, struct adac_error *err);
 

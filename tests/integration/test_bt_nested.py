@@ -32,13 +32,14 @@ CHAIN = "AsyncdacSamples.NestedApp::s_chain"
 
 
 def expected_prefixes(exp):
-    """`Namespace.Type.Method` (+ method instantiation) of each frame, from expected.json."""
+    """`Namespace.Type.Method` (+ method instantiation) of each frame, from expected.json: shared
+    generic code (C<System.__Canon>) is named by the instantiation it runs for (C<System.String>)."""
     chain = exp["chains"][0]
     result = []
     for f in chain["frames"]:
         name = b.display(f["type"]) + "." + f["method"]
         if f.get("generic") and "<" not in f["type"]:  # a generic method, not a method of a generic type
-            args = ["System.__Canon" if f.get("shared_code") else b.display(v) for v in f["generic"].values()]
+            args = [b.display(v) for v in f["generic"].values()]
             name += "<" + ", ".join(args) + ">"
         result.append(name + "(")
     return result

@@ -253,10 +253,31 @@ def display(name):
 
 # ---- expected output --------------------------------------------------------------------------
 
+def exact_method(c):
+    """(name, canonical name or None) of an oracle continuation's method: shared generic code is
+    named by the exact instantiation the oracle found in the continuation's data."""
+    m = c["method"]
+    canonical = display(m["signature"])
+    x = c.get("exact_instantiation")
+    if not x:
+        return canonical, None
+    if x.get("signature"):  # the exact InstantiatedMethodDesc of a generic method
+        return display(x["signature"]), canonical
+    # The exact type of a generic type's method: its type part, and its one type argument where the
+    # parameters have System.__Canon.
+    exact_type, canon_type = display(x["type"]), display(m["type"])
+    name = canonical.replace(canon_type + ".", exact_type + ".", 1)
+    args = exact_type[exact_type.index("<") + 1:-1]
+    if "," not in args:
+        name = name.replace("System.__Canon", args)
+    return name, canonical
+
+
 def frame_facts(o, frame):
     """What asyncdac must say about one oracle chain frame (a continuation with a DiagnosticIP)."""
     c = o.conts[h(frame["address"])]
     m = c["method"]
+    method, canonical = exact_method(c)
     return {
         "continuation": h(frame["address"]),
         "method_table": h(c["method_table"]),
@@ -264,7 +285,8 @@ def frame_facts(o, frame):
         "resume": h(c["resume"]),
         "state": c["state"],
         "method_desc": h(m["method_desc"]),
-        "method": display(m["signature"]),
+        "method": method,
+        "canonical_method": canonical,
         "module": os.path.basename(m["module"]),
         "token": h(m["token"]),
         "code_start": h(m["hot_start"]),
@@ -287,7 +309,7 @@ def check_frame_json(got, want, what):
     for key in ("continuation", "method_table", "diagnostic_ip", "resume", "method_desc", "code_start"):
         ok &= t.check_eq(h(got.get(key)), want[key], f"{what}: {key}")
     ok &= t.check_eq(h(got.get("ip")), want["diagnostic_ip"], f"{what}: ip")
-    for key in ("state", "method", "module", "token", "offset", "il_offset", "file", "line"):
+    for key in ("state", "method", "canonical_method", "module", "token", "offset", "il_offset", "file", "line"):
         ok &= t.check_eq(got.get(key), want[key], f"{what}: {key}")
     ok &= t.check_eq(h(got.get("resume_method_desc")), want["method_desc"],
                      f"{what}: resume_method_desc (the Resume route names the same MethodDesc)")

@@ -331,6 +331,70 @@ namespace Asyncdac.Oracle
                 j.WriteEndObject();
             }
 
+            // Shared generic code (a System.__Canon instantiation) runs for one exact instantiation,
+            // which the continuation saves with the rest of its data: the generic context (the exact
+            // InstantiatedMethodDesc, or the exact MethodTable) or `this`. Found here by scanning the
+            // continuation's pointer-sized slots for a value the DAC knows as a MethodDesc of the same
+            // method, a MethodTable of the same type, or an object of that type: no async debug info
+            // involved, so asyncdac's reading of it is checked independently.
+            private void WriteExactInstantiation(Utf8JsonWriter j, ContInfo c)
+            {
+                ClrMethod? m = MethodAt(c.DiagnosticIP);
+                ClrType? declaring = m?.Type;
+                if (m == null || declaring == null || m.Signature == null || !m.Signature.Contains("System.__Canon"))
+                    return;
+                int ps = _dt.DataReader.PointerSize;
+                if (_fState == null)
+                    return;
+                ulong start = (ulong)(_fState.Offset + ps + 4); // the data after the Continuation fields
+                for (ulong off = (start + (ulong)ps - 1) / (ulong)ps * (ulong)ps; off + (ulong)ps <= c.Obj.Size; off += (ulong)ps)
+                {
+                    ulong v = ReadPointer(c.Obj.Address + off);
+                    if (v == 0 || v % (ulong)ps != 0)
+                        continue;
+                    ClrMethod? cm = null;
+                    ClrType? ct = null;
+                    try { cm = _rt.GetMethodByHandle(v); } catch (Exception) { }
+                    if (cm != null && cm.MethodDesc != m.MethodDesc && cm.MetadataToken == m.MetadataToken &&
+                        cm.Type?.Module?.Name == declaring.Module?.Name)
+                    {
+                        WriteExact(j, "method_desc", off, v, cm.Type?.Name, cm.Signature);
+                        return;
+                    }
+                    try { ct = _rt.GetTypeByMethodTable(v); } catch (Exception) { }
+                    if (ct != null && SameTypeDefinition(ct, declaring))
+                    {
+                        WriteExact(j, "method_table", off, v, ct.Name, null);
+                        return;
+                    }
+                    ClrObject o = _rt.Heap.GetObject(v);
+                    for (ClrType? t = o.IsValid ? o.Type : null; t != null; t = t.BaseType)
+                    {
+                        if (SameTypeDefinition(t, declaring))
+                        {
+                            WriteExact(j, "this", off, v, t.Name, null);
+                            return;
+                        }
+                    }
+                }
+            }
+
+            private static bool SameTypeDefinition(ClrType t, ClrType declaring) =>
+                t.MethodTable != declaring.MethodTable && t.MetadataToken == declaring.MetadataToken &&
+                t.Module?.Name == declaring.Module?.Name;
+
+            private static void WriteExact(Utf8JsonWriter j, string from, ulong offset, ulong value, string? type, string? signature)
+            {
+                j.WriteStartObject("exact_instantiation");
+                j.WriteString("from", from);
+                j.WriteNumber("offset", (long)offset);
+                j.WriteString("value", Hex(value));
+                j.WriteString("type", type);
+                if (signature != null)
+                    j.WriteString("signature", signature);
+                j.WriteEndObject();
+            }
+
             private static int ILOffsetAt(ClrMethod m, ulong ip)
             {
                 foreach (ILToNativeMap e in m.ILOffsetMap)
@@ -412,6 +476,7 @@ namespace Asyncdac.Oracle
                     if (c.Task != 0)
                         j.WriteString("task", Hex(c.Task));
                     WriteMethod(j, "method", c.DiagnosticIP);
+                    WriteExactInstantiation(j, c);
                     if (_fResumeInfo == null && c.Resume != 0)
                         WriteMethod(j, "resume_method", c.Resume);
                     j.WriteEndObject();
