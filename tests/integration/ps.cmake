@@ -8,15 +8,18 @@
 #   ps.running          a chain running on a thread; stale and sentinel continuations
 #   ps.shapes           every chain shape of the shapes sample
 #   ps.corrupt          a patched core: a wild Next, a deadlock cycle
+#   ps.corrupt_sweep    random words written into a core's continuations, tasks, MethodTables and
+#                       MethodDescs (fixed seeds): ps and bt stay well-behaved, untouched chains exact
 #   ps.errors           bad arguments; the progress line on a terminal
 #   ps.lldb             `async ps` in lldb-16
-set(_ps_tests ps.fanout ps.mixed.Debug ps.mixed.Release ps.running ps.shapes ps.corrupt ps.errors ps.lldb)
+set(_ps_tests ps.fanout ps.mixed.Debug ps.mixed.Release ps.running ps.shapes ps.corrupt ps.corrupt_sweep ps.errors ps.lldb)
 add_adac_test(ps.fanout integration/test_ps.py fanout)
 add_adac_test(ps.mixed.Debug integration/test_ps.py mixed Debug)
 add_adac_test(ps.mixed.Release integration/test_ps.py mixed Release)
 add_adac_test(ps.running integration/test_ps.py running)
 add_adac_test(ps.shapes integration/test_ps.py shapes)
 add_adac_test(ps.corrupt integration/test_ps.py corrupt)
+add_adac_test(ps.corrupt_sweep integration/test_corrupt_sweep.py)
 add_adac_test(ps.errors integration/test_ps.py errors)
 add_adac_test(ps.lldb integration/test_ps.py lldb)
 set_tests_properties(${_ps_tests} PROPERTIES FIXTURES_REQUIRED dotnet LABELS "dotnet;needs-cli")
