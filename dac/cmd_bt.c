@@ -287,7 +287,8 @@ static void finish_phys(struct phys_ctx *c)
 
 /* ---- one thread ---- */
 
-static int show_thread(struct adac_runtime *rt, const struct adac_thread *th, const struct bt_opts *o,
+/* selected: marked "*" as LLDB marks the selected thread; the others are indented alike. */
+static int show_thread(struct adac_runtime *rt, const struct adac_thread *th, bool selected, const struct bt_opts *o,
                        struct adac_out *out, json_t *threads_json)
 {
 	json_t *tj = NULL, *frames_json = NULL, *chains_json = NULL;
@@ -299,7 +300,7 @@ static int show_thread(struct adac_runtime *rt, const struct adac_thread *th, co
 		json_object_set_new(tj, "tid", json_integer((json_int_t)th->tid));
 		json_object_set_new(tj, "name", json_string(th->name));
 	} else {
-		adac_print(out, "* thread #%u", th->index);
+		adac_print(out, "%c thread #%u", selected ? '*' : ' ', th->index);
 		if (th->name[0])
 			adac_print(out, ", name = '%s'", th->name);
 		adac_print(out, ", tid = %llu\n", (unsigned long long)th->tid);
@@ -407,7 +408,10 @@ int adac_cmd_bt(struct adac_target *t, enum adac_frontend fe, int argc, char **a
 	size_t n = 0;
 	if (rc == 0 && want_threads && adac_target_threads(t, &threads, &n, err))
 		rc = -1;
+	/* LLDB's selected thread; without LLDB, the first one (a core's: the thread that got the signal,
+	 * which LLDB and gdb select too). */
 	uint64_t selected = fe == ADAC_FRONTEND_LLDB ? adac_target_selected_thread(t) : 0;
+	uint64_t marked = selected ? selected : n ? threads[0].tid : 0;
 	bool any = false;
 	for (size_t i = 0; rc == 0 && want_threads && i < n; i++) {
 		const struct adac_thread *th = &threads[i];
@@ -421,7 +425,7 @@ int adac_cmd_bt(struct adac_target *t, enum adac_frontend fe, int argc, char **a
 		if (any && !o.json)
 			adac_print(out, "\n");
 		any = true;
-		show_thread(rt, th, &o, out, threads_json);
+		show_thread(rt, th, th->tid == marked, &o, out, threads_json);
 	}
 	if (rc == 0 && o.has_thread && !any)
 		rc = adac_fail(err, ADAC_E_BAD_ARG, 0, "no thread %llu in the target%s", (unsigned long long)o.thread,

@@ -142,17 +142,21 @@ def main():
             # All threads: the chain only under its thread, no errors anywhere.
             rc, out, err = b.cli(["bt"] + target)
             t.check_eq((rc, err), (0, ""), f"{name}: CLI bt (all threads): exit code and stderr")
-            for header, _, asyncs, other in b.bt_sections(out):
+            sections = b.bt_sections(out)
+            for header, _, asyncs, other in sections:
                 mine = header.endswith(f", tid = {tid}")
                 t.check_eq(asyncs + other, [l.rstrip("\n") for l in want_async] if mine else [],
                            f"{name}: CLI bt (all threads): {header}")
+            # As LLDB marks its selected thread: the first one (a core's signalled thread), only.
+            t.check_eq([hd[:10] for hd, *_ in sections], ["* thread #1"[:10]] + ["  thread #"] * (len(sections) - 1),
+                       f"{name}: CLI bt (all threads): the '*' marks thread #1 only")
 
             # LLDB: find the thread's index, select it, bt async.
             out = b.run_lldb(setup, ["thread list"], f"{name}: lldb thread list")
             index = b.lldb_thread_index(out, tid)
             if not t.check(index is not None, f"{name}: lldb lists no thread with tid {tid}:\n{out}"):
                 continue
-            cmds = [f"thread select {index}", "bt async", f"async bt --thread {index} --json"]
+            cmds = [f"thread select {index}", "bt async", f"async bt --thread {index} --json", "bt async all"]
             out = b.run_lldb(setup, cmds, f"{name}: lldb")
             check_thread_text(b.lldb_output(out, "bt async"), tid, want_async, stack_contains, dac_stack,
                               f"{name}: lldb bt async (thread #{index} selected)")
@@ -162,6 +166,9 @@ def main():
                 t.check_eq(j["threads"][0]["index"] if j.get("threads") else None, index, f"{name}: lldb thread index")
             except ValueError as e:
                 t.fail(f"{name}: lldb --json: not JSON: {e}")
+            marked = [hd for hd, *_ in b.bt_sections(b.lldb_output(out, "bt async all")) if hd.startswith("*")]
+            t.check_eq([re.match(r"\* thread #(\d+)", hd).group(1) for hd in marked], [str(index)],
+                       f"{name}: lldb bt async all: '*' marks the selected thread #{index} only")
     finally:
         if mode == "sigstop":
             try:

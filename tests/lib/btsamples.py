@@ -406,7 +406,7 @@ def bt_sections(text):
     """`bt` text output for threads: [(header, [frame lines], [async lines], [other lines])]."""
     threads = []
     for line in text.splitlines():
-        if line.startswith("* thread #"):
+        if line.startswith("* thread #") or line.startswith("  thread #"):
             threads.append((line, [], [], []))
         elif not threads:
             continue
