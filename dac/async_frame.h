@@ -81,6 +81,9 @@ struct adac_awaiting {
 	const char *via;              /* the continuation field it came from ("Task", "Source") */
 	bool has_token;
 	int16_t token;                /* ValueTask source token */
+	bool has_state_flags;         /* the awaited object is a Task: ... */
+	uint32_t state_flags;         /* its m_stateFlags (adac_task_status: a completed task whose
+	                               * continuation has not run points at a starved scheduler) */
 };
 
 int adac_awaiting_of(struct adac_runtime *rt, const struct adac_continuation *c, struct adac_awaiting *out,

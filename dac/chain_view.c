@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "async_scan.h"
 #include "asyncdac.h"
 #include "fielddesc.h"
 #include "locals.h"
@@ -74,16 +75,36 @@ void adac_async_frame_print(const struct adac_async_frame *f, size_t index, cons
 		adac_print(out, "%s    note: %s\n", indent, f->note);
 }
 
+void adac_awaiting_print(const struct adac_awaiting *a, struct adac_out *out)
+{
+	adac_print(out, "  awaiting: 0x%016llx %s", (unsigned long long)a->object, a->type ? a->type : "?");
+	if (a->has_token)
+		adac_print(out, " (token %d)", a->token);
+	if (a->has_state_flags)
+		adac_print(out, " [%s]", adac_task_status(a->state_flags));
+	adac_print(out, "\n");
+}
+
+json_t *adac_awaiting_json(const struct adac_awaiting *a)
+{
+	json_t *j = json_object();
+	json_object_set_new(j, "object", adac_json_addr(a->object));
+	json_object_set_new(j, "type", a->type ? json_string(a->type) : json_null());
+	json_object_set_new(j, "field", a->via ? json_string(a->via) : json_null());
+	if (a->has_token)
+		json_object_set_new(j, "token", json_integer(a->token));
+	if (a->has_state_flags) {
+		json_object_set_new(j, "status", json_string(adac_task_status(a->state_flags)));
+		json_object_set_new(j, "state_flags", json_integer(a->state_flags));
+	}
+	return j;
+}
+
 size_t adac_chain_view_print(struct adac_runtime *rt, const struct adac_chain_view *v, struct adac_out *out,
                              size_t first_index, size_t limit, unsigned flags)
 {
-	if (v->has_awaiting) {
-		const struct adac_awaiting *a = &v->awaiting;
-		adac_print(out, "  awaiting: 0x%016llx %s", (unsigned long long)a->object, a->type ? a->type : "?");
-		if (a->has_token)
-			adac_print(out, " (token %d)", a->token);
-		adac_print(out, "\n");
-	}
+	if (v->has_awaiting)
+		adac_awaiting_print(&v->awaiting, out);
 	size_t printed = 0;
 	for (size_t i = 0; i < v->chain.count; i++) {
 		if (!shown(&v->frames[i]))
@@ -156,17 +177,7 @@ json_t *adac_chain_view_json(struct adac_runtime *rt, const struct adac_chain_vi
 	json_t *c = json_object();
 	json_object_set_new(c, "head", adac_json_addr(v->chain.count ? v->chain.links[0].addr : v->chain.end_addr));
 	json_object_set_new(c, "task", v->task ? adac_json_addr(v->task) : json_null());
-	if (v->has_awaiting) {
-		json_t *a = json_object();
-		json_object_set_new(a, "object", adac_json_addr(v->awaiting.object));
-		json_object_set_new(a, "type", v->awaiting.type ? json_string(v->awaiting.type) : json_null());
-		json_object_set_new(a, "field", json_string(v->awaiting.via));
-		if (v->awaiting.has_token)
-			json_object_set_new(a, "token", json_integer(v->awaiting.token));
-		json_object_set_new(c, "awaiting", a);
-	} else {
-		json_object_set_new(c, "awaiting", json_null());
-	}
+	json_object_set_new(c, "awaiting", v->has_awaiting ? adac_awaiting_json(&v->awaiting) : json_null());
 	json_t *ips = json_array(), *frames = json_array();
 	size_t printed = 0;
 	for (size_t i = 0; i < v->chain.count; i++) {

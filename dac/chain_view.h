@@ -42,6 +42,11 @@ void adac_async_frame_print(const struct adac_async_frame *f, size_t index, cons
 /* One frame as JSON (the objects of a chain's "frames" array). */
 struct json_t *adac_async_frame_json(const struct adac_async_frame *f, size_t index);
 
+/* What a chain waits for: "  awaiting: <address> <type> [(token <n>)] [<task status>]", and as
+ * JSON {"object", "type", "field", "token"?, "status"?, "state_flags"?}. */
+void adac_awaiting_print(const struct adac_awaiting *a, struct adac_out *out);
+struct json_t *adac_awaiting_json(const struct adac_awaiting *a);
+
 /* {"head", "task", "awaiting", "ips", "frames", "end", "error"} */
 struct json_t *adac_chain_view_json(struct adac_runtime *rt, const struct adac_chain_view *v, size_t limit,
                                     unsigned flags);

@@ -40,11 +40,12 @@ const struct adac_command_info adac_cmd_ps_info = {
 		"\n"
 		"Each stack is printed as\n"
 		"  chain #N: [running on thread <tid>, ]task <address> <type> [<status>]\n"
-		"    awaiting: <address> <type>            what the innermost frame waits for\n"
+		"    awaiting: <address> <type> [<status>] what the innermost frame waits for\n"
 		"    async #0: <resume address> <module>`<method> + <offset> at <file>:<line> [state <n>]\n"
 		"    async #1: <box address> <module>`<method> at <file>:<line> [classic, state <n>]\n"
 		"innermost frame first, as `bt` prints async frames. <status> is the owning (outermost) task's\n"
-		"Task.Status from m_stateFlags. A classic frame shows its state machine box and the line of the\n"
+		"Task.Status from m_stateFlags; on the awaiting line, the awaited task's (a completed one whose\n"
+		"frames have not resumed points at a starved thread pool or scheduler). A classic frame shows its state machine box and the line of the\n"
 		"await it is suspended at (state N: the N-th await point of MoveNext in the PDB), a task between\n"
 		"two frames shows as [task, <status>]. A running chain's innermost method is on the thread's\n"
 		"stack (see `bt`). Continuations nothing owns that lead into a listed chain (left behind after\n"
@@ -424,25 +425,27 @@ static bool empty_stack(const struct ps *p, const struct adac_async_stack *st)
 }
 
 /* What the first frame awaits: the head continuation's Task/Source, or a task feeding the node. */
-static bool stack_awaiting(struct ps *p, const struct adac_async_stack *st, uint64_t *obj, const char **type)
+/* What a stack's innermost frame waits for: its head continuation's awaited object, or the task
+ * a classic frame's box or task awaits (through m_continuationObject). */
+static bool stack_awaiting(struct ps *p, struct adac_awaiting *a)
 {
 	const struct seg *s = &p->segs[0];
-	*obj = 0;
-	*type = NULL;
+	memset(a, 0, sizeof *a);
 	if (s->node->kind == ADAC_NODE_CHAIN && s->view.has_awaiting) {
-		*obj = s->view.awaiting.object;
-		*type = s->view.awaiting.type;
+		*a = s->view.awaiting;
 		return true;
 	}
-	(void)st;
-	if (s->node->awaits) {
-		struct task_desc d;
-		describe_task(p, s->node->awaits, &d);
-		*obj = d.addr;
-		*type = d.type;
-		return true;
-	}
-	return false;
+	if (!s->node->awaits)
+		return false;
+	struct task_desc d;
+	describe_task(p, s->node->awaits, &d);
+	a->object = d.addr;
+	a->mt = d.mt;
+	a->type = d.type;
+	a->via = "m_continuationObject";
+	a->has_state_flags = d.has_flags;
+	a->state_flags = d.flags;
+	return true;
 }
 
 /* ---- filters ----------------------------------------------------------------------------------- */
@@ -467,12 +470,11 @@ static bool matches(struct ps *p, const struct adac_async_stack *st)
 {
 	const struct ps_opts *o = p->o;
 	bool want_m = o->method != NULL, want_t = o->type != NULL, want_a = o->naddresses > 0;
-	uint64_t aw;
-	const char *awtype;
-	if (stack_awaiting(p, st, &aw, &awtype)) {
-		if (want_a && addr_wanted(o, aw))
+	struct adac_awaiting aw;
+	if (stack_awaiting(p, &aw)) {
+		if (want_a && addr_wanted(o, aw.object))
 			want_a = false;
-		if (want_t && awtype && strstr(awtype, o->type))
+		if (want_t && aw.type && strstr(aw.type, o->type))
 			want_t = false;
 	}
 	for (uint32_t i = 0; i < st->count && (want_m || want_t || want_a); i++) {
@@ -544,12 +546,9 @@ static void print_stack(struct ps *p, size_t index, const struct adac_async_stac
 	size_t frame = 0;
 	for (uint32_t i = 0; i < st->count; i++) {
 		struct seg *s = &p->segs[i];
-		if (i == 0 && s->node->kind != ADAC_NODE_CHAIN && s->node->awaits) {
-			uint64_t aw;
-			const char *type;
-			stack_awaiting(p, st, &aw, &type);
-			adac_print(p->out, "  awaiting: 0x%016llx %s\n", (unsigned long long)aw, type ? type : "?");
-		}
+		struct adac_awaiting aw;
+		if (i == 0 && s->node->kind != ADAC_NODE_CHAIN && stack_awaiting(p, &aw))
+			adac_awaiting_print(&aw, p->out);
 		if (s->node->kind == ADAC_NODE_CHAIN) {
 			struct adac_chain_view v = s->view;
 			if (i > 0)
@@ -632,21 +631,8 @@ static json_t *stack_json(struct ps *p, size_t index, const struct adac_async_st
 	} else {
 		json_object_set_new(j, "running", json_null());
 	}
-	uint64_t aw;
-	const char *awtype;
-	if (first->kind == ADAC_NODE_CHAIN && p->segs[0].view.has_awaiting) {
-		json_t *cj = adac_chain_view_json(p->rt, &p->segs[0].view, 0, 0);
-		json_object_set(j, "awaiting", json_object_get(cj, "awaiting"));
-		json_decref(cj);
-	} else if (stack_awaiting(p, st, &aw, &awtype)) {
-		json_t *a = json_object();
-		json_object_set_new(a, "object", adac_json_addr(aw));
-		json_object_set_new(a, "type", awtype ? json_string(awtype) : json_null());
-		json_object_set_new(a, "field", json_string("m_continuationObject"));
-		json_object_set_new(j, "awaiting", a);
-	} else {
-		json_object_set_new(j, "awaiting", json_null());
-	}
+	struct adac_awaiting aw;
+	json_object_set_new(j, "awaiting", stack_awaiting(p, &aw) ? adac_awaiting_json(&aw) : json_null());
 	size_t frame = 0;
 	for (uint32_t i = 0; i < st->count; i++) {
 		struct seg *s = &p->segs[i];
@@ -740,13 +726,12 @@ typedef int (*label_cb)(struct ps *p, const char *label, size_t level, const str
 static int stack_labels(struct ps *p, const struct adac_async_stack *st, label_cb cb)
 {
 	char buf[LABEL_MAX];
-	uint64_t aw;
-	const char *type;
+	struct adac_awaiting aw;
 	const struct seg *first = &p->segs[0];
 	if (first->node->kind == ADAC_NODE_CHAIN && p->scan.chains[first->node->index].root == ADAC_ROOT_RUNNING)
 		snprintf(buf, sizeof buf, "running on a thread");
-	else if (stack_awaiting(p, st, &aw, &type))
-		snprintf(buf, sizeof buf, "awaiting %s", type ? type : "an object of unknown type");
+	else if (stack_awaiting(p, &aw))
+		snprintf(buf, sizeof buf, "awaiting %s", aw.type ? aw.type : "an object of unknown type");
 	else
 		snprintf(buf, sizeof buf, "awaiting (not recorded)");
 	size_t level = 0;

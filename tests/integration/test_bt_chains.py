@@ -93,13 +93,8 @@ def main():
             aw = None
             if task in awaited:
                 obj, via, token = awaited[task]
-                typ = b.display(types[obj].get("type"))
-                aw = {"object": a16(obj), "type": typ, "field": via}
-                text += f"  awaiting: {a16(obj)} {typ}"
-                if token is not None:
-                    aw["token"] = token
-                    text += f" (token {token})"
-                text += "\n"
+                line, aw = b.expected_awaiting(obj, types[obj], via, token)
+                text += line
             text += "".join(b.expected_frame_line(i, f) for i, f in enumerate(frames))
             want_text[task] = text
             want_json[task] = aw

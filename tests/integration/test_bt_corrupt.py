@@ -51,8 +51,9 @@ def main():
         for name in ("Next", "ResumeInfo", "State"):
             if not t.check(name in off, f"the oracle gives Continuation.{name}'s offset"):
                 t.finish()
-        objs = b.oracle_objects(core, tmp, [head])
+        objs = b.oracle_objects(core, tmp, [head], ["AsyncdacSamples.NestedApp::s_gate._task"])
         gate = h(objs["objects"][head]["fields"]["Task"])
+        awaiting_line, _ = b.expected_awaiting(gate, objs["statics"]["AsyncdacSamples.NestedApp::s_gate._task"], "Task")
         intact = corecore.Core(core)
         t.check_eq(intact.read_u64(bb + off["Next"]), a, "the core holds B.Next = A (corecore agrees with the oracle)")
         t.check_eq(intact.read_u32(bb + off["State"]), 0, "the core holds B.State = 0")
@@ -60,7 +61,7 @@ def main():
         t.check(not intact.mapped(WILD), f"{hex(WILD)} is not in the core")
 
         header = (f"async chain of task {a16(task)} ({b.display(o.tasks[task]['type'])}), Continuation {a16(head)}\n"
-                  f"  awaiting: {a16(gate)} System.Threading.Tasks.Task<Int32>\n")
+                  + awaiting_line)
         line = [b.expected_frame_line(i, f) for i, f in enumerate(frames)]
         b7 = dict(frames[1], state=7)
         cases = [

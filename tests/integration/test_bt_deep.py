@@ -42,7 +42,6 @@ def main():
         frames = [b.frame_facts(o, f) for f in o.user_frames(chain)]
         objs = b.oracle_objects(core, tmp, [head], [GATE])
         gate = h(objs["statics"][GATE].get("address"))
-        gate_type = b.display(objs["statics"][GATE].get("type"))
         t.check_eq(h(objs["objects"][head]["fields"].get("Task")), gate, "head Task field is s_gate.Task (oracle)")
 
         # The oracle agrees with expected.json: 1,000 Recurse frames, the leaf first.
@@ -55,7 +54,8 @@ def main():
         t.check_eq([f["state"] for f in frames], [0] + [1] * (DEPTH - 1), "oracle States")
 
         header = f"async chain of task {a16(task)} ({b.display(o.tasks[task]['type'])}), Continuation {a16(head)}\n"
-        awaiting = f"  awaiting: {a16(gate)} {gate_type}\n"
+        awaiting, want_awaiting = b.expected_awaiting(gate, objs["statics"][GATE], "Task")
+        t.check_eq(want_awaiting.get("status"), "WaitingForActivation", "s_gate.Task is pending (oracle)")
         lines = [b.expected_frame_line(i, f) for i, f in enumerate(frames)]
         want_full = header + awaiting + "".join(lines)
         want_c10 = header + awaiting + "".join(lines[:10]) + "  (shown max number of frames (10), use -c 0 for all)\n"
@@ -69,7 +69,6 @@ def main():
         cases = [([], want_full), (["-c", "0"], want_full), (["-c", "10"], want_c10),
                  (["--depth", "5"], want_depth(5)), (["--depth", "1000"], want_depth(1000)),
                  (["--depth", "1001"], want_depth(1001))]
-        want_awaiting = {"object": a16(gate), "type": gate_type, "field": "Task"}
         for name, target, setup in (("live", ["--pid", str(s.pid)], b.lldb_target(pid=s.pid)),
                                     ("core", [core], b.lldb_target(core=core))):
             for opts, want in cases:

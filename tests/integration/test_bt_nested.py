@@ -84,13 +84,13 @@ def main():
             t.check_eq(f["state"], 0, f"oracle State of {prefix}")
 
         frame_text = "".join(b.expected_frame_line(i, f) for i, f in enumerate(frames))
-        awaiting_line = f"  awaiting: {a16(gate)} {gate_type}\n"
+        awaiting_line, want_awaiting = b.expected_awaiting(gate, objs["statics"][GATE], "Task")
+        t.check_eq(want_awaiting.get("status"), "WaitingForActivation", "s_gate.Task is pending (oracle)")
         want_task = (f"async chain of task {a16(task)} ({task_type}), Continuation {a16(head)}\n"
                      + awaiting_line + frame_text)
         want_head = f"async chain of Continuation {a16(head)}\n" + awaiting_line + frame_text
         c_cont = frames[0]["continuation"]
         want_c = f"async chain of Continuation {a16(c_cont)}\n" + frame_text
-        want_awaiting = {"object": a16(gate), "type": gate_type, "field": "Task"}
         texts = {task: want_task, head: want_head, c_cont: want_c}
 
         targets = [("live", ["--pid", str(s.pid)], b.lldb_target(pid=s.pid)),

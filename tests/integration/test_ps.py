@@ -198,12 +198,12 @@ def fanout_core(core, o, tmp, what):
         picks.setdefault(shape, st)
     heads = [picks[s]["segments"][0]["head"] for s in FANOUT]
     objs = b.oracle_objects(core, tmp, heads)["objects"]
-    tasks = b.oracle_objects(core, tmp, [objs[h(x)]["fields"]["Task"] for x in heads])["objects"]
+    first_awaited = h(d["chains"][0]["awaiting"]["object"])
+    tasks = b.oracle_objects(core, tmp, [objs[h(x)]["fields"]["Task"] for x in heads] + [first_awaited])["objects"]
     for s, head in zip(FANOUT, heads):
         aw = h(objs[h(head)]["fields"]["Task"])
         awaited_type[s] = b.display(tasks[aw]["type"])
-        t.check_eq((h(picks[s]["awaiting"]["object"]), picks[s]["awaiting"]["type"]), (aw, awaited_type[s]),
-                   f"{what}: {s} awaiting")
+        t.check_eq(picks[s]["awaiting"], b.expected_awaiting(aw, tasks[aw], "Task")[1], f"{what}: {s} awaiting")
     t.check_eq(awaited_type, {"Alpha": TASK_INT, "Beta": "System.Threading.Tasks.Task", "Gamma": TASK_INT},
                f"{what}: awaited types (TaskCompletionSource<int>.Task, TaskCompletionSource.Task)")
 
@@ -273,8 +273,8 @@ def fanout_core(core, o, tmp, what):
         t.check_eq(len(blocks), 10001, f"{what}: text blocks (10,000 chains and the summary)")
         st = d["chains"][0]
         oc = o.chain_by_head[h(st["segments"][0]["head"])]
-        want = (f"chain #0: task {a16(st['task']['address'])} {RA_TASK} [WaitingForActivation]\n"
-                f"  awaiting: {a16(st['awaiting']['object'])} {st['awaiting']['type']}\n" +
+        want = (f"chain #0: task {a16(st['task']['address'])} {RA_TASK} [WaitingForActivation]\n" +
+                b.expected_awaiting(first_awaited, tasks[first_awaited], "Task")[0] +
                 "".join(b.expected_frame_line(i, b.frame_facts(o, f)) for i, f in enumerate(o.user_frames(oc))))
         t.check_eq(blocks[0] + "\n", want, f"{what}: first text block")
         t.check_eq(blocks[-1], summary, f"{what}: text summary")
@@ -400,14 +400,15 @@ def mixed_core(core, o, config, tmp, what, thunks, classic):
         t.check_eq(h(objs[aw]["fields"]["m_continuationObject"]),
                    h(leaf["task"]["address"]) if leaf["kind"] == "box" else h(leaf["head"]),
                    f"{w}: the awaited task continues the innermost frame (ClrMD)")
-        t.check_eq(st["awaiting"]["type"], b.display(objs[aw]["type"]), f"{w}: awaited type")
+        t.check_eq(st["awaiting"], b.expected_awaiting(aw, objs[aw], st["awaiting"]["field"])[1], f"{w}: awaiting")
     # Text, exactly.
     out = ps(core, what=what)
     if out is not None:
         blocks = []
         for i, st in enumerate(d["chains"]):
             text = (f"chain #{i}: task {a16(st['task']['address'])} {st['task']['type']} [WaitingForActivation]\n"
-                    f"  awaiting: {a16(st['awaiting']['object'])} {st['awaiting']['type']}\n")
+                    + b.expected_awaiting(h(st["awaiting"]["object"]), objs[h(st["awaiting"]["object"])],
+                                          st["awaiting"]["field"])[0])
             n = 0
             for seg in st["segments"]:
                 if seg["kind"] == "box":

@@ -297,6 +297,32 @@ def frame_facts(o, frame):
     }
 
 
+def task_status(flags):
+    """Task.Status from m_stateFlags, as System.Threading.Tasks.Task computes it."""
+    for bit, status in ((0x200000, "Faulted"), (0x400000, "Canceled"), (0x1000000, "RanToCompletion"),
+                        (0x800000, "WaitingForChildrenToComplete"), (0x20000, "Running"), (0x10000, "WaitingToRun"),
+                        (0x2000000, "WaitingForActivation")):
+        if flags & bit:
+            return status
+    return "Created"
+
+
+def expected_awaiting(obj, info, via, token=None):
+    """(text line, JSON) of the awaiting line for the awaited object obj, from the oracle's view of
+    it (`oracle objects` entry or static: type, fields): a Task's line ends with its status."""
+    typ = display(info.get("type"))
+    line = f"  awaiting: {a16(obj)} {typ}"
+    js = {"object": a16(obj), "type": typ, "field": via}
+    if token is not None:
+        js["token"] = token
+        line += f" (token {token})"
+    flags = (info.get("fields") or {}).get("m_stateFlags")
+    if isinstance(flags, int):
+        js["status"], js["state_flags"] = task_status(flags), flags
+        line += f" [{task_status(flags)}]"
+    return line + "\n", js
+
+
 def expected_frame_line(index, f):
     line = f"  async #{index}: {a16(f['diagnostic_ip'])} {f['module']}`{f['method']} + 0x{f['offset']:x}"
     if f["file"]:

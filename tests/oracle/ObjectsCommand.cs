@@ -8,7 +8,7 @@
 //                  [<address>...]
 //
 // Writes {"objects": {"0x..": {"type", "method_table", "size", "fields": {name: value}}},
-//         "statics": {"<path>": {"address", "type"} or {"error"}},
+//         "statics": {"<path>": {"address", "type", "fields"} or {"error"}},
 //         "stacks": {"<os-thread-id>": [{"kind", "ip", "sp", "method", "frame_name"}, ...]}}.
 // A stack is ClrMD's EnumerateStackTrace of that thread: "kind" ManagedMethod for frames of managed
 // code (ip = the frame's instruction pointer: the return address except in the leaf), Runtime for
@@ -117,6 +117,12 @@ namespace Asyncdac.Oracle
             j.WriteString("type", t.Name);
             j.WriteString("method_table", Hex(t.MethodTable));
             j.WriteNumber("size", o.Size);
+            WriteFields(j, o, t);
+            j.WriteEndObject();
+        }
+
+        private static void WriteFields(Utf8JsonWriter j, ClrObject o, ClrType t)
+        {
             j.WriteStartObject("fields");
             var seen = new HashSet<string>(StringComparer.Ordinal);
             foreach (ClrInstanceField f in t.Fields)
@@ -126,7 +132,6 @@ namespace Asyncdac.Oracle
                     continue; // a base class's field of the same name: the most derived one was written
                 WriteValue(j, name, f, o.Address);
             }
-            j.WriteEndObject();
             j.WriteEndObject();
         }
 
@@ -248,6 +253,8 @@ namespace Asyncdac.Oracle
                 {
                     j.WriteString("address", Hex(cur.Address));
                     j.WriteString("type", cur.Type?.Name);
+                    if (!cur.IsNull && cur.Type != null)
+                        WriteFields(j, cur, cur.Type);
                 }
             }
             j.WriteEndObject();
