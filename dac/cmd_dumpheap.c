@@ -17,23 +17,26 @@ const struct adac_command_info adac_cmd_dumpheap_info = {
 	.name = "dumpheap",
 	.summary = "List the objects of the GC heap, or count them per type",
 	.syntax = "[--stat] [--mt <MethodTable>] [--type <substring>] [--short] [--segments] [--json]",
-	.details = "Walks every region (or segment) of every GC heap from the runtime's GC data, in address\n"
-	           "order, skipping free objects and the unused parts of allocation contexts, and prints\n"
-	           "each object's address, MethodTable and size (BaseSize + ComponentSize * length, before\n"
-	           "alignment, as SOS prints it), then statistics: per MethodTable the object count and total\n"
-	           "size, smallest total first, and the totals.\n"
-	           "Free objects are not listed; their count and size follow the totals. A region whose walk\n"
-	           "meets a bad object (unreadable or null MethodTable, impossible size) is reported after\n"
-	           "the statistics and the command fails; the other regions are still walked.\n"
-	           "\n"
-	           "Options:\n"
-	           "  -s, --stat            Print only the statistics.\n"
-	           "      --mt <address>    Only objects with this MethodTable.\n"
-	           "  -t, --type <text>     Only objects whose type name contains <text> (case-sensitive).\n"
-	           "      --short           Print only the addresses of the objects, one per line.\n"
-	           "      --segments        Print the GC's heaps, generations, regions/segments and allocation\n"
-	           "                        contexts instead of objects.\n"
-	           "  -j, --json            Print the same facts as one JSON object.\n",
+	.details =
+		"Walks every region (or segment) of every GC heap from the runtime's GC data, in\n"
+		"address order, skipping free objects and the unused parts of allocation\n"
+		"contexts, and prints each object's address, MethodTable and size (BaseSize +\n"
+		"ComponentSize * length, before alignment, as SOS prints it), then statistics:\n"
+		"per MethodTable the object count and total size, smallest total first, and the\n"
+		"totals. Free objects are not listed; their count and size follow the totals. A\n"
+		"region whose walk meets a bad object (unreadable or null MethodTable,\n"
+		"impossible size) is reported after the statistics and the command fails; the\n"
+		"other regions are still walked.\n"
+		"\n"
+		"Options:\n"
+		"  -s, --stat            Print only the statistics.\n"
+		"      --mt <address>    Only objects with this MethodTable.\n"
+		"  -t, --type <text>     Only objects whose type name contains <text>\n"
+		"                        (case-sensitive).\n"
+		"      --short           Print only the addresses of the objects, one per line.\n"
+		"      --segments        Print the GC's heaps, generations, regions/segments and\n"
+		"                        allocation contexts instead of objects.\n"
+		"  -j, --json            Print the same facts as one JSON object.\n",
 };
 
 struct options {

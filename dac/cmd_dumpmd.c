@@ -12,16 +12,18 @@ const struct adac_command_info adac_cmd_dumpmd_info = {
 	.name = "dumpmd",
 	.summary = "Show a MethodDesc: its method, type, module and flags",
 	.syntax = "<MethodDesc address>... [--json]",
-	.details = "Reads the MethodDesc through the runtime's RuntimeTypeSystem contract and names it from the\n"
-	           "module's metadata. 'Method Name' is asyncdac's format (Namespace.Type<Args>.Method(Params));\n"
-	           "'SOS Name' is exactly what SOS (Microsoft's DAC) prints for the same MethodDesc. Async\n"
-	           "variants and their Task-returning thunks share a token and a name; thunks are marked\n"
-	           "hidden (debuggers skip them). The code address is the method's current code, if any.\n"
-	           "Several addresses may be given: each is shown (or its error), and the command fails if\n"
-	           "any of them did. JSON output is {\"dumpmd\": [one object per address]}.\n"
-	           "\n"
-	           "Options:\n"
-	           "  -j, --json       Print the same facts as one JSON object.\n",
+	.details =
+		"Reads the MethodDesc through the runtime's RuntimeTypeSystem contract and names\n"
+		"it from the module's metadata. 'Method Name' is asyncdac's format\n"
+		"(Namespace.Type<Args>.Method(Params)); 'SOS Name' is exactly what SOS\n"
+		"(Microsoft's DAC) prints for the same MethodDesc. Async variants and their\n"
+		"Task-returning thunks share a token and a name; thunks are marked hidden\n"
+		"(debuggers skip them). The code address is the method's current code, if any.\n"
+		"Several addresses may be given: each is shown (or its error), and the command\n"
+		"fails if any of them did. JSON output is {\"dumpmd\": [one object per address]}.\n"
+		"\n"
+		"Options:\n"
+		"  -j, --json       Print the same facts as one JSON object.\n",
 };
 
 static const char *const classification_names[8] = {"IL", "FCall", "PInvoke", "EEImpl",

@@ -33,9 +33,9 @@ const struct adac_command_info adac_cmd_frame_info = {
 	.syntax = "select <n> | variable [<name>] | info [--address <addr> | --thread <id>] [--frame <n>] [-D <depth>] "
 	          "[-Z <count>] [--json]",
 	.details =
-		"Async frames are numbered as 'bt' numbers them: the user frames of the\n"
-		"chain of an address (a Continuation, or a task whose state object is one)\n"
-		"from #0, or a thread's async frames across the chains it runs from #0.\n"
+		"Async frames are numbered as 'bt' numbers them: the user frames of the chain of\n"
+		"an address (a Continuation, or a task whose state object is one) from #0, or a\n"
+		"thread's async frames across the chains it runs from #0.\n"
 		"\n"
 		"  frame select <n>   Select async frame n and show it: of the chain of\n"
 		"                     --address (a later 'frame select' without options\n"

@@ -12,14 +12,16 @@ const struct adac_command_info adac_cmd_ip2md_info = {
 	.name = "ip2md",
 	.summary = "Show the managed method whose code contains an address",
 	.syntax = "<address> [--json]",
-	.details = "Looks the address up in the runtime's code map (ExecutionManager): the range section\n"
-	           "that contains it, then the JIT code heap's nibble map and code header, the ReadyToRun\n"
-	           "image's RuntimeFunctions and entry point map, or the stub range's precode. Prints the\n"
-	           "MethodDesc, where the code starts and the offset of the address in it, the kind of\n"
-	           "code, its code header and debug info, and the range section.\n"
-	           "\n"
-	           "Options:\n"
-	           "  -j, --json       Print the same facts as one JSON object.\n",
+	.details =
+		"Looks the address up in the runtime's code map (ExecutionManager): the range\n"
+		"section that contains it, then the JIT code heap's nibble map and code header,\n"
+		"the ReadyToRun image's RuntimeFunctions and entry point map, or the stub\n"
+		"range's precode. Prints the MethodDesc, where the code starts and the offset of\n"
+		"the address in it, the kind of code, its code header and debug info, and the\n"
+		"range section.\n"
+		"\n"
+		"Options:\n"
+		"  -j, --json       Print the same facts as one JSON object.\n",
 };
 
 static const char *kind_name(enum adac_code_kind k)

@@ -10,13 +10,14 @@ const struct adac_command_info adac_cmd_runtime_info = {
 	.name = "runtime",
 	.summary = "Show the .NET runtime in the target and the data contracts it describes",
 	.syntax = "[--json | --verbose]",
-	.details = "Finds libcoreclr.so (or the module exporting DotNetRuntimeContractDescriptor), reads\n"
-	           "its contract descriptor and prints the runtime version, where it is loaded, the\n"
-	           "descriptor format version, and every contract with its version.\n"
-	           "\n"
-	           "Options:\n"
-	           "  -j, --json       Print the same facts as one JSON object.\n"
-	           "  -v, --verbose    Also print every type with its fields, and every global.\n",
+	.details =
+		"Finds libcoreclr.so (or the module exporting DotNetRuntimeContractDescriptor),\n"
+		"reads its contract descriptor and prints the runtime version, where it is\n"
+		"loaded, the descriptor format version, and every contract with its version.\n"
+		"\n"
+		"Options:\n"
+		"  -j, --json       Print the same facts as one JSON object.\n"
+		"  -v, --verbose    Also print every type with its fields, and every global.\n",
 };
 
 static json_t *hex(uint64_t v)
