@@ -22,6 +22,28 @@ static void vprint_stdout(void *ctx, const char *fmt, va_list ap)
 	vfprintf(stdout, fmt, ap);
 }
 
+/* Prints text word-wrapped to 79 columns, the first line starting at column `col`, the others
+ * indented by `indent` (LLDB's help layout). */
+static void print_wrapped(FILE *f, const char *text, size_t col, size_t indent)
+{
+	const size_t width = 79;
+	while (*text) {
+		size_t word = strcspn(text, " ");
+		if (col > indent && col + 1 + word > width) {
+			fprintf(f, "\n%*s", (int)indent, "");
+			col = indent;
+		} else if (col > indent) {
+			fputc(' ', f);
+			col++;
+		}
+		fwrite(text, 1, word, f);
+		col += word;
+		text += word;
+		text += strspn(text, " ");
+	}
+	fputc('\n', f);
+}
+
 static void usage(FILE *f)
 {
 	fprintf(f, "Usage: asyncdac <command> <core-file> [options]\n"
@@ -32,8 +54,10 @@ static void usage(FILE *f)
 	           "reading memory only.\n"
 	           "\n"
 	           "Commands:\n");
-	for (const struct adac_command_info *c = adac_commands(); c->name; c++)
-		fprintf(f, "  %-10s %s\n", c->name, c->summary);
+	for (const struct adac_command_info *c = adac_commands(); c->name; c++) {
+		fprintf(f, "  %-10s ", c->name);
+		print_wrapped(f, c->summary, 13, 13);
+	}
 	fprintf(f, "\nOptions:\n"
 	           "  -h, --help       Show this help, or a command's help after the command\n"
 	           "  -V, --version    Show the version\n");
@@ -41,8 +65,11 @@ static void usage(FILE *f)
 
 static void command_help(const struct adac_command_info *c)
 {
-	printf("%s.\n\nUsage: asyncdac %s <core-file> %s\n       asyncdac %s --pid <pid> %s\n", c->summary, c->name,
-	       c->syntax, c->name, c->syntax);
+	char summary[512];
+	snprintf(summary, sizeof summary, "%s.", c->summary);
+	print_wrapped(stdout, summary, 0, 0);
+	printf("\nUsage: asyncdac %s <core-file> %s\n       asyncdac %s --pid <pid> %s\n", c->name, c->syntax, c->name,
+	       c->syntax);
 	if (c->details[0])
 		printf("\n%s", c->details);
 }

@@ -20,10 +20,15 @@ def cli_commands():
     t.check_eq(rc, 0, "asyncdac --help: exit code")
     commands = {}
     listing = out.split("Commands:\n", 1)[1].split("\n\n", 1)[0]
+    name = None
     for line in listing.splitlines():
         m = re.match(r"  (\S+)\s+(.*)$", line)
         if m:
-            commands[m.group(1)] = m.group(2)
+            name = m.group(1)
+            commands[name] = m.group(2)
+        elif name and line.startswith(" " * 13):  # a summary wrapped at 79 columns
+            commands[name] += " " + line.strip()
+        t.check(len(line) <= 79, f"asyncdac --help: line longer than 79 columns: {line!r}")
     return commands
 
 
