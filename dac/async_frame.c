@@ -5,7 +5,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "corelib.h"
 #include "debuginfo.h"
 #include "execution_manager.h"
 #include "fielddesc.h"
@@ -13,6 +12,7 @@
 #include "names.h"
 #include "pdb.h"
 #include "resume_stub.h"
+#include "task.h"
 #include "runtime.h"
 #include "target.h"
 
@@ -254,30 +254,18 @@ struct await_fields {
  * AsyncHelpers.ValueTaskSourceContinuation.Source/Token). */
 static const char *const object_fields[] = {"Task", "Source", "_source", "m_task"};
 
-struct await_state {
-	struct await_fields fields[AWAIT_CACHE];  /* by continuation MethodTable */
-	struct {
-		uint64_t mt;
-		bool is_task;
-	} verdicts[AWAIT_CACHE];                  /* by awaited object's MethodTable */
-	bool task_known;                          /* task_mt and flags_off looked up */
-	uint64_t task_mt;                         /* System.Threading.Tasks.Task; 0: not loaded */
-	uint32_t flags_off;                       /* Task.m_stateFlags, object-relative */
-};
+static void free_cache(void *p) { free(p); }
 
-static void free_state(void *p) { free(p); }
-
-static struct await_state *await_state(struct adac_runtime *rt)
+static const struct await_fields *fields_of(struct adac_runtime *rt, uint64_t mt)
 {
-	struct await_state *st = adac_runtime_slot(rt, ADAC_SLOT_AWAITING);
-	if (!st && (st = calloc(1, sizeof *st)) != NULL)
-		adac_runtime_set_slot(rt, ADAC_SLOT_AWAITING, st, free_state);
-	return st;
-}
-
-static const struct await_fields *fields_of(struct adac_runtime *rt, struct await_state *st, uint64_t mt)
-{
-	struct await_fields *e = &st->fields[(mt >> 3) % AWAIT_CACHE];
+	struct await_fields *cache = adac_runtime_slot(rt, ADAC_SLOT_AWAITING);
+	if (!cache) {
+		cache = calloc(AWAIT_CACHE, sizeof *cache);
+		if (!cache)
+			return NULL;
+		adac_runtime_set_slot(rt, ADAC_SLOT_AWAITING, cache, free_cache);
+	}
+	struct await_fields *e = &cache[(mt >> 3) % AWAIT_CACHE];
 	if (e->mt == mt)
 		return e;
 	memset(e, 0, sizeof *e);
@@ -300,47 +288,13 @@ static const struct await_fields *fields_of(struct adac_runtime *rt, struct awai
 	return e;
 }
 
-/* Is mt System.Threading.Tasks.Task or derived from it? Decided once per MethodTable. */
-static bool is_task_mt(struct adac_runtime *rt, struct await_state *st, uint64_t mt)
-{
-	if (!st->task_known) {
-		st->task_known = true;
-		uint64_t corelib;
-		if (adac_corelib_module(rt, &corelib, NULL) ||
-		    adac_module_type(rt, corelib, "System.Threading.Tasks", "Task", &st->task_mt, NULL) || !st->task_mt ||
-		    adac_mt_field_offset(rt, st->task_mt, "m_stateFlags", &st->flags_off, NULL))
-			st->task_mt = 0;
-	}
-	if (!st->task_mt || !mt)
-		return false;
-	size_t slot = (mt >> 3) % AWAIT_CACHE;
-	if (st->verdicts[slot].mt == mt)
-		return st->verdicts[slot].is_task;
-	bool yes = false;
-	uint64_t cur = mt;
-	for (unsigned depth = 0; cur && depth < ADAC_MAX_TYPE_DEPTH; depth++) {
-		if (cur == st->task_mt) {
-			yes = true;
-			break;
-		}
-		struct adac_mt_info info;
-		if (adac_mt_read(rt, cur, &info, NULL))
-			break;
-		cur = info.parent;
-	}
-	st->verdicts[slot].mt = mt;
-	st->verdicts[slot].is_task = yes;
-	return yes;
-}
-
 int adac_awaiting_of(struct adac_runtime *rt, const struct adac_continuation *c, struct adac_awaiting *out,
                      struct adac_error *err)
 {
 	memset(out, 0, sizeof *out);
-	struct await_state *st = await_state(rt);
-	if (!st)
+	const struct await_fields *e = fields_of(rt, c->mt);
+	if (!e)
 		return adac_fail(err, ADAC_E_NOMEM, c->addr, "out of memory");
-	const struct await_fields *e = fields_of(rt, st, c->mt);
 	if (e->via < 0)
 		return adac_fail(err, ADAC_E_NOT_FOUND, c->addr, "continuation 0x%llx has no Task or Source field",
 		                 (unsigned long long)c->addr);
@@ -354,8 +308,11 @@ int adac_awaiting_of(struct adac_runtime *rt, const struct adac_continuation *c,
 	}
 	if (out->object && adac_object_mt(rt, out->object, &out->mt, NULL) == 0) {
 		out->type = adac_type_name(rt, out->mt, 0, NULL);
-		out->has_state_flags = is_task_mt(rt, st, out->mt) &&
-		                       adac_read_u32(rt->t, out->object + st->flags_off, &out->state_flags, NULL) == 0;
+		const struct adac_task_layout *task;
+		bool is_task;
+		out->has_state_flags = adac_task_is_task_mt(rt, out->mt, &is_task, NULL) == 0 && is_task &&
+		                       adac_task_layout(rt, &task, NULL) == 0 &&
+		                       adac_read_u32(rt->t, out->object + task->state_flags_off, &out->state_flags, NULL) == 0;
 	}
 	return 0;
 }

@@ -21,65 +21,8 @@
 #include "target.h"
 #include "threads.h"
 
-#define MAX_PARENT_DEPTH 64u        /* inheritance depth walked to decide "derives from Task" */
 #define PROGRESS_EVERY 65536u       /* objects between two progress reports */
 #define MAX_KEPT (ADAC_MAX_CHAINS * 4ull) /* continuations, and pending tasks, kept from one heap */
-
-const char *adac_task_status(uint32_t f)
-{
-	/* Task.Status, in its order of precedence. */
-	if (f & ADAC_TASK_FAULTED)
-		return "Faulted";
-	if (f & ADAC_TASK_CANCELED)
-		return "Canceled";
-	if (f & ADAC_TASK_RAN_TO_COMPLETION)
-		return "RanToCompletion";
-	if (f & ADAC_TASK_WAITING_ON_CHILDREN)
-		return "WaitingForChildrenToComplete";
-	if (f & ADAC_TASK_DELEGATE_INVOKED)
-		return "Running";
-	if (f & ADAC_TASK_STARTED)
-		return "WaitingToRun";
-	if (f & ADAC_TASK_WAITING_FOR_ACTIVATION)
-		return "WaitingForActivation";
-	return "Created";
-}
-
-const char *adac_task_flags_text(uint32_t f, char *buf, size_t size)
-{
-	/* SOS dumpasync's DescribeTaskFlags: the flags worth showing (not WaitingForActivation, the
-	 * state of every pending async method's task). */
-	static const struct {
-		uint32_t bit;
-		const char *name;
-	} names[] = {
-		{ADAC_TASK_STARTED, "Started"},
-		{ADAC_TASK_DELEGATE_INVOKED, "DelegateInvoked"},
-		{ADAC_TASK_DISPOSED, "Disposed"},
-		{ADAC_TASK_EXCEPTION_OBSERVED_BY_PARENT, "ExceptionObservedByParent"},
-		{ADAC_TASK_CANCELLATION_ACKNOWLEDGED, "CancellationAcknowledged"},
-		{ADAC_TASK_FAULTED, "Faulted"},
-		{ADAC_TASK_CANCELED, "Canceled"},
-		{ADAC_TASK_WAITING_ON_CHILDREN, "WaitingOnChildren"},
-		{ADAC_TASK_RAN_TO_COMPLETION, "RanToCompletion"},
-		{ADAC_TASK_COMPLETION_RESERVED, "CompletionReserved"},
-	};
-	size_t used = 0;
-	if (!size)
-		return buf;
-	buf[0] = '\0';
-	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
-		if (!(f & names[i].bit))
-			continue;
-		int n = snprintf(buf + used, size > used ? size - used : 0, "%s%s", used ? "|" : "", names[i].name);
-		if (n < 0 || (size_t)n >= size - used) {
-			buf[used] = '\0'; /* whole names only */
-			break;
-		}
-		used += (size_t)n;
-	}
-	return buf;
-}
 
 const char *adac_chain_root_name(enum adac_chain_root r)
 {
@@ -99,8 +42,6 @@ enum mt_kind { MT_UNKNOWN = 0, MT_OTHER, MT_CONT, MT_TASK, MT_BOX };
 struct mt_verdict {
 	uint64_t mt;       /* the key */
 	uint8_t kind;      /* enum mt_kind */
-	bool task_known;   /* derives_task is decided */
-	bool derives_task;
 };
 
 _Static_assert(offsetof(struct mt_verdict, mt) == 0, "the MethodTable is the record's key");
@@ -117,51 +58,12 @@ struct scan_ctx {
 	struct adac_addr_map verdicts; /* struct mt_verdict by MethodTable */
 	unsigned ps;
 	uint32_t next_off;          /* Continuation.Next, from the object */
-	uint32_t state_object_off;  /* Task.m_stateObject */
-	uint32_t cont_object_off;   /* Task.m_continuationObject */
-	uint32_t flags_off;         /* Task.m_stateFlags */
+	const struct adac_task_layout *task;
 	size_t cont_cap, task_cap;
 	const struct adac_gc_info *info;
 	uint64_t total_bytes;       /* of the regions, for progress */
 	struct adac_error fail;     /* out of memory (ends the walk) */
 };
-
-/* Does mt derive from Task (or is it Task)? Decided once per MethodTable, parents included. */
-static bool derives_from_task(struct scan_ctx *c, uint64_t mt)
-{
-	uint64_t path[MAX_PARENT_DEPTH];
-	unsigned n = 0;
-	bool result = false;
-	uint64_t cur = mt;
-	while (cur) {
-		if (cur == c->scan->task_mt) {
-			result = true;
-			break;
-		}
-		struct mt_verdict *v = verdict_slot(&c->verdicts, cur);
-		if (!v)
-			break;
-		if (v->task_known) {
-			result = v->derives_task;
-			break;
-		}
-		if (n == MAX_PARENT_DEPTH)
-			break;
-		path[n++] = cur;
-		struct adac_mt_info info;
-		if (adac_mt_read(c->rt, cur, &info, NULL))
-			break;
-		cur = info.parent;
-	}
-	for (unsigned i = 0; i < n; i++) {
-		struct mt_verdict *v = verdict_slot(&c->verdicts, path[i]);
-		if (v) {
-			v->task_known = true;
-			v->derives_task = result;
-		}
-	}
-	return result;
-}
 
 static enum mt_kind classify(struct scan_ctx *c, uint64_t mt)
 {
@@ -174,7 +76,7 @@ static enum mt_kind classify(struct scan_ctx *c, uint64_t mt)
 	bool yes = false;
 	if (c->scan->cont_mt && adac_cont_is_continuation_mt(c->rt, mt, &yes, NULL) == 0 && yes) {
 		kind = MT_CONT;
-	} else if (derives_from_task(c, mt)) {
+	} else if (adac_task_is_task_mt(c->rt, mt, &yes, NULL) == 0 && yes) {
 		kind = MT_TASK;
 		if (adac_classic_is_box_mt(c->rt, mt, &yes, NULL) == 0 && yes)
 			kind = MT_BOX;
@@ -250,12 +152,12 @@ static int on_object(void *ctx, const struct adac_gc_object *o)
 	s->tasks_seen++;
 	if (kind == MT_BOX)
 		s->boxes_seen++;
-	uint32_t flags = obj_u32(c, o, c->flags_off);
+	uint32_t flags = obj_u32(c, o, c->task->state_flags_off);
 	if (flags & ADAC_TASK_COMPLETED_MASK) {
 		s->tasks_completed++;
 		return 0;
 	}
-	uint64_t state = obj_ptr(c, o, c->state_object_off), cont = obj_ptr(c, o, c->cont_object_off);
+	uint64_t state = obj_ptr(c, o, c->task->state_object_off), cont = obj_ptr(c, o, c->task->continuation_object_off);
 	if (kind == MT_TASK && !state && !cont)
 		return 0;
 	if (s->task_count >= MAX_KEPT) {
@@ -285,19 +187,8 @@ static int init_layout(struct scan_ctx *c, struct adac_error *err)
 {
 	struct adac_runtime *rt = c->rt;
 	uint64_t corelib;
-	if (adac_corelib_module(rt, &corelib, err))
+	if (adac_corelib_module(rt, &corelib, err) || adac_task_layout(rt, &c->task, err))
 		return -1;
-	if (adac_module_type(rt, corelib, "System.Threading.Tasks", "Task", &c->scan->task_mt, err))
-		return -1;
-	if (!c->scan->task_mt)
-		return adac_fail(err, ADAC_E_NOT_FOUND, 0, "System.Threading.Tasks.Task is not loaded");
-	if (adac_mt_field_offset(rt, c->scan->task_mt, "m_stateObject", &c->state_object_off, err) ||
-	    adac_mt_field_offset(rt, c->scan->task_mt, "m_continuationObject", &c->cont_object_off, err) ||
-	    adac_mt_field_offset(rt, c->scan->task_mt, "m_stateFlags", &c->flags_off, err)) {
-		adac_error_wrap(err, "Task: ");
-		return -1;
-	}
-	c->scan->task_state_flags_off = c->flags_off;
 	if (adac_module_type(rt, corelib, "System.Runtime.CompilerServices", "Continuation", &c->scan->cont_mt, err))
 		return -1;
 	if (c->scan->cont_mt && adac_mt_field_offset(rt, c->scan->cont_mt, "Next", &c->next_off, err)) {
@@ -388,47 +279,41 @@ static uint32_t *build_hash(const void *base, size_t n, size_t stride, size_t *c
 	return h;
 }
 
-static uint32_t hash_find(const uint32_t *h, size_t cap, const void *base, size_t stride, uint64_t addr)
+/* The index of the record whose address (its first member) is addr: through the hash index when
+ * it is built, else by binary search of the sorted records; ADAC_SCAN_NONE if none. */
+static uint32_t find_record(const uint32_t *h, size_t cap, const void *base, size_t n, size_t stride, uint64_t addr)
 {
-	size_t j = addr_hash(addr) & (cap - 1);
-	while (h[j]) {
-		uint64_t a;
-		memcpy(&a, (const char *)base + (size_t)(h[j] - 1) * stride, sizeof a);
-		if (a == addr)
-			return h[j] - 1;
-		j = (j + 1) & (cap - 1);
+	uint64_t a;
+	if (h) {
+		for (size_t j = addr_hash(addr) & (cap - 1); h[j]; j = (j + 1) & (cap - 1)) {
+			memcpy(&a, (const char *)base + (size_t)(h[j] - 1) * stride, sizeof a);
+			if (a == addr)
+				return h[j] - 1;
+		}
+		return ADAC_SCAN_NONE;
 	}
-	return ADAC_SCAN_NONE;
+	size_t lo = 0, hi = n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		memcpy(&a, (const char *)base + mid * stride, sizeof a);
+		if (a < addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo < n)
+		memcpy(&a, (const char *)base + lo * stride, sizeof a);
+	return lo < n && a == addr ? (uint32_t)lo : ADAC_SCAN_NONE;
 }
 
 uint32_t adac_scan_find_cont(const struct adac_async_scan *s, uint64_t addr)
 {
-	if (s->cont_hash)
-		return hash_find(s->cont_hash, s->cont_hash_cap, s->conts, sizeof *s->conts, addr);
-	size_t lo = 0, hi = s->cont_count;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (s->conts[mid].addr < addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo < s->cont_count && s->conts[lo].addr == addr ? (uint32_t)lo : ADAC_SCAN_NONE;
+	return find_record(s->cont_hash, s->cont_hash_cap, s->conts, s->cont_count, sizeof *s->conts, addr);
 }
 
 uint32_t adac_scan_find_task(const struct adac_async_scan *s, uint64_t addr)
 {
-	if (s->task_hash)
-		return hash_find(s->task_hash, s->task_hash_cap, s->tasks, sizeof *s->tasks, addr);
-	size_t lo = 0, hi = s->task_count;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (s->tasks[mid].addr < addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo < s->task_count && s->tasks[lo].addr == addr ? (uint32_t)lo : ADAC_SCAN_NONE;
+	return find_record(s->task_hash, s->task_hash_cap, s->tasks, s->task_count, sizeof *s->tasks, addr);
 }
 
 static bool sorted_unique_conts(struct adac_async_scan *s)

@@ -32,29 +32,11 @@
 
 #include "error.h"
 #include "gc_heap.h"
+#include "task.h"
 
 struct adac_runtime;
 
 #define ADAC_SCAN_NONE UINT32_MAX   /* "no index" in the uint32_t index fields below */
-
-/* Task.m_stateFlags bits (System.Threading.Tasks.Task, TaskStateFlags). */
-#define ADAC_TASK_STARTED 0x10000u
-#define ADAC_TASK_DELEGATE_INVOKED 0x20000u
-#define ADAC_TASK_DISPOSED 0x40000u
-#define ADAC_TASK_EXCEPTION_OBSERVED_BY_PARENT 0x80000u
-#define ADAC_TASK_CANCELLATION_ACKNOWLEDGED 0x100000u
-#define ADAC_TASK_FAULTED 0x200000u
-#define ADAC_TASK_CANCELED 0x400000u
-#define ADAC_TASK_WAITING_ON_CHILDREN 0x800000u
-#define ADAC_TASK_RAN_TO_COMPLETION 0x1000000u
-#define ADAC_TASK_WAITING_FOR_ACTIVATION 0x2000000u
-#define ADAC_TASK_COMPLETION_RESERVED 0x4000000u
-#define ADAC_TASK_COMPLETED_MASK 0x1600000u   /* RanToCompletion | Faulted | Canceled (SOS) */
-
-/* The TaskStatus the Task.Status getter derives from m_stateFlags ("WaitingForActivation", ...). */
-const char *adac_task_status(uint32_t state_flags);
-/* SOS dumpasync's flag list ("Started|DelegateInvoked"; "" when none of its flags is set) into buf. */
-const char *adac_task_flags_text(uint32_t state_flags, char *buf, size_t size);
 
 struct adac_scan_cont {
 	uint64_t addr;
@@ -143,9 +125,7 @@ struct adac_async_scan {
 	uint64_t tasks_seen;            /* Task-derived objects (kept or not) */
 	uint64_t tasks_completed;       /* ... of which completed (not kept) */
 	uint64_t boxes_seen;            /* state-machine boxes (kept or not) */
-	uint64_t task_mt;               /* System.Threading.Tasks.Task */
 	uint64_t cont_mt;               /* the Continuation class, 0 when not loaded */
-	uint32_t task_state_flags_off;  /* Task.m_stateFlags, from the object (for tasks not kept) */
 	bool structures_valid;          /* GC StructureInvalidCount == 0 */
 	struct adac_gc_walk_report walk;
 	struct adac_error threads_err;  /* dispatcher records that could not be read (first cause) */

@@ -7,13 +7,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "async_scan.h"
 #include "asyncdac.h"
 #include "fielddesc.h"
 #include "locals.h"
 #include "methoddesc.h"
 #include "names.h"
 #include "runtime.h"
+#include "task.h"
 
 json_t *adac_json_addr(uint64_t v)
 {

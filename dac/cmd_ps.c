@@ -339,13 +339,14 @@ static void describe_task(struct ps *p, uint64_t addr, struct task_desc *d)
 	d->addr = addr;
 	if (!addr)
 		return;
+	const struct adac_task_layout *layout;
 	uint32_t i = adac_scan_find_task(&p->scan, addr);
 	if (i != ADAC_SCAN_NONE) {
 		d->mt = p->scan.tasks[i].mt;
 		d->flags = p->scan.tasks[i].state_flags;
 		d->has_flags = true;
-	} else if (adac_object_mt(p->rt, addr, &d->mt, NULL) == 0) {
-		d->has_flags = adac_read_u32(p->rt->t, addr + p->scan.task_state_flags_off, &d->flags, NULL) == 0;
+	} else if (adac_object_mt(p->rt, addr, &d->mt, NULL) == 0 && adac_task_layout(p->rt, &layout, NULL) == 0) {
+		d->has_flags = adac_read_u32(p->rt->t, addr + layout->state_flags_off, &d->flags, NULL) == 0;
 	}
 	if (d->mt)
 		d->type = adac_type_name(p->rt, d->mt, 0, NULL);

@@ -15,7 +15,6 @@
 #include "runtime.h"
 #include "target.h"
 
-#define MAX_PARENT_DEPTH 64u   /* inheritance depth walked to recognise a hand-rolled subclass */
 #define MT_CACHE_SIZE 256u     /* verdicts per MethodTable; a chain uses a handful of MTs */
 
 /* Flat layout fields, from the descriptor's ContinuationObject and AsyncResumeInfo types. */
@@ -177,17 +176,8 @@ int adac_cont_is_continuation_mt(struct adac_runtime *rt, uint64_t mt, bool *yes
 		*yes = v->is_continuation;
 		return 0;
 	}
-	uint64_t cur = mt;
-	for (unsigned depth = 0; cur && depth < MAX_PARENT_DEPTH; depth++) {
-		if (cur == s->cont_mt) {
-			*yes = true;
-			break;
-		}
-		struct adac_mt_info info;
-		if (adac_mt_read(rt, cur, &info, err))
-			return -1;
-		cur = info.parent;
-	}
+	if (adac_mt_derives_from(rt, mt, s->cont_mt, yes, err))
+		return -1;
 	v->mt = mt;
 	v->is_continuation = *yes;
 	return 0;

@@ -394,6 +394,23 @@ int adac_mt_read(struct adac_runtime *rt, uint64_t method_table, struct adac_mt_
 	return 0;
 }
 
+int adac_mt_derives_from(struct adac_runtime *rt, uint64_t mt, uint64_t base, bool *yes, struct adac_error *err)
+{
+	*yes = false;
+	uint64_t cur = mt;
+	for (unsigned depth = 0; cur && base && depth < ADAC_MAX_TYPE_DEPTH; depth++) {
+		if (cur == base) {
+			*yes = true;
+			return 0;
+		}
+		struct adac_mt_info info;
+		if (adac_mt_read(rt, cur, &info, err))
+			return -1;
+		cur = info.parent;
+	}
+	return 0;
+}
+
 int adac_object_mt(struct adac_runtime *rt, uint64_t obj, uint64_t *mt, struct adac_error *err)
 {
 	struct rts_state *s;
