@@ -84,11 +84,8 @@ def test_running():
 
 
 def cli_error(args):
-    """The CLI's error line for the same input (as lldb prints it), or None while unsupported."""
+    """The CLI's error line for the same input (as lldb prints it)."""
     rc, out, err = t.run([t.CLI] + args)
-    if rc != 0 and "not supported yet" in err:
-        print(f"note: CLI comparison skipped: {err.strip()}")
-        return None
     t.check_eq(rc, 1, f"asyncdac {' '.join(args)}: exit code")
     prefix = "asyncdac: error: "
     t.check(err.startswith(prefix), f"asyncdac {' '.join(args)}: stderr {err!r}")
@@ -108,9 +105,7 @@ def test_corrupt(tmp):
         out, core_err = check_error([f"target create --core {core}", "async runtime"], one_error_line,
                                     f"{how} (core)")
         t.check_eq(t.normalize(core_err), t.normalize(live_err), f"{how}: core vs live error")
-        expected = cli_error(["runtime", core])
-        if expected is not None:
-            t.check_eq(core_err, expected, f"{how}: lldb vs CLI error on the same core")
+        t.check_eq(core_err, cli_error(["runtime", core]), f"{how}: lldb vs CLI error on the same core")
 
 
 def main():

@@ -3,7 +3,7 @@
 Paths come from the environment CTest sets (see tests/CMakeLists.txt):
   ADAC_SOURCE_DIR, ADAC_BUILD_DIR, ADAC_CLI, ADAC_PLUGIN, ADAC_LLDB, ADAC_DOTNET_DIR (dotnet_env():
   the paths scripts/dotnet-setup wrote there).
-Every test exits 0 on success, 1 on failure (printing what differed), 77 when skipped.
+Every test exits 0 on success, 1 on failure (printing what differed); none skips.
 """
 import atexit
 import difflib

@@ -15,7 +15,7 @@
  *   corruption    State out of range, entries not in (Offset, GCIndex) pairs, Data/GCData indexes
  *                 out of range, neither index, VarNumber past the locals, Data not an array.
  *   values        floats, chars, escapes, truncation at the limits, enums, type names.
- * Skips (77) without the .NET 11 runtime pack of scripts/dotnet-setup (for CoreLib). */
+ * Fails without the .NET 11 runtime pack of scripts/dotnet-setup (for CoreLib). */
 #include <jansson.h>
 #include <math.h>
 #include <stdlib.h>
@@ -321,10 +321,10 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	if (!corelib) {
-		printf("locals: skipped: needs %s (scripts/dotnet-setup)\n", corelib_path);
+		fprintf(stderr, "locals: cannot read %s (scripts/dotnet-setup restores it)\n", corelib_path);
 		free(json);
 		free(al);
-		return 77;
+		return 1;
 	}
 	if (area_setup(json, json_len))
 		return 1;

@@ -5,7 +5,7 @@
  * 11.0.0 lays them out. The expected names are what Microsoft's DAC prints for the same methods in
  * a real process (checked by tests/integration/test_dumpmd.py) and asyncdac's display format.
  * Then corrupt runtime data: every failure is an error naming the address, never a crash.
- * Skips (77) when the .NET samples are not built. */
+ * Fails when the .NET samples are not built. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -177,8 +177,9 @@ int main(void)
 	uint8_t *nested = (uint8_t *)slurp(nested_path, &nested_len);
 	uint8_t *corelib = (uint8_t *)slurp(corelib_path, &corelib_len);
 	if (!json || !nested || !corelib) {
-		printf("methoddesc: skipped: needs %s, %s and %s (scripts/dotnet-setup)\n", path, nested_path, corelib_path);
-		return 77;
+		fprintf(stderr, "methoddesc: cannot read %s, %s or %s (scripts/dotnet-setup makes them)\n", path, nested_path,
+		        corelib_path);
+		return 1;
 	}
 	/* Pointer globals: all zero in memory unless set below. */
 	if (area_setup(json, json_len))
