@@ -14,6 +14,7 @@
 #include "names.h"
 #include "runtime.h"
 #include "target.h"
+#include "task.h"
 
 #define MT_CACHE_SIZE 256u     /* verdicts per MethodTable; a chain uses a handful of MTs */
 
@@ -316,10 +317,13 @@ int adac_chain_head_of(struct adac_runtime *rt, uint64_t addr, uint64_t *head, u
 		*head = addr;
 		return 0;
 	}
-	uint32_t off;
-	uint64_t state = 0;
-	if (adac_mt_field_offset(rt, mt, "m_stateObject", &off, NULL) == 0 && adac_read_ptr(rt->t, addr + off, &state, NULL) == 0 &&
-	    state && adac_object_mt(rt, state, &mt, NULL) == 0 && adac_cont_is_continuation_mt(rt, mt, &yes, NULL) == 0 && yes) {
+	const struct adac_task_layout *tl;
+	bool is_task;
+	uint64_t state = 0, state_mt;
+	if (adac_task_is_task_mt(rt, mt, &is_task, NULL) == 0 && is_task && adac_task_layout(rt, &tl, NULL) == 0 &&
+	    adac_read_ptr(rt->t, addr + tl->state_object_off, &state, NULL) == 0 && state &&
+	    adac_object_mt(rt, state, &state_mt, NULL) == 0 && adac_cont_is_continuation_mt(rt, state_mt, &yes, NULL) == 0 &&
+	    yes) {
 		*head = state;
 		*task = addr;
 		return 0;
