@@ -154,10 +154,18 @@ def as_nobody():
 p = spin([tl.TARGET, "spin"])
 # The suite runs as root (scripts/test installs packages); the CLI runs as nobody here.
 if t.check(os.getuid() == 0 and nobody is not None, "the permission case needs root and the user nobody"):
+    # nobody may not be able to reach the build tree (a clone under a 0700 mktemp directory): run
+    # a copy of the CLI from a directory everyone can enter.
+    shared = os.path.join(t.tmpdir(), "bin")
+    os.mkdir(shared)
+    for d in (os.path.dirname(shared), shared):
+        os.chmod(d, 0o755)
+    cli_copy = shutil.copy(t.CLI, os.path.join(shared, "asyncdac"))
+    os.chmod(cli_copy, 0o755)
     try:
-        r = subprocess.run([t.CLI, "runtime", "--pid", str(p.pid)], capture_output=True, text=True, timeout=60,
+        r = subprocess.run([cli_copy, "runtime", "--pid", str(p.pid)], capture_output=True, text=True, timeout=60,
                            preexec_fn=as_nobody)
-    except subprocess.SubprocessError as e:
+    except (OSError, subprocess.SubprocessError) as e:
         t.check(False, f"cannot run the CLI as nobody: {e}")
     else:
         t.check_eq((r.returncode, r.stdout, r.stderr),
