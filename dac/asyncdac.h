@@ -10,21 +10,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "error.h"
-#include "target.h"
+#include "base/error.h"
+#include "base/output.h"
+#include "target/target.h"
 
 #define ASYNCDAC_VERSION "0.1.0"
-
-/* Where output goes: the CLI writes to stdout, the LLDB plugin to the command's result. */
-struct adac_out {
-	void (*write)(void *ctx, const char *text, size_t len);
-	void *ctx;
-	/* Optional: formats straight into the sink (the CLI's stdout), saving a copy per line. */
-	void (*vprint)(void *ctx, const char *fmt, va_list ap);
-};
-
-void adac_print(struct adac_out *out, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-void adac_vprint(struct adac_out *out, const char *fmt, va_list ap);
 
 /* Which front end runs a command: options that name threads differ (LLDB index vs OS tid). */
 enum adac_frontend { ADAC_FRONTEND_CLI, ADAC_FRONTEND_LLDB };

@@ -6,7 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "error.h"
+#include "base/error.h"
 
 static int check_failures;
 

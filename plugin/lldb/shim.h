@@ -12,7 +12,7 @@
 extern "C" {  /* dac/'s headers have no guards of their own */
 #endif
 
-#include "target.h"
+#include "target/target.h"
 
 /* ---- one command invocation (an SBDebugger and the command's SBCommandReturnObject) ---- */
 

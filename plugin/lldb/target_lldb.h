@@ -2,7 +2,7 @@
 #ifndef ADAC_TARGET_LLDB_H
 #define ADAC_TARGET_LLDB_H
 
-#include "target.h"
+#include "target/target.h"
 
 struct adac_lldb_cmd;
 

@@ -5,7 +5,7 @@
 #include <stdint.h>
 
 #include "asyncdac.h"
-#include "debuginfo.h"
+#include "code/debuginfo.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

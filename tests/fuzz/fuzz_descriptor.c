@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include "asyncdac.h"
-#include "descriptor.h"
+#include "runtime/descriptor.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

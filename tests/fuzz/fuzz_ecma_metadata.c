@@ -10,10 +10,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ecma_metadata.h"
-#include "signature.h"
-#include "target.h"
-#include "target_mem.h"
+#include "metadata/ecma_metadata.h"
+#include "metadata/signature.h"
+#include "target/target.h"
+#include "target/target_mem.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

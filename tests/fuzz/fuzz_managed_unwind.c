@@ -19,9 +19,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "managed_unwind.h"
-#include "target.h"
-#include "target_mem.h"
+#include "code/managed_unwind.h"
+#include "target/target.h"
+#include "target/target_mem.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -9,7 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "signature.h"
+#include "metadata/ecma_metadata.h"
+#include "metadata/signature.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -170,7 +171,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	for (size_t pos = 0; pos < len;) {
 		size_t before = pos;
 		uint32_t v;
-		if (adac_sig_uncompress(blob, len, &pos, &v) != 0) {
+		if (adac_ecma_uncompress(blob, len, &pos, &v) != 0) {
 			if (pos != before)
 				__builtin_trap();
 			pos++;

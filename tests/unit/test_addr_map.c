@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "../check.h"
-#include "addr_map.h"
+#include "base/addr_map.h"
 
 struct rec {
 	uint64_t key;

@@ -8,8 +8,8 @@
 #include <string.h>
 
 #include "../check.h"
-#include "async_scan.h"
-#include "classic_async.h"
+#include "async/async_scan.h"
+#include "async/classic_async.h"
 
 #define MAX_OBJ 64
 

@@ -11,12 +11,12 @@
 #include "../check.h"
 #include "testutil.h"
 #include "asyncdac.h"
-#include "debuginfo.h"
-#include "descriptor.h"
-#include "execution_manager.h"
-#include "limits.h"
-#include "runtime.h"
-#include "target_mem.h"
+#include "code/debuginfo.h"
+#include "runtime/descriptor.h"
+#include "code/execution_manager.h"
+#include "base/limits.h"
+#include "runtime/runtime.h"
+#include "target/target_mem.h"
 
 /* dir/file, read whole (NULL if absent). */
 static char *slurp_in(const char *dir, const char *file, size_t *len)

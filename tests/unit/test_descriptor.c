@@ -6,8 +6,8 @@
 #include "../check.h"
 #include "testutil.h"
 #include "asyncdac.h"
-#include "descriptor.h"
-#include "target_mem.h"
+#include "runtime/descriptor.h"
+#include "target/target_mem.h"
 
 static const char *code_name(enum adac_errcode c)
 {

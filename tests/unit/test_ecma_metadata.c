@@ -10,10 +10,10 @@
 
 #include "../check.h"
 #include "testutil.h"
-#include "ecma_metadata.h"
-#include "signature.h"
-#include "target.h"
-#include "target_mem.h"
+#include "metadata/ecma_metadata.h"
+#include "metadata/signature.h"
+#include "target/target.h"
+#include "target/target_mem.h"
 
 /* ---- A small metadata blob built by hand ---- */
 

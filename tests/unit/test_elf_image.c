@@ -8,9 +8,9 @@
 #include <unistd.h>
 
 #include "../check.h"
-#include "elf_image.h"
-#include "target.h"
-#include "target_mem.h"
+#include "target/elf_image.h"
+#include "target/target.h"
+#include "target/target_mem.h"
 
 #define BASE 0x7f0000000000ull
 
@@ -33,6 +33,11 @@ static uint64_t libelf_symbol(Elf *e, const char *name)
 		}
 	}
 	return 0;
+}
+
+static int read_target(void *ctx, uint64_t addr, void *buf, size_t len, struct adac_error *err)
+{
+	return adac_read(ctx, addr, buf, len, err);
 }
 
 int main(int argc, char **argv)
@@ -68,20 +73,21 @@ int main(int argc, char **argv)
 	adac_memimg_add_module(img, argv[1], BASE, BASE + (uint64_t)size);
 	struct adac_error err = {0};
 	struct adac_target *t = adac_target_open_memory(img, &err);
+	struct adac_elf_mem mem = {read_target, t};
 	uint64_t addr = 0;
-	CHECK(adac_elf_find_dynsym(t, BASE, argv[2], &addr, &err) == 0);
+	CHECK(adac_elf_find_dynsym(&mem, BASE, argv[2], &addr, &err) == 0);
 	CHECK_EQ_U64(addr, BASE + want);
 	adac_error_clear(&err);
-	int rc = adac_elf_find_dynsym(t, BASE, "NoSuchSymbolAnywhere", &addr, &err);
+	int rc = adac_elf_find_dynsym(&mem, BASE, "NoSuchSymbolAnywhere", &addr, &err);
 	CHECK_ERR(rc, &err, ADAC_E_NOT_FOUND, "symbol NoSuchSymbolAnywhere is not exported");
 	adac_error_clear(&err);
-	rc = adac_elf_find_dynsym(t, BASE + 0x1000, argv[2], &addr, &err);
+	rc = adac_elf_find_dynsym(&mem, BASE + 0x1000, argv[2], &addr, &err);
 	CHECK_ERR(rc, &err, ADAC_E_CORRUPT, "no ELF header at 0x7f0000001000");
 
 	/* Build-id equals the one libelf finds in the file's note. */
 	uint8_t id[ADAC_BUILD_ID_MAX];
 	size_t id_len = 0;
-	adac_elf_build_id(t, BASE, id, &id_len);
+	adac_elf_build_id(&mem, BASE, id, &id_len);
 	CHECK(id_len == 20);
 
 	adac_target_close(t);

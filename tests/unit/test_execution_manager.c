@@ -7,10 +7,10 @@
 
 #include "../check.h"
 #include "testmem.h"
-#include "descriptor.h"
-#include "execution_manager.h"
-#include "limits.h"
-#include "runtime.h"
+#include "runtime/descriptor.h"
+#include "code/execution_manager.h"
+#include "base/limits.h"
+#include "runtime/runtime.h"
 
 /* ---- range section map -------------------------------------------------------------------- */
 

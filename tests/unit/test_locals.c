@@ -25,16 +25,16 @@
 #define AREA_SIZE 0x1000000ull
 #include "testarea.h"
 #include "testutil.h"
-#include "async_frame.h"
+#include "async/async_frame.h"
 #include "asyncdac.h"
-#include "debuginfo.h"
-#include "descriptor.h"
-#include "ecma_metadata.h"
-#include "locals.h"
-#include "methoddesc.h"
-#include "runtime.h"
-#include "signature.h"
-#include "value_format.h"
+#include "code/debuginfo.h"
+#include "runtime/descriptor.h"
+#include "metadata/ecma_metadata.h"
+#include "view/locals.h"
+#include "types/methoddesc.h"
+#include "runtime/runtime.h"
+#include "metadata/signature.h"
+#include "view/value_format.h"
 
 /* Module + PEAssembly + PEImage + flat PEImageLayout; TypeDefToMethodTableMap of `nmap` entries
  * whose TableData is at module + 0x2000. */

@@ -7,9 +7,9 @@
 #include <string.h>
 
 #include "../check.h"
-#include "managed_unwind.h"
-#include "target.h"
-#include "target_mem.h"
+#include "code/managed_unwind.h"
+#include "target/target.h"
+#include "target/target_mem.h"
 
 #define IMAGE 0x10000000ull     /* image base: RVAs are relative to it */
 #define IMAGE_SIZE 0x2000u

@@ -13,12 +13,12 @@
 #define AREA_SIZE 0x2100000ull
 #include "testarea.h"
 #include "testutil.h"
-#include "descriptor.h"
-#include "ecma_metadata.h"
-#include "loader.h"
-#include "methoddesc.h"
-#include "names.h"
-#include "runtime.h"
+#include "runtime/descriptor.h"
+#include "metadata/ecma_metadata.h"
+#include "runtime/loader.h"
+#include "types/methoddesc.h"
+#include "types/names.h"
+#include "runtime/runtime.h"
 
 /* A zeroed object of `size` bytes at addr, written to the target when done. */
 struct obj {

@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "../check.h"
-#include "nibble.h"
+#include "code/nibble.h"
 
 static struct adac_nibble_reader reader(const uint8_t *b, size_t n)
 {

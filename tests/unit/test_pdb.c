@@ -12,9 +12,9 @@
 #include "../check.h"
 #include "testutil.h"
 #include "asyncdac.h"
-#include "debuginfo.h"
-#include "pdb.h"
-#include "runtime.h"
+#include "code/debuginfo.h"
+#include "metadata/pdb.h"
+#include "runtime/runtime.h"
 
 static char *path_of(const char *a, const char *b)
 {

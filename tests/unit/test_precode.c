@@ -7,10 +7,10 @@
 
 #include "../check.h"
 #include "testmem.h"
-#include "descriptor.h"
-#include "execution_manager.h"
-#include "precode.h"
-#include "runtime.h"
+#include "runtime/descriptor.h"
+#include "code/execution_manager.h"
+#include "code/precode.h"
+#include "runtime/runtime.h"
 
 /* ---- the real x64 PrecodeMachineDescriptor (read from a live .NET 11.0.0 process) --------- */
 

@@ -15,10 +15,10 @@
 
 #include "../check.h"
 #include "testutil.h"
-#include "ecma_metadata.h"
-#include "signature.h"
-#include "target.h"
-#include "target_mem.h"
+#include "metadata/ecma_metadata.h"
+#include "metadata/signature.h"
+#include "target/target.h"
+#include "target/target_mem.h"
 
 /* ---- Hand-made signatures ---- */
 
@@ -89,20 +89,20 @@ static void test_compressed(void)
 	size_t pos = 0;
 	for (unsigned i = 0; i < sizeof want / sizeof want[0]; i++) {
 		uint32_t v = 0;
-		CHECK(adac_sig_uncompress(b, sizeof b, &pos, &v) == 0);
+		CHECK(adac_ecma_uncompress(b, sizeof b, &pos, &v) == 0);
 		CHECK_EQ_U64(v, want[i]);
 	}
 	CHECK_EQ_U64(pos, sizeof b);
 	uint32_t v;
 	const uint8_t bad[] = {0xe0, 0, 0, 0};
 	pos = 0;
-	CHECK(adac_sig_uncompress(bad, sizeof bad, &pos, &v) == -1);
+	CHECK(adac_ecma_uncompress(bad, sizeof bad, &pos, &v) == -1);
 	const uint8_t short2[] = {0x80};
 	pos = 0;
-	CHECK(adac_sig_uncompress(short2, sizeof short2, &pos, &v) == -1);
+	CHECK(adac_ecma_uncompress(short2, sizeof short2, &pos, &v) == -1);
 	const uint8_t short4[] = {0xc0, 1, 2};
 	pos = 0;
-	CHECK(adac_sig_uncompress(short4, sizeof short4, &pos, &v) == -1);
+	CHECK(adac_ecma_uncompress(short4, sizeof short4, &pos, &v) == -1);
 	CHECK_EQ_U64(adac_sig_strip_arity("List`1"), 4);
 	CHECK_EQ_U64(adac_sig_strip_arity("Dictionary`12"), 10);
 	CHECK_EQ_U64(adac_sig_strip_arity("Plain"), 5);

@@ -3,8 +3,8 @@
 #include <string.h>
 
 #include "../check.h"
-#include "target.h"
-#include "target_mem.h"
+#include "target/target.h"
+#include "target/target_mem.h"
 
 static void test_reads(void)
 {

@@ -11,10 +11,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "descriptor.h"
-#include "ecma_metadata.h"
-#include "target.h"
-#include "target_mem.h"
+#include "runtime/descriptor.h"
+#include "metadata/ecma_metadata.h"
+#include "target/target.h"
+#include "target/target_mem.h"
 
 #ifndef AREA_SIZE
 #error "define AREA_SIZE before including testarea.h"

@@ -10,10 +10,10 @@
 #include <string.h>
 
 #include "../check.h"
-#include "descriptor.h"
-#include "runtime.h"
-#include "target.h"
-#include "target_mem.h"
+#include "runtime/descriptor.h"
+#include "runtime/runtime.h"
+#include "target/target.h"
+#include "target/target_mem.h"
 #include "testutil.h"
 
 struct region {

@@ -1,0 +1,540 @@
+/* async_scan.c - finds every async chain: one heap pass, the threads' dispatcher records, and the
+ * chains built from them in memory. */
+#include "async/async_scan.h"
+
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "base/addr_map.h"
+#include "async/continuation.h"
+#include "types/corelib.h"
+#include "base/cursor.h"
+#include "async/dispatcher.h"
+#include "types/fielddesc.h"
+#include "base/limits.h"
+#include "types/methoddesc.h"
+#include "runtime/runtime.h"
+#include "target/target.h"
+#include "runtime/threads.h"
+
+#define PROGRESS_EVERY 65536u       /* objects between two progress reports */
+#define MAX_KEPT (ADAC_MAX_CHAINS * 4ull) /* continuations, and pending tasks, kept from one heap */
+
+const char *adac_chain_root_name(enum adac_chain_root r)
+{
+	switch (r) {
+	case ADAC_ROOT_RUNNING: return "running";
+	case ADAC_ROOT_TASK: return "task";
+	case ADAC_ROOT_UNOWNED: return "unowned";
+	case ADAC_ROOT_STALE: return "stale";
+	}
+	return "?";
+}
+
+/* ---- MethodTable verdicts ---------------------------------------------------------------------- */
+
+enum mt_kind { MT_UNKNOWN = 0, MT_OTHER, MT_CONT, MT_TASK, MT_BOX };
+
+struct mt_verdict {
+	uint64_t mt;       /* the key */
+	uint8_t kind;      /* enum mt_kind */
+};
+
+_Static_assert(offsetof(struct mt_verdict, mt) == 0, "the MethodTable is the record's key");
+
+static struct mt_verdict *verdict_slot(struct adac_addr_map *t, uint64_t mt)
+{
+	return adac_addr_map_get(t, mt, sizeof(struct mt_verdict), NULL);
+}
+
+struct scan_ctx {
+	struct adac_runtime *rt;
+	struct adac_async_scan *scan;
+	const struct adac_scan_progress *progress;
+	struct adac_addr_map verdicts; /* struct mt_verdict by MethodTable */
+	unsigned ps;
+	uint32_t next_off;          /* Continuation.Next, from the object */
+	const struct adac_task_layout *task;
+	size_t cont_cap, task_cap;
+	const struct adac_gc_info *info;
+	uint64_t total_bytes;       /* of the regions, for progress */
+	struct adac_error fail;     /* out of memory (ends the walk) */
+};
+
+static enum mt_kind classify(struct scan_ctx *c, uint64_t mt)
+{
+	struct mt_verdict *v = verdict_slot(&c->verdicts, mt);
+	if (!v)
+		return MT_UNKNOWN;
+	if (v->kind != MT_UNKNOWN)
+		return (enum mt_kind)v->kind;
+	enum mt_kind kind = MT_OTHER;
+	bool yes = false;
+	if (c->scan->cont_mt && adac_cont_is_continuation_mt(c->rt, mt, &yes, NULL) == 0 && yes) {
+		kind = MT_CONT;
+	} else if (adac_task_is_task_mt(c->rt, mt, &yes, NULL) == 0 && yes) {
+		kind = MT_TASK;
+		if (adac_task_is_state_machine_box(c->rt, mt))
+			kind = MT_BOX;
+	}
+	v = verdict_slot(&c->verdicts, mt); /* the table may have grown */
+	if (v)
+		v->kind = (uint8_t)kind;
+	return kind;
+}
+
+/* A pointer field of the object: from the walk's bytes, else from the target. */
+static uint64_t obj_ptr(struct scan_ctx *c, const struct adac_gc_object *o, uint32_t off)
+{
+	if ((size_t)off + c->ps <= o->data_len)
+		return c->ps == 8 ? adac_get_u64(o->data, off) : adac_get_u32(o->data, off);
+	uint64_t v = 0;
+	adac_read_ptr(c->rt->t, o->addr + off, &v, NULL);
+	return v;
+}
+
+static uint32_t obj_u32(struct scan_ctx *c, const struct adac_gc_object *o, uint32_t off)
+{
+	if ((size_t)off + 4 <= o->data_len)
+		return adac_get_u32(o->data, off);
+	uint32_t v = 0;
+	adac_read_u32(c->rt->t, o->addr + off, &v, NULL);
+	return v;
+}
+
+static int grow(void **p, size_t *cap, size_t need, size_t elem)
+{
+	if (need <= *cap)
+		return 0;
+	size_t n = *cap ? *cap * 2 : 1024;
+	while (n < need)
+		n *= 2;
+	void *q = realloc(*p, n * elem);
+	if (!q)
+		return -1;
+	*p = q;
+	*cap = n;
+	return 0;
+}
+
+static int on_object(void *ctx, const struct adac_gc_object *o)
+{
+	struct scan_ctx *c = ctx;
+	struct adac_async_scan *s = c->scan;
+	s->objects++;
+	if (c->progress && c->progress->report && s->objects % PROGRESS_EVERY == 0) {
+		uint64_t done = o->addr - o->region->mem;
+		for (const struct adac_gc_region *r = c->info->regions; r < o->region; r++)
+			done += r->end > r->mem ? r->end - r->mem : 0;
+		c->progress->report(c->progress->ctx, "scanning the heap", done, c->total_bytes);
+	}
+	enum mt_kind kind = classify(c, o->mt);
+	if (kind == MT_CONT) {
+		if (s->cont_count >= MAX_KEPT) {
+			adac_fail(&c->fail, ADAC_E_LIMIT, o->addr, "more than %llu continuations on the heap",
+			          (unsigned long long)MAX_KEPT);
+			return 1;
+		}
+		if (grow((void **)&s->conts, &c->cont_cap, s->cont_count + 1, sizeof *s->conts)) {
+			adac_fail(&c->fail, ADAC_E_NOMEM, 0, "out of memory collecting continuations");
+			return 1;
+		}
+		s->conts[s->cont_count++] = (struct adac_scan_cont){
+			.addr = o->addr, .mt = o->mt, .next = obj_ptr(c, o, c->next_off), .chain = ADAC_SCAN_NONE};
+		return 0;
+	}
+	if (kind != MT_TASK && kind != MT_BOX)
+		return 0;
+	s->tasks_seen++;
+	if (kind == MT_BOX)
+		s->boxes_seen++;
+	uint32_t flags = obj_u32(c, o, c->task->state_flags_off);
+	if (flags & ADAC_TASK_COMPLETED_MASK) {
+		s->tasks_completed++;
+		return 0;
+	}
+	uint64_t state = obj_ptr(c, o, c->task->state_object_off), cont = obj_ptr(c, o, c->task->continuation_object_off);
+	if (kind == MT_TASK && !state && !cont)
+		return 0;
+	if (s->task_count >= MAX_KEPT) {
+		adac_fail(&c->fail, ADAC_E_LIMIT, o->addr, "more than %llu pending tasks on the heap",
+		          (unsigned long long)MAX_KEPT);
+		return 1;
+	}
+	if (grow((void **)&s->tasks, &c->task_cap, s->task_count + 1, sizeof *s->tasks)) {
+		adac_fail(&c->fail, ADAC_E_NOMEM, 0, "out of memory collecting tasks");
+		return 1;
+	}
+	s->tasks[s->task_count++] = (struct adac_scan_task){
+		.addr = o->addr,
+		.mt = o->mt,
+		.state_object = state,
+		.continuation_object = cont,
+		.state_flags = flags,
+		.is_box = kind == MT_BOX,
+		.chain = ADAC_SCAN_NONE,
+	};
+	return 0;
+}
+
+/* ---- layouts ----------------------------------------------------------------------------------- */
+
+static int init_layout(struct scan_ctx *c, struct adac_error *err)
+{
+	struct adac_runtime *rt = c->rt;
+	uint64_t corelib;
+	if (adac_corelib_module(rt, &corelib, err) || adac_task_layout(rt, &c->task, err))
+		return -1;
+	if (adac_module_type(rt, corelib, "System.Runtime.CompilerServices", "Continuation", &c->scan->cont_mt, err))
+		return -1;
+	if (c->scan->cont_mt && adac_mt_field_offset(rt, c->scan->cont_mt, "Next", &c->next_off, err)) {
+		adac_error_wrap(err, "Continuation: ");
+		return -1;
+	}
+	return 0;
+}
+
+/* ---- running chains ---------------------------------------------------------------------------- */
+
+struct threads_ctx {
+	struct adac_runtime *rt;
+	struct adac_async_scan *scan;
+	size_t cap;
+	struct adac_error fail;
+};
+
+static int on_thread(void *ctx, const struct adac_managed_thread *th)
+{
+	struct threads_ctx *c = ctx;
+	struct adac_async_scan *s = c->scan;
+	if (!th->os_id)
+		return 0; /* not started, or dead: no stack */
+	struct adac_dispatcher disp[ADAC_MAX_DISPATCHERS];
+	size_t n = 0;
+	struct adac_error err = {0};
+	if (adac_thread_dispatchers(c->rt, th, disp, ADAC_MAX_DISPATCHERS, &n, &err)) {
+		if (!adac_failed(&s->threads_err))
+			s->threads_err = err;
+		return 0;
+	}
+	for (size_t i = 0; i < n; i++) {
+		if (!disp[i].next_continuation)
+			continue; /* the running method is the last of its chain */
+		if (grow((void **)&s->running, &c->cap, s->running_count + 1, sizeof *s->running)) {
+			adac_fail(&c->fail, ADAC_E_NOMEM, 0, "out of memory");
+			return 1;
+		}
+		s->running[s->running_count++] = (struct adac_scan_running){
+			.head = disp[i].next_continuation,
+			.task = disp[i].current_task,
+			.os_tid = th->os_id,
+			.managed_id = th->managed_id,
+			.dispatcher = disp[i].addr,
+		};
+	}
+	return 0;
+}
+
+/* ---- chains (no target reads) ------------------------------------------------------------------ */
+
+static int cmp_cont(const void *a, const void *b)
+{
+	uint64_t x = ((const struct adac_scan_cont *)a)->addr, y = ((const struct adac_scan_cont *)b)->addr;
+	return x < y ? -1 : x > y;
+}
+
+static int cmp_task(const void *a, const void *b)
+{
+	uint64_t x = ((const struct adac_scan_task *)a)->addr, y = ((const struct adac_scan_task *)b)->addr;
+	return x < y ? -1 : x > y;
+}
+
+_Static_assert(offsetof(struct adac_scan_cont, addr) == 0 && offsetof(struct adac_scan_task, addr) == 0,
+               "build_hash reads the address at the start of each element");
+
+static size_t addr_hash(uint64_t a) { return (size_t)((a >> 3) * 0x9E3779B97F4A7C15ull >> 17); }
+
+/* An index over n addresses (element `stride` bytes apart, the address first), 0 = empty. */
+static uint32_t *build_hash(const void *base, size_t n, size_t stride, size_t *cap_out)
+{
+	size_t cap = 16;
+	while (cap < n * 2)
+		cap *= 2;
+	uint32_t *h = calloc(cap, sizeof *h);
+	if (!h)
+		return NULL;
+	for (size_t i = 0; i < n; i++) {
+		uint64_t a;
+		memcpy(&a, (const char *)base + i * stride, sizeof a);
+		size_t j = addr_hash(a) & (cap - 1);
+		while (h[j])
+			j = (j + 1) & (cap - 1);
+		h[j] = (uint32_t)i + 1;
+	}
+	*cap_out = cap;
+	return h;
+}
+
+/* The index of the record whose address (its first member) is addr: through the hash index when
+ * it is built, else by binary search of the sorted records; ADAC_SCAN_NONE if none. */
+static uint32_t find_record(const uint32_t *h, size_t cap, const void *base, size_t n, size_t stride, uint64_t addr)
+{
+	uint64_t a;
+	if (h) {
+		for (size_t j = addr_hash(addr) & (cap - 1); h[j]; j = (j + 1) & (cap - 1)) {
+			memcpy(&a, (const char *)base + (size_t)(h[j] - 1) * stride, sizeof a);
+			if (a == addr)
+				return h[j] - 1;
+		}
+		return ADAC_SCAN_NONE;
+	}
+	size_t lo = 0, hi = n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		memcpy(&a, (const char *)base + mid * stride, sizeof a);
+		if (a < addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo < n)
+		memcpy(&a, (const char *)base + lo * stride, sizeof a);
+	return lo < n && a == addr ? (uint32_t)lo : ADAC_SCAN_NONE;
+}
+
+uint32_t adac_scan_find_cont(const struct adac_async_scan *s, uint64_t addr)
+{
+	return find_record(s->cont_hash, s->cont_hash_cap, s->conts, s->cont_count, sizeof *s->conts, addr);
+}
+
+uint32_t adac_scan_find_task(const struct adac_async_scan *s, uint64_t addr)
+{
+	return find_record(s->task_hash, s->task_hash_cap, s->tasks, s->task_count, sizeof *s->tasks, addr);
+}
+
+static bool sorted_unique_conts(struct adac_async_scan *s)
+{
+	for (size_t i = 1; i < s->cont_count; i++)
+		if (s->conts[i - 1].addr >= s->conts[i].addr)
+			return false;
+	return true;
+}
+
+/* Walks a chain in memory from head, claiming unclaimed continuations for chain `idx`. */
+static void walk_chain(struct adac_async_scan *s, uint32_t idx)
+{
+	struct adac_scan_chain *ch = &s->chains[idx];
+	uint64_t cur = ch->head;
+	ch->end = ADAC_SCAN_END_COMPLETE;
+	while (cur) {
+		uint32_t i = adac_scan_find_cont(s, cur);
+		if (i == ADAC_SCAN_NONE) {
+			ch->end = ADAC_SCAN_END_MISSING;
+			ch->end_addr = cur;
+			return;
+		}
+		struct adac_scan_cont *c = &s->conts[i];
+		if (c->chain == idx) {
+			ch->end = ADAC_SCAN_END_CYCLE;
+			ch->end_addr = cur;
+			return;
+		}
+		if (c->chain != ADAC_SCAN_NONE) {
+			ch->end = ADAC_SCAN_END_MERGED;
+			ch->end_addr = cur;
+			return;
+		}
+		if (ch->links >= ADAC_MAX_CHAIN_DEPTH) {
+			ch->end = ADAC_SCAN_END_TRUNCATED;
+			ch->end_addr = cur;
+			return;
+		}
+		c->chain = idx;
+		ch->links++;
+		cur = c->next;
+	}
+}
+
+static int add_chain(struct adac_async_scan *s, size_t *cap, const struct adac_scan_chain *ch, struct adac_error *err)
+{
+	if (s->chain_count >= ADAC_MAX_CHAINS)
+		return adac_fail(err, ADAC_E_LIMIT, ch->head, "more than ADAC_MAX_CHAINS (%u) chains", ADAC_MAX_CHAINS);
+	if (grow((void **)&s->chains, cap, s->chain_count + 1, sizeof *s->chains))
+		return adac_fail(err, ADAC_E_NOMEM, 0, "out of memory building chains");
+	s->chains[s->chain_count++] = *ch;
+	return 0;
+}
+
+int adac_async_scan_chains(struct adac_async_scan *s, struct adac_error *err)
+{
+	free(s->chains);
+	s->chains = NULL;
+	s->chain_count = 0;
+	size_t cap = 0;
+	if (!sorted_unique_conts(s)) {
+		qsort(s->conts, s->cont_count, sizeof *s->conts, cmp_cont);
+		/* A heap walk lists each object once; duplicates would come only from bad input. */
+		size_t w = 0;
+		for (size_t i = 0; i < s->cont_count; i++)
+			if (w == 0 || s->conts[w - 1].addr != s->conts[i].addr)
+				s->conts[w++] = s->conts[i];
+		s->cont_count = w;
+	}
+	if (s->task_count) /* (qsort must not see the NULL of an empty array) */
+		qsort(s->tasks, s->task_count, sizeof *s->tasks, cmp_task);
+	free(s->cont_hash);
+	free(s->task_hash);
+	s->cont_hash = build_hash(s->conts, s->cont_count, sizeof *s->conts, &s->cont_hash_cap);
+	s->task_hash = build_hash(s->tasks, s->task_count, sizeof *s->tasks, &s->task_hash_cap);
+	if (!s->cont_hash || !s->task_hash)
+		return adac_fail(err, ADAC_E_NOMEM, 0, "out of memory indexing continuations");
+	for (size_t i = 0; i < s->cont_count; i++) {
+		s->conts[i].chain = ADAC_SCAN_NONE;
+		s->conts[i].referenced = false;
+	}
+	for (size_t i = 0; i < s->task_count; i++)
+		s->tasks[i].chain = ADAC_SCAN_NONE;
+	for (size_t i = 0; i < s->cont_count; i++) {
+		uint32_t j = s->conts[i].next ? adac_scan_find_cont(s, s->conts[i].next) : ADAC_SCAN_NONE;
+		if (j != ADAC_SCAN_NONE)
+			s->conts[j].referenced = true;
+	}
+
+	/* 1. Running chains, innermost dispatch loop of each thread first (as the records come). */
+	for (size_t i = 0; i < s->running_count; i++) {
+		const struct adac_scan_running *r = &s->running[i];
+		struct adac_scan_chain ch = {
+			.head = r->head,
+			.root = ADAC_ROOT_RUNNING,
+			.task = r->task,
+			.task_index = r->task ? adac_scan_find_task(s, r->task) : ADAC_SCAN_NONE,
+			.os_tid = r->os_tid,
+			.managed_id = r->managed_id,
+			.dispatcher = r->dispatcher,
+		};
+		if (add_chain(s, &cap, &ch, err))
+			return -1;
+		uint32_t idx = (uint32_t)(s->chain_count - 1);
+		walk_chain(s, idx);
+		if (ch.task_index != ADAC_SCAN_NONE && s->tasks[ch.task_index].chain == ADAC_SCAN_NONE)
+			s->tasks[ch.task_index].chain = idx;
+	}
+	/* 2. Heads held by tasks (m_stateObject), by task address. */
+	for (size_t i = 0; i < s->task_count; i++) {
+		struct adac_scan_task *t = &s->tasks[i];
+		if (!t->state_object || t->chain != ADAC_SCAN_NONE)
+			continue;
+		uint32_t h = adac_scan_find_cont(s, t->state_object);
+		if (h == ADAC_SCAN_NONE)
+			continue; /* a state object that is not a continuation */
+		if (s->conts[h].chain != ADAC_SCAN_NONE && s->chains[s->conts[h].chain].head == t->state_object) {
+			/* Two tasks holding one head (or a running chain's task): the first keeps it. */
+			continue;
+		}
+		struct adac_scan_chain ch = {.head = t->state_object, .root = ADAC_ROOT_TASK, .task = t->addr,
+		                             .task_index = (uint32_t)i};
+		if (add_chain(s, &cap, &ch, err))
+			return -1;
+		t->chain = (uint32_t)(s->chain_count - 1);
+		walk_chain(s, t->chain);
+	}
+	/* 3. Continuations nothing points to and nothing owns yet. */
+	for (size_t i = 0; i < s->cont_count; i++) {
+		if (s->conts[i].referenced || s->conts[i].chain != ADAC_SCAN_NONE)
+			continue;
+		struct adac_scan_chain ch = {.head = s->conts[i].addr, .root = ADAC_ROOT_UNOWNED, .task_index = ADAC_SCAN_NONE};
+		if (add_chain(s, &cap, &ch, err))
+			return -1;
+		uint32_t idx = (uint32_t)(s->chain_count - 1);
+		walk_chain(s, idx);
+		struct adac_scan_chain *c = &s->chains[idx];
+		if (c->end == ADAC_SCAN_END_MERGED) {
+			uint32_t j = adac_scan_find_cont(s, c->end_addr);
+			uint32_t other = j != ADAC_SCAN_NONE ? s->conts[j].chain : ADAC_SCAN_NONE;
+			if (other != ADAC_SCAN_NONE && s->chains[other].root != ADAC_ROOT_UNOWNED)
+				c->root = ADAC_ROOT_STALE;
+		}
+	}
+	/* 4. Continuations still unclaimed are on cycles that no head reaches: each cycle is a chain
+	 * (headed by its lowest address). */
+	for (size_t i = 0; i < s->cont_count; i++) {
+		if (s->conts[i].chain != ADAC_SCAN_NONE)
+			continue;
+		struct adac_scan_chain ch = {.head = s->conts[i].addr, .root = ADAC_ROOT_UNOWNED, .task_index = ADAC_SCAN_NONE};
+		if (add_chain(s, &cap, &ch, err))
+			return -1;
+		walk_chain(s, (uint32_t)(s->chain_count - 1));
+	}
+	return 0;
+}
+
+/* ---- the scan ---------------------------------------------------------------------------------- */
+
+static double now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+int adac_async_scan(struct adac_runtime *rt, const struct adac_scan_progress *progress, struct adac_async_scan *s,
+                    struct adac_error *err)
+{
+	memset(s, 0, sizeof *s);
+	double t0 = now();
+	const struct adac_gc_info *info = adac_gc_info(rt, err);
+	if (!info)
+		return -1;
+	s->structures_valid = info->structures_valid;
+	struct scan_ctx c = {.rt = rt, .scan = s, .progress = progress, .ps = adac_target_ptr_size(rt->t), .info = info};
+	if (init_layout(&c, err))
+		return -1;
+	for (size_t i = 0; i < info->region_count; i++)
+		c.total_bytes += info->regions[i].end > info->regions[i].mem ? info->regions[i].end - info->regions[i].mem : 0;
+	int rc = adac_gc_walk(rt, on_object, &c, &s->walk, err);
+	adac_addr_map_free(&c.verdicts);
+	if (rc == 0 && adac_failed(&c.fail)) {
+		*err = c.fail;
+		rc = -1;
+	}
+	if (rc) {
+		adac_async_scan_free(s);
+		return -1;
+	}
+	if (progress && progress->report)
+		progress->report(progress->ctx, "scanning the heap", c.total_bytes, c.total_bytes);
+	s->seconds_heap = now() - t0;
+
+	double t1 = now();
+	struct threads_ctx tc = {.rt = rt, .scan = s};
+	struct adac_error terr = {0};
+	if (adac_managed_threads(rt, on_thread, &tc, &terr) && !adac_failed(&s->threads_err))
+		s->threads_err = terr;
+	if (adac_failed(&tc.fail)) {
+		*err = tc.fail;
+		adac_async_scan_free(s);
+		return -1;
+	}
+	if (adac_async_scan_chains(s, err)) {
+		adac_async_scan_free(s);
+		return -1;
+	}
+	s->seconds_link = now() - t1;
+	return 0;
+}
+
+void adac_async_scan_free(struct adac_async_scan *s)
+{
+	free(s->conts);
+	free(s->tasks);
+	free(s->chains);
+	free(s->running);
+	free(s->awaiters);
+	free(s->cont_hash);
+	free(s->task_hash);
+	adac_gc_walk_report_free(&s->walk);
+	memset(s, 0, sizeof *s);
+}

@@ -1,0 +1,152 @@
+/* async_scan.h - every async chain of a process or core, for `ps`.
+ *
+ * One pass over the GC heap (adac_gc_walk) keeps, from the bytes the walk already read:
+ *   - every runtime-async Continuation (its MethodTable is, or derives from, the Continuation class)
+ *     with its MethodTable and Next;
+ *   - every not-completed Task (System.Threading.Tasks.Task or a type derived from it) that can be
+ *     part of an async stack: one whose m_stateObject or m_continuationObject is set, and every
+ *     classic state-machine box (a Task with a StateMachine field, classic_async.h), with its
+ *     m_stateFlags. Completed tasks (RanToCompletion, Faulted, Canceled: 0x1600000, as SOS
+ *     dumpasync) are counted, not kept.
+ * Verdicts (continuation / task / box / other) are computed once per MethodTable.
+ *
+ * Then the chains (adac_async_scan_chains). A head is
+ *   1. a thread's dispatcher record's NextContinuation: a running chain (the method that runs is
+ *      an ordinary frame of that thread; its task is the record's CurrentTask when recorded);
+ *   2. the continuation a task holds in m_stateObject (the task owns the suspended chain);
+ *   3. a continuation that no other continuation's Next points to.
+ * Chains are walked in memory (Next looked up among the continuations found), in that order, and
+ * each continuation belongs to the first chain that reaches it. A head of kind 3 whose walk reaches
+ * a continuation of an owned chain is STALE (an old continuation left on the heap after its chain
+ * resumed); one that reaches none is UNOWNED (a sentinel, a chain being built, or garbage: `ps`
+ * shows it only when it has user frames).
+ *
+ * The stitching of these chains with classic state machines into logical stacks is in
+ * classic_async.h. */
+#ifndef ADAC_ASYNC_SCAN_H
+#define ADAC_ASYNC_SCAN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "base/error.h"
+#include "runtime/gc_heap.h"
+#include "async/task.h"
+
+struct adac_runtime;
+
+#define ADAC_SCAN_NONE UINT32_MAX   /* "no index" in the uint32_t index fields below */
+
+struct adac_scan_cont {
+	uint64_t addr;
+	uint64_t mt;
+	uint64_t next;
+	uint32_t chain;          /* the chain it belongs to, ADAC_SCAN_NONE if none */
+	bool referenced;         /* some continuation's Next points here */
+};
+
+struct adac_scan_task {
+	uint64_t addr;
+	uint64_t mt;
+	uint64_t state_object;          /* m_stateObject */
+	uint64_t continuation_object;   /* m_continuationObject, as read */
+	uint32_t state_flags;           /* m_stateFlags */
+	bool is_box;                    /* a classic state-machine box */
+	uint32_t chain;                 /* the chain it owns (m_stateObject head, or a running chain's
+	                                 * CurrentTask), ADAC_SCAN_NONE if none */
+	/* Filled by classic_async.c: what m_continuationObject resolves to (indices into
+	 * adac_async_scan.awaiters), the awaiting continuations, boxes and tasks. */
+	uint32_t awaiters_first, awaiters_count;
+};
+
+enum adac_chain_root {
+	ADAC_ROOT_RUNNING,   /* a thread's dispatcher record */
+	ADAC_ROOT_TASK,      /* a task's m_stateObject */
+	ADAC_ROOT_UNOWNED,   /* a continuation nothing points to, reaching no owned chain */
+	ADAC_ROOT_STALE,     /* a continuation nothing points to, whose Next leads into an owned chain */
+};
+
+const char *adac_chain_root_name(enum adac_chain_root r);
+
+enum adac_scan_end {
+	ADAC_SCAN_END_COMPLETE,    /* Next == null */
+	ADAC_SCAN_END_MERGED,      /* Next is a continuation of an earlier chain */
+	ADAC_SCAN_END_MISSING,     /* Next is not a continuation found on the heap */
+	ADAC_SCAN_END_CYCLE,       /* Next leads back into this chain */
+	ADAC_SCAN_END_TRUNCATED,   /* ADAC_MAX_CHAIN_DEPTH links */
+};
+
+struct adac_scan_chain {
+	uint64_t head;
+	enum adac_chain_root root;
+	uint64_t task;             /* owning task address (0: unknown) */
+	uint32_t task_index;       /* in tasks, ADAC_SCAN_NONE if it is not there */
+	uint64_t os_tid;           /* RUNNING: the thread */
+	uint32_t managed_id;       /* RUNNING: its managed thread id */
+	uint64_t dispatcher;       /* RUNNING: the AsyncDispatcherInfo */
+	uint32_t links;            /* continuations from the head, as found on the heap */
+	enum adac_scan_end end;
+	uint64_t end_addr;         /* MERGED/MISSING/CYCLE: the Next that ended the walk */
+};
+
+/* A thread's running chain, as the dispatcher records give it (input of adac_async_scan_chains). */
+struct adac_scan_running {
+	uint64_t head;             /* NextContinuation */
+	uint64_t task;             /* CurrentTask, 0 when not recorded */
+	uint64_t os_tid;
+	uint32_t managed_id;
+	uint64_t dispatcher;
+};
+
+/* Reports progress of long phases (phase name, done, total); may be NULL. */
+struct adac_scan_progress {
+	void (*report)(void *ctx, const char *phase, uint64_t done, uint64_t total);
+	void *ctx;
+};
+
+struct adac_async_scan {
+	struct adac_scan_cont *conts;   /* sorted by address */
+	size_t cont_count;
+	struct adac_scan_task *tasks;   /* sorted by address */
+	size_t task_count;
+	struct adac_scan_chain *chains; /* RUNNING, then TASK (by head address), then UNOWNED and STALE */
+	size_t chain_count;
+	struct adac_scan_running *running;
+	size_t running_count;
+	uint32_t *cont_hash, *task_hash; /* open-addressing indexes (index + 1, 0: empty) over conts and
+	                                 * tasks, built by adac_async_scan_chains */
+	size_t cont_hash_cap, task_hash_cap;
+	uint64_t *awaiters;             /* classic_async.c: resolved m_continuationObject targets */
+	size_t awaiter_count, awaiter_cap;
+
+	/* What the heap pass saw. */
+	uint64_t objects;               /* objects walked */
+	uint64_t tasks_seen;            /* Task-derived objects (kept or not) */
+	uint64_t tasks_completed;       /* ... of which completed (not kept) */
+	uint64_t boxes_seen;            /* state-machine boxes (kept or not) */
+	uint64_t cont_mt;               /* the Continuation class, 0 when not loaded */
+	bool structures_valid;          /* GC StructureInvalidCount == 0 */
+	struct adac_gc_walk_report walk;
+	struct adac_error threads_err;  /* dispatcher records that could not be read (first cause) */
+	double seconds_heap, seconds_link;
+};
+
+/* Walks the heap and the threads' dispatcher records, then builds the chains (and, through
+ * classic_async.c, resolves the tasks' awaiters). Region failures of the heap walk are kept in
+ * scan->walk (the rest is still scanned). -1 with err when the heap cannot be walked at all or
+ * the runtime's layout is not understood. Free with adac_async_scan_free. */
+int adac_async_scan(struct adac_runtime *rt, const struct adac_scan_progress *progress, struct adac_async_scan *scan,
+                    struct adac_error *err);
+
+/* Builds scan->chains from conts, tasks and running (sorting conts and tasks, setting each
+ * continuation's chain and `referenced`, each task's chain). Reads nothing from the target. */
+int adac_async_scan_chains(struct adac_async_scan *scan, struct adac_error *err);
+
+void adac_async_scan_free(struct adac_async_scan *scan);
+
+/* Index of the continuation / task at addr, ADAC_SCAN_NONE if it was not found. */
+uint32_t adac_scan_find_cont(const struct adac_async_scan *scan, uint64_t addr);
+uint32_t adac_scan_find_task(const struct adac_async_scan *scan, uint64_t addr);
+
+#endif

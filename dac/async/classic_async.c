@@ -1,0 +1,822 @@
+/* classic_async.c - classic state-machine boxes, the m_continuationObject edges between tasks, boxes
+ * and runtime-async chains, and the logical stacks they form. */
+#include "async/classic_async.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/addr_map.h"
+#include "async/async_scan.h"
+#include "types/corelib.h"
+#include "metadata/ecma_metadata.h"
+#include "types/fielddesc.h"
+#include "base/limits.h"
+#include "types/methoddesc.h"
+#include "types/names.h"
+#include "metadata/pdb.h"
+#include "runtime/runtime.h"
+#include "target/target.h"
+
+#define ELEMENT_TYPE_VALUETYPE 0x11
+#define MAX_LIST_ITEMS 65536u      /* items of one List<object> of continuations followed */
+#define MAX_AWAITERS (1u << 28)    /* resolved awaiters of all tasks */
+#define MAX_STACK_NODES (1u << 25) /* nodes of all stacks together: paths multiply where tasks are
+                                    * awaited by several callers (fan-in after fan-out) */
+
+/* ---- a map from a MethodTable to an index ------------------------------------------------------ */
+
+struct map_rec {
+	uint64_t key;
+	uint32_t val;   /* UINT32_MAX: new */
+};
+
+/* The index slot of key: UINT32_MAX when just added; NULL when out of memory. */
+static uint32_t *map_get(struct adac_addr_map *m, uint64_t key)
+{
+	bool added;
+	struct map_rec *r = adac_addr_map_get(m, key, sizeof *r, &added);
+	if (!r)
+		return NULL;
+	if (added)
+		r->val = UINT32_MAX;
+	return &r->val;
+}
+
+/* ---- awaiters: what m_continuationObject resolves to ------------------------------------------- */
+
+/* Per MethodTable of a continuation object that is neither a continuation nor a kept task. */
+struct wrapper_info {
+	bool is_list;                 /* System.Collections.Generic.List<...> */
+	bool is_continuation_wrapper; /* AsyncMethodBuilderCore+ContinuationWrapper */
+	bool has_task, has_action, has_target, has_items, has_size, has_wrapped;
+	uint32_t task_off, action_off, target_off, items_off, size_off, wrapped_off;  /* object-relative */
+};
+
+struct resolver {
+	struct adac_runtime *rt;
+	struct adac_async_scan *scan;
+	struct adac_addr_map map;     /* MT -> index in infos */
+	struct wrapper_info *infos;
+	size_t ninfo, cap;
+	unsigned ps;
+};
+
+static void field_off(struct adac_runtime *rt, uint64_t mt, const char *name, bool *has, uint32_t *off)
+{
+	*has = adac_mt_field_offset(rt, mt, name, off, NULL) == 0;
+}
+
+static const struct wrapper_info *wrapper_of(struct resolver *r, uint64_t mt)
+{
+	uint32_t *slot = map_get(&r->map, mt);
+	if (!slot)
+		return NULL;
+	if (*slot != UINT32_MAX)
+		return &r->infos[*slot];
+	if (r->ninfo == r->cap) {
+		size_t cap = r->cap ? r->cap * 2 : 32;
+		struct wrapper_info *p = realloc(r->infos, cap * sizeof *p);
+		if (!p)
+			return NULL;
+		r->infos = p;
+		r->cap = cap;
+	}
+	struct wrapper_info *w = &r->infos[r->ninfo];
+	memset(w, 0, sizeof *w);
+	const char *name = adac_type_name(r->rt, mt, 0, NULL);
+	if (name) {
+		w->is_list = strncmp(name, "System.Collections.Generic.List<", 32) == 0;
+		w->is_continuation_wrapper = strcmp(name, "System.Runtime.CompilerServices.AsyncMethodBuilderCore+ContinuationWrapper") == 0;
+	}
+	if (w->is_list) {
+		field_off(r->rt, mt, "_items", &w->has_items, &w->items_off);
+		field_off(r->rt, mt, "_size", &w->has_size, &w->size_off);
+	} else {
+		field_off(r->rt, mt, "m_task", &w->has_task, &w->task_off);
+		field_off(r->rt, mt, "m_action", &w->has_action, &w->action_off);
+		field_off(r->rt, mt, "_target", &w->has_target, &w->target_off);
+		if (w->is_continuation_wrapper)
+			field_off(r->rt, mt, "_continuation", &w->has_wrapped, &w->wrapped_off);
+	}
+	*slot = (uint32_t)r->ninfo++;
+	return w;
+}
+
+static bool known(const struct adac_async_scan *s, uint64_t a)
+{
+	return adac_scan_find_cont(s, a) != ADAC_SCAN_NONE || adac_scan_find_task(s, a) != ADAC_SCAN_NONE;
+}
+
+static uint64_t read_field(struct resolver *r, uint64_t obj, uint32_t off)
+{
+	uint64_t v = 0;
+	adac_read_ptr(r->rt->t, obj + off, &v, NULL);
+	return v;
+}
+
+/* SOS dumpasync's ResolveContinuation. */
+static uint64_t resolve_one(struct resolver *r, uint64_t obj)
+{
+	if (!obj || known(r->scan, obj))
+		return obj;
+	uint64_t mt;
+	if (adac_object_mt(r->rt, obj, &mt, NULL))
+		return obj;
+	const struct wrapper_info *w = wrapper_of(r, mt);
+	if (!w)
+		return obj;
+	if (w->has_task) {
+		uint64_t t = read_field(r, obj, w->task_off);
+		if (t)
+			return t;
+	}
+	if (w->has_action) {
+		uint64_t a = read_field(r, obj, w->action_off);
+		if (a) {
+			obj = a;
+			if (known(r->scan, obj) || adac_object_mt(r->rt, obj, &mt, NULL) || !(w = wrapper_of(r, mt)))
+				return obj;
+		}
+	}
+	if (w->has_target) {
+		uint64_t t = read_field(r, obj, w->target_off);
+		if (t) {
+			obj = t;
+			if (known(r->scan, obj) || adac_object_mt(r->rt, obj, &mt, NULL) || !(w = wrapper_of(r, mt)))
+				return obj;
+			if (w->is_continuation_wrapper && w->has_wrapped) {
+				uint64_t c = read_field(r, obj, w->wrapped_off);
+				if (c) {
+					obj = c;
+					if (known(r->scan, obj) || adac_object_mt(r->rt, obj, &mt, NULL) || !(w = wrapper_of(r, mt)))
+						return obj;
+					if (w->has_target) {
+						uint64_t t2 = read_field(r, obj, w->target_off);
+						if (t2)
+							obj = t2;
+					}
+				}
+			}
+		}
+	}
+	return obj;
+}
+
+static int push_awaiter(struct adac_async_scan *s, uint64_t a, struct adac_error *err)
+{
+	if (s->awaiter_count >= MAX_AWAITERS)
+		return adac_fail(err, ADAC_E_LIMIT, a, "more than %u task continuations", MAX_AWAITERS);
+	if (s->awaiter_count == s->awaiter_cap) {
+		size_t cap = s->awaiter_cap ? s->awaiter_cap * 2 : 1024;
+		uint64_t *p = realloc(s->awaiters, cap * sizeof *p);
+		if (!p)
+			return adac_fail(err, ADAC_E_NOMEM, 0, "out of memory resolving task continuations");
+		s->awaiters = p;
+		s->awaiter_cap = cap;
+	}
+	s->awaiters[s->awaiter_count++] = a;
+	return 0;
+}
+
+static int resolve_task(struct resolver *r, struct adac_scan_task *t, struct adac_error *err)
+{
+	uint64_t obj = t->continuation_object;
+	t->awaiters_first = (uint32_t)r->scan->awaiter_count;
+	t->awaiters_count = 0;
+	if (!obj)
+		return 0;
+	uint64_t mt;
+	const struct wrapper_info *w;
+	if (!known(r->scan, obj) && adac_object_mt(r->rt, obj, &mt, NULL) == 0 && (w = wrapper_of(r, mt)) && w->is_list) {
+		/* Several continuations: each item of the list's array, up to _size. */
+		if (!w->has_items || !w->has_size)
+			return 0;
+		uint64_t items = read_field(r, obj, w->items_off);
+		uint32_t size = 0;
+		if (!items || adac_read_u32(r->rt->t, obj + w->size_off, &size, NULL))
+			return 0;
+		if (size > MAX_LIST_ITEMS)
+			size = MAX_LIST_ITEMS;
+		/* Array data: after the MethodTable and the length (padded to a pointer on 64-bit). */
+		uint64_t data = items + 2ull * r->ps;
+		uint32_t len = 0;
+		if (adac_read_u32(r->rt->t, items + r->ps, &len, NULL) || len < size)
+			return 0;
+		for (uint32_t i = 0; i < size; i++) {
+			uint64_t item = 0;
+			if (adac_read_ptr(r->rt->t, data + (uint64_t)i * r->ps, &item, NULL) || !item)
+				continue;
+			if (push_awaiter(r->scan, resolve_one(r, item), err))
+				return -1;
+			t->awaiters_count++;
+		}
+		return 0;
+	}
+	if (push_awaiter(r->scan, resolve_one(r, obj), err))
+		return -1;
+	t->awaiters_count = 1;
+	return 0;
+}
+
+int adac_classic_resolve_awaiters(struct adac_runtime *rt, struct adac_async_scan *scan, struct adac_error *err)
+{
+	struct resolver r = {.rt = rt, .scan = scan, .ps = adac_target_ptr_size(rt->t)};
+	scan->awaiter_count = 0;
+	int rc = 0;
+	for (size_t i = 0; i < scan->task_count && rc == 0; i++)
+		rc = resolve_task(&r, &scan->tasks[i], err);
+	adac_addr_map_free(&r.map);
+	free(r.infos);
+	return rc;
+}
+
+/* ---- boxes ------------------------------------------------------------------------------------- */
+
+struct box_type {           /* per box MethodTable */
+	bool has_sm;
+	bool sm_inline;         /* the state machine is a struct inside the box */
+	uint32_t sm_off;        /* object-relative offset of StateMachine */
+	uint32_t sm_type;       /* inline: index of its sm_type, UINT32_MAX when unknown */
+	char note[384];
+};
+
+struct sm_type {            /* per state machine MethodTable */
+	uint64_t mt;
+	bool has_state;
+	uint32_t state_off;     /* offset of <>1__state from the start of the state machine's data */
+	uint64_t method_desc;
+	const char *method;
+	const char *module;
+	uint32_t token;
+	const char *path;       /* the assembly, for its PDB */
+	uint32_t move_next;     /* MoveNext MethodDef token, 0 when unknown */
+	uint32_t *yields;       /* IL offsets of its await points, by state (malloc'd) */
+	uint32_t nyields;
+	char note[384];
+};
+
+struct adac_classic_cache {
+	struct adac_addr_map boxes, sms;   /* MT -> index in box / sm */
+	struct box_type *box;
+	size_t nbox, capbox;
+	struct sm_type *sm;
+	size_t nsm, capsm;
+};
+
+struct adac_classic_cache *adac_classic_cache_new(void) { return calloc(1, sizeof(struct adac_classic_cache)); }
+
+void adac_classic_cache_free(struct adac_classic_cache *c)
+{
+	if (!c)
+		return;
+	adac_addr_map_free(&c->boxes);
+	adac_addr_map_free(&c->sms);
+	for (size_t i = 0; i < c->nsm; i++)
+		free(c->sm[i].yields);
+	free(c->box);
+	free(c->sm);
+	free(c);
+}
+
+/* "<Method>d__3" -> "Method"; "<<Main>b__0_0>d" -> "<Main>b__0_0" (the text inside the outer <>). */
+static bool kickoff_name(const char *type_name, char *out, size_t size)
+{
+	if (!type_name || type_name[0] != '<')
+		return false;
+	int depth = 0;
+	for (size_t i = 0; type_name[i]; i++) {
+		if (type_name[i] == '<')
+			depth++;
+		else if (type_name[i] == '>' && --depth == 0) {
+			size_t n = i - 1;
+			if (n == 0 || n >= size)
+				return false;
+			memcpy(out, type_name + 1, n);
+			out[n] = '\0';
+			return true;
+		}
+	}
+	return false;
+}
+
+/* The await points of the state machine's MoveNext (TypeDef row rid), from the PDB. */
+static void find_yields(struct adac_runtime *rt, const struct adac_ecma *md, uint32_t rid, uint64_t module,
+                        struct sm_type *t)
+{
+	struct adac_error err = {0};
+	uint32_t mrid = 0, n = 0;
+	t->path = adac_module_path(rt, module, &err);
+	if (!t->path || !*t->path) {
+		adac_note_add(t->note, sizeof t->note, "no PDB: the module has no file path");
+		return;
+	}
+	if (adac_ecma_find_method(md, rid, "MoveNext", &mrid, &err)) {
+		adac_note_add(t->note, sizeof t->note, "%s", err.msg);
+		return;
+	}
+	t->move_next = ADAC_ECMA_TOKEN(ADAC_ECMA_METHODDEF, mrid);
+	/* How many await points, then the await points. */
+	if (adac_pdb_async_yield_offsets(rt, t->path, t->move_next, NULL, 0, &n, &err) == 0 && n) {
+		if (!(t->yields = malloc(n * sizeof *t->yields)))
+			adac_fail(&err, ADAC_E_NOMEM, 0, "out of memory for the await points of MoveNext 0x%08x", t->move_next);
+		else
+			adac_pdb_async_yield_offsets(rt, t->path, t->move_next, t->yields, n, &t->nyields, &err);
+	}
+	if (err.code)
+		adac_note_add(t->note, sizeof t->note, "%s", err.msg);
+}
+
+/* The source line of the await a frame in state N >= 0 is suspended at. */
+static void find_source(struct adac_runtime *rt, const struct sm_type *t, struct adac_classic_frame *out)
+{
+	if (!out->has_state || out->state < 0 || !t->move_next || !t->nyields)
+		return;
+	if ((uint32_t)out->state >= t->nyields) {
+		adac_note_add(out->note, sizeof out->note, "state %d is out of range: MoveNext 0x%08x has %u await point%s",
+		              out->state, t->move_next, t->nyields, t->nyields == 1 ? "" : "s");
+		return;
+	}
+	out->has_il = true;
+	out->il_offset = t->yields[out->state];
+	struct adac_source_line src;
+	struct adac_error err = {0};
+	if (adac_pdb_source_line(rt, t->path, t->move_next, out->il_offset, &src, &err)) {
+		adac_note_add(out->note, sizeof out->note, "%s", err.msg);
+		return;
+	}
+	out->has_source = true;
+	out->file = src.file;
+	out->line = src.line;
+}
+
+static void describe_sm(struct adac_runtime *rt, struct sm_type *t)
+{
+	struct adac_field f;
+	if (adac_mt_find_field(rt, t->mt, "<>1__state", &f, NULL) == 0 && !f.is_static) {
+		t->has_state = true;
+		t->state_off = f.offset;
+	} else {
+		snprintf(t->note, sizeof t->note, "state machine has no <>1__state field");
+	}
+	struct adac_mt_info mi;
+	struct adac_error err = {0};
+	if (adac_mt_read(rt, t->mt, &mi, &err)) {
+		snprintf(t->note, sizeof t->note, "%s", err.msg);
+		return;
+	}
+	t->module = adac_module_file_name(rt, mi.module, NULL);
+	const struct adac_ecma *md = adac_ecma_for_module(rt, mi.module, &err);
+	uint32_t rid = mi.typedef_token & 0xffffff, enclosing = 0, mrid = 0;
+	struct adac_ecma_typedef td;
+	char name[256];
+	if (!md || !rid || adac_ecma_typedef(md, rid, &td, &err) || !kickoff_name(td.name, name, sizeof name) ||
+	    adac_ecma_enclosing_type(md, rid, &enclosing, &err) || !enclosing ||
+	    adac_ecma_find_method(md, enclosing, name, &mrid, &err)) {
+		if (!t->note[0])
+			snprintf(t->note, sizeof t->note, "kickoff method not found%s%s", err.msg[0] ? ": " : "", err.msg);
+	} else {
+		t->token = 0x06000000u | mrid;
+		uint64_t mdesc = 0;
+		if (adac_module_lookup(rt, mi.module, "MethodDefToDescMap", mrid, &mdesc, &err) == 0 && mdesc) {
+			t->method_desc = mdesc;
+			t->method = adac_method_name(rt, mdesc, ADAC_NAME_PARAMS, &err);
+		}
+		if (!t->method && !t->note[0])
+			snprintf(t->note, sizeof t->note, "kickoff method %s has no MethodDesc", name);
+	}
+	if (!t->method)
+		t->method = adac_type_name(rt, t->mt, 0, NULL);
+	if (md && rid)
+		find_yields(rt, md, rid, mi.module, t);
+}
+
+static struct sm_type *sm_of(struct adac_runtime *rt, struct adac_classic_cache *c, uint64_t mt, uint32_t *index)
+{
+	uint32_t *slot = map_get(&c->sms, mt);
+	if (!slot)
+		return NULL;
+	if (*slot == UINT32_MAX) {
+		if (c->nsm == c->capsm) {
+			size_t cap = c->capsm ? c->capsm * 2 : 16;
+			struct sm_type *p = realloc(c->sm, cap * sizeof *p);
+			if (!p)
+				return NULL;
+			c->sm = p;
+			c->capsm = cap;
+		}
+		struct sm_type *t = &c->sm[c->nsm];
+		memset(t, 0, sizeof *t);
+		t->mt = mt;
+		describe_sm(rt, t);
+		*slot = (uint32_t)c->nsm++;
+	}
+	if (index)
+		*index = *slot;
+	return &c->sm[*slot];
+}
+
+static struct box_type *box_of(struct adac_runtime *rt, struct adac_classic_cache *c, uint64_t mt)
+{
+	uint32_t *slot = map_get(&c->boxes, mt);
+	if (!slot)
+		return NULL;
+	if (*slot != UINT32_MAX)
+		return &c->box[*slot];
+	if (c->nbox == c->capbox) {
+		size_t cap = c->capbox ? c->capbox * 2 : 16;
+		struct box_type *p = realloc(c->box, cap * sizeof *p);
+		if (!p)
+			return NULL;
+		c->box = p;
+		c->capbox = cap;
+	}
+	uint32_t idx = (uint32_t)c->nbox++;
+	*slot = idx;
+	struct box_type *b = &c->box[idx];
+	memset(b, 0, sizeof *b);
+	b->sm_type = UINT32_MAX;
+	struct adac_field f;
+	struct adac_error err = {0};
+	if (adac_mt_find_field(rt, mt, "StateMachine", &f, &err) || f.is_static) {
+		snprintf(b->note, sizeof b->note, "no StateMachine field");
+		return b;
+	}
+	b->has_sm = true;
+	b->sm_off = f.offset + adac_target_ptr_size(rt->t);
+	b->sm_inline = f.elem_type == ELEMENT_TYPE_VALUETYPE;
+	if (b->sm_inline) {
+		/* AsyncTaskMethodBuilder<TResult>+AsyncStateMachineBox<TStateMachine>: the last type
+		 * argument of the box's instantiation is the state machine struct. */
+		struct adac_mt_info mi;
+		uint64_t args[ADAC_MAX_GENERIC_ARGS];
+		struct adac_th_info th;
+		if (adac_mt_read(rt, mt, &mi, &err) || !mi.num_generic_args || mi.num_generic_args > ADAC_MAX_GENERIC_ARGS ||
+		    adac_th_array(rt, mi.instantiation, mi.num_generic_args, args, &err) ||
+		    adac_th_read(rt, args[mi.num_generic_args - 1], &th, &err) || th.kind != ADAC_TH_METHODTABLE) {
+			snprintf(b->note, sizeof b->note, "state machine type not found%s%s", err.msg[0] ? ": " : "", err.msg);
+			return b;
+		}
+		uint32_t si;
+		if (sm_of(rt, c, th.method_table, &si))
+			b = &c->box[idx], b->sm_type = si;
+	}
+	return b;
+}
+
+void adac_classic_frame_read(struct adac_runtime *rt, struct adac_classic_cache *c, uint64_t box, uint64_t mt,
+                             struct adac_classic_frame *out)
+{
+	memset(out, 0, sizeof *out);
+	out->box = box;
+	out->mt = mt;
+	struct box_type *b = c ? box_of(rt, c, mt) : NULL;
+	if (!b) {
+		snprintf(out->note, sizeof out->note, "out of memory");
+		return;
+	}
+	if (!b->has_sm) {
+		snprintf(out->note, sizeof out->note, "%s", b->note);
+		out->method = adac_type_name(rt, mt, 0, NULL);
+		return;
+	}
+	struct sm_type *t = NULL;
+	uint64_t data;      /* where the state machine's fields start */
+	uint64_t sm_addr;   /* the state machine: the object, or the struct's address in the box */
+	if (b->sm_inline) {
+		if (b->sm_type != UINT32_MAX)
+			t = &c->sm[b->sm_type];
+		data = sm_addr = box + b->sm_off;
+	} else {
+		uint64_t obj = 0, smt = 0;
+		if (adac_read_ptr(rt->t, box + b->sm_off, &obj, NULL) || !obj || adac_object_mt(rt, obj, &smt, NULL)) {
+			snprintf(out->note, sizeof out->note, "StateMachine of box 0x%llx is unreadable or null",
+			         (unsigned long long)box);
+			out->method = adac_type_name(rt, mt, 0, NULL);
+			return;
+		}
+		t = sm_of(rt, c, smt, NULL);
+		sm_addr = obj;
+		data = obj + adac_target_ptr_size(rt->t);
+	}
+	if (!t) {
+		snprintf(out->note, sizeof out->note, "%s", b->note[0] ? b->note : "state machine type not found");
+		out->method = adac_type_name(rt, mt, 0, NULL);
+		return;
+	}
+	out->state_machine_mt = t->mt;
+	out->state_machine = sm_addr;
+	out->state_machine_inline = b->sm_inline;
+	out->method_desc = t->method_desc;
+	out->method = t->method;
+	out->module = t->module;
+	out->token = t->token;
+	snprintf(out->note, sizeof out->note, "%s", t->note);
+	uint32_t state;
+	if (t->has_state && adac_read_u32(rt->t, data + t->state_off, &state, NULL) == 0) {
+		out->has_state = true;
+		out->state = (int32_t)state;
+	}
+	find_source(rt, t, out);
+}
+
+/* ---- the graph --------------------------------------------------------------------------------- */
+
+uint64_t adac_async_node_addr(const struct adac_async_scan *s, const struct adac_async_node *n)
+{
+	return n->kind == ADAC_NODE_CHAIN ? s->chains[n->index].head : s->tasks[n->index].addr;
+}
+
+static int add_node(struct adac_async_graph *g, size_t *cap, enum adac_node_kind kind, uint32_t index,
+                    struct adac_error *err)
+{
+	if (g->node_count == *cap) {
+		size_t c = *cap ? *cap * 2 : 1024;
+		struct adac_async_node *p = realloc(g->nodes, c * sizeof *p);
+		if (!p)
+			return adac_fail(err, ADAC_E_NOMEM, 0, "out of memory building async stacks");
+		g->nodes = p;
+		*cap = c;
+	}
+	g->nodes[g->node_count++] = (struct adac_async_node){.kind = kind, .index = index};
+	return 0;
+}
+
+/* The node an awaiter address stands for: a continuation's chain, or a task's node. */
+static uint32_t target_node(const struct adac_async_scan *s, const struct adac_async_graph *g, uint64_t a)
+{
+	uint32_t i = adac_scan_find_cont(s, a);
+	if (i != ADAC_SCAN_NONE)
+		return s->conts[i].chain != ADAC_SCAN_NONE ? g->chain_node[s->conts[i].chain] : ADAC_SCAN_NONE;
+	i = adac_scan_find_task(s, a);
+	return i != ADAC_SCAN_NONE ? g->task_node[i] : ADAC_SCAN_NONE;
+}
+
+static bool is_frame(const struct adac_async_node *n) { return n->kind != ADAC_NODE_TASK; }
+
+/* Stack start order: running chains first, then by address. */
+struct start {
+	uint32_t node;
+	uint64_t addr;
+	bool running;
+};
+
+static int cmp_start(const void *a, const void *b)
+{
+	const struct start *x = a, *y = b;
+	if (x->running != y->running)
+		return x->running ? -1 : 1;
+	return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
+struct dfs_item {
+	uint32_t node;
+	uint32_t next_caller;   /* index of the next caller to try */
+};
+
+struct builder {
+	const struct adac_async_scan *s;
+	struct adac_async_graph *g;
+	size_t cap_stacks, cap_nodes;
+	struct dfs_item *path;
+	size_t path_cap;
+	bool *on_path;
+};
+
+static int emit(struct builder *b, size_t depth, bool cycle, bool truncated, struct adac_error *err)
+{
+	struct adac_async_graph *g = b->g;
+	if (g->stack_count >= ADAC_MAX_CHAINS || g->stack_node_count + depth > MAX_STACK_NODES) {
+		g->stacks_capped = true;
+		return 1;
+	}
+	if (g->stack_count == b->cap_stacks) {
+		size_t c = b->cap_stacks ? b->cap_stacks * 2 : 1024;
+		struct adac_async_stack *p = realloc(g->stacks, c * sizeof *p);
+		if (!p)
+			return adac_fail(err, ADAC_E_NOMEM, 0, "out of memory building async stacks");
+		g->stacks = p;
+		b->cap_stacks = c;
+	}
+	if (g->stack_node_count + depth > b->cap_nodes) {
+		size_t c = b->cap_nodes ? b->cap_nodes : 4096;
+		while (c < g->stack_node_count + depth)
+			c *= 2;
+		uint32_t *p = realloc(g->stack_nodes, c * sizeof *p);
+		if (!p)
+			return adac_fail(err, ADAC_E_NOMEM, 0, "out of memory building async stacks");
+		g->stack_nodes = p;
+		b->cap_nodes = c;
+	}
+	struct adac_async_stack *st = &g->stacks[g->stack_count++];
+	st->first = (uint32_t)g->stack_node_count;
+	st->count = (uint32_t)depth;
+	st->cycle = cycle;
+	st->truncated = truncated;
+	for (size_t i = 0; i < depth; i++) {
+		g->stack_node_count++;
+		g->stack_nodes[st->first + i] = b->path[i].node;
+		g->nodes[b->path[i].node].visited = true;
+	}
+	return 0;
+}
+
+/* Every path from `start` through callers (iterative DFS; a caller already on the path ends the
+ * path as a cycle). Returns 1 when the stack cap was reached. */
+static int paths_from(struct builder *b, uint32_t start, struct adac_error *err)
+{
+	struct adac_async_graph *g = b->g;
+	size_t depth = 0;
+	b->path[depth++] = (struct dfs_item){start, 0};
+	b->on_path[start] = true;
+	int rc = 0;
+	while (depth && rc == 0) {
+		struct dfs_item *top = &b->path[depth - 1];
+		const struct adac_async_node *n = &g->nodes[top->node];
+		if (n->callers_count == 0 || depth >= ADAC_MAX_CHAIN_DEPTH) {
+			rc = emit(b, depth, false, n->callers_count != 0, err);
+			b->on_path[top->node] = false;
+			depth--;
+			continue;
+		}
+		if (top->next_caller == n->callers_count) {
+			b->on_path[top->node] = false;
+			depth--;
+			continue;
+		}
+		uint32_t caller = g->callers[n->callers_first + top->next_caller++];
+		if (b->on_path[caller]) {
+			rc = emit(b, depth, true, false, err);
+			continue;
+		}
+		if (depth == b->path_cap) {
+			size_t c = b->path_cap * 2;
+			struct dfs_item *p = realloc(b->path, c * sizeof *p);
+			if (!p) {
+				rc = adac_fail(err, ADAC_E_NOMEM, 0, "out of memory building async stacks");
+				break;
+			}
+			b->path = p;
+			b->path_cap = c;
+		}
+		b->path[depth++] = (struct dfs_item){caller, 0};
+		b->on_path[caller] = true;
+	}
+	while (depth)
+		b->on_path[b->path[--depth].node] = false;
+	return rc;
+}
+
+int adac_async_graph_build(const struct adac_async_scan *s, struct adac_async_graph *g, struct adac_error *err)
+{
+	memset(g, 0, sizeof *g);
+	size_t ncap = 0;
+	g->chain_node = malloc((s->chain_count ? s->chain_count : 1) * sizeof *g->chain_node);
+	g->task_node = malloc((s->task_count ? s->task_count : 1) * sizeof *g->task_node);
+	if (!g->chain_node || !g->task_node)
+		goto nomem;
+	/* Nodes: chains (not stale), boxes, and tasks that others await. */
+	for (size_t i = 0; i < s->chain_count; i++) {
+		g->chain_node[i] = ADAC_SCAN_NONE;
+		if (s->chains[i].root == ADAC_ROOT_STALE)
+			continue;
+		if (add_node(g, &ncap, ADAC_NODE_CHAIN, (uint32_t)i, err))
+			goto fail;
+		g->chain_node[i] = (uint32_t)(g->node_count - 1);
+	}
+	for (size_t i = 0; i < s->task_count; i++) {
+		const struct adac_scan_task *t = &s->tasks[i];
+		g->task_node[i] = ADAC_SCAN_NONE;
+		if (t->chain != ADAC_SCAN_NONE && g->chain_node[t->chain] != ADAC_SCAN_NONE) {
+			g->task_node[i] = g->chain_node[t->chain];
+			continue;
+		}
+		if (!t->is_box && !t->awaiters_count)
+			continue;
+		if (add_node(g, &ncap, t->is_box ? ADAC_NODE_BOX : ADAC_NODE_TASK, (uint32_t)i, err))
+			goto fail;
+		g->task_node[i] = (uint32_t)(g->node_count - 1);
+	}
+	/* Edges: task -> what its m_continuationObject resolves to (callers, compressed per node). */
+	uint32_t *count = calloc(g->node_count ? g->node_count : 1, sizeof *count);
+	if (!count)
+		goto nomem;
+	for (int pass = 0; pass < 2; pass++) {
+		if (pass == 1) {
+			size_t total = 0;
+			for (size_t n = 0; n < g->node_count; n++) {
+				g->nodes[n].callers_first = (uint32_t)total;
+				total += count[n];
+				count[n] = 0;
+			}
+			g->callers = malloc((total ? total : 1) * sizeof *g->callers);
+			if (!g->callers) {
+				free(count);
+				goto nomem;
+			}
+			g->caller_count = total;
+		}
+		for (size_t i = 0; i < s->task_count; i++) {
+			uint32_t from = g->task_node[i];
+			const struct adac_scan_task *t = &s->tasks[i];
+			if (from == ADAC_SCAN_NONE)
+				continue;
+			for (uint32_t k = 0; k < t->awaiters_count; k++) {
+				uint32_t to = target_node(s, g, s->awaiters[t->awaiters_first + k]);
+				if (to == ADAC_SCAN_NONE || to == from)
+					continue;
+				if (pass == 0) {
+					count[from]++;
+				} else {
+					g->callers[g->nodes[from].callers_first + count[from]++] = to;
+					g->nodes[to].callees++;
+				}
+			}
+		}
+	}
+	for (size_t n = 0; n < g->node_count; n++)
+		g->nodes[n].callers_count = count[n];
+	free(count);
+
+	/* Which nodes are fed from a frame (directly, or through tasks)? */
+	uint32_t *queue = malloc((g->node_count ? g->node_count : 1) * sizeof *queue);
+	if (!queue)
+		goto nomem;
+	size_t qh = 0, qt = 0;
+	for (size_t n = 0; n < g->node_count; n++)
+		if (is_frame(&g->nodes[n]))
+			queue[qt++] = (uint32_t)n;
+	while (qh < qt) {
+		const struct adac_async_node *m = &g->nodes[queue[qh++]];
+		for (uint32_t k = 0; k < m->callers_count; k++) {
+			struct adac_async_node *c = &g->nodes[g->callers[m->callers_first + k]];
+			if (c->fed)
+				continue;
+			c->fed = true;
+			if (!is_frame(c))
+				queue[qt++] = g->callers[m->callers_first + k];
+		}
+	}
+	free(queue);
+	/* What a stack start awaits: a task node fed by nothing with an edge into it. */
+	for (size_t n = 0; n < g->node_count; n++) {
+		const struct adac_async_node *m = &g->nodes[n];
+		if (is_frame(m) || m->fed)
+			continue;
+		for (uint32_t k = 0; k < m->callers_count; k++) {
+			struct adac_async_node *c = &g->nodes[g->callers[m->callers_first + k]];
+			if (!c->awaits)
+				c->awaits = s->tasks[m->index].addr;
+		}
+	}
+
+	/* Stacks: from each frame node nothing feeds, then from frame nodes left on cycles. */
+	struct builder b = {.s = s, .g = g, .path_cap = 64};
+	b.path = malloc(b.path_cap * sizeof *b.path);
+	b.on_path = calloc(g->node_count ? g->node_count : 1, sizeof *b.on_path);
+	struct start *starts = malloc((g->node_count ? g->node_count : 1) * sizeof *starts);
+	if (!b.path || !b.on_path || !starts) {
+		free(b.path);
+		free(b.on_path);
+		free(starts);
+		goto nomem;
+	}
+	int rc = 0;
+	for (int round = 0; round < 2 && rc == 0; round++) {
+		size_t ns = 0;
+		for (size_t n = 0; n < g->node_count; n++) {
+			const struct adac_async_node *m = &g->nodes[n];
+			if (!is_frame(m) || (round == 0 ? m->fed : m->visited))
+				continue;
+			starts[ns++] = (struct start){
+				(uint32_t)n, adac_async_node_addr(s, m),
+				m->kind == ADAC_NODE_CHAIN && s->chains[m->index].root == ADAC_ROOT_RUNNING};
+		}
+		qsort(starts, ns, sizeof *starts, cmp_start);
+		for (size_t i = 0; i < ns && rc == 0; i++)
+			if (round == 0 || !g->nodes[starts[i].node].visited)
+				rc = paths_from(&b, starts[i].node, err);
+	}
+	free(b.path);
+	free(b.on_path);
+	free(starts);
+	if (rc < 0)
+		goto fail;
+	return 0;
+nomem:
+	adac_fail(err, ADAC_E_NOMEM, 0, "out of memory building async stacks");
+fail:
+	adac_async_graph_free(g);
+	return -1;
+}
+
+void adac_async_graph_free(struct adac_async_graph *g)
+{
+	free(g->nodes);
+	free(g->callers);
+	free(g->chain_node);
+	free(g->task_node);
+	free(g->stack_nodes);
+	free(g->stacks);
+	memset(g, 0, sizeof *g);
+}

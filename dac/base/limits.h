@@ -1,0 +1,51 @@
+/* limits.h - every cap on a walk over target data, in one place. Hitting one is ADAC_E_LIMIT. */
+#ifndef ADAC_LIMITS_H
+#define ADAC_LIMITS_H
+
+#define ADAC_BUILD_ID_MAX 64u                  /* bytes of one GNU build-id kept per module */
+#define ADAC_MAX_DESCRIPTOR_BYTES (16u << 20)  /* JSON text of one contract descriptor */
+#define ADAC_MAX_POINTER_DATA 65536u           /* pointer_data slots of one descriptor */
+#define ADAC_MAX_SUBDESCRIPTOR_DEPTH 4u        /* nesting of subDescriptors */
+#define ADAC_MAX_TYPE_SIZE 4096u               /* bytes of one runtime struct read whole */
+#define ADAC_MAX_MODULES 65536u                /* modules of one target */
+#define ADAC_MAX_THREADS 65536u                /* threads of one target */
+#define ADAC_MAX_CHAIN_DEPTH 100000u           /* frames of one continuation chain (default cap) */
+#define ADAC_MAX_CHAINS 10000000u              /* chains found by a heap scan */
+#define ADAC_MAX_STRING_CHARS 4096u            /* characters read from one target string */
+#define ADAC_MAX_PATH_BYTES 4096u              /* one file path read from the target */
+#define ADAC_MAX_NIBBLE_ENTRIES 1000000u       /* entries in one debug-info chunk */
+#define ADAC_MAX_METADATA_ROWS 16777215u       /* rows of one ECMA-335 table */
+#define ADAC_MAX_ELF_SYMBOLS 10000000u         /* dynamic symbols walked in one module */
+#define ADAC_MAX_CORE_SEGMENTS 1000000u        /* PT_LOAD headers of one core file */
+#define ADAC_MAX_CORE_NOTE_BYTES (64u << 20)   /* PT_NOTE bytes of one core file */
+#define ADAC_MAX_MAPPINGS 1000000u             /* file mappings of one target (NT_FILE, /proc/pid/maps) */
+#define ADAC_MAX_UNWIND_FRAMES 100000u         /* physical frames unwound for one thread */
+#define ADAC_MAX_RANGE_FRAGMENTS 4096u         /* RangeSectionFragments in one range-section-map leaf list */
+#define ADAC_MAX_NIBBLE_UNITS (4u << 20)        /* 32-bit nibble-map units scanned back (1 GiB of JIT code) */
+#define ADAC_MAX_RUNTIME_FUNCTIONS (16u << 20)  /* RUNTIME_FUNCTIONs (or hot/cold map entries) of one R2R image */
+#define ADAC_MAX_R2R_FUNCLETS 65536u            /* RUNTIME_FUNCTIONs stepped back from a funclet to its method */
+#define ADAC_MAX_HASHMAP_BUCKETS (64u << 20)    /* buckets of one runtime HashMap (R2R entry point map) */
+#define ADAC_MAX_HASHMAP_SLOTS 64u              /* HashMapSlotsPerBucket */
+#define ADAC_MAX_PRECODE_BYTES 64u              /* bytes of one precode template (PrecodeMachineDescriptor) */
+
+#define ADAC_MAX_METADATA_BYTES (256u << 20)   /* one module's metadata blob */
+#define ADAC_MAX_PE_SECTIONS 1024u             /* section headers of one PE image */
+#define ADAC_MAX_METADATA_STREAMS 64u          /* stream headers of one metadata root */
+#define ADAC_MAX_TYPE_NESTING 64u              /* enclosing types of one nested type */
+#define ADAC_MAX_SIG_DEPTH 64u                /* nesting of types inside one signature */
+#define ADAC_MAX_NAME_BYTES (64u << 10)       /* one formatted type or method name */
+#define ADAC_MAX_GENERIC_ARGS 1024u           /* type arguments of one instantiation */
+#define ADAC_MAX_TYPE_DEPTH 64u               /* TypeHandles nested inside one type (names) */
+#define ADAC_MAX_NAME_CACHE (1u << 20)        /* distinct names cached per runtime (they live until it closes) */
+#define ADAC_MAX_DEBUGINFO_BYTES (4u << 20)    /* one debug-info blob (header plus all chunks) */
+#define ADAC_MAX_PDB_BYTES (256u << 20)        /* one portable PDB file */
+
+#define ADAC_MAX_GC_HEAPS 4096u          /* server GC heaps (NumHeaps) */
+#define ADAC_MAX_GC_GENERATIONS 16u      /* entries of one generation table (TotalGenerationCount) */
+#define ADAC_MAX_GC_REGIONS (1u << 20)   /* regions/segments of all heaps, free lists included */
+#define ADAC_MAX_GC_METHOD_TABLES (1u << 22) /* distinct MethodTables seen by one heap walk */
+
+#define ADAC_MAX_UNWIND_CHAIN 32u              /* chained UNWIND_INFOs followed for one frame */
+#define ADAC_MAX_METHOD_UNWIND_INFOS 65536u    /* RUNTIME_FUNCTIONs (funclets) of one JIT-compiled method */
+
+#endif

@@ -1,0 +1,94 @@
+/* command.c - dispatches a command line to its cmd_<name>.c, and shared option parsing. */
+#include "commands/command.h"
+
+#include <errno.h>
+#include <jansson.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct entry {
+	const struct adac_command_info *info;
+	adac_command_fn run;
+};
+
+static const struct entry entries[] = {
+	{&adac_cmd_bt_info, adac_cmd_bt},
+	{&adac_cmd_runtime_info, adac_cmd_runtime},
+	{&adac_cmd_ip2md_info, adac_cmd_ip2md},
+	{&adac_cmd_dumpmd_info, adac_cmd_dumpmd},
+	{&adac_cmd_frame_info, adac_cmd_frame},
+	{&adac_cmd_dumpheap_info, adac_cmd_dumpheap},
+	{&adac_cmd_ps_info, adac_cmd_ps},
+};
+#define N_ENTRIES (sizeof entries / sizeof entries[0])
+
+const struct adac_command_info *adac_commands(void)
+{
+	static struct adac_command_info list[N_ENTRIES + 1];
+	for (size_t i = 0; i < N_ENTRIES; i++)
+		list[i] = *entries[i].info;
+	return list;
+}
+
+const struct adac_command_info *adac_command_find(const char *name)
+{
+	for (size_t i = 0; i < N_ENTRIES; i++)
+		if (strcmp(entries[i].info->name, name) == 0)
+			return entries[i].info;
+	return NULL;
+}
+
+int adac_command_run(struct adac_target *t, enum adac_frontend fe, int argc, char **argv, struct adac_out *out,
+                     struct adac_error *err)
+{
+	if (argc < 1)
+		return adac_fail(err, ADAC_E_BAD_ARG, 0, "no command given");
+	for (size_t i = 0; i < N_ENTRIES; i++)
+		if (strcmp(entries[i].info->name, argv[0]) == 0)
+			return entries[i].run(t, fe, argc, argv, out, err);
+	return adac_fail(err, ADAC_E_BAD_ARG, 0, "'%s' is not a valid command", argv[0]);
+}
+
+bool adac_opt_is(const char *arg, const char *short_opt, const char *long_opt)
+{
+	return (short_opt && strcmp(arg, short_opt) == 0) || (long_opt && strcmp(arg, long_opt) == 0);
+}
+
+int adac_opt_u64(const char *cmd, const char *opt, const char *value, uint64_t *out, struct adac_error *err)
+{
+	char *end;
+	errno = 0;
+	if (!value || !*value || *value == '-')
+		return adac_fail(err, ADAC_E_BAD_ARG, 0, "invalid value '%s' for option %s of '%s'", value ? value : "", opt, cmd);
+	unsigned long long v = strtoull(value, &end, 0);
+	if (errno || *end)
+		return adac_fail(err, ADAC_E_BAD_ARG, 0, "invalid value '%s' for option %s of '%s'", value, opt, cmd);
+	*out = (uint64_t)v;
+	return 0;
+}
+
+int adac_opt_value(const char *cmd, int argc, char **argv, int *i, const char **value, struct adac_error *err)
+{
+	if (*i + 1 >= argc)
+		return adac_fail(err, ADAC_E_BAD_ARG, 0, "option %s of '%s' requires a value", argv[*i], cmd);
+	*value = argv[++*i];
+	return 0;
+}
+
+int adac_opt_unknown(const char *cmd, const char *arg, struct adac_error *err)
+{
+	if (arg[0] == '-')
+		return adac_fail(err, ADAC_E_BAD_ARG, 0, "unknown option '%s' for '%s'", arg, cmd);
+	return adac_fail(err, ADAC_E_BAD_ARG, 0, "unexpected argument '%s' for '%s'", arg, cmd);
+}
+
+int adac_print_json(struct adac_out *out, json_t *value, struct adac_error *err)
+{
+	char *text = value ? json_dumps(value, JSON_INDENT(2)) : NULL;
+	json_decref(value);
+	if (!text)
+		return adac_fail(err, ADAC_E_NOMEM, 0, "out of memory formatting JSON");
+	adac_print(out, "%s\n", text);
+	free(text);
+	return 0;
+}

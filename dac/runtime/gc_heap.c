@@ -1,0 +1,927 @@
+/* gc_heap.c - GC contract: heaps, generation tables, regions/segments, allocation contexts, and
+ * the object walk over them (block reads, cached MethodTable sizes). See gc_heap.h. */
+#include "runtime/gc_heap.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/addr_map.h"
+#include "base/cursor.h"
+#include "runtime/descriptor.h"
+#include "base/limits.h"
+#include "runtime/runtime.h"
+#include "target/target.h"
+#include "runtime/threads.h"
+
+/* Every field the GC walk reads. Width 8 on pointer fields is patched to the target's pointer
+ * size at resolution. Flavour-specific fields are optional here and demanded by need() once the
+ * flavour (GCIdentifiers) is known. */
+#define GC_FIELDS(X)                                                                   \
+	X(GEN_SIZE, "Generation", NULL, 0, true)                                           \
+	X(GEN_ALLOC_CONTEXT, "Generation", "AllocationContext", 0, true)                   \
+	X(GEN_START_SEGMENT, "Generation", "StartSegment", 8, true)                        \
+	X(GEN_ALLOCATION_START, "Generation", "AllocationStart", 8, false)                 \
+	X(AC_POINTER, "GCAllocContext", "Pointer", 8, true)                                \
+	X(AC_LIMIT, "GCAllocContext", "Limit", 8, true)                                    \
+	X(SEG_ALLOCATED, "HeapSegment", "Allocated", 8, true)                              \
+	X(SEG_COMMITTED, "HeapSegment", "Committed", 8, true)                              \
+	X(SEG_RESERVED, "HeapSegment", "Reserved", 8, true)                                \
+	X(SEG_USED, "HeapSegment", "Used", 8, true)                                        \
+	X(SEG_MEM, "HeapSegment", "Mem", 8, true)                                          \
+	X(SEG_FLAGS, "HeapSegment", "Flags", 8, true)                                      \
+	X(SEG_NEXT, "HeapSegment", "Next", 8, true)                                        \
+	X(HEAP_GENERATION_TABLE, "GCHeap", "GenerationTable", 0, false)                    \
+	X(HEAP_ALLOC_ALLOCATED, "GCHeap", "AllocAllocated", 8, false)                      \
+	X(HEAP_EPHEMERAL_SEGMENT, "GCHeap", "EphemeralHeapSegment", 8, false)              \
+	X(HEAP_FREE_REGIONS, "GCHeap", "FreeRegions", 0, false)                            \
+	X(FREE_LIST_SIZE, "RegionFreeList", NULL, 0, false)                                \
+	X(FREE_LIST_HEAD, "RegionFreeList", "HeadFreeRegion", 8, false)                    \
+	X(EE_AC_GC_CONTEXT, "EEAllocContext", "GCAllocationContext", 0, true)              \
+	X(TS_FIRST_THREAD, "ThreadStore", "FirstThreadLink", 8, true)                      \
+	X(TH_LINK_NEXT, "Thread", "LinkNext", 8, true)                                     \
+	X(TH_RUNTIME_LOCALS, "Thread", "RuntimeThreadLocals", 8, true)                     \
+	X(RTL_ALLOC_CONTEXT, "RuntimeThreadLocals", "AllocContext", 0, true)               \
+	X(MT_FLAGS, "MethodTable", "MTFlags", 4, true)                                     \
+	X(MT_BASE_SIZE, "MethodTable", "BaseSize", 4, true)                                \
+	X(ARRAY_NUM_COMPONENTS, "Array", "m_NumComponents", 4, true)
+
+enum {
+#define X(id, type, field, width, req) F_##id,
+	GC_FIELDS(X)
+#undef X
+	F_COUNT
+};
+
+static const struct adac_field_spec gc_specs[F_COUNT] = {
+#define X(id, type, field, width, req) {type, field, width, req},
+	GC_FIELDS(X)
+#undef X
+};
+
+#define MT_HAS_COMPONENT_SIZE 0x80000000u  /* MTFlags: the low 16 bits are the component size */
+#define SEG_FLAG_READONLY 0x1u             /* heap_segment_flags_readonly: a frozen segment */
+#define GEN_LOH 3u                         /* generation table entries after max_generation */
+#define GEN_POH 4u
+
+/* What the walk keeps per MethodTable. */
+struct mt_entry {
+	uint64_t mt;       /* the key */
+	uint32_t base_size;
+	uint16_t component_size;
+	bool has_components;
+};
+
+struct gc_state {
+	uint32_t off[F_COUNT];
+	uint8_t has[F_COUNT];
+	uint64_t unmask;           /* ObjectToMethodTableUnmask */
+	uint32_t mt_span;          /* bytes read per MethodTable (MTFlags and BaseSize) */
+	struct adac_gc_info info;  /* filled once */
+	bool info_ready;
+	char *identifiers;
+	struct adac_gc_heap_info *heaps;
+	struct adac_gc_region *regions;
+	size_t nregions, cap_regions;
+	struct adac_gc_region *free_regions;
+	size_t nfree, cap_free;
+	struct adac_gc_alloc_context *contexts;
+	size_t ncontexts, cap_contexts;
+	struct adac_addr_map mts;  /* struct mt_entry by MethodTable */
+	uint8_t *window;           /* ADAC_GC_READ_BLOCK bytes for the walk */
+};
+
+static void free_state(void *p)
+{
+	struct gc_state *s = p;
+	if (!s)
+		return;
+	free(s->identifiers);
+	free(s->heaps);
+	free(s->regions);
+	free(s->free_regions);
+	free(s->contexts);
+	adac_addr_map_free(&s->mts);
+	free(s->window);
+	free(s);
+}
+
+/* A required field of the running flavour: the descriptor's own "no field" error when absent. */
+static int need(const struct adac_runtime *rt, const struct gc_state *s, int id, struct adac_error *err)
+{
+	if (s->has[id])
+		return 0;
+	uint32_t ignored;
+	if (gc_specs[id].field)
+		return adac_desc_field(rt->desc, gc_specs[id].type, gc_specs[id].field, &ignored, err);
+	return adac_desc_type_size(rt->desc, gc_specs[id].type, &ignored, err);
+}
+
+static int init_state(struct adac_runtime *rt, struct gc_state **out, struct adac_error *err)
+{
+	struct gc_state *s = adac_runtime_slot(rt, ADAC_SLOT_GC);
+	if (s) {
+		*out = s;
+		return 0;
+	}
+	const struct adac_descriptor *d = rt->desc;
+	if (!adac_desc_contract(d, "GC") && !adac_desc_has_type(d, "HeapSegment"))
+		return adac_fail(err, ADAC_E_LAYOUT, 0,
+		                 "the runtime (%s) has no GC sub-descriptor (no GC contract, no HeapSegment type)",
+		                 adac_desc_global_string(d, "RuntimeProductVersionString")
+		                     ? adac_desc_global_string(d, "RuntimeProductVersionString")
+		                     : "of unknown version");
+	s = calloc(1, sizeof *s);
+	if (!s)
+		return adac_fail(err, ADAC_E_NOMEM, 0, "out of memory");
+	struct adac_field_spec specs[F_COUNT];
+	unsigned ps = adac_desc_ptr_size(d);
+	for (int i = 0; i < F_COUNT; i++) {
+		specs[i] = gc_specs[i];
+		if (specs[i].width == 8)
+			specs[i].width = (uint8_t)ps;
+	}
+	if (adac_desc_resolve(d, specs, F_COUNT, s->off, s->has, err)) {
+		free_state(s);
+		return -1;
+	}
+	if (adac_desc_has_global(d, "ObjectToMethodTableUnmask")) {
+		if (adac_desc_global(d, "ObjectToMethodTableUnmask", &s->unmask, err)) {
+			free_state(s);
+			return -1;
+		}
+	} else {
+		s->unmask = ps == 8 ? 7 : 3;
+	}
+	uint32_t a = s->off[F_MT_FLAGS] + 4, b = s->off[F_MT_BASE_SIZE] + 4;
+	s->mt_span = a > b ? a : b;
+	if (s->mt_span > ADAC_MAX_TYPE_SIZE) {
+		free_state(s);
+		return adac_fail(err, ADAC_E_LAYOUT, 0, "MethodTable.MTFlags/BaseSize end at %u (limit %u)", s->mt_span,
+		                 ADAC_MAX_TYPE_SIZE);
+	}
+	adac_runtime_set_slot(rt, ADAC_SLOT_GC, s, free_state);
+	*out = s;
+	return 0;
+}
+
+/* ---- small helpers ---------------------------------------------------------------------------- */
+
+static uint64_t get_ptr(const uint8_t *buf, uint32_t off, unsigned ps)
+{
+	return ps == 8 ? adac_get_u64(buf, off) : adac_get_u32(buf, off);
+}
+
+static int read_global_ptr(struct adac_runtime *rt, const char *name, uint64_t *out, struct adac_error *err)
+{
+	uint64_t where;
+	if (adac_desc_global(rt->desc, name, &where, err))
+		return -1;
+	if (adac_read_ptr(rt->t, where, out, err)) {
+		adac_error_wrap(err, "%s: ", name);
+		return -1;
+	}
+	return 0;
+}
+
+static int grow(void **arr, size_t *cap, size_t want, size_t elem, struct adac_error *err)
+{
+	if (want <= *cap)
+		return 0;
+	size_t n = *cap ? *cap * 2 : 64;
+	while (n < want)
+		n *= 2;
+	void *p = realloc(*arr, n * elem);
+	if (!p)
+		return adac_fail(err, ADAC_E_NOMEM, 0, "out of memory");
+	*arr = p;
+	*cap = n;
+	return 0;
+}
+
+/* Region addresses, each tagged with the list it was found in. */
+struct seen_rec {
+	uint64_t region;
+	unsigned tag;
+};
+
+/* *tag_out = the tag already recorded (and returns 1), or records tag (returns 0); -1 on ENOMEM. */
+static int seen_insert(struct adac_addr_map *set, uint64_t key, unsigned tag, unsigned *tag_out, struct adac_error *err)
+{
+	bool added;
+	struct seen_rec *r = adac_addr_map_get(set, key, sizeof *r, &added);
+	if (!r)
+		return adac_fail(err, ADAC_E_NOMEM, 0, "out of memory");
+	if (!added) {
+		*tag_out = r->tag;
+		return 1;
+	}
+	r->tag = tag;
+	return 0;
+}
+
+const char *adac_gc_kind_name(enum adac_gc_region_kind kind)
+{
+	switch (kind) {
+	case ADAC_GC_GEN0: return "gen0";
+	case ADAC_GC_GEN1: return "gen1";
+	case ADAC_GC_GEN2: return "gen2";
+	case ADAC_GC_LOH: return "loh";
+	case ADAC_GC_POH: return "poh";
+	case ADAC_GC_FROZEN: return "frozen";
+	case ADAC_GC_EPHEMERAL: return "ephemeral";
+	case ADAC_GC_FREE: return "free";
+	}
+	return "?";
+}
+
+/* ---- GC info ---------------------------------------------------------------------------------- */
+
+/* GCIdentifiers is a comma-separated list ("workstation, regions, background,"). */
+static bool has_identifier(const char *list, const char *word)
+{
+	size_t n = strlen(word);
+	for (const char *p = list; *p;) {
+		while (*p == ',' || *p == ' ')
+			p++;
+		const char *e = p;
+		while (*e && *e != ',')
+			e++;
+		const char *t = e;
+		while (t > p && t[-1] == ' ')
+			t--;
+		if ((size_t)(t - p) == n && strncmp(p, word, n) == 0)
+			return true;
+		p = e;
+	}
+	return false;
+}
+
+static int read_generations(struct adac_runtime *rt, struct gc_state *s, uint64_t table, unsigned count,
+                            struct adac_gc_heap_info *h, struct adac_error *err)
+{
+	unsigned ps = s->info.ptr_size;
+	uint32_t gsize = s->off[F_GEN_SIZE];
+	size_t len = (size_t)gsize * count;
+	uint8_t *buf = malloc(len ? len : 1);
+	if (!buf)
+		return adac_fail(err, ADAC_E_NOMEM, 0, "out of memory");
+	if (adac_read(rt->t, table, buf, len, err)) {
+		free(buf);
+		adac_error_wrap(err, "generation table at 0x%llx: ", (unsigned long long)table);
+		return -1;
+	}
+	uint32_t ac = s->off[F_GEN_ALLOC_CONTEXT];
+	if (ac + s->off[F_AC_LIMIT] + ps > gsize || ac + s->off[F_AC_POINTER] + ps > gsize) {
+		free(buf);
+		return adac_fail(err, ADAC_E_LAYOUT, 0, "Generation.AllocationContext does not fit the %u-byte Generation", gsize);
+	}
+	h->generation_count = count;
+	for (unsigned g = 0; g < count; g++) {
+		const uint8_t *e = buf + (size_t)g * gsize;
+		struct adac_gc_generation *gen = &h->gen[g];
+		gen->start_segment = get_ptr(e, s->off[F_GEN_START_SEGMENT], ps);
+		gen->allocation_start = s->has[F_GEN_ALLOCATION_START] ? get_ptr(e, s->off[F_GEN_ALLOCATION_START], ps) : 0;
+		gen->alloc_ptr = get_ptr(e, ac + s->off[F_AC_POINTER], ps);
+		gen->alloc_limit = get_ptr(e, ac + s->off[F_AC_LIMIT], ps);
+	}
+	free(buf);
+	return 0;
+}
+
+static int read_heaps(struct adac_runtime *rt, struct gc_state *s, unsigned ngen, struct adac_error *err)
+{
+	struct adac_gc_info *info = &s->info;
+	unsigned ps = info->ptr_size;
+	if (!info->server) {
+		s->heaps = calloc(1, sizeof *s->heaps);
+		if (!s->heaps)
+			return adac_fail(err, ADAC_E_NOMEM, 0, "out of memory");
+		info->heap_count = 1;
+		uint64_t table;
+		if (adac_desc_global(rt->desc, "GCHeapGenerationTable", &table, err) ||
+		    read_global_ptr(rt, "GCHeapAllocAllocated", &s->heaps[0].alloc_allocated, err) ||
+		    read_global_ptr(rt, "GCHeapEphemeralHeapSegment", &s->heaps[0].ephemeral_segment, err) ||
+		    read_generations(rt, s, table, ngen, &s->heaps[0], err))
+			return -1;
+		return 0;
+	}
+	if (need(rt, s, F_HEAP_GENERATION_TABLE, err) || need(rt, s, F_HEAP_ALLOC_ALLOCATED, err) ||
+	    need(rt, s, F_HEAP_EPHEMERAL_SEGMENT, err))
+		return -1;
+	uint64_t where, table;
+	uint32_t n;
+	if (adac_desc_global(rt->desc, "NumHeaps", &where, err) || adac_read_u32(rt->t, where, &n, err)) {
+		adac_error_wrap(err, "NumHeaps: ");
+		return -1;
+	}
+	if ((int32_t)n < 1)
+		return adac_fail(err, ADAC_E_CORRUPT, where, "the server GC has %d heaps", (int32_t)n);
+	if (n > ADAC_MAX_GC_HEAPS)
+		return adac_fail(err, ADAC_E_LIMIT, where, "the server GC has %u heaps, more than ADAC_MAX_GC_HEAPS (%u)", n,
+		                 ADAC_MAX_GC_HEAPS);
+	if (read_global_ptr(rt, "Heaps", &table, err))
+		return -1;
+	uint8_t *ptrs = malloc((size_t)n * ps);
+	s->heaps = calloc(n, sizeof *s->heaps);
+	if (!ptrs || !s->heaps) {
+		free(ptrs);
+		return adac_fail(err, ADAC_E_NOMEM, 0, "out of memory");
+	}
+	info->heap_count = n;
+	if (adac_read(rt->t, table, ptrs, (size_t)n * ps, err)) {
+		free(ptrs);
+		adac_error_wrap(err, "heap table: ");
+		return -1;
+	}
+	for (unsigned i = 0; i < n; i++) {
+		struct adac_gc_heap_info *h = &s->heaps[i];
+		h->addr = get_ptr(ptrs, i * ps, ps);
+		if (!h->addr) {
+			free(ptrs);
+			return adac_fail(err, ADAC_E_CORRUPT, table, "server GC heap %u of %u is null", i, n);
+		}
+		if (adac_read_ptr(rt->t, h->addr + s->off[F_HEAP_ALLOC_ALLOCATED], &h->alloc_allocated, err) ||
+		    adac_read_ptr(rt->t, h->addr + s->off[F_HEAP_EPHEMERAL_SEGMENT], &h->ephemeral_segment, err) ||
+		    read_generations(rt, s, h->addr + s->off[F_HEAP_GENERATION_TABLE], ngen, h, err)) {
+			free(ptrs);
+			adac_error_wrap(err, "heap %u (0x%llx): ", i, (unsigned long long)h->addr);
+			return -1;
+		}
+	}
+	free(ptrs);
+	return 0;
+}
+
+static uint32_t seg_span(const struct gc_state *s, unsigned ps)
+{
+	uint32_t span = 0;
+	for (int i = F_SEG_ALLOCATED; i <= F_SEG_NEXT; i++)
+		if (s->off[i] + ps > span)
+			span = s->off[i] + ps;
+	return span;
+}
+
+static int read_segment(struct adac_runtime *rt, struct gc_state *s, uint64_t addr, struct adac_gc_region *r,
+                        struct adac_error *err)
+{
+	unsigned ps = s->info.ptr_size;
+	uint8_t buf[ADAC_MAX_TYPE_SIZE];
+	uint32_t span = seg_span(s, ps);
+	if (span > sizeof buf)
+		return adac_fail(err, ADAC_E_LAYOUT, 0, "HeapSegment fields end at %u (limit %zu)", span, sizeof buf);
+	if (adac_read(rt->t, addr, buf, span, err)) {
+		adac_error_wrap(err, "HeapSegment 0x%llx: ", (unsigned long long)addr);
+		return -1;
+	}
+	memset(r, 0, sizeof *r);
+	r->addr = addr;
+	r->allocated = get_ptr(buf, s->off[F_SEG_ALLOCATED], ps);
+	r->committed = get_ptr(buf, s->off[F_SEG_COMMITTED], ps);
+	r->reserved = get_ptr(buf, s->off[F_SEG_RESERVED], ps);
+	r->used = get_ptr(buf, s->off[F_SEG_USED], ps);
+	r->mem = get_ptr(buf, s->off[F_SEG_MEM], ps);
+	r->flags = get_ptr(buf, s->off[F_SEG_FLAGS], ps);
+	r->next = get_ptr(buf, s->off[F_SEG_NEXT], ps);
+	r->end = r->allocated;
+	return 0;
+}
+
+static enum adac_gc_region_kind classify(const struct gc_state *s, const struct adac_gc_heap_info *h,
+                                         const struct adac_gc_region *r, unsigned gen)
+{
+	if (r->flags & SEG_FLAG_READONLY)
+		return ADAC_GC_FROZEN;
+	if (gen == GEN_LOH)
+		return ADAC_GC_LOH;
+	if (gen == GEN_POH)
+		return ADAC_GC_POH;
+	if (s->info.use_regions)
+		return gen == 0 ? ADAC_GC_GEN0 : gen == 1 ? ADAC_GC_GEN1 : ADAC_GC_GEN2;
+	return r->addr == h->ephemeral_segment ? ADAC_GC_EPHEMERAL : ADAC_GC_GEN2;
+}
+
+/* Walks one region list (Generation.StartSegment or a free list) through HeapSegment.Next. A region
+ * already found through another list ends this one (segments GC: gen0's and gen1's start segment is
+ * the ephemeral segment, which gen2's list also reaches); one met twice in the same list is a cycle. */
+static int collect_list(struct adac_runtime *rt, struct gc_state *s, struct adac_addr_map *seen, unsigned list_id,
+                        uint64_t head, unsigned heap, unsigned gen, bool free_list, struct adac_error *err)
+{
+	const struct adac_gc_heap_info *h = &s->heaps[heap];
+	for (uint64_t seg = head; seg;) {
+		unsigned tag = 0;
+		int r = seen_insert(seen, seg, list_id, &tag, err);
+		if (r < 0)
+			return -1;
+		if (r == 1) {
+			if (tag == list_id)
+				return adac_fail(err, ADAC_E_CORRUPT, seg, "heap %u: the %s list loops back to region 0x%llx", heap,
+				                 free_list ? "free region" : "generation", (unsigned long long)seg);
+			return 0;
+		}
+		if (s->nregions + s->nfree >= ADAC_MAX_GC_REGIONS)
+			return adac_fail(err, ADAC_E_LIMIT, seg, "more than ADAC_MAX_GC_REGIONS (%u) GC regions",
+			                 ADAC_MAX_GC_REGIONS);
+		struct adac_gc_region reg;
+		if (read_segment(rt, s, seg, &reg, err)) {
+			adac_error_wrap(err, "heap %u: ", heap);
+			return -1;
+		}
+		reg.heap = heap;
+		if (free_list) {
+			reg.kind = ADAC_GC_FREE;
+			if (grow((void **)&s->free_regions, &s->cap_free, s->nfree + 1, sizeof reg, err))
+				return -1;
+			s->free_regions[s->nfree++] = reg;
+		} else {
+			reg.kind = classify(s, h, &reg, gen);
+			if (seg == h->ephemeral_segment)
+				reg.end = h->alloc_allocated;
+			if (grow((void **)&s->regions, &s->cap_regions, s->nregions + 1, sizeof reg, err))
+				return -1;
+			s->regions[s->nregions++] = reg;
+		}
+		seg = reg.next;
+	}
+	return 0;
+}
+
+static int collect_regions(struct adac_runtime *rt, struct gc_state *s, struct adac_error *err)
+{
+	const struct adac_gc_info *info = &s->info;
+	struct adac_addr_map seen = {0};
+	unsigned list_id = 0;
+	int rc = 0;
+	/* Free-region lists: GCHeapFreeRegions (workstation) or GCHeap.FreeRegions (server), each an
+	 * array of CountFreeRegionKinds RegionFreeList. Listed for --segments only. */
+	bool free_lists = info->use_regions && s->has[F_FREE_LIST_SIZE] && s->has[F_FREE_LIST_HEAD] &&
+	                  adac_desc_has_global(rt->desc, "CountFreeRegionKinds") &&
+	                  (info->server ? s->has[F_HEAP_FREE_REGIONS] : adac_desc_has_global(rt->desc, "GCHeapFreeRegions"));
+	uint64_t kinds = 0;
+	if (free_lists && adac_desc_global(rt->desc, "CountFreeRegionKinds", &kinds, err))
+		return -1;
+	if (kinds > 16)
+		return adac_fail(err, ADAC_E_CORRUPT, 0, "CountFreeRegionKinds is %llu", (unsigned long long)kinds);
+	for (unsigned hi = 0; hi < info->heap_count && rc == 0; hi++) {
+		const struct adac_gc_heap_info *h = &s->heaps[hi];
+		/* gen2 first, then LOH, POH, then gen0 and gen1 (which, with segments, start in the
+		 * ephemeral segment already found through gen2). */
+		unsigned order[ADAC_MAX_GC_GENERATIONS], n = 0;
+		for (unsigned g = info->max_generation; g < h->generation_count; g++)
+			order[n++] = g;
+		for (unsigned g = 0; g < info->max_generation && g < h->generation_count; g++)
+			order[n++] = g;
+		for (unsigned i = 0; i < n && rc == 0; i++)
+			rc = collect_list(rt, s, &seen, ++list_id, h->gen[order[i]].start_segment, hi, order[i], false, err);
+		if (rc || !free_lists)
+			continue;
+		uint64_t base = h->addr + s->off[F_HEAP_FREE_REGIONS];
+		if (!info->server)
+			rc = adac_desc_global(rt->desc, "GCHeapFreeRegions", &base, err);
+		for (unsigned k = 0; k < kinds && rc == 0; k++) {
+			uint64_t head;
+			rc = adac_read_ptr(rt->t, base + (uint64_t)k * s->off[F_FREE_LIST_SIZE] + s->off[F_FREE_LIST_HEAD], &head, err);
+			if (rc == 0)
+				rc = collect_list(rt, s, &seen, ++list_id, head, hi, 0, true, err);
+		}
+	}
+	adac_addr_map_free(&seen);
+	return rc;
+}
+
+static int cmp_region(const void *a, const void *b)
+{
+	const struct adac_gc_region *x = a, *y = b;
+	return x->mem < y->mem ? -1 : x->mem > y->mem ? 1 : 0;
+}
+
+static int cmp_context(const void *a, const void *b)
+{
+	const struct adac_gc_alloc_context *x = a, *y = b;
+	return x->ptr < y->ptr ? -1 : x->ptr > y->ptr ? 1 : 0;
+}
+
+static int add_context(struct gc_state *s, uint64_t ptr, uint64_t limit, uint64_t thread, struct adac_error *err)
+{
+	if (ptr == 0 || ptr > limit)
+		return 0;
+	if (grow((void **)&s->contexts, &s->cap_contexts, s->ncontexts + 1, sizeof *s->contexts, err))
+		return -1;
+	s->contexts[s->ncontexts++] = (struct adac_gc_alloc_context){ptr, limit, thread};
+	return 0;
+}
+
+/* Reads the GCAllocContext (Pointer, Limit) at addr. */
+static int read_alloc_context(struct adac_runtime *rt, const struct gc_state *s, uint64_t addr, uint64_t *ptr,
+                              uint64_t *limit, struct adac_error *err)
+{
+	return adac_read_ptr(rt->t, addr + s->off[F_AC_POINTER], ptr, err) ||
+	               adac_read_ptr(rt->t, addr + s->off[F_AC_LIMIT], limit, err)
+	           ? -1
+	           : 0;
+}
+
+struct thread_contexts {
+	struct adac_runtime *rt;
+	struct gc_state *s;
+	uint32_t gc_ctx;   /* EEAllocContext.GCAllocationContext */
+};
+
+/* One thread's allocation context. A thread without locals (not started, or exited) has no
+ * context; one whose context cannot be read is counted, and if it had one, its region's walk fails
+ * at the context. */
+static int thread_context(void *ctx, uint64_t thread, struct adac_error *err)
+{
+	struct thread_contexts *w = ctx;
+	struct gc_state *s = w->s;
+	uint64_t locals, ptr, limit;
+	struct adac_error ignored = {0};
+	if (adac_read_ptr(w->rt->t, thread + s->off[F_TH_RUNTIME_LOCALS], &locals, &ignored) ||
+	    (locals &&
+	     read_alloc_context(w->rt, s, locals + s->off[F_RTL_ALLOC_CONTEXT] + w->gc_ctx, &ptr, &limit, &ignored)))
+		s->info.threads_unreadable++;
+	else if (locals && add_context(s, ptr, limit, thread, err))
+		return -1;
+	return 0;
+}
+
+/* The allocation contexts the walk must step over: the global one and every thread's. The thread
+ * list is walked with threads.c's adac_thread_list_walk alone, not through its state, which also
+ * resolves the thread-static layouts (ThreadLocalData, ...) that a heap walk has no use for.
+ *
+ * The list, as the real .NET 11.0.0 runtime keeps it: the pointer at ThreadStore.FirstThreadLink is
+ * the first Thread itself, and the pointer at Thread.LinkNext is the next Thread itself (checked on
+ * live processes: each has its Id, OSId and RuntimeThreadLocals at the described offsets), as
+ * threads.c reads it too. The field names, and the cDAC's Thread_1.cs at eae9047, suggest SLink
+ * addresses (Thread = link - LinkNext); on 11.0.0 that lands on zeroed memory. The runtime wins. */
+static int collect_contexts(struct adac_runtime *rt, struct gc_state *s, struct adac_error *err)
+{
+	uint64_t ptr, limit, where;
+	uint32_t gc_ctx = s->off[F_EE_AC_GC_CONTEXT];
+	if (adac_desc_has_global(rt->desc, "GlobalAllocContext")) {
+		if (adac_desc_global(rt->desc, "GlobalAllocContext", &where, err) ||
+		    read_alloc_context(rt, s, where + gc_ctx, &ptr, &limit, err) || add_context(s, ptr, limit, 0, err)) {
+			adac_error_wrap(err, "global allocation context: ");
+			return -1;
+		}
+	}
+	uint64_t store;
+	if (read_global_ptr(rt, "ThreadStore", &store, err))
+		return -1;
+	if (store == 0)
+		return 0; /* no managed thread yet */
+	struct thread_contexts w = {rt, s, gc_ctx};
+	return adac_thread_list_walk(rt, store, s->off[F_TS_FIRST_THREAD], s->off[F_TH_LINK_NEXT], thread_context, &w,
+	                             err);
+}
+
+static int build_info(struct adac_runtime *rt, struct gc_state *s, struct adac_error *err)
+{
+	struct adac_gc_info *info = &s->info;
+	const struct adac_descriptor *d = rt->desc;
+	const char *ids = adac_desc_global_string(d, "GCIdentifiers");
+	if (!ids)
+		return adac_fail(err, ADAC_E_LAYOUT, 0, "the runtime's GC describes no GCIdentifiers");
+	s->identifiers = strdup(ids);
+	if (!s->identifiers)
+		return adac_fail(err, ADAC_E_NOMEM, 0, "out of memory");
+	info->identifiers = s->identifiers;
+	info->server = has_identifier(ids, "server");
+	info->use_regions = has_identifier(ids, "regions");
+	info->background = has_identifier(ids, "background");
+	bool wks = has_identifier(ids, "workstation"), segments = has_identifier(ids, "segments");
+	if (info->server == wks || info->use_regions == segments)
+		return adac_fail(err, ADAC_E_UNSUPPORTED, 0,
+		                 "unsupported GC flavour \"%s\" (want workstation or server, and regions or segments)", ids);
+	info->ptr_size = adac_desc_ptr_size(d);
+	info->min_object_size = 3 * info->ptr_size;
+	uint64_t where, ngen;
+	if (adac_desc_global(d, "MaxGeneration", &where, err) || adac_read_u32(rt->t, where, &info->max_generation, err)) {
+		adac_error_wrap(err, "MaxGeneration: ");
+		return -1;
+	}
+	if (adac_desc_global(d, "TotalGenerationCount", &ngen, err))
+		return -1;
+	if (ngen > ADAC_MAX_GC_GENERATIONS)
+		return adac_fail(err, ADAC_E_LIMIT, 0, "TotalGenerationCount is %llu, more than ADAC_MAX_GC_GENERATIONS (%u)",
+		                 (unsigned long long)ngen, ADAC_MAX_GC_GENERATIONS);
+	if (info->max_generation < 1 || info->max_generation >= ngen)
+		return adac_fail(err, ADAC_E_CORRUPT, where, "MaxGeneration %u does not fit %llu generation table entries",
+		                 info->max_generation, (unsigned long long)ngen);
+	if (!info->use_regions && need(rt, s, F_GEN_ALLOCATION_START, err))
+		return -1;
+	if (read_global_ptr(rt, "FreeObjectMethodTable", &info->free_mt, err))
+		return -1;
+	info->structures_valid = true;
+	if (adac_desc_has_global(d, "StructureInvalidCount")) {
+		uint32_t invalid;
+		if (adac_desc_global(d, "StructureInvalidCount", &where, err) || adac_read_u32(rt->t, where, &invalid, err)) {
+			adac_error_wrap(err, "StructureInvalidCount: ");
+			return -1;
+		}
+		info->structures_valid = invalid == 0;
+	}
+	if (read_heaps(rt, s, (unsigned)ngen, err) || collect_regions(rt, s, err) || collect_contexts(rt, s, err))
+		return -1;
+	if (s->nregions)
+		qsort(s->regions, s->nregions, sizeof *s->regions, cmp_region);
+	if (s->ncontexts)
+		qsort(s->contexts, s->ncontexts, sizeof *s->contexts, cmp_context);
+	info->heaps = s->heaps;
+	info->regions = s->regions;
+	info->region_count = s->nregions;
+	info->free_regions = s->free_regions;
+	info->free_region_count = s->nfree;
+	info->contexts = s->contexts;
+	info->context_count = s->ncontexts;
+	return 0;
+}
+
+const struct adac_gc_info *adac_gc_info(struct adac_runtime *rt, struct adac_error *err)
+{
+	struct gc_state *s;
+	if (init_state(rt, &s, err))
+		return NULL;
+	if (s->info_ready)
+		return &s->info;
+	if (build_info(rt, s, err)) {
+		/* Start over next time: drop what was collected. */
+		free(s->identifiers);
+		free(s->heaps);
+		free(s->regions);
+		free(s->free_regions);
+		free(s->contexts);
+		s->identifiers = NULL;
+		s->heaps = NULL;
+		s->regions = s->free_regions = NULL;
+		s->contexts = NULL;
+		s->nregions = s->cap_regions = s->nfree = s->cap_free = s->ncontexts = s->cap_contexts = 0;
+		memset(&s->info, 0, sizeof s->info);
+		adac_error_wrap(err, "GC heap: ");
+		return NULL;
+	}
+	s->info_ready = true;
+	return &s->info;
+}
+
+unsigned adac_gc_generation_of(const struct adac_gc_info *info, const struct adac_gc_region *r, uint64_t addr)
+{
+	switch (r->kind) {
+	case ADAC_GC_GEN0: return 0;
+	case ADAC_GC_GEN1: return 1;
+	case ADAC_GC_LOH: return GEN_LOH;
+	case ADAC_GC_POH: return GEN_POH;
+	case ADAC_GC_EPHEMERAL: {
+		const struct adac_gc_heap_info *h = &info->heaps[r->heap];
+		if (h->generation_count > 1 && addr >= h->gen[0].allocation_start)
+			return 0;
+		if (h->generation_count > 1 && addr >= h->gen[1].allocation_start)
+			return 1;
+		return info->max_generation;
+	}
+	default: return info->max_generation;
+	}
+}
+
+/* ---- the walk --------------------------------------------------------------------------------- */
+
+/* MethodTable facts, read once per MT. The two fields are read here rather than through
+ * methoddesc.c's RuntimeTypeSystem reader: the walk needs only MTFlags and BaseSize, for every
+ * distinct MT of the heap, and must not depend on (or pay for) the rest of that contract. */
+static int read_mt(struct adac_runtime *rt, struct gc_state *s, uint64_t mt, struct mt_entry *e, struct adac_error *err)
+{
+	uint8_t buf[ADAC_MAX_TYPE_SIZE];
+	if (mt % s->info.ptr_size)
+		return adac_fail(err, ADAC_E_CORRUPT, mt, "MethodTable 0x%llx is not pointer-aligned", (unsigned long long)mt);
+	if (adac_read(rt->t, mt, buf, s->mt_span, err))
+		return -1;
+	uint32_t flags = adac_get_u32(buf, s->off[F_MT_FLAGS]);
+	e->mt = mt;
+	e->base_size = adac_get_u32(buf, s->off[F_MT_BASE_SIZE]);
+	e->has_components = (flags & MT_HAS_COMPONENT_SIZE) != 0;
+	e->component_size = e->has_components ? (uint16_t)(flags & 0xffff) : 0;
+	/* Smallest real base size: a string's (header, MT, length, terminator). */
+	if (e->base_size < 2 * s->info.ptr_size || e->base_size > (1u << 30))
+		return adac_fail(err, ADAC_E_CORRUPT, mt, "MethodTable 0x%llx has an absurd BaseSize %u",
+		                 (unsigned long long)mt, e->base_size);
+	return 0;
+}
+
+static int mt_lookup(struct adac_runtime *rt, struct gc_state *s, uint64_t mt, const struct mt_entry **out,
+                     struct adac_error *err)
+{
+	if ((*out = adac_addr_map_find(&s->mts, mt)))
+		return 0;
+	struct mt_entry e, *slot;
+	if (read_mt(rt, s, mt, &e, err))
+		return -1;
+	if (s->mts.used >= ADAC_MAX_GC_METHOD_TABLES)
+		return adac_fail(err, ADAC_E_LIMIT, mt, "more than ADAC_MAX_GC_METHOD_TABLES (%u) distinct MethodTables",
+		                 ADAC_MAX_GC_METHOD_TABLES);
+	if (!(slot = adac_addr_map_get(&s->mts, mt, sizeof e, NULL)))
+		return adac_fail(err, ADAC_E_NOMEM, 0, "out of memory");
+	*slot = e;
+	*out = slot;
+	return 0;
+}
+
+struct walk {
+	struct adac_runtime *rt;
+	struct gc_state *s;
+	const struct adac_gc_info *info;
+	adac_gc_object_cb cb;
+	void *ctx;
+	struct adac_gc_walk_report *rep;
+	uint64_t win_base;   /* target address of window[0] */
+	size_t win_len;      /* bytes valid in the window */
+	uint32_t header;     /* bytes needed to size an object: MT and the component count */
+};
+
+/* Makes [addr, addr + need) available in the window, reading up to ADAC_GC_READ_BLOCK bytes (not
+ * past end) from addr. */
+static int window_at(struct walk *w, uint64_t addr, uint64_t end, size_t need, struct adac_error *err)
+{
+	if (addr >= w->win_base && addr + need <= w->win_base + w->win_len)
+		return 0;
+	uint64_t want = end - addr;
+	if (want > ADAC_GC_READ_BLOCK)
+		want = ADAC_GC_READ_BLOCK;
+	if (want < need)
+		want = need;
+	size_t got = adac_read_upto(w->rt->t, addr, w->s->window, (size_t)want);
+	w->rep->bytes_read += got;
+	w->win_base = addr;
+	w->win_len = got;
+	if (got < need)
+		return adac_fail(err, ADAC_E_READ, addr + got, "cannot read the object at 0x%llx (got %zu of %zu bytes)",
+		                 (unsigned long long)addr, got, need);
+	return 0;
+}
+
+static uint64_t align_up(uint64_t v, uint64_t a) { return (v + a - 1) & ~(a - 1); }
+
+/* Walks one region; 1 when the callback stopped the walk, 0 at the region's end, -1 with err at a
+ * bad object (*objects says how many came before it). */
+static int walk_region(struct walk *w, const struct adac_gc_region *r, uint64_t *objects, struct adac_error *err)
+{
+	const struct adac_gc_info *info = w->info;
+	unsigned ps = info->ptr_size;
+	*objects = 0;
+	if (r->mem % ps)
+		return adac_fail(err, ADAC_E_CORRUPT, r->mem, "first object 0x%llx is not pointer-aligned",
+		                 (unsigned long long)r->mem);
+	if (r->end < r->mem)
+		return adac_fail(err, ADAC_E_CORRUPT, r->end, "objects end at 0x%llx, before they start at 0x%llx",
+		                 (unsigned long long)r->end, (unsigned long long)r->mem);
+	if (r->reserved > r->mem && r->end > r->reserved)
+		return adac_fail(err, ADAC_E_CORRUPT, r->end, "objects end at 0x%llx, past the reserved end 0x%llx",
+		                 (unsigned long long)r->end, (unsigned long long)r->reserved);
+	w->rep->regions_walked++;
+	w->rep->bytes_scanned += r->end - r->mem;
+	/* LOH and POH objects are 8-byte aligned on every target (AlignQword). */
+	uint64_t align = (r->kind == ADAC_GC_LOH || r->kind == ADAC_GC_POH) ? 8 : ps;
+	uint64_t ctx_skip = align_up(info->min_object_size, align);
+	bool contexts = r->kind != ADAC_GC_FROZEN;
+	size_t ci = 0, nctx = info->context_count;
+	const struct adac_gc_alloc_context *ctxs = info->contexts;
+	while (ci < nctx && ctxs[ci].ptr < r->mem)
+		ci++;
+	uint32_t ncomp = w->s->off[F_ARRAY_NUM_COMPONENTS];
+	uint64_t last_mt = 0;
+	const struct mt_entry *e = NULL;
+	uint64_t obj = r->mem;
+	while (obj < r->end) {
+		if (contexts) {
+			while (ci < nctx && ctxs[ci].ptr < obj)
+				ci++;
+			if (ci < nctx && ctxs[ci].ptr == obj) {
+				/* The unused part of an allocation context, and the gap the GC keeps after it. */
+				uint64_t next = ctxs[ci].limit + ctx_skip;
+				if (next <= obj)
+					return adac_fail(err, ADAC_E_CORRUPT, obj, "allocation context at 0x%llx has a bad limit 0x%llx",
+					                 (unsigned long long)obj, (unsigned long long)ctxs[ci].limit);
+				obj = next;
+				ci++;
+				w->rep->contexts_skipped++;
+				continue;
+			}
+		}
+		if (r->end - obj < w->header)
+			return adac_fail(err, ADAC_E_CORRUPT, obj, "object 0x%llx: only %llu bytes left before the end 0x%llx",
+			                 (unsigned long long)obj, (unsigned long long)(r->end - obj), (unsigned long long)r->end);
+		if (window_at(w, obj, r->end, w->header, err))
+			return -1;
+		const uint8_t *p = w->s->window + (obj - w->win_base);
+		uint64_t mt = get_ptr(p, 0, ps) & ~w->s->unmask;
+		if (mt == 0)
+			return adac_fail(err, ADAC_E_CORRUPT, obj, "object 0x%llx has a null MethodTable", (unsigned long long)obj);
+		if (mt != last_mt) {
+			if (mt_lookup(w->rt, w->s, mt, &e, err)) {
+				adac_error_wrap(err, "object 0x%llx: ", (unsigned long long)obj);
+				return -1;
+			}
+			last_mt = mt;
+		}
+		uint64_t size = e->base_size;
+		if (e->has_components)
+			size += (uint64_t)adac_get_u32(p, ncomp) * e->component_size;
+		/* Nothing is smaller than the minimum object: an empty string (22 bytes on x64) takes 24,
+		 * and SOS and ClrMD report it so. */
+		if (size < info->min_object_size)
+			size = info->min_object_size;
+		uint64_t extent = align_up(size, align);
+		if (extent > r->end - obj)
+			return adac_fail(err, ADAC_E_CORRUPT, obj,
+			                 "object 0x%llx (MethodTable 0x%llx) of %llu bytes runs past the end 0x%llx",
+			                 (unsigned long long)obj, (unsigned long long)mt, (unsigned long long)size,
+			                 (unsigned long long)r->end);
+		if (mt == info->free_mt) {
+			w->rep->free_objects++;
+			w->rep->free_bytes += size;
+		} else {
+			size_t avail = w->win_len - (size_t)(obj - w->win_base);
+			struct adac_gc_object o = {
+				.addr = obj,
+				.mt = mt,
+				.size = size,
+				.extent = extent,
+				.generation = adac_gc_generation_of(info, r, obj),
+				.region = r,
+				.data = p,
+				.data_len = avail < extent ? avail : (size_t)extent,
+			};
+			w->rep->objects++;
+			w->rep->object_bytes += size;
+			(*objects)++;
+			if (w->cb && w->cb(w->ctx, &o))
+				return 1;
+		}
+		obj += extent;
+	}
+	return 0;
+}
+
+int adac_gc_walk(struct adac_runtime *rt, adac_gc_object_cb cb, void *ctx, struct adac_gc_walk_report *rep,
+                 struct adac_error *err)
+{
+	struct adac_gc_walk_report local;
+	struct adac_gc_walk_report *r = rep ? rep : &local;
+	memset(r, 0, sizeof *r);
+	const struct adac_gc_info *info = adac_gc_info(rt, err);
+	if (!info)
+		return -1;
+	struct gc_state *s = adac_runtime_slot(rt, ADAC_SLOT_GC);
+	if (!s->window && !(s->window = malloc(ADAC_GC_READ_BLOCK)))
+		return adac_fail(err, ADAC_E_NOMEM, 0, "out of memory for the heap read buffer");
+	struct walk w = {.rt = rt, .s = s, .info = info, .cb = cb, .ctx = ctx, .rep = r};
+	w.header = s->off[F_ARRAY_NUM_COMPONENTS] + 4;
+	if (w.header < 2 * info->ptr_size)
+		w.header = 2 * info->ptr_size;
+	size_t cap_errors = 0;
+	int rc = 0;
+	for (size_t i = 0; i < info->region_count; i++) {
+		const struct adac_gc_region *reg = &info->regions[i];
+		struct adac_error rerr = {0};
+		uint64_t objects;
+		w.win_base = w.win_len = 0;
+		int wr = walk_region(&w, reg, &objects, &rerr);
+		if (wr > 0) {
+			r->stopped = true;
+			break;
+		}
+		if (wr == 0)
+			continue;
+		if (rerr.code == ADAC_E_NOMEM || rerr.code == ADAC_E_LIMIT) {
+			*err = rerr;
+			rc = -1;
+			break;
+		}
+		adac_error_wrap(&rerr, "heap %u %s region 0x%llx: ", reg->heap, adac_gc_kind_name(reg->kind),
+		                (unsigned long long)reg->addr);
+		if (grow((void **)&r->errors, &cap_errors, r->error_count + 1, sizeof *r->errors, err)) {
+			rc = -1;
+			break;
+		}
+		r->errors[r->error_count++] = (struct adac_gc_region_error){reg, objects, rerr};
+	}
+	r->method_tables = s->mts.used;
+	if (rc == 0 && !rep && r->error_count) {
+		*err = r->errors[0].err;
+		if (r->error_count > 1)
+			adac_error_wrap(err, "%zu regions could not be walked; first: ", r->error_count);
+		rc = -1;
+	}
+	if (!rep)
+		adac_gc_walk_report_free(r);
+	else if (rc)
+		adac_gc_walk_report_free(r);
+	return rc;
+}
+
+void adac_gc_walk_report_free(struct adac_gc_walk_report *rep)
+{
+	if (!rep)
+		return;
+	free(rep->errors);
+	rep->errors = NULL;
+	rep->error_count = 0;
+}

@@ -1,0 +1,57 @@
+/* runtime.h - one .NET runtime found in a target: its module and its contract descriptor.
+ * Contract files (object.c, ...) hang their resolved layouts and caches off this struct. */
+#ifndef ADAC_RUNTIME_H
+#define ADAC_RUNTIME_H
+
+#include <stdint.h>
+
+#include "runtime/descriptor.h"
+#include "base/error.h"
+#include "target/target.h"
+
+#define ADAC_DESCRIPTOR_SYMBOL "DotNetRuntimeContractDescriptor"
+
+/* Per-contract state (resolved layouts, caches), created on first use by the contract's file and
+ * freed with the runtime. One slot per contract file. */
+enum adac_slot {
+	ADAC_SLOT_AWAITING,      /* async_frame.c (awaited-object fields per continuation type) */
+	ADAC_SLOT_RTS,           /* methodtable.c / methoddesc.c: RuntimeTypeSystem */
+	ADAC_SLOT_LOADER,        /* loader.c */
+	ADAC_SLOT_METADATA,      /* ecma_metadata.c (per-module metadata cache) */
+	ADAC_SLOT_NAMES,         /* names.c (method/type display-name cache) */
+	ADAC_SLOT_EM,            /* execution_manager.c */
+	ADAC_SLOT_PRECODE,       /* precode.c */
+	ADAC_SLOT_DEBUGINFO,     /* debuginfo.c */
+	ADAC_SLOT_PDB,           /* pdb.c (per-assembly portable PDB cache) */
+	ADAC_SLOT_CONTINUATION,  /* continuation.c */
+	ADAC_SLOT_THREADS,       /* thread statics and dispatcher records */
+	ADAC_SLOT_GC,            /* gc_heap.c */
+	ADAC_SLOT_LOCALS,        /* locals.c (ContinuationFlags constants, Continuation layout facts) */
+	ADAC_SLOT_TASK,          /* task.c */
+	ADAC_SLOT_COUNT
+};
+
+struct adac_runtime {
+	void *slots[ADAC_SLOT_COUNT];
+	void (*slot_free[ADAC_SLOT_COUNT])(void *);
+	struct adac_target *t;
+	struct adac_descriptor *desc;
+	char *module_path;       /* module exporting the descriptor (libcoreclr.so normally) */
+	uint64_t module_base;
+	uint64_t desc_addr;
+};
+
+/* Finds the runtime: the descriptor exported by libcoreclr.so, else by any module (single-file
+ * hosts, NativeAOT, synthetic targets). ADAC_E_NO_RUNTIME when there is none. */
+struct adac_runtime *adac_runtime_open(struct adac_target *t, struct adac_error *err);
+void adac_runtime_close(struct adac_runtime *rt);
+
+/* A contract file's state: NULL until set; freed with the runtime through free_fn. */
+static inline void *adac_runtime_slot(const struct adac_runtime *rt, enum adac_slot s) { return rt->slots[s]; }
+static inline void adac_runtime_set_slot(struct adac_runtime *rt, enum adac_slot s, void *state, void (*free_fn)(void *))
+{
+	rt->slots[s] = state;
+	rt->slot_free[s] = free_fn;
+}
+
+#endif

@@ -1,0 +1,44 @@
+/* threads.h - Thread contract: the runtime's managed threads, and thread-static fields read out of
+ * process (ThreadLocalData, TLSIndex: non-collectible, collectible and direct-on-ThreadLocalData). */
+#ifndef ADAC_THREADS_H
+#define ADAC_THREADS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "base/error.h"
+
+struct adac_runtime;
+
+struct adac_managed_thread {
+	uint64_t thread;              /* Thread* */
+	uint32_t managed_id;          /* Thread.Id */
+	uint64_t os_id;               /* Thread.OSId (LWP on Linux), 0 when not started or dead */
+	uint32_t state;               /* Thread.State */
+	uint64_t thread_local_data;   /* Thread.ThreadLocalDataPtr */
+};
+
+typedef int (*adac_managed_thread_cb)(void *ctx, const struct adac_managed_thread *th);
+
+/* The Thread list alone, for readers with their own Thread layout (the GC heap's allocation
+ * contexts): cb(ctx, thread, err) for each Thread* from the ThreadStore at `store` (its
+ * FirstThreadLink at first_off, each Thread's LinkNext at next_off), bounded by ADAC_MAX_THREADS
+ * and cycle-checked. cb returns 0 to go on, 1 to stop (the walk returns 0), -1 with err set. */
+typedef int (*adac_thread_link_cb)(void *ctx, uint64_t thread, struct adac_error *err);
+int adac_thread_list_walk(struct adac_runtime *rt, uint64_t store, uint32_t first_off, uint32_t next_off,
+                          adac_thread_link_cb cb, void *ctx, struct adac_error *err);
+
+/* Every Thread in the ThreadStore list (bounded by ADAC_MAX_THREADS, cycle-checked). */
+int adac_managed_threads(struct adac_runtime *rt, adac_managed_thread_cb cb, void *ctx, struct adac_error *err);
+
+/* The managed Thread running on OS thread `os_tid`; ADAC_E_NOT_FOUND when it is not a managed thread. */
+int adac_managed_thread_of(struct adac_runtime *rt, uint64_t os_tid, struct adac_managed_thread *out,
+                           struct adac_error *err);
+
+/* Address of a thread-static field of type enclosing_mt (at `offset` in the type's GC or non-GC
+ * thread-statics block) on thread th; *addr = 0 when the thread has not allocated that type's thread
+ * statics yet. adac_field_thread_static_addr (types/fielddesc.h) takes a FieldDesc instead. */
+int adac_thread_static_addr(struct adac_runtime *rt, const struct adac_managed_thread *th, uint64_t enclosing_mt,
+                            bool gc_static, uint32_t offset, uint64_t *addr, struct adac_error *err);
+
+#endif

@@ -1,0 +1,486 @@
+/* target.c - wraps a backend with a block cache, typed reads and per-stop snapshots. */
+#include "target/target.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "target/elf_image.h"
+#include "base/limits.h"
+
+#define CACHE_BLOCK 4096u                 /* bytes per cache block (one page) */
+#define CACHE_SETS 2048u                  /* 4-way sets: 8192 blocks, 32 MiB at most */
+#define CACHE_WAYS 4u
+#define CACHE_RUN_MAX 16u                 /* consecutive missing blocks fetched in one backend read */
+#define CACHE_BYPASS (16u * CACHE_BLOCK)  /* reads this large go straight to the backend */
+
+struct cache_slot {
+	uint64_t block;     /* block address, or UINT64_MAX when empty */
+	uint32_t valid;     /* readable bytes from the block start (0..CACHE_BLOCK) */
+	uint8_t *data;
+};
+
+struct adac_target {
+	const struct adac_target_ops *ops;
+	void *impl;
+	unsigned ptr_size;
+	uint64_t last_stop_id;
+	struct cache_slot *slots;   /* CACHE_SETS * CACHE_WAYS */
+	uint8_t *evict_next;        /* per set: next way to evict */
+	struct adac_read_stats stats;
+	struct adac_selection selection;
+
+	struct adac_module *mods;
+	size_t nmods;
+	int mods_valid;
+
+	struct adac_thread *threads;
+	size_t nthreads;
+	int threads_valid;
+};
+
+static void drop_snapshots(struct adac_target *t)
+{
+	for (size_t i = 0; i < t->nmods; i++)
+		free(t->mods[i].path);
+	free(t->mods);
+	t->mods = NULL;
+	t->nmods = 0;
+	t->mods_valid = 0;
+	free(t->threads);
+	t->threads = NULL;
+	t->nthreads = 0;
+	t->threads_valid = 0;
+}
+
+void adac_target_invalidate(struct adac_target *t)
+{
+	memset(&t->selection, 0, sizeof t->selection);
+	for (size_t i = 0; i < (size_t)CACHE_SETS * CACHE_WAYS; i++)
+		t->slots[i].block = UINT64_MAX;
+	drop_snapshots(t);
+}
+
+/* Drops caches when the backend says the target ran since we last looked. */
+static void sync_stop(struct adac_target *t)
+{
+	if (!t->ops->stop_id)
+		return;
+	uint64_t id = t->ops->stop_id(t->impl);
+	if (id != t->last_stop_id) {
+		t->last_stop_id = id;
+		adac_target_invalidate(t);
+	}
+}
+
+struct adac_target *adac_target_new(const struct adac_target_ops *ops, void *impl, struct adac_error *err)
+{
+	if (!ops || !ops->read || !ops->modules || !ops->threads || !ops->regs) {
+		adac_fail(err, ADAC_E_BAD_ARG, 0, "target backend lacks a required operation");
+		if (ops && ops->close)
+			ops->close(impl);
+		return NULL;
+	}
+	struct adac_target *t = calloc(1, sizeof *t);
+	if (t)
+		t->slots = calloc((size_t)CACHE_SETS * CACHE_WAYS, sizeof *t->slots);
+	if (t)
+		t->evict_next = calloc(CACHE_SETS, 1);
+	if (!t || !t->slots || !t->evict_next) {
+		if (t) {
+			free(t->slots);
+			free(t->evict_next);
+		}
+		free(t);
+		if (ops->close)
+			ops->close(impl);
+		adac_fail(err, ADAC_E_NOMEM, 0, "out of memory creating the target");
+		return NULL;
+	}
+	t->ops = ops;
+	t->impl = impl;
+	t->ptr_size = 8;
+	for (size_t i = 0; i < (size_t)CACHE_SETS * CACHE_WAYS; i++)
+		t->slots[i].block = UINT64_MAX;
+	if (ops->stop_id)
+		t->last_stop_id = ops->stop_id(impl);
+	return t;
+}
+
+void adac_target_close(struct adac_target *t)
+{
+	if (!t)
+		return;
+	drop_snapshots(t);
+	for (size_t i = 0; i < (size_t)CACHE_SETS * CACHE_WAYS; i++)
+		free(t->slots[i].data);
+	free(t->slots);
+	free(t->evict_next);
+	if (t->ops->close)
+		t->ops->close(t->impl);
+	free(t);
+}
+
+const char *adac_target_kind(const struct adac_target *t) { return t->ops->kind; }
+unsigned adac_target_ptr_size(const struct adac_target *t) { return t->ptr_size; }
+void adac_target_set_ptr_size(struct adac_target *t, unsigned ptr_size) { t->ptr_size = ptr_size == 4 ? 4 : 8; }
+
+static size_t set_of(uint64_t block) { return (size_t)((block / CACHE_BLOCK) * 0x9E3779B97F4A7C15ull >> 53) % CACHE_SETS; }
+
+static struct cache_slot *cache_find(struct adac_target *t, uint64_t block)
+{
+	struct cache_slot *set = &t->slots[set_of(block) * CACHE_WAYS];
+	for (unsigned w = 0; w < CACHE_WAYS; w++)
+		if (set[w].block == block)
+			return &set[w];
+	return NULL;
+}
+
+static struct cache_slot *cache_claim(struct adac_target *t, uint64_t block)
+{
+	size_t s = set_of(block);
+	struct cache_slot *set = &t->slots[s * CACHE_WAYS];
+	struct cache_slot *slot = NULL;
+	for (unsigned w = 0; w < CACHE_WAYS && !slot; w++)
+		if (set[w].block == UINT64_MAX)
+			slot = &set[w];
+	if (!slot) {
+		slot = &set[t->evict_next[s]];
+		t->evict_next[s] = (uint8_t)((t->evict_next[s] + 1) % CACHE_WAYS);
+	}
+	if (!slot->data) {
+		slot->data = malloc(CACHE_BLOCK);
+		if (!slot->data)
+			return NULL;
+	}
+	slot->block = block;
+	slot->valid = 0;
+	return slot;
+}
+
+static int64_t backend_read(struct adac_target *t, uint64_t addr, void *buf, size_t len)
+{
+	struct adac_error ignored = {0};
+	t->stats.backend_reads++;
+	t->stats.backend_bytes += len;
+	int64_t n = t->ops->read(t->impl, addr, buf, len, &ignored);
+	if (n < 0)
+		return 0;
+	return n > (int64_t)len ? (int64_t)len : n;
+}
+
+/* Loads `count` consecutive missing blocks starting at `block` with as few backend reads as
+ * possible; returns the slot of the first one (claimed last, so the run cannot evict it). */
+static struct cache_slot *cache_fill(struct adac_target *t, uint64_t block, unsigned count)
+{
+	static __thread uint8_t run[CACHE_RUN_MAX * CACHE_BLOCK];
+	size_t want = (size_t)count * CACHE_BLOCK;
+	size_t got = (size_t)backend_read(t, block, run, want);
+	struct cache_slot *slot = NULL;
+	for (unsigned i = count; i-- > 0;) {
+		uint64_t b = block + (uint64_t)i * CACHE_BLOCK;
+		slot = cache_claim(t, b);
+		if (!slot)
+			return NULL;
+		t->stats.blocks_fetched++;
+		size_t start = (size_t)i * CACHE_BLOCK;
+		if (got >= start + CACHE_BLOCK) {
+			memcpy(slot->data, run + start, CACHE_BLOCK);
+			slot->valid = CACHE_BLOCK;
+		} else if (got >= start) {
+			memcpy(slot->data, run + start, got - start);
+			slot->valid = (uint32_t)(got - start);
+		} else {
+			/* Past the short read: this block may still be readable (a gap ended the run). */
+			size_t n = (size_t)backend_read(t, b, slot->data, CACHE_BLOCK);
+			slot->valid = (uint32_t)n;
+		}
+	}
+	return slot;
+}
+
+size_t adac_read_upto(struct adac_target *t, uint64_t addr, void *buf, size_t len)
+{
+	sync_stop(t);
+	t->stats.reads++;
+	if (len == 0)
+		return 0;
+	if (addr + len < addr)
+		len = (size_t)(UINT64_MAX - addr) + 1;
+	if (len >= CACHE_BYPASS)
+		return (size_t)backend_read(t, addr, buf, len);
+
+	uint8_t *out = buf;
+	size_t done = 0;
+	while (done < len) {
+		uint64_t a = addr + done;
+		uint64_t block = a & ~(uint64_t)(CACHE_BLOCK - 1);
+		struct cache_slot *slot = cache_find(t, block);
+		if (slot) {
+			t->stats.cache_hits++;
+		} else {
+			/* Gather the run of missing blocks that this read still needs. */
+			uint64_t last = (addr + len - 1) & ~(uint64_t)(CACHE_BLOCK - 1);
+			unsigned count = 1;
+			while (count < CACHE_RUN_MAX && block + (uint64_t)count * CACHE_BLOCK <= last &&
+			       !cache_find(t, block + (uint64_t)count * CACHE_BLOCK))
+				count++;
+			slot = cache_fill(t, block, count);
+			if (!slot)
+				return done;
+		}
+		size_t in_block = (size_t)(a - block);
+		if (slot->valid <= in_block)
+			return done;
+		size_t n = slot->valid - in_block;
+		if (n > len - done)
+			n = len - done;
+		memcpy(out + done, slot->data + in_block, n);
+		done += n;
+		if (slot->valid < CACHE_BLOCK && done < len)
+			return done;
+	}
+	return done;
+}
+
+int adac_read(struct adac_target *t, uint64_t addr, void *buf, size_t len, struct adac_error *err)
+{
+	size_t n = adac_read_upto(t, addr, buf, len);
+	if (n == len)
+		return 0;
+	return adac_fail(err, ADAC_E_READ, addr + n, "cannot read %zu bytes at 0x%llx (got %zu)", len,
+	                 (unsigned long long)addr, n);
+}
+
+#define ADAC_TYPED_READ(name, type)                                                             \
+	int adac_read_##name(struct adac_target *t, uint64_t addr, type *out, struct adac_error *err) \
+	{                                                                                           \
+		return adac_read(t, addr, out, sizeof *out, err);                                       \
+	}
+ADAC_TYPED_READ(u8, uint8_t)
+ADAC_TYPED_READ(u16, uint16_t)
+ADAC_TYPED_READ(u32, uint32_t)
+ADAC_TYPED_READ(u64, uint64_t)
+#undef ADAC_TYPED_READ
+
+int adac_read_ptr(struct adac_target *t, uint64_t addr, uint64_t *out, struct adac_error *err)
+{
+	if (t->ptr_size == 4) {
+		uint32_t v;
+		if (adac_read_u32(t, addr, &v, err))
+			return -1;
+		*out = v;
+		return 0;
+	}
+	return adac_read_u64(t, addr, out, err);
+}
+
+char *adac_read_cstring(struct adac_target *t, uint64_t addr, size_t max, struct adac_error *err)
+{
+	char *s = malloc(max + 1);
+	if (!s) {
+		adac_fail(err, ADAC_E_NOMEM, addr, "out of memory reading a string at 0x%llx", (unsigned long long)addr);
+		return NULL;
+	}
+	size_t done = 0;
+	while (done < max) {
+		size_t chunk = max - done < 256 ? max - done : 256;
+		size_t n = adac_read_upto(t, addr + done, s + done, chunk);
+		void *nul = memchr(s + done, '\0', n);
+		if (nul)
+			return s;
+		done += n;
+		if (n < chunk) {
+			free(s);
+			adac_fail(err, ADAC_E_READ, addr + done, "cannot read the string at 0x%llx", (unsigned long long)addr);
+			return NULL;
+		}
+	}
+	free(s);
+	adac_fail(err, ADAC_E_LIMIT, addr, "string at 0x%llx is longer than %zu bytes", (unsigned long long)addr, max);
+	return NULL;
+}
+
+/* ---- modules ---- */
+
+struct mod_collect {
+	struct adac_target *t;
+	struct adac_error *err;
+	int failed;
+};
+
+static int collect_module(void *ctx, const struct adac_module *m)
+{
+	struct mod_collect *c = ctx;
+	struct adac_target *t = c->t;
+	if (t->nmods >= ADAC_MAX_MODULES) {
+		adac_fail(c->err, ADAC_E_LIMIT, 0, "more than ADAC_MAX_MODULES (%u) modules", ADAC_MAX_MODULES);
+		c->failed = 1;
+		return 1;
+	}
+	struct adac_module *grown = realloc(t->mods, (t->nmods + 1) * sizeof *grown);
+	if (!grown) {
+		adac_fail(c->err, ADAC_E_NOMEM, 0, "out of memory listing modules");
+		c->failed = 1;
+		return 1;
+	}
+	t->mods = grown;
+	struct adac_module *dst = &t->mods[t->nmods];
+	*dst = *m;
+	dst->path = strdup(m->path ? m->path : "");
+	if (!dst->path) {
+		adac_fail(c->err, ADAC_E_NOMEM, 0, "out of memory listing modules");
+		c->failed = 1;
+		return 1;
+	}
+	t->nmods++;
+	return 0;
+}
+
+static int cmp_module(const void *a, const void *b)
+{
+	const struct adac_module *x = a, *y = b;
+	return x->base < y->base ? -1 : x->base > y->base;
+}
+
+static int elf_read(void *ctx, uint64_t addr, void *buf, size_t len, struct adac_error *err)
+{
+	return adac_read(ctx, addr, buf, len, err);
+}
+
+int adac_target_modules(struct adac_target *t, const struct adac_module **mods, size_t *count,
+                        struct adac_error *err)
+{
+	sync_stop(t);
+	if (!t->mods_valid) {
+		for (size_t i = 0; i < t->nmods; i++)
+			free(t->mods[i].path);
+		t->nmods = 0;
+		struct mod_collect c = {t, err, 0};
+		if (t->ops->modules(t->impl, collect_module, &c, err) || c.failed)
+			return adac_fail(err, ADAC_E_IO, 0, "cannot list the target's modules");
+		if (t->nmods)
+			qsort(t->mods, t->nmods, sizeof *t->mods, cmp_module);
+		struct adac_elf_mem mem = {elf_read, t};
+		for (size_t i = 0; i < t->nmods; i++)
+			if (t->mods[i].build_id_len == 0)
+				adac_elf_build_id(&mem, t->mods[i].base, t->mods[i].build_id, &t->mods[i].build_id_len);
+		t->mods_valid = 1;
+	}
+	*mods = t->mods;
+	*count = t->nmods;
+	return 0;
+}
+
+static const char *base_name(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+	return slash ? slash + 1 : path;
+}
+
+const struct adac_module *adac_target_find_module(struct adac_target *t, const char *basename,
+                                                  struct adac_error *err)
+{
+	const struct adac_module *mods;
+	size_t n;
+	if (adac_target_modules(t, &mods, &n, err))
+		return NULL;
+	for (size_t i = 0; i < n; i++)
+		if (strcmp(base_name(mods[i].path), basename) == 0)
+			return &mods[i];
+	adac_fail(err, ADAC_E_NOT_FOUND, 0, "no module named %s in the target", basename);
+	return NULL;
+}
+
+const struct adac_module *adac_target_module_at(struct adac_target *t, uint64_t addr)
+{
+	const struct adac_module *mods;
+	size_t n;
+	if (adac_target_modules(t, &mods, &n, NULL))
+		return NULL;
+	for (size_t i = 0; i < n; i++)
+		if (addr >= mods[i].base && addr < mods[i].end)
+			return &mods[i];
+	return NULL;
+}
+
+int adac_target_find_symbol(struct adac_target *t, const struct adac_module *m, const char *name,
+                            uint64_t *addr, struct adac_error *err)
+{
+	if (t->ops->find_symbol)
+		return t->ops->find_symbol(t->impl, m, name, addr, err);
+	struct adac_elf_mem mem = {elf_read, t};
+	return adac_elf_find_dynsym(&mem, m->base, name, addr, err);
+}
+
+/* ---- threads ---- */
+
+struct thread_collect {
+	struct adac_target *t;
+	struct adac_error *err;
+	int failed;
+};
+
+static int collect_thread(void *ctx, const struct adac_thread *th)
+{
+	struct thread_collect *c = ctx;
+	struct adac_target *t = c->t;
+	if (t->nthreads >= ADAC_MAX_THREADS) {
+		adac_fail(c->err, ADAC_E_LIMIT, 0, "more than ADAC_MAX_THREADS (%u) threads", ADAC_MAX_THREADS);
+		c->failed = 1;
+		return 1;
+	}
+	struct adac_thread *grown = realloc(t->threads, (t->nthreads + 1) * sizeof *grown);
+	if (!grown) {
+		adac_fail(c->err, ADAC_E_NOMEM, 0, "out of memory listing threads");
+		c->failed = 1;
+		return 1;
+	}
+	t->threads = grown;
+	t->threads[t->nthreads++] = *th;
+	return 0;
+}
+
+int adac_target_threads(struct adac_target *t, const struct adac_thread **threads, size_t *count,
+                        struct adac_error *err)
+{
+	sync_stop(t);
+	if (!t->threads_valid) {
+		t->nthreads = 0;
+		struct thread_collect c = {t, err, 0};
+		if (t->ops->threads(t->impl, collect_thread, &c, err) || c.failed)
+			return adac_fail(err, ADAC_E_IO, 0, "cannot list the target's threads");
+		t->threads_valid = 1;
+	}
+	*threads = t->threads;
+	*count = t->nthreads;
+	return 0;
+}
+
+int adac_target_regs(struct adac_target *t, uint64_t tid, struct adac_regs *regs, struct adac_error *err)
+{
+	sync_stop(t);
+	memset(regs, 0, sizeof *regs);
+	return t->ops->regs(t->impl, tid, regs, err);
+}
+
+int adac_target_frames(struct adac_target *t, uint64_t tid, adac_frame_cb cb, void *ctx, struct adac_error *err)
+{
+	sync_stop(t);
+	if (!t->ops->frames)
+		return adac_fail(err, ADAC_E_UNSUPPORTED, 0, "the %s target cannot unwind threads", t->ops->kind);
+	return t->ops->frames(t->impl, tid, cb, ctx, err);
+}
+
+struct adac_selection *adac_target_selection(struct adac_target *t)
+{
+	sync_stop(t);
+	return &t->selection;
+}
+
+uint64_t adac_target_selected_thread(struct adac_target *t)
+{
+	return t->ops->selected_thread ? t->ops->selected_thread(t->impl) : 0;
+}
+
+void adac_target_stats(const struct adac_target *t, struct adac_read_stats *out) { *out = t->stats; }
+void adac_target_reset_stats(struct adac_target *t) { memset(&t->stats, 0, sizeof t->stats); }

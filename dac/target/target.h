@@ -1,0 +1,180 @@
+/* target.h - the one interface every analysis reads through: memory, modules, symbols, threads.
+ *
+ * A backend (target_core.c, target_pid.c, target_mem.c, and the LLDB backend in plugin/lldb/)
+ * fills a `struct adac_target_ops`; dac/target.c wraps it with a block cache and typed reads. */
+#ifndef ADAC_TARGET_H
+#define ADAC_TARGET_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "base/error.h"
+#include "base/limits.h"
+
+struct adac_module {
+	char *path;                       /* file path as the target names it ("" if unknown) */
+	uint64_t base;                    /* address of the mapping at file offset 0 (ELF header) */
+	uint64_t end;                     /* end of the highest mapping of that file (exclusive) */
+	uint8_t build_id[ADAC_BUILD_ID_MAX];
+	size_t build_id_len;              /* 0 when the module has none or it could not be read */
+};
+
+/* Register numbers follow ICorDebugInfo::RegNum for AMD64 (what debug info uses), then extras. */
+enum adac_reg {
+	ADAC_REG_RAX, ADAC_REG_RCX, ADAC_REG_RDX, ADAC_REG_RBX, ADAC_REG_RSP, ADAC_REG_RBP,
+	ADAC_REG_RSI, ADAC_REG_RDI, ADAC_REG_R8, ADAC_REG_R9, ADAC_REG_R10, ADAC_REG_R11,
+	ADAC_REG_R12, ADAC_REG_R13, ADAC_REG_R14, ADAC_REG_R15, ADAC_REG_RIP, ADAC_REG_FS_BASE,
+	ADAC_REG_COUNT
+};
+
+struct adac_regs {
+	uint64_t r[ADAC_REG_COUNT];
+};
+
+struct adac_thread {
+	uint64_t tid;      /* OS thread id (LWP) */
+	uint32_t index;    /* 1-based index as the debugger numbers threads */
+	char name[64];     /* thread name if known, else "" */
+};
+
+/* One physical frame, as the backend's unwinder sees it. */
+struct adac_frame {
+	uint64_t pc;
+	uint64_t sp;
+	uint64_t fp;
+	const char *module;    /* module basename or NULL */
+	const char *symbol;    /* symbol name or NULL */
+	uint64_t sym_offset;   /* pc - symbol start, valid when symbol != NULL */
+	const char *file;      /* source file or NULL */
+	uint32_t line;         /* 0 if unknown */
+};
+
+typedef int (*adac_module_cb)(void *ctx, const struct adac_module *m);
+typedef int (*adac_thread_cb)(void *ctx, const struct adac_thread *th);
+typedef int (*adac_frame_cb)(void *ctx, const struct adac_frame *f);
+
+/* Backend contract. Every member says whether it may be NULL, what it returns and how it fails.
+ * Callbacks return non-zero to stop the enumeration early (that is not an error). */
+struct adac_target_ops {
+	const char *kind;  /* "core", "pid", "lldb", "memory" */
+
+	/* Required. Reads up to len bytes at addr. Returns how many bytes were read from the start of
+	 * the range (fewer than len: the byte after them is not readable), or -1 with err set when the
+	 * backend itself failed. Reading nothing is 0, not an error. Readability must be uniform within
+	 * each 4 KiB page (true of processes and cores): the cache remembers it per page. */
+	int64_t (*read)(void *impl, uint64_t addr, void *buf, size_t len, struct adac_error *err);
+
+	/* Required. Calls cb once per loaded module. 0, or -1 with err set. build_id may be left empty:
+	 * target.c fills it from the ELF notes in memory. */
+	int (*modules)(void *impl, adac_module_cb cb, void *ctx, struct adac_error *err);
+
+	/* Optional (NULL: the generic .dynsym lookup of elf_symbols.c over adac_read is used).
+	 * 0 with *addr set, or -1 with ADAC_E_NOT_FOUND or another code. */
+	int (*find_symbol)(void *impl, const struct adac_module *m, const char *name, uint64_t *addr,
+	                   struct adac_error *err);
+
+	/* Required. Calls cb once per thread, in the debugger's order. 0, or -1 with err set. */
+	int (*threads)(void *impl, adac_thread_cb cb, void *ctx, struct adac_error *err);
+
+	/* Required. Registers of thread tid (innermost frame). 0, or -1 with err set. */
+	int (*regs)(void *impl, uint64_t tid, struct adac_regs *regs, struct adac_error *err);
+
+	/* Optional. Physical frames of thread tid, innermost first. 0, or -1 with err set. */
+	int (*frames)(void *impl, uint64_t tid, adac_frame_cb cb, void *ctx, struct adac_error *err);
+
+	/* Optional. A value that changes whenever the target ran since it was last asked (LLDB's stop
+	 * id). When it changes, every cache of target data is dropped. NULL: the target never runs. */
+	uint64_t (*stop_id)(void *impl);
+
+	/* Optional. The thread the user has selected (LLDB's selected thread), or 0 when there is no
+	 * such notion; commands default to it. */
+	uint64_t (*selected_thread)(void *impl);
+
+	/* Optional. Frees impl. */
+	void (*close)(void *impl);
+};
+
+struct adac_target;
+
+/* Wraps a backend. Takes ownership of impl (ops->close frees it). NULL with err on failure. */
+struct adac_target *adac_target_new(const struct adac_target_ops *ops, void *impl, struct adac_error *err);
+void adac_target_close(struct adac_target *t);
+
+/* Backends shipped in dac/. */
+struct adac_target *adac_target_open_core(const char *core_path, struct adac_error *err);
+struct adac_target *adac_target_open_pid(int pid, struct adac_error *err);
+
+const char *adac_target_kind(const struct adac_target *t);
+
+/* Pointer size of the target (8 until a descriptor says otherwise). */
+unsigned adac_target_ptr_size(const struct adac_target *t);
+void adac_target_set_ptr_size(struct adac_target *t, unsigned ptr_size);
+
+/* All-or-nothing read through the block cache: fills all len bytes or fails with ADAC_E_READ
+ * naming the address, the length and how many bytes were obtained. */
+int adac_read(struct adac_target *t, uint64_t addr, void *buf, size_t len, struct adac_error *err);
+
+/* Short-read variant for scanners and string readers: returns the bytes read from the start. */
+size_t adac_read_upto(struct adac_target *t, uint64_t addr, void *buf, size_t len);
+
+int adac_read_u8(struct adac_target *t, uint64_t addr, uint8_t *out, struct adac_error *err);
+int adac_read_u16(struct adac_target *t, uint64_t addr, uint16_t *out, struct adac_error *err);
+int adac_read_u32(struct adac_target *t, uint64_t addr, uint32_t *out, struct adac_error *err);
+int adac_read_u64(struct adac_target *t, uint64_t addr, uint64_t *out, struct adac_error *err);
+/* A target pointer (4 or 8 bytes per adac_target_ptr_size), zero-extended. */
+int adac_read_ptr(struct adac_target *t, uint64_t addr, uint64_t *out, struct adac_error *err);
+
+/* Reads a NUL-terminated string of at most max bytes into a new heap buffer (caller frees). */
+char *adac_read_cstring(struct adac_target *t, uint64_t addr, size_t max, struct adac_error *err);
+
+/* Modules, snapshot per stop (the array stays valid until the target runs or closes). */
+int adac_target_modules(struct adac_target *t, const struct adac_module **mods, size_t *count,
+                        struct adac_error *err);
+/* The module whose path's basename equals name, or NULL. */
+const struct adac_module *adac_target_find_module(struct adac_target *t, const char *basename,
+                                                  struct adac_error *err);
+/* The module containing addr, or NULL. */
+const struct adac_module *adac_target_module_at(struct adac_target *t, uint64_t addr);
+
+/* Exported (dynamic) symbol of a module. */
+int adac_target_find_symbol(struct adac_target *t, const struct adac_module *m, const char *name,
+                            uint64_t *addr, struct adac_error *err);
+
+/* Threads, snapshot per stop. */
+int adac_target_threads(struct adac_target *t, const struct adac_thread **threads, size_t *count,
+                        struct adac_error *err);
+int adac_target_regs(struct adac_target *t, uint64_t tid, struct adac_regs *regs, struct adac_error *err);
+/* Physical frames; ADAC_E_UNSUPPORTED when the backend cannot unwind. */
+int adac_target_frames(struct adac_target *t, uint64_t tid, adac_frame_cb cb, void *ctx,
+                       struct adac_error *err);
+
+/* The selected thread's tid, or 0 (see ops->selected_thread). */
+uint64_t adac_target_selected_thread(struct adac_target *t);
+
+/* What the user selected with `async frame select`, kept per target between commands and dropped
+ * when the target runs (the chain may be gone). */
+struct adac_selection {
+	bool valid;
+	uint64_t chain_head;   /* head Continuation of the chain the frame belongs to */
+	uint64_t continuation; /* the selected frame's Continuation */
+	uint32_t frame;        /* its async frame number, as `bt` printed it */
+};
+struct adac_selection *adac_target_selection(struct adac_target *t);
+
+/* Drops every cache of target data (call when the target resumed). Also done automatically when
+ * ops->stop_id changes. */
+void adac_target_invalidate(struct adac_target *t);
+
+/* Counters for scripts/bench. */
+struct adac_read_stats {
+	uint64_t backend_reads;    /* calls into ops->read */
+	uint64_t backend_bytes;    /* bytes asked of ops->read */
+	uint64_t blocks_fetched;   /* distinct cache blocks loaded (pages touched) */
+	uint64_t cache_hits;       /* block lookups served from the cache */
+	uint64_t reads;            /* adac_read/adac_read_upto calls */
+};
+void adac_target_stats(const struct adac_target *t, struct adac_read_stats *out);
+void adac_target_reset_stats(struct adac_target *t);
+
+#endif

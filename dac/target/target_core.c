@@ -1,0 +1,670 @@
+/* target_core.c - the "core" backend: an x86-64 ELF core file (kernel or gdb gcore).
+ *
+ * Memory comes from the PT_LOAD segments; bytes a segment does not hold (p_filesz < p_memsz, or
+ * no segment at all, as for read-only file pages gcore and the kernel skip) come from the file
+ * mapped there per the NT_FILE note, when that file is on disk. Threads and registers come from
+ * the NT_PRSTATUS notes, modules from NT_FILE, frames from libdwfl. */
+#include "target/dwfl_frames.h"
+#include "target/target.h"
+
+#include <elfutils/libdwfl.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "base/cursor.h"
+#include "base/limits.h"
+
+/* struct elf_prstatus on x86-64 (linux/elfcore.h), read by offset so any host can parse it. */
+#define PRSTATUS_PID_OFF 32u
+#define PRSTATUS_REGS_OFF 112u
+#define USER_REGS_COUNT 27u  /* struct user_regs_struct: 27 longs */
+#define PRSTATUS_MIN_SIZE (PRSTATUS_REGS_OFF + USER_REGS_COUNT * 8u)
+
+/* user_regs_struct slot of each enum adac_reg (r15, r14, r13, r12, rbp, rbx, r11, r10, r9, r8,
+ * rax, rcx, rdx, rsi, rdi, orig_rax, rip, cs, eflags, rsp, ss, fs_base, ...). */
+static const unsigned user_reg_slot[ADAC_REG_COUNT] = {
+	[ADAC_REG_RAX] = 10, [ADAC_REG_RCX] = 11, [ADAC_REG_RDX] = 12, [ADAC_REG_RBX] = 5,
+	[ADAC_REG_RSP] = 19, [ADAC_REG_RBP] = 4,  [ADAC_REG_RSI] = 13, [ADAC_REG_RDI] = 14,
+	[ADAC_REG_R8] = 9,   [ADAC_REG_R9] = 8,   [ADAC_REG_R10] = 7,  [ADAC_REG_R11] = 6,
+	[ADAC_REG_R12] = 3,  [ADAC_REG_R13] = 2,  [ADAC_REG_R14] = 1,  [ADAC_REG_R15] = 0,
+	[ADAC_REG_RIP] = 16, [ADAC_REG_FS_BASE] = 21,
+};
+
+#define PAGE_BYTES 4096u
+
+struct core_seg {
+	uint64_t vaddr, memsz;   /* [vaddr, vaddr + memsz) of target memory */
+	uint64_t offset, filesz; /* the first filesz bytes are at offset in the core file */
+};
+
+struct mapped_file {
+	const char *path;  /* points into core->file_strings */
+	uint64_t base;     /* start of its offset-0 mapping, UINT64_MAX if none */
+	uint64_t end;      /* end of its highest mapping */
+	int fd;            /* -1 until opened, and when unusable */
+	bool tried;        /* open attempted */
+	uint64_t size;
+};
+
+struct core_map {
+	uint64_t start, end, offset;  /* offset: bytes into the file */
+	size_t file;                  /* index into core->files */
+};
+
+struct core_thread {
+	uint64_t tid;
+	struct adac_regs regs;
+};
+
+struct core {
+	char *path;
+	int fd;
+	Elf *elf;
+	uint64_t size;
+	struct core_seg *segs;  /* sorted by vaddr, not overlapping */
+	size_t nsegs;
+	char *file_strings;     /* copy of the NT_FILE path strings */
+	struct mapped_file *files;
+	size_t nfiles;
+	struct core_map *maps;  /* sorted by start */
+	size_t nmaps;
+	bool have_files;        /* an NT_FILE note was parsed (later ones are ignored) */
+	struct adac_module *mods;
+	size_t nmods;
+	struct core_thread *threads;
+	size_t nthreads;
+	Dwfl *dwfl;             /* made on the first frames() call */
+};
+
+/* pread that retries on EINTR and short transfers; the bytes read (fewer at EOF) or -1. */
+static ssize_t pread_full(int fd, void *buf, size_t len, uint64_t off)
+{
+	size_t done = 0;
+	while (done < len) {
+		ssize_t n = pread(fd, (uint8_t *)buf + done, len - done, (off_t)(off + done));
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return done ? (ssize_t)done : -1;
+		if (n == 0)
+			break;
+		done += (size_t)n;
+	}
+	return (ssize_t)done;
+}
+
+/* ---- memory ---- */
+
+/* Number of segments starting at or below addr (so segs[i - 1] may contain it). */
+static size_t seg_upper(const struct core *c, uint64_t addr)
+{
+	size_t lo = 0, hi = c->nsegs;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (c->segs[mid].vaddr <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+static const struct core_map *map_at(const struct core *c, uint64_t addr)
+{
+	size_t lo = 0, hi = c->nmaps;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (c->maps[mid].start <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == 0 || addr >= c->maps[lo - 1].end)
+		return NULL;
+	return &c->maps[lo - 1];
+}
+
+/* A file rebuilt since the core was taken would give wrong bytes. When the core holds the file's
+ * first page (its ELF header page, which kernel and gcore cores keep), the file must match it. */
+static bool same_as_core(const struct core *c, const struct mapped_file *f, int fd, uint64_t size)
+{
+	uint8_t in_core[PAGE_BYTES], in_file[PAGE_BYTES];
+	size_t len = size < PAGE_BYTES ? (size_t)size : PAGE_BYTES;
+	size_t idx = f->base == UINT64_MAX ? 0 : seg_upper(c, f->base);
+	if (idx == 0 || len == 0)
+		return true;
+	const struct core_seg *s = &c->segs[idx - 1];
+	uint64_t off = f->base - s->vaddr;
+	if (off >= s->filesz || s->filesz - off < len)
+		return true; /* the core lacks that page: nothing to compare */
+	return pread_full(c->fd, in_core, len, s->offset + off) == (ssize_t)len &&
+	       pread_full(fd, in_file, len, 0) == (ssize_t)len && memcmp(in_core, in_file, len) == 0;
+}
+
+static void open_mapped_file(const struct core *c, struct mapped_file *f)
+{
+	f->tried = true;
+	struct stat st;
+	/* The path comes from the core: never open a FIFO or a device (it could block, or act). */
+	if (stat(f->path, &st) != 0 || !S_ISREG(st.st_mode))
+		return;
+	int fd = open(f->path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+	if (fd < 0)
+		return;
+	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && same_as_core(c, f, fd, (uint64_t)st.st_size)) {
+		f->fd = fd;
+		f->size = (uint64_t)st.st_size;
+	} else {
+		close(fd);
+	}
+}
+
+/* Reads from the file mapped at addr (the fallback for bytes the core lacks); bytes read, 0 when
+ * there is no such file, it differs from the one the core saw, or it is too short. */
+static size_t read_mapped_file(struct core *c, uint64_t addr, uint8_t *buf, size_t len)
+{
+	const struct core_map *m = map_at(c, addr);
+	if (!m)
+		return 0;
+	struct mapped_file *f = &c->files[m->file];
+	if (!f->tried)
+		open_mapped_file(c, f);
+	if (f->fd < 0)
+		return 0;
+	uint64_t in_map = addr - m->start;
+	if (m->offset > UINT64_MAX - in_map)
+		return 0;
+	uint64_t off = m->offset + in_map;
+	if (off >= f->size)
+		return 0;
+	if (len > m->end - addr)
+		len = (size_t)(m->end - addr);
+	if (len > f->size - off)
+		len = (size_t)(f->size - off);
+	ssize_t n = pread_full(f->fd, buf, len, off);
+	return n > 0 ? (size_t)n : 0;
+}
+
+static int64_t core_read(void *impl, uint64_t addr, void *buf, size_t len, struct adac_error *err)
+{
+	struct core *c = impl;
+	uint8_t *out = buf;
+	size_t done = 0;
+	while (done < len) {
+		uint64_t a = addr + done;
+		if (a < addr)
+			break; /* wrapped past the top of the address space */
+		size_t want = len - done;
+		size_t idx = seg_upper(c, a);
+		const struct core_seg *s = idx ? &c->segs[idx - 1] : NULL;
+		if (s && a - s->vaddr >= s->memsz)
+			s = NULL;
+		size_t n;
+		if (s && a - s->vaddr < s->filesz) {
+			uint64_t off = a - s->vaddr;
+			if (want > s->filesz - off)
+				want = (size_t)(s->filesz - off);
+			ssize_t got = pread_full(c->fd, out + done, want, s->offset + off);
+			if (got < 0 && done == 0)
+				return adac_fail(err, ADAC_E_IO, a, "%s: cannot read the core file: %s", c->path, strerror(errno));
+			if (got < 0)
+				break;
+			n = (size_t)got; /* short only if the file shrank since it was opened */
+		} else {
+			/* Not in the core: stop where core data starts again, so it takes precedence. */
+			uint64_t limit = s ? s->vaddr + s->memsz : (idx < c->nsegs ? c->segs[idx].vaddr : UINT64_MAX);
+			if (want > limit - a)
+				want = (size_t)(limit - a);
+			n = read_mapped_file(c, a, out + done, want);
+		}
+		done += n;
+		if (n < want || n == 0)
+			break;
+	}
+	return (int64_t)done;
+}
+
+/* ---- modules, threads, registers ---- */
+
+static int core_modules(void *impl, adac_module_cb cb, void *ctx, struct adac_error *err)
+{
+	(void)err;
+	struct core *c = impl;
+	for (size_t i = 0; i < c->nmods; i++)
+		if (cb(ctx, &c->mods[i]))
+			break;
+	return 0;
+}
+
+static int core_threads(void *impl, adac_thread_cb cb, void *ctx, struct adac_error *err)
+{
+	(void)err;
+	struct core *c = impl;
+	for (size_t i = 0; i < c->nthreads; i++) {
+		/* NT_PRPSINFO names only the process, so threads stay unnamed. */
+		struct adac_thread th = {.tid = c->threads[i].tid, .index = (uint32_t)i + 1};
+		if (cb(ctx, &th))
+			break;
+	}
+	return 0;
+}
+
+static const struct core_thread *find_thread(const struct core *c, uint64_t tid)
+{
+	for (size_t i = 0; i < c->nthreads; i++)
+		if (c->threads[i].tid == tid)
+			return &c->threads[i];
+	return NULL;
+}
+
+static int core_regs(void *impl, uint64_t tid, struct adac_regs *regs, struct adac_error *err)
+{
+	struct core *c = impl;
+	const struct core_thread *th = find_thread(c, tid);
+	if (!th)
+		return adac_fail(err, ADAC_E_NOT_FOUND, 0, "%s: no thread %llu in the core", c->path, (unsigned long long)tid);
+	*regs = th->regs;
+	return 0;
+}
+
+/* ---- frames (libdwfl) ---- */
+
+static const Dwfl_Callbacks core_dwfl_callbacks = {
+	.find_elf = dwfl_build_id_find_elf,
+	.find_debuginfo = dwfl_standard_find_debuginfo,
+};
+
+static int open_dwfl(struct core *c, struct adac_error *err)
+{
+	if (c->dwfl)
+		return 0;
+	Dwfl *d = dwfl_begin(&core_dwfl_callbacks);
+	if (!d)
+		return adac_fail(err, ADAC_E_NOMEM, 0, "%s: cannot start libdwfl: %s", c->path, dwfl_errmsg(-1));
+	dwfl_report_begin(d);
+	if (dwfl_core_file_report(d, c->elf, NULL) < 0 || dwfl_report_end(d, NULL, NULL) != 0 ||
+	    dwfl_core_file_attach(d, c->elf) < 0) {
+		adac_fail(err, ADAC_E_CORRUPT, 0, "%s: libdwfl cannot read the core: %s", c->path, dwfl_errmsg(-1));
+		dwfl_end(d);
+		return -1;
+	}
+	c->dwfl = d;
+	return 0;
+}
+
+
+struct thread_pick {
+	uint64_t tid;
+	struct adac_dwfl_walk *walk;
+	bool seen;
+	const char *errmsg;  /* set when unwinding it failed */
+};
+
+static int pick_thread(Dwfl_Thread *thread, void *arg)
+{
+	struct thread_pick *pick = arg;
+	if ((uint64_t)dwfl_thread_tid(thread) == pick->tid && !pick->seen) {
+		pick->seen = true;
+		if (dwfl_thread_getframes(thread, adac_dwfl_walk_frame, pick->walk) < 0)
+			pick->errmsg = dwfl_errmsg(-1);
+	}
+	return DWARF_CB_OK;
+}
+
+static int core_frames(void *impl, uint64_t tid, adac_frame_cb cb, void *ctx, struct adac_error *err)
+{
+	struct core *c = impl;
+	if (!find_thread(c, tid))
+		return adac_fail(err, ADAC_E_NOT_FOUND, 0, "%s: no thread %llu in the core", c->path, (unsigned long long)tid);
+	if (open_dwfl(c, err))
+		return -1;
+	struct adac_dwfl_walk w = {.dwfl = c->dwfl, .cb = cb, .ctx = ctx};
+	/* Not dwfl_getthread_frames: it stops the thread walk early, and libdwfl (0.188) frees its
+	 * core thread cursor only when a walk reaches the end, so every call would leak it. */
+	struct thread_pick pick = {.tid = tid, .walk = &w};
+	if (dwfl_getthreads(c->dwfl, pick_thread, &pick) != 0 && !pick.errmsg)
+		pick.errmsg = dwfl_errmsg(-1);
+	if (!pick.seen && !pick.errmsg)
+		pick.errmsg = "libdwfl does not list it";
+	int rc = pick.errmsg ? -1 : 0;
+	if (w.limit_hit)
+		return adac_fail(err, ADAC_E_LIMIT, 0, "thread %llu has more than ADAC_MAX_UNWIND_FRAMES (%u) frames",
+		                 (unsigned long long)tid, ADAC_MAX_UNWIND_FRAMES);
+	/* An unwind that stops with an error after some frames has reached the outermost frame it
+	 * can explain, as eu-stack shows; with no frame at all it is a failure. */
+	if (w.count == 0 && !w.stopped)
+		return adac_fail(err, ADAC_E_UNSUPPORTED, 0, "%s: cannot unwind thread %llu: %s", c->path,
+		                 (unsigned long long)tid, rc < 0 ? pick.errmsg : "no frame");
+	return 0;
+}
+
+/* ---- open ---- */
+
+static void core_close(void *impl)
+{
+	struct core *c = impl;
+	if (!c)
+		return;
+	if (c->dwfl)
+		dwfl_end(c->dwfl);
+	if (c->elf)
+		elf_end(c->elf);
+	if (c->fd >= 0)
+		close(c->fd);
+	for (size_t i = 0; i < c->nfiles; i++)
+		if (c->files[i].fd >= 0)
+			close(c->files[i].fd);
+	free(c->files);
+	free(c->file_strings);
+	free(c->maps);
+	free(c->mods);
+	free(c->segs);
+	free(c->threads);
+	free(c->path);
+	free(c);
+}
+
+static int cmp_seg(const void *a, const void *b)
+{
+	const struct core_seg *x = a, *y = b;
+	return x->vaddr < y->vaddr ? -1 : x->vaddr > y->vaddr;
+}
+
+static int cmp_map(const void *a, const void *b)
+{
+	const struct core_map *x = a, *y = b;
+	return x->start < y->start ? -1 : x->start > y->start;
+}
+
+struct path_ref {
+	const char *path;
+	size_t map;
+};
+
+static int cmp_path_ref(const void *a, const void *b)
+{
+	const struct path_ref *x = a, *y = b;
+	int r = strcmp(x->path, y->path);
+	return r ? r : (x->map < y->map ? -1 : x->map > y->map);
+}
+
+static int cmp_mod(const void *a, const void *b)
+{
+	const struct adac_module *x = a, *y = b;
+	return x->base < y->base ? -1 : x->base > y->base;
+}
+
+static const char *type_name(unsigned type)
+{
+	switch (type) {
+	case ET_NONE: return "ET_NONE";
+	case ET_REL: return "ET_REL";
+	case ET_EXEC: return "ET_EXEC";
+	case ET_DYN: return "ET_DYN";
+	default: return NULL;
+	}
+}
+
+/* One module per mapped file: based at its offset-0 mapping, ending at its highest mapping. A file
+ * never mapped at offset 0 has no ELF header in memory and is not a module. */
+static int build_modules(struct core *c, struct adac_error *err)
+{
+	c->mods = calloc(c->nfiles ? c->nfiles : 1, sizeof *c->mods);
+	if (!c->mods)
+		return adac_fail(err, ADAC_E_NOMEM, 0, "%s: out of memory reading the file mappings", c->path);
+	for (size_t f = 0; f < c->nfiles; f++) {
+		if (c->files[f].base == UINT64_MAX)
+			continue;
+		struct adac_module *m = &c->mods[c->nmods++];
+		m->path = (char *)c->files[f].path;
+		m->base = c->files[f].base;
+		m->end = c->files[f].end;
+	}
+	qsort(c->mods, c->nmods, sizeof *c->mods, cmp_mod);
+	return 0;
+}
+
+/* NT_FILE: count, page size, count x {start, end, file offset in pages}, then count paths. */
+static int parse_nt_file(struct core *c, const uint8_t *desc, size_t size, struct adac_error *err)
+{
+	struct adac_cursor cur = adac_cursor_make(desc, size);
+	uint64_t count, page;
+	if (adac_cursor_u64(&cur, &count) || adac_cursor_u64(&cur, &page))
+		return adac_fail(err, ADAC_E_CORRUPT, 0, "%s: NT_FILE note is too short", c->path);
+	if (count > ADAC_MAX_MAPPINGS)
+		return adac_fail(err, ADAC_E_LIMIT, 0, "%s: NT_FILE lists %llu mappings, more than ADAC_MAX_MAPPINGS (%u)",
+		                 c->path, (unsigned long long)count, ADAC_MAX_MAPPINGS);
+	const uint8_t *entries = cur.p;
+	if (adac_cursor_skip(&cur, (size_t)count * 24))
+		return adac_fail(err, ADAC_E_CORRUPT, 0, "%s: NT_FILE note is too short for %llu mappings", c->path,
+		                 (unsigned long long)count);
+	size_t strings_len = adac_cursor_left(&cur);
+	c->file_strings = malloc(strings_len + 1);
+	c->maps = calloc(count ? count : 1, sizeof *c->maps);
+	struct path_ref *refs = calloc(count ? count : 1, sizeof *refs);
+	c->files = calloc(count ? count : 1, sizeof *c->files);
+	int rc = -1;
+	if (!c->file_strings || !c->maps || !refs || !c->files) {
+		adac_fail(err, ADAC_E_NOMEM, 0, "%s: out of memory reading the file mappings", c->path);
+		goto out;
+	}
+	memcpy(c->file_strings, cur.p, strings_len);
+	c->file_strings[strings_len] = '\0';
+	size_t at = 0;
+	for (uint64_t i = 0; i < count; i++) {
+		const char *path = c->file_strings + at;
+		const char *nul = memchr(path, '\0', strings_len - at + 1);
+		if (!nul || (size_t)(nul - c->file_strings) >= strings_len) {
+			adac_fail(err, ADAC_E_CORRUPT, 0, "%s: NT_FILE note lacks the path of mapping %llu", c->path,
+			          (unsigned long long)i);
+			goto out;
+		}
+		at = (size_t)(nul - c->file_strings) + 1;
+		uint64_t start = adac_get_u64(entries, (size_t)i * 24);
+		uint64_t end = adac_get_u64(entries, (size_t)i * 24 + 8);
+		uint64_t pgoff = adac_get_u64(entries, (size_t)i * 24 + 16);
+		if (end <= start || (page && pgoff > UINT64_MAX / page)) {
+			adac_fail(err, ADAC_E_CORRUPT, 0, "%s: NT_FILE mapping %llu (%s) is malformed", c->path,
+			          (unsigned long long)i, path);
+			goto out;
+		}
+		c->maps[i] = (struct core_map){start, end, pgoff * page, 0};
+		refs[i] = (struct path_ref){path, (size_t)i};
+	}
+	/* Group by path: equal paths are one file (one fd for the fallback, one module). */
+	qsort(refs, (size_t)count, sizeof *refs, cmp_path_ref);
+	for (size_t i = 0; i < count; i++) {
+		if (i == 0 || strcmp(refs[i].path, refs[i - 1].path) != 0)
+			c->files[c->nfiles++] = (struct mapped_file){.path = refs[i].path, .base = UINT64_MAX, .fd = -1};
+		struct mapped_file *f = &c->files[c->nfiles - 1];
+		struct core_map *m = &c->maps[refs[i].map];
+		m->file = c->nfiles - 1;
+		if (m->offset == 0 && m->start < f->base)
+			f->base = m->start;
+		if (m->end > f->end)
+			f->end = m->end;
+	}
+	c->nmaps = (size_t)count;
+	qsort(c->maps, c->nmaps, sizeof *c->maps, cmp_map);
+	for (size_t i = 1; i < c->nmaps; i++)
+		if (c->maps[i].start < c->maps[i - 1].end) {
+			adac_fail(err, ADAC_E_CORRUPT, 0, "%s: NT_FILE mappings overlap at 0x%llx", c->path,
+			          (unsigned long long)c->maps[i].start);
+			goto out;
+		}
+	rc = build_modules(c, err);
+out:
+	free(refs);
+	return rc;
+}
+
+static int parse_prstatus(struct core *c, const uint8_t *desc, size_t size, struct adac_error *err)
+{
+	if (size < PRSTATUS_MIN_SIZE)
+		return adac_fail(err, ADAC_E_CORRUPT, 0, "%s: NT_PRSTATUS note has %zu bytes, want at least %u", c->path, size,
+		                 PRSTATUS_MIN_SIZE);
+	if (c->nthreads >= ADAC_MAX_THREADS)
+		return adac_fail(err, ADAC_E_LIMIT, 0, "%s: more than ADAC_MAX_THREADS (%u) threads", c->path,
+		                 ADAC_MAX_THREADS);
+	struct core_thread *grown = realloc(c->threads, (c->nthreads + 1) * sizeof *grown);
+	if (!grown)
+		return adac_fail(err, ADAC_E_NOMEM, 0, "%s: out of memory reading threads", c->path);
+	c->threads = grown;
+	struct core_thread *th = &c->threads[c->nthreads++];
+	th->tid = (uint32_t)adac_get_u32(desc, PRSTATUS_PID_OFF);
+	for (unsigned r = 0; r < ADAC_REG_COUNT; r++)
+		th->regs.r[r] = adac_get_u64(desc, PRSTATUS_REGS_OFF + user_reg_slot[r] * 8u);
+	return 0;
+}
+
+static int parse_notes(struct core *c, const GElf_Phdr *ph, uint64_t *note_bytes, struct adac_error *err)
+{
+	if (ph->p_filesz > ADAC_MAX_CORE_NOTE_BYTES - *note_bytes)
+		return adac_fail(err, ADAC_E_LIMIT, 0, "%s: notes exceed ADAC_MAX_CORE_NOTE_BYTES (%u)", c->path,
+		                 ADAC_MAX_CORE_NOTE_BYTES);
+	*note_bytes += ph->p_filesz;
+	Elf_Data *data = elf_getdata_rawchunk(c->elf, (int64_t)ph->p_offset, (size_t)ph->p_filesz, ELF_T_NHDR);
+	if (!data)
+		return adac_fail(err, ADAC_E_CORRUPT, 0, "%s: cannot read the notes: %s", c->path, elf_errmsg(-1));
+	size_t off = 0;
+	GElf_Nhdr nh;
+	size_t name_at, desc_at;
+	/* gelf_getnote checks each note against the data size and advances by at least a header. */
+	while (off < data->d_size && (off = gelf_getnote(data, off, &nh, &name_at, &desc_at)) > 0) {
+		const uint8_t *base = data->d_buf;
+		if (nh.n_namesz != 5 || memcmp(base + name_at, "CORE", 5) != 0)
+			continue;
+		if (nh.n_type == NT_PRSTATUS) {
+			if (parse_prstatus(c, base + desc_at, nh.n_descsz, err))
+				return -1;
+		} else if (nh.n_type == NT_FILE && !c->have_files) {
+			c->have_files = true;
+			if (parse_nt_file(c, base + desc_at, nh.n_descsz, err))
+				return -1;
+		}
+	}
+	return 0;
+}
+
+static int load_segments(struct core *c, size_t phnum, struct adac_error *err)
+{
+	uint64_t nload = 0, note_bytes = 0, file_end = 0;
+	for (size_t i = 0; i < phnum; i++) {
+		GElf_Phdr ph;
+		if (!gelf_getphdr(c->elf, (int)i, &ph))
+			return adac_fail(err, ADAC_E_CORRUPT, 0, "%s: cannot read program header %zu: %s", c->path, i,
+			                 elf_errmsg(-1));
+		if (ph.p_offset > UINT64_MAX - ph.p_filesz || (ph.p_type == PT_LOAD && ph.p_vaddr > UINT64_MAX - ph.p_memsz))
+			return adac_fail(err, ADAC_E_CORRUPT, 0, "%s: program header %zu is out of range", c->path, i);
+		if (ph.p_offset + ph.p_filesz > file_end)
+			file_end = ph.p_offset + ph.p_filesz;
+		if (ph.p_type == PT_LOAD)
+			nload++;
+	}
+	/* Checked up front: a truncated core would otherwise fail later with a misleading read error. */
+	if (file_end > c->size)
+		return adac_fail(err, ADAC_E_CORRUPT, 0, "%s: core file is truncated (%llu of %llu bytes)", c->path,
+		                 (unsigned long long)c->size, (unsigned long long)file_end);
+	c->segs = calloc(nload ? nload : 1, sizeof *c->segs);
+	if (!c->segs)
+		return adac_fail(err, ADAC_E_NOMEM, 0, "%s: out of memory reading segments", c->path);
+	for (size_t i = 0; i < phnum; i++) {
+		GElf_Phdr ph;
+		gelf_getphdr(c->elf, (int)i, &ph);
+		if (ph.p_type == PT_LOAD && ph.p_memsz > 0) {
+			uint64_t filesz = ph.p_filesz < ph.p_memsz ? ph.p_filesz : ph.p_memsz;
+			c->segs[c->nsegs++] = (struct core_seg){ph.p_vaddr, ph.p_memsz, ph.p_offset, filesz};
+		} else if (ph.p_type == PT_NOTE && ph.p_filesz > 0) {
+			if (parse_notes(c, &ph, &note_bytes, err))
+				return -1;
+		}
+	}
+	qsort(c->segs, c->nsegs, sizeof *c->segs, cmp_seg);
+	/* Overlaps would make the lookup ambiguous; the earlier segment yields to the later one. */
+	for (size_t i = 1; i < c->nsegs; i++) {
+		struct core_seg *prev = &c->segs[i - 1];
+		if (prev->vaddr + prev->memsz > c->segs[i].vaddr) {
+			prev->memsz = c->segs[i].vaddr - prev->vaddr;
+			if (prev->filesz > prev->memsz)
+				prev->filesz = prev->memsz;
+		}
+	}
+	return 0;
+}
+
+static int check_header(struct core *c, size_t *phnum, struct adac_error *err)
+{
+	if (elf_kind(c->elf) != ELF_K_ELF)
+		return adac_fail(err, ADAC_E_BAD_ARG, 0, "%s: not an ELF file", c->path);
+	GElf_Ehdr eh;
+	if (!gelf_getehdr(c->elf, &eh))
+		return adac_fail(err, ADAC_E_CORRUPT, 0, "%s: not an ELF file (%s)", c->path, elf_errmsg(-1));
+	if (eh.e_type != ET_CORE) {
+		const char *t = type_name(eh.e_type);
+		if (t)
+			return adac_fail(err, ADAC_E_BAD_ARG, 0, "%s: not an ELF core file (%s)", c->path, t);
+		return adac_fail(err, ADAC_E_BAD_ARG, 0, "%s: not an ELF core file (type %u)", c->path, eh.e_type);
+	}
+	if (eh.e_ident[EI_CLASS] != ELFCLASS64 || eh.e_ident[EI_DATA] != ELFDATA2LSB || eh.e_machine != EM_X86_64)
+		return adac_fail(err, ADAC_E_UNSUPPORTED, 0, "%s: not an x86-64 core file (class %u, machine %u)", c->path,
+		                 eh.e_ident[EI_CLASS], eh.e_machine);
+	if (elf_getphdrnum(c->elf, phnum) != 0)
+		return adac_fail(err, ADAC_E_CORRUPT, 0, "%s: cannot read the program headers: %s", c->path, elf_errmsg(-1));
+	if (*phnum > ADAC_MAX_CORE_SEGMENTS)
+		return adac_fail(err, ADAC_E_LIMIT, 0, "%s: %zu program headers, more than ADAC_MAX_CORE_SEGMENTS (%u)", c->path,
+		                 *phnum, ADAC_MAX_CORE_SEGMENTS);
+	if (eh.e_phoff > c->size || *phnum > (c->size - eh.e_phoff) / sizeof(Elf64_Phdr))
+		return adac_fail(err, ADAC_E_CORRUPT, 0, "%s: core file is truncated (%llu bytes, program headers past the end)",
+		                 c->path, (unsigned long long)c->size);
+	return 0;
+}
+
+static const struct adac_target_ops core_ops = {
+	.kind = "core",
+	.read = core_read,
+	.modules = core_modules,
+	.threads = core_threads,
+	.regs = core_regs,
+	.frames = core_frames,
+	.close = core_close,
+};
+
+struct adac_target *adac_target_open_core(const char *core_path, struct adac_error *err)
+{
+	struct core *c = calloc(1, sizeof *c);
+	if (!c || !(c->path = strdup(core_path))) {
+		free(c);
+		adac_fail(err, ADAC_E_NOMEM, 0, "%s: out of memory", core_path);
+		return NULL;
+	}
+	c->fd = open(core_path, O_RDONLY | O_CLOEXEC);
+	if (c->fd < 0) {
+		adac_fail(err, ADAC_E_IO, 0, "%s: cannot open: %s", core_path, strerror(errno));
+		goto fail;
+	}
+	struct stat st;
+	if (fstat(c->fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+		adac_fail(err, ADAC_E_BAD_ARG, 0, "%s: not a regular file", core_path);
+		goto fail;
+	}
+	c->size = (uint64_t)st.st_size;
+	elf_version(EV_CURRENT);
+	c->elf = elf_begin(c->fd, ELF_C_READ_MMAP, NULL);
+	if (!c->elf) {
+		adac_fail(err, ADAC_E_BAD_ARG, 0, "%s: not an ELF file (%s)", core_path, elf_errmsg(-1));
+		goto fail;
+	}
+	size_t phnum;
+	if (check_header(c, &phnum, err) || load_segments(c, phnum, err))
+		goto fail;
+	return adac_target_new(&core_ops, c, err);
+fail:
+	core_close(c);
+	return NULL;
+}

@@ -1,0 +1,656 @@
+/* target_pid.c - the "pid" backend: a live x86-64 process, held stopped with ptrace while open.
+ *
+ * Every thread is seized and interrupted (PTRACE_SEIZE makes the stops we cause distinguishable
+ * from real signals, which are re-delivered on detach). Memory comes from process_vm_readv (or
+ * /proc/pid/mem where that is unavailable), modules from /proc/pid/maps, threads from
+ * /proc/pid/task, registers from PTRACE_GETREGS, frames from libdwfl. Closing detaches and leaves
+ * the process as it was found: running, or stopped. */
+#include "target/dwfl_frames.h"
+#include "target/target.h"
+
+#include <dirent.h>
+#include <elfutils/libdwfl.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ptrace.h>
+#include <sys/uio.h>
+#include <sys/user.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "base/limits.h"
+
+#define PAGE 4096u
+#define STOP_TIMEOUT_MS 10000   /* how long a thread may take to reach its ptrace stop */
+#define RESTOP_TIMEOUT_MS 200   /* how long a stopped process may take to re-enter its stop */
+
+struct pid_thread {
+	pid_t tid;
+	int resend_sig;  /* a real signal that arrived during the attach; delivered again on detach */
+	bool gone;       /* exited while we held it */
+	char name[64];
+};
+
+struct ptarget {
+	pid_t pid;
+	bool was_stopped;  /* in group stop (state T) before we attached */
+	bool exited;
+	struct pid_thread *threads;
+	size_t nthreads;
+	int mem_fd;        /* /proc/pid/mem, -1 until opened */
+	bool mem_tried;
+	bool vm_readv_ok;  /* false once process_vm_readv proved unavailable */
+	struct adac_module *mods;
+	size_t nmods;
+	Dwfl *dwfl;
+};
+
+static long now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void sleep_ms(long ms)
+{
+	struct timespec ts = {ms / 1000, (ms % 1000) * 1000000};
+	nanosleep(&ts, NULL);
+}
+
+/* ---- /proc ---- */
+
+/* Reads a small /proc file as a NUL-terminated string; bytes read, or -1 with errno. */
+static ssize_t read_proc(const char *path, char *buf, size_t size)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	ssize_t n = read(fd, buf, size - 1);
+	int saved = errno;
+	close(fd);
+	if (n < 0) {
+		errno = saved;
+		return -1;
+	}
+	buf[n] = '\0';
+	return n;
+}
+
+/* The state letter of /proc/<pid>/task/<tid>/stat (R, S, D, T, t, Z, X...), or 0 when it is gone. */
+static char thread_state(pid_t pid, pid_t tid)
+{
+	char path[64], buf[512];
+	snprintf(path, sizeof path, "/proc/%d/task/%d/stat", (int)pid, (int)tid);
+	if (read_proc(path, buf, sizeof buf) <= 0)
+		return 0;
+	const char *paren = strrchr(buf, ')'); /* the name may contain ')' and spaces */
+	return paren && paren[1] == ' ' ? paren[2] : 0;
+}
+
+/* A numeric field ("TracerPid:", "Tgid:") of /proc/<pid>/task/<tid>/status, or -1. */
+static long status_field(pid_t pid, pid_t tid, const char *field)
+{
+	char path[64], buf[4096];
+	snprintf(path, sizeof path, "/proc/%d/task/%d/status", (int)pid, (int)tid);
+	if (read_proc(path, buf, sizeof buf) <= 0)
+		return -1;
+	const char *at = strstr(buf, field);
+	return at ? strtol(at + strlen(field), NULL, 10) : -1;
+}
+
+static void read_comm(pid_t pid, pid_t tid, char *name, size_t size)
+{
+	char path[64];
+	snprintf(path, sizeof path, "/proc/%d/task/%d/comm", (int)pid, (int)tid);
+	name[0] = '\0';
+	if (read_proc(path, name, size) > 0)
+		name[strcspn(name, "\n")] = '\0';
+}
+
+/* ---- attach and detach ---- */
+
+static struct pid_thread *find_thread(struct ptarget *p, pid_t tid)
+{
+	for (size_t i = 0; i < p->nthreads; i++)
+		if (p->threads[i].tid == tid)
+			return &p->threads[i];
+	return NULL;
+}
+
+/* Waits until thread th is in a ptrace stop (or has exited). */
+static int wait_stopped(struct ptarget *p, struct pid_thread *th, struct adac_error *err)
+{
+	long deadline = now_ms() + STOP_TIMEOUT_MS;
+	for (;;) {
+		int status;
+		pid_t r = waitpid(th->tid, &status, __WALL | WNOHANG);
+		if (r == th->tid && WIFSTOPPED(status)) {
+			/* status >> 16 is PTRACE_EVENT_STOP for our interrupt or a group stop; 0 means a
+			 * real signal arrived first: keep it for the detach. */
+			if ((status >> 16) == 0)
+				th->resend_sig = WSTOPSIG(status);
+			return 0;
+		}
+		if ((r == th->tid && (WIFEXITED(status) || WIFSIGNALED(status))) || (r < 0 && errno == ECHILD)) {
+			th->gone = true;
+			return 0;
+		}
+		if (r < 0 && errno != EINTR)
+			return adac_fail(err, ADAC_E_IO, 0, "process %d: waiting for thread %d failed: %s", (int)p->pid,
+			                 (int)th->tid, strerror(errno));
+		/* An exiting thread (a zombie leader, say) never reports a stop. */
+		char st = thread_state(p->pid, th->tid);
+		if (st == 0 || st == 'Z' || st == 'X') {
+			th->gone = true;
+			return 0;
+		}
+		if (now_ms() > deadline)
+			return adac_fail(err, ADAC_E_IO, 0, "process %d: thread %d did not stop within %d ms (state %c)",
+			                 (int)p->pid, (int)th->tid, STOP_TIMEOUT_MS, st);
+		sleep_ms(1);
+	}
+}
+
+/* Seizes and stops every thread not yet held that /proc/pid/task lists; *added says how many. */
+static int attach_round(struct ptarget *p, size_t *added, struct adac_error *err)
+{
+	*added = 0;
+	char path[64];
+	snprintf(path, sizeof path, "/proc/%d/task", (int)p->pid);
+	DIR *dir = opendir(path);
+	if (!dir) {
+		if (errno == ENOENT)
+			return adac_fail(err, ADAC_E_NOT_FOUND, 0, "process %d: no such process", (int)p->pid);
+		return adac_fail(err, ADAC_E_IO, 0, "process %d: cannot list threads: %s", (int)p->pid, strerror(errno));
+	}
+	size_t first_new = p->nthreads;
+	int rc = 0;
+	struct dirent *de;
+	while ((de = readdir(dir)) != NULL) {
+		char *end;
+		long tid = strtol(de->d_name, &end, 10);
+		if (*end || tid <= 0 || find_thread(p, (pid_t)tid))
+			continue;
+		if (p->nthreads >= ADAC_MAX_THREADS) {
+			rc = adac_fail(err, ADAC_E_LIMIT, 0, "process %d: more than ADAC_MAX_THREADS (%u) threads", (int)p->pid,
+			               ADAC_MAX_THREADS);
+			break;
+		}
+		if (ptrace(PTRACE_SEIZE, (pid_t)tid, NULL, NULL) != 0) {
+			int e = errno;
+			/* An exiting thread refuses with EPERM (or ESRCH once gone); it needs no holding. */
+			char st = thread_state(p->pid, (pid_t)tid);
+			if (tid != p->pid && (e == ESRCH || st == 0 || st == 'Z' || st == 'X'))
+				continue;
+			long tracer = status_field(p->pid, (pid_t)tid, "TracerPid:");
+			if (tracer == (long)getpid())
+				tracer = 0;
+			if (e == ESRCH)
+				rc = adac_fail(err, ADAC_E_NOT_FOUND, 0, "process %d: no such process", (int)p->pid);
+			else if (tracer > 0)
+				rc = adac_fail(err, ADAC_E_IO, 0, "process %d: ptrace attach failed: %s (already traced by process %ld)",
+				               (int)p->pid, strerror(e), tracer);
+			else
+				rc = adac_fail(err, ADAC_E_IO, 0, "process %d: ptrace attach failed: %s", (int)p->pid, strerror(e));
+			break;
+		}
+		struct pid_thread *grown = realloc(p->threads, (p->nthreads + 1) * sizeof *grown);
+		if (!grown) {
+			ptrace(PTRACE_DETACH, (pid_t)tid, NULL, NULL);
+			rc = adac_fail(err, ADAC_E_NOMEM, 0, "process %d: out of memory attaching", (int)p->pid);
+			break;
+		}
+		p->threads = grown;
+		struct pid_thread *th = &p->threads[p->nthreads++];
+		*th = (struct pid_thread){.tid = (pid_t)tid};
+		/* Fails only if the thread exited; wait_stopped notices that. */
+		ptrace(PTRACE_INTERRUPT, (pid_t)tid, NULL, NULL);
+		(*added)++;
+	}
+	closedir(dir);
+	/* Wait even after a failure: every seized thread must be stopped before it can be detached. */
+	for (size_t i = first_new; i < p->nthreads; i++) {
+		if (wait_stopped(p, &p->threads[i], err))
+			rc = -1;
+		else if (!p->threads[i].gone)
+			read_comm(p->pid, p->threads[i].tid, p->threads[i].name, sizeof p->threads[i].name);
+	}
+	return rc;
+}
+
+/* True when a SIGCONT was sent while we held the process: it is queued (traced threads do not
+ * dequeue it) and it ends the stop the process was in, so the process must not be stopped again. */
+static bool sigcont_pending(struct ptarget *p)
+{
+	char path[64], buf[4096];
+	unsigned long long bit = 1ull << (SIGCONT - 1);
+	snprintf(path, sizeof path, "/proc/%d/status", (int)p->pid);
+	if (read_proc(path, buf, sizeof buf) > 0) {
+		const char *at = strstr(buf, "ShdPnd:");
+		if (at && (strtoull(at + 7, NULL, 16) & bit))
+			return true;
+	}
+	for (size_t i = 0; i < p->nthreads; i++) {
+		snprintf(path, sizeof path, "/proc/%d/task/%d/status", (int)p->pid, (int)p->threads[i].tid);
+		if (p->threads[i].gone || read_proc(path, buf, sizeof buf) <= 0)
+			continue;
+		const char *at = strstr(buf, "SigPnd:");
+		if (at && (strtoull(at + 7, NULL, 16) & bit))
+			return true;
+	}
+	return false;
+}
+
+static void detach_all(struct ptarget *p)
+{
+	bool restop = p->was_stopped && !p->exited && !sigcont_pending(p);
+	for (size_t i = 0; i < p->nthreads; i++)
+		if (!p->threads[i].gone)
+			ptrace(PTRACE_DETACH, p->threads[i].tid, NULL, (void *)(long)p->threads[i].resend_sig);
+	if (!restop)
+		return;
+	/* The kernel puts a group-stopped process back into its stop on detach; should a thread be
+	 * resumed anyway, stop it again. A SIGSTOP left pending in a stopped process is harmless:
+	 * the SIGCONT that ends the stop discards it. */
+	long deadline = now_ms() + RESTOP_TIMEOUT_MS;
+	for (;;) {
+		bool all_stopped = true;
+		for (size_t i = 0; i < p->nthreads && all_stopped; i++) {
+			char st = p->threads[i].gone ? 'T' : thread_state(p->pid, p->threads[i].tid);
+			all_stopped = st == 'T' || st == 0 || st == 'Z' || st == 'X';
+		}
+		if (all_stopped)
+			return;
+		if (now_ms() > deadline)
+			break;
+		sleep_ms(1);
+	}
+	kill(p->pid, SIGSTOP);
+}
+
+/* ---- memory ---- */
+
+static ssize_t read_vm(struct ptarget *p, uint64_t addr, void *buf, size_t len)
+{
+	struct iovec local = {buf, len};
+	struct iovec remote = {(void *)(uintptr_t)addr, len};
+	ssize_t n = process_vm_readv(p->pid, &local, 1, &remote, 1, 0);
+	if (n < 0 && (errno == ENOSYS || errno == EPERM))
+		p->vm_readv_ok = false;
+	return n;
+}
+
+static ssize_t read_mem_file(struct ptarget *p, uint64_t addr, void *buf, size_t len)
+{
+	if (!p->mem_tried) {
+		char path[64];
+		snprintf(path, sizeof path, "/proc/%d/mem", (int)p->pid);
+		p->mem_fd = open(path, O_RDONLY | O_CLOEXEC);
+		p->mem_tried = true;
+	}
+	if (p->mem_fd < 0 || addr > (uint64_t)INT64_MAX) {
+		errno = EIO;
+		return -1;
+	}
+	ssize_t n;
+	do
+		n = pread(p->mem_fd, buf, len, (off_t)addr);
+	while (n < 0 && errno == EINTR);
+	return n;
+}
+
+static int64_t pid_read(void *impl, uint64_t addr, void *buf, size_t len, struct adac_error *err)
+{
+	struct ptarget *p = impl;
+	uint8_t *out = buf;
+	size_t done = 0;
+	bool paged = false; /* after a failure, go page by page to find the first unreadable byte */
+	while (done < len) {
+		uint64_t a = addr + done;
+		if (a < addr)
+			break;
+		size_t want = len - done;
+		if (paged && want > PAGE - (a & (PAGE - 1)))
+			want = PAGE - (a & (PAGE - 1));
+		ssize_t n = -1;
+		if (p->vm_readv_ok) {
+			n = read_vm(p, a, out + done, want);
+			if (n < 0 && errno == ESRCH)
+				p->exited = true;
+		}
+		/* /proc/pid/mem only when process_vm_readv is unavailable: it also reads pages the
+		 * process itself cannot (PROT_NONE), which would blur where readable memory ends. */
+		if (!p->vm_readv_ok && !p->exited)
+			n = read_mem_file(p, a, out + done, want);
+		if (p->exited) {
+			if (done)
+				break;
+			return adac_fail(err, ADAC_E_IO, a, "process %d has exited", (int)p->pid);
+		}
+		if (n <= 0) {
+			if (paged)
+				break;
+			paged = true;
+			continue;
+		}
+		done += (size_t)n;
+		if ((size_t)n < want)
+			paged = true;
+	}
+	return (int64_t)done;
+}
+
+/* ---- modules ---- */
+
+struct mapping {
+	uint64_t start, end, offset;
+	char *path;
+};
+
+static int cmp_mapping_path(const void *a, const void *b)
+{
+	const struct mapping *x = a, *y = b;
+	int r = strcmp(x->path, y->path);
+	return r ? r : (x->start < y->start ? -1 : x->start > y->start);
+}
+
+/* Reads the file-backed mappings of /proc/pid/maps. */
+static int read_maps(struct ptarget *p, struct mapping **out, size_t *count, struct adac_error *err)
+{
+	char path[64];
+	snprintf(path, sizeof path, "/proc/%d/maps", (int)p->pid);
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return adac_fail(err, ADAC_E_IO, 0, "process %d: cannot read its mappings: %s", (int)p->pid,
+		                 errno == ENOENT ? "the process has exited" : strerror(errno));
+	struct mapping *maps = NULL;
+	size_t n = 0, cap = 0, lines = 0;
+	char *line = NULL;
+	size_t line_cap = 0;
+	int rc = 0;
+	while (getline(&line, &line_cap, f) > 0) {
+		if (++lines > ADAC_MAX_MAPPINGS) {
+			rc = adac_fail(err, ADAC_E_LIMIT, 0, "process %d: more than ADAC_MAX_MAPPINGS (%u) mappings",
+			               (int)p->pid, ADAC_MAX_MAPPINGS);
+			break;
+		}
+		unsigned long long start, end, off;
+		int at = 0;
+		if (sscanf(line, "%llx-%llx %*s %llx %*x:%*x %*u %n", &start, &end, &off, &at) != 3 || at == 0)
+			continue;
+		char *file = line + at;
+		file[strcspn(file, "\n")] = '\0';
+		if (file[0] != '/' || end <= start)
+			continue; /* anonymous memory, [heap], [stack], [vdso]... */
+		if (n == cap) {
+			size_t ncap = cap ? cap * 2 : 64;
+			struct mapping *grown = realloc(maps, ncap * sizeof *grown);
+			if (!grown) {
+				rc = adac_fail(err, ADAC_E_NOMEM, 0, "process %d: out of memory reading mappings", (int)p->pid);
+				break;
+			}
+			maps = grown;
+			cap = ncap;
+		}
+		maps[n].path = strdup(file);
+		if (!maps[n].path) {
+			rc = adac_fail(err, ADAC_E_NOMEM, 0, "process %d: out of memory reading mappings", (int)p->pid);
+			break;
+		}
+		maps[n].start = start;
+		maps[n].end = end;
+		maps[n].offset = off;
+		n++;
+	}
+	free(line);
+	fclose(f);
+	*out = maps;
+	*count = n;
+	return rc;
+}
+
+static int cmp_mod(const void *a, const void *b)
+{
+	const struct adac_module *x = a, *y = b;
+	return x->base < y->base ? -1 : x->base > y->base;
+}
+
+static void free_mods(struct ptarget *p)
+{
+	for (size_t i = 0; i < p->nmods; i++)
+		free(p->mods[i].path);
+	free(p->mods);
+	p->mods = NULL;
+	p->nmods = 0;
+}
+
+/* One module per mapped file: based at its offset-0 mapping, ending at its highest mapping. */
+static int pid_modules(void *impl, adac_module_cb cb, void *ctx, struct adac_error *err)
+{
+	struct ptarget *p = impl;
+	struct mapping *maps = NULL;
+	size_t n = 0;
+	int rc = read_maps(p, &maps, &n, err);
+	free_mods(p);
+	if (rc == 0 && n == 0) {
+		/* A zombie has no mappings left; that is an exited process, not one without modules. */
+		char st = thread_state(p->pid, p->pid);
+		if (st == 0 || st == 'Z' || st == 'X') {
+			p->exited = true;
+			rc = adac_fail(err, ADAC_E_IO, 0, "process %d has exited", (int)p->pid);
+		}
+	}
+	if (rc == 0 && n > 0 && !(p->mods = calloc(n, sizeof *p->mods)))
+		rc = adac_fail(err, ADAC_E_NOMEM, 0, "process %d: out of memory listing modules", (int)p->pid);
+	if (rc == 0) {
+		if (n)
+			qsort(maps, n, sizeof *maps, cmp_mapping_path);
+		for (size_t i = 0; i < n;) {
+			size_t j = i;
+			uint64_t base = UINT64_MAX, end = 0;
+			for (; j < n && strcmp(maps[j].path, maps[i].path) == 0; j++) {
+				if (maps[j].offset == 0 && maps[j].start < base)
+					base = maps[j].start;
+				if (maps[j].end > end)
+					end = maps[j].end;
+			}
+			if (base != UINT64_MAX) {
+				struct adac_module *m = &p->mods[p->nmods++];
+				m->path = maps[i].path;
+				maps[i].path = NULL; /* moved */
+				m->base = base;
+				m->end = end;
+			}
+			i = j;
+		}
+		if (p->nmods)
+			qsort(p->mods, p->nmods, sizeof *p->mods, cmp_mod);
+	}
+	for (size_t i = 0; i < n; i++)
+		free(maps[i].path);
+	free(maps);
+	if (rc)
+		return -1;
+	for (size_t i = 0; i < p->nmods; i++)
+		if (cb(ctx, &p->mods[i]))
+			break;
+	return 0;
+}
+
+/* ---- threads and registers ---- */
+
+static int pid_threads(void *impl, adac_thread_cb cb, void *ctx, struct adac_error *err)
+{
+	(void)err;
+	struct ptarget *p = impl;
+	uint32_t index = 0;
+	for (size_t i = 0; i < p->nthreads; i++) {
+		if (p->threads[i].gone)
+			continue;
+		struct adac_thread th = {.tid = (uint64_t)p->threads[i].tid, .index = ++index};
+		memcpy(th.name, p->threads[i].name, sizeof th.name);
+		if (cb(ctx, &th))
+			break;
+	}
+	return 0;
+}
+
+static int pid_regs(void *impl, uint64_t tid, struct adac_regs *regs, struct adac_error *err)
+{
+	struct ptarget *p = impl;
+	struct pid_thread *th = tid <= INT32_MAX ? find_thread(p, (pid_t)tid) : NULL;
+	if (!th || th->gone)
+		return adac_fail(err, ADAC_E_NOT_FOUND, 0, "process %d: no thread %llu", (int)p->pid, (unsigned long long)tid);
+	struct user_regs_struct u;
+	if (ptrace(PTRACE_GETREGS, th->tid, NULL, &u) != 0) {
+		if (errno == ESRCH)
+			return adac_fail(err, ADAC_E_IO, 0, "process %d: thread %d has exited", (int)p->pid, (int)th->tid);
+		return adac_fail(err, ADAC_E_IO, 0, "process %d: cannot read the registers of thread %d: %s", (int)p->pid,
+		                 (int)th->tid, strerror(errno));
+	}
+	uint64_t *r = regs->r;
+	r[ADAC_REG_RAX] = u.rax, r[ADAC_REG_RCX] = u.rcx, r[ADAC_REG_RDX] = u.rdx, r[ADAC_REG_RBX] = u.rbx;
+	r[ADAC_REG_RSP] = u.rsp, r[ADAC_REG_RBP] = u.rbp, r[ADAC_REG_RSI] = u.rsi, r[ADAC_REG_RDI] = u.rdi;
+	r[ADAC_REG_R8] = u.r8, r[ADAC_REG_R9] = u.r9, r[ADAC_REG_R10] = u.r10, r[ADAC_REG_R11] = u.r11;
+	r[ADAC_REG_R12] = u.r12, r[ADAC_REG_R13] = u.r13, r[ADAC_REG_R14] = u.r14, r[ADAC_REG_R15] = u.r15;
+	r[ADAC_REG_RIP] = u.rip, r[ADAC_REG_FS_BASE] = u.fs_base;
+	return 0;
+}
+
+/* ---- frames (libdwfl over the threads we already hold) ---- */
+
+static const Dwfl_Callbacks pid_dwfl_callbacks = {
+	.find_elf = dwfl_linux_proc_find_elf,
+	.find_debuginfo = dwfl_standard_find_debuginfo,
+};
+
+static int open_dwfl(struct ptarget *p, struct adac_error *err)
+{
+	if (p->dwfl)
+		return 0;
+	Dwfl *d = dwfl_begin(&pid_dwfl_callbacks);
+	if (!d)
+		return adac_fail(err, ADAC_E_NOMEM, 0, "process %d: cannot start libdwfl: %s", (int)p->pid, dwfl_errmsg(-1));
+	dwfl_report_begin(d);
+	int rc = dwfl_linux_proc_report(d, p->pid);
+	if (rc == 0)
+		rc = dwfl_report_end(d, NULL, NULL);
+	/* assume_ptrace_stopped: the threads are ours and stopped; libdwfl must not attach again. */
+	if (rc == 0)
+		rc = dwfl_linux_proc_attach(d, p->pid, true);
+	if (rc != 0) {
+		adac_fail(err, ADAC_E_IO, 0, "process %d: libdwfl cannot read the process: %s", (int)p->pid,
+		          rc > 0 ? strerror(rc) : dwfl_errmsg(-1));
+		dwfl_end(d);
+		return -1;
+	}
+	p->dwfl = d;
+	return 0;
+}
+
+
+static int pid_frames(void *impl, uint64_t tid, adac_frame_cb cb, void *ctx, struct adac_error *err)
+{
+	struct ptarget *p = impl;
+	struct pid_thread *th = tid <= INT32_MAX ? find_thread(p, (pid_t)tid) : NULL;
+	if (!th || th->gone)
+		return adac_fail(err, ADAC_E_NOT_FOUND, 0, "process %d: no thread %llu", (int)p->pid, (unsigned long long)tid);
+	if (open_dwfl(p, err))
+		return -1;
+	struct adac_dwfl_walk w = {.dwfl = p->dwfl, .cb = cb, .ctx = ctx};
+	int rc = dwfl_getthread_frames(p->dwfl, th->tid, adac_dwfl_walk_frame, &w);
+	if (w.limit_hit)
+		return adac_fail(err, ADAC_E_LIMIT, 0, "thread %d has more than ADAC_MAX_UNWIND_FRAMES (%u) frames",
+		                 (int)th->tid, ADAC_MAX_UNWIND_FRAMES);
+	/* Ending with an error after some frames is the outermost frame libdwfl can explain. */
+	if (w.count == 0 && !w.stopped)
+		return adac_fail(err, ADAC_E_UNSUPPORTED, 0, "process %d: cannot unwind thread %d: %s", (int)p->pid,
+		                 (int)th->tid, rc < 0 ? dwfl_errmsg(-1) : "no frame");
+	return 0;
+}
+
+/* ---- open and close ---- */
+
+static void pid_close(void *impl)
+{
+	struct ptarget *p = impl;
+	if (!p)
+		return;
+	if (p->dwfl)
+		dwfl_end(p->dwfl); /* before detaching: it may still hold thread state */
+	detach_all(p);
+	if (p->mem_fd >= 0)
+		close(p->mem_fd);
+	free_mods(p);
+	free(p->threads);
+	free(p);
+}
+
+static const struct adac_target_ops pid_ops = {
+	.kind = "pid",
+	.read = pid_read,
+	.modules = pid_modules,
+	.threads = pid_threads,
+	.regs = pid_regs,
+	.frames = pid_frames,
+	.close = pid_close,
+};
+
+struct adac_target *adac_target_open_pid(int pid, struct adac_error *err)
+{
+	if (pid <= 0) {
+		adac_fail(err, ADAC_E_BAD_ARG, 0, "process %d: not a valid process id", pid);
+		return NULL;
+	}
+	char st = thread_state(pid, pid);
+	if (st == 0) {
+		adac_fail(err, ADAC_E_NOT_FOUND, 0, "process %d: no such process", pid);
+		return NULL;
+	}
+	long tgid = status_field(pid, pid, "Tgid:");
+	if (tgid > 0 && tgid != pid) {
+		adac_fail(err, ADAC_E_BAD_ARG, 0, "process %d: is a thread of process %ld; give the process id", pid, tgid);
+		return NULL;
+	}
+	if (st == 'Z' || st == 'X') {
+		adac_fail(err, ADAC_E_NOT_FOUND, 0, "process %d: has exited (zombie)", pid);
+		return NULL;
+	}
+	if (pid == getpid()) {
+		adac_fail(err, ADAC_E_BAD_ARG, 0, "process %d: cannot inspect asyncdac itself", pid);
+		return NULL;
+	}
+	struct ptarget *p = calloc(1, sizeof *p);
+	if (!p) {
+		adac_fail(err, ADAC_E_NOMEM, 0, "process %d: out of memory", pid);
+		return NULL;
+	}
+	p->pid = pid;
+	p->mem_fd = -1;
+	p->vm_readv_ok = true;
+	p->was_stopped = st == 'T';
+	/* Re-list until a round finds no new thread: held threads cannot start others, so the set is
+	 * then complete. Each round adds a thread, and the total is capped by ADAC_MAX_THREADS. */
+	size_t added = 1;
+	while (added > 0) {
+		if (attach_round(p, &added, err)) {
+			pid_close(p);
+			return NULL;
+		}
+	}
+	struct pid_thread *leader = find_thread(p, pid);
+	if (!leader || leader->gone) {
+		p->exited = true;
+		pid_close(p);
+		adac_fail(err, ADAC_E_NOT_FOUND, 0, "process %d: exited while attaching", pid);
+		return NULL;
+	}
+	return adac_target_new(&pid_ops, p, err);
+}

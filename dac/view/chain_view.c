@@ -1,0 +1,372 @@
+/* chain_view.c - resolves a chain's frames and formats them. */
+#include "view/chain_view.h"
+
+#include <jansson.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/output.h"
+#include "types/fielddesc.h"
+#include "view/locals.h"
+#include "types/methoddesc.h"
+#include "types/names.h"
+#include "runtime/runtime.h"
+#include "async/task.h"
+
+json_t *adac_json_addr(uint64_t v)
+{
+	char buf[24];
+	snprintf(buf, sizeof buf, "0x%016llx", (unsigned long long)v);
+	return json_string(buf);
+}
+
+int adac_chain_view_build(struct adac_runtime *rt, uint64_t head, size_t max_depth, struct adac_chain_view *v,
+                          struct adac_error *err)
+{
+	memset(v, 0, sizeof *v);
+	if (adac_chain_walk(rt, head, max_depth, &v->chain, err))
+		return -1;
+	v->frames = calloc(v->chain.count ? v->chain.count : 1, sizeof *v->frames);
+	if (!v->frames) {
+		adac_chain_free(&v->chain);
+		return adac_fail(err, ADAC_E_NOMEM, head, "out of memory resolving a chain");
+	}
+	for (size_t i = 0; i < v->chain.count; i++) {
+		adac_async_frame_resolve(rt, &v->chain.links[i], &v->frames[i]);
+		/* The first infrastructure continuation from the head says what the chain waits on. */
+		if (!v->has_awaiting && v->frames[i].infrastructure && i == 0)
+			v->has_awaiting = adac_awaiting_of(rt, &v->chain.links[i], &v->awaiting, NULL) == 0;
+	}
+	return 0;
+}
+
+void adac_chain_view_free(struct adac_chain_view *v)
+{
+	free(v->frames);
+	adac_chain_free(&v->chain);
+	memset(v, 0, sizeof *v);
+}
+
+static bool shown(const struct adac_async_frame *f) { return !f->infrastructure && !f->hidden; }
+
+/* The address shown for a frame: where it will resume. */
+static uint64_t frame_ip(const struct adac_async_frame *f)
+{
+	return f->cont.diagnostic_ip ? f->cont.diagnostic_ip : f->cont.resume;
+}
+
+void adac_async_frame_print(const struct adac_async_frame *f, size_t index, const char *indent, struct adac_out *out)
+{
+	adac_print(out, "%sasync #%zu: 0x%016llx", indent, index, (unsigned long long)frame_ip(f));
+	if (f->method) {
+		adac_print(out, " %s`%s", f->module ? f->module : "?", f->method);
+		if (f->has_code)
+			adac_print(out, " + 0x%llx", (unsigned long long)f->offset);
+	} else {
+		adac_print(out, " <unknown method>");
+	}
+	char where[ADAC_FRAME_WHERE_MAX];
+	adac_print(out, "%s [state %d]\n", adac_frame_where(f->has_source, f->file, f->line, f->has_il, f->il_offset, where,
+	                                                    sizeof where),
+	           f->cont.state);
+	if (f->note[0])
+		adac_print(out, "%s    note: %s\n", indent, f->note);
+}
+
+void adac_awaiting_print(const struct adac_awaiting *a, struct adac_out *out)
+{
+	adac_print(out, "  awaiting: 0x%016llx %s", (unsigned long long)a->object, a->type ? a->type : "?");
+	if (a->has_token)
+		adac_print(out, " (token %d)", a->token);
+	if (a->has_state_flags)
+		adac_print(out, " [%s]", adac_task_status(a->state_flags));
+	adac_print(out, "\n");
+}
+
+json_t *adac_awaiting_json(const struct adac_awaiting *a)
+{
+	json_t *j = json_object();
+	json_object_set_new(j, "object", adac_json_addr(a->object));
+	json_object_set_new(j, "type", a->type ? json_string(a->type) : json_null());
+	json_object_set_new(j, "field", a->via ? json_string(a->via) : json_null());
+	if (a->has_token)
+		json_object_set_new(j, "token", json_integer(a->token));
+	if (a->has_state_flags) {
+		json_object_set_new(j, "status", json_string(adac_task_status(a->state_flags)));
+		json_object_set_new(j, "state_flags", json_integer(a->state_flags));
+	}
+	return j;
+}
+
+size_t adac_chain_view_print(struct adac_runtime *rt, const struct adac_chain_view *v, struct adac_out *out,
+                             size_t first_index, size_t limit, unsigned flags)
+{
+	if (v->has_awaiting)
+		adac_awaiting_print(&v->awaiting, out);
+	size_t printed = 0;
+	for (size_t i = 0; i < v->chain.count; i++) {
+		if (!shown(&v->frames[i]))
+			continue;
+		if (limit && printed >= limit) {
+			adac_print(out, "  (shown max number of frames (%zu), use -c 0 for all)\n", limit);
+			return printed;
+		}
+		adac_async_frame_print(&v->frames[i], first_index + printed, "  ", out);
+		if (flags & ADAC_VIEW_LOCALS) {
+			struct adac_error err = {0};
+			if (adac_frame_locals_print(rt, &v->frames[i], NULL, "      ", out, &err))
+				adac_print(out, "      error: %s\n", err.msg);
+		}
+		printed++;
+	}
+	switch (v->chain.end) {
+	case ADAC_CHAIN_COMPLETE:
+		break;
+	case ADAC_CHAIN_TRUNCATED:
+		adac_print(out, "  (stopped at the chain depth limit; Continuation 0x%016llx follows)\n",
+		           (unsigned long long)v->chain.end_addr);
+		break;
+	case ADAC_CHAIN_BROKEN:
+	case ADAC_CHAIN_CYCLE:
+		adac_print(out, "  async #%zu: error: %s\n", first_index + printed, v->chain.end_err.msg);
+		break;
+	}
+	return printed;
+}
+
+static const char *end_name(enum adac_chain_end e)
+{
+	switch (e) {
+	case ADAC_CHAIN_COMPLETE: return "complete";
+	case ADAC_CHAIN_TRUNCATED: return "truncated";
+	case ADAC_CHAIN_BROKEN: return "broken";
+	case ADAC_CHAIN_CYCLE: return "cycle";
+	}
+	return "?";
+}
+
+json_t *adac_async_frame_json(const struct adac_async_frame *f, size_t index)
+{
+	json_t *j = json_object();
+	json_object_set_new(j, "index", json_integer((json_int_t)index));
+	json_object_set_new(j, "continuation", adac_json_addr(f->cont.addr));
+	json_object_set_new(j, "method_table", adac_json_addr(f->cont.mt));
+	json_object_set_new(j, "ip", adac_json_addr(frame_ip(f)));
+	json_object_set_new(j, "diagnostic_ip", f->cont.diagnostic_ip ? adac_json_addr(f->cont.diagnostic_ip) : json_null());
+	json_object_set_new(j, "resume", f->cont.resume ? adac_json_addr(f->cont.resume) : json_null());
+	json_object_set_new(j, "state", json_integer(f->cont.state));
+	json_object_set_new(j, "method_desc", f->method_desc ? adac_json_addr(f->method_desc) : json_null());
+	json_object_set_new(j, "method", f->method ? json_string(f->method) : json_null());
+	json_object_set_new(j, "canonical_method", f->canonical_method ? json_string(f->canonical_method) : json_null());
+	json_object_set_new(j, "module", f->module ? json_string(f->module) : json_null());
+	json_object_set_new(j, "token", f->token ? json_integer(f->token) : json_null());
+	json_object_set_new(j, "code_start", f->has_code ? adac_json_addr(f->code_start) : json_null());
+	json_object_set_new(j, "offset", f->has_code ? json_integer((json_int_t)f->offset) : json_null());
+	json_object_set_new(j, "il_offset", f->has_il ? json_integer(f->il_offset) : json_null());
+	json_object_set_new(j, "file", f->has_source ? json_string(f->file) : json_null());
+	json_object_set_new(j, "line", f->has_source ? json_integer(f->line) : json_null());
+	json_object_set_new(j, "resume_method_desc", f->resume_md ? adac_json_addr(f->resume_md) : json_null());
+	json_object_set_new(j, "note", f->note[0] ? json_string(f->note) : json_null());
+	return j;
+}
+
+json_t *adac_chain_view_json(struct adac_runtime *rt, const struct adac_chain_view *v, size_t limit, unsigned flags)
+{
+	json_t *c = json_object();
+	json_object_set_new(c, "head", adac_json_addr(v->chain.count ? v->chain.links[0].addr : v->chain.end_addr));
+	json_object_set_new(c, "task", v->task ? adac_json_addr(v->task) : json_null());
+	json_object_set_new(c, "awaiting", v->has_awaiting ? adac_awaiting_json(&v->awaiting) : json_null());
+	json_t *ips = json_array(), *frames = json_array();
+	size_t printed = 0;
+	for (size_t i = 0; i < v->chain.count; i++) {
+		const struct adac_async_frame *f = &v->frames[i];
+		if (!shown(f) || (limit && printed >= limit))
+			continue;
+		json_array_append_new(ips, adac_json_addr(frame_ip(f)));
+		json_t *j = adac_async_frame_json(f, printed);
+		if (flags & ADAC_VIEW_LOCALS) {
+			struct adac_error err = {0};
+			json_t *locals = adac_frame_locals_json(rt, f, &err);
+			json_object_set_new(j, "locals", locals ? locals : json_null());
+			if (!locals)
+				json_object_set_new(j, "locals_error", json_string(err.msg));
+		}
+		json_array_append_new(frames, j);
+		printed++;
+	}
+	json_object_set_new(c, "ips", ips);
+	json_object_set_new(c, "frames", frames);
+	json_object_set_new(c, "end", json_string(end_name(v->chain.end)));
+	json_object_set_new(c, "error", v->chain.end_err.code ? json_string(v->chain.end_err.msg) : json_null());
+	return c;
+}
+
+/* ---- Many chains (`ps`) ------------------------------------------------------------------------- */
+
+struct frame_slot {
+	bool used;
+	uint64_t dip, resume;
+	int32_t state;
+	bool has_resume_info;
+	struct adac_async_frame frame;
+};
+
+struct adac_frame_cache {
+	struct frame_slot *slots;
+	size_t cap, used;
+	uint64_t resolved, hits;
+};
+
+struct adac_frame_cache *adac_frame_cache_new(void) { return calloc(1, sizeof(struct adac_frame_cache)); }
+
+void adac_frame_cache_free(struct adac_frame_cache *c)
+{
+	if (!c)
+		return;
+	free(c->slots);
+	free(c);
+}
+
+void adac_frame_cache_stats(const struct adac_frame_cache *c, uint64_t *resolved, uint64_t *hits)
+{
+	*resolved = c ? c->resolved : 0;
+	*hits = c ? c->hits : 0;
+}
+
+static size_t slot_hash(uint64_t dip, uint64_t resume, int32_t state, bool ri)
+{
+	uint64_t h = dip * 0x9E3779B97F4A7C15ull ^ (resume + 0x632BE59BD9B4E019ull) * 0xC2B2AE3D27D4EB4Full;
+	h ^= ((uint64_t)(uint32_t)state << 1 | (ri ? 1u : 0u)) * 0x165667B19E3779F9ull;
+	return (size_t)(h ^ h >> 29);
+}
+
+/* A frame copied out of the cache: a name kept in the frame's own buffer must point at the copy. */
+_Static_assert(offsetof(struct adac_async_frame, note) + sizeof ((struct adac_async_frame *)0)->note + 8 >
+                   sizeof(struct adac_async_frame),
+               "copy_frame copies the fields before note whole: note must stay the last member");
+
+static void copy_frame(struct adac_async_frame *dst, const struct adac_async_frame *src,
+                       const struct adac_continuation *c)
+{
+	/* Everything before the note, then the note's text only (most of its buffer is unused). */
+	memcpy(dst, src, offsetof(struct adac_async_frame, note));
+	strcpy(dst->note, src->note);
+	if (src->method == src->name_buf)
+		dst->method = dst->name_buf;
+	dst->cont = *c;
+}
+
+static int cache_grow(struct adac_frame_cache *fc)
+{
+	size_t cap = fc->cap ? fc->cap * 2 : 64;
+	struct frame_slot *s = calloc(cap, sizeof *s);
+	if (!s)
+		return -1;
+	for (size_t i = 0; i < fc->cap; i++) {
+		struct frame_slot *o = &fc->slots[i];
+		if (!o->used)
+			continue;
+		size_t j = slot_hash(o->dip, o->resume, o->state, o->has_resume_info) & (cap - 1);
+		while (s[j].used)
+			j = (j + 1) & (cap - 1);
+		s[j] = *o;
+		copy_frame(&s[j].frame, &o->frame, &o->frame.cont);
+	}
+	free(fc->slots);
+	fc->slots = s;
+	fc->cap = cap;
+	return 0;
+}
+
+static void resolve_cached(struct adac_runtime *rt, struct adac_frame_cache *fc, const struct adac_continuation *c,
+                           struct adac_async_frame *f)
+{
+	if (!fc || ((fc->used + 1) * 2 > fc->cap && cache_grow(fc))) {
+		adac_async_frame_resolve(rt, c, f);
+		return;
+	}
+	bool ri = c->resume_info != 0;
+	size_t j = slot_hash(c->diagnostic_ip, c->resume, c->state, ri) & (fc->cap - 1);
+	for (;;) {
+		struct frame_slot *s = &fc->slots[j];
+		if (!s->used)
+			break;
+		if (s->dip == c->diagnostic_ip && s->resume == c->resume && s->state == c->state && s->has_resume_info == ri) {
+			fc->hits++;
+			copy_frame(f, &s->frame, c);
+			if (f->shared_sp)
+				adac_async_frame_instantiate(rt, f); /* the instantiation is per continuation */
+			return;
+		}
+		j = (j + 1) & (fc->cap - 1);
+	}
+	adac_async_frame_resolve(rt, c, f);
+	fc->resolved++;
+	struct frame_slot *s = &fc->slots[j];
+	s->used = true;
+	s->dip = c->diagnostic_ip;
+	s->resume = c->resume;
+	s->state = c->state;
+	s->has_resume_info = ri;
+	copy_frame(&s->frame, f, c);
+	fc->used++;
+}
+
+int adac_chain_view_build_cached(struct adac_runtime *rt, uint64_t head, size_t max_depth, struct adac_frame_cache *cache,
+                                 struct adac_chain_view *v, struct adac_error *err)
+{
+	memset(v, 0, sizeof *v);
+	if (adac_chain_walk(rt, head, max_depth, &v->chain, err))
+		return -1;
+	/* (Not zeroed: every frame is filled whole by resolve_cached.) */
+	v->frames = malloc((v->chain.count ? v->chain.count : 1) * sizeof *v->frames);
+	if (!v->frames) {
+		adac_chain_free(&v->chain);
+		return adac_fail(err, ADAC_E_NOMEM, head, "out of memory resolving a chain");
+	}
+	for (size_t i = 0; i < v->chain.count; i++) {
+		resolve_cached(rt, cache, &v->chain.links[i], &v->frames[i]);
+		/* As adac_chain_view_build: the head's infrastructure continuation says what it awaits. */
+		if (!v->has_awaiting && v->frames[i].infrastructure && i == 0)
+			v->has_awaiting = adac_awaiting_of(rt, &v->chain.links[i], &v->awaiting, NULL) == 0;
+	}
+	return 0;
+}
+
+bool adac_async_frame_shown(const struct adac_async_frame *f) { return shown(f); }
+
+const char *adac_frame_where(bool has_source, const char *file, uint32_t line, bool has_il, uint32_t il_offset,
+                             char *buf, size_t size)
+{
+	if (has_source) {
+		const char *slash = strrchr(file, '/');
+		snprintf(buf, size, " at %s:%u", slash ? slash + 1 : file, line);
+	} else if (has_il) {
+		snprintf(buf, size, " [IL_%04x]", il_offset);
+	} else if (size) {
+		buf[0] = '\0';
+	}
+	return buf;
+}
+
+const char *adac_frame_label(const char *module, const char *method, bool has_source, const char *file, uint32_t line,
+                             bool has_il, uint32_t il_offset, const char *tag, char *buf, size_t size)
+{
+	char where[ADAC_FRAME_WHERE_MAX];
+	adac_frame_where(has_source, file, line, has_il, il_offset, where, sizeof where);
+	if (method)
+		snprintf(buf, size, "%s`%s%s [%s]", module ? module : "?", method, where, tag);
+	else
+		snprintf(buf, size, "<unknown method>%s [%s]", where, tag);
+	return buf;
+}
+
+const char *adac_async_frame_label(const struct adac_async_frame *f, char *buf, size_t size)
+{
+	char tag[32];
+	snprintf(tag, sizeof tag, "state %d", f->cont.state);
+	return adac_frame_label(f->module, f->method, f->has_source, f->file, f->line, f->has_il, f->il_offset, tag, buf,
+	                        size);
+}
