@@ -5,16 +5,16 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "async/resume_stub.h"
+#include "async/task.h"
 #include "code/debuginfo.h"
 #include "code/execution_manager.h"
+#include "metadata/pdb.h"
+#include "runtime/runtime.h"
+#include "target/target.h"
 #include "types/fielddesc.h"
 #include "types/methoddesc.h"
 #include "types/names.h"
-#include "metadata/pdb.h"
-#include "async/resume_stub.h"
-#include "async/task.h"
-#include "runtime/runtime.h"
-#include "target/target.h"
 
 #define note(f, ...) adac_note_add((f)->note, sizeof (f)->note, __VA_ARGS__)
 

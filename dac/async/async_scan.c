@@ -8,20 +8,19 @@
 #include <string.h>
 #include <time.h>
 
-#include "base/addr_map.h"
 #include "async/continuation.h"
-#include "types/corelib.h"
-#include "base/cursor.h"
 #include "async/dispatcher.h"
-#include "types/fielddesc.h"
+#include "base/addr_map.h"
+#include "base/cursor.h"
 #include "base/limits.h"
-#include "types/methoddesc.h"
 #include "runtime/runtime.h"
-#include "target/target.h"
 #include "runtime/threads.h"
+#include "target/target.h"
+#include "types/corelib.h"
+#include "types/fielddesc.h"
+#include "types/methoddesc.h"
 
 #define PROGRESS_EVERY 65536u       /* objects between two progress reports */
-#define MAX_KEPT (ADAC_MAX_CHAINS * 4ull) /* continuations, and pending tasks, kept from one heap */
 
 const char *adac_chain_root_name(enum adac_chain_root r)
 {
@@ -133,9 +132,9 @@ static int on_object(void *ctx, const struct adac_gc_object *o)
 	}
 	enum mt_kind kind = classify(c, o->mt);
 	if (kind == MT_CONT) {
-		if (s->cont_count >= MAX_KEPT) {
+		if (s->cont_count >= ADAC_MAX_KEPT_OBJECTS) {
 			adac_fail(&c->fail, ADAC_E_LIMIT, o->addr, "more than %llu continuations on the heap",
-			          (unsigned long long)MAX_KEPT);
+			          (unsigned long long)ADAC_MAX_KEPT_OBJECTS);
 			return 1;
 		}
 		if (grow((void **)&s->conts, &c->cont_cap, s->cont_count + 1, sizeof *s->conts)) {
@@ -159,9 +158,9 @@ static int on_object(void *ctx, const struct adac_gc_object *o)
 	uint64_t state = obj_ptr(c, o, c->task->state_object_off), cont = obj_ptr(c, o, c->task->continuation_object_off);
 	if (kind == MT_TASK && !state && !cont)
 		return 0;
-	if (s->task_count >= MAX_KEPT) {
+	if (s->task_count >= ADAC_MAX_KEPT_OBJECTS) {
 		adac_fail(&c->fail, ADAC_E_LIMIT, o->addr, "more than %llu pending tasks on the heap",
-		          (unsigned long long)MAX_KEPT);
+		          (unsigned long long)ADAC_MAX_KEPT_OBJECTS);
 		return 1;
 	}
 	if (grow((void **)&s->tasks, &c->task_cap, s->task_count + 1, sizeof *s->tasks)) {
@@ -497,7 +496,7 @@ int adac_async_scan(struct adac_runtime *rt, const struct adac_scan_progress *pr
 	int rc = adac_gc_walk(rt, on_object, &c, &s->walk, err);
 	adac_addr_map_free(&c.verdicts);
 	if (rc == 0 && adac_failed(&c.fail)) {
-		*err = c.fail;
+		adac_error_copy(err, &c.fail);
 		rc = -1;
 	}
 	if (rc) {
@@ -514,7 +513,7 @@ int adac_async_scan(struct adac_runtime *rt, const struct adac_scan_progress *pr
 	if (adac_managed_threads(rt, on_thread, &tc, &terr) && !adac_failed(&s->threads_err))
 		s->threads_err = terr;
 	if (adac_failed(&tc.fail)) {
-		*err = tc.fail;
+		adac_error_copy(err, &tc.fail);
 		adac_async_scan_free(s);
 		return -1;
 	}

@@ -30,9 +30,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "async/task.h"
 #include "base/error.h"
 #include "runtime/gc_heap.h"
-#include "async/task.h"
 
 struct adac_runtime;
 

@@ -6,23 +6,19 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "base/addr_map.h"
 #include "async/async_scan.h"
-#include "types/corelib.h"
-#include "metadata/ecma_metadata.h"
-#include "types/fielddesc.h"
+#include "base/addr_map.h"
 #include "base/limits.h"
-#include "types/methoddesc.h"
-#include "types/names.h"
+#include "metadata/ecma_metadata.h"
 #include "metadata/pdb.h"
 #include "runtime/runtime.h"
 #include "target/target.h"
+#include "types/corelib.h"
+#include "types/fielddesc.h"
+#include "types/methoddesc.h"
+#include "types/names.h"
 
 #define ELEMENT_TYPE_VALUETYPE 0x11
-#define MAX_LIST_ITEMS 65536u      /* items of one List<object> of continuations followed */
-#define MAX_AWAITERS (1u << 28)    /* resolved awaiters of all tasks */
-#define MAX_STACK_NODES (1u << 25) /* nodes of all stacks together: paths multiply where tasks are
-                                    * awaited by several callers (fan-in after fan-out) */
 
 /* ---- a map from a MethodTable to an index ------------------------------------------------------ */
 
@@ -165,8 +161,8 @@ static uint64_t resolve_one(struct resolver *r, uint64_t obj)
 
 static int push_awaiter(struct adac_async_scan *s, uint64_t a, struct adac_error *err)
 {
-	if (s->awaiter_count >= MAX_AWAITERS)
-		return adac_fail(err, ADAC_E_LIMIT, a, "more than %u task continuations", MAX_AWAITERS);
+	if (s->awaiter_count >= ADAC_MAX_AWAITERS)
+		return adac_fail(err, ADAC_E_LIMIT, a, "more than %u task continuations", ADAC_MAX_AWAITERS);
 	if (s->awaiter_count == s->awaiter_cap) {
 		size_t cap = s->awaiter_cap ? s->awaiter_cap * 2 : 1024;
 		uint64_t *p = realloc(s->awaiters, cap * sizeof *p);
@@ -196,8 +192,8 @@ static int resolve_task(struct resolver *r, struct adac_scan_task *t, struct ada
 		uint32_t size = 0;
 		if (!items || adac_read_u32(r->rt->t, obj + w->size_off, &size, NULL))
 			return 0;
-		if (size > MAX_LIST_ITEMS)
-			size = MAX_LIST_ITEMS;
+		if (size > ADAC_MAX_LIST_ITEMS)
+			size = ADAC_MAX_LIST_ITEMS;
 		/* Array data: after the MethodTable and the length (padded to a pointer on 64-bit). */
 		uint64_t data = items + 2ull * r->ps;
 		uint32_t len = 0;
@@ -586,7 +582,7 @@ struct builder {
 static int emit(struct builder *b, size_t depth, bool cycle, bool truncated, struct adac_error *err)
 {
 	struct adac_async_graph *g = b->g;
-	if (g->stack_count >= ADAC_MAX_CHAINS || g->stack_node_count + depth > MAX_STACK_NODES) {
+	if (g->stack_count >= ADAC_MAX_CHAINS || g->stack_node_count + depth > ADAC_MAX_STACK_NODES) {
 		g->stacks_capped = true;
 		return 1;
 	}

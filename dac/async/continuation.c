@@ -4,17 +4,17 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "async/task.h"
 #include "base/addr_map.h"
-#include "types/corelib.h"
 #include "base/cursor.h"
-#include "types/fielddesc.h"
-#include "runtime/descriptor.h"
 #include "base/limits.h"
-#include "types/methoddesc.h"
-#include "types/names.h"
+#include "runtime/descriptor.h"
 #include "runtime/runtime.h"
 #include "target/target.h"
-#include "async/task.h"
+#include "types/corelib.h"
+#include "types/fielddesc.h"
+#include "types/methoddesc.h"
+#include "types/names.h"
 
 #define MT_CACHE_SIZE 256u     /* verdicts per MethodTable; a chain uses a handful of MTs */
 
@@ -282,7 +282,7 @@ int adac_chain_walk(struct adac_runtime *rt, uint64_t head, size_t max_depth, st
 		struct adac_continuation *c = &chain->links[chain->count];
 		if (adac_cont_read(rt, cur, c, &chain->end_err)) {
 			if (chain->count == 0 && chain->end_err.code == ADAC_E_LAYOUT) {
-				*err = chain->end_err; /* nothing can be walked on this runtime */
+				adac_error_copy(err, &chain->end_err); /* nothing can be walked on this runtime */
 				rc = -1;
 			}
 			chain->end = ADAC_CHAIN_BROKEN;

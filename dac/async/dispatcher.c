@@ -4,11 +4,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "runtime/runtime.h"
+#include "runtime/threads.h"
+#include "target/target.h"
 #include "types/corelib.h"
 #include "types/fielddesc.h"
-#include "runtime/runtime.h"
-#include "target/target.h"
-#include "runtime/threads.h"
 
 /* Names in the 11.0 CoreLib (AsyncHelpers.CoreCLR.cs: "the debugger depends on" t_current). */
 #define DISPATCHER_NS "System.Runtime.CompilerServices"

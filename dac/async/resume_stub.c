@@ -4,15 +4,15 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "types/corelib.h"
-#include "runtime/descriptor.h"
-#include "metadata/ecma_metadata.h"
-#include "types/methoddesc.h"
-#include "types/names.h"
 #include "code/execution_manager.h"
 #include "code/precode.h"
+#include "metadata/ecma_metadata.h"
+#include "runtime/descriptor.h"
 #include "runtime/runtime.h"
 #include "target/target.h"
+#include "types/corelib.h"
+#include "types/methoddesc.h"
+#include "types/names.h"
 
 /* The ILStubType numbers differ between runtime versions (StubAsyncResume is 18 in 11.0.0, 19 in
  * some development builds) and are not in the descriptor; the stub's stored name is stable:

@@ -5,10 +5,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "runtime/runtime.h"
 #include "types/corelib.h"
 #include "types/fielddesc.h"
 #include "types/methoddesc.h"
-#include "runtime/runtime.h"
 
 #define VERDICTS 256u   /* MethodTables whose "derives from Task" verdict is kept (direct-mapped) */
 

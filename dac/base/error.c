@@ -75,3 +75,10 @@ void adac_note_add(char *list, size_t size, const char *fmt, ...)
 	vsnprintf(list + used, size - used, fmt, ap);
 	va_end(ap);
 }
+
+int adac_error_copy(struct adac_error *err, const struct adac_error *src)
+{
+	if (err && err != src && err->code == ADAC_E_OK)
+		*err = *src;
+	return -1;
+}

@@ -47,6 +47,10 @@ void adac_error_wrap(struct adac_error *err, const char *fmt, ...) __attribute__
 
 void adac_error_clear(struct adac_error *err);
 
+/* Records src (a failure kept aside, e.g. while trying alternatives) in err the way adac_fail
+ * does: unless err already holds one; err may be NULL. Always returns -1. */
+int adac_error_copy(struct adac_error *err, const struct adac_error *src);
+
 /* Appends one message to a "; "-separated list of problems that did not stop a result (a frame's
  * note, the reasons no PDB was found). Nothing is appended once the list is within 4 bytes of full;
  * a message that does not fit is cut. */

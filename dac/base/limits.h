@@ -48,4 +48,25 @@
 #define ADAC_MAX_UNWIND_CHAIN 32u              /* chained UNWIND_INFOs followed for one frame */
 #define ADAC_MAX_METHOD_UNWIND_INFOS 65536u    /* RUNTIME_FUNCTIONs (funclets) of one JIT-compiled method */
 
+#define ADAC_MAX_ELF_PHDRS 256u                /* program headers of one loaded ELF image */
+#define ADAC_MAX_ELF_DYN_ENTRIES 4096u         /* .dynamic entries of one loaded ELF image */
+#define ADAC_MAX_ELF_NOTE_BYTES 65536u         /* one PT_NOTE segment of a loaded ELF image */
+#define ADAC_MAX_DESCRIPTOR_BLOBS 16u          /* contract descriptors (main + sub-descriptors) of one runtime */
+#define ADAC_MAX_LOOKUP_SEGMENTS 4096u         /* segments of one ModuleLookupMap */
+#define ADAC_MAX_TYPE_HASH_BUCKETS (1u << 24)  /* buckets of one EETypeHashTable */
+#define ADAC_MAX_TYPE_HASH_ENTRIES (1u << 22)  /* entries visited in one EETypeHashTable */
+#define ADAC_MAX_TYPE_FIELDS 65535u            /* FieldDescs of one type (the EEClass counts are 16-bit) */
+#define ADAC_MAX_PARENT_DEPTH 64u              /* parent types walked up from one MethodTable */
+#define ADAC_MAX_EPILOG_POPS 16u               /* pops in one epilog (there are 16 registers) */
+#define ADAC_MAX_FLAG_NAMES 16u                /* single-bit ContinuationFlags members named */
+#define ADAC_MAX_REF_OFFSETS 4096u             /* object references collected from one value type */
+#define ADAC_MAX_REF_VISITS 65536u             /* fields visited while collecting them (nested structs included) */
+#define ADAC_MAX_VALUE_BYTES 65536u            /* bytes of one value or of the elements shown of one array */
+#define ADAC_MAX_ADDRESS_ARGS 64u              /* addresses given to one command (--address) */
+#define ADAC_MAX_LIST_ITEMS 65536u             /* items of one List<object> of continuations followed */
+#define ADAC_MAX_AWAITERS (1u << 28)           /* resolved awaiters of all tasks */
+#define ADAC_MAX_STACK_NODES (1u << 25)        /* nodes of all stacks together: paths multiply where tasks are
+                                                * awaited by several callers (fan-in after fan-out) */
+#define ADAC_MAX_KEPT_OBJECTS (ADAC_MAX_CHAINS * 4ull) /* continuations, and pending tasks, kept from one heap */
+
 #endif

@@ -39,12 +39,12 @@
 #include <string.h>
 
 #include "base/addr_map.h"
-#include "base/output.h"
 #include "base/cursor.h"
-#include "runtime/descriptor.h"
-#include "code/execution_manager.h"
 #include "base/limits.h"
+#include "base/output.h"
+#include "code/execution_manager.h"
 #include "code/nibble.h"
+#include "runtime/descriptor.h"
 #include "runtime/runtime.h"
 
 #define FAT_MARKER 0u                      /* .NET 11: first header U32 of a fat header */

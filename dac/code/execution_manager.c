@@ -12,9 +12,9 @@
 #include <string.h>
 
 #include "base/cursor.h"
-#include "runtime/descriptor.h"
 #include "base/limits.h"
 #include "code/precode.h"
+#include "runtime/descriptor.h"
 #include "runtime/runtime.h"
 #include "target/target.h"
 
@@ -1097,7 +1097,7 @@ static int find_stub_range(struct adac_runtime *rt, struct em_state *st, const s
 		info->method_desc = m.method_desc;
 	}
 	if (rc && perr.code != ADAC_E_NOT_FOUND) {
-		*err = perr;
+		adac_error_copy(err, &perr);
 		return -1;
 	}
 	return 0; /* a stub, but not a precode with a MethodDesc */

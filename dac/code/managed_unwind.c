@@ -12,11 +12,11 @@
 #include <string.h>
 
 #include "base/cursor.h"
-#include "runtime/descriptor.h"
-#include "code/execution_manager.h"
 #include "base/limits.h"
-#include "types/names.h"
+#include "code/execution_manager.h"
+#include "runtime/descriptor.h"
 #include "runtime/runtime.h"
+#include "types/names.h"
 
 enum {
 	UWOP_PUSH_NONVOL = 0,
@@ -37,7 +37,6 @@ enum { UNW_FLAG_CHAININFO = 0x4 };
 
 #define RF_BYTES 12u        /* an x64 RUNTIME_FUNCTION: BeginAddress, EndAddress, UnwindData */
 #define CODE_WINDOW 64u     /* code bytes examined at the IP for an epilog */
-#define MAX_EPILOG_POPS 16u /* pops in one epilog (there are 16 registers) */
 
 static const char *const reg_names[16] = {
 	"rax", "rcx", "rdx", "rbx", "rsp", "rbp", "rsi", "rdi",
@@ -462,7 +461,7 @@ struct epilog {
 	enum { ADJ_NONE, ADJ_ADD, ADJ_LEA } adjust;
 	int64_t disp;
 	unsigned npops;
-	uint8_t pops[MAX_EPILOG_POPS];
+	uint8_t pops[ADAC_MAX_EPILOG_POPS];
 };
 
 /* RtlVirtualUnwind's instruction scan: `add rsp, imm` or `lea rsp, disp[frame register]`, pops,
@@ -507,7 +506,7 @@ static int scan_epilog(struct unwinder *u, const struct adac_runtime_function *f
 		} else {
 			break;
 		}
-		if (e->npops == MAX_EPILOG_POPS)
+		if (e->npops == ADAC_MAX_EPILOG_POPS)
 			return 0; /* more pops than registers: not an epilog */
 		e->pops[e->npops++] = (uint8_t)reg;
 		i += len;
@@ -900,7 +899,7 @@ static int lookup_managed(void *ctx, uint64_t addr, struct adac_runtime_function
 	}
 	if (e.code == ADAC_E_NOT_FOUND || e.code == ADAC_E_UNSUPPORTED)
 		return 0; /* not managed code: a jump there leaves the function */
-	*err = e;
+	adac_error_copy(err, &e);
 	return -1;
 }
 

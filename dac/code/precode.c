@@ -13,8 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "runtime/descriptor.h"
 #include "base/limits.h"
+#include "runtime/descriptor.h"
 #include "runtime/runtime.h"
 #include "target/target.h"
 

@@ -5,21 +5,20 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "view/chain_view.h"
-#include "commands/command.h"
 #include "async/continuation.h"
 #include "async/dispatcher.h"
-#include "code/execution_manager.h"
-#include "types/fielddesc.h"
 #include "base/limits.h"
+#include "code/execution_manager.h"
 #include "code/managed_unwind.h"
-#include "types/methoddesc.h"
-#include "types/names.h"
+#include "commands/command.h"
 #include "runtime/runtime.h"
 #include "runtime/threads.h"
+#include "types/fielddesc.h"
+#include "types/methoddesc.h"
+#include "types/names.h"
+#include "view/chain_view.h"
 
 #define DEFAULT_DEPTH 10000u   /* chain links walked unless --depth says otherwise */
-#define MAX_ADDRESSES 64u
 
 const struct adac_command_info adac_cmd_bt_info = {
 	.name = "bt",
@@ -60,7 +59,7 @@ struct bt_opts {
 	bool all, json, locals;
 	bool has_thread;
 	uint64_t thread;
-	uint64_t addresses[MAX_ADDRESSES];
+	uint64_t addresses[ADAC_MAX_ADDRESS_ARGS];
 	size_t naddresses;
 	uint64_t count;
 	uint64_t depth;
@@ -83,8 +82,8 @@ static int parse(int argc, char **argv, struct bt_opts *o, struct adac_error *er
 				return -1;
 			o->has_thread = true;
 		} else if (adac_opt_is(a, "-A", "--address")) {
-			if (o->naddresses >= MAX_ADDRESSES)
-				return adac_fail(err, ADAC_E_BAD_ARG, 0, "at most %u addresses", MAX_ADDRESSES);
+			if (o->naddresses >= ADAC_MAX_ADDRESS_ARGS)
+				return adac_fail(err, ADAC_E_BAD_ARG, 0, "at most %u addresses", ADAC_MAX_ADDRESS_ARGS);
 			if (adac_opt_value("bt", argc, argv, &i, &v, err) ||
 			    adac_opt_u64("bt", a, v, &o->addresses[o->naddresses++], err))
 				return -1;

@@ -10,8 +10,8 @@
 #include "base/addr_map.h"
 #include "commands/command.h"
 #include "runtime/gc_heap.h"
-#include "types/names.h"
 #include "runtime/runtime.h"
+#include "types/names.h"
 
 const struct adac_command_info adac_cmd_dumpheap_info = {
 	.name = "dumpheap",
@@ -227,7 +227,7 @@ static int print_objects(struct adac_runtime *rt, const struct options *opt, str
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	double walk_seconds = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
 	if (rc == 0 && adac_failed(&d.fail)) {
-		*err = d.fail;
+		adac_error_copy(err, &d.fail);
 		rc = -1;
 		adac_gc_walk_report_free(&rep);
 	}

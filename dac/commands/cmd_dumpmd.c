@@ -4,9 +4,9 @@
 #include <string.h>
 
 #include "commands/command.h"
+#include "runtime/runtime.h"
 #include "types/methoddesc.h"
 #include "types/names.h"
-#include "runtime/runtime.h"
 
 const struct adac_command_info adac_cmd_dumpmd_info = {
 	.name = "dumpmd",
@@ -239,7 +239,7 @@ int adac_cmd_dumpmd(struct adac_target *t, enum adac_frontend fe, int argc, char
 		if (dump_one(rt, md, arr, out, &one) == 0)
 			continue;
 		if (count == 1) {
-			*err = one;
+			adac_error_copy(err, &one);
 			rc = -1;
 			break;
 		}

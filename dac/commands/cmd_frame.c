@@ -16,16 +16,16 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "view/chain_view.h"
-#include "commands/command.h"
 #include "async/continuation.h"
 #include "async/dispatcher.h"
-#include "types/fielddesc.h"
-#include "view/locals.h"
-#include "types/methoddesc.h"
-#include "types/names.h"
+#include "commands/command.h"
 #include "runtime/runtime.h"
 #include "runtime/threads.h"
+#include "types/fielddesc.h"
+#include "types/methoddesc.h"
+#include "types/names.h"
+#include "view/chain_view.h"
+#include "view/locals.h"
 
 const struct adac_command_info adac_cmd_frame_info = {
 	.name = "frame",
@@ -287,7 +287,7 @@ int adac_cmd_frame(struct adac_target *t, enum adac_frontend fe, int argc, char 
 	struct adac_error e = {0};
 	if (adac_frame_locals_collect(rt, &f, &l, &e)) {
 		if (!o.json || (e.code != ADAC_E_NOT_FOUND && e.code != ADAC_E_UNSUPPORTED)) {
-			*err = e;
+			adac_error_copy(err, &e);
 			adac_error_wrap(err, "async frame #%llu: ", (unsigned long long)index);
 			rc = -1;
 			goto done;

@@ -2,11 +2,11 @@
 #include <jansson.h>
 #include <stdio.h>
 
-#include "commands/command.h"
 #include "code/execution_manager.h"
-#include "types/names.h"
 #include "code/precode.h"
+#include "commands/command.h"
 #include "runtime/runtime.h"
+#include "types/names.h"
 
 const struct adac_command_info adac_cmd_ip2md_info = {
 	.name = "ip2md",

@@ -9,17 +9,16 @@
 #include <unistd.h>
 
 #include "async/async_scan.h"
-#include "view/chain_view.h"
 #include "async/classic_async.h"
-#include "commands/command.h"
 #include "async/continuation.h"
 #include "base/limits.h"
-#include "types/methoddesc.h"
-#include "types/names.h"
+#include "commands/command.h"
 #include "runtime/runtime.h"
 #include "target/target.h"
+#include "types/methoddesc.h"
+#include "types/names.h"
+#include "view/chain_view.h"
 
-#define MAX_ADDRESSES 64u
 #define LABEL_MAX 1024u            /* one frame's text in --coalesce and --stats */
 #define PROGRESS_DELAY 1.0         /* seconds before the progress line appears (the environment
                                     * variable ASYNCDAC_PROGRESS_DELAY overrides it, for tests) */
@@ -80,7 +79,7 @@ const struct adac_command_info adac_cmd_ps_info = {
 struct ps_opts {
 	bool coalesce, stats, locals, json;
 	const char *method, *type;
-	uint64_t addresses[MAX_ADDRESSES];
+	uint64_t addresses[ADAC_MAX_ADDRESS_ARGS];
 	size_t naddresses;
 };
 
@@ -104,8 +103,8 @@ static int parse(int argc, char **argv, struct ps_opts *o, struct adac_error *er
 			if (adac_opt_value("ps", argc, argv, &i, &o->type, err))
 				return -1;
 		} else if (adac_opt_is(a, "-A", "--address")) {
-			if (o->naddresses >= MAX_ADDRESSES)
-				return adac_fail(err, ADAC_E_BAD_ARG, 0, "at most %u addresses", MAX_ADDRESSES);
+			if (o->naddresses >= ADAC_MAX_ADDRESS_ARGS)
+				return adac_fail(err, ADAC_E_BAD_ARG, 0, "at most %u addresses", ADAC_MAX_ADDRESS_ARGS);
 			if (adac_opt_value("ps", argc, argv, &i, &v, err) ||
 			    adac_opt_u64("ps", a, v, &o->addresses[o->naddresses++], err))
 				return -1;
@@ -393,7 +392,7 @@ static int build_stack(struct ps *p, const struct adac_async_stack *st, struct a
 				s->view.task = ch->task;
 			} else if (e.code == ADAC_E_NOMEM || e.code == ADAC_E_LAYOUT) {
 				free_segs(p, i);
-				*err = e;
+				adac_error_copy(err, &e);
 				return -1;
 			} else {
 				/* Keep the failure as a broken, empty chain. */
@@ -1233,7 +1232,7 @@ static int run(struct ps *p, struct adac_error *err)
 		}
 		free_segs(p, st->count);
 		if (adac_failed(&p->fail)) {
-			*err = p->fail;
+			adac_error_copy(err, &p->fail);
 			return -1;
 		}
 	}
@@ -1270,7 +1269,7 @@ static int run(struct ps *p, struct adac_error *err)
 	}
 	if (adac_failed(&p->fail)) {
 		json_decref(root);
-		*err = p->fail;
+		adac_error_copy(err, &p->fail);
 		return -1;
 	}
 	int rc = 0;

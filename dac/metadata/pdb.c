@@ -21,10 +21,10 @@
 #include <zlib.h>
 
 #include "base/cursor.h"
-#include "metadata/ecma_metadata.h"
 #include "base/limits.h"
-#include "runtime/runtime.h"
+#include "metadata/ecma_metadata.h"
 #include "metadata/signature.h"
+#include "runtime/runtime.h"
 
 #define MPDB_SIGNATURE 0x4244504du     /* "MPDB" */
 #define RSDS_SIGNATURE 0x53445352u     /* "RSDS" */

@@ -740,7 +740,7 @@ static int md_var(void *ctx, bool method_var, uint32_t index, struct adac_sig_te
 		if (adac_ecma_generic_param(n->md, owner, index, &rid, &e2) == 0 && adac_ecma_genericparam(n->md, rid, &gp, err) == 0)
 			return adac_sig_text_put(out, gp.name, err);
 		if (e2.code != ADAC_E_NOT_FOUND && e2.code != ADAC_E_OK) {
-			*err = e2;
+			adac_error_copy(err, &e2);
 			return -1;
 		}
 		if (adac_failed(err))

@@ -7,12 +7,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "base/output.h"
 #include "base/limits.h"
+#include "base/output.h"
 #include "target/target.h"
 
 #define DESC_MAGIC "DNCCDAC"  /* followed by a NUL: 8 bytes */
-#define MAX_BLOBS 16u
 
 struct global {
 	char *name;
@@ -30,11 +29,11 @@ struct adac_descriptor {
 	char version[32];
 	char baseline[32];
 	unsigned ptr_size;
-	struct adac_desc_blob blobs[MAX_BLOBS];
+	struct adac_desc_blob blobs[ADAC_MAX_DESCRIPTOR_BLOBS];
 	size_t nblobs;
 	/* sub-descriptors found by the last parse: name and the address of the pointer variable */
-	char pending_name[MAX_BLOBS][64];
-	uint64_t pending_addr[MAX_BLOBS];
+	char pending_name[ADAC_MAX_DESCRIPTOR_BLOBS][64];
+	uint64_t pending_addr[ADAC_MAX_DESCRIPTOR_BLOBS];
 	size_t npending;
 };
 
@@ -287,8 +286,8 @@ int adac_desc_parse_json(struct adac_descriptor *d, const char *json, size_t len
 			adac_fail(err, ADAC_E_CORRUPT, 0, "contract descriptor sub-descriptor %s has an unknown shape", name);
 			goto out;
 		}
-		if (d->npending >= MAX_BLOBS) {
-			adac_fail(err, ADAC_E_LIMIT, 0, "more than %u sub-descriptors", MAX_BLOBS);
+		if (d->npending >= ADAC_MAX_DESCRIPTOR_BLOBS) {
+			adac_fail(err, ADAC_E_LIMIT, 0, "more than %u sub-descriptors", ADAC_MAX_DESCRIPTOR_BLOBS);
 			goto out;
 		}
 		snprintf(d->pending_name[d->npending], sizeof d->pending_name[0], "%s", name);
@@ -307,8 +306,8 @@ static int load_one(struct adac_target *t, uint64_t addr, const char *name, unsi
 	if (depth > ADAC_MAX_SUBDESCRIPTOR_DEPTH)
 		return adac_fail(err, ADAC_E_LIMIT, addr, "sub-descriptors nested deeper than ADAC_MAX_SUBDESCRIPTOR_DEPTH (%u)",
 		                 ADAC_MAX_SUBDESCRIPTOR_DEPTH);
-	if (d->nblobs >= MAX_BLOBS)
-		return adac_fail(err, ADAC_E_LIMIT, addr, "more than %u contract descriptors", MAX_BLOBS);
+	if (d->nblobs >= ADAC_MAX_DESCRIPTOR_BLOBS)
+		return adac_fail(err, ADAC_E_LIMIT, addr, "more than %u contract descriptors", ADAC_MAX_DESCRIPTOR_BLOBS);
 	uint8_t hdr[40];
 	if (adac_read(t, addr, hdr, 16, err)) {
 		adac_error_wrap(err, "contract descriptor: ");
@@ -388,8 +387,8 @@ static int load_one(struct adac_target *t, uint64_t addr, const char *name, unsi
 	}
 	/* Copy the pending list: recursion overwrites it. */
 	size_t nsub = d->npending;
-	char sub_name[MAX_BLOBS][64];
-	uint64_t sub_ptr[MAX_BLOBS];
+	char sub_name[ADAC_MAX_DESCRIPTOR_BLOBS][64];
+	uint64_t sub_ptr[ADAC_MAX_DESCRIPTOR_BLOBS];
 	memcpy(sub_name, d->pending_name, sizeof sub_name);
 	memcpy(sub_ptr, d->pending_addr, sizeof sub_ptr);
 	for (size_t i = 0; i < nsub; i++) {

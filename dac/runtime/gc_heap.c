@@ -7,11 +7,11 @@
 
 #include "base/addr_map.h"
 #include "base/cursor.h"
-#include "runtime/descriptor.h"
 #include "base/limits.h"
+#include "runtime/descriptor.h"
 #include "runtime/runtime.h"
-#include "target/target.h"
 #include "runtime/threads.h"
+#include "target/target.h"
 
 /* Every field the GC walk reads. Width 8 on pointer fields is patched to the target's pointer
  * size at resolution. Flavour-specific fields are optional here and demanded by need() once the
@@ -891,7 +891,7 @@ int adac_gc_walk(struct adac_runtime *rt, adac_gc_object_cb cb, void *ctx, struc
 		if (wr == 0)
 			continue;
 		if (rerr.code == ADAC_E_NOMEM || rerr.code == ADAC_E_LIMIT) {
-			*err = rerr;
+			adac_error_copy(err, &rerr);
 			rc = -1;
 			break;
 		}
@@ -905,7 +905,7 @@ int adac_gc_walk(struct adac_runtime *rt, adac_gc_object_cb cb, void *ctx, struc
 	}
 	r->method_tables = s->mts.used;
 	if (rc == 0 && !rep && r->error_count) {
-		*err = r->errors[0].err;
+		adac_error_copy(err, &r->errors[0].err);
 		if (r->error_count > 1)
 			adac_error_wrap(err, "%zu regions could not be walked; first: ", r->error_count);
 		rc = -1;

@@ -5,8 +5,8 @@
 #include <string.h>
 
 #include "base/cursor.h"
-#include "runtime/descriptor.h"
 #include "base/limits.h"
+#include "runtime/descriptor.h"
 #include "runtime/runtime.h"
 #include "target/target.h"
 

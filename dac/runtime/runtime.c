@@ -54,7 +54,7 @@ struct adac_runtime *adac_runtime_open(struct adac_target *t, struct adac_error 
 		if (adac_target_find_symbol(t, coreclr, ADAC_DESCRIPTOR_SYMBOL, &addr, &sym_err) == 0)
 			return load_from(t, coreclr, addr, err);
 		if (sym_err.code != ADAC_E_NOT_FOUND) {
-			*err = sym_err;
+			adac_error_copy(err, &sym_err);
 			adac_error_wrap(err, "%s: ", coreclr->path);
 			return NULL;
 		}

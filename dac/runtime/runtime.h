@@ -5,8 +5,8 @@
 
 #include <stdint.h>
 
-#include "runtime/descriptor.h"
 #include "base/error.h"
+#include "runtime/descriptor.h"
 #include "target/target.h"
 
 #define ADAC_DESCRIPTOR_SYMBOL "DotNetRuntimeContractDescriptor"

@@ -8,14 +8,11 @@
 
 #include "base/limits.h"
 
-#define MAX_PHDRS 256u
-#define MAX_DYN_ENTRIES 4096u
-#define MAX_NOTE_BYTES 65536u
 
 struct image {
 	uint64_t base;
 	uint64_t bias;  /* load bias: runtime address = bias + p_vaddr */
-	Elf64_Phdr ph[MAX_PHDRS];
+	Elf64_Phdr ph[ADAC_MAX_ELF_PHDRS];
 	unsigned nph;
 };
 
@@ -34,7 +31,7 @@ static int read_image(const struct adac_elf_mem *m, uint64_t base, struct image 
 	if (eh.e_ident[EI_CLASS] != ELFCLASS64 || eh.e_ident[EI_DATA] != ELFDATA2LSB)
 		return adac_fail(err, ADAC_E_UNSUPPORTED, base, "ELF image at 0x%llx is not 64-bit little-endian",
 		                 (unsigned long long)base);
-	if (eh.e_phentsize != sizeof(Elf64_Phdr) || eh.e_phnum == 0 || eh.e_phnum > MAX_PHDRS)
+	if (eh.e_phentsize != sizeof(Elf64_Phdr) || eh.e_phnum == 0 || eh.e_phnum > ADAC_MAX_ELF_PHDRS)
 		return adac_fail(err, ADAC_E_CORRUPT, base, "ELF image at 0x%llx has %u program headers of %u bytes",
 		                 (unsigned long long)base, eh.e_phnum, eh.e_phentsize);
 	im->base = base;
@@ -60,7 +57,7 @@ void adac_elf_build_id(const struct adac_elf_mem *m, uint64_t base, uint8_t *out
 		return;
 	}
 	for (unsigned i = 0; i < im->nph && *len == 0; i++) {
-		if (im->ph[i].p_type != PT_NOTE || im->ph[i].p_filesz > MAX_NOTE_BYTES)
+		if (im->ph[i].p_type != PT_NOTE || im->ph[i].p_filesz > ADAC_MAX_ELF_NOTE_BYTES)
 			continue;
 		size_t size = (size_t)im->ph[i].p_filesz;
 		uint8_t *buf = malloc(size);
@@ -109,7 +106,7 @@ static int read_dynamic(const struct adac_elf_mem *m, const struct image *im, st
 		return adac_fail(err, ADAC_E_NOT_FOUND, im->base, "ELF image at 0x%llx has no PT_DYNAMIC",
 		                 (unsigned long long)im->base);
 	uint64_t at = im->bias + dyn->p_vaddr;
-	for (unsigned i = 0; i < MAX_DYN_ENTRIES; i++) {
+	for (unsigned i = 0; i < ADAC_MAX_ELF_DYN_ENTRIES; i++) {
 		Elf64_Dyn d;
 		if (m->read(m->ctx, at + (uint64_t)i * sizeof d, &d, sizeof d, err))
 			return -1;
@@ -128,7 +125,7 @@ static int read_dynamic(const struct adac_elf_mem *m, const struct image *im, st
 		}
 	}
 	return adac_fail(err, ADAC_E_LIMIT, at, "dynamic section at 0x%llx has no DT_NULL in %u entries",
-	                 (unsigned long long)at, MAX_DYN_ENTRIES);
+	                 (unsigned long long)at, ADAC_MAX_ELF_DYN_ENTRIES);
 }
 
 /* 1: symbol idx is `name` and defined (value in *sym), 0: not, -1: read error. */

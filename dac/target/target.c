@@ -4,8 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "target/elf_image.h"
 #include "base/limits.h"
+#include "target/elf_image.h"
 
 #define CACHE_BLOCK 4096u                 /* bytes per cache block (one page) */
 #define CACHE_SETS 2048u                  /* 4-way sets: 8192 blocks, 32 MiB at most */

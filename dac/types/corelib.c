@@ -3,14 +3,13 @@
 
 #include <string.h>
 
-#include "runtime/descriptor.h"
-#include "metadata/ecma_metadata.h"
 #include "base/limits.h"
-#include "types/methoddesc.h"
+#include "metadata/ecma_metadata.h"
+#include "runtime/descriptor.h"
 #include "runtime/runtime.h"
 #include "target/target.h"
+#include "types/methoddesc.h"
 
-#define MAX_LOOKUP_SEGMENTS 4096u  /* segments of one ModuleLookupMap */
 
 /* Runtimes whose SystemDomain has no SystemAssembly field (.NET 10): System.Object's module. */
 static int module_of_object_class(struct adac_runtime *rt, uint64_t *module, struct adac_error *err)
@@ -69,9 +68,9 @@ int adac_module_lookup(struct adac_runtime *rt, uint64_t module, const char *map
 	/* The map is a list of segments; a RID past one segment's Count continues in the next. The
 	 * flag bits to strip are those of the first segment. */
 	for (unsigned n = 0; seg; n++) {
-		if (n >= MAX_LOOKUP_SEGMENTS)
+		if (n >= ADAC_MAX_LOOKUP_SEGMENTS)
 			return adac_fail(err, ADAC_E_LIMIT, seg, "Module 0x%llx: %s has more than %u segments",
-			                 (unsigned long long)module, map, MAX_LOOKUP_SEGMENTS);
+			                 (unsigned long long)module, map, ADAC_MAX_LOOKUP_SEGMENTS);
 		uint64_t next, data, count;
 		if (adac_read_ptr(rt->t, seg + f_next, &next, err) || adac_read_ptr(rt->t, seg + f_data, &data, err) ||
 		    adac_read_u32(rt->t, seg + f_count, (uint32_t *)&count, err))

@@ -3,15 +3,14 @@
 
 #include <string.h>
 
-#include "runtime/descriptor.h"
+#include "base/limits.h"
 #include "metadata/ecma_metadata.h"
-#include "types/methoddesc.h"
+#include "runtime/descriptor.h"
 #include "runtime/runtime.h"
 #include "runtime/threads.h"
 #include "target/target.h"
+#include "types/methoddesc.h"
 
-#define MAX_FIELDS 65535u        /* FieldDescs of one type (the EEClass counts are 16-bit) */
-#define MAX_PARENT_DEPTH 64u
 
 /* FieldDesc bit fields (RuntimeTypeSystem.md, FieldDesc). */
 #define FD1_TOKEN_MASK 0xffffffu
@@ -102,7 +101,7 @@ int adac_mt_fields(struct adac_runtime *rt, uint64_t mt, adac_field_cb cb, void 
 	uint32_t total = ni + ns;
 	if (total == 0)
 		return 0;
-	if (total > MAX_FIELDS || !list)
+	if (total > ADAC_MAX_TYPE_FIELDS || !list)
 		return adac_fail(err, ADAC_E_CORRUPT, mi.eeclass, "EEClass 0x%llx lists %u fields at 0x%llx",
 		                 (unsigned long long)mi.eeclass, total, (unsigned long long)list);
 	struct adac_error md_err = {0};
@@ -165,7 +164,7 @@ int adac_mt_find_field(struct adac_runtime *rt, uint64_t mt, const char *name, s
                        struct adac_error *err)
 {
 	uint64_t cur = mt;
-	for (unsigned depth = 0; cur && depth < MAX_PARENT_DEPTH; depth++) {
+	for (unsigned depth = 0; cur && depth < ADAC_MAX_PARENT_DEPTH; depth++) {
 		struct find_ctx c = {name, out, false};
 		if (adac_mt_fields(rt, cur, match_field, &c, err))
 			return -1;

@@ -7,10 +7,10 @@
 #include <string.h>
 
 #include "base/cursor.h"
-#include "runtime/descriptor.h"
 #include "base/limits.h"
-#include "runtime/runtime.h"
 #include "metadata/signature.h"
+#include "runtime/descriptor.h"
+#include "runtime/runtime.h"
 #include "target/target.h"
 
 /* Every descriptor field read here, width 'P' = target pointer, 0 = the type's size ("!"). */
@@ -795,8 +795,6 @@ int adac_mt_instance_field_bytes(struct adac_runtime *rt, uint64_t method_table,
  * (dacenumerablehash.h; the cDAC's DacEnumerableHash): Buckets[0] is the bucket count, buckets
  * start at index 3, chains of VolatileEntry {Value, NextEntry, ...} end at a pointer with bit 0 set. */
 #define TYPE_HASH_SPECIAL_SLOTS 3u
-#define MAX_TYPE_HASH_BUCKETS (1u << 24)  /* buckets of one EETypeHashTable */
-#define MAX_TYPE_HASH_ENTRIES (1u << 22)  /* entries visited in one EETypeHashTable */
 
 int adac_module_find_instantiation(struct adac_runtime *rt, uint64_t module, uint64_t def_mt, const uint64_t *args,
                                    uint32_t nargs, uint64_t *mt, struct adac_error *err)
@@ -823,9 +821,9 @@ int adac_module_find_instantiation(struct adac_runtime *rt, uint64_t module, uin
 		return 0;
 	if (read_ptr(rt, table + f_buckets, &buckets, err) || !buckets || read_ptr(rt, buckets, &length, err))
 		return -1;
-	if (length > MAX_TYPE_HASH_BUCKETS)
+	if (length > ADAC_MAX_TYPE_HASH_BUCKETS)
 		return adac_fail(err, ADAC_E_LIMIT, table, "EETypeHashTable 0x%llx has %llu buckets (limit %u)",
-		                 (unsigned long long)table, (unsigned long long)length, MAX_TYPE_HASH_BUCKETS);
+		                 (unsigned long long)table, (unsigned long long)length, ADAC_MAX_TYPE_HASH_BUCKETS);
 	uint64_t want_mod = def.module;
 	uint32_t want_tok = def.typedef_token;
 	uint64_t visited = 0;
@@ -834,9 +832,9 @@ int adac_module_find_instantiation(struct adac_runtime *rt, uint64_t module, uin
 		if (read_ptr(rt, buckets + (b + TYPE_HASH_SPECIAL_SLOTS) * ps, &e, err))
 			return -1;
 		while (e && !(e & 1)) {
-			if (++visited > MAX_TYPE_HASH_ENTRIES)
+			if (++visited > ADAC_MAX_TYPE_HASH_ENTRIES)
 				return adac_fail(err, ADAC_E_LIMIT, table, "EETypeHashTable 0x%llx: more than %u entries (or a cycle)",
-				                 (unsigned long long)table, MAX_TYPE_HASH_ENTRIES);
+				                 (unsigned long long)table, ADAC_MAX_TYPE_HASH_ENTRIES);
 			uint64_t th, next;
 			if (read_ptr(rt, e + f_value, &th, err) || read_ptr(rt, e + f_next, &next, err))
 				return -1;

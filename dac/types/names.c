@@ -4,12 +4,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "metadata/ecma_metadata.h"
 #include "base/limits.h"
+#include "metadata/ecma_metadata.h"
 #include "runtime/loader.h"
-#include "types/methoddesc.h"
 #include "runtime/runtime.h"
 #include "target/target.h"
+#include "types/methoddesc.h"
 
 /* TypeString format flags (typestring.h) for the DAC style. */
 #define TS_NAMESPACE 0x1u
@@ -620,7 +620,7 @@ static int format_method(struct adac_runtime *rt, uint64_t md_addr, uint64_t exa
 					out->s[mark] = '\0';
 				rc = 0;
 			} else if (rc && err) {
-				*err = e2;
+				adac_error_copy(err, &e2);
 			}
 		}
 		free(stored);

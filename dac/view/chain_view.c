@@ -7,13 +7,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "async/task.h"
 #include "base/output.h"
+#include "runtime/runtime.h"
 #include "types/fielddesc.h"
-#include "view/locals.h"
 #include "types/methoddesc.h"
 #include "types/names.h"
-#include "runtime/runtime.h"
-#include "async/task.h"
+#include "view/locals.h"
 
 json_t *adac_json_addr(uint64_t v)
 {

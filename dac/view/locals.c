@@ -8,21 +8,21 @@
 #include <string.h>
 
 #include "async/async_frame.h"
-#include "base/output.h"
-#include "types/corelib.h"
 #include "base/cursor.h"
-#include "code/debuginfo.h"
-#include "runtime/descriptor.h"
-#include "metadata/ecma_metadata.h"
-#include "code/execution_manager.h"
-#include "types/fielddesc.h"
 #include "base/limits.h"
+#include "base/output.h"
+#include "code/debuginfo.h"
+#include "code/execution_manager.h"
+#include "metadata/ecma_metadata.h"
+#include "metadata/pdb.h"
+#include "metadata/signature.h"
+#include "runtime/descriptor.h"
+#include "runtime/runtime.h"
+#include "target/target.h"
+#include "types/corelib.h"
+#include "types/fielddesc.h"
 #include "types/methoddesc.h"
 #include "types/names.h"
-#include "metadata/pdb.h"
-#include "runtime/runtime.h"
-#include "metadata/signature.h"
-#include "target/target.h"
 
 #define NONE UINT32_MAX
 #define FD_LITERAL 0x40u
@@ -34,7 +34,6 @@ enum { SLOT_EXECUTION_CONTEXT, SLOT_CONTINUATION_CONTEXT, SLOT_EXCEPTION, SLOT_R
 
 static const char *const slot_names[SLOT_COUNT] = {"ExecutionContext", "ContinuationContext", "Exception", "Result"};
 
-#define MAX_FLAG_NAMES 16u
 
 struct locals_state {
 	bool tried;
@@ -43,8 +42,8 @@ struct locals_state {
 	uint32_t data_start;           /* first byte of the data area, from the object address */
 	uint32_t first_bit[SLOT_COUNT], num_bits[SLOT_COUNT];
 	unsigned nnames;
-	const char *flag_name[MAX_FLAG_NAMES];   /* single-bit members (ContinueOnThreadPool, ...) */
-	uint32_t flag_value[MAX_FLAG_NAMES];
+	const char *flag_name[ADAC_MAX_FLAG_NAMES];   /* single-bit members (ContinueOnThreadPool, ...) */
+	uint32_t flag_value[ADAC_MAX_FLAG_NAMES];
 };
 
 static void state_free(void *p) { free(p); }
@@ -91,7 +90,7 @@ static int read_flag_constants(struct adac_runtime *rt, struct locals_state *s, 
 				have_bits[i] = matched = true;
 			}
 		}
-		if (!matched && v && (v & (v - 1)) == 0 && s->nnames < MAX_FLAG_NAMES) {
+		if (!matched && v && (v & (v - 1)) == 0 && s->nnames < ADAC_MAX_FLAG_NAMES) {
 			s->flag_name[s->nnames] = f.name;
 			s->flag_value[s->nnames++] = v;
 		}
@@ -934,7 +933,7 @@ int adac_frame_locals_print(struct adac_runtime *rt, const struct adac_async_fra
 			return 0;
 		}
 		if (err)
-			*err = e;
+			adac_error_copy(err, &e);
 		return -1;
 	}
 	struct adac_value_opts o;

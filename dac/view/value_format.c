@@ -8,20 +8,17 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "types/corelib.h"
 #include "base/cursor.h"
-#include "runtime/descriptor.h"
-#include "metadata/ecma_metadata.h"
-#include "types/fielddesc.h"
 #include "base/limits.h"
-#include "types/methoddesc.h"
-#include "types/names.h"
+#include "metadata/ecma_metadata.h"
+#include "runtime/descriptor.h"
 #include "runtime/runtime.h"
 #include "target/target.h"
+#include "types/corelib.h"
+#include "types/fielddesc.h"
+#include "types/methoddesc.h"
+#include "types/names.h"
 
-#define MAX_REF_OFFSETS 4096u      /* object references collected from one value type */
-#define MAX_REF_VISITS 65536u      /* fields visited while collecting them (nested structs included) */
-#define MAX_VALUE_BYTES 65536u     /* bytes of one value or of the elements shown of one array */
 #define FD_LITERAL 0x40u
 #define FD_STATIC 0x10u
 
@@ -841,7 +838,7 @@ struct refs_ctx {
 	uint32_t max;
 	uint32_t n;
 	unsigned depth;
-	uint32_t visits;   /* fields visited, nested structs included (MAX_REF_VISITS) */
+	uint32_t visits;   /* fields visited, nested structs included (ADAC_MAX_REF_VISITS) */
 };
 
 static int collect_refs(struct refs_ctx *c, const struct adac_vtype *t, uint32_t base, struct adac_error *err);
@@ -849,9 +846,9 @@ static int collect_refs(struct refs_ctx *c, const struct adac_vtype *t, uint32_t
 static int refs_field(void *ctx, struct field_view *f, struct adac_error *err)
 {
 	struct refs_ctx *c = ctx;
-	if (++c->visits > MAX_REF_VISITS)
+	if (++c->visits > ADAC_MAX_REF_VISITS)
 		return adac_fail(err, ADAC_E_LIMIT, f->type.mt, "a value type with more than %u fields, nested ones included",
-		                 MAX_REF_VISITS);
+		                 ADAC_MAX_REF_VISITS);
 	return collect_refs(c, &f->type, c->base + f->offset, err);
 }
 
@@ -862,9 +859,9 @@ static int collect_refs(struct refs_ctx *c, const struct adac_vtype *t, uint32_t
 		if (c->n < c->max)
 			c->offs[c->n] = base;
 		c->n++;
-		if (c->n > MAX_REF_OFFSETS)
+		if (c->n > ADAC_MAX_REF_OFFSETS)
 			return adac_fail(err, ADAC_E_LIMIT, t->mt, "value of type %s holds more than %u references", t->name,
-			                 MAX_REF_OFFSETS);
+			                 ADAC_MAX_REF_OFFSETS);
 		return 0;
 	case ADAC_VK_STRUCT: {
 		if (t->is_enum)
@@ -1237,8 +1234,8 @@ static int fmt_field(void *ctx, struct field_view *f, struct adac_error *err)
 		struct adac_error e = {0};
 		if (!buf)
 			return adac_fail(err, ADAC_E_NOMEM, 0, "out of memory");
-		if (f->type.size > MAX_VALUE_BYTES) {
-			adac_fail(&e, ADAC_E_LIMIT, c->obj, "field of %u bytes (limit %u)", f->type.size, MAX_VALUE_BYTES);
+		if (f->type.size > ADAC_MAX_VALUE_BYTES) {
+			adac_fail(&e, ADAC_E_LIMIT, c->obj, "field of %u bytes (limit %u)", f->type.size, ADAC_MAX_VALUE_BYTES);
 			rc = put_error(&fo, &e, err);
 		} else if (adac_read(v->rt->t, c->obj + v->ps + f->offset, buf, f->type.size, &e)) {
 			rc = put_error(&fo, &e, err);
@@ -1282,7 +1279,7 @@ static int fmt_fields(struct vf *v, uint64_t mt, bool inherit, struct fmt_fields
 		int rc = for_each_field(v->rt, chain[i], fmt_field, c, &e);
 		if (rc < 0) {
 			if (e.code == ADAC_E_NOMEM || e.code == ADAC_E_LIMIT) {
-				*err = e;
+				adac_error_copy(err, &e);
 				return -1;
 			}
 			if ((c->shown++ && put(c->o, err, ", ")) || adac_sig_text_putf(c->o->text, err, "<error: %s>", e.msg))
@@ -1446,7 +1443,7 @@ static int fmt_array(struct vf *v, uint64_t obj, const struct adac_mt_info *mi, 
 	}
 	uint32_t shown = len < v->o->max_elements ? len : v->o->max_elements;
 	uint32_t esize = mi->component_size;
-	if (et.kind == ADAC_VK_UNKNOWN || esize == 0 || (uint64_t)shown * esize > MAX_VALUE_BYTES) {
+	if (et.kind == ADAC_VK_UNKNOWN || esize == 0 || (uint64_t)shown * esize > ADAC_MAX_VALUE_BYTES) {
 		adac_fail(&e, ADAC_E_UNSUPPORTED, obj, "elements of %s: %s", et.name,
 		          et.kind == ADAC_VK_UNKNOWN && et.why ? et.why : "unknown size");
 		rc = adac_sig_text_putf(o->text, err, "{ <error: %s> }", e.msg);
@@ -1553,8 +1550,8 @@ static int fmt_ref(struct vf *v, const struct adac_vtype *st, uint64_t obj, unsi
 		}
 		json_t *vj = NULL;
 		struct out vo = {o->text, j ? &vj : NULL};
-		if (bt.size > MAX_VALUE_BYTES)
-			adac_fail(&e, ADAC_E_LIMIT, obj, "boxed value of %u bytes (limit %u)", bt.size, MAX_VALUE_BYTES);
+		if (bt.size > ADAC_MAX_VALUE_BYTES)
+			adac_fail(&e, ADAC_E_LIMIT, obj, "boxed value of %u bytes (limit %u)", bt.size, ADAC_MAX_VALUE_BYTES);
 		if (e.code || adac_read(v->rt->t, obj + v->ps, buf, bt.size, &e))
 			rc = put_error(&vo, &e, err);
 		else

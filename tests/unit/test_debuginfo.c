@@ -9,14 +9,14 @@
 #include <sys/stat.h>
 
 #include "../check.h"
-#include "testutil.h"
 #include "asyncdac.h"
-#include "code/debuginfo.h"
-#include "runtime/descriptor.h"
-#include "code/execution_manager.h"
 #include "base/limits.h"
+#include "code/debuginfo.h"
+#include "code/execution_manager.h"
+#include "runtime/descriptor.h"
 #include "runtime/runtime.h"
 #include "target/target_mem.h"
+#include "testutil.h"
 
 /* dir/file, read whole (NULL if absent). */
 static char *slurp_in(const char *dir, const char *file, size_t *len)

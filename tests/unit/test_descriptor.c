@@ -4,10 +4,10 @@
 #include <string.h>
 
 #include "../check.h"
-#include "testutil.h"
 #include "asyncdac.h"
 #include "runtime/descriptor.h"
 #include "target/target_mem.h"
+#include "testutil.h"
 
 static const char *code_name(enum adac_errcode c)
 {

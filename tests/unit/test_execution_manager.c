@@ -6,11 +6,11 @@
 #include <string.h>
 
 #include "../check.h"
-#include "testmem.h"
-#include "runtime/descriptor.h"
-#include "code/execution_manager.h"
 #include "base/limits.h"
+#include "code/execution_manager.h"
+#include "runtime/descriptor.h"
 #include "runtime/runtime.h"
+#include "testmem.h"
 
 /* ---- range section map -------------------------------------------------------------------- */
 

@@ -12,10 +12,10 @@
 #include <string.h>
 
 #include "../check.h"
-#include "testmem.h"
 #include "runtime/descriptor.h"
 #include "runtime/gc_heap.h"
 #include "runtime/runtime.h"
+#include "testmem.h"
 
 /* ---- the GC sub-descriptors of a live .NET 11.0.0 linux-x64 process -------------------------- */
 /* How they were read: `asyncdac runtime --pid <pid>` prints the GC sub-descriptor's address (the

@@ -23,17 +23,17 @@
 
 #include "../check.h"
 #define AREA_SIZE 0x1000000ull
-#include "testarea.h"
-#include "testutil.h"
 #include "async/async_frame.h"
 #include "asyncdac.h"
 #include "code/debuginfo.h"
-#include "runtime/descriptor.h"
 #include "metadata/ecma_metadata.h"
-#include "view/locals.h"
-#include "types/methoddesc.h"
-#include "runtime/runtime.h"
 #include "metadata/signature.h"
+#include "runtime/descriptor.h"
+#include "runtime/runtime.h"
+#include "testarea.h"
+#include "testutil.h"
+#include "types/methoddesc.h"
+#include "view/locals.h"
 #include "view/value_format.h"
 
 /* Module + PEAssembly + PEImage + flat PEImageLayout; TypeDefToMethodTableMap of `nmap` entries

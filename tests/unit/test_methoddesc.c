@@ -11,14 +11,14 @@
 
 #include "../check.h"
 #define AREA_SIZE 0x2100000ull
+#include "metadata/ecma_metadata.h"
+#include "runtime/descriptor.h"
+#include "runtime/loader.h"
+#include "runtime/runtime.h"
 #include "testarea.h"
 #include "testutil.h"
-#include "runtime/descriptor.h"
-#include "metadata/ecma_metadata.h"
-#include "runtime/loader.h"
 #include "types/methoddesc.h"
 #include "types/names.h"
-#include "runtime/runtime.h"
 
 /* A zeroed object of `size` bytes at addr, written to the target when done. */
 struct obj {

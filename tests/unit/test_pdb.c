@@ -10,11 +10,11 @@
 #include <string.h>
 
 #include "../check.h"
-#include "testutil.h"
 #include "asyncdac.h"
 #include "code/debuginfo.h"
 #include "metadata/pdb.h"
 #include "runtime/runtime.h"
+#include "testutil.h"
 
 static char *path_of(const char *a, const char *b)
 {

@@ -6,11 +6,11 @@
 #include <string.h>
 
 #include "../check.h"
-#include "testmem.h"
-#include "runtime/descriptor.h"
 #include "code/execution_manager.h"
 #include "code/precode.h"
+#include "runtime/descriptor.h"
 #include "runtime/runtime.h"
+#include "testmem.h"
 
 /* ---- the real x64 PrecodeMachineDescriptor (read from a live .NET 11.0.0 process) --------- */
 

@@ -14,11 +14,11 @@
 #include <sys/stat.h>
 
 #include "../check.h"
-#include "testutil.h"
 #include "metadata/ecma_metadata.h"
 #include "metadata/signature.h"
 #include "target/target.h"
 #include "target/target_mem.h"
+#include "testutil.h"
 
 /* ---- Hand-made signatures ---- */
 

@@ -11,8 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "runtime/descriptor.h"
 #include "metadata/ecma_metadata.h"
+#include "runtime/descriptor.h"
 #include "target/target.h"
 #include "target/target_mem.h"
 
