@@ -1,7 +1,7 @@
 /* target.h - the one interface every analysis reads through: memory, modules, symbols, threads.
  *
  * A backend (target_core.c, target_pid.c, target_mem.c, and the LLDB backend in plugin/lldb/)
- * fills a `struct adac_target_ops`; dac/target.c wraps it with a block cache and typed reads. */
+ * fills a `struct adac_target_ops`; dac/target/target.c wraps it with a block cache and typed reads. */
 #ifndef ADAC_TARGET_H
 #define ADAC_TARGET_H
 

@@ -72,8 +72,8 @@ int adac_lldb_process_modules(struct adac_lldb_process *p, adac_module_cb cb, vo
 int adac_lldb_process_threads(struct adac_lldb_process *p, adac_thread_cb cb, void *ctx, struct adac_error *err);
 
 /* Registers rax..r15, rip, fs_base of frame 0 of thread tid (SBFrame::FindRegister). Registers
- * LLDB does not have stay 0; rip and rsp are required. LLDB 16 has no fs_base register on
- * x86-64 Linux (it came with LLDB 17), live or core, so fs_base is 0 there. */
+ * LLDB does not have stay 0; rip and rsp are required (LLDB has fs_base on x86-64 Linux since
+ * LLDB 17). */
 int adac_lldb_process_regs(struct adac_lldb_process *p, uint64_t tid, struct adac_regs *regs,
                            struct adac_error *err);
 

@@ -1,5 +1,5 @@
 # bt (issue 4): async backtraces on the real .NET 11.0.0 runtime, live and from createdump/gcore
-# cores, through the CLI and lldb-16, against the oracle (tests/oracle: ClrMD + Microsoft's DAC) and
+# cores, through the CLI and lldb-22, against the oracle (tests/oracle: ClrMD + Microsoft's DAC) and
 # the samples' expected.json. Included by tests/CMakeLists.txt; needs the `dotnet` fixture of
 # tests/dotnet (scripts/dotnet-setup: runtime pack, samples, oracle).
 #   bt.nested.<config>   scenario 1, C -> B -> A: text, JSON, awaiting line, all front ends

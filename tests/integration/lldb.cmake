@@ -1,4 +1,4 @@
-# LLDB plugin integration tests (included by tests/CMakeLists.txt): lldb-16 -b with the plugin
+# LLDB plugin integration tests (included by tests/CMakeLists.txt): lldb-22 -b with the plugin
 # from build/lib on the synthetic target, live and from gcore cores.
 add_adac_test(lldb.exports integration/test_lldb_exports.py)
 add_adac_test(lldb.help integration/test_lldb_help.py)

@@ -1,5 +1,5 @@
 # Awaited locals (issue 5): `bt --locals`, `frame select` / `frame variable` on the real .NET 11.0.0
-# runtime, live and from createdump cores, through the CLI and lldb-16, against the samples' sources
+# runtime, live and from createdump cores, through the CLI and lldb-22, against the samples' sources
 # and expected.json (chain heads from the oracle). Needs the `dotnet` fixture of tests/dotnet.
 #   integration.locals.<nested|shapes>.<Debug|Release>   every local at every await
 #   integration.locals.running                           frames of a thread's running chain

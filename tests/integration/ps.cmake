@@ -11,7 +11,7 @@
 #   ps.corrupt_sweep    random words written into a core's continuations, tasks, MethodTables and
 #                       MethodDescs (fixed seeds): ps and bt stay well-behaved, untouched chains exact
 #   ps.errors           bad arguments; the progress line on a terminal
-#   ps.lldb             `async ps` in lldb-16
+#   ps.lldb             `async ps` in lldb-22
 set(_ps_tests ps.fanout ps.mixed.Debug ps.mixed.Release ps.running ps.shapes ps.corrupt ps.corrupt_sweep ps.errors ps.lldb)
 add_adac_test(ps.fanout integration/test_ps.py fanout)
 add_adac_test(ps.mixed.Debug integration/test_ps.py mixed Debug)

@@ -8,10 +8,10 @@ owns no continuation), and live for the thread and address cases:
   --address <a string>       "(System.String) is neither a Continuation nor a task ..."
   --address <s_gate.Task>    "(System.Threading.Tasks.Task<Int32>) is neither ..."
   --thread 999999            no such thread
-  --depth 0, --depth <cap+1> out of range (the cap is ADAC_MAX_CHAIN_DEPTH of dac/limits.h)
+  --depth 0, --depth <cap+1> out of range (the cap is ADAC_MAX_CHAIN_DEPTH of dac/base/limits.h)
   --frobnicate, --address with no value, --address zz, --all with --thread, 65 addresses
 CLI: exit code 1, nothing on stdout, exactly "asyncdac: error: <message>\\n" on stderr.
-lldb-16 -b (`async bt ...` and `bt async ...`): exit code 1, nothing after the command's echo,
+lldb-22 -b (`async bt ...` and `bt async ...`): exit code 1, nothing after the command's echo,
 exactly "error: <message>\\n" on stderr (for --thread, lldb's message adds how to name a thread).
 """
 import os
@@ -29,7 +29,7 @@ GATE = "AsyncdacSamples.NestedApp::s_gate._task"
 
 
 def chain_depth_cap():
-    with open(os.path.join(t.SOURCE, "dac", "limits.h")) as f:
+    with open(os.path.join(t.SOURCE, "dac", "base", "limits.h")) as f:
         m = re.search(r"#define ADAC_MAX_CHAIN_DEPTH (\d+)u?", f.read())
     return int(m.group(1))
 

@@ -1,4 +1,4 @@
-"""The plugin's `bt` override: every form but `bt async` must behave exactly as stock lldb-16.
+"""The plugin's `bt` override: every form but `bt async` must behave exactly as stock lldb-22.
 
   test_lldb_bt.py core    on a gcore core of the synthetic target (deterministic)
   test_lldb_bt.py live    launched under lldb and stopped at `b stop_here` (ASLR is off under lldb)
@@ -17,8 +17,9 @@ import adactest as t
 TARGET = os.path.join(t.SYNTHETIC, "synthetic-target")
 
 # Forms that work run in one lldb session; each rejected form needs its own (the batch stops).
-GOOD_FORMS = ["bt", "bt 2", "bt all", "bt -c 1", "bt -c 3", "bt 100", "bt   1"]
-BAD_FORMS = ["bt --extended true", "bt foo", "bt -c"]
+# (LLDB 22's _regexp-bt passes options to `thread backtrace`, so `bt --extended true` works there.)
+GOOD_FORMS = ["bt", "bt 2", "bt all", "bt -c 1", "bt -c 3", "bt 100", "bt   1", "bt --extended true"]
+BAD_FORMS = ["bt foo", "bt -c"]
 
 
 def without_plugin_echo(out):

@@ -1,4 +1,4 @@
-"""Errors of `async runtime` in lldb-16: one line on stderr, `lldb -b` exits 1, nothing after runs.
+"""Errors of `async runtime` in lldb-22: one line on stderr, `lldb -b` exits 1, nothing after runs.
 
   test_lldb_errors.py no_process   no target; a target without a process
   test_lldb_errors.py not_dotnet   a process without .NET; libcoreclr.so without a descriptor

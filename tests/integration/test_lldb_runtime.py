@@ -1,4 +1,4 @@
-"""`async runtime` in lldb-16 on the synthetic target: exact output, live and from a core.
+"""`async runtime` in lldb-22 on the synthetic target: exact output, live and from a core.
 
   test_lldb_runtime.py launch     launched under lldb, stopped at `b stop_here`
   test_lldb_runtime.py attach     `process attach -p` to a spinning target (then the CLI --pid)

@@ -15,7 +15,7 @@
                                  continuation cut off is listed alone), a deadlock (a cycle)
     test_ps.py errors            bad arguments: one-line errors; the progress line on a terminal
                                  (ASYNCDAC_PROGRESS_DELAY=0), none when stderr is not one
-    test_ps.py lldb              `async ps` in lldb-16 prints what the CLI prints
+    test_ps.py lldb              `async ps` in lldb-22 prints what the CLI prints
 
 Ground truth, never asyncdac's own output: the oracle (tests/oracle: ClrMD + Microsoft's DAC) lists
 every continuation, every task whose m_stateObject is a continuation and every chain; `oracle

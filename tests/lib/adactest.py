@@ -20,7 +20,7 @@ SOURCE = os.environ.get("ADAC_SOURCE_DIR", os.path.abspath(os.path.join(os.path.
 BUILD = os.environ.get("ADAC_BUILD_DIR", os.path.join(SOURCE, "build"))
 CLI = os.environ.get("ADAC_CLI", os.path.join(BUILD, "bin", "asyncdac"))
 PLUGIN = os.environ.get("ADAC_PLUGIN", os.path.join(BUILD, "lib", "libasyncdac-lldb.so"))
-LLDB = os.environ.get("ADAC_LLDB", "lldb-16")
+LLDB = os.environ.get("ADAC_LLDB", "lldb-22")
 SYNTHETIC = os.path.join(BUILD, "targets", "synthetic")
 DOTNET_DIR = os.environ.get("ADAC_DOTNET_DIR") or os.path.join(SOURCE, "build", "dotnet")
 
@@ -177,10 +177,10 @@ def check_eq(actual, expected, what):
 
 
 def lldb(commands, plugin=True, timeout=120, pre=(), env=None):
-    """Runs lldb-16 in batch mode with -o commands (and -O pre-commands). Returns (rc, out, err)."""
+    """Runs lldb-22 in batch mode with -o commands (and -O pre-commands). Returns (rc, out, err)."""
     argv = [LLDB, "-b", "-x"]
     # Sanitized build (ADAC_ASAN_RUNTIME is set by tests/CMakeLists.txt): the plugin is ASan-
-    # instrumented but lldb-16 is not, so the ASan runtime must be preloaded into lldb. Leak
+    # instrumented but lldb-22 is not, so the ASan runtime must be preloaded into lldb. Leak
     # checking is off (the leaks would be lldb's own), and the preload is kept out of the processes
     # lldb launches so they look the same as in the normal build. Done with or without the plugin,
     # so runs that compare the two see the same environment.

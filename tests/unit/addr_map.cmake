@@ -1,2 +1,2 @@
-# The address-keyed hash table shared by the heap walk, ps and the caches (dac/addr_map.c).
+# The address-keyed hash table shared by the heap walk, ps and the caches (dac/base/addr_map.c).
 add_unit_test(addr_map)

@@ -1,4 +1,4 @@
-# Awaited locals and value formatting (dac/locals.c, dac/value_format.c) on the synthetic
+# Awaited locals and value formatting (dac/view/locals.c, dac/view/value_format.c) on the synthetic
 # array-layout target (targets/synthetic/array_layout, its built assembly in tests/data/locals):
 # a runtime laid out in a memory target around ArrayLayout.dll and the real CoreLib (needs the
 # dotnet fixture's runtime pack; fails without it).

@@ -1,4 +1,4 @@
-/* test_addr_map.c - the address-keyed hash table (dac/addr_map.c): records added zero-filled but
+/* test_addr_map.c - the address-keyed hash table (dac/base/addr_map.c): records added zero-filled but
  * for their key and found again across many growths, keys that collide in the low bits, key 0,
  * every record visited once through the slots, and freeing. */
 #include <stdlib.h>

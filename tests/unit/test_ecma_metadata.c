@@ -1,4 +1,4 @@
-/* test_ecma_metadata.c - the ECMA-335 reader (dac/ecma_metadata.c): a hand-built metadata blob with
+/* test_ecma_metadata.c - the ECMA-335 reader (dac/metadata/ecma_metadata.c): a hand-built metadata blob with
  * known rows, every kind of corruption (truncation at every length, huge and impossible row counts,
  * bad streams, heap indexes, coded indexes and lists), seeded random mutations with a sweep of every
  * accessor (errors only, never a crash; run it under ADAC_SANITIZE), and, when the .NET samples are

@@ -1,4 +1,4 @@
-/* test_locals.c - awaited locals (dac/locals.c) and value formatting (dac/value_format.c) on the
+/* test_locals.c - awaited locals (dac/view/locals.c) and value formatting (dac/view/value_format.c) on the
  * synthetic array-layout target: a runtime laid out in a memory target the way 11.0.0 lays it out
  * (the real .NET 11.0.0 descriptor gives the layouts), around the real ArrayLayout.dll (+ PDB) of
  * targets/synthetic/array_layout and the real System.Private.CoreLib.dll (names, ContinuationFlags):

@@ -1,5 +1,5 @@
-/* test_methoddesc.c - RuntimeTypeSystem (dac/methoddesc.c), Loader (dac/loader.c) and names
- * (dac/names.c) on a runtime built in a memory target: the real .NET 11.0.0 descriptor gives the
+/* test_methoddesc.c - RuntimeTypeSystem (dac/types/methoddesc.c), Loader (dac/runtime/loader.c) and names
+ * (dac/types/names.c) on a runtime built in a memory target: the real .NET 11.0.0 descriptor gives the
  * layouts; Modules, PE images (the real nested.dll and CoreLib, laid out flat), MethodTables,
  * EEClasses, MethodDescChunks, MethodDescs and TypeDescs are written at made-up addresses the way
  * 11.0.0 lays them out. The expected names are what Microsoft's DAC prints for the same methods in

@@ -1,4 +1,4 @@
-/* test_signature.c - signature decoding and type-name formatting (dac/signature.c), and the
+/* test_signature.c - signature decoding and type-name formatting (dac/metadata/signature.c), and the
  * ECMA-335 reader under it, checked two ways:
  *   - hand-made blobs: every element type, both naming styles, malformed input;
  *   - real assemblies (the samples built by scripts/dotnet-setup and the 11.0.0 CoreLib), loaded

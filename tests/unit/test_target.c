@@ -1,4 +1,4 @@
-/* test_target.c - the block cache and typed reads of dac/target.c, over the memory backend. */
+/* test_target.c - the block cache and typed reads of dac/target/target.c, over the memory backend. */
 #include <stdlib.h>
 #include <string.h>
 

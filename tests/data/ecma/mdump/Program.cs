@@ -2,7 +2,7 @@
 //
 //   mdump metadata <dll>
 //       Dumps the metadata of <dll> with System.Reflection.Metadata as text, one fact per line, with
-//       type names in asyncdac's display style (dac/signature.h): Int32, System.String, Ns.Outer+Inner,
+//       type names in asyncdac's display style (dac/metadata/signature.h): Int32, System.String, Ns.Outer+Inner,
 //       List<Int32>, Int32[], Int32&, generic variables by name. tests/unit/test_signature.c prints
 //       the same lines from asyncdac's own reader and compares them exactly.
 //   mdump methods <core> --dac <libmscordaccore.so> [--module <substring>]...
