@@ -1,27 +1,5 @@
-/* signature.h - ECMA-335 signature blobs (II.23.2) decoded into a small type tree, and type names
- * formatted from that tree.
- *
- * Naming styles (one choice, used everywhere; see names.h for whole method names):
- *
- *   ADAC_STYLE_DISPLAY (default): SOS clrstack conventions with readable generics.
- *     - Primitives by their CLR short name: Void Boolean Char SByte Byte Int16 UInt16 Int32 UInt32
- *       Int64 UInt64 Single Double IntPtr UIntPtr TypedReference.
- *     - String and Object as System.String and System.Object (what SOS/the DAC print).
- *     - Other types by full name, namespace included, nesting with '+': Outer+Inner.
- *     - Generic instantiations with angle brackets, arity suffix dropped, ", " between arguments:
- *       System.Collections.Generic.Dictionary<Int32, System.String>. All arguments of a nested
- *       generic type go at the end: Outer+Inner<Int32, Int64>.
- *     - Arrays Int32[], Int32[,] (and Int32[*] for a rank-1 non-zero-based array), byref Int32&,
- *       pointers Int32*, function pointers "Ret (Arg, Arg)"; pinned locals get " pinned";
- *       custom modifiers are not shown.
- *     - Generic variables resolved through the instantiation when it is known (shared code shows
- *       System.__Canon, as the runtime does), else by their declared name (T), else !0 / !!0.
- *   ADAC_STYLE_DAC: exactly what Microsoft's DAC (ClrDataAccess::GetMethodDescName, i.e.
- *     TypeString FormatNamespace|FormatFullInst + SigFormat) prints, so that results can be
- *     compared with SOS/ClrMD: parameter types as SigFormat prints them (Int32, System.String,
- *     Task`1<Int32>, " ByRef", no nesting prefix), type names as TypeString prints them
- *     (Holder`1[[System.Int32, System.Private.CoreLib]]).
- */
+/* signature.h - ECMA-335 signature blobs (II.23.2) decoded into a small type tree, and the capped
+ * text buffer names are built in. Types are named from the tree by types/typename.h. */
 #ifndef ADAC_SIGNATURE_H
 #define ADAC_SIGNATURE_H
 
@@ -122,60 +100,5 @@ int adac_sig_text_putf(struct adac_sig_text *t, struct adac_error *err, const ch
 const char *adac_sig_text_str(const struct adac_sig_text *t); /* "" when empty */
 char *adac_sig_text_take(struct adac_sig_text *t);             /* caller frees; buffer reset */
 void adac_sig_text_free(struct adac_sig_text *t);
-
-enum adac_name_style { ADAC_STYLE_DISPLAY = 0, ADAC_STYLE_DAC = 1 };
-
-/* Name flags shared with names.h. */
-#define ADAC_SIG_NO_NAMESPACE 2u   /* same value as ADAC_NAME_NO_NAMESPACE */
-
-/* Where the names of a signature's types come from. Each callback appends to out and returns 0,
- * or -1 with err set. */
-struct adac_sig_names {
-	void *ctx;
-	enum adac_name_style style;
-	unsigned flags;   /* ADAC_SIG_NO_NAMESPACE */
-	/* CLASS/VALUETYPE token (TypeDef/TypeRef/TypeSpec). generic_base: the token is the generic type
-	 * of a GENERICINST (display style drops the arity suffix; arguments follow). Required. */
-	int (*token)(void *ctx, uint32_t token, bool generic_base, struct adac_sig_text *out, struct adac_error *err);
-	/* VAR (method_var false) or MVAR index: the instantiation's argument, or the parameter's name.
-	 * NULL: !n / !!n. */
-	int (*var)(void *ctx, bool method_var, uint32_t index, struct adac_sig_text *out, struct adac_error *err);
-	/* ELEMENT_TYPE_INTERNAL TypeHandle. NULL: printed as the address. */
-	int (*handle)(void *ctx, uint64_t type_handle, struct adac_sig_text *out, struct adac_error *err);
-};
-
-/* Appends one type / a parameter list "(A, B)" (vararg: ", ..."), in names->style. */
-int adac_sig_format_type(const struct adac_sig_type *ty, const struct adac_sig_names *names, struct adac_sig_text *out,
-                         struct adac_error *err);
-int adac_sig_format_params(const struct adac_sig_method *m, const struct adac_sig_names *names,
-                           struct adac_sig_text *out, struct adac_error *err);
-
-/* Short name of a primitive element type in both styles ("Int32", "System.String"), or NULL. */
-const char *adac_sig_prim_name(uint8_t elem);
-
-/* Drops a trailing "`<digits>" arity suffix: returns the length of name without it. */
-size_t adac_sig_strip_arity(const char *name);
-
-/* Names from metadata alone (no runtime): TypeDef/TypeRef names with nesting, TypeSpecs decoded,
- * VAR/MVAR named after the GenericParam rows of `type_token` / `method_token` (0: none). */
-struct adac_ecma;
-struct adac_sig_md_names {
-	struct adac_sig_names names;
-	const struct adac_ecma *md;
-	uint32_t type_token;
-	uint32_t method_token;
-	unsigned depth;
-};
-void adac_sig_md_names_init(struct adac_sig_md_names *n, const struct adac_ecma *md, enum adac_name_style style,
-                            unsigned flags, uint32_t type_token, uint32_t method_token);
-
-/* Appends the metadata name of a TypeDef or TypeRef token: display style "Ns.Outer+Inner" (arity
- * kept unless strip_arity; no namespace with ADAC_SIG_NO_NAMESPACE), DAC (SigFormat) style the
- * row's own "Ns.Name" without nesting. A TypeSpec token is decoded and formatted (display style). */
-int adac_sig_append_type_token(const struct adac_ecma *md, uint32_t token, enum adac_name_style style,
-                               unsigned flags, bool strip_arity, struct adac_sig_text *out, struct adac_error *err);
-
-/* TypeString-style escaping of ",[]&*+\\" with a backslash (the DAC's TypeNameBuilder::EscapeName). */
-int adac_sig_text_put_escaped(struct adac_sig_text *t, const char *s, struct adac_error *err);
 
 #endif

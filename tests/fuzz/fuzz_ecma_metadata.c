@@ -2,7 +2,7 @@
  * standalone portable PDB) through adac_ecma_open_blob, or, for input starting with "MZ", a PE file
  * in a memory target, opened flat and as if mapped (then method bodies too). Every heap entry and
  * every row of every table is then read through the public API, every signature is decoded and
- * formatted in both naming styles with metadata names, and the lookups are asked about each row.
+ * formatted in every naming style with metadata names, and the lookups are asked about each row.
  * Results must point into the metadata; a failure always says why. */
 #include <stdbool.h>
 #include <stddef.h>
@@ -14,6 +14,7 @@
 #include "metadata/signature.h"
 #include "target/target.h"
 #include "target/target_mem.h"
+#include "types/typename.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -117,7 +118,7 @@ static void walk_heaps(const struct adac_ecma *md)
 	}
 }
 
-/* Formats a decoded signature with metadata names in both styles. */
+/* Formats a decoded signature with metadata names in every style. */
 static void format_sig(const struct adac_ecma *md, const uint8_t *blob, uint32_t len, enum adac_sig_kind kind,
                        uint32_t type_token, uint32_t method_token)
 {
@@ -128,27 +129,29 @@ static void format_sig(const struct adac_ecma *md, const uint8_t *blob, uint32_t
 	check_failed(rc, &err);
 	if (rc != 0)
 		return;
-	for (unsigned style = 0; style < 2; style++) {
-		struct adac_sig_md_names n;
-		adac_sig_md_names_init(&n, md, style ? ADAC_STYLE_DAC : ADAC_STYLE_DISPLAY, style ? 0 : ADAC_SIG_NO_NAMESPACE,
-		                       type_token, method_token);
+	struct adac_type_ctx n;
+	adac_type_ctx_for_metadata(&n, md, type_token, method_token);
+	static const enum adac_name_style styles[] = {ADAC_STYLE_SOS, ADAC_STYLE_CSHARP, ADAC_STYLE_DAC};
+	for (unsigned k = 0; k < 3; k++) {
+		enum adac_name_style style = styles[k];
+		unsigned flags = k == 0 ? ADAC_TN_NO_NAMESPACE : 0;
 		struct adac_sig_text t = {0};
 		struct adac_error e = {0};
 		int frc = 0;
 		switch (kind) {
 		case ADAC_SIG_METHOD:
 		case ADAC_SIG_PROPERTY:
-			frc = adac_sig_format_type(s->method.ret, &n.names, &t, &e);
+			frc = adac_tn_sig(&n, s->method.ret, style, flags, &t, &e);
 			if (frc == 0)
-				frc = adac_sig_format_params(&s->method, &n.names, &t, &e);
+				frc = adac_tn_params(&n, &s->method, style, flags, &t, &e);
 			break;
 		case ADAC_SIG_LOCALS:
 		case ADAC_SIG_METHODSPEC:
 			for (uint32_t i = 0; frc == 0 && i < s->count; i++)
-				frc = adac_sig_format_type(s->types[i], &n.names, &t, &e);
+				frc = adac_tn_sig(&n, s->types[i], style, flags, &t, &e);
 			break;
 		default:
-			frc = adac_sig_format_type(s->type, &n.names, &t, &e);
+			frc = adac_tn_sig(&n, s->type, style, flags, &t, &e);
 			break;
 		}
 		check_failed(frc, &e);
@@ -161,11 +164,13 @@ static void format_sig(const struct adac_ecma *md, const uint8_t *blob, uint32_t
 
 static void type_token_names(const struct adac_ecma *md, uint32_t token)
 {
-	for (unsigned k = 0; k < 4; k++) {
+	struct adac_type_ctx c;
+	adac_type_ctx_for_metadata(&c, md, 0, 0);
+	for (unsigned k = 0; k < 6; k++) {
 		struct adac_sig_text t = {0};
 		struct adac_error err = {0};
-		int rc = adac_sig_append_type_token(md, token, (k & 1) ? ADAC_STYLE_DAC : ADAC_STYLE_DISPLAY,
-		                                    (k & 2) ? ADAC_SIG_NO_NAMESPACE : 0, (k & 2) != 0, &t, &err);
+		int rc = adac_tn_token(&c, token, (enum adac_name_style)(k % 3),
+		                       k >= 3 ? ADAC_TN_NO_NAMESPACE | ADAC_TN_NO_ARITY : 0, &t, &err);
 		check_failed(rc, &err);
 		adac_sig_text_free(&t);
 	}

@@ -1,8 +1,9 @@
-/* fuzz_signature.c - the signature decoder and the type-name formatter on arbitrary blobs. The first
+/* fuzz_signature.c - the signature decoder and the type-name engine on arbitrary blobs. The first
  * byte selects: bits 0-2 the kind (enum adac_sig_kind; 6 and 7 are methods), bit 3 4-byte
- * ELEMENT_TYPE_INTERNAL handles, bit 4 ADAC_SIG_NO_NAMESPACE, bit 5 no VAR/MVAR callback, bit 6 no
- * handle callback, bit 7 callbacks that fail for some tokens and indexes; the rest is the blob. A
- * decoded signature is checked node by node and formatted in both naming styles. */
+ * ELEMENT_TYPE_INTERNAL handles, bit 4 ADAC_TN_NO_NAMESPACE, bits 5-7 unused; the rest is the blob.
+ * A decoded signature is checked node by node and formatted in every naming style without
+ * metadata or runtime (tokens as numbers, generic variables as !n, handles as addresses; names
+ * from real metadata are fuzzed by fuzz_ecma_metadata). */
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -11,46 +12,9 @@
 
 #include "metadata/ecma_metadata.h"
 #include "metadata/signature.h"
+#include "types/typename.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-struct names_ctx {
-	bool failing;
-};
-
-/* Names with characters TypeString escapes, with and without an arity suffix. */
-static int fake_token(void *ctx, uint32_t token, bool generic_base, struct adac_sig_text *out, struct adac_error *err)
-{
-	const struct names_ctx *c = ctx;
-	if (c->failing && (token & 7) == 5)
-		return adac_fail(err, ADAC_E_CORRUPT, 0, "token 0x%08x refused", token);
-	switch (token & 3) {
-	case 0:
-		return adac_sig_text_putf(out, err, "N%u.T%u`%u", token >> 24, token & 0xffffff, 1 + (token & 7));
-	case 1:
-		return adac_sig_text_put(out, generic_base ? "Outer+Inner" : "Outer+Inner`2", err);
-	case 2:
-		return adac_sig_text_put_escaped(out, "A,B[]&*+\\", err);
-	default:
-		return 0; /* a name may be empty */
-	}
-}
-
-static int fake_var(void *ctx, bool method_var, uint32_t index, struct adac_sig_text *out, struct adac_error *err)
-{
-	const struct names_ctx *c = ctx;
-	if (c->failing && index == 3)
-		return adac_fail(err, ADAC_E_NOT_FOUND, 0, "no generic argument %u", index);
-	return adac_sig_text_putf(out, err, "%s%u", method_var ? "M" : "T", index);
-}
-
-static int fake_handle(void *ctx, uint64_t handle, struct adac_sig_text *out, struct adac_error *err)
-{
-	const struct names_ctx *c = ctx;
-	if (c->failing && (handle & 1))
-		return adac_fail(err, ADAC_E_READ, handle, "TypeHandle 0x%llx unreadable", (unsigned long long)handle);
-	return adac_sig_text_putf(out, err, "TH_%llx", (unsigned long long)handle);
-}
 
 static void check_method(const struct adac_sig_method *m, unsigned depth);
 
@@ -108,7 +72,8 @@ static void check_text(const struct adac_sig_text *t)
 		__builtin_trap();
 }
 
-static void format(const struct adac_sig *s, const struct adac_sig_names *n)
+static void format(const struct adac_sig *s, const struct adac_type_ctx *n, enum adac_name_style style,
+                   unsigned flags)
 {
 	struct adac_sig_text t = {0};
 	struct adac_error err = {0};
@@ -116,11 +81,11 @@ static void format(const struct adac_sig *s, const struct adac_sig_names *n)
 	switch (s->kind) {
 	case ADAC_SIG_METHOD:
 	case ADAC_SIG_PROPERTY:
-		rc = adac_sig_format_type(s->method.ret, n, &t, &err);
+		rc = adac_tn_sig(n, s->method.ret, style, flags, &t, &err);
 		if (rc == 0)
 			rc = adac_sig_text_put(&t, " ", &err);
 		if (rc == 0)
-			rc = adac_sig_format_params(&s->method, n, &t, &err);
+			rc = adac_tn_params(n, &s->method, style, flags, &t, &err);
 		break;
 	case ADAC_SIG_LOCALS:
 	case ADAC_SIG_METHODSPEC:
@@ -128,25 +93,19 @@ static void format(const struct adac_sig *s, const struct adac_sig_names *n)
 			if (i)
 				rc = adac_sig_text_put(&t, ", ", &err);
 			if (rc == 0)
-				rc = adac_sig_format_type(s->types[i], n, &t, &err);
+				rc = adac_tn_sig(n, s->types[i], style, flags, &t, &err);
 		}
 		break;
 	default:
-		rc = adac_sig_format_type(s->type, n, &t, &err);
+		rc = adac_tn_sig(n, s->type, style, flags, &t, &err);
 		break;
 	}
 	if (rc != 0 && (err.code == ADAC_E_OK || err.msg[0] == '\0'))
 		__builtin_trap();
 	check_text(&t);
 	if (rc == 0) {
-		/* The result escaped, its arity stripped, and taken. */
-		struct adac_sig_text e = {0};
-		struct adac_error e2 = {0};
-		if (adac_sig_text_put_escaped(&e, adac_sig_text_str(&t), &e2) == 0 && e.len < t.len)
-			__builtin_trap();
-		check_text(&e);
-		adac_sig_text_free(&e);
-		if (adac_sig_strip_arity(adac_sig_text_str(&t)) > t.len)
+		/* The result's arity stripped, and taken. */
+		if (adac_tn_strip_arity(adac_sig_text_str(&t)) > t.len)
 			__builtin_trap();
 		free(adac_sig_text_take(&t));
 		if (t.s || t.len || t.cap)
@@ -207,13 +166,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		break;
 	}
 
-	struct names_ctx ctx = {(sel & 0x80) != 0};
-	for (unsigned style = 0; style < 2; style++) {
-		struct adac_sig_names n = {&ctx, style ? ADAC_STYLE_DAC : ADAC_STYLE_DISPLAY,
-		                           (sel & 0x10) ? ADAC_SIG_NO_NAMESPACE : 0u, fake_token,
-		                           (sel & 0x20) ? NULL : fake_var, (sel & 0x40) ? NULL : fake_handle};
-		format(s, &n);
-	}
+	struct adac_type_ctx n;
+	adac_type_ctx_for_metadata(&n, NULL, 0, 0);
+	static const enum adac_name_style styles[] = {ADAC_STYLE_SOS, ADAC_STYLE_CSHARP, ADAC_STYLE_DAC};
+	for (unsigned k = 0; k < 3; k++)
+		format(s, &n, styles[k], (sel & 0x10) ? ADAC_TN_NO_NAMESPACE : 0u);
 	adac_sig_free(s);
 	return 0;
 }

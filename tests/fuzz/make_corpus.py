@@ -2,7 +2,7 @@
 """Writes the hand-made seed corpora of the fuzz entry points (python3 tests/fuzz/make_corpus.py):
 
   corpus/signature/       the blobs of tests/unit/test_signature.c, valid and malformed, each after
-                          the selector byte of fuzz_signature.c (kind, pointer size, callbacks)
+                          the selector byte of fuzz_signature.c (kind, pointer size, no-namespace)
   corpus/managed_unwind/  the cases of tests/unit/test_managed_unwind.c (every unwind operation,
                           prologue offsets, frame registers, machine frames, chained entries, version
                           1 and 2 epilogs, malformed UNWIND_INFO) in fuzz_managed_unwind.c's layout
@@ -33,7 +33,7 @@ def write_dir(name, cases):
 # ---- signatures -------------------------------------------------------------------------------
 
 METHOD, PROPERTY, FIELD, LOCALS, TYPESPEC, METHODSPEC = range(6)
-PTR4, NO_NS, NO_VAR, NO_HANDLE, FAILING = 0x08, 0x10, 0x20, 0x40, 0x80
+PTR4, NO_NS, NO_VAR, NO_HANDLE, FAILING = 0x08, 0x10, 0x20, 0x40, 0x80  # the last three: no longer read
 
 
 def signature_cases():

@@ -9,9 +9,10 @@ What must be shown comes from the samples' sources and expected.json (names, typ
 in the source) and from the oracle (tests/oracle: ClrMD + Microsoft's DAC) for the chain heads, never
 from asyncdac itself:
   - Debug: every argument, local and `this` listed in expected.json for a frame is shown, with its
-    name, its static type in asyncdac's style (C# keywords, generic parameters resolved: T = int,
+    name, its static type in asyncdac's C# style (keywords, generic parameters resolved: T = int,
     T = string through the generic context in shared code) and its value, both as JSON and as the
-    exact text line (addresses normalised);
+    exact text line (addresses normalised); the types inside values (an object's dynamic type, a
+    boxed value's, an array's elements) are spelled in the same style in text and JSON;
   - Release: the JIT saves fewer variables; whatever is shown under a name from expected.json must
     be right (a shared-code T may show as System.__Canon when the JIT kept no generic context);
   - exactly the variables the async debug info lists for Continuation.State, at their offsets (the
@@ -44,7 +45,7 @@ ADDR = re.compile(r"0x[0-9a-f]{16}")
 
 
 def keyword_type(name, generic):
-    """A type name from expected.json in asyncdac's static-type style."""
+    """A type name from expected.json (the DAC's spelling) in asyncdac's C# style."""
     name = generic.get(name, name)
     return re.sub(r"System\.[A-Za-z0-9]+", lambda m: KEYWORDS.get(m.group(0), m.group(0)), name)
 
@@ -64,13 +65,14 @@ def value_text(v, static):
         return shortest(v)
     if isinstance(v, str):
         quoted = '"' + v.replace("\\", "\\\\").replace('"', '\\"') + '"'
-        return quoted if static == "string" else "0xADDR System.String " + quoted
+        return quoted if static == "string" else "0xADDR string " + quoted
     if "char" in v:
         return "'" + v["char"] + "'"
     if "enum" in v:
         return v["name"]
     if "boxed" in v:
-        return "0xADDR %s %s" % (v["boxed"], value_text(v["value"], keyword_type(v["boxed"], {})))
+        boxed = keyword_type(v["boxed"], {})
+        return "0xADDR %s %s" % (boxed, value_text(v["value"], boxed))
     if "array" in v:
         elem = keyword_type(v["array"], {})
         return "%s[%d] { %s }" % (elem, len(v["values"]), ", ".join(value_text(x, elem) for x in v["values"]))
@@ -85,7 +87,7 @@ def value_text(v, static):
     body = "{ " + ", ".join(parts) + " }"
     if kind == "struct":
         return body
-    dyn = "" if keyword_type(v["class"], {}) == static else v["class"] + " "
+    dyn = "" if keyword_type(v["class"], {}) == static else keyword_type(v["class"], {}) + " "
     return "0xADDR " + dyn + body
 
 
@@ -114,10 +116,12 @@ def value_diff(want, got, path="value"):
     for key in ("char", "code", "enum", "name", "value", "boxed", "class", "struct", "array"):
         if key not in want:
             continue
+        # Type names: as the text spells them (C# style).
+        w = keyword_type(want[key], {}) if key in ("enum", "boxed", "class", "struct", "array") else want[key]
         if key == "value" and "boxed" in want:
             diffs += value_diff(want["value"], got.get("value"), path + ".value")
-        elif got.get(key) != want[key]:
-            diffs.append(f"{path}.{key}: {got.get(key)!r}, want {want[key]!r}")
+        elif got.get(key) != w:
+            diffs.append(f"{path}.{key}: {got.get(key)!r}, want {w!r}")
     for k, x in want.get("fields", {}).items():
         diffs += value_diff(x, got.get("fields", {}).get(k, "<missing>"), f"{path}.{k}")
     if "values" in want:
@@ -272,7 +276,7 @@ def lldb_nested(core, head):
     t.check(b.lldb_output(out, cmds[0]).startswith("async #1: "), "lldb: frame select 1 prints frame #1")
     t.check_eq(b.lldb_output(out, cmds[1]), "(int) bInt = -200\n", "lldb: frame variable bInt")
     t.check_eq(ADDR.sub("0xADDR", b.lldb_output(out, cmds[2])),
-               '(AsyncdacSamples.Pair) bPair = { Id = 22, Tag = (object) 0xADDR System.String "tag-b", Count = 23 }\n',
+               '(AsyncdacSamples.Pair) bPair = { Id = 22, Tag = (object) 0xADDR string "tag-b", Count = 23 }\n',
                "lldb: frame variable bPair")
     t.check(b.lldb_output(out, cmds[3]).startswith("async #2: "), "lldb: frame select 2 stays in the address chain")
     t.check_eq(b.lldb_output(out, cmds[4]), "(int[]) aArray = int[3] { 1, 2, 3 }\n", "lldb: frame variable aArray")

@@ -14,6 +14,7 @@
 #include "target/target.h"
 #include "target/target_mem.h"
 #include "testutil.h"
+#include "types/typename.h"
 
 /* ---- A small metadata blob built by hand ---- */
 
@@ -144,6 +145,15 @@ static size_t build(uint8_t *out, struct layout *lay)
 	return m.n;
 }
 
+/* The metadata name of a type token (no runtime). */
+static int token_name(const struct adac_ecma *md, uint32_t token, enum adac_name_style style, unsigned flags,
+                      struct adac_sig_text *t, struct adac_error *err)
+{
+	struct adac_type_ctx c;
+	adac_type_ctx_for_metadata(&c, md, 0, 0);
+	return adac_tn_token(&c, token, style, flags, t, err);
+}
+
 static char *fmt_method_sig(const struct adac_ecma *md, uint32_t rid)
 {
 	struct adac_error err = {0};
@@ -153,13 +163,12 @@ static char *fmt_method_sig(const struct adac_ecma *md, uint32_t rid)
 	if (adac_ecma_methoddef(md, rid, &m, &err) || adac_ecma_method_owner(md, rid, &owner, &err) ||
 	    adac_sig_decode(m.sig, m.sig_len, ADAC_SIG_METHOD, 8, &s, &err))
 		return NULL;
-	struct adac_sig_md_names n;
-	adac_sig_md_names_init(&n, md, ADAC_STYLE_DISPLAY, 0, ADAC_ECMA_TOKEN(ADAC_ECMA_TYPEDEF, owner),
-	                       ADAC_ECMA_TOKEN(ADAC_ECMA_METHODDEF, rid));
+	struct adac_type_ctx n;
+	adac_type_ctx_for_metadata(&n, md, ADAC_ECMA_TOKEN(ADAC_ECMA_TYPEDEF, owner), ADAC_ECMA_TOKEN(ADAC_ECMA_METHODDEF, rid));
 	struct adac_sig_text t = {0};
-	int rc = adac_sig_format_type(s->method.ret, &n.names, &t, &err);
+	int rc = adac_tn_sig(&n, s->method.ret, ADAC_STYLE_SOS, 0, &t, &err);
 	if (rc == 0)
-		rc = adac_sig_format_params(&s->method, &n.names, &t, &err);
+		rc = adac_tn_params(&n, &s->method, ADAC_STYLE_SOS, 0, &t, &err);
 	adac_sig_free(s);
 	if (rc) {
 		adac_sig_text_free(&t);
@@ -237,16 +246,16 @@ static void test_synthetic(void)
 	CHECK_ERR(rc, &err, ADAC_E_NOT_FOUND, "token 0x06000002 has no generic parameter 1");
 	adac_error_clear(&err);
 	struct adac_sig_text t = {0};
-	CHECK(adac_sig_append_type_token(md, 0x02000003, ADAC_STYLE_DISPLAY, 0, false, &t, &err) == 0);
+	CHECK(token_name(md, 0x02000003, ADAC_STYLE_SOS, 0, &t, &err) == 0);
 	CHECK_EQ_STR(adac_sig_text_str(&t), "My.Outer`1+Inner");
 	adac_sig_text_free(&t);
-	CHECK(adac_sig_append_type_token(md, 0x02000003, ADAC_STYLE_DISPLAY, 0, true, &t, &err) == 0);
+	CHECK(token_name(md, 0x02000003, ADAC_STYLE_SOS, ADAC_TN_NO_ARITY, &t, &err) == 0);
 	CHECK_EQ_STR(adac_sig_text_str(&t), "My.Outer+Inner");
 	adac_sig_text_free(&t);
-	CHECK(adac_sig_append_type_token(md, 0x02000003, ADAC_STYLE_DAC, 0, true, &t, &err) == 0);
+	CHECK(token_name(md, 0x02000003, ADAC_STYLE_DAC, ADAC_TN_NO_ARITY, &t, &err) == 0);
 	CHECK_EQ_STR(adac_sig_text_str(&t), "Inner");
 	adac_sig_text_free(&t);
-	CHECK(adac_sig_append_type_token(md, 0x02000002, ADAC_STYLE_DISPLAY, ADAC_SIG_NO_NAMESPACE, false, &t, &err) == 0);
+	CHECK(token_name(md, 0x02000002, ADAC_STYLE_SOS, ADAC_TN_NO_NAMESPACE, &t, &err) == 0);
 	CHECK_EQ_STR(adac_sig_text_str(&t), "Outer`1");
 	adac_sig_text_free(&t);
 	char *s = fmt_method_sig(md, 1);
@@ -407,7 +416,7 @@ static unsigned sweep(const struct adac_ecma *md)
 		adac_error_clear(&err);
 		errors += adac_ecma_typedef(md, r, &td, &err) != 0;
 		adac_error_clear(&err);
-		errors += adac_sig_append_type_token(md, ADAC_ECMA_TOKEN(ADAC_ECMA_TYPEDEF, r), ADAC_STYLE_DISPLAY, 0, true, &t, &err) != 0;
+		errors += token_name(md, ADAC_ECMA_TOKEN(ADAC_ECMA_TYPEDEF, r), ADAC_STYLE_SOS, ADAC_TN_NO_ARITY, &t, &err) != 0;
 		adac_sig_text_free(&t);
 		adac_error_clear(&err);
 		errors += adac_ecma_generic_param_count(md, ADAC_ECMA_TOKEN(ADAC_ECMA_TYPEDEF, r), &v, &err) != 0;
@@ -425,13 +434,13 @@ static unsigned sweep(const struct adac_ecma *md)
 	for (uint32_t r = 1; r <= adac_ecma_rows(md, ADAC_ECMA_TYPEREF) && r <= 2000; r++) {
 		struct adac_sig_text t = {0};
 		adac_error_clear(&err);
-		errors += adac_sig_append_type_token(md, ADAC_ECMA_TOKEN(ADAC_ECMA_TYPEREF, r), ADAC_STYLE_DISPLAY, 0, false, &t, &err) != 0;
+		errors += token_name(md, ADAC_ECMA_TOKEN(ADAC_ECMA_TYPEREF, r), ADAC_STYLE_SOS, 0, &t, &err) != 0;
 		adac_sig_text_free(&t);
 	}
 	for (uint32_t r = 1; r <= adac_ecma_rows(md, ADAC_ECMA_TYPESPEC) && r <= 2000; r++) {
 		struct adac_sig_text t = {0};
 		adac_error_clear(&err);
-		errors += adac_sig_append_type_token(md, ADAC_ECMA_TOKEN(ADAC_ECMA_TYPESPEC, r), ADAC_STYLE_DISPLAY, 0, false, &t, &err) != 0;
+		errors += token_name(md, ADAC_ECMA_TOKEN(ADAC_ECMA_TYPESPEC, r), ADAC_STYLE_SOS, 0, &t, &err) != 0;
 		adac_sig_text_free(&t);
 	}
 	uint32_t v;

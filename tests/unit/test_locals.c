@@ -33,6 +33,8 @@
 #include "testarea.h"
 #include "testutil.h"
 #include "types/methoddesc.h"
+#include "types/names.h"
+#include "types/typename.h"
 #include "view/locals.h"
 #include "view/value_format.h"
 
@@ -555,15 +557,15 @@ int main(int argc, char **argv)
 		             "(char) letter = 'Z'\n"
 		             "(ArrayLayoutSamples.Mode) m = Fast\n"
 		             "(string) text = \"work\"\n"
-		             "(object) boxed = 0x0000000005302200 System.Int32 5\n"
+		             "(object) boxed = 0x0000000005302200 int 5\n"
 		             "(ArrayLayoutSamples.Node) node = 0x0000000005302100 { Value = 7, Label = \"n7\" }\n"
 		             "(ArrayLayoutSamples.Plain) plain = { X = 3, Y = 1.5 }\n"
-		             "(ArrayLayoutSamples.Mixed) mixed = { Id = 9, Tag = (object) 0x0000000005300100 System.String \"tag\", "
+		             "(ArrayLayoutSamples.Mixed) mixed = { Id = 9, Tag = (object) 0x0000000005300100 string \"tag\", "
 		             "Big = -2 }\n"
 		             "(ArrayLayoutSamples.Many) many = { C = (object) 0x0000000005302100 ArrayLayoutSamples.Node { Value = "
-		             "7, Label = \"n7\" }, X = 4, B = \"b\", A = (object) 0x0000000005300300 System.String \"a\", Y = 255 }\n"
+		             "7, Label = \"n7\" }, X = 4, B = \"b\", A = (object) 0x0000000005300300 string \"a\", Y = 255 }\n"
 		             "(ArrayLayoutSamples.Outer) outer = { Inner = { Id = 10, Tag = (object) 0x0000000005300500 "
-		             "System.String \"inner\", Big = 11 }, Name = \"outer\" }\n"
+		             "string \"inner\", Big = 11 }, Name = \"outer\" }\n"
 		             "(int[]) numbers = int[3] { 1, 2, 3 }\n"
 		             "(ArrayLayoutSamples.Pair<string>) pair = { First = \"first\", Count = 2 }\n");
 		free(text);
@@ -573,7 +575,7 @@ int main(int argc, char **argv)
 		free(text);
 		text = print_locals(rt, &l, "many", 1, &rc, &err);
 		CHECK_EQ_STR(text, "(ArrayLayoutSamples.Many) many = { C = (object) 0x0000000005302100 ArrayLayoutSamples.Node "
-		                   "{...}, X = 4, B = \"b\", A = (object) 0x0000000005300300 System.String \"a\", Y = 255 }\n");
+		                   "{...}, X = 4, B = \"b\", A = (object) 0x0000000005300300 string \"a\", Y = 255 }\n");
 		free(text);
 		adac_error_clear(&err);
 		text = print_locals(rt, &l, "nope", 1, &rc, &err);
@@ -600,6 +602,19 @@ int main(int argc, char **argv)
 		CHECK_EQ_STR(json_string_value(json_object_get(mv, "enum")), "ArrayLayoutSamples.Mode");
 		CHECK_EQ_STR(json_string_value(json_object_get(mv, "name")), "Fast");
 		CHECK(json_integer_value(json_object_get(mv, "value")) == 2);
+		json_decref(j);
+		/* JSON spells a type as the text does (C# style). */
+		j = adac_locals_json(rt, &l, "boxed", &o, &err);
+		CHECK_EQ_STR(json_string_value(json_object_get(json_object_get(json_array_get(j, 0), "value"), "boxed")), "int");
+		json_decref(j);
+		j = adac_locals_json(rt, &l, "numbers", &o, &err);
+		CHECK_EQ_STR(json_string_value(json_object_get(json_array_get(j, 0), "type")), "int[]");
+		CHECK_EQ_STR(json_string_value(json_object_get(json_object_get(json_array_get(j, 0), "value"), "array")), "int");
+		json_decref(j);
+		j = adac_locals_json(rt, &l, "pair", &o, &err);
+		CHECK_EQ_STR(json_string_value(json_object_get(json_array_get(j, 0), "type")), "ArrayLayoutSamples.Pair<string>");
+		CHECK_EQ_STR(json_string_value(json_object_get(json_object_get(json_array_get(j, 0), "value"), "struct")),
+		             "ArrayLayoutSamples.Pair<string>");
 		json_decref(j);
 		adac_locals_free(&l);
 	}
@@ -713,7 +728,7 @@ int main(int argc, char **argv)
 		                   "continuation>\n"
 		                   "[Flags] = 0x00000211 { ContinueOnThreadPool, ExecutionContext = 1, Exception = 2 }\n"
 		                   "[ExecutionContext] = null\n"
-		                   "[Exception] = 0x0000000005300000 System.String \"work\"\n");
+		                   "[Exception] = 0x0000000005300000 string \"work\"\n");
 		free(text);
 		adac_locals_free(&l);
 	}
@@ -726,7 +741,7 @@ int main(int argc, char **argv)
 		char *text = print_locals(rt, &l, NULL, 1, &rc, &err);
 		CHECK_EQ_STR(text, "[Flags] = 0x00000211 { ContinueOnThreadPool, ExecutionContext = 1, Exception = 2 }\n"
 		                   "[ExecutionContext] = null\n"
-		                   "[Exception] = 0x0000000005300000 System.String \"work\"\n");
+		                   "[Exception] = 0x0000000005300000 string \"work\"\n");
 		free(text);
 		adac_locals_free(&l);
 	}
@@ -858,21 +873,31 @@ int main(int argc, char **argv)
 		free(s);
 		adac_vtype_free(&et);
 	}
-	/* Type names: keywords for the static type, full names for the dynamic one. */
+	/* Type names of runtime types in the three styles (types/typename.h): C# for variables, SOS
+	 * for frames, the DAC's; the cached names are the same. */
 	{
-		struct { uint64_t mt; const char *kw, *full; } names[] = {
-			{MT(M_INT32), "int", "System.Int32"},         {MT(M_STRING), "string", "System.String"},
-			{MT(M_OBJECT), "object", "System.Object"},    {MT(M_BYTE_ARR), "byte[]", "System.Byte[]"},
-			{MT(M_OBJECT_ARR), "object[]", "System.Object[]"}, {MT(M_MODE), "ArrayLayoutSamples.Mode", "ArrayLayoutSamples.Mode"},
+		struct { uint64_t mt; const char *cs, *sos, *dac; } names[] = {
+			{MT(M_INT32), "int", "Int32", "System.Int32"},
+			{MT(M_STRING), "string", "System.String", "System.String"},
+			{MT(M_OBJECT), "object", "System.Object", "System.Object"},
+			{MT(M_BYTE_ARR), "byte[]", "Byte[]", "System.Byte[]"},
+			{MT(M_OBJECT_ARR), "object[]", "System.Object[]", "System.Object[]"},
+			{MT(M_INT32_ARR), "int[]", "Int32[]", "System.Int32[]"},
+			{MT(M_MODE), "ArrayLayoutSamples.Mode", "ArrayLayoutSamples.Mode", "ArrayLayoutSamples.Mode"},
+			{MT(M_PAIR_STRING), "ArrayLayoutSamples.Pair<string>", "ArrayLayoutSamples.Pair<System.String>",
+			 "ArrayLayoutSamples.Pair`1[[System.String, System.Private.CoreLib]]"},
 		};
+		static const unsigned flags[] = {ADAC_NAME_CSHARP, 0, ADAC_NAME_DAC};
+		static const enum adac_name_style styles[] = {ADAC_STYLE_CSHARP, ADAC_STYLE_SOS, ADAC_STYLE_DAC};
 		for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
-			struct adac_sig_text a = {0}, b = {0};
-			CHECK(adac_type_name_th(rt, names[i].mt, ADAC_TN_KEYWORDS, &a, &err) == 0);
-			CHECK(adac_type_name_th(rt, names[i].mt, ADAC_TN_FULL, &b, &err) == 0);
-			CHECK_EQ_STR(adac_sig_text_str(&a), names[i].kw);
-			CHECK_EQ_STR(adac_sig_text_str(&b), names[i].full);
-			adac_sig_text_free(&a);
-			adac_sig_text_free(&b);
+			const char *want[] = {names[i].cs, names[i].sos, names[i].dac};
+			for (unsigned k = 0; k < 3; k++) {
+				struct adac_sig_text a = {0};
+				CHECK(adac_tn_handle(rt, names[i].mt, styles[k], 0, &a, &err) == 0);
+				CHECK_EQ_STR(adac_sig_text_str(&a), want[k]);
+				CHECK_EQ_STR(adac_type_name(rt, names[i].mt, flags[k], &err), want[k]);
+				adac_sig_text_free(&a);
+			}
 		}
 	}
 

@@ -12,6 +12,7 @@
 #include "../check.h"
 #define AREA_SIZE 0x2100000ull
 #include "metadata/ecma_metadata.h"
+#include "metadata/signature.h"
 #include "runtime/descriptor.h"
 #include "runtime/loader.h"
 #include "runtime/runtime.h"
@@ -19,6 +20,7 @@
 #include "testutil.h"
 #include "types/methoddesc.h"
 #include "types/names.h"
+#include "types/typename.h"
 
 /* A zeroed object of `size` bytes at addr, written to the target when done. */
 struct obj {
@@ -408,16 +410,30 @@ int main(void)
 	CHECK_EQ_STR(adac_type_name(rt, MT_CONT_LAYOUT, 0, &err), "System.Runtime.CompilerServices.Continuation");
 	CHECK_EQ_STR(adac_type_name(rt, TD_T | 2, 0, &err), "T");
 
-	/* Names for a method's signatures (issue 5 formats local types through these). */
-	struct adac_method_names mn;
-	struct adac_sig_text t = {0};
-	if (adac_names_for_method(rt, md_b, 0, &mn, &err) == 0) {
-		CHECK(mn.names.var(mn.names.ctx, false, 0, &t, &err) == 0);
-		CHECK_EQ_STR(adac_sig_text_str(&t), "Int32");
+	/* The C# style (variables) of the same names. */
+	CHECK_EQ_STR(name_of(rt, md_b, ADAC_NAME_PARAMS | ADAC_NAME_CSHARP),
+	             "AsyncdacSamples.Holder<int>.B(int, System.Threading.Tasks.Task<int>)");
+	CHECK_EQ_STR(name_of(rt, md_c, ADAC_NAME_PARAMS | ADAC_NAME_CSHARP),
+	             "AsyncdacSamples.NestedApp.C<System.__Canon>(System.__Canon, System.Threading.Tasks.Task<int>)");
+	CHECK_EQ_STR(name_of(rt, md_stub, ADAC_NAME_PARAMS | ADAC_NAME_CSHARP), "IL_STUB_Test(object, int)");
+	CHECK_EQ_STR(adac_type_name(rt, MT_HOLDER_INT, ADAC_NAME_CSHARP, &err), "AsyncdacSamples.Holder<int>");
+	CHECK_EQ_STR(adac_type_name(rt, MT_INT_ARR, ADAC_NAME_CSHARP, &err), "int[]");
+
+	/* A method's signature context resolves its type's generic variables, in each style. */
+	struct adac_method_info bi;
+	struct adac_type_ctx tc;
+	if (adac_md_read(rt, md_b, &bi, &err) == 0 && adac_type_ctx_for_method(rt, &bi, 0, &tc, &err) == 0) {
+		const struct adac_sig_type var0 = {.elem = ADAC_ELEM_VAR, .number = 0};
+		static const char *const want[] = {"Int32", "int", "Int32"};
+		for (unsigned k = 0; k < 3; k++) {
+			struct adac_sig_text t = {0};
+			CHECK(adac_tn_sig(&tc, &var0, (enum adac_name_style)k, 0, &t, &err) == 0);
+			CHECK_EQ_STR(adac_sig_text_str(&t), want[k]);
+			adac_sig_text_free(&t);
+		}
 	} else {
-		CHECK(!"adac_names_for_method");
+		CHECK(!"adac_type_ctx_for_method");
 	}
-	adac_sig_text_free(&t);
 
 	/* Corrupt runtime data: errors naming the address. */
 	int rc;
@@ -517,7 +533,7 @@ int main(void)
 		if (adac_th_read(rt, a | ((seed >> 8) & 2), &th, &e) == 0) {
 			struct adac_sig_text tt = {0};
 			e = (struct adac_error){0};
-			adac_names_append_type(rt, a | ((seed >> 8) & 2), (seed >> 61) & 1 ? ADAC_NAME_DAC : 0, &tt, &e);
+			adac_tn_handle(rt, a | ((seed >> 8) & 2), (enum adac_name_style)((seed >> 61) % 3), 0, &tt, &e);
 			adac_sig_text_free(&tt);
 		}
 	}

@@ -1,10 +1,11 @@
-/* test_signature.c - signature decoding and type-name formatting (dac/metadata/signature.c), and the
- * ECMA-335 reader under it, checked two ways:
- *   - hand-made blobs: every element type, both naming styles, malformed input;
+/* test_signature.c - signature decoding (dac/metadata/signature.c), the type-name engine on
+ * signatures (dac/types/typename.c) and the ECMA-335 reader under them, checked two ways:
+ *   - hand-made blobs: every element type in every naming style, malformed input;
  *   - real assemblies (the samples built by scripts/dotnet-setup and the 11.0.0 CoreLib), loaded
  *     into a memory target as flat file images: every table, row, name, signature, parameter and
- *     local signature printed by asyncdac is compared line by line with what
- *     System.Reflection.Metadata prints (tests/data/ecma/mdump, "mdump metadata").
+ *     local signature printed by asyncdac in each naming style (SOS, C#, DAC) is compared line by
+ *     line with what System.Reflection.Metadata prints through the same rules
+ *     (tests/data/ecma/mdump, "mdump metadata --style").
  * Usage: test_signature                 hand-made cases only
  *        test_signature --oracle        real assemblies (exit 77 when the .NET side is not set up)
  */
@@ -19,50 +20,36 @@
 #include "target/target.h"
 #include "target/target_mem.h"
 #include "testutil.h"
+#include "types/typename.h"
 
 /* ---- Hand-made signatures ---- */
 
-static int fake_token(void *ctx, uint32_t token, bool generic_base, struct adac_sig_text *out, struct adac_error *err)
-{
-	bool dac = ctx != NULL; /* the DAC style never drops the arity */
-	const char *name = token == 0x01000001 ? (generic_base && !dac ? "System.Collections.Generic.List" : "System.Collections.Generic.List`1")
-	                 : token == 0x02000002 ? "My.Outer+Inner"
-	                                       : "T?";
-	return adac_sig_text_put(out, name, err);
-}
-
-static int fake_var(void *ctx, bool method_var, uint32_t index, struct adac_sig_text *out, struct adac_error *err)
-{
-	(void)ctx;
-	if (!method_var && index == 0)
-		return adac_sig_text_put(out, "Int32", err);
-	return adac_sig_text_putf(out, err, "%s%u", method_var ? "M" : "T", index);
-}
-
+/* Without metadata or runtime: tokens as numbers, generic variables as !n / !!n. */
 static char *format_sig(const uint8_t *blob, size_t len, enum adac_sig_kind kind, enum adac_name_style style,
-                        struct adac_error *err)
+                        unsigned flags, struct adac_error *err)
 {
 	struct adac_sig *s;
 	if (adac_sig_decode(blob, len, kind, 8, &s, err))
 		return NULL;
-	struct adac_sig_names n = {style == ADAC_STYLE_DAC ? (void *)&n : NULL, style, 0, fake_token, fake_var, NULL};
+	struct adac_type_ctx n;
+	adac_type_ctx_for_metadata(&n, NULL, 0, 0);
 	struct adac_sig_text t = {0};
 	int rc = 0;
 	if (kind == ADAC_SIG_METHOD) {
-		rc = adac_sig_format_type(s->method.ret, &n, &t, err);
+		rc = adac_tn_sig(&n, s->method.ret, style, flags, &t, err);
 		if (rc == 0)
 			rc = adac_sig_text_put(&t, " ", err);
 		if (rc == 0)
-			rc = adac_sig_format_params(&s->method, &n, &t, err);
+			rc = adac_tn_params(&n, &s->method, style, flags, &t, err);
 	} else if (kind == ADAC_SIG_LOCALS || kind == ADAC_SIG_METHODSPEC) {
 		for (uint32_t i = 0; rc == 0 && i < s->count; i++) {
 			if (i)
 				rc = adac_sig_text_put(&t, ", ", err);
 			if (rc == 0)
-				rc = adac_sig_format_type(s->types[i], &n, &t, err);
+				rc = adac_tn_sig(&n, s->types[i], style, flags, &t, err);
 		}
 	} else {
-		rc = adac_sig_format_type(s->type, &n, &t, err);
+		rc = adac_tn_sig(&n, s->type, style, flags, &t, err);
 	}
 	adac_sig_free(s);
 	if (rc) {
@@ -72,15 +59,16 @@ static char *format_sig(const uint8_t *blob, size_t len, enum adac_sig_kind kind
 	return adac_sig_text_take(&t);
 }
 
-#define CHECK_SIG(blob, kind, style, want)                                                  \
+#define CHECK_SIG_F(blob, kind, style, flags, want)                                          \
 	do {                                                                                    \
 		struct adac_error e_ = {0};                                                         \
-		char *got_ = format_sig(blob, sizeof blob, kind, style, &e_);                       \
+		char *got_ = format_sig(blob, sizeof blob, kind, style, flags, &e_);                \
 		if (!got_)                                                                          \
 			fprintf(stderr, "%s:%d: decode failed: %s\n", __FILE__, __LINE__, e_.msg);        \
 		CHECK_EQ_STR(got_, want);                                                           \
 		free(got_);                                                                         \
 	} while (0)
+#define CHECK_SIG(blob, kind, style, want) CHECK_SIG_F(blob, kind, style, 0, want)
 
 static void test_compressed(void)
 {
@@ -103,54 +91,69 @@ static void test_compressed(void)
 	const uint8_t short4[] = {0xc0, 1, 2};
 	pos = 0;
 	CHECK(adac_ecma_uncompress(short4, sizeof short4, &pos, &v) == -1);
-	CHECK_EQ_U64(adac_sig_strip_arity("List`1"), 4);
-	CHECK_EQ_U64(adac_sig_strip_arity("Dictionary`12"), 10);
-	CHECK_EQ_U64(adac_sig_strip_arity("Plain"), 5);
-	CHECK_EQ_U64(adac_sig_strip_arity("`1"), 0);
-	CHECK_EQ_U64(adac_sig_strip_arity("Odd`"), 4);
+	CHECK_EQ_U64(adac_tn_strip_arity("List`1"), 4);
+	CHECK_EQ_U64(adac_tn_strip_arity("Dictionary`12"), 10);
+	CHECK_EQ_U64(adac_tn_strip_arity("Plain"), 5);
+	CHECK_EQ_U64(adac_tn_strip_arity("`1"), 0);
+	CHECK_EQ_U64(adac_tn_strip_arity("Odd`"), 4);
 }
 
 static void test_method_sigs(void)
 {
+	const enum adac_name_style SOS = ADAC_STYLE_SOS, CS = ADAC_STYLE_CSHARP, DAC = ADAC_STYLE_DAC;
 	/* instance void M(int, string, object, List<!0>, !!1[], int&, My.Outer+Inner[,], char*) */
 	const uint8_t m1[] = {0x30, 0x02, 0x08, 0x01, 0x08, 0x0e, 0x1c, 0x15, 0x12, 0x05, 0x01, 0x13, 0x00, 0x1d, 0x1e, 0x01,
 	                      0x10, 0x08, 0x14, 0x11, 0x08, 0x02, 0x00, 0x00, 0x0f, 0x03};
-	CHECK_SIG(m1, ADAC_SIG_METHOD, ADAC_STYLE_DISPLAY,
-	          "Void (Int32, System.String, System.Object, System.Collections.Generic.List<Int32>, M1[], Int32&, "
-	          "My.Outer+Inner[,], Char*)");
-	CHECK_SIG(m1, ADAC_SIG_METHOD, ADAC_STYLE_DAC,
-	          "Void (Int32, System.String, System.Object, System.Collections.Generic.List`1<Int32>, M1[], Int32 ByRef, "
-	          "My.Outer+Inner[,], Char*)");
+	CHECK_SIG(m1, ADAC_SIG_METHOD, SOS,
+	          "Void (Int32, System.String, System.Object, 0x01000001<!0>, !!1[], Int32&, 0x02000002[,], Char*)");
+	CHECK_SIG_F(m1, ADAC_SIG_METHOD, SOS, ADAC_TN_NO_NAMESPACE,
+	            "Void (Int32, String, Object, 0x01000001<!0>, !!1[], Int32&, 0x02000002[,], Char*)");
+	CHECK_SIG(m1, ADAC_SIG_METHOD, CS, "void (int, string, object, 0x01000001<!0>, !!1[], int&, 0x02000002[,], char*)");
+	CHECK_SIG(m1, ADAC_SIG_METHOD, DAC,
+	          "Void (Int32, System.String, System.Object, 0x01000001<!0>, !!1[], Int32 ByRef, 0x02000002[,], Char*)");
 	/* Every primitive. */
 	const uint8_t prims[] = {0x00, 0x0f, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07, 0x08, 0x09,
 	                         0x0a, 0x0b, 0x0c, 0x0d, 0x18, 0x19, 0x16};
-	CHECK_SIG(prims, ADAC_SIG_METHOD, ADAC_STYLE_DISPLAY,
+	CHECK_SIG(prims, ADAC_SIG_METHOD, SOS,
+	          "Void (Boolean, Char, SByte, Byte, Int16, UInt16, Int32, UInt32, Int64, UInt64, Single, Double, IntPtr, "
+	          "UIntPtr, TypedReference)");
+	CHECK_SIG(prims, ADAC_SIG_METHOD, CS,
+	          "void (bool, char, sbyte, byte, short, ushort, int, uint, long, ulong, float, double, nint, nuint, "
+	          "System.TypedReference)");
+	CHECK_SIG(prims, ADAC_SIG_METHOD, DAC,
 	          "Void (Boolean, Char, SByte, Byte, Int16, UInt16, Int32, UInt32, Int64, UInt64, Single, Double, IntPtr, "
 	          "UIntPtr, TypedReference)");
 	/* Vararg definition and call site (sentinel), and a generic method definition. */
 	const uint8_t vdef[] = {0x05, 0x01, 0x01, 0x08};
-	CHECK_SIG(vdef, ADAC_SIG_METHOD, ADAC_STYLE_DISPLAY, "Void (Int32, ...)");
+	CHECK_SIG(vdef, ADAC_SIG_METHOD, SOS, "Void (Int32, ...)");
 	const uint8_t vcall[] = {0x05, 0x02, 0x01, 0x08, 0x41, 0x0e};
-	CHECK_SIG(vcall, ADAC_SIG_METHOD, ADAC_STYLE_DISPLAY, "Void (Int32, ..., System.String)");
+	CHECK_SIG(vcall, ADAC_SIG_METHOD, SOS, "Void (Int32, ..., System.String)");
+	CHECK_SIG(vcall, ADAC_SIG_METHOD, CS, "void (int, ..., string)");
 	const uint8_t gen[] = {0x10, 0x02, 0x01, 0x1e, 0x00, 0x1e, 0x01};
-	CHECK_SIG(gen, ADAC_SIG_METHOD, ADAC_STYLE_DISPLAY, "M0 (M1)");
+	CHECK_SIG(gen, ADAC_SIG_METHOD, SOS, "!!0 (!!1)");
 	/* Custom modifiers are skipped; a function pointer; rank-1 multi-dimensional array. */
 	const uint8_t mods[] = {0x00, 0x02, 0x20, 0x05, 0x08, 0x1b, 0x00, 0x01, 0x08, 0x0e, 0x14, 0x08, 0x01, 0x00, 0x00};
-	CHECK_SIG(mods, ADAC_SIG_METHOD, ADAC_STYLE_DISPLAY, "Int32 (Int32 (System.String), Int32[*])");
-	CHECK_SIG(mods, ADAC_SIG_METHOD, ADAC_STYLE_DAC, "Int32 (Int32 (System.String), Int32[])");
+	CHECK_SIG(mods, ADAC_SIG_METHOD, SOS, "Int32 (Int32 (System.String), Int32[*])");
+	CHECK_SIG(mods, ADAC_SIG_METHOD, CS, "int (int (string), int[*])");
+	CHECK_SIG(mods, ADAC_SIG_METHOD, DAC, "Int32 (Int32 (System.String), Int32[])");
 	/* Locals: pinned byref, typedbyref. */
 	const uint8_t locals[] = {0x07, 0x03, 0x45, 0x10, 0x05, 0x16, 0x12, 0x05};
-	CHECK_SIG(locals, ADAC_SIG_LOCALS, ADAC_STYLE_DISPLAY, "Byte& pinned, TypedReference, System.Collections.Generic.List`1");
+	CHECK_SIG(locals, ADAC_SIG_LOCALS, SOS, "Byte& pinned, TypedReference, 0x01000001");
+	CHECK_SIG(locals, ADAC_SIG_LOCALS, CS, "byte&, System.TypedReference, 0x01000001");
+	CHECK_SIG(locals, ADAC_SIG_LOCALS, DAC, "Byte ByRef, TypedReference, 0x01000001");
 	/* Field, TypeSpec, MethodSpec, INTERNAL handle. */
 	const uint8_t field[] = {0x06, 0x1d, 0x1d, 0x13, 0x01};
-	CHECK_SIG(field, ADAC_SIG_FIELD, ADAC_STYLE_DISPLAY, "T1[][]");
+	CHECK_SIG(field, ADAC_SIG_FIELD, SOS, "!1[][]");
 	const uint8_t spec[] = {0x15, 0x11, 0x05, 0x02, 0x08, 0x13, 0x00};
-	CHECK_SIG(spec, ADAC_SIG_TYPESPEC, ADAC_STYLE_DISPLAY, "System.Collections.Generic.List<Int32, Int32>");
-	CHECK_SIG(spec, ADAC_SIG_TYPESPEC, ADAC_STYLE_DAC, "System.Collections.Generic.List`1<Int32,Int32>");
+	CHECK_SIG(spec, ADAC_SIG_TYPESPEC, SOS, "0x01000001<Int32, !0>");
+	CHECK_SIG(spec, ADAC_SIG_TYPESPEC, CS, "0x01000001<int, !0>");
+	CHECK_SIG(spec, ADAC_SIG_TYPESPEC, DAC, "0x01000001<Int32,!0>");
 	const uint8_t mspec[] = {0x0a, 0x02, 0x0e, 0x1c};
-	CHECK_SIG(mspec, ADAC_SIG_METHODSPEC, ADAC_STYLE_DISPLAY, "System.String, System.Object");
+	CHECK_SIG(mspec, ADAC_SIG_METHODSPEC, SOS, "System.String, System.Object");
+	CHECK_SIG(mspec, ADAC_SIG_METHODSPEC, CS, "string, object");
 	const uint8_t internal[] = {0x21, 0x88, 0x77, 0x66, 0x55, 0x44, 0x33, 0x22, 0x11};
-	CHECK_SIG(internal, ADAC_SIG_TYPESPEC, ADAC_STYLE_DISPLAY, "0x1122334455667788");
+	CHECK_SIG(internal, ADAC_SIG_TYPESPEC, SOS, "0x1122334455667788");
+	CHECK_SIG(internal, ADAC_SIG_TYPESPEC, DAC, "0x1122334455667788");
 }
 
 static void check_bad(const uint8_t *blob, size_t len, enum adac_sig_kind kind, enum adac_errcode code, const char *msg,
@@ -201,7 +204,7 @@ static void test_bad_sigs(void)
 	                      0x10, 0x08, 0x14, 0x11, 0x08, 0x02, 0x00, 0x00, 0x0f, 0x03};
 	for (size_t n = 0; n < sizeof m1; n++) {
 		struct adac_error err = {0};
-		char *s = format_sig(m1, n, ADAC_SIG_METHOD, ADAC_STYLE_DISPLAY, &err);
+		char *s = format_sig(m1, n, ADAC_SIG_METHOD, ADAC_STYLE_SOS, 0, &err);
 		CHECK(s == NULL && err.code == ADAC_E_CORRUPT);
 		free(s);
 	}
@@ -211,9 +214,11 @@ static void test_bad_sigs(void)
 			memcpy(mut, m1, sizeof m1);
 			mut[i] = (uint8_t)v;
 			struct adac_error err = {0};
-			char *s = format_sig(mut, sizeof mut, ADAC_SIG_METHOD, ADAC_STYLE_DISPLAY, &err);
-			CHECK(s != NULL || err.code == ADAC_E_CORRUPT || err.code == ADAC_E_LIMIT);
-			free(s);
+			for (unsigned k = 0; k < 3; k++) {
+				char *s = format_sig(mut, sizeof mut, ADAC_SIG_METHOD, (enum adac_name_style)k, 0, &err);
+				CHECK(s != NULL || err.code == ADAC_E_CORRUPT || err.code == ADAC_E_LIMIT);
+				free(s);
+			}
 		}
 	}
 }
@@ -224,8 +229,8 @@ static void test_text(void)
 	struct adac_error err = {0};
 	CHECK_EQ_STR(adac_sig_text_str(&t), "");
 	CHECK(adac_sig_text_put(&t, "a,b", &err) == 0);
-	CHECK(adac_sig_text_put_escaped(&t, "[x+y]\\", &err) == 0);
-	CHECK_EQ_STR(adac_sig_text_str(&t), "a,b\\[x\\+y\\]\\\\");
+	CHECK(adac_sig_text_putf(&t, &err, "<%u>", 12u) == 0);
+	CHECK_EQ_STR(adac_sig_text_str(&t), "a,b<12>");
 	adac_sig_text_free(&t);
 	static char big[ADAC_MAX_NAME_BYTES + 1];
 	memset(big, 'x', sizeof big - 1);
@@ -263,6 +268,9 @@ static void outf(struct out *o, const char *fmt, ...)
 	o->p[o->n] = '\0';
 }
 
+/* The naming style of a metadata dump. */
+static enum adac_name_style dump_style;
+
 /* Formats a blob with metadata names in the context of a type and a method. */
 static const char *fmt_blob(const struct adac_ecma *md, const uint8_t *blob, uint32_t len, enum adac_sig_kind kind,
                             uint32_t type_token, uint32_t method_token, struct adac_sig_text *t)
@@ -270,17 +278,18 @@ static const char *fmt_blob(const struct adac_ecma *md, const uint8_t *blob, uin
 	struct adac_error err = {0};
 	struct adac_sig *s = NULL;
 	adac_sig_text_free(t);
-	struct adac_sig_md_names n;
-	adac_sig_md_names_init(&n, md, ADAC_STYLE_DISPLAY, 0, type_token, method_token);
+	struct adac_type_ctx n;
+	adac_type_ctx_for_metadata(&n, md, type_token, method_token);
+	enum adac_name_style st = dump_style;
 	int rc = adac_sig_decode(blob, len, kind, 8, &s, &err);
 	if (rc == 0) {
 		switch (kind) {
 		case ADAC_SIG_METHOD:
-			rc = adac_sig_format_type(s->method.ret, &n.names, t, &err);
+			rc = adac_tn_sig(&n, s->method.ret, st, 0, t, &err);
 			if (rc == 0)
 				rc = adac_sig_text_put(t, " ", &err);
 			if (rc == 0)
-				rc = adac_sig_format_params(&s->method, &n.names, t, &err);
+				rc = adac_tn_params(&n, &s->method, st, 0, t, &err);
 			if (rc == 0 && s->method.gen_params)
 				rc = adac_sig_text_putf(t, &err, " generic=%u", s->method.gen_params);
 			break;
@@ -290,11 +299,11 @@ static const char *fmt_blob(const struct adac_ecma *md, const uint8_t *blob, uin
 				if (i)
 					rc = adac_sig_text_put(t, ", ", &err);
 				if (rc == 0)
-					rc = adac_sig_format_type(s->types[i], &n.names, t, &err);
+					rc = adac_tn_sig(&n, s->types[i], st, 0, t, &err);
 			}
 			break;
 		default:
-			rc = adac_sig_format_type(s->type, &n.names, t, &err);
+			rc = adac_tn_sig(&n, s->type, st, 0, t, &err);
 			break;
 		}
 	}
@@ -318,7 +327,10 @@ static const char *type_name(const struct adac_ecma *md, uint32_t token, uint32_
 		if (rc == 0)
 			return fmt_blob(md, b, len, ADAC_SIG_TYPESPEC, ctx_type, 0, t);
 	} else {
-		rc = adac_sig_append_type_token(md, token, ADAC_STYLE_DISPLAY, 0, false, t, &err);
+		/* Row names are the metadata's ("Ns.Outer+Inner") in every style, as mdump prints them. */
+		struct adac_type_ctx c;
+		adac_type_ctx_for_metadata(&c, md, 0, 0);
+		rc = adac_tn_token(&c, token, ADAC_STYLE_SOS, 0, t, &err);
 	}
 	if (rc)
 		adac_sig_text_putf(t, &err, "<error %s>", err.msg);
@@ -570,12 +582,15 @@ static struct adac_target *load_flat(const char *path, uint64_t base, size_t *si
 	return adac_target_open_memory(img, &err);
 }
 
-static void oracle_case(const char *mdump, const char *dll)
+/* One assembly in one naming style. */
+static void oracle_case(const char *mdump, const char *dll, enum adac_name_style style)
 {
+	static const char *const style_names[] = {"sos", "csharp", "dac"};
 	char cmd[4096];
-	snprintf(cmd, sizeof cmd, "dotnet '%s' metadata '%s'", mdump, dll);
+	snprintf(cmd, sizeof cmd, "dotnet '%s' metadata '%s' --style %s", mdump, dll, style_names[style]);
 	char *want = run_capture(cmd);
 	CHECK(want != NULL);
+	dump_style = style;
 	size_t size;
 	uint64_t base = 0x10000000;
 	struct adac_target *t = load_flat(dll, base, &size);
@@ -590,7 +605,9 @@ static void oracle_case(const char *mdump, const char *dll)
 		struct out o = {0};
 		dump_metadata(md, &o);
 		const char *slash = strrchr(dll, '/');
-		compare_lines(slash ? slash + 1 : dll, want, o.p ? o.p : "");
+		char what[1200];
+		snprintf(what, sizeof what, "%s (%s)", slash ? slash + 1 : dll, style_names[style]);
+		compare_lines(what, want, o.p ? o.p : "");
 		free(o.p);
 	}
 	adac_ecma_free(md);
@@ -628,11 +645,13 @@ static int run_oracle(void)
 		snprintf(dll, sizeof dll, "%s/apps/11/Debug/%s/%s.dll", dir, samples[i], samples[i]);
 		if (stat(dll, &st) != 0)
 			continue;
-		oracle_case(mdump, dll);
+		for (unsigned k = 0; k < 3; k++)
+			oracle_case(mdump, dll, (enum adac_name_style)k);
 		n++;
 	}
 	CHECK(n >= 1);
-	oracle_case(mdump, corelib);
+	for (unsigned k = 0; k < 3; k++)
+		oracle_case(mdump, corelib, (enum adac_name_style)k);
 	return check_report("signature --oracle");
 }
 

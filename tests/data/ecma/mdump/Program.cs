@@ -1,10 +1,16 @@
 // mdump: independent ground truth for asyncdac's ECMA-335 reader, signature decoder and names.
 //
-//   mdump metadata <dll>
+//   mdump metadata <dll> [--style sos|csharp|dac]
 //       Dumps the metadata of <dll> with System.Reflection.Metadata as text, one fact per line, with
-//       type names in asyncdac's display style (dac/metadata/signature.h): Int32, System.String, Ns.Outer+Inner,
-//       List<Int32>, Int32[], Int32&, generic variables by name. tests/unit/test_signature.c prints
-//       the same lines from asyncdac's own reader and compares them exactly.
+//       the types in signatures named in one of asyncdac's styles (dac/types/typename.h):
+//         sos (default)  Int32, System.String, Ns.Outer+Inner, List<Int32>, Int32[], Int32&, Byte& pinned,
+//                        generic variables by name
+//         csharp         int, string, Ns.Outer+Inner, List<int>, int[], int&, byte&, generic variables by name
+//         dac            as the DAC's SigFormat: Int32, System.String, Ns.Inner (no nesting), List`1<Int32,Int32>,
+//                        Int32 ByRef, !0 / !!0, nothing for a TypeSpec in a class position
+//       Row names (typeref, typedef, the owner of fields and methods) are "Ns.Outer+Inner" in every
+//       style. tests/unit/test_signature.c prints the same lines from asyncdac's own reader and
+//       compares them exactly.
 //   mdump methods <core> --dac <libmscordaccore.so> [--module <substring>]...
 //       Opens the core with ClrMD and Microsoft's DAC and prints "0x<MethodDesc> <name>" for every
 //       method of every loaded type of the named modules (all modules if none) and of every type of
@@ -29,14 +35,18 @@ namespace Asyncdac.Mdump
     {
         public static int Main(string[] args)
         {
-            if (args.Length >= 2 && args[0] == "metadata")
-                return MetadataDump.Run(args[1]);
+            if (args.Length == 2 && args[0] == "metadata")
+                return MetadataDump.Run(args[1], Style.Sos);
+            if (args.Length == 4 && args[0] == "metadata" && args[2] == "--style" && Enum.TryParse<Style>(args[3], true, out var style))
+                return MetadataDump.Run(args[1], style);
             if (args.Length >= 2 && args[0] == "methods")
                 return Methods.Run(args[1..]);
-            Console.Error.WriteLine("usage: mdump metadata <dll> | mdump methods <core> --dac <so> [--module <substring>]...");
+            Console.Error.WriteLine("usage: mdump metadata <dll> [--style sos|csharp|dac] | mdump methods <core> --dac <so> [--module <substring>]...");
             return 2;
         }
     }
+
+    internal enum Style { Sos, CSharp, Dac }
 
     internal sealed class Ctx
     {
@@ -47,9 +57,37 @@ namespace Asyncdac.Mdump
     internal sealed class Names : ISignatureTypeProvider<string, Ctx?>
     {
         private readonly MetadataReader _md;
+        private readonly Style _style;
         private static readonly Regex Arity = new Regex(@"`[0-9]+(?=\+|$)", RegexOptions.CultureInvariant);
 
-        public Names(MetadataReader md) { _md = md; }
+        public Names(MetadataReader md, Style style = Style.Sos) { _md = md; _style = style; }
+
+        // A type token in a signature: SigFormat prints the row's own "Ns.Name".
+        private string SigTypeName(EntityHandle h)
+        {
+            if (_style != Style.Dac)
+                return NameOf(h, null);
+            if (h.Kind == HandleKind.TypeDefinition)
+            {
+                var td = _md.GetTypeDefinition((TypeDefinitionHandle)h);
+                string ns = _md.GetString(td.Namespace), name = _md.GetString(td.Name);
+                return ns.Length == 0 ? name : ns + "." + name;
+            }
+            var tr = _md.GetTypeReference((TypeReferenceHandle)h);
+            string rns = _md.GetString(tr.Namespace), rname = _md.GetString(tr.Name);
+            return rns.Length == 0 ? rname : rns + "." + rname;
+        }
+
+        private static readonly Dictionary<PrimitiveTypeCode, string> Keywords = new()
+        {
+            [PrimitiveTypeCode.Boolean] = "bool", [PrimitiveTypeCode.Char] = "char", [PrimitiveTypeCode.SByte] = "sbyte",
+            [PrimitiveTypeCode.Byte] = "byte", [PrimitiveTypeCode.Int16] = "short", [PrimitiveTypeCode.UInt16] = "ushort",
+            [PrimitiveTypeCode.Int32] = "int", [PrimitiveTypeCode.UInt32] = "uint", [PrimitiveTypeCode.Int64] = "long",
+            [PrimitiveTypeCode.UInt64] = "ulong", [PrimitiveTypeCode.Single] = "float", [PrimitiveTypeCode.Double] = "double",
+            [PrimitiveTypeCode.IntPtr] = "nint", [PrimitiveTypeCode.UIntPtr] = "nuint", [PrimitiveTypeCode.String] = "string",
+            [PrimitiveTypeCode.Object] = "object", [PrimitiveTypeCode.Void] = "void",
+            [PrimitiveTypeCode.TypedReference] = "System.TypedReference",
+        };
 
         public string TypeDefName(TypeDefinitionHandle h)
         {
@@ -91,30 +129,31 @@ namespace Asyncdac.Mdump
             return null;
         }
 
-        public string GetPrimitiveType(PrimitiveTypeCode code) => code switch
+        public string GetPrimitiveType(PrimitiveTypeCode code) => _style == Style.CSharp ? Keywords[code] : code switch
         {
             PrimitiveTypeCode.String => "System.String",
             PrimitiveTypeCode.Object => "System.Object",
             _ => code.ToString(),
         };
-        public string GetTypeFromDefinition(MetadataReader reader, TypeDefinitionHandle handle, byte rawTypeKind) => TypeDefName(handle);
-        public string GetTypeFromReference(MetadataReader reader, TypeReferenceHandle handle, byte rawTypeKind) => TypeRefName(handle);
+        public string GetTypeFromDefinition(MetadataReader reader, TypeDefinitionHandle handle, byte rawTypeKind) => SigTypeName(handle);
+        public string GetTypeFromReference(MetadataReader reader, TypeReferenceHandle handle, byte rawTypeKind) => SigTypeName(handle);
         public string GetTypeFromSpecification(MetadataReader reader, Ctx? ctx, TypeSpecificationHandle handle, byte rawTypeKind) =>
-            reader.GetTypeSpecification(handle).DecodeSignature(this, ctx);
-        public string GetGenericInstantiation(string genericType, ImmutableArray<string> typeArguments) =>
-            Arity.Replace(genericType, "") + "<" + string.Join(", ", typeArguments) + ">";
+            _style == Style.Dac ? "" : reader.GetTypeSpecification(handle).DecodeSignature(this, ctx);
+        public string GetGenericInstantiation(string genericType, ImmutableArray<string> typeArguments) => _style == Style.Dac
+            ? genericType + "<" + string.Join(",", typeArguments) + ">"
+            : Arity.Replace(genericType, "") + "<" + string.Join(", ", typeArguments) + ">";
         public string GetArrayType(string elementType, ArrayShape shape) =>
-            elementType + "[" + (shape.Rank == 1 ? "*" : new string(',', shape.Rank - 1)) + "]";
+            elementType + "[" + (shape.Rank == 1 && _style != Style.Dac ? "*" : new string(',', shape.Rank - 1)) + "]";
         public string GetSZArrayType(string elementType) => elementType + "[]";
-        public string GetByReferenceType(string elementType) => elementType + "&";
+        public string GetByReferenceType(string elementType) => elementType + (_style == Style.Dac ? " ByRef" : "&");
         public string GetPointerType(string elementType) => elementType + "*";
-        public string GetPinnedType(string elementType) => elementType + " pinned";
+        public string GetPinnedType(string elementType) => _style == Style.Sos ? elementType + " pinned" : elementType;
         public string GetModifiedType(string modifier, string unmodifiedType, bool isRequired) => unmodifiedType;
         public string GetFunctionPointerType(MethodSignature<string> signature) => signature.ReturnType + " " + Params(signature);
         public string GetGenericTypeParameter(Ctx? ctx, int index) =>
-            (ctx != null && !ctx.Type.IsNil ? GenericParamName(_md.GetTypeDefinition(ctx.Type).GetGenericParameters(), index) : null) ?? "!" + index;
+            (_style != Style.Dac && ctx != null && !ctx.Type.IsNil ? GenericParamName(_md.GetTypeDefinition(ctx.Type).GetGenericParameters(), index) : null) ?? "!" + index;
         public string GetGenericMethodParameter(Ctx? ctx, int index) =>
-            (ctx != null && !ctx.Method.IsNil ? GenericParamName(_md.GetMethodDefinition(ctx.Method).GetGenericParameters(), index) : null) ?? "!!" + index;
+            (_style != Style.Dac && ctx != null && !ctx.Method.IsNil ? GenericParamName(_md.GetMethodDefinition(ctx.Method).GetGenericParameters(), index) : null) ?? "!!" + index;
 
         // "(A, B)"; a vararg call site gets "..., " at its sentinel, a vararg definition ", ..." at the end.
         public static string Params(MethodSignature<string> sig)
@@ -143,11 +182,11 @@ namespace Asyncdac.Mdump
         private static string Tok(Handle h) => $"0x{MetadataTokens.GetToken(h):x8}";
         private static string Hex(byte[] b) => b.Length == 0 ? "-" : Convert.ToHexString(b).ToLowerInvariant();
 
-        public static int Run(string dll)
+        public static int Run(string dll, Style style)
         {
             using var pe = new PEReader(File.OpenRead(dll));
             var md = pe.GetMetadataReader();
-            var n = new Names(md);
+            var n = new Names(md, style);
             var o = new StringBuilder();
             o.Append($"version {md.MetadataVersion}\n");
             o.Append($"heap strings {md.GetHeapSize(HeapIndex.String)}\n");
