@@ -101,9 +101,12 @@ int adac_mt_fields(struct adac_runtime *rt, uint64_t mt, adac_field_cb cb, void 
 	uint32_t total = ni + ns;
 	if (total == 0)
 		return 0;
-	if (total > ADAC_MAX_TYPE_FIELDS || !list)
-		return adac_fail(err, ADAC_E_CORRUPT, mi.eeclass, "EEClass 0x%llx lists %u fields at 0x%llx",
-		                 (unsigned long long)mi.eeclass, total, (unsigned long long)list);
+	if (!list)
+		return adac_fail(err, ADAC_E_CORRUPT, mi.eeclass, "EEClass 0x%llx lists %u fields at 0x0",
+		                 (unsigned long long)mi.eeclass, total);
+	if (total > ADAC_MAX_TYPE_FIELDS)
+		return adac_fail(err, ADAC_E_LIMIT, mi.eeclass, "EEClass 0x%llx lists %u fields (limit %u)",
+		                 (unsigned long long)mi.eeclass, total, ADAC_MAX_TYPE_FIELDS);
 	struct adac_error md_err = {0};
 	const struct adac_ecma *md = adac_ecma_for_module(rt, mi.module, &md_err);
 	uint32_t fd_size = off[FD_SIZE];
@@ -164,7 +167,7 @@ int adac_mt_find_field(struct adac_runtime *rt, uint64_t mt, const char *name, s
                        struct adac_error *err)
 {
 	uint64_t cur = mt;
-	for (unsigned depth = 0; cur && depth < ADAC_MAX_PARENT_DEPTH; depth++) {
+	for (unsigned walked = 0; cur; walked++) {
 		struct find_ctx c = {name, out, false};
 		if (adac_mt_fields(rt, cur, match_field, &c, err))
 			return -1;
@@ -174,6 +177,11 @@ int adac_mt_find_field(struct adac_runtime *rt, uint64_t mt, const char *name, s
 		if (adac_mt_read(rt, cur, &mi, err))
 			return -1;
 		cur = mi.parent;
+		if (cur && walked == ADAC_MAX_PARENT_DEPTH)
+			return adac_fail(err, ADAC_E_LIMIT, mt,
+			                 "type with MethodTable 0x%llx: no field %s in it or its first %u parent types, and it has more "
+			                 "(limit %u)",
+			                 (unsigned long long)mt, name, ADAC_MAX_PARENT_DEPTH, ADAC_MAX_PARENT_DEPTH);
 	}
 	return adac_fail(err, ADAC_E_NOT_FOUND, mt, "type with MethodTable 0x%llx has no field %s", (unsigned long long)mt,
 	                 name);

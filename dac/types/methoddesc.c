@@ -398,7 +398,7 @@ int adac_mt_derives_from(struct adac_runtime *rt, uint64_t mt, uint64_t base, bo
 {
 	*yes = false;
 	uint64_t cur = mt;
-	for (unsigned depth = 0; cur && base && depth < ADAC_MAX_TYPE_DEPTH; depth++) {
+	for (unsigned walked = 0; cur && base; walked++) {
 		if (cur == base) {
 			*yes = true;
 			return 0;
@@ -407,6 +407,11 @@ int adac_mt_derives_from(struct adac_runtime *rt, uint64_t mt, uint64_t base, bo
 		if (adac_mt_read(rt, cur, &info, err))
 			return -1;
 		cur = info.parent;
+		if (cur && walked == ADAC_MAX_PARENT_DEPTH)
+			return adac_fail(err, ADAC_E_LIMIT, mt,
+			                 "MethodTable 0x%llx: 0x%llx is neither it nor one of its first %u parent types, and it has "
+			                 "more (limit %u)",
+			                 (unsigned long long)mt, (unsigned long long)base, ADAC_MAX_PARENT_DEPTH, ADAC_MAX_PARENT_DEPTH);
 	}
 	return 0;
 }

@@ -141,8 +141,8 @@ struct adac_mt_info {
 
 int adac_mt_read(struct adac_runtime *rt, uint64_t method_table, struct adac_mt_info *info, struct adac_error *err);
 
-/* Is mt `base` or a type derived from it? Walks ParentMethodTable, at most ADAC_MAX_TYPE_DEPTH
- * types (deeper: no). */
+/* Is mt `base` or a type derived from it? Walks ParentMethodTable; more than ADAC_MAX_PARENT_DEPTH
+ * parent types is ADAC_E_LIMIT. */
 int adac_mt_derives_from(struct adac_runtime *rt, uint64_t mt, uint64_t base, bool *yes, struct adac_error *err);
 
 /* The MethodTable of the object at addr (Object.m_pMethTab with ObjectToMethodTableUnmask). */

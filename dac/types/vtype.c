@@ -188,6 +188,67 @@ fail:
 	return -1;
 }
 
+static int sig_th(const struct adac_type_ctx *ctx, const struct adac_sig_type *ty, unsigned depth, uint64_t *th,
+                  struct adac_error *err);
+
+/* The loaded MethodTable of a GENERICINST (*th = 0 when not loaded). The runtime keeps an
+ * instantiation in the constructed-type table of one module of its type or arguments (its loader
+ * module): look in each. */
+static int find_instantiation(const struct adac_type_ctx *ctx, uint64_t def, const uint64_t *args, uint32_t nargs,
+                              uint64_t *mods, uint64_t *th, struct adac_error *err)
+{
+	struct adac_runtime *rt = ctx->rt;
+	unsigned nm = 0;
+	struct adac_mt_info mi;
+	mods[nm++] = ctx->module;
+	if (adac_mt_read(rt, def, &mi, err))
+		return -1;
+	mods[nm++] = mi.module;
+	for (uint32_t i = 0; i < nargs; i++) {
+		struct adac_th_info ti;
+		if (adac_th_read(rt, args[i], &ti, NULL) == 0 && ti.kind == ADAC_TH_METHODTABLE &&
+		    adac_mt_read(rt, ti.method_table, &mi, NULL) == 0)
+			mods[nm++] = mi.module;
+	}
+	for (unsigned i = 0; i < nm && !*th; i++) {
+		bool seen = false;
+		for (unsigned k = 0; k < i; k++)
+			seen |= mods[k] == mods[i];
+		if (!seen && mods[i] && adac_module_find_instantiation(rt, mods[i], def, args, nargs, th, err))
+			return -1;
+	}
+	return 0;
+}
+
+static int loaded_instantiation(const struct adac_type_ctx *ctx, const struct adac_sig_type *ty, unsigned depth,
+                                uint64_t *th, struct adac_error *err)
+{
+	uint64_t def;
+	if (!ty->inner || ty->nargs == 0)
+		return 0;
+	if (ty->nargs > ADAC_MAX_GENERIC_ARGS)
+		return adac_fail(err, ADAC_E_LIMIT, 0, "a generic instantiation with %u type arguments (limit %u)", ty->nargs,
+		                 ADAC_MAX_GENERIC_ARGS);
+	if (token_mt(ctx, ty->inner->token, &def, err))
+		return -1;
+	if (!def)
+		return 0;
+	/* The arguments, then the modules to look in: 2 + nargs. */
+	uint64_t *args = malloc((2 * (size_t)ty->nargs + 2) * sizeof *args);
+	if (!args)
+		return adac_fail(err, ADAC_E_NOMEM, 0, "out of memory");
+	int rc = 0;
+	bool all = true;
+	for (uint32_t i = 0; rc == 0 && all && i < ty->nargs; i++) {
+		rc = sig_th(ctx, ty->args[i], depth + 1, &args[i], err);
+		all = args[i] != 0;
+	}
+	if (rc == 0 && all)
+		rc = find_instantiation(ctx, def, args, ty->nargs, args + ty->nargs, th, err);
+	free(args);
+	return rc;
+}
+
 /* The exact TypeHandle of a signature type, when the runtime has loaded it (*th = 0 otherwise):
  * primitives, string and object, TypeDef/TypeRef tokens, generic variables, and instantiations of
  * those found among the constructed types of the modules involved. */
@@ -225,48 +286,8 @@ static int sig_th(const struct adac_type_ctx *ctx, const struct adac_sig_type *t
 	case ADAC_ELEM_INTERNAL:
 		*th = ty->handle;
 		return 0;
-	case ADAC_ELEM_GENERICINST: {
-		uint64_t def, args[64];
-		if (!ty->inner || ty->nargs == 0 || ty->nargs > 64)
-			return 0;
-		if (token_mt(ctx, ty->inner->token, &def, err))
-			return -1;
-		if (!def)
-			return 0;
-		for (uint32_t i = 0; i < ty->nargs; i++) {
-			if (sig_th(ctx, ty->args[i], depth + 1, &args[i], err))
-				return -1;
-			if (!args[i])
-				return 0;
-		}
-		/* The runtime keeps an instantiation in the constructed-type table of one module of its
-		 * type or arguments (its loader module): look in each. */
-		uint64_t mods[66];
-		unsigned nm = 0;
-		struct adac_mt_info mi;
-		mods[nm++] = ctx->module;
-		if (adac_mt_read(rt, def, &mi, err))
-			return -1;
-		mods[nm++] = mi.module;
-		for (uint32_t i = 0; i < ty->nargs; i++) {
-			struct adac_th_info ti;
-			if (adac_th_read(rt, args[i], &ti, NULL) == 0 && ti.kind == ADAC_TH_METHODTABLE &&
-			    adac_mt_read(rt, ti.method_table, &mi, NULL) == 0)
-				mods[nm++] = mi.module;
-		}
-		for (unsigned i = 0; i < nm; i++) {
-			bool seen = false;
-			for (unsigned k = 0; k < i; k++)
-				seen |= mods[k] == mods[i];
-			if (seen || !mods[i])
-				continue;
-			if (adac_module_find_instantiation(rt, mods[i], def, args, ty->nargs, th, err))
-				return -1;
-			if (*th)
-				return 0;
-		}
-		return 0;
-	}
+	case ADAC_ELEM_GENERICINST:
+		return loaded_instantiation(ctx, ty, depth, th, err);
 	default:
 		if (is_prim(ty->elem)) {
 			uint64_t corelib;

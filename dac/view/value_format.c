@@ -413,12 +413,12 @@ static int fmt_field(void *ctx, struct adac_vfield *f, struct adac_error *err)
 /* Instance fields of mt and, for classes, of its parents (base class first). */
 static int fmt_fields(struct vf *v, uint64_t mt, bool inherit, struct fmt_fields_ctx *c, struct adac_error *err)
 {
-	uint64_t chain[ADAC_MAX_TYPE_DEPTH];
+	uint64_t chain[ADAC_MAX_PARENT_DEPTH + 1];
 	unsigned n = 0;
 	for (uint64_t cur = mt; cur;) {
-		if (n >= ADAC_MAX_TYPE_DEPTH)
-			return adac_fail(err, ADAC_E_LIMIT, mt, "MethodTable 0x%llx has more than %u base types",
-			                 (unsigned long long)mt, ADAC_MAX_TYPE_DEPTH);
+		if (n > ADAC_MAX_PARENT_DEPTH)
+			return adac_fail(err, ADAC_E_LIMIT, mt, "MethodTable 0x%llx has more than %u parent types",
+			                 (unsigned long long)mt, ADAC_MAX_PARENT_DEPTH);
 		chain[n++] = cur;
 		if (!inherit)
 			break;

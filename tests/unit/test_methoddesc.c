@@ -18,6 +18,7 @@
 #include "runtime/runtime.h"
 #include "testarea.h"
 #include "testutil.h"
+#include "types/fielddesc.h"
 #include "types/methoddesc.h"
 #include "types/names.h"
 #include "types/typename.h"
@@ -499,6 +500,28 @@ int main(void)
 	flush();
 	rc = adac_mt_read(rt, MT_HUGE, &mt, &err);
 	CHECK_ERR(rc, &err, ADAC_E_LIMIT, "has 1 dictionaries, 60000 type arguments (limit 1024)");
+	adac_error_clear(&err);
+	/* A hierarchy deeper than ADAC_MAX_PARENT_DEPTH: the walks up say so (ADAC_E_LIMIT), never "no". */
+	const uint64_t MT_DEEP = 0x6400000;
+	const unsigned ndeep = ADAC_MAX_PARENT_DEPTH + 6;
+	for (unsigned i = 0; i < ndeep; i++)
+		put_mt(&(struct mt_spec){MT_DEEP + i * 0x1000ull, 0, rid_app << 8, 24, 4,
+		                         i + 1 < ndeep ? MT_DEEP + (i + 1) * 0x1000ull : MT_OBJECT, NESTED_MOD, 0, 0, 0});
+	flush();
+	bool yes = false;
+	CHECK(adac_mt_derives_from(rt, MT_DEEP, MT_DEEP + 5 * 0x1000, &yes, &err) == 0 && yes);
+	CHECK(adac_mt_derives_from(rt, MT_DEEP + 10 * 0x1000, MT_OBJECT, &yes, &err) == 0 && yes);
+	CHECK(adac_mt_derives_from(rt, MT_APP, MT_CONT, &yes, &err) == 0 && !yes);
+	rc = adac_mt_derives_from(rt, MT_DEEP, MT_OBJECT, &yes, &err);
+	CHECK_ERR(rc, &err, ADAC_E_LIMIT, "is neither it nor one of its first 64 parent types, and it has more (limit 64)");
+	adac_error_clear(&err);
+	struct adac_field fld;
+	rc = adac_mt_find_field(rt, MT_APP, "nope", &fld, &err);
+	CHECK_ERR(rc, &err, ADAC_E_NOT_FOUND, "type with MethodTable 0x6003000 has no field nope");
+	adac_error_clear(&err);
+	rc = adac_mt_find_field(rt, MT_DEEP, "nope", &fld, &err);
+	CHECK_ERR(rc, &err, ADAC_E_LIMIT,
+	          "type with MethodTable 0x6400000: no field nope in it or its first 64 parent types, and it has more (limit 64)");
 	adac_error_clear(&err);
 	/* A module without a PE image; a module whose path cannot be read. */
 	const uint64_t MOD_DYN = 0x5200000, MOD_BADPATH = 0x5300000;
