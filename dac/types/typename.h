@@ -1,37 +1,38 @@
 /* typename.h - the one type-name engine: every type asyncdac prints is spelled here, from a
- * signature's type tree (metadata/signature.h) or from a runtime TypeHandle, in one of three styles.
+ * signature's type tree (metadata/signature.h) or from a runtime TypeHandle, in one of three styles:
  *
- *                      frames: SOS        variables: C#       DAC (oracle comparisons)
- *   primitives         Int32  Boolean     int  bool           as SOS in parameter lists
- *   string, object     System.String      string  object      System.String
- *   other types        Ns.Outer+Inner     Ns.Outer+Inner      parameters: Ns.Inner (no nesting)
- *   generic types      Task<Int32>        Task<int>           parameters: Task`1<Int32>
- *                                                             types: Holder`1[[System.Int32, System.Private.CoreLib]]
- *   arrays             Int32[]  Int32[,]  int[]  int[,]       Int32[]  (types: System.Int32[])
- *   rank-1 array       Int32[*]           int[*]              Int32[]
- *   byref, pointer     Int32&  Int32*     int&  int*          Int32 ByRef  Int32*
- *   function pointer   Int32 (String)     int (string)        Int32 (System.String)
- *   pinned local       Byte& pinned       byte&               Byte&
+ *                   ADAC_STYLE_SOS          ADAC_STYLE_CSHARP      ADAC_STYLE_DAC
+ *                   frames                  variables, values      oracle comparisons
+ *   primitives      Int32 Boolean IntPtr    int bool nint          Int32 Boolean IntPtr
+ *   string, object  System.String           string object          System.String System.Object
+ *   named types     Ns.Outer+Inner          Ns.Outer+Inner         Ns.Inner [1], Ns.Outer+Inner [2]
+ *   generic types   Ns.List<Int32>          Ns.List<int>           Ns.List`1<Int32> [1], [2]
+ *   arrays          Int32[] Int32[,]        int[] int[,]           Int32[] [1], System.Int32[] [2]
+ *   rank-1 array    Int32[*]                int[*]                 Int32[] [1], System.Int32[*] [2]
+ *   byref, pointer  Int32& Int32*           int& int*              Int32 ByRef [1], Int32* [1]
+ *   function ptr    Int32 (System.String)   int (string)           Int32 (System.String) [1]
+ *   pinned local    Byte& pinned            byte&                  Byte ByRef
+ *   [1] in a parameter list, as the DAC's SigFormat prints it; [2] a type's own name, as its
+ *       TypeString (FormatNamespace | FormatFullInst) prints it (adac_tn_handle, adac_tn_inst):
+ *       Ns.List`1[[System.Int32, System.Private.CoreLib]].
  *
- * - ADAC_STYLE_SOS (stack traces and SOS's clrstack): method names and the types around frames
- *   (awaited tasks, state machines, heap types). Primitives by their CLR short name (Void Boolean
- *   Char SByte Byte Int16 UInt16 Int32 UInt32 Int64 UInt64 Single Double IntPtr UIntPtr
- *   TypedReference), every other type by its full name, namespace included, nested types joined
- *   with '+'; generic arguments in angle brackets, arity suffix dropped, ", " between them (all
- *   arguments of a nested generic type at the end: Outer+Inner<Int32, Int64>). ADAC_TN_NO_NAMESPACE
- *   drops namespaces (System.String becomes String).
- * - ADAC_STYLE_CSHARP (LLDB's `frame variable`): the static type of a variable or field and the
- *   dynamic type shown after an object's address, in text and JSON alike. The SOS style with the C#
- *   keywords for the built-in types: bool char sbyte byte short ushort int uint long ulong float
- *   double nint nuint string object void.
- * - ADAC_STYLE_DAC: exactly what Microsoft's DAC prints (ClrDataAccess::GetMethodDescName), to
- *   compare with SOS and ClrMD: a type as TypeString (FormatNamespace | FormatFullInst) prints it,
- *   a parameter list as SigFormat prints it.
- * All styles: generic variables are resolved through the context's instantiation when it has one
- * (shared code shows System.__Canon, as the runtime has it), else named after their GenericParam
- * row (T) (the DAC style leaves them !0 / !!0), else !0 / !!0; a null TypeHandle is "?"; custom
- * modifiers are not shown. Without metadata a type token shows as its number (0x01000001), and
- * without a runtime an ELEMENT_TYPE_INTERNAL handle as its address. */
+ * - SOS: stack traces and SOS's clrstack. Method names and the types around frames (awaited tasks,
+ *   state machines, heap types). Primitives by their CLR short name (Void Boolean Char SByte Byte
+ *   Int16 UInt16 Int32 UInt32 Int64 UInt64 Single Double IntPtr UIntPtr TypedReference), every other
+ *   type by its full name, nested types joined with '+', generic arguments in angle brackets, arity
+ *   suffix dropped, ", " between them (all arguments of a nested generic type at the end:
+ *   Outer+Inner<Int32, Int64>). ADAC_TN_NO_NAMESPACE drops namespaces (String).
+ * - C#: LLDB's `frame variable`. The static type of a variable or field and the dynamic type shown
+ *   after an object's address, in text and JSON alike: the SOS style with C# keywords for the
+ *   built-in types (bool char sbyte byte short ushort int uint long ulong float double nint nuint
+ *   string object void).
+ * - DAC: exactly what Microsoft's DAC prints (ClrDataAccess::GetMethodDescName), to compare with
+ *   SOS and ClrMD.
+ * All styles: a generic variable is its instantiation's argument when the context has one (shared
+ * code shows System.__Canon, as the runtime has it), else the GenericParam's name (T; the DAC
+ * style: !0), else !0 / !!0. A null TypeHandle is "?"; custom modifiers are not shown. Without
+ * metadata a type token shows as its number (0x01000001), without a runtime an
+ * ELEMENT_TYPE_INTERNAL handle as its address. */
 #ifndef ADAC_TYPENAME_H
 #define ADAC_TYPENAME_H
 

@@ -7,7 +7,7 @@
  * Text, one line per variable, in IL order (this, arguments, locals), then the runtime's own slots:
  *       (int) aInt = 42
  *       (string) aString = "alpha"
- *       (AsyncdacSamples.Pair) aPair = { Id = 11, Tag = (object) 0x00007f... System.String "tag-a", Count = 12 }
+ *       (AsyncdacSamples.Pair) aPair = { Id = 11, Tag = (object) 0x00007f... string "tag-a", Count = 12 }
  *       (int[]) aArray = int[3] { 1, 2, 3 }
  *       [generic context] = 0x00007f... AsyncdacSamples.NestedApp.C<System.String>(System.String, ...)
  *       [Flags] = 0x00001010 { ExecutionContext = 1, Result = 2 }

@@ -18,10 +18,11 @@ oracle and the samples' expected.json, never from asyncdac itself:
   lldb_sections(out) / lldb_output(out, cmd)   lldb -b stdout split per echoed command
   lldb_thread_index(out, tid)                  a thread's index in `thread list` output
 
-asyncdac's display names (dac/types/names.c) follow SOS's `Namespace.Type.Method(ParamTypes)` with C#-like
-generic arguments: ClrMD's `Holder`1[[System.Int32, System.Private.CoreLib]]` is `Holder<Int32>`,
-`Task`1<Int32>` is `Task<Int32>`, and primitive types are named as in signatures (`Int32`, not
-`System.Int32`) also inside generic arguments. display() applies exactly these rules.
+asyncdac's frame names (the SOS style of dac/types/typename.h) follow SOS's
+`Namespace.Type.Method(ParamTypes)` with C#-like generic arguments: ClrMD's
+`Holder`1[[System.Int32, System.Private.CoreLib]]` is `Holder<Int32>`, `Task`1<Int32>` is
+`Task<Int32>`, and primitive types are named as in signatures (`Int32`, not `System.Int32`) also
+inside generic arguments. display() applies exactly these rules.
 """
 import json
 import os
