@@ -87,13 +87,14 @@ def main():
 
     # The resume stubs (IL_STUB_AsyncResume, DynamicMethodDescs) behind the continuations' Resume
     # pointers, found with `asyncdac ip2md` (precode -> MethodDesc).
+    # Only user frames have an IL resume stub; infrastructure continuations resume in CoreLib code.
+    # One lookup per distinct stub (fanout's 10,000 chains share a handful).
+    resumes = sorted({c["resume"] for c in oracle["continuations"] if h(c.get("resume", "0x0")) and c.get("method")})
     stubs = set()
-    for c in oracle["continuations"]:
-        # Only user frames have an IL resume stub; infrastructure continuations resume in CoreLib code.
-        if h(c.get("resume", "0x0")) and c.get("method"):
-            rc, out, err = t.run([t.CLI, "ip2md", core, c["resume"], "--json"], timeout=60)
-            if t.check(rc == 0, f"ip2md {c['resume']} (resume stub): {err.strip()}"):
-                stubs.add(h(json.loads(out)["ip2md"]["method_desc"]))
+    for resume in resumes:
+        rc, out, err = t.run([t.CLI, "ip2md", core, resume, "--json"], timeout=60)
+        if t.check(rc == 0, f"ip2md {resume} (resume stub): {err.strip()}"):
+            stubs.add(h(json.loads(out)["ip2md"]["method_desc"]))
 
     # 1. Every method the DAC names, from the core.
     dac_names = {}
