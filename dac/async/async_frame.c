@@ -10,6 +10,7 @@
 #include "code/debuginfo.h"
 #include "code/execution_manager.h"
 #include "metadata/pdb.h"
+#include "runtime/object.h"
 #include "runtime/runtime.h"
 #include "target/target.h"
 #include "types/fielddesc.h"

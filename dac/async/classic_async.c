@@ -11,6 +11,7 @@
 #include "base/limits.h"
 #include "metadata/ecma_metadata.h"
 #include "metadata/pdb.h"
+#include "runtime/object.h"
 #include "runtime/runtime.h"
 #include "target/target.h"
 #include "types/corelib.h"

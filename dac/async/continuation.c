@@ -9,6 +9,7 @@
 #include "base/cursor.h"
 #include "base/limits.h"
 #include "runtime/descriptor.h"
+#include "runtime/object.h"
 #include "runtime/runtime.h"
 #include "target/target.h"
 #include "types/corelib.h"
@@ -55,7 +56,7 @@ struct cont_state {
 	uint32_t flags_off;
 	uint32_t ri_resume;        /* ResumeInfo.Resume */
 	uint32_t header_size;      /* bytes read per continuation */
-	uint64_t unmask;           /* ObjectToMethodTableUnmask */
+	const struct adac_object_layout *object;
 	uint64_t cont_mt;          /* the Continuation class MT; 0 until the runtime created a subtype */
 	struct mt_verdict verdicts[MT_CACHE_SIZE];
 };
@@ -71,8 +72,7 @@ static int init_array_layout(struct adac_runtime *rt, struct cont_state **out, s
 		return adac_fail(err, ADAC_E_NOMEM, 0, "out of memory");
 	s->kind = ADAC_CONT_ARRAY;
 	uint64_t corelib;
-	if (adac_desc_global(rt->desc, "ObjectToMethodTableUnmask", &s->unmask, err) ||
-	    adac_corelib_module(rt, &corelib, err) ||
+	if (adac_object_layout(rt, &s->object, err) || adac_corelib_module(rt, &corelib, err) ||
 	    adac_module_type(rt, corelib, "System.Runtime.CompilerServices", "Continuation", &s->cont_mt, err))
 		goto fail;
 	s->header_size = 8;
@@ -139,7 +139,7 @@ static int init_state(struct adac_runtime *rt, struct cont_state **out, struct a
 			size = s->flags_off + 4;
 	}
 	s->header_size = size;
-	if (adac_desc_global(d, "ObjectToMethodTableUnmask", &s->unmask, err)) {
+	if (adac_object_layout(rt, &s->object, err)) {
 		free(s);
 		return -1;
 	}
@@ -200,7 +200,7 @@ int adac_cont_read(struct adac_runtime *rt, uint64_t addr, struct adac_continuat
 		                 sizeof buf);
 	if (adac_read(rt->t, addr, buf, s->header_size, err))
 		return -1;
-	uint64_t mt = adac_get_u64(buf, 0) & ~s->unmask;
+	uint64_t mt = adac_object_mt_of(s->object, adac_get_u64(buf, s->object->mt_offset));
 	bool yes;
 	if (adac_cont_is_continuation_mt(rt, mt, &yes, err)) {
 		adac_error_wrap(err, "object 0x%llx: ", (unsigned long long)addr);

@@ -11,6 +11,7 @@
 #include "code/execution_manager.h"
 #include "code/managed_unwind.h"
 #include "commands/command.h"
+#include "runtime/object.h"
 #include "runtime/runtime.h"
 #include "runtime/threads.h"
 #include "types/fielddesc.h"

@@ -13,6 +13,7 @@
 #include "async/continuation.h"
 #include "base/limits.h"
 #include "commands/command.h"
+#include "runtime/object.h"
 #include "runtime/runtime.h"
 #include "target/target.h"
 #include "types/methoddesc.h"

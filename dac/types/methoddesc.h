@@ -145,9 +145,6 @@ int adac_mt_read(struct adac_runtime *rt, uint64_t method_table, struct adac_mt_
  * types (deeper: no). */
 int adac_mt_derives_from(struct adac_runtime *rt, uint64_t mt, uint64_t base, bool *yes, struct adac_error *err);
 
-/* The MethodTable of the object at addr (Object.m_pMethTab with ObjectToMethodTableUnmask). */
-int adac_object_mt(struct adac_runtime *rt, uint64_t obj, uint64_t *mt, struct adac_error *err);
-
 /* EEClass.InternalCorElementType of a type: the underlying primitive of an enum (I4 for an int
  * enum) or of a primitive type, VALUETYPE or CLASS otherwise. */
 int adac_mt_internal_elem(struct adac_runtime *rt, uint64_t method_table, uint8_t *elem, struct adac_error *err);

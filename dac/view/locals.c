@@ -17,6 +17,7 @@
 #include "metadata/pdb.h"
 #include "metadata/signature.h"
 #include "runtime/descriptor.h"
+#include "runtime/object.h"
 #include "runtime/runtime.h"
 #include "target/target.h"
 #include "types/corelib.h"
