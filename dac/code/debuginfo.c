@@ -675,24 +675,11 @@ static void state_free(void *p)
 	free(s);
 }
 
-/* Which encoding the runtime writes, from its DebugInfo contract (and, for .NET 10, which has
- * none, from the descriptor version). */
+/* The runtime's encoding (debuginfo_format.h) and the facts of its target that every blob shares. */
 static int resolve_format(struct adac_runtime *rt, struct debuginfo_state *s, struct adac_error *err)
 {
-	const char *tag = adac_desc_contract(rt->desc, "DebugInfo");
-	const char *dver = adac_desc_version(rt->desc);
-	if (tag && (strcmp(tag, "c1") == 0 || strcmp(tag, "2") == 0))
-		s->format = ADAC_DEBUGINFO_FORMAT_NET11;
-	else if (tag && strcmp(tag, "1") == 0)
-		s->format = ADAC_DEBUGINFO_FORMAT_NET10;
-	else if (!tag && dver && (strcmp(dver, "0") == 0 || strcmp(dver, "1") == 0))
-		s->format = ADAC_DEBUGINFO_FORMAT_NET10; /* .NET 10 GA describes no DebugInfo contract */
-	else if (tag)
-		return adac_fail(err, ADAC_E_UNSUPPORTED, 0,
-		                 "the runtime's DebugInfo contract version %s is not supported (known: c1, 2, 1)", tag);
-	else
-		return adac_fail(err, ADAC_E_UNSUPPORTED, 0,
-		                 "the runtime (descriptor version %s) describes no DebugInfo contract", dver ? dver : "?");
+	if (adac_debuginfo_format_of(rt->desc, &s->format, err))
+		return -1;
 	adac_debuginfo_opts_init(&s->base, s->format, false);
 	const char *arch = adac_desc_global_string(rt->desc, "Architecture");
 	s->base.x86 = arch && strcmp(arch, "x86") == 0;
@@ -776,9 +763,7 @@ int adac_debuginfo_get(struct adac_runtime *rt, const struct adac_code_info *cod
 	struct adac_debug_info *di;
 	struct adac_debuginfo_opts o = s->base;
 	if (s->format == ADAC_DEBUGINFO_FORMAT_NET10) {
-		/* .NET 10 JIT code always has the flag byte on 64-bit targets (FEATURE_ON_STACK_REPLACEMENT);
-		 * ReadyToRun debug info never has one (it holds no patchpoint info). */
-		o.flag_byte = code->kind == ADAC_CODE_JIT;
+		o.flag_byte = code->debug_info_flag_byte; /* the code map knows (execution_manager.h) */
 	} else if (code->kind == ADAC_CODE_R2R && code->r2r_major < 17) {
 		/* A ReadyToRun image older than major 17 under a .NET 11 runtime: the older encoding,
 		 * without the flag byte. */

@@ -9,6 +9,7 @@
 
 #include "base/error.h"
 #include "base/limits.h"
+#include "code/debuginfo_format.h"
 
 struct adac_runtime;
 struct adac_code_info;
@@ -98,12 +99,8 @@ struct adac_debug_info {
 int adac_debuginfo_get(struct adac_runtime *rt, const struct adac_code_info *code, const struct adac_debug_info **out,
                        struct adac_error *err);
 
-/* Decodes a blob from host memory (used by the above and by unit/fuzz tests). `format` selects
- * the encoding: ADAC_DEBUGINFO_FORMAT_* (chosen from the DebugInfo contract tag). */
-enum adac_debuginfo_format {
-	ADAC_DEBUGINFO_FORMAT_NET11,  /* fat/thin header, 3 source bits, VarNumber-first vars, async chunk */
-	ADAC_DEBUGINFO_FORMAT_NET10,  /* optional flag byte, 2 source bits, older vars */
-};
+/* Decodes a blob from host memory (used by the above and by unit/fuzz tests) in `format`
+ * (code/debuginfo_format.h). */
 int adac_debuginfo_decode(const uint8_t *blob, size_t len, enum adac_debuginfo_format format, bool flag_byte,
                           struct adac_debug_info **out, struct adac_error *err);
 void adac_debuginfo_free(struct adac_debug_info *di);

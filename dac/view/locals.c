@@ -734,14 +734,17 @@ static int frame_debug_info(struct adac_runtime *rt, const struct adac_async_fra
 		if (adac_em_find_code(rt, f->cont.diagnostic_ip, &code, err))
 			return -1;
 	} else {
-		/* Only runtimes whose debug info has an async chunk (DebugInfo contract c1 and later) can
-		 * say where a local lives; .NET 10 (no contract, or "1") records none. */
-		const char *tag = adac_desc_contract(rt->desc, "DebugInfo");
-		if (!tag || strcmp(tag, "1") == 0)
+		/* Only the .NET 11 encoding has an async chunk to say where a local lives. */
+		enum adac_debuginfo_format format;
+		if (adac_debuginfo_format_of(rt->desc, &format, err))
+			return -1;
+		if (format != ADAC_DEBUGINFO_FORMAT_NET11) {
+			const char *tag = adac_desc_contract(rt->desc, "DebugInfo");
 			return adac_fail(err, ADAC_E_UNSUPPORTED, f->cont.addr,
 			                 "the runtime records no async debug info (DebugInfo contract %s): where an array-layout "
 			                 "continuation keeps each local is not known",
 			                 tag ? tag : "absent");
+		}
 		/* The continuation does not say which code version made it: the method's current code. */
 		uint64_t native = 0;
 		if (adac_md_native_code(rt, f->method_desc, &native, err))
