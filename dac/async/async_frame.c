@@ -83,11 +83,9 @@ bool adac_frame_exact_inst(struct adac_runtime *rt, const struct adac_async_fram
                            const struct adac_suspension_point *sp, struct adac_exact_inst *out)
 {
 	memset(out, 0, sizeof *out);
-	enum adac_cont_layout_kind layout;
 	struct adac_method_info mi;
 	struct adac_mt_info cls;
-	if (!f->method_desc || !sp || adac_cont_layout(rt, &layout, NULL) || layout != ADAC_CONT_FLAT ||
-	    adac_md_read(rt, f->method_desc, &mi, NULL) || adac_mt_read(rt, mi.method_table, &cls, NULL))
+	if (!f->method_desc || !sp || f->cont.layout != ADAC_CONT_FLAT || adac_md_read(rt, f->method_desc, &mi, NULL) || adac_mt_read(rt, mi.method_table, &cls, NULL))
 		return false;
 	uint64_t ctx = 0, self = 0;
 	for (uint32_t i = 0; i < sp->num_vars; i++) {
@@ -272,20 +270,13 @@ static const struct await_fields *fields_of(struct adac_runtime *rt, uint64_t mt
 	memset(e, 0, sizeof *e);
 	e->mt = mt;
 	e->via = -1;
-	unsigned ps = adac_target_ptr_size(rt->t);
 	for (size_t i = 0; i < sizeof object_fields / sizeof object_fields[0]; i++) {
-		struct adac_field fld;
-		if (adac_mt_find_field(rt, mt, object_fields[i], &fld, NULL) == 0 && !fld.is_static) {
+		if (adac_mt_field_offset(rt, mt, object_fields[i], &e->obj_off, NULL) == 0) {
 			e->via = (int)i;
-			e->obj_off = fld.offset + ps;
 			break;
 		}
 	}
-	struct adac_field tok;
-	if (adac_mt_find_field(rt, mt, "Token", &tok, NULL) == 0 && !tok.is_static) {
-		e->has_token = true;
-		e->token_off = tok.offset + ps;
-	}
+	e->has_token = adac_mt_field_offset(rt, mt, "Token", &e->token_off, NULL) == 0;
 	return e;
 }
 

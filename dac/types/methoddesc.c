@@ -226,6 +226,16 @@ static void continuation_globals(struct adac_runtime *rt, struct rts_state *s)
 	s->cont_known = s->cont_mt && s->cont_eeclass;
 }
 
+int adac_mt_continuation_class(struct adac_runtime *rt, uint64_t *mt, struct adac_error *err)
+{
+	struct rts_state *s;
+	if (init_rts(rt, &s, err))
+		return -1;
+	continuation_globals(rt, s);
+	*mt = s->cont_mt;
+	return 0;
+}
+
 /* ---- MethodTables ---- */
 
 static int mt_fail(struct adac_error *err, uint64_t mt, const char *why)

@@ -141,6 +141,11 @@ struct adac_mt_info {
 
 int adac_mt_read(struct adac_runtime *rt, uint64_t method_table, struct adac_mt_info *info, struct adac_error *err);
 
+/* The Continuation class as the runtime records it (global ContinuationMethodTable, which also
+ * validates its layout subtypes): 0 until the runtime has created the first subtype.
+ * async/continuation.h owns the Continuation class and its fallbacks. */
+int adac_mt_continuation_class(struct adac_runtime *rt, uint64_t *mt, struct adac_error *err);
+
 /* Is mt `base` or a type derived from it? Walks ParentMethodTable, at most ADAC_MAX_TYPE_DEPTH
  * types (deeper: no). */
 int adac_mt_derives_from(struct adac_runtime *rt, uint64_t mt, uint64_t base, bool *yes, struct adac_error *err);

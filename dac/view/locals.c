@@ -26,135 +26,6 @@
 #include "types/names.h"
 
 #define NONE UINT32_MAX
-#define FD_LITERAL 0x40u
-#define FD_STATIC 0x10u
-
-/* ---- ContinuationFlags, read from the target CoreLib's metadata ---- */
-
-enum { SLOT_EXECUTION_CONTEXT, SLOT_CONTINUATION_CONTEXT, SLOT_EXCEPTION, SLOT_RESULT, SLOT_COUNT };
-
-static const char *const slot_names[SLOT_COUNT] = {"ExecutionContext", "ContinuationContext", "Exception", "Result"};
-
-
-struct locals_state {
-	bool tried;
-	struct adac_error why;         /* when the flags cannot be decoded: why not */
-	uint32_t flags_offset;         /* Continuation.Flags, from the object address */
-	uint32_t data_start;           /* first byte of the data area, from the object address */
-	uint32_t first_bit[SLOT_COUNT], num_bits[SLOT_COUNT];
-	unsigned nnames;
-	const char *flag_name[ADAC_MAX_FLAG_NAMES];   /* single-bit members (ContinueOnThreadPool, ...) */
-	uint32_t flag_value[ADAC_MAX_FLAG_NAMES];
-};
-
-static void state_free(void *p) { free(p); }
-
-/* Literal fields of CoreLib's System.Runtime.CompilerServices.ContinuationFlags. */
-static int read_flag_constants(struct adac_runtime *rt, struct locals_state *s, struct adac_error *err)
-{
-	uint64_t corelib;
-	if (adac_corelib_module(rt, &corelib, err))
-		return -1;
-	const struct adac_ecma *md = adac_ecma_for_module(rt, corelib, err);
-	uint32_t rid;
-	struct adac_ecma_typedef td;
-	if (!md || adac_ecma_find_typedef(md, "System.Runtime.CompilerServices", "ContinuationFlags", 0, &rid, err) ||
-	    adac_ecma_typedef(md, rid, &td, err))
-		return -1;
-	bool have_first[SLOT_COUNT] = {0}, have_bits[SLOT_COUNT] = {0};
-	for (uint32_t pos = td.field_first; pos < td.field_end; pos++) {
-		uint32_t frid, crid;
-		struct adac_ecma_field f;
-		struct adac_ecma_constant c;
-		if (adac_ecma_list_item(md, ADAC_ECMA_FIELD, pos, &frid, err) || adac_ecma_field(md, frid, &f, err))
-			return -1;
-		if ((f.flags & (FD_LITERAL | FD_STATIC)) != (FD_LITERAL | FD_STATIC))
-			continue;
-		if (adac_ecma_constant_of(md, ADAC_ECMA_TOKEN(ADAC_ECMA_FIELD, frid), &crid, err) ||
-		    adac_ecma_constant(md, crid, &c, err))
-			return -1;
-		if (c.value_len != 4)
-			return adac_fail(err, ADAC_E_CORRUPT, 0, "ContinuationFlags.%s: constant of %u bytes", f.name, c.value_len);
-		uint32_t v;
-		memcpy(&v, c.value, 4);
-		bool matched = false;
-		for (int i = 0; i < SLOT_COUNT; i++) {
-			char want[64];
-			snprintf(want, sizeof want, "%sIndexFirstBit", slot_names[i]);
-			if (strcmp(f.name, want) == 0) {
-				s->first_bit[i] = v;
-				have_first[i] = matched = true;
-			}
-			snprintf(want, sizeof want, "%sIndexNumBits", slot_names[i]);
-			if (strcmp(f.name, want) == 0) {
-				s->num_bits[i] = v;
-				have_bits[i] = matched = true;
-			}
-		}
-		if (!matched && v && (v & (v - 1)) == 0 && s->nnames < ADAC_MAX_FLAG_NAMES) {
-			s->flag_name[s->nnames] = f.name;
-			s->flag_value[s->nnames++] = v;
-		}
-	}
-	for (int i = 0; i < SLOT_COUNT; i++) {
-		if (!have_first[i] || !have_bits[i])
-			return adac_fail(err, ADAC_E_UNSUPPORTED, 0,
-			                 "CoreLib's ContinuationFlags has no %sIndexFirstBit/%sIndexNumBits (an older flags layout)",
-			                 slot_names[i], slot_names[i]);
-		if (s->first_bit[i] >= 32 || s->num_bits[i] == 0 || s->num_bits[i] > 32 - s->first_bit[i])
-			return adac_fail(err, ADAC_E_CORRUPT, 0, "ContinuationFlags: %s index at bit %u, %u bits", slot_names[i],
-			                 s->first_bit[i], s->num_bits[i]);
-	}
-	return 0;
-}
-
-/* Continuation.Flags' offset from the Continuation class's FieldDesc; the data area's start. */
-static int read_layout(struct adac_runtime *rt, struct locals_state *s, struct adac_error *err)
-{
-	uint64_t where, mt = 0;
-	if (adac_desc_global(rt->desc, "ContinuationMethodTable", &where, NULL) == 0)
-		adac_read_ptr(rt->t, where, &mt, NULL);
-	if (!mt) {
-		uint64_t corelib;
-		if (adac_corelib_module(rt, &corelib, err) ||
-		    adac_module_type(rt, corelib, "System.Runtime.CompilerServices", "Continuation", &mt, err))
-			return -1;
-		if (!mt)
-			return adac_fail(err, ADAC_E_NOT_FOUND, 0, "the runtime has not loaded the Continuation class");
-	}
-	if (adac_mt_field_offset(rt, mt, "Flags", &s->flags_offset, err))
-		return -1;
-	uint32_t size = 0;
-	if (adac_desc_type_size(rt->desc, "ContinuationObject", &size, NULL) == 0 && size) {
-		s->data_start = size;
-	} else {
-		struct adac_mt_info mi;
-		if (adac_mt_read(rt, mt, &mi, err))
-			return -1;
-		s->data_start = mi.base_size - adac_target_ptr_size(rt->t);
-	}
-	return 0;
-}
-
-static struct locals_state *get_state(struct adac_runtime *rt, struct adac_error *err)
-{
-	struct locals_state *s = adac_runtime_slot(rt, ADAC_SLOT_LOCALS);
-	if (!s) {
-		s = calloc(1, sizeof *s);
-		if (!s) {
-			adac_fail(err, ADAC_E_NOMEM, 0, "out of memory");
-			return NULL;
-		}
-		adac_runtime_set_slot(rt, ADAC_SLOT_LOCALS, s, state_free);
-	}
-	if (!s->tried) {
-		s->tried = true;
-		if (read_layout(rt, s, &s->why) == 0 && read_flag_constants(rt, s, &s->why) != 0)
-			adac_error_wrap(&s->why, "ContinuationFlags: ");
-	}
-	return s;
-}
-
 /* ---- Building the list ---- */
 
 static int add_local(struct adac_locals *l, struct adac_local **out, struct adac_error *err)
@@ -544,74 +415,77 @@ static int cmp_locals(const void *a, const void *b)
 static int add_slots(struct adac_runtime *rt, const struct adac_async_frame *f, uint32_t obj_size,
                      struct adac_locals *out, struct adac_error *err)
 {
-	struct locals_state *s = get_state(rt, err);
-	if (!s)
+	const struct adac_cont_layout *cl;
+	if (adac_cont_layout(rt, &cl, err))
 		return -1;
 	struct adac_local *v;
-	if (s->why.code && s->flags_offset == 0) {
-		if (add_local(out, &v, err) || set_str(&v->name, err, "Flags"))
-			return -1;
-		v->kind = ADAC_LOCAL_SLOT;
-		return set_str(&v->error, err, "%s", s->why.msg);
-	}
-	unsigned ps = adac_target_ptr_size(rt->t);
-	uint32_t flags;
-	struct adac_error e = {0};
 	if (add_local(out, &v, err) || set_str(&v->name, err, "Flags"))
 		return -1;
 	v->kind = ADAC_LOCAL_SLOT;
-	v->offset = s->flags_offset;
-	v->address = f->cont.addr + s->flags_offset;
+	if (!cl->has_flags)
+		return set_str(&v->error, err, "%s",
+		               cl->class_mt ? "the Continuation class has no instance field Flags"
+		                            : "the runtime has not loaded the Continuation class");
+	unsigned ps = adac_target_ptr_size(rt->t);
+	uint32_t flags;
+	struct adac_error e = {0};
+	v->offset = cl->flags;
+	v->address = f->cont.addr + cl->flags;
 	if (adac_read_u32(rt->t, v->address, &flags, &e))
 		return set_str(&v->error, err, "%s", e.msg);
 	out->has_flags = true;
 	out->flags = flags;
-	if (s->why.code)
-		return set_str(&v->error, err, "0x%08x: %s", flags, s->why.msg);
+	const struct adac_cont_flags *fl;
+	if (adac_cont_flags(rt, &fl, &e))
+		return set_str(&v->error, err, "0x%08x: %s", flags, e.msg);
 	/* "0x00001010 { ContinueOnThreadPool, ExecutionContext = 1, Result = 2 }" */
 	char buf[512];
 	size_t used = (size_t)snprintf(buf, sizeof buf, "0x%08x {", flags);
 	unsigned parts = 0;
-	for (unsigned i = 0; i < s->nnames && used < sizeof buf; i++)
-		if (flags & s->flag_value[i])
-			used += (size_t)snprintf(buf + used, sizeof buf - used, "%s %s", parts++ ? "," : "", s->flag_name[i]);
-	uint32_t index[SLOT_COUNT];
-	for (int i = 0; i < SLOT_COUNT; i++) {
-		uint32_t mask = s->num_bits[i] >= 32 ? UINT32_MAX : (1u << s->num_bits[i]) - 1;
-		index[i] = (flags >> s->first_bit[i]) & mask;
+	for (unsigned i = 0; i < fl->nnames && used < sizeof buf; i++)
+		if (flags & fl->value[i])
+			used += (size_t)snprintf(buf + used, sizeof buf - used, "%s %s", parts++ ? "," : "", fl->name[i]);
+	uint32_t index[ADAC_CONT_SLOT_COUNT];
+	for (int i = 0; i < ADAC_CONT_SLOT_COUNT; i++) {
+		index[i] = adac_cont_flags_index(fl, flags, (enum adac_cont_slot)i);
 		if (index[i] && used < sizeof buf)
-			used += (size_t)snprintf(buf + used, sizeof buf - used, "%s %s = %u", parts++ ? "," : "", slot_names[i],
-			                         index[i]);
+			used += (size_t)snprintf(buf + used, sizeof buf - used, "%s %s = %u", parts++ ? "," : "",
+			                         adac_cont_slot_name((enum adac_cont_slot)i), index[i]);
 	}
 	if (used < sizeof buf)
-		snprintf(buf + used, sizeof buf - used, "%s}", parts ? " " : "");
+		used += (size_t)snprintf(buf + used, sizeof buf - used, "%s}", parts ? " " : "");
+	if (fl->names_cut && used < sizeof buf)
+		snprintf(buf + used, sizeof buf - used, " (ContinuationFlags has more single-bit members than "
+		                                        "ADAC_MAX_FLAG_NAMES (%u): only the first are named)",
+		         ADAC_MAX_FLAG_NAMES);
 	if (set_str(&v->text, err, "%s", buf))
 		return -1;
-	for (int i = 0; i < SLOT_COUNT; i++) {
+	for (int i = 0; i < ADAC_CONT_SLOT_COUNT; i++) {
 		if (!index[i])
 			continue;
 		if (add_local(out, &v, err))
 			return -1;
 		v->kind = ADAC_LOCAL_SLOT;
-		v->offset = s->data_start + (index[i] - 1) * ps;
+		v->offset = cl->data_start + (index[i] - 1) * ps;
 		v->address = f->cont.addr + v->offset;
-		const char *static_type = i == SLOT_EXECUTION_CONTEXT ? "System.Threading.ExecutionContext"
-		                        : i == SLOT_EXCEPTION         ? "System.Exception"
-		                        : "object";
-		if (set_str(&v->name, err, "%s", i == SLOT_RESULT ? "result" : slot_names[i]) ||
-		    (i != SLOT_RESULT && set_str(&v->type.name, err, "%s", static_type)))
+		const char *static_type = i == ADAC_CONT_SLOT_EXECUTION_CONTEXT ? "System.Threading.ExecutionContext"
+		                        : i == ADAC_CONT_SLOT_EXCEPTION         ? "System.Exception"
+		                                                                : "object";
+		bool result = i == ADAC_CONT_SLOT_RESULT;
+		if (set_str(&v->name, err, "%s", result ? "result" : adac_cont_slot_name((enum adac_cont_slot)i)) ||
+		    (!result && set_str(&v->type.name, err, "%s", static_type)))
 			return -1;
 		v->type.kind = ADAC_VK_REF;
 		v->type.elem = ADAC_ELEM_CLASS;
 		v->type.size = ps;
-		if (i == SLOT_RESULT) {
+		if (result) {
 			/* Its type is the awaited call's return type, which the continuation does not record. */
 			v->type.kind = ADAC_VK_POINTER;
 			v->type.elem = ADAC_ELEM_I;
 		}
 		if (read_flat(rt, f, obj_size, v, err))
 			return -1;
-		if (i == SLOT_RESULT && v->bytes) {
+		if (result && v->bytes) {
 			uint64_t raw = ps == 8 ? adac_get_u64(v->bytes, 0) : adac_get_u32(v->bytes, 0);
 			if (set_str(&v->text, err, "0x%016llx (slot %u at 0x%016llx; written when the awaited call completes)",
 			            (unsigned long long)raw, index[i], (unsigned long long)v->address))
@@ -776,11 +650,10 @@ int adac_frame_locals_collect(struct adac_runtime *rt, const struct adac_async_f
 		return adac_fail(err, ADAC_E_NOT_FOUND, f->cont.addr, "an infrastructure continuation has no locals");
 	if (!f->method_desc)
 		return adac_fail(err, ADAC_E_NOT_FOUND, f->cont.addr, "the frame's method is not known");
-	enum adac_cont_layout_kind layout;
 	const struct adac_debug_info *di;
-	if (adac_cont_layout(rt, &layout, err) || frame_debug_info(rt, f, layout, &di, err))
+	if (frame_debug_info(rt, f, f->cont.layout, &di, err))
 		return -1;
-	return adac_frame_locals_collect_with(rt, f, layout, di, out, err);
+	return adac_frame_locals_collect_with(rt, f, f->cont.layout, di, out, err);
 }
 
 /* ---- Output ---- */
