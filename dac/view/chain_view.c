@@ -49,7 +49,6 @@ void adac_chain_view_free(struct adac_chain_view *v)
 	memset(v, 0, sizeof *v);
 }
 
-static bool shown(const struct adac_async_frame *f) { return !f->infrastructure && !f->hidden; }
 
 /* The address shown for a frame: where it will resume. */
 static uint64_t frame_ip(const struct adac_async_frame *f)
@@ -63,7 +62,7 @@ void adac_async_frame_print(const struct adac_async_frame *f, size_t index, cons
 	if (f->method) {
 		adac_print(out, " %s`%s", f->module ? f->module : "?", f->method);
 		if (f->has_code)
-			adac_print(out, " + 0x%llx", (unsigned long long)f->offset);
+			adac_print(out, " + 0x%llx", (unsigned long long)f->code.offset);
 	} else {
 		adac_print(out, " <unknown method>");
 	}
@@ -107,7 +106,7 @@ size_t adac_chain_view_print(struct adac_runtime *rt, const struct adac_chain_vi
 		adac_awaiting_print(&v->awaiting, out);
 	size_t printed = 0;
 	for (size_t i = 0; i < v->chain.count; i++) {
-		if (!shown(&v->frames[i]))
+		if (!adac_async_frame_shown(&v->frames[i]))
 			continue;
 		if (limit && printed >= limit) {
 			adac_print(out, "  (shown max number of frames (%zu), use -c 0 for all)\n", limit);
@@ -162,8 +161,8 @@ json_t *adac_async_frame_json(const struct adac_async_frame *f, size_t index)
 	json_object_set_new(j, "canonical_method", f->canonical_method ? json_string(f->canonical_method) : json_null());
 	json_object_set_new(j, "module", f->module ? json_string(f->module) : json_null());
 	json_object_set_new(j, "token", f->token ? json_integer(f->token) : json_null());
-	json_object_set_new(j, "code_start", f->has_code ? adac_json_addr(f->code_start) : json_null());
-	json_object_set_new(j, "offset", f->has_code ? json_integer((json_int_t)f->offset) : json_null());
+	json_object_set_new(j, "code_start", f->has_code ? adac_json_addr(f->code.code_start) : json_null());
+	json_object_set_new(j, "offset", f->has_code ? json_integer((json_int_t)f->code.offset) : json_null());
 	json_object_set_new(j, "il_offset", f->has_il ? json_integer(f->il_offset) : json_null());
 	json_object_set_new(j, "file", f->has_source ? json_string(f->file) : json_null());
 	json_object_set_new(j, "line", f->has_source ? json_integer(f->line) : json_null());
@@ -182,7 +181,7 @@ json_t *adac_chain_view_json(struct adac_runtime *rt, const struct adac_chain_vi
 	size_t printed = 0;
 	for (size_t i = 0; i < v->chain.count; i++) {
 		const struct adac_async_frame *f = &v->frames[i];
-		if (!shown(f) || (limit && printed >= limit))
+		if (!adac_async_frame_shown(f) || (limit && printed >= limit))
 			continue;
 		json_array_append_new(ips, adac_json_addr(frame_ip(f)));
 		json_t *j = adac_async_frame_json(f, printed);
@@ -242,19 +241,10 @@ static size_t slot_hash(uint64_t dip, uint64_t resume, int32_t state, bool ri)
 	return (size_t)(h ^ h >> 29);
 }
 
-/* A frame copied out of the cache: a name kept in the frame's own buffer must point at the copy. */
-_Static_assert(offsetof(struct adac_async_frame, note) + sizeof ((struct adac_async_frame *)0)->note + 8 >
-                   sizeof(struct adac_async_frame),
-               "copy_frame copies the fields before note whole: note must stay the last member");
-
 static void copy_frame(struct adac_async_frame *dst, const struct adac_async_frame *src,
                        const struct adac_continuation *c)
 {
-	/* Everything before the note, then the note's text only (most of its buffer is unused). */
-	memcpy(dst, src, offsetof(struct adac_async_frame, note));
-	strcpy(dst->note, src->note);
-	if (src->method == src->name_buf)
-		dst->method = dst->name_buf;
+	adac_async_frame_copy(dst, src);
 	dst->cont = *c;
 }
 
@@ -296,7 +286,7 @@ static void resolve_cached(struct adac_runtime *rt, struct adac_frame_cache *fc,
 		if (s->dip == c->diagnostic_ip && s->resume == c->resume && s->state == c->state && s->has_resume_info == ri) {
 			fc->hits++;
 			copy_frame(f, &s->frame, c);
-			if (f->shared_sp)
+			if (f->shared_code)
 				adac_async_frame_instantiate(rt, f); /* the instantiation is per continuation */
 			return;
 		}
@@ -334,8 +324,6 @@ int adac_chain_view_build_cached(struct adac_runtime *rt, uint64_t head, size_t 
 	}
 	return 0;
 }
-
-bool adac_async_frame_shown(const struct adac_async_frame *f) { return shown(f); }
 
 const char *adac_frame_where(bool has_source, const char *file, uint32_t line, bool has_il, uint32_t il_offset,
                              char *buf, size_t size)

@@ -71,9 +71,6 @@ void adac_frame_cache_stats(const struct adac_frame_cache *c, uint64_t *resolved
 int adac_chain_view_build_cached(struct adac_runtime *rt, uint64_t head, size_t max_depth, struct adac_frame_cache *cache,
                                  struct adac_chain_view *v, struct adac_error *err);
 
-/* Is the frame one `bt` shows (user code, not a thunk or an infrastructure continuation)? */
-bool adac_async_frame_shown(const struct adac_async_frame *f);
-
 /* Where a frame (async or classic) is in its source: " at <file name>:<line>" (the PDB's path
  * without its directories), else " [IL_xxxx]" when only the IL offset is known, else "". Returns
  * buf, which ADAC_FRAME_WHERE_MAX bytes make large enough for any document name of a PDB. */

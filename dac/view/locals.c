@@ -12,6 +12,7 @@
 #include "base/limits.h"
 #include "base/output.h"
 #include "code/debuginfo.h"
+#include "code/debuginfo_format.h"
 #include "code/execution_manager.h"
 #include "metadata/ecma_metadata.h"
 #include "metadata/pdb.h"
@@ -245,32 +246,33 @@ static int read_array(struct adac_runtime *rt, const struct array_view *data, co
 }
 
 /* The exact instantiation of shared code, from the generic context variable or `this`. */
-static void find_exact_context(struct adac_runtime *rt, const struct adac_async_frame *f, struct method_ctx *m,
-                               const struct adac_suspension_point *sp, struct adac_locals *out)
+/* The exact instantiation of shared code, as resolution found it. */
+static void use_exact_context(struct adac_runtime *rt, const struct adac_async_frame *f, struct method_ctx *m,
+                              struct adac_locals *out)
 {
-	struct adac_exact_inst x;
-	if (!adac_frame_exact_inst(rt, f, sp, &x))
+	if (!f->has_exact)
 		return;
+	const struct adac_exact_inst *x = &f->exact;
 	struct adac_type_ctx exact;
-	if (adac_type_ctx_for_mt(rt, x.method_table, &exact, NULL))
+	if (adac_type_ctx_for_mt(rt, x->method_table, &exact, NULL))
 		return;
 	m->tctx.class_inst = exact.class_inst;
 	m->tctx.nclass = exact.nclass;
-	m->this_mt = x.method_table;
-	switch (x.from) {
+	m->this_mt = x->method_table;
+	switch (x->from) {
 	case ADAC_EXACT_METHOD_DESC: {
 		struct adac_method_info cm;
-		if (adac_md_read(rt, x.method_desc, &cm, NULL) == 0)
+		if (adac_md_read(rt, x->method_desc, &cm, NULL) == 0)
 			m->tctx.method_inst = cm.generic_args_addr;
-		set_str(&out->context, NULL, "generic context: InstantiatedMethodDesc 0x%llx", (unsigned long long)x.method_desc);
+		set_str(&out->context, NULL, "generic context: InstantiatedMethodDesc 0x%llx", (unsigned long long)x->method_desc);
 		break;
 	}
 	case ADAC_EXACT_METHOD_TABLE:
-		set_str(&out->context, NULL, "generic context: MethodTable 0x%llx", (unsigned long long)x.method_table);
+		set_str(&out->context, NULL, "generic context: MethodTable 0x%llx", (unsigned long long)x->method_table);
 		break;
 	case ADAC_EXACT_THIS:
 		set_str(&out->context, NULL, "generic context: the type of this (MethodTable 0x%llx)",
-		        (unsigned long long)x.method_table);
+		        (unsigned long long)x->method_table);
 		break;
 	}
 }
@@ -495,28 +497,93 @@ static int add_slots(struct adac_runtime *rt, const struct adac_async_frame *f, 
 	return 0;
 }
 
-int adac_frame_locals_collect_with(struct adac_runtime *rt, const struct adac_async_frame *f,
-                                   enum adac_cont_layout_kind layout, const struct adac_debug_info *di,
-                                   struct adac_locals *out, struct adac_error *err)
+/* The array layout's debug info: its continuations do not say which code version made them, so
+ * the method's current code's (resolution found none). */
+static int current_code_debug_info(struct adac_runtime *rt, const struct adac_async_frame *f,
+                                   const struct adac_debug_info **di, struct adac_error *err)
+{
+	/* Only the .NET 11 encoding has an async chunk to say where a local lives. */
+	enum adac_debuginfo_format format;
+	if (adac_debuginfo_format_of(rt->desc, &format, err))
+		return -1;
+	if (format != ADAC_DEBUGINFO_FORMAT_NET11) {
+		const char *tag = adac_desc_contract(rt->desc, "DebugInfo");
+		return adac_fail(err, ADAC_E_UNSUPPORTED, f->cont.addr,
+		                 "the runtime records no async debug info (DebugInfo contract %s): where an array-layout "
+		                 "continuation keeps each local is not known",
+		                 tag ? tag : "absent");
+	}
+	uint64_t native = 0;
+	struct adac_code_info code;
+	if (adac_md_native_code(rt, f->method_desc, &native, err))
+		return -1;
+	if (!native)
+		return adac_fail(err, ADAC_E_NOT_FOUND, f->method_desc, "the method has no native code");
+	if (adac_em_find_code(rt, native, &code, err) || adac_debuginfo_get(rt, &code, di, err))
+		return -1;
+	if ((*di)->hdr.cb_async == 0)
+		return adac_fail(err, ADAC_E_UNSUPPORTED, f->cont.addr,
+		                 "the runtime records no async debug info for array-layout continuations");
+	return 0;
+}
+
+/* The frame's debug info and the suspension point State names in it, with the verdict in words. */
+static int frame_suspension_point(struct adac_runtime *rt, const struct adac_async_frame *f,
+                                  const struct adac_debug_info **di, const struct adac_suspension_point **sp,
+                                  enum adac_state_verdict *verdict, char *why, size_t size, struct adac_error *err)
+{
+	if (f->debug_info) {
+		*di = f->debug_info;
+		*sp = f->sp;
+		*verdict = f->state_verdict;
+		snprintf(why, size, "%s", f->state_why);
+	} else if (f->cont.layout == ADAC_CONT_FLAT) {
+		if (!f->cont.diagnostic_ip)
+			return adac_fail(err, ADAC_E_NOT_FOUND, f->cont.addr, "the continuation has no DiagnosticIP");
+		if (adac_failed(&f->debug_info_err)) {
+			adac_error_copy(err, &f->debug_info_err);
+			return -1;
+		}
+		return adac_fail(err, ADAC_E_NOT_FOUND, f->cont.addr, "the frame has no debug info");
+	} else {
+		if (current_code_debug_info(rt, f, di, err))
+			return -1;
+		*verdict = adac_state_check(*di, f->cont.state, false, 0, sp, why, size);
+	}
+	if ((*di)->hdr.cb_async == 0) {
+		if (f->has_code && f->code.kind == ADAC_CODE_R2R)
+			return adac_fail(err, ADAC_E_NOT_FOUND, f->cont.addr,
+			                 "precompiled (ReadyToRun) code: its debug info has no async chunk");
+		return adac_fail(err, ADAC_E_NOT_FOUND, f->cont.addr, "the code's debug info has no async chunk");
+	}
+	if (*verdict == ADAC_STATE_UNCHECKED)
+		return adac_fail(err, ADAC_E_NOT_FOUND, f->cont.addr, "the debug info lists no async suspension points");
+	if (*verdict == ADAC_STATE_OUT_OF_RANGE)
+		return adac_fail(err, ADAC_E_CORRUPT, f->cont.addr, "%s", why);
+	return 0;
+}
+
+int adac_frame_locals_collect(struct adac_runtime *rt, const struct adac_async_frame *f, struct adac_locals *out,
+                              struct adac_error *err)
 {
 	memset(out, 0, sizeof *out);
-	out->layout = layout;
+	out->layout = f->cont.layout;
 	out->il_offset = ADAC_IL_NO_MAPPING;
+	if (f->infrastructure)
+		return adac_fail(err, ADAC_E_NOT_FOUND, f->cont.addr, "an infrastructure continuation has no locals");
 	if (!f->method_desc)
 		return adac_fail(err, ADAC_E_NOT_FOUND, f->cont.addr, "the frame's method is not known");
-	if (di->num_suspension_points == 0)
-		return adac_fail(err, ADAC_E_NOT_FOUND, f->cont.addr, "the debug info lists no async suspension points");
+	const struct adac_debug_info *di = NULL;
+	const struct adac_suspension_point *sp = NULL;
+	enum adac_state_verdict verdict = ADAC_STATE_UNCHECKED;
+	char why[ADAC_STATE_WHY_MAX];
+	if (frame_suspension_point(rt, f, &di, &sp, &verdict, why, sizeof why, err))
+		return -1;
+	enum adac_cont_layout_kind layout = f->cont.layout;
 	int32_t state = f->cont.state;
-	if (state < 0 || (uint32_t)state >= di->num_suspension_points)
-		return adac_fail(err, ADAC_E_CORRUPT, f->cont.addr,
-		                 "State %d is out of range: the method's debug info has %u suspension point%s", state,
-		                 di->num_suspension_points, di->num_suspension_points == 1 ? "" : "s");
-	const struct adac_suspension_point *sp = &di->suspension_points[state];
 	out->state = (uint32_t)state;
 	out->native_offset = sp->diagnostic_native_offset;
-	if (layout == ADAC_CONT_FLAT && f->has_code && sp->diagnostic_native_offset != f->offset &&
-	    set_str(&out->warning, err, "State %d is the suspension point at +0x%x, but DiagnosticIP is at +0x%llx",
-	            state, sp->diagnostic_native_offset, (unsigned long long)f->offset))
+	if (verdict == ADAC_STATE_MISMATCH && set_str(&out->warning, err, "%s", why))
 		return -1;
 	out->il_offset = f->has_il ? f->il_offset : adac_debuginfo_il_offset(di, sp->diagnostic_native_offset, NULL);
 	if (layout == ADAC_CONT_ARRAY && sp->num_vars % 2) {
@@ -533,7 +600,7 @@ int adac_frame_locals_collect_with(struct adac_runtime *rt, const struct adac_as
 		adac_error_wrap(err, "method 0x%llx: ", (unsigned long long)f->method_desc);
 		return -1;
 	}
-	find_exact_context(rt, f, &m, sp, out);
+	use_exact_context(rt, f, &m, out);
 
 	unsigned ps = adac_target_ptr_size(rt->t);
 	uint32_t obj_size = 0;
@@ -595,65 +662,6 @@ fail:
 	method_ctx_free(&m);
 	adac_locals_free(out);
 	return -1;
-}
-
-/* The debug info of the frame's code version. */
-static int frame_debug_info(struct adac_runtime *rt, const struct adac_async_frame *f, enum adac_cont_layout_kind layout,
-                            const struct adac_debug_info **di, struct adac_error *err)
-{
-	struct adac_code_info code;
-	if (layout == ADAC_CONT_FLAT) {
-		if (!f->cont.diagnostic_ip)
-			return adac_fail(err, ADAC_E_NOT_FOUND, f->cont.addr, "the continuation has no DiagnosticIP");
-		if (adac_em_find_code(rt, f->cont.diagnostic_ip, &code, err))
-			return -1;
-	} else {
-		/* Only the .NET 11 encoding has an async chunk to say where a local lives. */
-		enum adac_debuginfo_format format;
-		if (adac_debuginfo_format_of(rt->desc, &format, err))
-			return -1;
-		if (format != ADAC_DEBUGINFO_FORMAT_NET11) {
-			const char *tag = adac_desc_contract(rt->desc, "DebugInfo");
-			return adac_fail(err, ADAC_E_UNSUPPORTED, f->cont.addr,
-			                 "the runtime records no async debug info (DebugInfo contract %s): where an array-layout "
-			                 "continuation keeps each local is not known",
-			                 tag ? tag : "absent");
-		}
-		/* The continuation does not say which code version made it: the method's current code. */
-		uint64_t native = 0;
-		if (adac_md_native_code(rt, f->method_desc, &native, err))
-			return -1;
-		if (!native)
-			return adac_fail(err, ADAC_E_NOT_FOUND, f->method_desc, "the method has no native code");
-		if (adac_em_find_code(rt, native, &code, err))
-			return -1;
-	}
-	if (adac_debuginfo_get(rt, &code, di, err))
-		return -1;
-	if ((*di)->hdr.cb_async == 0) {
-		if (layout == ADAC_CONT_ARRAY)
-			return adac_fail(err, ADAC_E_UNSUPPORTED, f->cont.addr,
-			                 "the runtime records no async debug info for array-layout continuations");
-		if (code.kind == ADAC_CODE_R2R)
-			return adac_fail(err, ADAC_E_NOT_FOUND, f->cont.addr,
-			                 "precompiled (ReadyToRun) code: its debug info has no async chunk");
-		return adac_fail(err, ADAC_E_NOT_FOUND, f->cont.addr, "the code's debug info has no async chunk");
-	}
-	return 0;
-}
-
-int adac_frame_locals_collect(struct adac_runtime *rt, const struct adac_async_frame *f, struct adac_locals *out,
-                              struct adac_error *err)
-{
-	memset(out, 0, sizeof *out);
-	if (f->infrastructure)
-		return adac_fail(err, ADAC_E_NOT_FOUND, f->cont.addr, "an infrastructure continuation has no locals");
-	if (!f->method_desc)
-		return adac_fail(err, ADAC_E_NOT_FOUND, f->cont.addr, "the frame's method is not known");
-	const struct adac_debug_info *di;
-	if (frame_debug_info(rt, f, f->cont.layout, &di, err))
-		return -1;
-	return adac_frame_locals_collect_with(rt, f, f->cont.layout, di, out, err);
 }
 
 /* ---- Output ---- */

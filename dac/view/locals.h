@@ -81,18 +81,13 @@ struct adac_locals {
 	uint32_t flags;
 };
 
-/* Collects the locals of a resolved frame: finds its code version's debug info (flat layout:
- * the code of DiagnosticIP; array layout: the method's current code), the suspension point of
- * Continuation.State, and each of its variables. Returns -1 when the frame as a whole has no
- * usable information (err says why: ADAC_E_NOT_FOUND / ADAC_E_UNSUPPORTED when the runtime or
- * the code recorded none, ADAC_E_CORRUPT for debug info or a State that does not make sense). */
+/* Collects the locals of a resolved frame: the variables the suspension point Continuation.State
+ * names saved, in the frame's debug info (the array layout's frames carry none: the method's
+ * current code's). Returns -1 when the frame as a whole has no usable information (err says why:
+ * ADAC_E_NOT_FOUND / ADAC_E_UNSUPPORTED when the runtime or the code recorded none,
+ * ADAC_E_CORRUPT for debug info or a State that does not make sense). */
 int adac_frame_locals_collect(struct adac_runtime *rt, const struct adac_async_frame *f, struct adac_locals *out,
                               struct adac_error *err);
-
-/* The same with the layout and decoded debug info given (tests, tools). */
-int adac_frame_locals_collect_with(struct adac_runtime *rt, const struct adac_async_frame *f,
-                                   enum adac_cont_layout_kind layout, const struct adac_debug_info *di,
-                                   struct adac_locals *out, struct adac_error *err);
 
 void adac_locals_free(struct adac_locals *l);
 

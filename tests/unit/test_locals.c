@@ -222,6 +222,16 @@ static struct adac_debug_info *make_di(uint32_t nsp, uint32_t native, const stru
 	return di;
 }
 
+/* The locals of a hand-made frame of `layout` whose code version's debug info is di. */
+static int collect(struct adac_runtime *rt, struct adac_async_frame *f, enum adac_cont_layout_kind layout,
+                   const struct adac_debug_info *di, struct adac_locals *l, struct adac_error *err)
+{
+	f->cont.layout = layout;
+	f->note[0] = '\0';
+	adac_async_frame_use_debug_info(f, di);
+	return adac_frame_locals_collect(rt, f, l, err);
+}
+
 /* ---- Output capture ---- */
 
 static char *print_locals(struct adac_runtime *rt, const struct adac_locals *l, const char *name, unsigned depth,
@@ -536,7 +546,7 @@ int main(int argc, char **argv)
 	f.has_il = true;
 	f.il_offset = 0x10;
 	struct adac_locals l;
-	int rc = adac_frame_locals_collect_with(rt, &f, ADAC_CONT_ARRAY, di, &l, &err);
+	int rc = collect(rt, &f, ADAC_CONT_ARRAY, di, &l, &err);
 	CHECK(rc == 0);
 	if (rc)
 		fprintf(stderr, "array layout: %s\n", err.msg);
@@ -625,24 +635,24 @@ int main(int argc, char **argv)
 	di = make_di(1, 0x40, arr_vars, 4);
 	f.cont.state = 1;
 	adac_error_clear(&err);
-	rc = adac_frame_locals_collect_with(rt, &f, ADAC_CONT_ARRAY, di, &l, &err);
+	rc = collect(rt, &f, ADAC_CONT_ARRAY, di, &l, &err);
 	CHECK_ERR(rc, &err, ADAC_E_CORRUPT, "State 1 is out of range: the method's debug info has 1 suspension point");
 	f.cont.state = -1;
 	adac_error_clear(&err);
-	rc = adac_frame_locals_collect_with(rt, &f, ADAC_CONT_ARRAY, di, &l, &err);
+	rc = collect(rt, &f, ADAC_CONT_ARRAY, di, &l, &err);
 	CHECK_ERR(rc, &err, ADAC_E_CORRUPT, "State -1 is out of range");
 	f.cont.state = 0;
 	adac_debuginfo_free(di);
 	/* Not pairs. */
 	di = make_di(1, 0x40, arr_vars + 2, 3);
 	adac_error_clear(&err);
-	rc = adac_frame_locals_collect_with(rt, &f, ADAC_CONT_ARRAY, di, &l, &err);
+	rc = collect(rt, &f, ADAC_CONT_ARRAY, di, &l, &err);
 	CHECK_ERR(rc, &err, ADAC_E_CORRUPT, "suspension point 0 lists 3 entries, not (Offset, GCIndex) pairs");
 	adac_debuginfo_free(di);
 	static const struct var mismatched[] = {{4, 8}, {5, NONE}};
 	di = make_di(1, 0x40, mismatched, 2);
 	adac_error_clear(&err);
-	rc = adac_frame_locals_collect_with(rt, &f, ADAC_CONT_ARRAY, di, &l, &err);
+	rc = collect(rt, &f, ADAC_CONT_ARRAY, di, &l, &err);
 	CHECK_ERR(rc, &err, ADAC_E_CORRUPT, "entries 0 and 1 name variables 4 and 5");
 	adac_debuginfo_free(di);
 	/* Per variable: the others are still shown. */
@@ -651,7 +661,7 @@ int main(int argc, char **argv)
 		{14, 150}, {14, 5}, {15, 80}, {15, 11},
 	};
 	di = make_di(1, 0x40, bad, sizeof bad / sizeof bad[0]);
-	rc = adac_frame_locals_collect_with(rt, &f, ADAC_CONT_ARRAY, di, &l, &err);
+	rc = collect(rt, &f, ADAC_CONT_ARRAY, di, &l, &err);
 	CHECK(rc == 0);
 	if (rc == 0) {
 		char *text = print_locals(rt, &l, NULL, 1, &rc, &err);
@@ -668,7 +678,7 @@ int main(int argc, char **argv)
 	/* Data that is not an array: the whole frame. */
 	f.cont.data = STR_WORK;
 	adac_error_clear(&err);
-	rc = adac_frame_locals_collect_with(rt, &f, ADAC_CONT_ARRAY, di, &l, &err);
+	rc = collect(rt, &f, ADAC_CONT_ARRAY, di, &l, &err);
 	CHECK_ERR(rc, &err, ADAC_E_CORRUPT, "Data 0x5300000 is not a one-dimensional array");
 	f.cont.data = DATA;
 	adac_debuginfo_free(di);
@@ -694,10 +704,10 @@ int main(int argc, char **argv)
 	f.cont.addr = CONT;
 	f.cont.mt = MT(M_CONT_LAYOUT);
 	f.has_code = true;
-	f.offset = 0x44;
+	f.code.offset = 0x44;
 	f.has_il = true;
 	f.il_offset = 0x10;
-	rc = adac_frame_locals_collect_with(rt, &f, ADAC_CONT_FLAT, di, &l, &err);
+	rc = collect(rt, &f, ADAC_CONT_FLAT, di, &l, &err);
 	CHECK(rc == 0);
 	if (rc)
 		fprintf(stderr, "flat layout: %s\n", err.msg);
@@ -720,7 +730,7 @@ int main(int argc, char **argv)
 	adac_debuginfo_free(di);
 	/* An empty suspension point. */
 	di = make_di(1, 0x44, NULL, 0);
-	rc = adac_frame_locals_collect_with(rt, &f, ADAC_CONT_FLAT, di, &l, &err);
+	rc = collect(rt, &f, ADAC_CONT_FLAT, di, &l, &err);
 	CHECK(rc == 0 && l.warning == NULL);
 	if (rc == 0) {
 		char *text = print_locals(rt, &l, NULL, 1, &rc, &err);
@@ -734,7 +744,7 @@ int main(int argc, char **argv)
 	/* Several suspension points: only State's variables. */
 	di = make_di(2, 0x44, flat_vars, 2);
 	f.cont.state = 1;
-	rc = adac_frame_locals_collect_with(rt, &f, ADAC_CONT_FLAT, di, &l, &err);
+	rc = collect(rt, &f, ADAC_CONT_FLAT, di, &l, &err);
 	CHECK(rc == 0 && l.n == 3 && l.v[0].kind == ADAC_LOCAL_SLOT);
 	if (rc == 0)
 		adac_locals_free(&l);
@@ -933,7 +943,7 @@ int main(int argc, char **argv)
 			f.cont.gc_data = iter % 3 ? GCDATA : RAND_BASE + 0x200;
 			for (int layout = 0; layout < 2; layout++) {
 				struct adac_error e = {0};
-				if (adac_frame_locals_collect_with(rt, &f, layout ? ADAC_CONT_ARRAY : ADAC_CONT_FLAT, di, &l, &e) == 0) {
+				if (collect(rt, &f, layout ? ADAC_CONT_ARRAY : ADAC_CONT_FLAT, di, &l, &e) == 0) {
 					int prc;
 					char *text = print_locals(rt, &l, NULL, 3, &prc, &e);
 					frames++;
