@@ -13,7 +13,6 @@
 
 struct adac_runtime;
 struct adac_code_info;
-struct adac_out;
 
 /* IL offsets use the runtime's specials. */
 #define ADAC_IL_NO_MAPPING 0xffffffffu  /* -1 */
@@ -138,8 +137,5 @@ uint32_t adac_debuginfo_il_offset(const struct adac_debug_info *di, uint32_t nat
 
 /* The suspension point of Continuation.State `state`, or NULL when the method has fewer. */
 const struct adac_suspension_point *adac_debuginfo_suspension_point(const struct adac_debug_info *di, uint32_t state);
-
-/* Prints the decoded info, one item per line: the form the data-driven tests compare. */
-void adac_debuginfo_dump(const struct adac_debug_info *di, struct adac_out *out);
 
 #endif

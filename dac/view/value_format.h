@@ -51,6 +51,8 @@
 
 #include "base/error.h"
 #include "metadata/signature.h"
+#include "types/typename.h"
+#include "types/vtype.h"
 
 struct adac_runtime;
 struct adac_ecma;
@@ -68,66 +70,12 @@ struct adac_value_opts {
 };
 void adac_value_opts_default(struct adac_value_opts *o);
 
-/* Where a signature's types are resolved: the metadata of `module` and the instantiations of the
- * type (nclass TypeHandles at class_inst, or the single class_one for an array type's element)
- * and of the method (nmethod at method_inst). type_token/method_token name generic parameters
- * that have no instantiation. */
-struct adac_type_ctx {
-	struct adac_runtime *rt;
-	uint64_t module;
-	const struct adac_ecma *md;
-	uint32_t nclass;
-	uint64_t class_inst;
-	uint64_t class_one;
-	uint32_t nmethod;
-	uint64_t method_inst;
-	uint32_t type_token;
-	uint32_t method_token;
-};
-
-/* The context of a type's own fields: its module and instantiation. */
-int adac_type_ctx_for_mt(struct adac_runtime *rt, uint64_t mt, struct adac_type_ctx *ctx, struct adac_error *err);
-
-/* A resolved static type. */
-enum adac_vkind {
-	ADAC_VK_PRIM,     /* elem: BOOLEAN, CHAR, I1..U8, R4, R8, I, U */
-	ADAC_VK_POINTER,  /* PTR, FNPTR, BYREF: an address */
-	ADAC_VK_REF,      /* an object reference (class, interface, string, array, object) */
-	ADAC_VK_STRUCT,   /* a value type with its MethodTable (mt); enums have is_enum */
-	ADAC_VK_UNKNOWN,  /* cannot be read: a value type whose layout is unknown, TypedReference */
-};
-
-struct adac_vtype {
-	enum adac_vkind kind;
-	uint8_t elem;        /* PRIM: the element type; enums: the underlying one; REF: STRING, SZARRAY,
-	                      * ARRAY, OBJECT or CLASS as the signature says */
-	uint64_t mt;         /* STRUCT: the value type's MethodTable; REF: the static type's when known */
-	bool is_enum;
-	uint32_t size;       /* bytes the value occupies (0 when unknown) */
-	char *name;          /* static type name (keyword style); owned */
-	char *why;           /* UNKNOWN: why it cannot be read; owned */
-};
-void adac_vtype_free(struct adac_vtype *t);
-
-/* Resolves a signature type in ctx. Never fails for types it cannot read (those are
- * ADAC_VK_UNKNOWN with `why`); -1 only for broken metadata or target reads it depends on. */
-int adac_vtype_from_sig(const struct adac_type_ctx *ctx, const struct adac_sig_type *ty, struct adac_vtype *out,
-                        struct adac_error *err);
-/* The same for a runtime TypeHandle (an exact type). */
-int adac_vtype_from_th(struct adac_runtime *rt, uint64_t th, struct adac_vtype *out, struct adac_error *err);
-
 /* Type names (see the style above). */
 enum adac_tn_style { ADAC_TN_KEYWORDS, ADAC_TN_FULL };
 int adac_type_name_th(struct adac_runtime *rt, uint64_t th, enum adac_tn_style style, struct adac_sig_text *out,
                       struct adac_error *err);
 int adac_type_name_sig(const struct adac_type_ctx *ctx, const struct adac_sig_type *ty, struct adac_sig_text *out,
                        struct adac_error *err);
-
-/* Offsets of the object references inside a value of type t (the value's own bytes, as stored),
- * ascending: {0} for a reference, the reference fields of a struct and of its nested structs. At
- * most max are stored; *n is the total found. */
-int adac_vtype_ref_offsets(struct adac_runtime *rt, const struct adac_vtype *t, uint32_t *offs, uint32_t max,
-                           uint32_t *n, struct adac_error *err);
 
 /* Formats a value whose bytes (t->size of them) are in host memory: appends the text to `text`
  * and, when json is not NULL, stores a new JSON value in *json. Parts that cannot be read are shown

@@ -1,5 +1,5 @@
-/* test_locals.c - awaited locals (dac/view/locals.c) and value formatting (dac/view/value_format.c) on the
- * synthetic array-layout target: a runtime laid out in a memory target the way 11.0.0 lays it out
+/* test_locals.c - awaited locals (dac/async/locals.c, dac/view/locals_view.c) and value formatting
+ * (dac/view/value_format.c) on the synthetic array-layout target: a runtime laid out in a memory target the way 11.0.0 lays it out
  * (the real .NET 11.0.0 descriptor gives the layouts), around the real ArrayLayout.dll (+ PDB) of
  * targets/synthetic/array_layout and the real System.Private.CoreLib.dll (names, ContinuationFlags):
  * MethodTables with EEClasses and FieldDescs, a MethodDesc for Worker.Work, strings, arrays, boxed
@@ -24,6 +24,7 @@
 #include "../check.h"
 #define AREA_SIZE 0x1000000ull
 #include "async/async_frame.h"
+#include "async/locals.h"
 #include "asyncdac.h"
 #include "code/debuginfo.h"
 #include "metadata/ecma_metadata.h"
@@ -33,7 +34,7 @@
 #include "testarea.h"
 #include "testutil.h"
 #include "types/methoddesc.h"
-#include "view/locals.h"
+#include "view/locals_view.h"
 #include "view/value_format.h"
 
 /* Module + PEAssembly + PEImage + flat PEImageLayout; TypeDefToMethodTableMap of `nmap` entries
