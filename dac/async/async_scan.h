@@ -129,6 +129,8 @@ struct adac_async_scan {
 	bool structures_valid;          /* GC StructureInvalidCount == 0 */
 	struct adac_gc_walk_report walk;
 	struct adac_error threads_err;  /* dispatcher records that could not be read (first cause) */
+	struct adac_error awaiters_cut; /* classic_async.c: a cap that cut what a task's continuation
+	                                 * object was resolved to (first cause, ADAC_E_LIMIT) */
 	double seconds_heap, seconds_link;
 };
 

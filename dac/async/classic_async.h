@@ -44,7 +44,9 @@ struct adac_runtime;
 struct adac_async_scan;
 
 /* Resolves every kept task's m_continuationObject into scan->awaiters (addresses of continuations,
- * boxes and tasks, or of objects that are none of these). Unreadable wrappers are skipped. */
+ * boxes and tasks, or of objects that are none of these). Unreadable wrappers are skipped; of a
+ * List<object> longer than ADAC_MAX_LIST_ITEMS the first ones are followed and scan->awaiters_cut
+ * says so. */
 int adac_classic_resolve_awaiters(struct adac_runtime *rt, struct adac_async_scan *scan, struct adac_error *err);
 
 /* One classic frame: what a box says about its method. */

@@ -1076,6 +1076,8 @@ static void print_warnings(struct ps *p)
 		           p->scan.walk.errors[i].err.msg, (unsigned long long)p->scan.walk.errors[i].objects_before);
 	if (adac_failed(&p->scan.threads_err))
 		adac_print(p->out, "Warning: running chains: %s\n", p->scan.threads_err.msg);
+	if (adac_failed(&p->scan.awaiters_cut))
+		adac_print(p->out, "Warning: %s\n", p->scan.awaiters_cut.msg);
 	if (p->graph.stacks_capped)
 		adac_print(p->out, "Warning: stopped after %zu stacks (at most %u stacks, 2^25 frames in all); the others are "
 		                   "not listed\n", p->graph.stack_count, ADAC_MAX_CHAINS);
@@ -1285,6 +1287,8 @@ static int run(struct ps *p, struct adac_error *err)
 		json_object_set_new(root, "structures_valid", json_boolean(p->scan.structures_valid));
 		json_object_set_new(root, "threads_error",
 		                    adac_failed(&p->scan.threads_err) ? json_string(p->scan.threads_err.msg) : json_null());
+		if (adac_failed(&p->scan.awaiters_cut))
+			json_object_set_new(root, "awaiters_cut", json_string(p->scan.awaiters_cut.msg));
 		if (stream) {
 			rc = write_json_tail(p->out, root, err);
 		} else {
