@@ -112,7 +112,7 @@ static void check_prim(struct adac_runtime *rt, uint8_t elem, uint32_t size, con
 int main(int argc, char **argv)
 {
 	struct rts r;
-	if (rts_open(argc, argv, "locals", NULL, NULL, &r))
+	if (rts_open(argc, argv, "locals", NULL, NULL, false, &r))
 		return 1;
 	struct adac_runtime *rt = r.rt;
 	uint64_t md_work = r.md_work;

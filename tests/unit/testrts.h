@@ -284,14 +284,18 @@ struct rts {
  * as the system assembly, CoreLib's primitive and array types, ArrayLayout.dll's types (Pair<string>
  * among the constructed ones), the Continuation class (global ContinuationMethodTable) and an
  * 88-byte flat layout subtype, and Worker.Work's MethodDesc. The descriptor's text is patched first
- * (patch_from -> patch_to, same length) when patch_from is not NULL. -1 with a message when an
- * input is missing. The caller writes its own objects, then flush(). */
+ * (patch_from -> patch_to, same length) when patch_from is not NULL; net10_corelib: the SDK's .NET 10
+ * CoreLib instead of 11.0.0's (whose Continuation class has other fields). -1 with a message when
+ * an input is missing. The caller writes its own objects, then flush(). */
 static inline int rts_open(int argc, char **argv, const char *who, const char *patch_from, const char *patch_to,
-                           struct rts *r)
+                           bool net10_corelib, struct rts *r)
 {
 	memset(r, 0, sizeof *r);
 	char path[2048], corelib_path[1024];
 	area_inputs(path, sizeof path, corelib_path, sizeof corelib_path);
+	char *v11 = strstr(corelib_path, "/runtime/11/");
+	if (net10_corelib && v11)
+		v11[10] = '0'; /* the SDK's .NET 10 CoreLib (runtime/10, scripts/dotnet-setup) */
 	snprintf(r->al_path, sizeof r->al_path, "%s/ArrayLayout.dll", argc > 1 ? argv[1] : "tests/data/locals/array_layout");
 	size_t json_len, al_len, corelib_len;
 	r->json = (uint8_t *)slurp(path, &json_len);
@@ -423,15 +427,17 @@ static inline int rts_open(int argc, char **argv, const char *who, const char *p
 	put64(TYPES + 0x240 + off("EETypeHashTable", "VolatileEntryNextEntry"), 0x7);
 
 	/* The Continuation class (its FieldDescs name Flags' offset) and a flat layout subtype of 88
-	 * bytes (48 bytes of data). */
-	static struct fd cont_f[4];
-	cont_f[0] = (struct fd){field_rid(cmd, c_cont, "Next"), 0, 0x12, false};
-	cont_f[1] = (struct fd){field_rid(cmd, c_cont, "ResumeInfo"), 8, 0x18, false};
-	cont_f[2] = (struct fd){field_rid(cmd, c_cont, "Flags"), 16, 0x08, false};
-	cont_f[3] = (struct fd){field_rid(cmd, c_cont, "State"), 20, 0x08, false};
-	put_mt(&(struct mt_spec){MT(M_CONT), 0, c_cont, 40, MT(M_OBJECT), CL_MOD, 0, 0x12, 0, 0, cont_f, 4});
-	put_mt(&(struct mt_spec){MT(M_CONT_LAYOUT), 0, c_cont, 88, MT(M_CONT), CL_MOD, 0, 0x12, 0, 4, NULL, 0});
-	put64(global_var("ContinuationMethodTable"), MT(M_CONT));
+	 * bytes (48 bytes of data); .NET 10's class has other fields (its tests lay it out). */
+	if (!net10_corelib) {
+		static struct fd cont_f[4];
+		cont_f[0] = (struct fd){field_rid(cmd, c_cont, "Next"), 0, 0x12, false};
+		cont_f[1] = (struct fd){field_rid(cmd, c_cont, "ResumeInfo"), 8, 0x18, false};
+		cont_f[2] = (struct fd){field_rid(cmd, c_cont, "Flags"), 16, 0x08, false};
+		cont_f[3] = (struct fd){field_rid(cmd, c_cont, "State"), 20, 0x08, false};
+		put_mt(&(struct mt_spec){MT(M_CONT), 0, c_cont, 40, MT(M_OBJECT), CL_MOD, 0, 0x12, 0, 0, cont_f, 4});
+		put_mt(&(struct mt_spec){MT(M_CONT_LAYOUT), 0, c_cont, 88, MT(M_CONT), CL_MOD, 0, 0x12, 0, 4, NULL, 0});
+		put64(global_var("ContinuationMethodTable"), MT(M_CONT));
+	}
 
 	r->md_work = put_md(MD_CHUNK, MT(M_WORKER), 0, 0x06000000u | r->r_work);
 	r->rt = calloc(1, sizeof *r->rt);
