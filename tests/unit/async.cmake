@@ -8,3 +8,5 @@ set_tests_properties(unit.continuation_array PROPERTIES ENVIRONMENT "${ADAC_TEST
 set_tests_properties(unit.continuation unit.continuation_array PROPERTIES FIXTURES_REQUIRED dotnet LABELS dotnet)
 add_unit_test(async_frame ${ADAC_ARRAY_LAYOUT_DIR})
 set_tests_properties(unit.async_frame PROPERTIES FIXTURES_REQUIRED dotnet LABELS dotnet)
+add_unit_test(dispatcher ${ADAC_ARRAY_LAYOUT_DIR})
+set_tests_properties(unit.dispatcher PROPERTIES FIXTURES_REQUIRED dotnet LABELS dotnet)
