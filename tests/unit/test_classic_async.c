@@ -42,9 +42,7 @@ static void lay_out(const struct rts *r)
 	const struct adac_ecma *cmd = r->cmd;
 	/* List<object>: an instantiation of List`1 over Object (its dictionary after the MethodTable). */
 	uint32_t c_list = typedef_rid(cmd, "System.Collections.Generic", "List`1");
-	static struct fd list_f[2];
-	list_f[0] = cl_field(r, c_list, "_items", 0, 0x1d);
-	list_f[1] = cl_field(r, c_list, "_size", 8, 0x08);
+	const struct fd list_f[] = {cl_field(r, c_list, "_items", 0, 0x1d), cl_field(r, c_list, "_size", 8, 0x08)};
 	uint64_t inst = MT(M_LIST) + 0x900;
 	put16(inst + off("GenericsDictInfo", "NumDicts"), 1);
 	put16(inst + off("GenericsDictInfo", "NumTypeArgs"), 1);
@@ -54,17 +52,14 @@ static void lay_out(const struct rts *r)
 	/* System.Action with Delegate's _target; AsyncMethodBuilderCore+ContinuationWrapper; TaskAwaiter's
 	 * m_task on a class of its own. */
 	uint32_t c_action = typedef_rid(cmd, "System", "Action"), c_delegate = typedef_rid(cmd, "System", "Delegate");
-	static struct fd action_f[1];
-	action_f[0] = cl_field(r, c_delegate, "_target", 0, 0x1c);
-	put_mt(&(struct mt_spec){MT(M_ACTION), 0, c_action, 24, MT(M_OBJECT), CL_MOD, 0, 0x12, 0, 0, action_f, 1});
+	const struct fd action_f[] = {cl_field(r, c_delegate, "_target", 0, 0x1c)};
+	put_cl_class(MT(M_ACTION), c_action, 24, MT(M_OBJECT), 0, action_f, 1);
 	uint32_t c_wrapper = cl_nested(r, "System.Runtime.CompilerServices", "AsyncMethodBuilderCore", "ContinuationWrapper");
-	static struct fd wrapper_f[1];
-	wrapper_f[0] = cl_field(r, c_wrapper, "_continuation", 0, 0x12);
-	put_mt(&(struct mt_spec){MT(M_WRAPPER), 0, c_wrapper, 24, MT(M_OBJECT), CL_MOD, 0, 0x12, 0, 0, wrapper_f, 1});
+	const struct fd wrapper_f[] = {cl_field(r, c_wrapper, "_continuation", 0, 0x12)};
+	put_cl_class(MT(M_WRAPPER), c_wrapper, 24, MT(M_OBJECT), 0, wrapper_f, 1);
 	uint32_t c_awaiter = typedef_rid(cmd, "System.Runtime.CompilerServices", "TaskAwaiter");
-	static struct fd awaiter_f[1];
-	awaiter_f[0] = cl_field(r, c_awaiter, "m_task", 0, 0x12);
-	put_mt(&(struct mt_spec){MT(M_AWAITER), 0, c_awaiter, 24, MT(M_OBJECT), CL_MOD, 0, 0x12, 0, 0, awaiter_f, 1});
+	const struct fd awaiter_f[] = {cl_field(r, c_awaiter, "m_task", 0, 0x12)};
+	put_cl_class(MT(M_AWAITER), c_awaiter, 24, MT(M_OBJECT), 0, awaiter_f, 1);
 
 	put_task(T_CONT, MT(M_TASK), 0, K0, ADAC_TASK_WAITING_FOR_ACTIVATION);
 	put_task(T_TASK, MT(M_TASK), 0, T_LIST, ADAC_TASK_WAITING_FOR_ACTIVATION);

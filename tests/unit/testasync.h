@@ -52,6 +52,14 @@ static inline struct fd cl_field(const struct rts *r, uint32_t type, const char 
 	return (struct fd){field_rid(r->cmd, type, name), offset, elem, false};
 }
 
+/* A CoreLib class at mt: TypeDef `type`, BaseSize base_size, its parent (with parent_fields instance
+ * fields before its own) and its own fields. */
+static inline void put_cl_class(uint64_t mt, uint32_t type, uint32_t base_size, uint64_t parent, uint16_t parent_fields,
+                                const struct fd *fields, unsigned n)
+{
+	put_mt(&(struct mt_spec){mt, 0, type, base_size, parent, CL_MOD, 0, 0x12, 0, parent_fields, fields, n});
+}
+
 /* The rid of CoreLib's ns.outer+name. */
 static inline uint32_t cl_nested(const struct rts *r, const char *ns, const char *outer, const char *name)
 {
@@ -66,23 +74,21 @@ static inline uint32_t cl_nested(const struct rts *r, const char *ns, const char
 static inline void put_async_classes(const struct rts *r)
 {
 	uint32_t c_task = typedef_rid(r->cmd, "System.Threading.Tasks", "Task");
-	static struct fd task_f[3];
-	task_f[0] = cl_field(r, c_task, "m_stateObject", TASK_STATE_OBJECT - 8, 0x1c);
-	task_f[1] = cl_field(r, c_task, "m_continuationObject", TASK_CONTINUATION_OBJECT - 8, 0x1c);
-	task_f[2] = cl_field(r, c_task, "m_stateFlags", TASK_STATE_FLAGS - 8, 0x08);
-	put_mt(&(struct mt_spec){MT(M_TASK), 0, c_task, 48, MT(M_OBJECT), CL_MOD, 0, 0x12, 0, 0, task_f, 3});
+	const struct fd task_f[] = {
+		cl_field(r, c_task, "m_stateObject", TASK_STATE_OBJECT - 8, 0x1c),
+		cl_field(r, c_task, "m_continuationObject", TASK_CONTINUATION_OBJECT - 8, 0x1c),
+		cl_field(r, c_task, "m_stateFlags", TASK_STATE_FLAGS - 8, 0x08),
+	};
+	put_cl_class(MT(M_TASK), c_task, 48, MT(M_OBJECT), 0, task_f, 3);
 	cl_map_typedef(c_task, MT(M_TASK));
 
 	uint32_t c_ratc = typedef_rid(r->cmd, "System.Runtime.CompilerServices", "RuntimeAsyncTaskContinuation");
-	static struct fd ratc_f[1];
-	ratc_f[0] = cl_field(r, c_ratc, "Task", 24, 0x12);
-	put_mt(&(struct mt_spec){MT(M_RATC), 0, c_ratc, 48, MT(M_CONT), CL_MOD, 0, 0x12, 0, 4, ratc_f, 1});
+	const struct fd ratc_f[] = {cl_field(r, c_ratc, "Task", 24, 0x12)};
+	put_cl_class(MT(M_RATC), c_ratc, 48, MT(M_CONT), 4, ratc_f, 1);
 
 	uint32_t c_vtsc = cl_nested(r, "System.Runtime.CompilerServices", "AsyncHelpers", "ValueTaskSourceContinuation");
-	static struct fd vtsc_f[2];
-	vtsc_f[0] = cl_field(r, c_vtsc, "Source", 24, 0x1c);
-	vtsc_f[1] = cl_field(r, c_vtsc, "Token", 32, 0x06);
-	put_mt(&(struct mt_spec){MT(M_VTSC), 0, c_vtsc, 56, MT(M_CONT), CL_MOD, 0, 0x12, 0, 4, vtsc_f, 2});
+	const struct fd vtsc_f[] = {cl_field(r, c_vtsc, "Source", 24, 0x1c), cl_field(r, c_vtsc, "Token", 32, 0x06)};
+	put_cl_class(MT(M_VTSC), c_vtsc, 56, MT(M_CONT), 4, vtsc_f, 2);
 }
 
 /* A task object: MethodTable mt, its m_stateObject, m_continuationObject and m_stateFlags. */
