@@ -66,7 +66,6 @@ void adac_locals_free(struct adac_locals *l)
 	for (size_t i = 0; i < l->n; i++) {
 		free(l->v[i].name);
 		free(l->v[i].bytes);
-		free(l->v[i].text);
 		free(l->v[i].error);
 		adac_vtype_free(&l->v[i].type);
 	}
@@ -386,22 +385,6 @@ static int describe_special(struct adac_runtime *rt, struct adac_local *v, struc
 	return set_str(&v->type.name, err, "nint");
 }
 
-/* What the generic context pointer names. */
-static int context_text(struct adac_runtime *rt, struct adac_local *v, struct adac_error *err)
-{
-	if (!v->bytes)
-		return 0;
-	uint64_t p = adac_target_ptr_size(rt->t) == 8 ? adac_get_u64(v->bytes, 0) : adac_get_u32(v->bytes, 0);
-	const char *what = NULL;
-	struct adac_mt_info mi;
-	struct adac_method_info mdi;
-	if (p && adac_mt_read(rt, p, &mi, NULL) == 0)
-		what = adac_type_name(rt, p, 0, NULL);
-	else if (p && adac_md_read(rt, p, &mdi, NULL) == 0)
-		what = adac_method_name(rt, p, ADAC_NAME_PARAMS, NULL);
-	return set_str(&v->text, err, "0x%016llx%s%s", (unsigned long long)p, what ? " " : "", what ? what : "");
-}
-
 static int kind_rank(enum adac_local_kind k)
 {
 	switch (k) {
@@ -427,7 +410,7 @@ static int cmp_locals(const void *a, const void *b)
 	return x->index < y->index ? -1 : x->index > y->index;
 }
 
-/* The well-known slots the Flags locate (flat layout). */
+/* The Flags and the well-known slots they locate (flat layout): their raw values. */
 static int add_slots(struct adac_runtime *rt, const struct adac_async_frame *f, uint32_t obj_size,
                      struct adac_locals *out, struct adac_error *err)
 {
@@ -438,75 +421,51 @@ static int add_slots(struct adac_runtime *rt, const struct adac_async_frame *f, 
 	if (add_local(out, &v, err) || set_str(&v->name, err, "Flags"))
 		return -1;
 	v->kind = ADAC_LOCAL_SLOT;
+	v->slot = ADAC_LOCAL_FLAGS;
 	if (!cl->has_flags)
 		return set_str(&v->error, err, "%s",
 		               cl->class_mt ? "the Continuation class has no instance field Flags"
 		                            : "the runtime has not loaded the Continuation class");
-	unsigned ps = adac_target_ptr_size(rt->t);
-	uint32_t flags;
-	struct adac_error e = {0};
+	v->type.kind = ADAC_VK_PRIM;
+	v->type.elem = ADAC_ELEM_U4;
+	v->type.size = 4;
 	v->offset = cl->flags;
-	v->address = f->cont.addr + cl->flags;
-	if (adac_read_u32(rt->t, v->address, &flags, &e))
-		return set_str(&v->error, err, "%s", e.msg);
+	if (read_flat(rt, f, obj_size, v, err))
+		return -1;
+	if (!v->bytes)
+		return 0;
+	uint32_t flags = adac_get_u32(v->bytes, 0);
 	out->has_flags = true;
 	out->flags = flags;
 	const struct adac_cont_flags *fl;
+	struct adac_error e = {0};
 	if (adac_cont_flags(rt, &fl, &e))
 		return set_str(&v->error, err, "0x%08x: %s", flags, e.msg);
-	/* "0x00001010 { ContinueOnThreadPool, ExecutionContext = 1, Result = 2 }" */
-	char buf[512];
-	size_t used = (size_t)snprintf(buf, sizeof buf, "0x%08x {", flags);
-	unsigned parts = 0;
-	for (unsigned i = 0; i < fl->nnames && used < sizeof buf; i++)
-		if (flags & fl->value[i])
-			used += (size_t)snprintf(buf + used, sizeof buf - used, "%s %s", parts++ ? "," : "", fl->name[i]);
-	uint32_t index[ADAC_CONT_SLOT_COUNT];
+	unsigned ps = adac_target_ptr_size(rt->t);
 	for (int i = 0; i < ADAC_CONT_SLOT_COUNT; i++) {
-		index[i] = adac_cont_flags_index(fl, flags, (enum adac_cont_slot)i);
-		if (index[i] && used < sizeof buf)
-			used += (size_t)snprintf(buf + used, sizeof buf - used, "%s %s = %u", parts++ ? "," : "",
-			                         adac_cont_slot_name((enum adac_cont_slot)i), index[i]);
-	}
-	if (used < sizeof buf)
-		used += (size_t)snprintf(buf + used, sizeof buf - used, "%s}", parts ? " " : "");
-	if (fl->names_cut && used < sizeof buf)
-		snprintf(buf + used, sizeof buf - used, " (ContinuationFlags has more single-bit members than "
-		                                        "ADAC_MAX_FLAG_NAMES (%u): only the first are named)",
-		         ADAC_MAX_FLAG_NAMES);
-	if (set_str(&v->text, err, "%s", buf))
-		return -1;
-	for (int i = 0; i < ADAC_CONT_SLOT_COUNT; i++) {
-		if (!index[i])
+		uint32_t index = adac_cont_flags_index(fl, flags, (enum adac_cont_slot)i);
+		if (!index)
 			continue;
 		if (add_local(out, &v, err))
 			return -1;
 		v->kind = ADAC_LOCAL_SLOT;
-		v->offset = cl->data_start + (index[i] - 1) * ps;
-		v->address = f->cont.addr + v->offset;
+		v->slot = i;
+		v->slot_index = index;
+		v->offset = cl->data_start + (index - 1) * ps;
+		bool result = i == ADAC_CONT_SLOT_RESULT;
 		const char *static_type = i == ADAC_CONT_SLOT_EXECUTION_CONTEXT ? "System.Threading.ExecutionContext"
 		                        : i == ADAC_CONT_SLOT_EXCEPTION         ? "System.Exception"
 		                                                                : "object";
-		bool result = i == ADAC_CONT_SLOT_RESULT;
 		if (set_str(&v->name, err, "%s", result ? "result" : adac_cont_slot_name((enum adac_cont_slot)i)) ||
 		    (!result && set_str(&v->type.name, err, "%s", static_type)))
 			return -1;
-		v->type.kind = ADAC_VK_REF;
-		v->type.elem = ADAC_ELEM_CLASS;
+		/* The result's type is the awaited call's return type, which the continuation does not
+		 * record: its raw pointer-sized contents. */
+		v->type.kind = result ? ADAC_VK_POINTER : ADAC_VK_REF;
+		v->type.elem = result ? ADAC_ELEM_I : ADAC_ELEM_CLASS;
 		v->type.size = ps;
-		if (result) {
-			/* Its type is the awaited call's return type, which the continuation does not record. */
-			v->type.kind = ADAC_VK_POINTER;
-			v->type.elem = ADAC_ELEM_I;
-		}
 		if (read_flat(rt, f, obj_size, v, err))
 			return -1;
-		if (result && v->bytes) {
-			uint64_t raw = ps == 8 ? adac_get_u64(v->bytes, 0) : adac_get_u32(v->bytes, 0);
-			if (set_str(&v->text, err, "0x%016llx (slot %u at 0x%016llx; written when the awaited call completes)",
-			            (unsigned long long)raw, index[i], (unsigned long long)v->address))
-				return -1;
-		}
 	}
 	return 0;
 }
@@ -662,8 +621,6 @@ int adac_frame_locals_collect(struct adac_runtime *rt, const struct adac_async_f
 		}
 		rc = layout == ADAC_CONT_FLAT ? read_flat(rt, f, obj_size, v, err) : read_array(rt, &data, &gcdata, v, err);
 		if (rc)
-			goto fail;
-		if (v->kind == ADAC_LOCAL_GENERIC_CONTEXT && context_text(rt, v, err))
 			goto fail;
 	}
 	if (out->n > 1)

@@ -16,6 +16,7 @@ struct adac_runtime;
 struct adac_async_frame;
 
 #define ADAC_LOCAL_NONE UINT32_MAX   /* no offset / no GCData index */
+#define ADAC_LOCAL_FLAGS (-1)        /* adac_local.slot of Continuation.Flags itself */
 
 enum adac_local_kind {
 	ADAC_LOCAL_THIS,
@@ -23,7 +24,7 @@ enum adac_local_kind {
 	ADAC_LOCAL_LOCAL,
 	ADAC_LOCAL_GENERIC_CONTEXT,   /* TYPECTXT_ILNUM: the exact MethodTable or InstantiatedMethodDesc */
 	ADAC_LOCAL_SPECIAL,           /* another negative ILNUM (varargs handle, return buffer, ...) */
-	ADAC_LOCAL_SLOT,              /* a well-known slot located through Flags, or Flags itself */
+	ADAC_LOCAL_SLOT,              /* Flags, or a well-known slot it locates (bytes: the raw value) */
 };
 
 struct adac_local {
@@ -36,8 +37,9 @@ struct adac_local {
 	uint64_t address;          /* flat: where the value lives; array: its place in Data (0: none) */
 	uint32_t offset;           /* flat: from the continuation; array: in Data (ADAC_LOCAL_NONE: none) */
 	uint32_t gc_index;         /* array: first GCData element (ADAC_LOCAL_NONE: none) */
-	char *text;                /* SLOT/SPECIAL/GENERIC_CONTEXT: what is shown instead of a value */
-	char *error;               /* why the value cannot be shown; owned */
+	int slot;                  /* SLOT: enum adac_cont_slot, or ADAC_LOCAL_FLAGS (the Flags field) */
+	uint32_t slot_index;       /* SLOT other than Flags: its index in the Flags (1-based) */
+	char *error;               /* why the value cannot be read or decoded; owned */
 };
 
 struct adac_locals {

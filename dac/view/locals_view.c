@@ -6,10 +6,21 @@
 #include <string.h>
 
 #include "async/async_frame.h"
+#include "async/continuation.h"
 #include "base/cursor.h"
+#include "base/limits.h"
 #include "base/output.h"
+#include "types/methoddesc.h"
+#include "types/names.h"
 
 #define NONE ADAC_LOCAL_NONE
+
+static json_t *json_hex(uint64_t v)
+{
+	char buf[24];
+	snprintf(buf, sizeof buf, "0x%016llx", (unsigned long long)v);
+	return json_string(buf);
+}
 
 static bool matches(const struct adac_local *v, const char *name)
 {
@@ -21,34 +32,85 @@ static bool bracketed(const struct adac_local *v)
 	return v->kind == ADAC_LOCAL_SLOT || v->kind == ADAC_LOCAL_SPECIAL || v->kind == ADAC_LOCAL_GENERIC_CONTEXT;
 }
 
+static uint64_t raw_ptr(const struct adac_local *v)
+{
+	return v->type.size == 8 ? adac_get_u64(v->bytes, 0) : adac_get_u32(v->bytes, 0);
+}
+
+/* "0x00001010 { ContinueOnThreadPool, ExecutionContext = 1, Result = 2 }" */
+static int flags_text(struct adac_runtime *rt, uint32_t flags, struct adac_sig_text *text, struct adac_error *err)
+{
+	const struct adac_cont_flags *fl;
+	if (adac_sig_text_putf(text, err, "0x%08x", flags))
+		return -1;
+	if (adac_cont_flags(rt, &fl, NULL))
+		return 0; /* (the collection said why on the line instead) */
+	if (adac_sig_text_put(text, " {", err))
+		return -1;
+	unsigned parts = 0;
+	for (unsigned i = 0; i < fl->nnames; i++)
+		if ((flags & fl->value[i]) && adac_sig_text_putf(text, err, "%s %s", parts++ ? "," : "", fl->name[i]))
+			return -1;
+	for (int i = 0; i < ADAC_CONT_SLOT_COUNT; i++) {
+		uint32_t index = adac_cont_flags_index(fl, flags, (enum adac_cont_slot)i);
+		if (index && adac_sig_text_putf(text, err, "%s %s = %u", parts++ ? "," : "",
+		                                adac_cont_slot_name((enum adac_cont_slot)i), index))
+			return -1;
+	}
+	if (adac_sig_text_put(text, parts ? " }" : "}", err))
+		return -1;
+	if (fl->names_cut)
+		return adac_sig_text_putf(text, err,
+		                          " (ContinuationFlags has more single-bit members than ADAC_MAX_FLAG_NAMES (%u): only "
+		                          "the first are named)",
+		                          ADAC_MAX_FLAG_NAMES);
+	return 0;
+}
+
+/* The generic context pointer, and what it names. */
+static int context_text(struct adac_runtime *rt, uint64_t p, struct adac_sig_text *text, struct adac_error *err)
+{
+	const char *what = NULL;
+	struct adac_mt_info mi;
+	struct adac_method_info mdi;
+	if (p && adac_mt_read(rt, p, &mi, NULL) == 0)
+		what = adac_type_name(rt, p, 0, NULL);
+	else if (p && adac_md_read(rt, p, &mdi, NULL) == 0)
+		what = adac_method_name(rt, p, ADAC_NAME_PARAMS, NULL);
+	return adac_sig_text_putf(text, err, "0x%016llx%s%s", (unsigned long long)p, what ? " " : "", what ? what : "");
+}
+
 /* The value part of a line, and its JSON. */
-static int value_of(struct adac_runtime *rt, const struct adac_local *v, const uint32_t *l_flags,
-                    const struct adac_value_opts *o, struct adac_sig_text *text, json_t **json, struct adac_error *err)
+static int value_of(struct adac_runtime *rt, const struct adac_local *v, const struct adac_value_opts *o,
+                    struct adac_sig_text *text, json_t **json, struct adac_error *err)
 {
 	if (json)
 		*json = NULL;
-	if (v->error) {
+	if (v->error || !v->bytes) {
 		if (json)
 			*json = json_null();
-		return adac_sig_text_putf(text, err, "<error: %s>", v->error);
+		return v->error ? adac_sig_text_putf(text, err, "<error: %s>", v->error) : adac_sig_text_put(text, "<not read>", err);
 	}
-	if (v->text) {
-		if (json && v->kind == ADAC_LOCAL_SLOT && v->offset != NONE && strcmp(v->name, "Flags") == 0 && l_flags) {
-			*json = json_integer(*l_flags);
-		} else if (json && v->kind == ADAC_LOCAL_SLOT && v->bytes && v->type.kind == ADAC_VK_POINTER) {
-			/* the result slot: its raw contents */
-			char raw[24];
-			uint64_t p = v->type.size == 8 ? adac_get_u64(v->bytes, 0) : adac_get_u32(v->bytes, 0);
-			snprintf(raw, sizeof raw, "0x%016llx", (unsigned long long)p);
-			*json = json_string(raw);
-		} else if (json)
-			*json = json_string(v->text);
-		return adac_sig_text_put(text, v->text, err);
-	}
-	if (!v->bytes) {
+	if (v->kind == ADAC_LOCAL_SLOT && v->slot == ADAC_LOCAL_FLAGS) {
+		uint32_t flags = adac_get_u32(v->bytes, 0);
 		if (json)
-			*json = json_null();
-		return adac_sig_text_put(text, "<not read>", err);
+			*json = json_integer(flags);
+		return flags_text(rt, flags, text, err);
+	}
+	if (v->kind == ADAC_LOCAL_SLOT && v->slot == ADAC_CONT_SLOT_RESULT) {
+		/* its raw contents: the type is the awaited call's, which the continuation does not record */
+		uint64_t p = raw_ptr(v);
+		if (json)
+			*json = json_hex(p);
+		return adac_sig_text_putf(text, err, "0x%016llx (slot %u at 0x%016llx; written when the awaited call completes)",
+		                          (unsigned long long)p, v->slot_index, (unsigned long long)v->address);
+	}
+	if (v->kind == ADAC_LOCAL_GENERIC_CONTEXT) {
+		if (context_text(rt, raw_ptr(v), text, err))
+			return -1;
+		if (json)
+			*json = json_string(adac_sig_text_str(text));
+		return 0;
 	}
 	return adac_value_format(rt, &v->type, v->bytes, o, text, json, err);
 }
@@ -74,7 +136,7 @@ int adac_locals_print(struct adac_runtime *rt, const struct adac_locals *l, cons
 		if (!matches(v, name))
 			continue;
 		struct adac_sig_text text = {0};
-		if (value_of(rt, v, l->has_flags ? &l->flags : NULL, o, &text, NULL, err)) {
+		if (value_of(rt, v, o, &text, NULL, err)) {
 			adac_sig_text_free(&text);
 			return -1;
 		}
@@ -93,13 +155,6 @@ int adac_locals_print(struct adac_runtime *rt, const struct adac_locals *l, cons
 	return 0;
 }
 
-static json_t *json_hex(uint64_t v)
-{
-	char buf[24];
-	snprintf(buf, sizeof buf, "0x%016llx", (unsigned long long)v);
-	return json_string(buf);
-}
-
 json_t *adac_locals_json(struct adac_runtime *rt, const struct adac_locals *l, const char *name,
                          const struct adac_value_opts *o, struct adac_error *err)
 {
@@ -111,7 +166,7 @@ json_t *adac_locals_json(struct adac_runtime *rt, const struct adac_locals *l, c
 			continue;
 		struct adac_sig_text text = {0};
 		json_t *val = NULL;
-		if (value_of(rt, v, l->has_flags ? &l->flags : NULL, o, &text, &val, err)) {
+		if (value_of(rt, v, o, &text, &val, err)) {
 			adac_sig_text_free(&text);
 			json_decref(val);
 			json_decref(arr);
