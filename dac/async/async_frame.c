@@ -93,8 +93,11 @@ static bool is_shared_code(struct adac_runtime *rt, const struct adac_method_inf
 	return (mi->classification == ADAC_MD_INSTANTIATED && mi->imd_kind == ADAC_IMD_SHARED) || mt.is_shared_instantiation;
 }
 
-bool adac_frame_exact_inst(struct adac_runtime *rt, const struct adac_async_frame *f,
-                           const struct adac_suspension_point *sp, struct adac_exact_inst *out)
+/* The exact instantiation of a frame's shared code from the variables sp saves (flat layout): the
+ * generic-context slot holds the exact InstantiatedMethodDesc (generic methods) or MethodTable
+ * (static methods of generic types); `this` knows it otherwise. false when nothing says. */
+static bool exact_inst(struct adac_runtime *rt, const struct adac_async_frame *f, const struct adac_suspension_point *sp,
+                       struct adac_exact_inst *out)
 {
 	memset(out, 0, sizeof *out);
 	struct adac_method_info mi;
@@ -150,7 +153,7 @@ void adac_async_frame_instantiate(struct adac_runtime *rt, struct adac_async_fra
 		f->method = f->canonical_method;
 		f->canonical_method = NULL;
 	}
-	f->has_exact = f->shared_code && adac_frame_exact_inst(rt, f, f->sp, &f->exact);
+	f->has_exact = f->shared_code && exact_inst(rt, f, f->sp, &f->exact);
 	if (!f->has_exact || !f->method)
 		return;
 	const struct adac_exact_inst *x = &f->exact;

@@ -90,11 +90,6 @@ void adac_async_frame_resolve(struct adac_runtime *rt, const struct adac_continu
  * own). */
 void adac_async_frame_use_debug_info(struct adac_async_frame *f, const struct adac_debug_info *di);
 
-/* The exact instantiation of a frame's shared code from the variables sp saves (flat layout);
- * false when nothing the continuation saved says. */
-bool adac_frame_exact_inst(struct adac_runtime *rt, const struct adac_async_frame *f,
-                           const struct adac_suspension_point *sp, struct adac_exact_inst *out);
-
 /* (Re)computes exact and the frame's names for its own continuation: after a frame is resolved, or
  * copied from a frame resolved for the same code and State. */
 void adac_async_frame_instantiate(struct adac_runtime *rt, struct adac_async_frame *f);
