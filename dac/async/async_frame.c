@@ -1,6 +1,7 @@
 /* async_frame.c - resolves continuations into logical frames. */
 #include "async/async_frame.h"
 
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,6 +11,7 @@
 #include "code/debuginfo.h"
 #include "code/execution_manager.h"
 #include "metadata/pdb.h"
+#include "runtime/object.h"
 #include "runtime/runtime.h"
 #include "target/target.h"
 #include "types/fielddesc.h"
@@ -19,74 +21,89 @@
 #define note(f, ...) adac_note_add((f)->note, sizeof (f)->note, __VA_ARGS__)
 
 /* Method name, module and token of a MethodDesc into the frame. */
-static void name_method(struct adac_runtime *rt, uint64_t md, struct adac_async_frame *f)
+static void name_method(struct adac_runtime *rt, uint64_t md, const struct adac_method_info *mi,
+                        struct adac_async_frame *f)
 {
 	struct adac_error err = {0};
-	struct adac_method_info mi;
-	if (adac_md_read(rt, md, &mi, &err)) {
-		note(f, "%s", err.msg);
-		return;
-	}
-	f->token = mi.token;
-	f->hidden = mi.diagnostics_hidden;
+	f->token = mi->token;
+	f->hidden = mi->diagnostics_hidden;
 	f->method = adac_method_name(rt, md, ADAC_NAME_PARAMS, &err);
 	if (!f->method)
 		note(f, "%s", err.msg);
 	adac_error_clear(&err);
-	f->module = adac_module_file_name(rt, mi.module, &err);
+	f->module = adac_module_file_name(rt, mi->module, &err);
 }
 
-/* IL offset of the suspension, and the check that State names this suspension point; that point
- * (NULL when State names none). */
-static const struct adac_suspension_point *locate(struct adac_runtime *rt, const struct adac_code_info *code,
-                                                  struct adac_async_frame *f)
+enum adac_state_verdict adac_state_check(const struct adac_debug_info *di, int32_t state, bool has_offset,
+                                         uint64_t offset, const struct adac_suspension_point **sp, char *why,
+                                         size_t size)
 {
-	struct adac_error err = {0};
-	const struct adac_debug_info *di;
-	if (adac_debuginfo_get(rt, code, &di, &err)) {
-		note(f, "no debug info: %s", err.msg);
-		return NULL;
+	*sp = NULL;
+	if (size)
+		why[0] = '\0';
+	if (!di || di->num_suspension_points == 0)
+		return ADAC_STATE_UNCHECKED;
+	uint32_t n = di->num_suspension_points;
+	if (state < 0 || (uint32_t)state >= n) {
+		snprintf(why, size, "State %d is out of range: the method's debug info has %u suspension point%s", state, n,
+		         n == 1 ? "" : "s");
+		return ADAC_STATE_OUT_OF_RANGE;
 	}
-	uint32_t source = 0;
-	uint32_t il = adac_debuginfo_il_offset(di, (uint32_t)f->offset, &source);
+	*sp = &di->suspension_points[state];
+	if (has_offset && (*sp)->diagnostic_native_offset != offset) {
+		snprintf(why, size, "State %d is the suspension point at +0x%x, but DiagnosticIP is at +0x%llx", state,
+		         (*sp)->diagnostic_native_offset, (unsigned long long)offset);
+		return ADAC_STATE_MISMATCH;
+	}
+	return ADAC_STATE_OK;
+}
+
+void adac_async_frame_use_debug_info(struct adac_async_frame *f, const struct adac_debug_info *di)
+{
+	f->debug_info = di;
+	f->state_verdict = adac_state_check(di, f->cont.state, f->has_code, f->code.offset, &f->sp, f->state_why,
+	                                    sizeof f->state_why);
+	if (f->state_why[0])
+		note(f, "%s", f->state_why);
+}
+
+/* The debug info of the frame's code version, the IL offset of the suspension, and the verdict on
+ * State. */
+static void locate(struct adac_runtime *rt, struct adac_async_frame *f)
+{
+	const struct adac_debug_info *di;
+	if (adac_debuginfo_get(rt, &f->code, &di, &f->debug_info_err)) {
+		note(f, "no debug info: %s", f->debug_info_err.msg);
+		return;
+	}
+	uint32_t il = adac_debuginfo_il_offset(di, (uint32_t)f->code.offset, NULL);
 	if (il != ADAC_IL_NO_MAPPING && il != ADAC_IL_PROLOG && il != ADAC_IL_EPILOG) {
 		f->has_il = true;
 		f->il_offset = il;
 	}
-	if (di->num_suspension_points) {
-		int32_t state = f->cont.state;
-		if (state < 0 || (uint32_t)state >= di->num_suspension_points) {
-			note(f, "State %d is out of range: the method has %u suspension point%s", state, di->num_suspension_points,
-			     di->num_suspension_points == 1 ? "" : "s");
-			return NULL;
-		}
-		if (di->suspension_points[state].diagnostic_native_offset != f->offset)
-			note(f, "State %d is suspension point at +0x%x, but DiagnosticIP is at +0x%llx", state,
-			     di->suspension_points[state].diagnostic_native_offset, (unsigned long long)f->offset);
-		return &di->suspension_points[state];
-	}
-	return NULL;
+	adac_async_frame_use_debug_info(f, di);
 }
 
-/* Is the MethodDesc shared generic code (a __Canon instantiation of its type or of itself)? */
-static bool is_shared_code(struct adac_runtime *rt, uint64_t md)
+/* Is the method shared generic code (a __Canon instantiation of its type or of itself)? */
+static bool is_shared_code(struct adac_runtime *rt, const struct adac_method_info *mi)
 {
-	struct adac_method_info mi;
 	struct adac_mt_info mt;
-	if (adac_md_read(rt, md, &mi, NULL) || adac_mt_read(rt, mi.method_table, &mt, NULL))
+	if (adac_mt_read(rt, mi->method_table, &mt, NULL))
 		return false;
-	return (mi.classification == ADAC_MD_INSTANTIATED && mi.imd_kind == ADAC_IMD_SHARED) || mt.is_shared_instantiation;
+	return (mi->classification == ADAC_MD_INSTANTIATED && mi->imd_kind == ADAC_IMD_SHARED) || mt.is_shared_instantiation;
 }
 
-bool adac_frame_exact_inst(struct adac_runtime *rt, const struct adac_async_frame *f,
-                           const struct adac_suspension_point *sp, struct adac_exact_inst *out)
+/* The exact instantiation of a frame's shared code from the variables sp saves (flat layout): the
+ * generic-context slot holds the exact InstantiatedMethodDesc (generic methods) or MethodTable
+ * (static methods of generic types); `this` knows it otherwise. false when nothing says. */
+static bool exact_inst(struct adac_runtime *rt, const struct adac_async_frame *f, const struct adac_suspension_point *sp,
+                       struct adac_exact_inst *out)
 {
 	memset(out, 0, sizeof *out);
-	enum adac_cont_layout_kind layout;
 	struct adac_method_info mi;
 	struct adac_mt_info cls;
-	if (!f->method_desc || !sp || adac_cont_layout(rt, &layout, NULL) || layout != ADAC_CONT_FLAT ||
-	    adac_md_read(rt, f->method_desc, &mi, NULL) || adac_mt_read(rt, mi.method_table, &cls, NULL))
+	if (!f->method_desc || !sp || f->cont.layout != ADAC_CONT_FLAT || adac_md_read(rt, f->method_desc, &mi, NULL) ||
+	    adac_mt_read(rt, mi.method_table, &cls, NULL))
 		return false;
 	uint64_t ctx = 0, self = 0;
 	for (uint32_t i = 0; i < sp->num_vars; i++) {
@@ -136,27 +153,25 @@ void adac_async_frame_instantiate(struct adac_runtime *rt, struct adac_async_fra
 		f->method = f->canonical_method;
 		f->canonical_method = NULL;
 	}
-	struct adac_exact_inst x;
-	if (!f->shared_sp || !f->method || !adac_frame_exact_inst(rt, f, f->shared_sp, &x))
+	f->has_exact = f->shared_code && exact_inst(rt, f, f->sp, &f->exact);
+	if (!f->has_exact || !f->method)
 		return;
-	const char *exact = x.from == ADAC_EXACT_METHOD_DESC
-	                        ? adac_method_name(rt, x.method_desc, ADAC_NAME_PARAMS, NULL)
-	                        : adac_method_name_in(rt, f->method_desc, x.method_table, ADAC_NAME_PARAMS, NULL);
+	const struct adac_exact_inst *x = &f->exact;
+	const char *exact = x->from == ADAC_EXACT_METHOD_DESC
+	                        ? adac_method_name(rt, x->method_desc, ADAC_NAME_PARAMS, NULL)
+	                        : adac_method_name_in(rt, f->method_desc, x->method_table, ADAC_NAME_PARAMS, NULL);
 	if (exact && strcmp(exact, f->method) != 0) {
 		f->canonical_method = f->method;
 		f->method = exact;
 	}
 }
 
-static void find_source(struct adac_runtime *rt, struct adac_async_frame *f)
+static void find_source(struct adac_runtime *rt, const struct adac_method_info *mi, struct adac_async_frame *f)
 {
 	if (!f->has_il || !f->token)
 		return;
 	struct adac_error err = {0};
-	struct adac_method_info mi;
-	if (adac_md_read(rt, f->method_desc, &mi, &err))
-		return;
-	const char *path = adac_module_path(rt, mi.module, &err);
+	const char *path = adac_module_path(rt, mi->module, &err);
 	if (!path || !*path) {
 		note(f, "no PDB: the module has no file path");
 		return;
@@ -194,18 +209,17 @@ void adac_async_frame_resolve(struct adac_runtime *rt, const struct adac_continu
 		adac_error_clear(&err);
 	}
 	uint64_t md = 0;
-	const struct adac_suspension_point *sp = NULL;
 	if (c->diagnostic_ip) {
-		struct adac_code_info code;
-		if (adac_em_find_code(rt, c->diagnostic_ip, &code, &err) == 0 && code.method_desc) {
+		if (adac_em_find_code(rt, c->diagnostic_ip, &f->code, &f->debug_info_err) == 0 && f->code.method_desc) {
 			f->has_code = true;
-			md = f->method_desc = code.method_desc;
-			f->code_start = code.code_start;
-			f->offset = code.offset;
-			sp = locate(rt, &code, f);
+			md = f->method_desc = f->code.method_desc;
+			locate(rt, f);
 		} else {
-			note(f, "DiagnosticIP 0x%llx: %s", (unsigned long long)c->diagnostic_ip,
-			     err.msg[0] ? err.msg : "no MethodDesc");
+			if (!adac_failed(&f->debug_info_err))
+				adac_fail(&f->debug_info_err, ADAC_E_NOT_FOUND, c->diagnostic_ip, "no MethodDesc");
+			adac_error_wrap(&f->debug_info_err, "DiagnosticIP 0x%llx: ", (unsigned long long)c->diagnostic_ip);
+			note(f, "%s", f->debug_info_err.msg);
+			memset(&f->code, 0, sizeof f->code);
 		}
 	}
 	if (md && f->resume_md && md != f->resume_md) {
@@ -230,13 +244,33 @@ void adac_async_frame_resolve(struct adac_runtime *rt, const struct adac_continu
 		}
 		return;
 	}
-	name_method(rt, md, f);
-	find_source(rt, f);
-	if (sp && f->method && is_shared_code(rt, md)) {
-		f->shared_sp = sp;
+	struct adac_method_info mi;
+	if (adac_md_read(rt, md, &mi, &err)) {
+		note(f, "%s", err.msg);
+		return;
+	}
+	name_method(rt, md, &mi, f);
+	find_source(rt, &mi, f);
+	if (f->sp && is_shared_code(rt, &mi)) {
+		f->shared_code = true;
 		adac_async_frame_instantiate(rt, f);
 	}
 }
+
+_Static_assert(offsetof(struct adac_async_frame, note) + sizeof ((struct adac_async_frame *)0)->note + 8 >
+                   sizeof(struct adac_async_frame),
+               "adac_async_frame_copy copies the fields before note whole: note must stay the last member");
+
+void adac_async_frame_copy(struct adac_async_frame *dst, const struct adac_async_frame *src)
+{
+	/* Everything before the note, then the note's text only (most of its buffer is unused). */
+	memcpy(dst, src, offsetof(struct adac_async_frame, note));
+	strcpy(dst->note, src->note);
+	if (src->method == src->name_buf)
+		dst->method = dst->name_buf;
+}
+
+bool adac_async_frame_shown(const struct adac_async_frame *f) { return !f->infrastructure && !f->hidden; }
 
 /* Where a hand-rolled continuation type keeps what it awaits, found once per MethodTable (ps sees
  * thousands of chains with a handful of head types). */
@@ -271,20 +305,13 @@ static const struct await_fields *fields_of(struct adac_runtime *rt, uint64_t mt
 	memset(e, 0, sizeof *e);
 	e->mt = mt;
 	e->via = -1;
-	unsigned ps = adac_target_ptr_size(rt->t);
 	for (size_t i = 0; i < sizeof object_fields / sizeof object_fields[0]; i++) {
-		struct adac_field fld;
-		if (adac_mt_find_field(rt, mt, object_fields[i], &fld, NULL) == 0 && !fld.is_static) {
+		if (adac_mt_field_offset(rt, mt, object_fields[i], &e->obj_off, NULL) == 0) {
 			e->via = (int)i;
-			e->obj_off = fld.offset + ps;
 			break;
 		}
 	}
-	struct adac_field tok;
-	if (adac_mt_find_field(rt, mt, "Token", &tok, NULL) == 0 && !tok.is_static) {
-		e->has_token = true;
-		e->token_off = tok.offset + ps;
-	}
+	e->has_token = adac_mt_field_offset(rt, mt, "Token", &e->token_off, NULL) == 0;
 	return e;
 }
 

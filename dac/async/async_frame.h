@@ -1,6 +1,5 @@
-/* async_frame.h - one logical async frame: a continuation resolved to its method, native offset,
- * IL offset and source line, two independent ways (DiagnosticIP through the code map; Resume
- * through the resumption stub) and cross-checked; plus what a chain is waiting on. */
+/* async_frame.h - one logical async frame: a continuation resolved to its method, code version,
+ * debug info, suspension point, IL offset and source line; and what a chain is waiting on. */
 #ifndef ADAC_ASYNC_FRAME_H
 #define ADAC_ASYNC_FRAME_H
 
@@ -9,32 +8,65 @@
 
 #include "async/continuation.h"
 #include "base/error.h"
+#include "code/execution_manager.h"
 
 struct adac_runtime;
+struct adac_debug_info;
 struct adac_suspension_point;
 
 #define ADAC_FRAME_NOTE_MAX 512
+#define ADAC_STATE_WHY_MAX 128
+
+/* Continuation.State against the suspension points its code's debug info lists. */
+enum adac_state_verdict {
+	ADAC_STATE_UNCHECKED,     /* no debug info with suspension points to check it against */
+	ADAC_STATE_OK,            /* it names a suspension point (at DiagnosticIP, when that is known) */
+	ADAC_STATE_MISMATCH,      /* it names a suspension point elsewhere than DiagnosticIP */
+	ADAC_STATE_OUT_OF_RANGE,  /* it names no suspension point */
+};
+
+/* Checks `state` against di: the verdict, the point it names (*sp, NULL when none) and, in why
+ * ("" when OK or UNCHECKED), the verdict in words. has_offset: DiagnosticIP's offset in the code is
+ * known (flat layout) and the point must be there. */
+enum adac_state_verdict adac_state_check(const struct adac_debug_info *di, int32_t state, bool has_offset,
+                                         uint64_t offset, const struct adac_suspension_point **sp, char *why,
+                                         size_t size);
+
+/* The exact instantiation behind a frame of shared generic code (C<System.__Canon> running for
+ * C<System.String>), from what the continuation saved: the generic-context variable, or `this`. */
+enum adac_exact_from { ADAC_EXACT_METHOD_DESC, ADAC_EXACT_METHOD_TABLE, ADAC_EXACT_THIS };
+struct adac_exact_inst {
+	enum adac_exact_from from;
+	uint64_t method_desc;   /* the exact InstantiatedMethodDesc (METHOD_DESC), else 0 */
+	uint64_t method_table;  /* the exact type of the method */
+};
 
 struct adac_async_frame {
 	struct adac_continuation cont;
 	bool infrastructure;          /* no DiagnosticIP: a task/value-task continuation, not user code */
 	bool hidden;                  /* a thunk or stub debuggers do not show */
 
-	/* Route 1: DiagnosticIP -> code map (flat layout). */
+	/* Route 1: DiagnosticIP -> code map (flat layout): the code version that made the continuation,
+	 * its debug info (runtime-owned, NULL when none: debug_info_err says why) and the suspension
+	 * point State names in it. */
 	bool has_code;
-	uint64_t method_desc;
-	uint64_t code_start;
-	uint64_t offset;              /* DiagnosticIP - code_start */
+	struct adac_code_info code;
+	const struct adac_debug_info *debug_info;
+	struct adac_error debug_info_err;
+	enum adac_state_verdict state_verdict;
+	char state_why[ADAC_STATE_WHY_MAX]; /* the verdict in words, "" when OK or UNCHECKED */
+	const struct adac_suspension_point *sp; /* runtime-owned, NULL when State names none */
 	/* Route 2: Resume -> resumption stub -> target. */
 	uint64_t resume_md;           /* 0 when unknown */
 	bool routes_disagree;         /* both routes answered with different methods */
 
-	const char *method;           /* display name (runtime-owned or name_buf), NULL when unknown; for
-	                               * shared generic code the exact instantiation when the
-	                               * continuation says it (adac_frame_exact_inst) */
+	uint64_t method_desc;         /* route 1's, else route 2's; 0 when neither */
+	bool shared_code;             /* the method is shared generic code (C<System.__Canon>) */
+	bool has_exact;               /* ... and the continuation says which instantiation runs */
+	struct adac_exact_inst exact;
+	const char *method;           /* display name (runtime-owned or name_buf), NULL when unknown; the
+	                               * exact instantiation when has_exact */
 	const char *canonical_method; /* then the MethodDesc's own name (C<System.__Canon>), else NULL */
-	const struct adac_suspension_point *shared_sp; /* shared generic code: the suspension point
-	                               * whose saved vars say the instantiation (runtime-owned) */
 	char name_buf[128];           /* a name known only as text (an ambiguous resume stub target) */
 	const char *module;           /* module file name ("MyApp.dll"), NULL when unknown */
 	uint32_t token;
@@ -46,7 +78,7 @@ struct adac_async_frame {
 	uint32_t line;
 
 	/* Problems that did not stop the frame from being shown, "; "-separated (no PDB, state
-	 * mismatch, route disagreement, ...). */
+	 * mismatch, route disagreement, ...). Last: a frame is copied up to its note's text. */
 	char note[ADAC_FRAME_NOTE_MAX];
 };
 
@@ -54,24 +86,19 @@ struct adac_async_frame {
  * note. */
 void adac_async_frame_resolve(struct adac_runtime *rt, const struct adac_continuation *c, struct adac_async_frame *f);
 
-/* The exact instantiation behind a frame of shared generic code (C<System.__Canon> running for
- * C<System.String>), from the variables sp saves (flat layout): the generic-context slot holds the
- * exact InstantiatedMethodDesc (generic methods) or MethodTable (static methods of generic types);
- * instance methods of generic types have `this`, whose type (or a base type) is the exact one.
- * false when the method is not shared code or nothing the continuation saved says. */
-enum adac_exact_from { ADAC_EXACT_METHOD_DESC, ADAC_EXACT_METHOD_TABLE, ADAC_EXACT_THIS };
-struct adac_exact_inst {
-	enum adac_exact_from from;
-	uint64_t method_desc;   /* the exact InstantiatedMethodDesc (METHOD_DESC), else 0 */
-	uint64_t method_table;  /* the exact type of the method */
-};
-bool adac_frame_exact_inst(struct adac_runtime *rt, const struct adac_async_frame *f,
-                           const struct adac_suspension_point *sp, struct adac_exact_inst *out);
+/* Sets the frame's debug info and checks its State against it (resolution does; tests give their
+ * own). */
+void adac_async_frame_use_debug_info(struct adac_async_frame *f, const struct adac_debug_info *di);
 
-/* Names the frame by its exact instantiation (f->method, f->canonical_method) when it runs shared
- * generic code and the continuation says which: per continuation, after a frame is resolved or
- * copied from a cache of frames resolved by code address and state. */
+/* (Re)computes exact and the frame's names for its own continuation: after a frame is resolved, or
+ * copied from a frame resolved for the same code and State. */
 void adac_async_frame_instantiate(struct adac_runtime *rt, struct adac_async_frame *f);
+
+/* Copies a frame (its note's text only), keeping a name held in the frame itself. */
+void adac_async_frame_copy(struct adac_async_frame *dst, const struct adac_async_frame *src);
+
+/* Is the frame one `bt` shows (user code, not a thunk or an infrastructure continuation)? */
+bool adac_async_frame_shown(const struct adac_async_frame *f);
 
 /* What an infrastructure continuation (the head of a suspended chain) is waiting on. */
 struct adac_awaiting {

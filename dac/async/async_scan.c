@@ -16,9 +16,6 @@
 #include "runtime/runtime.h"
 #include "runtime/threads.h"
 #include "target/target.h"
-#include "types/corelib.h"
-#include "types/fielddesc.h"
-#include "types/methoddesc.h"
 
 #define PROGRESS_EVERY 65536u       /* objects between two progress reports */
 
@@ -183,16 +180,11 @@ static int on_object(void *ctx, const struct adac_gc_object *o)
 
 static int init_layout(struct scan_ctx *c, struct adac_error *err)
 {
-	struct adac_runtime *rt = c->rt;
-	uint64_t corelib;
-	if (adac_corelib_module(rt, &corelib, err) || adac_task_layout(rt, &c->task, err))
+	const struct adac_cont_layout *cl;
+	if (adac_task_layout(c->rt, &c->task, err) || adac_cont_layout(c->rt, &cl, err))
 		return -1;
-	if (adac_module_type(rt, corelib, "System.Runtime.CompilerServices", "Continuation", &c->scan->cont_mt, err))
-		return -1;
-	if (c->scan->cont_mt && adac_mt_field_offset(rt, c->scan->cont_mt, "Next", &c->next_off, err)) {
-		adac_error_wrap(err, "Continuation: ");
-		return -1;
-	}
+	c->scan->cont_mt = cl->class_mt;
+	c->next_off = cl->next;
 	return 0;
 }
 

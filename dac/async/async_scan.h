@@ -1,28 +1,7 @@
-/* async_scan.h - every async chain of a process or core, for `ps`.
- *
- * One pass over the GC heap (adac_gc_walk) keeps, from the bytes the walk already read:
- *   - every runtime-async Continuation (its MethodTable is, or derives from, the Continuation class)
- *     with its MethodTable and Next;
- *   - every not-completed Task (System.Threading.Tasks.Task or a type derived from it) that can be
- *     part of an async stack: one whose m_stateObject or m_continuationObject is set, and every
- *     classic state-machine box (a Task with a StateMachine field, classic_async.h), with its
- *     m_stateFlags. Completed tasks (RanToCompletion, Faulted, Canceled: 0x1600000, as SOS
- *     dumpasync) are counted, not kept.
- * Verdicts (continuation / task / box / other) are computed once per MethodTable.
- *
- * Then the chains (adac_async_scan_chains). A head is
- *   1. a thread's dispatcher record's NextContinuation: a running chain (the method that runs is
- *      an ordinary frame of that thread; its task is the record's CurrentTask when recorded);
- *   2. the continuation a task holds in m_stateObject (the task owns the suspended chain);
- *   3. a continuation that no other continuation's Next points to.
- * Chains are walked in memory (Next looked up among the continuations found), in that order, and
- * each continuation belongs to the first chain that reaches it. A head of kind 3 whose walk reaches
- * a continuation of an owned chain is STALE (an old continuation left on the heap after its chain
- * resumed); one that reaches none is UNOWNED (a sentinel, a chain being built, or garbage: `ps`
- * shows it only when it has user frames).
- *
- * The stitching of these chains with classic state machines into logical stacks is in
- * classic_async.h. */
+/* async_scan.h - every async chain of a process or core, for `ps`: one pass over the GC heap keeps
+ * the continuations and the pending tasks (and classic state-machine boxes), the threads'
+ * dispatcher records give the running chains, and the chains are built from them in memory
+ * (docs/architecture.md, "All chains"). */
 #ifndef ADAC_ASYNC_SCAN_H
 #define ADAC_ASYNC_SCAN_H
 
@@ -129,6 +108,8 @@ struct adac_async_scan {
 	bool structures_valid;          /* GC StructureInvalidCount == 0 */
 	struct adac_gc_walk_report walk;
 	struct adac_error threads_err;  /* dispatcher records that could not be read (first cause) */
+	struct adac_error awaiters_cut; /* classic_async.c: a cap that cut what a task's continuation
+	                                 * object was resolved to (first cause, ADAC_E_LIMIT) */
 	double seconds_heap, seconds_link;
 };
 

@@ -11,6 +11,7 @@
 #include "base/limits.h"
 #include "metadata/ecma_metadata.h"
 #include "metadata/pdb.h"
+#include "runtime/object.h"
 #include "runtime/runtime.h"
 #include "target/target.h"
 #include "types/corelib.h"
@@ -192,8 +193,14 @@ static int resolve_task(struct resolver *r, struct adac_scan_task *t, struct ada
 		uint32_t size = 0;
 		if (!items || adac_read_u32(r->rt->t, obj + w->size_off, &size, NULL))
 			return 0;
-		if (size > ADAC_MAX_LIST_ITEMS)
+		if (size > ADAC_MAX_LIST_ITEMS) {
+			if (!adac_failed(&r->scan->awaiters_cut))
+				adac_fail(&r->scan->awaiters_cut, ADAC_E_LIMIT, t->addr,
+				          "task 0x%llx: its List<object> of %u continuations is longer than ADAC_MAX_LIST_ITEMS (%u): "
+				          "the rest are not followed",
+				          (unsigned long long)t->addr, size, ADAC_MAX_LIST_ITEMS);
 			size = ADAC_MAX_LIST_ITEMS;
+		}
 		/* Array data: after the MethodTable and the length (padded to a pointer on 64-bit). */
 		uint64_t data = items + 2ull * r->ps;
 		uint32_t len = 0;
@@ -219,6 +226,7 @@ int adac_classic_resolve_awaiters(struct adac_runtime *rt, struct adac_async_sca
 {
 	struct resolver r = {.rt = rt, .scan = scan, .ps = adac_target_ptr_size(rt->t)};
 	scan->awaiter_count = 0;
+	adac_error_clear(&scan->awaiters_cut);
 	int rc = 0;
 	for (size_t i = 0; i < scan->task_count && rc == 0; i++)
 		rc = resolve_task(&r, &scan->tasks[i], err);

@@ -1,36 +1,6 @@
-/* classic_async.h - classic (compiler-generated state machine) async, and the logical stacks that
- * stitch classic and runtime-async frames together, for `ps`.
- *
- * Boxes. A classic async method suspended at an await lives in an
- * AsyncTaskMethodBuilder<TResult>+AsyncStateMachineBox<TStateMachine> (or a type derived from it):
- * a Task with a StateMachine field holding the compiler-generated state machine (a struct in
- * optimized builds, a class in debug builds) whose <>1__state is the await state (N: suspended at
- * await N; -1: running or not started; -2: done). The state machine type is named "<Method>d__N"
- * and nested in the method's type, which gives the kickoff method (the one the user wrote).
- *
- * Edges. A task's m_continuationObject says what runs when it completes, resolved as SOS dumpasync
- * resolves it: a box or a task as they are; a runtime-async Continuation (the head of the chain
- * that awaits the task); each item of a List<object>; otherwise the object's m_task field, or its
- * m_action delegate's _target (through AsyncMethodBuilderCore+ContinuationWrapper._continuation).
- *
- * Stitch points, as the .NET 11.0.0 runtime makes them (targets/dotnet/mixed, checked against
- * Microsoft's DAC):
- *   - runtime-async code awaiting a classic Task: the caller's chain starts with a
- *     RuntimeAsyncTaskContinuation whose Task is the classic box, followed by a runtime-created
- *     thunk continuation whose DiagnosticIP resolves to the classic method (a hidden frame); the
- *     box's m_continuationObject is that RuntimeAsyncTaskContinuation;
- *   - classic code awaiting runtime-async code: the callee chain's RuntimeAsyncTask (the task whose
- *     m_stateObject holds the chain) has the classic box in m_continuationObject.
- * So every edge is "task -> what its m_continuationObject resolves to", in both directions.
- *
- * The graph. Nodes are the chains that are not stale (async_scan.h), the boxes, and the other
- * tasks that have awaiters. A chain's task (its owner) and a box are the tasks whose awaiters are
- * the node's callers; edges go callee -> caller. A stack starts at a frame node (a chain or a box)
- * that no frame node feeds, directly or through other tasks (a task fed by nothing, such as a
- * TaskCompletionSource's, is what the stack is awaiting), and follows callers to a node without
- * any. A node awaited by several callers starts several stacks (one per path), like the branches
- * SOS dumpasync indents. Frame nodes on a cycle (a deadlock) that no stack reached start a stack
- * of their own, marked as a cycle. */
+/* classic_async.h - classic (compiler-generated state machine) async frames, what each task's
+ * m_continuationObject resolves to, and the logical stacks that stitch classic and runtime-async
+ * frames together, for `ps` (docs/architecture.md, "Logical stacks"). */
 #ifndef ADAC_CLASSIC_ASYNC_H
 #define ADAC_CLASSIC_ASYNC_H
 
@@ -44,7 +14,9 @@ struct adac_runtime;
 struct adac_async_scan;
 
 /* Resolves every kept task's m_continuationObject into scan->awaiters (addresses of continuations,
- * boxes and tasks, or of objects that are none of these). Unreadable wrappers are skipped. */
+ * boxes and tasks, or of objects that are none of these). Unreadable wrappers are skipped; of a
+ * List<object> longer than ADAC_MAX_LIST_ITEMS the first ones are followed and scan->awaiters_cut
+ * says so. */
 int adac_classic_resolve_awaiters(struct adac_runtime *rt, struct adac_async_scan *scan, struct adac_error *err);
 
 /* One classic frame: what a box says about its method. */

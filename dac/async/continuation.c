@@ -1,14 +1,17 @@
-/* continuation.c - reads Continuation objects and walks their chains. */
+/* continuation.c - the Continuation class, its layout and flags; reads continuations and walks
+ * their chains. */
 #include "async/continuation.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "async/task.h"
 #include "base/addr_map.h"
 #include "base/cursor.h"
-#include "base/limits.h"
+#include "metadata/ecma_metadata.h"
 #include "runtime/descriptor.h"
+#include "runtime/object.h"
 #include "runtime/runtime.h"
 #include "target/target.h"
 #include "types/corelib.h"
@@ -17,12 +20,14 @@
 #include "types/names.h"
 
 #define MT_CACHE_SIZE 256u     /* verdicts per MethodTable; a chain uses a handful of MTs */
+#define HEADER_MAX 64u         /* bytes of the fields read per continuation (checked at init) */
+#define CONT_NS "System.Runtime.CompilerServices"
 
 /* Flat layout fields, from the descriptor's ContinuationObject and AsyncResumeInfo types. */
-#define FLAT_FIELDS(X)                                \
-	X(CONT_NEXT, "ContinuationObject", "Next", 8)     \
+#define FLAT_FIELDS(X)                                         \
+	X(CONT_NEXT, "ContinuationObject", "Next", 8)              \
 	X(CONT_RESUME_INFO, "ContinuationObject", "ResumeInfo", 8) \
-	X(CONT_STATE, "ContinuationObject", "State", 4)   \
+	X(CONT_STATE, "ContinuationObject", "State", 4)            \
 	X(RI_DIAGNOSTIC_IP, "AsyncResumeInfo", "DiagnosticIP", 8)
 
 enum {
@@ -43,141 +48,156 @@ struct mt_verdict {
 	bool is_continuation;
 };
 
-/* Array layout fields, from the Continuation class's own FieldDescs (object-relative offsets). */
-enum { A_NEXT, A_RESUME, A_STATE, A_FLAGS, A_DATA, A_GCDATA, A_COUNT };
-static const char *const array_fields[A_COUNT] = {"Next", "Resume", "State", "Flags", "Data", "GCData"};
-
 struct cont_state {
-	enum adac_cont_layout_kind kind;
-	uint32_t off[F_COUNT];
-	uint32_t aoff[A_COUNT];
-	bool has_flags;            /* flat: Flags found in the Continuation class's fields */
-	uint32_t flags_off;
-	uint32_t ri_resume;        /* ResumeInfo.Resume */
-	uint32_t header_size;      /* bytes read per continuation */
-	uint64_t unmask;           /* ObjectToMethodTableUnmask */
-	uint64_t cont_mt;          /* the Continuation class MT; 0 until the runtime created a subtype */
+	struct adac_cont_layout layout;
+	const struct adac_object_layout *object;
 	struct mt_verdict verdicts[MT_CACHE_SIZE];
+	bool flags_tried;              /* ContinuationFlags, read on first use: */
+	struct adac_error flags_why;   /* why they cannot be decoded */
+	struct adac_cont_flags flags;
 };
 
 static void free_state(void *p) { free(p); }
 
-/* .NET 10 describes no continuation: its sealed Continuation class is found in CoreLib's metadata
- * and its field offsets in the class's FieldDescs. */
-static int init_array_layout(struct adac_runtime *rt, struct cont_state **out, struct adac_error *err)
+/* The Continuation class: the runtime's own record when it has made a layout subtype (flat
+ * layout), else the class CoreLib has loaded. .NET 10 records none, so there CoreLib must answer;
+ * on the flat layout an unreadable CoreLib only means no class (nothing is a continuation). */
+static int find_class(struct adac_runtime *rt, enum adac_cont_layout_kind kind, uint64_t *mt, struct adac_error *err)
 {
-	struct cont_state *s = calloc(1, sizeof *s);
-	if (!s)
-		return adac_fail(err, ADAC_E_NOMEM, 0, "out of memory");
-	s->kind = ADAC_CONT_ARRAY;
+	*mt = 0;
+	if (kind == ADAC_CONT_FLAT && adac_mt_continuation_class(rt, mt, err))
+		return -1;
+	if (*mt)
+		return 0;
 	uint64_t corelib;
-	if (adac_desc_global(rt->desc, "ObjectToMethodTableUnmask", &s->unmask, err) ||
-	    adac_corelib_module(rt, &corelib, err) ||
-	    adac_module_type(rt, corelib, "System.Runtime.CompilerServices", "Continuation", &s->cont_mt, err))
-		goto fail;
-	s->header_size = 8;
-	if (s->cont_mt) {
-		for (int i = 0; i < A_COUNT; i++) {
-			if (adac_mt_field_offset(rt, s->cont_mt, array_fields[i], &s->aoff[i], err))
-				goto fail;
-			uint32_t end = s->aoff[i] + (i == A_STATE || i == A_FLAGS ? 4 : 8);
-			if (end > s->header_size)
-				s->header_size = end;
-		}
+	struct adac_error *e = kind == ADAC_CONT_ARRAY ? err : NULL;
+	if (adac_corelib_module(rt, &corelib, e) || adac_module_type(rt, corelib, CONT_NS, "Continuation", mt, e)) {
+		*mt = 0;
+		return kind == ADAC_CONT_ARRAY ? -1 : 0;
 	}
-	adac_runtime_set_slot(rt, ADAC_SLOT_CONTINUATION, s, free_state);
-	*out = s;
 	return 0;
-fail:
-	adac_error_wrap(err, "Continuation class: ");
-	free(s);
-	return -1;
 }
 
-static int init_state(struct adac_runtime *rt, struct cont_state **out, struct adac_error *err)
+static void cover(struct adac_cont_layout *l, uint32_t off, uint32_t width)
+{
+	if (off + width > l->header_size)
+		l->header_size = off + width;
+}
+
+/* .NET 10 describes no continuation: its sealed class's FieldDescs give the offsets. */
+static int init_array(struct adac_runtime *rt, struct cont_state *s, struct adac_error *err)
+{
+	struct adac_cont_layout *l = &s->layout;
+	if (find_class(rt, ADAC_CONT_ARRAY, &l->class_mt, err))
+		return -1;
+	if (!l->class_mt)
+		return 0; /* not loaded: no continuation exists */
+	static const char *const names[] = {"Next", "Resume", "State", "Flags", "Data", "GCData"};
+	uint32_t *const offs[] = {&l->next, &l->resume, &l->state, &l->flags, &l->data, &l->gc_data};
+	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+		if (adac_mt_field_offset(rt, l->class_mt, names[i], offs[i], err))
+			return -1;
+		cover(l, *offs[i], offs[i] == &l->state || offs[i] == &l->flags ? 4 : 8);
+	}
+	l->has_flags = true;
+	return 0;
+}
+
+static int init_flat(struct adac_runtime *rt, struct cont_state *s, struct adac_error *err)
+{
+	struct adac_cont_layout *l = &s->layout;
+	const struct adac_descriptor *d = rt->desc;
+	uint32_t off[F_COUNT];
+	uint8_t has[F_COUNT];
+	if (adac_desc_resolve(d, flat_specs, F_COUNT, off, has, err))
+		return -1;
+	/* ResumeInfo is {Resume, DiagnosticIP} (AsyncHelpers.CoreCLR.cs); the descriptor describes only
+	 * DiagnosticIP, so Resume is the pointer-sized field before it. */
+	unsigned ps = adac_desc_ptr_size(d);
+	if (off[F_RI_DIAGNOSTIC_IP] < ps)
+		return adac_fail(err, ADAC_E_LAYOUT, 0, "AsyncResumeInfo.DiagnosticIP at %u leaves no room for Resume",
+		                 off[F_RI_DIAGNOSTIC_IP]);
+	l->next = off[F_CONT_NEXT];
+	l->resume_info = off[F_CONT_RESUME_INFO];
+	l->state = off[F_CONT_STATE];
+	l->ri_diagnostic_ip = off[F_RI_DIAGNOSTIC_IP];
+	l->ri_resume = l->ri_diagnostic_ip - ps;
+	cover(l, l->next, 8);
+	cover(l, l->resume_info, 8);
+	cover(l, l->state, 4);
+	if (find_class(rt, ADAC_CONT_FLAT, &l->class_mt, err))
+		return -1;
+	/* Flags is not in the descriptor; the class's FieldDesc has it. */
+	if (l->class_mt && adac_mt_field_offset(rt, l->class_mt, "Flags", &l->flags, NULL) == 0) {
+		l->has_flags = true;
+		cover(l, l->flags, 4);
+	}
+	/* The data area follows the fields: the descriptor's size of ContinuationObject, else the
+	 * class's own instance size. */
+	uint32_t size = 0;
+	struct adac_mt_info cls;
+	if (adac_desc_type_size(d, "ContinuationObject", &size, NULL) == 0 && size)
+		l->data_start = size;
+	else if (l->class_mt && adac_mt_read(rt, l->class_mt, &cls, NULL) == 0 && cls.base_size > ps)
+		l->data_start = cls.base_size - ps;
+	return 0;
+}
+
+static int get_state(struct adac_runtime *rt, struct cont_state **out, struct adac_error *err)
 {
 	struct cont_state *s = adac_runtime_slot(rt, ADAC_SLOT_CONTINUATION);
 	if (s) {
 		*out = s;
 		return 0;
 	}
-	const struct adac_descriptor *d = rt->desc;
-	if (!adac_desc_has_type(d, "ContinuationObject"))
-		return init_array_layout(rt, out, err);
 	s = calloc(1, sizeof *s);
 	if (!s)
 		return adac_fail(err, ADAC_E_NOMEM, 0, "out of memory");
-	uint8_t has[F_COUNT];
-	if (adac_desc_resolve(d, flat_specs, F_COUNT, s->off, has, err)) {
+	bool flat = adac_desc_has_type(rt->desc, "ContinuationObject");
+	s->layout.kind = flat ? ADAC_CONT_FLAT : ADAC_CONT_ARRAY;
+	int rc = adac_object_layout(rt, &s->object, err);
+	if (rc == 0 && flat)
+		rc = init_flat(rt, s, err);
+	else if (rc == 0 && (rc = init_array(rt, s, err)) != 0)
+		adac_error_wrap(err, "Continuation class: ");
+	if (rc) {
 		free(s);
 		return -1;
 	}
-	s->kind = ADAC_CONT_FLAT;
-	/* ResumeInfo is {Resume, DiagnosticIP} (AsyncHelpers.CoreCLR.cs); the descriptor describes only
-	 * DiagnosticIP, so Resume is the pointer-sized field before it. */
-	unsigned ps = adac_desc_ptr_size(d);
-	if (s->off[F_RI_DIAGNOSTIC_IP] < ps) {
-		uint32_t at = s->off[F_RI_DIAGNOSTIC_IP];
+	cover(&s->layout, s->object->mt_offset, 8);
+	if (s->layout.header_size > HEADER_MAX) {
+		uint32_t size = s->layout.header_size;
 		free(s);
-		return adac_fail(err, ADAC_E_LAYOUT, 0, "AsyncResumeInfo.DiagnosticIP at %u leaves no room for Resume", at);
-	}
-	s->ri_resume = s->off[F_RI_DIAGNOSTIC_IP] - ps;
-	uint32_t size = 0;
-	for (int i = F_CONT_NEXT; i <= F_CONT_STATE; i++)
-		if (s->off[i] + flat_specs[i].width > size)
-			size = s->off[i] + flat_specs[i].width;
-	/* Flags is not in the descriptor; the Continuation class's FieldDesc has it (optional: only the
-	 * well-known slots need it). */
-	uint64_t corelib, base_mt;
-	struct adac_field flags;
-	if (adac_corelib_module(rt, &corelib, NULL) == 0 &&
-	    adac_module_type(rt, corelib, "System.Runtime.CompilerServices", "Continuation", &base_mt, NULL) == 0 && base_mt &&
-	    adac_mt_find_field(rt, base_mt, "Flags", &flags, NULL) == 0 && !flags.is_static) {
-		s->flags_off = flags.offset + ps;
-		s->has_flags = true;
-		if (s->flags_off + 4 > size)
-			size = s->flags_off + 4;
-	}
-	s->header_size = size;
-	if (adac_desc_global(d, "ObjectToMethodTableUnmask", &s->unmask, err)) {
-		free(s);
-		return -1;
-	}
-	uint64_t where;
-	if (adac_desc_global(d, "ContinuationMethodTable", &where, err) ||
-	    adac_read_ptr(rt->t, where, &s->cont_mt, err)) {
-		adac_error_wrap(err, "Continuation MethodTable: ");
-		free(s);
-		return -1;
+		return adac_fail(err, ADAC_E_LAYOUT, 0, "Continuation fields end at %u (limit %u)", size, HEADER_MAX);
 	}
 	adac_runtime_set_slot(rt, ADAC_SLOT_CONTINUATION, s, free_state);
 	*out = s;
 	return 0;
 }
 
-int adac_cont_layout(struct adac_runtime *rt, enum adac_cont_layout_kind *kind, struct adac_error *err)
+int adac_cont_layout(struct adac_runtime *rt, const struct adac_cont_layout **out, struct adac_error *err)
 {
 	struct cont_state *s;
-	if (init_state(rt, &s, err))
+	if (get_state(rt, &s, err))
 		return -1;
-	*kind = s->kind;
+	*out = &s->layout;
 	return 0;
 }
 
 int adac_cont_is_continuation_mt(struct adac_runtime *rt, uint64_t mt, bool *yes, struct adac_error *err)
 {
 	struct cont_state *s;
-	if (init_state(rt, &s, err))
+	if (get_state(rt, &s, err))
 		return -1;
 	*yes = false;
-	if (s->cont_mt == 0 || mt == 0)
+	if (s->layout.class_mt == 0 || mt == 0)
 		return 0; /* no continuation type exists yet in this process */
 	struct mt_verdict *v = &s->verdicts[(mt >> 3) % MT_CACHE_SIZE];
 	if (v->mt == mt) {
 		*yes = v->is_continuation;
 		return 0;
 	}
-	if (adac_mt_derives_from(rt, mt, s->cont_mt, yes, err))
+	if (adac_mt_derives_from(rt, mt, s->layout.class_mt, yes, err))
 		return -1;
 	v->mt = mt;
 	v->is_continuation = *yes;
@@ -187,20 +207,19 @@ int adac_cont_is_continuation_mt(struct adac_runtime *rt, uint64_t mt, bool *yes
 int adac_cont_read(struct adac_runtime *rt, uint64_t addr, struct adac_continuation *c, struct adac_error *err)
 {
 	struct cont_state *s;
-	if (init_state(rt, &s, err))
+	if (get_state(rt, &s, err))
 		return -1;
+	const struct adac_cont_layout *l = &s->layout;
 	memset(c, 0, sizeof *c);
 	c->addr = addr;
+	c->layout = l->kind;
 	unsigned ps = adac_target_ptr_size(rt->t);
 	if (addr == 0 || addr % ps != 0)
 		return adac_fail(err, ADAC_E_CORRUPT, addr, "0x%llx is not an object address", (unsigned long long)addr);
-	uint8_t buf[64];
-	if (s->header_size > sizeof buf)
-		return adac_fail(err, ADAC_E_LAYOUT, addr, "ContinuationObject fields end at %u (limit %zu)", s->header_size,
-		                 sizeof buf);
-	if (adac_read(rt->t, addr, buf, s->header_size, err))
+	uint8_t buf[HEADER_MAX];
+	if (adac_read(rt->t, addr, buf, l->header_size, err))
 		return -1;
-	uint64_t mt = adac_get_u64(buf, 0) & ~s->unmask;
+	uint64_t mt = adac_object_mt_of(s->object, adac_get_u64(buf, s->object->mt_offset));
 	bool yes;
 	if (adac_cont_is_continuation_mt(rt, mt, &yes, err)) {
 		adac_error_wrap(err, "object 0x%llx: ", (unsigned long long)addr);
@@ -210,35 +229,133 @@ int adac_cont_read(struct adac_runtime *rt, uint64_t addr, struct adac_continuat
 		return adac_fail(err, ADAC_E_CORRUPT, addr, "object 0x%llx (MethodTable 0x%llx) is not a Continuation",
 		                 (unsigned long long)addr, (unsigned long long)mt);
 	c->mt = mt;
-	if (s->kind == ADAC_CONT_ARRAY) {
-		c->next = adac_get_u64(buf, s->aoff[A_NEXT]);
-		c->resume = adac_get_u64(buf, s->aoff[A_RESUME]);
-		c->state = (int32_t)adac_get_u32(buf, s->aoff[A_STATE]);
-		c->has_flags = true;
-		c->flags = adac_get_u32(buf, s->aoff[A_FLAGS]);
-		c->data = adac_get_u64(buf, s->aoff[A_DATA]);
-		c->gc_data = adac_get_u64(buf, s->aoff[A_GCDATA]);
+	c->next = adac_get_u64(buf, l->next);
+	c->state = (int32_t)adac_get_u32(buf, l->state);
+	c->has_flags = l->has_flags;
+	if (l->has_flags)
+		c->flags = adac_get_u32(buf, l->flags);
+	if (l->kind == ADAC_CONT_ARRAY) {
+		c->resume = adac_get_u64(buf, l->resume);
+		c->data = adac_get_u64(buf, l->data);
+		c->gc_data = adac_get_u64(buf, l->gc_data);
 		return 0;
 	}
-	c->next = adac_get_u64(buf, s->off[F_CONT_NEXT]);
-	c->resume_info = adac_get_u64(buf, s->off[F_CONT_RESUME_INFO]);
-	if (s->has_flags) {
-		c->has_flags = true;
-		c->flags = adac_get_u32(buf, s->flags_off);
-	}
-	c->state = (int32_t)adac_get_u32(buf, s->off[F_CONT_STATE]);
+	c->resume_info = adac_get_u64(buf, l->resume_info);
 	if (c->resume_info) {
 		uint8_t ri[32];
-		uint32_t ri_size = s->off[F_RI_DIAGNOSTIC_IP] + 8;
+		uint32_t ri_size = l->ri_diagnostic_ip + 8;
 		if (ri_size > sizeof ri || adac_read(rt->t, c->resume_info, ri, ri_size, err)) {
 			adac_error_wrap(err, "Continuation 0x%llx: ResumeInfo: ", (unsigned long long)addr);
 			return -1;
 		}
-		c->resume = adac_get_u64(ri, s->ri_resume);
-		c->diagnostic_ip = adac_get_u64(ri, s->off[F_RI_DIAGNOSTIC_IP]);
+		c->resume = adac_get_u64(ri, l->ri_resume);
+		c->diagnostic_ip = adac_get_u64(ri, l->ri_diagnostic_ip);
 	}
 	return 0;
 }
+
+/* ---- ContinuationFlags ---- */
+
+#define FD_LITERAL 0x40u
+#define FD_STATIC 0x10u
+
+static const char *const slot_names[ADAC_CONT_SLOT_COUNT] = {"ExecutionContext", "ContinuationContext", "Exception",
+                                                             "Result"};
+
+const char *adac_cont_slot_name(enum adac_cont_slot slot)
+{
+	return (unsigned)slot < ADAC_CONT_SLOT_COUNT ? slot_names[slot] : "?";
+}
+
+/* The literal fields of CoreLib's ContinuationFlags: <Slot>IndexFirstBit / <Slot>IndexNumBits, and
+ * the single-bit members. */
+static int read_flags(struct adac_runtime *rt, struct adac_cont_flags *fl, struct adac_error *err)
+{
+	uint64_t corelib;
+	if (adac_corelib_module(rt, &corelib, err))
+		return -1;
+	const struct adac_ecma *md = adac_ecma_for_module(rt, corelib, err);
+	uint32_t rid;
+	struct adac_ecma_typedef td;
+	if (!md || adac_ecma_find_typedef(md, CONT_NS, "ContinuationFlags", 0, &rid, err) ||
+	    adac_ecma_typedef(md, rid, &td, err))
+		return -1;
+	bool have_first[ADAC_CONT_SLOT_COUNT] = {0}, have_bits[ADAC_CONT_SLOT_COUNT] = {0};
+	for (uint32_t pos = td.field_first; pos < td.field_end; pos++) {
+		uint32_t frid, crid;
+		struct adac_ecma_field f;
+		struct adac_ecma_constant c;
+		if (adac_ecma_list_item(md, ADAC_ECMA_FIELD, pos, &frid, err) || adac_ecma_field(md, frid, &f, err))
+			return -1;
+		if ((f.flags & (FD_LITERAL | FD_STATIC)) != (FD_LITERAL | FD_STATIC))
+			continue;
+		if (adac_ecma_constant_of(md, ADAC_ECMA_TOKEN(ADAC_ECMA_FIELD, frid), &crid, err) ||
+		    adac_ecma_constant(md, crid, &c, err))
+			return -1;
+		if (c.value_len != 4)
+			return adac_fail(err, ADAC_E_CORRUPT, 0, "ContinuationFlags.%s: constant of %u bytes", f.name, c.value_len);
+		uint32_t v;
+		memcpy(&v, c.value, 4);
+		bool matched = false;
+		for (int i = 0; i < ADAC_CONT_SLOT_COUNT; i++) {
+			char want[64];
+			snprintf(want, sizeof want, "%sIndexFirstBit", slot_names[i]);
+			if (strcmp(f.name, want) == 0) {
+				fl->first_bit[i] = v;
+				have_first[i] = matched = true;
+			}
+			snprintf(want, sizeof want, "%sIndexNumBits", slot_names[i]);
+			if (strcmp(f.name, want) == 0) {
+				fl->num_bits[i] = v;
+				have_bits[i] = matched = true;
+			}
+		}
+		if (matched || !v || (v & (v - 1)) != 0)
+			continue;
+		if (fl->nnames == ADAC_MAX_FLAG_NAMES) {
+			fl->names_cut = true;
+			continue;
+		}
+		fl->name[fl->nnames] = f.name;
+		fl->value[fl->nnames++] = v;
+	}
+	for (int i = 0; i < ADAC_CONT_SLOT_COUNT; i++) {
+		if (!have_first[i] || !have_bits[i])
+			return adac_fail(err, ADAC_E_UNSUPPORTED, 0,
+			                 "CoreLib's ContinuationFlags has no %sIndexFirstBit/%sIndexNumBits (an older flags layout)",
+			                 slot_names[i], slot_names[i]);
+		if (fl->first_bit[i] >= 32 || fl->num_bits[i] == 0 || fl->num_bits[i] > 32 - fl->first_bit[i])
+			return adac_fail(err, ADAC_E_CORRUPT, 0, "ContinuationFlags: %s index at bit %u, %u bits", slot_names[i],
+			                 fl->first_bit[i], fl->num_bits[i]);
+	}
+	return 0;
+}
+
+int adac_cont_flags(struct adac_runtime *rt, const struct adac_cont_flags **out, struct adac_error *err)
+{
+	struct cont_state *s;
+	if (get_state(rt, &s, err))
+		return -1;
+	if (!s->flags_tried) {
+		s->flags_tried = true;
+		if (read_flags(rt, &s->flags, &s->flags_why))
+			adac_error_wrap(&s->flags_why, "ContinuationFlags: ");
+	}
+	if (adac_failed(&s->flags_why)) {
+		adac_error_copy(err, &s->flags_why);
+		return -1;
+	}
+	*out = &s->flags;
+	return 0;
+}
+
+uint32_t adac_cont_flags_index(const struct adac_cont_flags *f, uint32_t flags, enum adac_cont_slot slot)
+{
+	uint32_t mask = f->num_bits[slot] >= 32 ? UINT32_MAX : (1u << f->num_bits[slot]) - 1;
+	return (flags >> f->first_bit[slot]) & mask;
+}
+
+/* ---- chains ---- */
 
 int adac_chain_walk(struct adac_runtime *rt, uint64_t head, size_t max_depth, struct adac_chain *chain,
                     struct adac_error *err)

@@ -69,8 +69,8 @@ int adac_thread_dispatchers(struct adac_runtime *rt, const struct adac_managed_t
 	}
 	while (cur) {
 		if (*n >= max)
-			return adac_fail(err, ADAC_E_LIMIT, cur, "thread %llu has more than %zu nested dispatch loops",
-			                 (unsigned long long)th->os_id, max);
+			return adac_fail(err, ADAC_E_LIMIT, cur, "thread %llu has more than %zu nested dispatch loops%s",
+			                 (unsigned long long)th->os_id, max, max == ADAC_MAX_DISPATCHERS ? " (ADAC_MAX_DISPATCHERS)" : "");
 		for (size_t i = 0; i < *n; i++)
 			if (out[i].addr == cur)
 				return adac_fail(err, ADAC_E_CORRUPT, cur, "thread %llu: dispatcher records loop back to 0x%llx",

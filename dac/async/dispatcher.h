@@ -10,11 +10,10 @@
 #include <stdint.h>
 
 #include "base/error.h"
+#include "base/limits.h"
 
 struct adac_runtime;
 struct adac_managed_thread;
-
-#define ADAC_MAX_DISPATCHERS 64u  /* nested dispatch loops on one thread */
 
 struct adac_dispatcher {
 	uint64_t addr;               /* the AsyncDispatcherInfo (on the thread's stack) */
@@ -23,7 +22,8 @@ struct adac_dispatcher {
 	uint64_t current_task;       /* the task being run, when recorded */
 };
 
-/* The dispatcher records of a thread, innermost first. *n = 0 when none is active. */
+/* The dispatcher records of a thread, innermost first, at most max (ADAC_MAX_DISPATCHERS; more is
+ * ADAC_E_LIMIT). *n = 0 when none is active. */
 int adac_thread_dispatchers(struct adac_runtime *rt, const struct adac_managed_thread *th, struct adac_dispatcher *out,
                             size_t max, size_t *n, struct adac_error *err);
 

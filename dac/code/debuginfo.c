@@ -34,14 +34,12 @@
  *   INVALID: nothing. */
 #include "code/debuginfo.h"
 
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "base/addr_map.h"
 #include "base/cursor.h"
 #include "base/limits.h"
-#include "base/output.h"
 #include "code/execution_manager.h"
 #include "code/nibble.h"
 #include "runtime/descriptor.h"
@@ -540,110 +538,6 @@ const struct adac_suspension_point *adac_debuginfo_suspension_point(const struct
 	return state < di->num_suspension_points ? &di->suspension_points[state] : NULL;
 }
 
-/* ------------------------------------------------------------------------------------------------
- * Dump
- * ---------------------------------------------------------------------------------------------- */
-
-static const char *il_name(uint32_t il, char *buf, size_t n)
-{
-	switch (il) {
-	case ADAC_IL_NO_MAPPING: return "NO_MAPPING";
-	case ADAC_IL_PROLOG: return "PROLOG";
-	case ADAC_IL_EPILOG: return "EPILOG";
-	default: snprintf(buf, n, "0x%04x", il); return buf;
-	}
-}
-
-static const char *var_name(int32_t v, char *buf, size_t n)
-{
-	switch (v) {
-	case ADAC_ILNUM_VARARGS_HND: return "VARARGS_HND";
-	case ADAC_ILNUM_RETBUF: return "RETBUF";
-	case ADAC_ILNUM_TYPECTXT: return "TYPECTXT";
-	case ADAC_ILNUM_UNKNOWN: return "UNKNOWN";
-	case ADAC_ILNUM_CALL_RETURN: return "CALL_RETURN";
-	default: snprintf(buf, n, "%d", v); return buf;
-	}
-}
-
-static void print_source(struct adac_out *out, uint32_t s)
-{
-	if (!s) {
-		adac_print(out, "-");
-		return;
-	}
-	const char *sep = "";
-	if (s & ADAC_SRC_CALL_INSTRUCTION) {
-		adac_print(out, "%sCALL_INSTRUCTION", sep);
-		sep = "|";
-	}
-	if (s & ADAC_SRC_STACK_EMPTY) {
-		adac_print(out, "%sSTACK_EMPTY", sep);
-		sep = "|";
-	}
-	if (s & ADAC_SRC_ASYNC)
-		adac_print(out, "%sASYNC", sep);
-}
-
-static void print_varloc(struct adac_out *out, const struct adac_native_var *v)
-{
-	static const char *const names[] = {"REG", "REG_BYREF", "REG_FP", "STK", "STK_BYREF", "REG_REG", "REG_STK",
-	                                    "STK_REG", "STK2", "FPSTK", "FIXED_VA", "COUNT", "INVALID"};
-	adac_print(out, "%s", v->loc_type < 13 ? names[v->loc_type] : "?");
-	switch (v->loc_type) {
-	case ADAC_VLT_REG:
-	case ADAC_VLT_REG_FP:
-	case ADAC_VLT_REG_BYREF: adac_print(out, " reg=%d", v->loc[0]); break;
-	case ADAC_VLT_STK:
-	case ADAC_VLT_STK_BYREF:
-	case ADAC_VLT_STK2: adac_print(out, " base=%d off=%d", v->loc[0], v->loc[1]); break;
-	case ADAC_VLT_REG_REG: adac_print(out, " reg1=%d reg2=%d", v->loc[0], v->loc[1]); break;
-	case ADAC_VLT_REG_STK: adac_print(out, " reg=%d base=%d off=%d", v->loc[0], v->loc[1], v->loc[2]); break;
-	case ADAC_VLT_STK_REG: adac_print(out, " off=%d base=%d reg=%d", v->loc[0], v->loc[1], v->loc[2]); break;
-	case ADAC_VLT_FPSTK: adac_print(out, " fpreg=%u", (uint32_t)v->loc[0]); break;
-	case ADAC_VLT_FIXED_VA: adac_print(out, " offset=%u", (uint32_t)v->loc[0]); break;
-	default: break;
-	}
-}
-
-void adac_debuginfo_dump(const struct adac_debug_info *di, struct adac_out *out)
-{
-	const struct adac_debuginfo_header *h = &di->hdr;
-	char b1[32];
-	if (h->has_flag_byte)
-		adac_print(out, "header flag_byte=0x%02x patchpoint=%u rich=%u bounds=%u uninstrumented=%u vars=%u",
-		           h->flag_byte, h->cb_patchpoint, h->cb_rich, h->cb_bounds, h->cb_uninstrumented_bounds, h->cb_vars);
-	else
-		adac_print(out, "header %s bounds=%u vars=%u uninstrumented=%u patchpoint=%u rich=%u async=%u",
-		           h->fat ? "fat" : "thin", h->cb_bounds, h->cb_vars, h->cb_uninstrumented_bounds, h->cb_patchpoint,
-		           h->cb_rich, h->cb_async);
-	adac_print(out, " header_bytes=%u total=%u\n", h->header_bytes, h->total_bytes);
-	adac_print(out, "bounds %u\n", di->num_bounds);
-	for (uint32_t i = 0; i < di->num_bounds; i++) {
-		const struct adac_bound *b = &di->bounds[i];
-		adac_print(out, "  native=0x%04x il=%s source=", b->native_offset, il_name(b->il_offset, b1, sizeof b1));
-		print_source(out, b->source);
-		adac_print(out, "\n");
-	}
-	adac_print(out, "vars %u\n", di->num_vars);
-	for (uint32_t i = 0; i < di->num_vars; i++) {
-		const struct adac_native_var *v = &di->vars[i];
-		adac_print(out, "  var=%s [0x%04x,0x%04x) ", var_name(v->var_number, b1, sizeof b1), v->start_offset,
-		           v->end_offset);
-		if (v->var_number == ADAC_ILNUM_CALL_RETURN)
-			adac_print(out, "call_il=0x%04x ", v->call_il_offset);
-		print_varloc(out, v);
-		adac_print(out, "\n");
-	}
-	adac_print(out, "async points=%u vars=%u\n", di->num_suspension_points, di->num_async_vars);
-	for (uint32_t i = 0; i < di->num_suspension_points; i++) {
-		const struct adac_suspension_point *sp = &di->suspension_points[i];
-		adac_print(out, "  sp %u native=0x%04x vars=%u\n", i, sp->diagnostic_native_offset, sp->num_vars);
-		for (uint32_t j = 0; j < sp->num_vars; j++)
-			adac_print(out, "    var=%s offset=0x%x\n", var_name(sp->vars[j].var_number, b1, sizeof b1),
-			           sp->vars[j].offset);
-	}
-}
 
 /* ------------------------------------------------------------------------------------------------
  * From the target: format selection, blob read, cache
@@ -675,24 +569,11 @@ static void state_free(void *p)
 	free(s);
 }
 
-/* Which encoding the runtime writes, from its DebugInfo contract (and, for .NET 10, which has
- * none, from the descriptor version). */
+/* The runtime's encoding (debuginfo_format.h) and the facts of its target that every blob shares. */
 static int resolve_format(struct adac_runtime *rt, struct debuginfo_state *s, struct adac_error *err)
 {
-	const char *tag = adac_desc_contract(rt->desc, "DebugInfo");
-	const char *dver = adac_desc_version(rt->desc);
-	if (tag && (strcmp(tag, "c1") == 0 || strcmp(tag, "2") == 0))
-		s->format = ADAC_DEBUGINFO_FORMAT_NET11;
-	else if (tag && strcmp(tag, "1") == 0)
-		s->format = ADAC_DEBUGINFO_FORMAT_NET10;
-	else if (!tag && dver && (strcmp(dver, "0") == 0 || strcmp(dver, "1") == 0))
-		s->format = ADAC_DEBUGINFO_FORMAT_NET10; /* .NET 10 GA describes no DebugInfo contract */
-	else if (tag)
-		return adac_fail(err, ADAC_E_UNSUPPORTED, 0,
-		                 "the runtime's DebugInfo contract version %s is not supported (known: c1, 2, 1)", tag);
-	else
-		return adac_fail(err, ADAC_E_UNSUPPORTED, 0,
-		                 "the runtime (descriptor version %s) describes no DebugInfo contract", dver ? dver : "?");
+	if (adac_debuginfo_format_of(rt->desc, &s->format, err))
+		return -1;
 	adac_debuginfo_opts_init(&s->base, s->format, false);
 	const char *arch = adac_desc_global_string(rt->desc, "Architecture");
 	s->base.x86 = arch && strcmp(arch, "x86") == 0;
@@ -776,9 +657,7 @@ int adac_debuginfo_get(struct adac_runtime *rt, const struct adac_code_info *cod
 	struct adac_debug_info *di;
 	struct adac_debuginfo_opts o = s->base;
 	if (s->format == ADAC_DEBUGINFO_FORMAT_NET10) {
-		/* .NET 10 JIT code always has the flag byte on 64-bit targets (FEATURE_ON_STACK_REPLACEMENT);
-		 * ReadyToRun debug info never has one (it holds no patchpoint info). */
-		o.flag_byte = code->kind == ADAC_CODE_JIT;
+		o.flag_byte = code->debug_info_flag_byte; /* the code map knows (execution_manager.h) */
 	} else if (code->kind == ADAC_CODE_R2R && code->r2r_major < 17) {
 		/* A ReadyToRun image older than major 17 under a .NET 11 runtime: the older encoding,
 		 * without the flag byte. */

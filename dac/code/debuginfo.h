@@ -9,10 +9,10 @@
 
 #include "base/error.h"
 #include "base/limits.h"
+#include "code/debuginfo_format.h"
 
 struct adac_runtime;
 struct adac_code_info;
-struct adac_out;
 
 /* IL offsets use the runtime's specials. */
 #define ADAC_IL_NO_MAPPING 0xffffffffu  /* -1 */
@@ -98,12 +98,8 @@ struct adac_debug_info {
 int adac_debuginfo_get(struct adac_runtime *rt, const struct adac_code_info *code, const struct adac_debug_info **out,
                        struct adac_error *err);
 
-/* Decodes a blob from host memory (used by the above and by unit/fuzz tests). `format` selects
- * the encoding: ADAC_DEBUGINFO_FORMAT_* (chosen from the DebugInfo contract tag). */
-enum adac_debuginfo_format {
-	ADAC_DEBUGINFO_FORMAT_NET11,  /* fat/thin header, 3 source bits, VarNumber-first vars, async chunk */
-	ADAC_DEBUGINFO_FORMAT_NET10,  /* optional flag byte, 2 source bits, older vars */
-};
+/* Decodes a blob from host memory (used by the above and by unit/fuzz tests) in `format`
+ * (code/debuginfo_format.h). */
 int adac_debuginfo_decode(const uint8_t *blob, size_t len, enum adac_debuginfo_format format, bool flag_byte,
                           struct adac_debug_info **out, struct adac_error *err);
 void adac_debuginfo_free(struct adac_debug_info *di);
@@ -141,8 +137,5 @@ uint32_t adac_debuginfo_il_offset(const struct adac_debug_info *di, uint32_t nat
 
 /* The suspension point of Continuation.State `state`, or NULL when the method has fewer. */
 const struct adac_suspension_point *adac_debuginfo_suspension_point(const struct adac_debug_info *di, uint32_t state);
-
-/* Prints the decoded info, one item per line: the form the data-driven tests compare. */
-void adac_debuginfo_dump(const struct adac_debug_info *di, struct adac_out *out);
 
 #endif

@@ -13,6 +13,7 @@
 
 #include "base/cursor.h"
 #include "base/limits.h"
+#include "code/debuginfo_format.h"
 #include "code/precode.h"
 #include "runtime/descriptor.h"
 #include "runtime/runtime.h"
@@ -131,7 +132,7 @@ struct em_state {
 	uint64_t stub_last;        /* StubCodeBlockLast */
 	enum adac_nibble_kind nibble;
 	bool thumb;                /* PlatformMetadata.CodePointerFlags bit 0: clear bit 0 of code pointers */
-	bool debuginfo_net10;      /* integer DebugInfo contract 1: JIT blobs may start with a flag byte */
+	bool debuginfo_net10;      /* the .NET 10 debug-info format: JIT blobs may start with a flag byte */
 	bool osr;                  /* FeatureOnStackReplacement */
 	uint32_t slots;            /* HashMapSlotsPerBucket */
 	uint64_t value_mask;       /* HashMapValueMask */
@@ -231,9 +232,14 @@ static struct em_state *em_state(struct adac_runtime *rt, struct adac_error *err
 		adac_fail(err, ADAC_E_CORRUPT, 0, "the runtime's ExecutionManagerCodeRangeMapAddress is null");
 		goto fail;
 	}
-	st->osr = adac_desc_global(d, "FeatureOnStackReplacement", &v, NULL) == 0 && v != 0;
-	const char *dbg = adac_desc_contract(d, "DebugInfo");
-	st->debuginfo_net10 = dbg && strcmp(dbg, "1") == 0;
+	/* .NET 10 GA does not export FeatureOnStackReplacement: OSR is compiled in on its 64-bit
+	 * targets. */
+	if (adac_desc_global(d, "FeatureOnStackReplacement", &v, NULL) == 0)
+		st->osr = v != 0;
+	else
+		st->osr = st->ptr == 8;
+	enum adac_debuginfo_format format;
+	st->debuginfo_net10 = adac_debuginfo_format_of(d, &format, NULL) == 0 && format == ADAC_DEBUGINFO_FORMAT_NET10;
 	/* PlatformMetadata points directly at the struct (not at a pointer to it). */
 	if (st->em.has[F_PLATFORM_CPFLAGS] && adac_desc_global(d, "PlatformMetadata", &v, NULL) == 0 && v) {
 		uint8_t flags;

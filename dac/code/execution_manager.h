@@ -49,8 +49,8 @@ struct adac_code_info {
 	uint64_t code_header;   /* JIT: RealCodeHeader address; 0 otherwise */
 	uint64_t debug_info;    /* address of the debug-info blob for this code version; 0 if none */
 	bool debug_info_flag_byte; /* the blob starts with the .NET 10 "extra info" flag byte. Only for
-	                         * JIT code under the integer DebugInfo contract 1 (.NET 10) with OSR or
-	                         * rich debug info on. ReadyToRun blobs never have one (cDAC
+	                         * JIT code in the .NET 10 debug-info format (debuginfo_format.h) with
+	                         * OSR or rich debug info on. ReadyToRun blobs never have one (cDAC
 	                         * ReadyToRunJitManager.GetDebugInfo: "ReadyToRun does not contain
 	                         * PatchpointInfo"); R2R images older than major 17 use the older thin,
 	                         * non-fat layout instead (see r2r_major). */

@@ -7,10 +7,12 @@
 
 #include "async/continuation.h"
 #include "async/dispatcher.h"
+#include "async/resolved_chain.h"
 #include "base/limits.h"
 #include "code/execution_manager.h"
 #include "code/managed_unwind.h"
 #include "commands/command.h"
+#include "runtime/object.h"
 #include "runtime/runtime.h"
 #include "runtime/threads.h"
 #include "types/fielddesc.h"
@@ -338,9 +340,9 @@ static int show_thread(struct adac_runtime *rt, const struct adac_thread *th, bo
 	for (size_t i = 0; i < ndisp; i++) {
 		if (!disp[i].next_continuation)
 			continue; /* the running method is the last of its chain */
-		struct adac_chain_view v;
+		struct adac_resolved_chain v;
 		adac_error_clear(&err);
-		if (adac_chain_view_build(rt, disp[i].next_continuation, o->depth, &v, &err)) {
+		if (adac_resolved_chain_build(rt, disp[i].next_continuation, o->depth, NULL, &v, &err)) {
 			if (!o->json)
 				adac_print(out, "  async #%zu: error: %s\n", index, err.msg);
 			continue;
@@ -353,7 +355,7 @@ static int show_thread(struct adac_runtime *rt, const struct adac_thread *th, bo
 		} else {
 			index += adac_chain_view_print(rt, &v, out, index, o->count, o->locals ? ADAC_VIEW_LOCALS : 0);
 		}
-		adac_chain_view_free(&v);
+		adac_resolved_chain_free(&v);
 	}
 	if (o->json) {
 		json_object_set_new(tj, "frames", frames_json);
@@ -369,8 +371,8 @@ static int show_address(struct adac_runtime *rt, uint64_t addr, const struct bt_
 	uint64_t head = 0, task = 0;
 	if (adac_chain_head_of(rt, addr, &head, &task, err))
 		return -1;
-	struct adac_chain_view v;
-	if (adac_chain_view_build(rt, head, o->depth, &v, err))
+	struct adac_resolved_chain v;
+	if (adac_resolved_chain_build(rt, head, o->depth, NULL, &v, err))
 		return -1;
 	v.task = task;
 	if (o->json) {
@@ -385,7 +387,7 @@ static int show_address(struct adac_runtime *rt, uint64_t addr, const struct bt_
 		adac_print(out, "Continuation 0x%016llx\n", (unsigned long long)head);
 		adac_chain_view_print(rt, &v, out, 0, o->count, o->locals ? ADAC_VIEW_LOCALS : 0);
 	}
-	adac_chain_view_free(&v);
+	adac_resolved_chain_free(&v);
 	return 0;
 }
 

@@ -18,6 +18,8 @@
 
 #include "async/continuation.h"
 #include "async/dispatcher.h"
+#include "async/locals.h"
+#include "async/resolved_chain.h"
 #include "commands/command.h"
 #include "runtime/runtime.h"
 #include "runtime/threads.h"
@@ -25,7 +27,7 @@
 #include "types/methoddesc.h"
 #include "types/names.h"
 #include "view/chain_view.h"
-#include "view/locals.h"
+#include "view/locals_view.h"
 
 const struct adac_command_info adac_cmd_frame_info = {
 	.name = "frame",
@@ -131,8 +133,8 @@ static int parse(int argc, char **argv, struct frame_opts *o, struct adac_error 
 static int pick_in_chain(struct adac_runtime *rt, uint64_t head, uint64_t want, uint64_t *seen,
                          struct adac_async_frame *out, bool *found, struct adac_error *err)
 {
-	struct adac_chain_view v;
-	if (adac_chain_view_build(rt, head, 0, &v, err))
+	struct adac_resolved_chain v;
+	if (adac_resolved_chain_build(rt, head, 0, NULL, &v, err))
 		return -1;
 	for (size_t i = 0; i < v.chain.count && !*found; i++) {
 		if (!adac_async_frame_shown(&v.frames[i]))
@@ -145,7 +147,7 @@ static int pick_in_chain(struct adac_runtime *rt, uint64_t head, uint64_t want, 
 		}
 		(*seen)++;
 	}
-	adac_chain_view_free(&v);
+	adac_resolved_chain_free(&v);
 	return 0;
 }
 

@@ -11,8 +11,10 @@
 #include "async/async_scan.h"
 #include "async/classic_async.h"
 #include "async/continuation.h"
+#include "async/resolved_chain.h"
 #include "base/limits.h"
 #include "commands/command.h"
+#include "runtime/object.h"
 #include "runtime/runtime.h"
 #include "target/target.h"
 #include "types/methoddesc.h"
@@ -287,7 +289,7 @@ static int count_add(struct counts *c, uint32_t label)
 struct seg {
 	const struct adac_async_node *node;
 	bool has_view;
-	struct adac_chain_view view;          /* CHAIN */
+	struct adac_resolved_chain view;      /* CHAIN */
 	struct adac_classic_frame classic;    /* BOX */
 };
 
@@ -363,7 +365,7 @@ static void free_segs(struct ps *p, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
 		if (p->segs[i].has_view)
-			adac_chain_view_free(&p->segs[i].view);
+			adac_resolved_chain_free(&p->segs[i].view);
 }
 
 /* Resolves the nodes of a stack into p->segs. A chain that cannot be walked at all gets an empty
@@ -387,7 +389,7 @@ static int build_stack(struct ps *p, const struct adac_async_stack *st, struct a
 		if (s->node->kind == ADAC_NODE_CHAIN) {
 			const struct adac_scan_chain *ch = &p->scan.chains[s->node->index];
 			struct adac_error e = {0};
-			if (adac_chain_view_build_cached(p->rt, ch->head, 0, p->frames, &s->view, &e) == 0) {
+			if (adac_resolved_chain_build(p->rt, ch->head, 0, p->frames, &s->view, &e) == 0) {
 				s->has_view = true;
 				s->view.task = ch->task;
 			} else if (e.code == ADAC_E_NOMEM || e.code == ADAC_E_LAYOUT) {
@@ -559,7 +561,7 @@ static void print_stack(struct ps *p, size_t index, const struct adac_async_stac
 		if (i == 0 && s->node->kind != ADAC_NODE_CHAIN && stack_awaiting(p, &aw))
 			adac_awaiting_print(&aw, p->out);
 		if (s->node->kind == ADAC_NODE_CHAIN) {
-			struct adac_chain_view v = s->view;
+			struct adac_resolved_chain v = s->view;
 			if (i > 0)
 				v.has_awaiting = false; /* it awaits the frame printed before it */
 			frame += adac_chain_view_print(p->rt, &v, p->out, frame, 0, flags);
@@ -1074,6 +1076,8 @@ static void print_warnings(struct ps *p)
 		           p->scan.walk.errors[i].err.msg, (unsigned long long)p->scan.walk.errors[i].objects_before);
 	if (adac_failed(&p->scan.threads_err))
 		adac_print(p->out, "Warning: running chains: %s\n", p->scan.threads_err.msg);
+	if (adac_failed(&p->scan.awaiters_cut))
+		adac_print(p->out, "Warning: %s\n", p->scan.awaiters_cut.msg);
 	if (p->graph.stacks_capped)
 		adac_print(p->out, "Warning: stopped after %zu stacks (at most %u stacks, 2^25 frames in all); the others are "
 		                   "not listed\n", p->graph.stack_count, ADAC_MAX_CHAINS);
@@ -1283,6 +1287,8 @@ static int run(struct ps *p, struct adac_error *err)
 		json_object_set_new(root, "structures_valid", json_boolean(p->scan.structures_valid));
 		json_object_set_new(root, "threads_error",
 		                    adac_failed(&p->scan.threads_err) ? json_string(p->scan.threads_err.msg) : json_null());
+		if (adac_failed(&p->scan.awaiters_cut))
+			json_object_set_new(root, "awaiters_cut", json_string(p->scan.awaiters_cut.msg));
 		if (stream) {
 			rc = write_json_tail(p->out, root, err);
 		} else {

@@ -9,6 +9,7 @@
 #include "base/cursor.h"
 #include "base/limits.h"
 #include "runtime/descriptor.h"
+#include "runtime/object.h"
 #include "runtime/runtime.h"
 #include "runtime/threads.h"
 #include "target/target.h"
@@ -74,7 +75,7 @@ struct mt_entry {
 struct gc_state {
 	uint32_t off[F_COUNT];
 	uint8_t has[F_COUNT];
-	uint64_t unmask;           /* ObjectToMethodTableUnmask */
+	const struct adac_object_layout *object; /* where an object keeps its MethodTable */
 	uint32_t mt_span;          /* bytes read per MethodTable (MTFlags and BaseSize) */
 	struct adac_gc_info info;  /* filled once */
 	bool info_ready;
@@ -144,13 +145,9 @@ static int init_state(struct adac_runtime *rt, struct gc_state **out, struct ada
 		free_state(s);
 		return -1;
 	}
-	if (adac_desc_has_global(d, "ObjectToMethodTableUnmask")) {
-		if (adac_desc_global(d, "ObjectToMethodTableUnmask", &s->unmask, err)) {
-			free_state(s);
-			return -1;
-		}
-	} else {
-		s->unmask = ps == 8 ? 7 : 3;
+	if (adac_object_layout(rt, &s->object, err)) {
+		free_state(s);
+		return -1;
 	}
 	uint32_t a = s->off[F_MT_FLAGS] + 4, b = s->off[F_MT_BASE_SIZE] + 4;
 	s->mt_span = a > b ? a : b;
@@ -811,7 +808,7 @@ static int walk_region(struct walk *w, const struct adac_gc_region *r, uint64_t 
 		if (window_at(w, obj, r->end, w->header, err))
 			return -1;
 		const uint8_t *p = w->s->window + (obj - w->win_base);
-		uint64_t mt = get_ptr(p, 0, ps) & ~w->s->unmask;
+		uint64_t mt = adac_object_mt_of(w->s->object, get_ptr(p, w->s->object->mt_offset, ps));
 		if (mt == 0)
 			return adac_fail(err, ADAC_E_CORRUPT, obj, "object 0x%llx has a null MethodTable", (unsigned long long)obj);
 		if (mt != last_mt) {
@@ -876,6 +873,8 @@ int adac_gc_walk(struct adac_runtime *rt, adac_gc_object_cb cb, void *ctx, struc
 	w.header = s->off[F_ARRAY_NUM_COMPONENTS] + 4;
 	if (w.header < 2 * info->ptr_size)
 		w.header = 2 * info->ptr_size;
+	if (w.header < s->object->mt_offset + info->ptr_size)
+		w.header = s->object->mt_offset + info->ptr_size;
 	size_t cap_errors = 0;
 	int rc = 0;
 	for (size_t i = 0; i < info->region_count; i++) {

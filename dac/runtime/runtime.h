@@ -26,8 +26,8 @@ enum adac_slot {
 	ADAC_SLOT_CONTINUATION,  /* continuation.c */
 	ADAC_SLOT_THREADS,       /* thread statics and dispatcher records */
 	ADAC_SLOT_GC,            /* gc_heap.c */
-	ADAC_SLOT_LOCALS,        /* locals.c (ContinuationFlags constants, Continuation layout facts) */
 	ADAC_SLOT_TASK,          /* task.c */
+	ADAC_SLOT_OBJECT,        /* object.c */
 	ADAC_SLOT_COUNT
 };
 

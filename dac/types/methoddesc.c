@@ -68,8 +68,7 @@
 	X(TVD_INDEX, "TypeVarTypeDesc", "Index", 4, false)                           \
 	X(FPT_NUMARGS, "FnPtrTypeDesc", "NumArgs", 4, true)                          \
 	X(FPT_CALLCONV, "FnPtrTypeDesc", "CallConv", 1, true)                        \
-	X(FPT_RETARGS, "FnPtrTypeDesc", "RetAndArgTypes", 'P', true)                 \
-	X(OBJ_MT, "Object", "m_pMethTab", 'P', true)
+	X(FPT_RETARGS, "FnPtrTypeDesc", "RetAndArgTypes", 'P', true)
 
 enum {
 #define X(id, type, field, width, req) R_##id,
@@ -115,7 +114,6 @@ struct rts_state {
 	unsigned ps;
 	uint64_t md_align;
 	unsigned token_rem_bits;
-	uint64_t obj_unmask;
 	uint64_t array_base_size;
 	bool cont_known;
 	uint64_t cont_mt, cont_eeclass;
@@ -161,8 +159,6 @@ static int init_rts(struct adac_runtime *rt, struct rts_state **out, struct adac
 		goto fail;
 	}
 	s->token_rem_bits = (unsigned)bits;
-	if (adac_desc_global(d, "ObjectToMethodTableUnmask", &s->obj_unmask, NULL))
-		s->obj_unmask = s->ps == 8 ? 7 : 3;
 	if (adac_desc_global(d, "ArrayBaseSize", &s->array_base_size, NULL))
 		s->array_base_size = 3u * s->ps;
 	/* GenericsDictInfo is unsized in the descriptor: the runtime keeps it in the pointer-sized slot
@@ -228,6 +224,16 @@ static void continuation_globals(struct adac_runtime *rt, struct rts_state *s)
 		read_ptr(rt, where, &s->cont_eeclass, NULL);
 	/* Remember them only once both exist (the runtime sets them lazily). */
 	s->cont_known = s->cont_mt && s->cont_eeclass;
+}
+
+int adac_mt_continuation_class(struct adac_runtime *rt, uint64_t *mt, struct adac_error *err)
+{
+	struct rts_state *s;
+	if (init_rts(rt, &s, err))
+		return -1;
+	continuation_globals(rt, s);
+	*mt = s->cont_mt;
+	return 0;
 }
 
 /* ---- MethodTables ---- */
@@ -413,20 +419,6 @@ int adac_mt_derives_from(struct adac_runtime *rt, uint64_t mt, uint64_t base, bo
 			                 "more (limit %u)",
 			                 (unsigned long long)mt, (unsigned long long)base, ADAC_MAX_PARENT_DEPTH, ADAC_MAX_PARENT_DEPTH);
 	}
-	return 0;
-}
-
-int adac_object_mt(struct adac_runtime *rt, uint64_t obj, uint64_t *mt, struct adac_error *err)
-{
-	struct rts_state *s;
-	if (init_rts(rt, &s, err))
-		return -1;
-	if (obj == 0 || obj % s->ps)
-		return adac_fail(err, ADAC_E_CORRUPT, obj, "0x%llx is not an object address", (unsigned long long)obj);
-	uint64_t v = 0;
-	if (read_field(rt, s, obj, R_OBJ_MT, &v, err))
-		return -1;
-	*mt = v & ~s->obj_unmask;
 	return 0;
 }
 

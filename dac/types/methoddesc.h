@@ -141,12 +141,14 @@ struct adac_mt_info {
 
 int adac_mt_read(struct adac_runtime *rt, uint64_t method_table, struct adac_mt_info *info, struct adac_error *err);
 
+/* The Continuation class as the runtime records it (global ContinuationMethodTable, which also
+ * validates its layout subtypes): 0 until the runtime has created the first subtype.
+ * async/continuation.h owns the Continuation class and its fallbacks. */
+int adac_mt_continuation_class(struct adac_runtime *rt, uint64_t *mt, struct adac_error *err);
+
 /* Is mt `base` or a type derived from it? Walks ParentMethodTable; more than ADAC_MAX_PARENT_DEPTH
  * parent types is ADAC_E_LIMIT. */
 int adac_mt_derives_from(struct adac_runtime *rt, uint64_t mt, uint64_t base, bool *yes, struct adac_error *err);
-
-/* The MethodTable of the object at addr (Object.m_pMethTab with ObjectToMethodTableUnmask). */
-int adac_object_mt(struct adac_runtime *rt, uint64_t obj, uint64_t *mt, struct adac_error *err);
 
 /* EEClass.InternalCorElementType of a type: the underlying primitive of an enum (I4 for an int
  * enum) or of a primitive type, VALUETYPE or CLASS otherwise. */

@@ -1,4 +1,4 @@
-/* chain_view.c - resolves a chain's frames and formats them. */
+/* chain_view.c - async frames, chains and what they await, as text and JSON. */
 #include "view/chain_view.h"
 
 #include <jansson.h>
@@ -9,11 +9,7 @@
 
 #include "async/task.h"
 #include "base/output.h"
-#include "runtime/runtime.h"
-#include "types/fielddesc.h"
-#include "types/methoddesc.h"
-#include "types/names.h"
-#include "view/locals.h"
+#include "view/locals_view.h"
 
 json_t *adac_json_addr(uint64_t v)
 {
@@ -21,35 +17,6 @@ json_t *adac_json_addr(uint64_t v)
 	snprintf(buf, sizeof buf, "0x%016llx", (unsigned long long)v);
 	return json_string(buf);
 }
-
-int adac_chain_view_build(struct adac_runtime *rt, uint64_t head, size_t max_depth, struct adac_chain_view *v,
-                          struct adac_error *err)
-{
-	memset(v, 0, sizeof *v);
-	if (adac_chain_walk(rt, head, max_depth, &v->chain, err))
-		return -1;
-	v->frames = calloc(v->chain.count ? v->chain.count : 1, sizeof *v->frames);
-	if (!v->frames) {
-		adac_chain_free(&v->chain);
-		return adac_fail(err, ADAC_E_NOMEM, head, "out of memory resolving a chain");
-	}
-	for (size_t i = 0; i < v->chain.count; i++) {
-		adac_async_frame_resolve(rt, &v->chain.links[i], &v->frames[i]);
-		/* The first infrastructure continuation from the head says what the chain waits on. */
-		if (!v->has_awaiting && v->frames[i].infrastructure && i == 0)
-			v->has_awaiting = adac_awaiting_of(rt, &v->chain.links[i], &v->awaiting, NULL) == 0;
-	}
-	return 0;
-}
-
-void adac_chain_view_free(struct adac_chain_view *v)
-{
-	free(v->frames);
-	adac_chain_free(&v->chain);
-	memset(v, 0, sizeof *v);
-}
-
-static bool shown(const struct adac_async_frame *f) { return !f->infrastructure && !f->hidden; }
 
 /* The address shown for a frame: where it will resume. */
 static uint64_t frame_ip(const struct adac_async_frame *f)
@@ -63,7 +30,7 @@ void adac_async_frame_print(const struct adac_async_frame *f, size_t index, cons
 	if (f->method) {
 		adac_print(out, " %s`%s", f->module ? f->module : "?", f->method);
 		if (f->has_code)
-			adac_print(out, " + 0x%llx", (unsigned long long)f->offset);
+			adac_print(out, " + 0x%llx", (unsigned long long)f->code.offset);
 	} else {
 		adac_print(out, " <unknown method>");
 	}
@@ -100,14 +67,14 @@ json_t *adac_awaiting_json(const struct adac_awaiting *a)
 	return j;
 }
 
-size_t adac_chain_view_print(struct adac_runtime *rt, const struct adac_chain_view *v, struct adac_out *out,
+size_t adac_chain_view_print(struct adac_runtime *rt, const struct adac_resolved_chain *v, struct adac_out *out,
                              size_t first_index, size_t limit, unsigned flags)
 {
 	if (v->has_awaiting)
 		adac_awaiting_print(&v->awaiting, out);
 	size_t printed = 0;
 	for (size_t i = 0; i < v->chain.count; i++) {
-		if (!shown(&v->frames[i]))
+		if (!adac_async_frame_shown(&v->frames[i]))
 			continue;
 		if (limit && printed >= limit) {
 			adac_print(out, "  (shown max number of frames (%zu), use -c 0 for all)\n", limit);
@@ -162,8 +129,8 @@ json_t *adac_async_frame_json(const struct adac_async_frame *f, size_t index)
 	json_object_set_new(j, "canonical_method", f->canonical_method ? json_string(f->canonical_method) : json_null());
 	json_object_set_new(j, "module", f->module ? json_string(f->module) : json_null());
 	json_object_set_new(j, "token", f->token ? json_integer(f->token) : json_null());
-	json_object_set_new(j, "code_start", f->has_code ? adac_json_addr(f->code_start) : json_null());
-	json_object_set_new(j, "offset", f->has_code ? json_integer((json_int_t)f->offset) : json_null());
+	json_object_set_new(j, "code_start", f->has_code ? adac_json_addr(f->code.code_start) : json_null());
+	json_object_set_new(j, "offset", f->has_code ? json_integer((json_int_t)f->code.offset) : json_null());
 	json_object_set_new(j, "il_offset", f->has_il ? json_integer(f->il_offset) : json_null());
 	json_object_set_new(j, "file", f->has_source ? json_string(f->file) : json_null());
 	json_object_set_new(j, "line", f->has_source ? json_integer(f->line) : json_null());
@@ -172,7 +139,7 @@ json_t *adac_async_frame_json(const struct adac_async_frame *f, size_t index)
 	return j;
 }
 
-json_t *adac_chain_view_json(struct adac_runtime *rt, const struct adac_chain_view *v, size_t limit, unsigned flags)
+json_t *adac_chain_view_json(struct adac_runtime *rt, const struct adac_resolved_chain *v, size_t limit, unsigned flags)
 {
 	json_t *c = json_object();
 	json_object_set_new(c, "head", adac_json_addr(v->chain.count ? v->chain.links[0].addr : v->chain.end_addr));
@@ -182,7 +149,7 @@ json_t *adac_chain_view_json(struct adac_runtime *rt, const struct adac_chain_vi
 	size_t printed = 0;
 	for (size_t i = 0; i < v->chain.count; i++) {
 		const struct adac_async_frame *f = &v->frames[i];
-		if (!shown(f) || (limit && printed >= limit))
+		if (!adac_async_frame_shown(f) || (limit && printed >= limit))
 			continue;
 		json_array_append_new(ips, adac_json_addr(frame_ip(f)));
 		json_t *j = adac_async_frame_json(f, printed);
@@ -202,140 +169,6 @@ json_t *adac_chain_view_json(struct adac_runtime *rt, const struct adac_chain_vi
 	json_object_set_new(c, "error", v->chain.end_err.code ? json_string(v->chain.end_err.msg) : json_null());
 	return c;
 }
-
-/* ---- Many chains (`ps`) ------------------------------------------------------------------------- */
-
-struct frame_slot {
-	bool used;
-	uint64_t dip, resume;
-	int32_t state;
-	bool has_resume_info;
-	struct adac_async_frame frame;
-};
-
-struct adac_frame_cache {
-	struct frame_slot *slots;
-	size_t cap, used;
-	uint64_t resolved, hits;
-};
-
-struct adac_frame_cache *adac_frame_cache_new(void) { return calloc(1, sizeof(struct adac_frame_cache)); }
-
-void adac_frame_cache_free(struct adac_frame_cache *c)
-{
-	if (!c)
-		return;
-	free(c->slots);
-	free(c);
-}
-
-void adac_frame_cache_stats(const struct adac_frame_cache *c, uint64_t *resolved, uint64_t *hits)
-{
-	*resolved = c ? c->resolved : 0;
-	*hits = c ? c->hits : 0;
-}
-
-static size_t slot_hash(uint64_t dip, uint64_t resume, int32_t state, bool ri)
-{
-	uint64_t h = dip * 0x9E3779B97F4A7C15ull ^ (resume + 0x632BE59BD9B4E019ull) * 0xC2B2AE3D27D4EB4Full;
-	h ^= ((uint64_t)(uint32_t)state << 1 | (ri ? 1u : 0u)) * 0x165667B19E3779F9ull;
-	return (size_t)(h ^ h >> 29);
-}
-
-/* A frame copied out of the cache: a name kept in the frame's own buffer must point at the copy. */
-_Static_assert(offsetof(struct adac_async_frame, note) + sizeof ((struct adac_async_frame *)0)->note + 8 >
-                   sizeof(struct adac_async_frame),
-               "copy_frame copies the fields before note whole: note must stay the last member");
-
-static void copy_frame(struct adac_async_frame *dst, const struct adac_async_frame *src,
-                       const struct adac_continuation *c)
-{
-	/* Everything before the note, then the note's text only (most of its buffer is unused). */
-	memcpy(dst, src, offsetof(struct adac_async_frame, note));
-	strcpy(dst->note, src->note);
-	if (src->method == src->name_buf)
-		dst->method = dst->name_buf;
-	dst->cont = *c;
-}
-
-static int cache_grow(struct adac_frame_cache *fc)
-{
-	size_t cap = fc->cap ? fc->cap * 2 : 64;
-	struct frame_slot *s = calloc(cap, sizeof *s);
-	if (!s)
-		return -1;
-	for (size_t i = 0; i < fc->cap; i++) {
-		struct frame_slot *o = &fc->slots[i];
-		if (!o->used)
-			continue;
-		size_t j = slot_hash(o->dip, o->resume, o->state, o->has_resume_info) & (cap - 1);
-		while (s[j].used)
-			j = (j + 1) & (cap - 1);
-		s[j] = *o;
-		copy_frame(&s[j].frame, &o->frame, &o->frame.cont);
-	}
-	free(fc->slots);
-	fc->slots = s;
-	fc->cap = cap;
-	return 0;
-}
-
-static void resolve_cached(struct adac_runtime *rt, struct adac_frame_cache *fc, const struct adac_continuation *c,
-                           struct adac_async_frame *f)
-{
-	if (!fc || ((fc->used + 1) * 2 > fc->cap && cache_grow(fc))) {
-		adac_async_frame_resolve(rt, c, f);
-		return;
-	}
-	bool ri = c->resume_info != 0;
-	size_t j = slot_hash(c->diagnostic_ip, c->resume, c->state, ri) & (fc->cap - 1);
-	for (;;) {
-		struct frame_slot *s = &fc->slots[j];
-		if (!s->used)
-			break;
-		if (s->dip == c->diagnostic_ip && s->resume == c->resume && s->state == c->state && s->has_resume_info == ri) {
-			fc->hits++;
-			copy_frame(f, &s->frame, c);
-			if (f->shared_sp)
-				adac_async_frame_instantiate(rt, f); /* the instantiation is per continuation */
-			return;
-		}
-		j = (j + 1) & (fc->cap - 1);
-	}
-	adac_async_frame_resolve(rt, c, f);
-	fc->resolved++;
-	struct frame_slot *s = &fc->slots[j];
-	s->used = true;
-	s->dip = c->diagnostic_ip;
-	s->resume = c->resume;
-	s->state = c->state;
-	s->has_resume_info = ri;
-	copy_frame(&s->frame, f, c);
-	fc->used++;
-}
-
-int adac_chain_view_build_cached(struct adac_runtime *rt, uint64_t head, size_t max_depth, struct adac_frame_cache *cache,
-                                 struct adac_chain_view *v, struct adac_error *err)
-{
-	memset(v, 0, sizeof *v);
-	if (adac_chain_walk(rt, head, max_depth, &v->chain, err))
-		return -1;
-	/* (Not zeroed: every frame is filled whole by resolve_cached.) */
-	v->frames = malloc((v->chain.count ? v->chain.count : 1) * sizeof *v->frames);
-	if (!v->frames) {
-		adac_chain_free(&v->chain);
-		return adac_fail(err, ADAC_E_NOMEM, head, "out of memory resolving a chain");
-	}
-	for (size_t i = 0; i < v->chain.count; i++) {
-		resolve_cached(rt, cache, &v->chain.links[i], &v->frames[i]);
-		/* As adac_chain_view_build: the head's infrastructure continuation says what it awaits. */
-		if (!v->has_awaiting && v->frames[i].infrastructure && i == 0)
-			v->has_awaiting = adac_awaiting_of(rt, &v->chain.links[i], &v->awaiting, NULL) == 0;
-	}
-	return 0;
-}
-
-bool adac_async_frame_shown(const struct adac_async_frame *f) { return shown(f); }
 
 const char *adac_frame_where(bool has_source, const char *file, uint32_t line, bool has_il, uint32_t il_offset,
                              char *buf, size_t size)

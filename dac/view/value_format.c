@@ -11,6 +11,7 @@
 #include "base/limits.h"
 #include "metadata/ecma_metadata.h"
 #include "runtime/descriptor.h"
+#include "runtime/object.h"
 #include "runtime/runtime.h"
 #include "target/target.h"
 #include "types/methoddesc.h"

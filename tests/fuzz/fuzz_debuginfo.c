@@ -6,6 +6,7 @@
 
 #include "asyncdac.h"
 #include "code/debuginfo.h"
+#include "view/debuginfo_view.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -17,6 +17,7 @@
 #include "runtime/runtime.h"
 #include "target/target_mem.h"
 #include "testutil.h"
+#include "view/debuginfo_view.h"
 
 /* dir/file, read whole (NULL if absent). */
 static char *slurp_in(const char *dir, const char *file, size_t *len)

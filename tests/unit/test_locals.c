@@ -1,5 +1,5 @@
-/* test_locals.c - awaited locals (dac/view/locals.c) and value formatting (dac/view/value_format.c) on the
- * synthetic array-layout target: a runtime laid out in a memory target the way 11.0.0 lays it out
+/* test_locals.c - awaited locals (dac/async/locals.c, dac/view/locals_view.c) and value formatting
+ * (dac/view/value_format.c) on the synthetic array-layout target: a runtime laid out in a memory target the way 11.0.0 lays it out
  * (the real .NET 11.0.0 descriptor gives the layouts), around the real ArrayLayout.dll (+ PDB) of
  * targets/synthetic/array_layout and the real System.Private.CoreLib.dll (names, ContinuationFlags):
  * MethodTables with EEClasses and FieldDescs, a MethodDesc for Worker.Work, strings, arrays, boxed
@@ -24,204 +24,29 @@
 #include "../check.h"
 #define AREA_SIZE 0x1000000ull
 #include "async/async_frame.h"
+#include "async/locals.h"
 #include "asyncdac.h"
 #include "code/debuginfo.h"
 #include "metadata/ecma_metadata.h"
 #include "metadata/signature.h"
 #include "runtime/descriptor.h"
 #include "runtime/runtime.h"
-#include "testarea.h"
+#include "testrts.h"
 #include "testutil.h"
 #include "types/methoddesc.h"
 #include "types/names.h"
 #include "types/typename.h"
-#include "view/locals.h"
+#include "view/locals_view.h"
 #include "view/value_format.h"
 
-/* Module + PEAssembly + PEImage + flat PEImageLayout; TypeDefToMethodTableMap of `nmap` entries
- * whose TableData is at module + 0x2000. */
-static void put_module(uint64_t module, const char *path, const char *simple, uint64_t image_base, size_t image_size,
-                       uint32_t nmap)
+/* The locals of a hand-made frame of `layout` whose code version's debug info is di. */
+static int collect(struct adac_runtime *rt, struct adac_async_frame *f, enum adac_cont_layout_kind layout,
+                   const struct adac_debug_info *di, struct adac_locals *l, struct adac_error *err)
 {
-	uint64_t pea = module + 0x1000, peimage = module + 0x1100, layout = module + 0x1200, strs = module + 0x1300;
-	put64(module + off("Module", "PEAssembly"), pea);
-	put64(module + off("Module", "Assembly"), module + 0x1800);
-	put64(module + off("Module", "Base"), image_base);
-	put32(module + off("Module", "Flags"), 1);
-	put64(module + off("Module", "Path"), strs);
-	put64(module + off("Module", "FileName"), strs + 0x400);
-	put64(module + off("Module", "SimpleName"), strs + 0x600);
-	const char *slash = strrchr(path, '/');
-	put_utf16(strs, path);
-	put_utf16(strs + 0x400, slash ? slash + 1 : path);
-	mem_write(strs + 0x600, simple, strlen(simple) + 1);
-	put64(pea + off("PEAssembly", "PEImage"), peimage);
-	put64(peimage + off("PEImage", "LoadedImageLayout"), layout);
-	put64(peimage + off("PEImage", "FlatImageLayout"), layout);
-	put64(layout + off("PEImageLayout", "Base"), image_base);
-	put32(layout + off("PEImageLayout", "Size"), (uint32_t)image_size);
-	put32(layout + off("PEImageLayout", "Flags"), 0x70);
-	uint64_t map = module + off("Module", "TypeDefToMethodTableMap");
-	put64(map + off("ModuleLookupMap", "TableData"), module + 0x2000);
-	put32(map + off("ModuleLookupMap", "Count"), nmap);
-}
-
-static void map_typedef(uint64_t module, uint32_t rid, uint64_t mt) { put64(module + 0x2000 + 8ull * rid, mt); }
-
-/* One FieldDesc: token rid, offset from the instance data, element type. */
-struct fd {
-	uint32_t rid;
-	uint32_t offset;
-	uint8_t elem;
-	bool is_static;
-};
-
-/* MethodTable at addr, its EEClass at addr + 0x200 and FieldDescs at addr + 0x400. */
-struct mt_spec {
-	uint64_t addr;
-	uint32_t flags;
-	uint32_t typedef_rid;
-	uint32_t base_size;
-	uint64_t parent, module, perinst;
-	uint8_t internal_elem;
-	uint8_t padding;          /* EEClass.BaseSizePadding */
-	uint16_t parent_fields;   /* instance fields of the parents (EEClass counts include them) */
-	const struct fd *fields;
-	unsigned nfields;
-};
-
-static void put_mt(const struct mt_spec *s)
-{
-	uint64_t ee = s->addr + 0x200, fds = s->addr + 0x400;
-	put32(s->addr + off("MethodTable", "MTFlags"), s->flags);
-	put32(s->addr + off("MethodTable", "BaseSize"), s->base_size);
-	put32(s->addr + off("MethodTable", "MTFlags2"), s->typedef_rid << 8);
-	put16(s->addr + off("MethodTable", "NumVirtuals"), 4);
-	put64(s->addr + off("MethodTable", "ParentMethodTable"), s->parent);
-	put64(s->addr + off("MethodTable", "Module"), s->module);
-	put64(s->addr + off("MethodTable", "AuxiliaryData"), s->addr + 0x800);
-	put64(s->addr + off("MethodTable", "PerInstInfo"), s->perinst);
-	put64(s->addr + off("MethodTable", "EEClassOrCanonMT"), ee);
-	put64(ee + off("EEClass", "MethodTable"), s->addr);
-	put8(ee + off("EEClass", "InternalCorElementType"), s->internal_elem);
-	put8(ee + off("EEClass", "BaseSizePadding"), s->padding);
-	uint16_t ni = s->parent_fields, ns = 0;
-	uint32_t fd_size = off("FieldDesc", NULL);
-	for (unsigned i = 0; i < s->nfields; i++) {
-		const struct fd *f = &s->fields[i];
-		uint64_t at = fds + (uint64_t)i * fd_size;
-		put64(at + off("FieldDesc", "MTOfEnclosingClass"), s->addr);
-		put32(at + off("FieldDesc", "DWord1"), f->rid | (f->is_static ? 0x1000000u : 0));
-		put32(at + off("FieldDesc", "DWord2"), f->offset | ((uint32_t)f->elem << 27));
-		if (f->is_static)
-			ns++;
-		else
-			ni++;
-	}
-	put64(ee + off("EEClass", "FieldDescList"), s->nfields ? fds : 0);
-	put16(ee + off("EEClass", "NumInstanceFields"), ni);
-	put16(ee + off("EEClass", "NumStaticFields"), ns);
-}
-
-/* A chunk holding one MethodDesc at index 0 (as 11.0.0 lays them out); returns the MethodDesc. */
-static uint64_t put_md(uint64_t chunk, uint64_t mt, uint16_t flags, uint32_t token)
-{
-	uint32_t chunk_size = off("MethodDescChunk", NULL);
-	uint64_t md = chunk + chunk_size;
-	put64(chunk + off("MethodDescChunk", "MethodTable"), mt);
-	put8(chunk + off("MethodDescChunk", "Size"), 20);
-	put8(chunk + off("MethodDescChunk", "Count"), 0);
-	put16(chunk + off("MethodDescChunk", "FlagsAndTokenRange"), (uint16_t)(((token & 0xffffff) >> 12) | 0x4000));
-	put8(md + off("MethodDesc", "ChunkIndex"), 0);
-	put16(md + off("MethodDesc", "Slot"), 5);
-	put16(md + off("MethodDesc", "Flags"), flags);
-	put16(md + off("MethodDesc", "Flags3AndTokenRemainder"), (uint16_t)((token & 0xfff) | 0x3000));
-	return md;
-}
-
-static void put_string(uint64_t at, uint64_t mt, const char *s)
-{
-	put64(at, mt);
-	put32(at + off("String", "m_StringLength"), (uint32_t)strlen(s));
-	size_t n = strlen(s);
-	for (size_t i = 0; i < n; i++)
-		put16(at + off("String", "m_FirstChar") + 2 * i, (uint16_t)(unsigned char)s[i]);
-}
-
-/* ---- Debug info: the .NET 11 encoding (nibble streams), async chunk only ---- */
-
-struct nib {
-	uint8_t b[4096];
-	size_t n; /* nibbles */
-};
-
-static void nib_put(struct nib *w, unsigned v)
-{
-	if (w->n % 2 == 0)
-		w->b[w->n / 2] = (uint8_t)v;
-	else
-		w->b[w->n / 2] |= (uint8_t)(v << 4);
-	w->n++;
-}
-
-static void nib_u32(struct nib *w, uint32_t v)
-{
-	unsigned groups[11], n = 0;
-	do {
-		groups[n++] = v & 7;
-		v >>= 3;
-	} while (v);
-	while (n-- > 1)
-		nib_put(w, groups[n] | 8);
-	nib_put(w, groups[0]);
-}
-
-static void nib_i32(struct nib *w, int32_t v)
-{
-	nib_u32(w, v < 0 ? (((uint32_t)-v) << 1) | 1 : (uint32_t)v << 1);
-}
-
-static size_t nib_bytes(const struct nib *w) { return (w->n + 1) / 2; }
-
-/* A var list entry as the JIT writes it: VarNumber and Offset (array layout: pairs). */
-struct var {
-	int32_t number;
-	uint32_t offset;
-};
-
-#define NONE 0xffffffffu
-
-/* Fat header + async chunk with one suspension point at `native` holding vars. */
-static struct adac_debug_info *make_di(uint32_t nsp, uint32_t native, const struct var *vars, uint32_t nvars)
-{
-	struct nib chunk = {0};
-	nib_u32(&chunk, nsp);
-	nib_u32(&chunk, nvars);
-	for (uint32_t i = 0; i < nsp; i++) {
-		nib_i32(&chunk, i ? 4 : (int32_t)native);
-		nib_u32(&chunk, i ? 0 : nvars);
-	}
-	for (uint32_t i = 0; i < nvars; i++) {
-		nib_u32(&chunk, (uint32_t)(vars[i].number + 6));
-		nib_u32(&chunk, vars[i].offset);
-	}
-	struct nib hdr = {0};
-	nib_u32(&hdr, 0);
-	for (int i = 0; i < 5; i++)
-		nib_u32(&hdr, 0);
-	nib_u32(&hdr, (uint32_t)nib_bytes(&chunk));
-	uint8_t blob[8192];
-	size_t len = nib_bytes(&hdr);
-	memcpy(blob, hdr.b, len);
-	memcpy(blob + len, chunk.b, nib_bytes(&chunk));
-	len += nib_bytes(&chunk);
-	struct adac_debug_info *di = NULL;
-	struct adac_error err = {0};
-	if (adac_debuginfo_decode(blob, len, ADAC_DEBUGINFO_FORMAT_NET11, false, &di, &err)) {
-		fprintf(stderr, "debug info: %s\n", err.msg);
-		exit(1);
-	}
-	return di;
+	f->cont.layout = layout;
+	f->note[0] = '\0';
+	adac_async_frame_use_debug_info(f, di);
+	return adac_frame_locals_collect(rt, f, l, err);
 }
 
 /* ---- Output capture ---- */
@@ -265,16 +90,8 @@ static void check_prim(struct adac_runtime *rt, uint8_t elem, uint32_t size, con
 	free(s);
 }
 
-/* ---- The synthetic target ---- */
+/* ---- The synthetic target: testrts.h, and these objects ---- */
 
-/* Addresses. */
-#define AL_BASE 0x10000000ull
-#define CL_BASE 0x20000000ull
-#define AL_MOD 0x5000000ull
-#define CL_MOD 0x5010000ull
-#define SYSDOMAIN 0x5020000ull
-#define MT(n) (0x5100000ull + 0x1000ull * (n))
-#define MD_CHUNK 0x5200000ull
 #define STR_WORK 0x5300000ull
 #define STR_TAG 0x5300100ull
 #define STR_B 0x5300200ull
@@ -294,155 +111,14 @@ static void check_prim(struct adac_runtime *rt, uint8_t elem, uint32_t size, con
 #define GCDATA 0x5304000ull
 #define CONT 0x5305000ull
 
-enum {
-	M_OBJECT, M_STRING, M_INT32, M_BYTE, M_VALUETYPE, M_ENUM, M_BYTE_ARR, M_OBJECT_ARR, M_INT32_ARR, M_MODE, M_PLAIN,
-	M_MIXED, M_MANY, M_OUTER, M_NODE, M_WORKER, M_CONT, M_CONT_LAYOUT, M_PAIR_DEF, M_PAIR_STRING,
-};
-
-static uint32_t field_rid(const struct adac_ecma *md, uint32_t type_rid, const char *name)
-{
-	uint32_t rid = 0;
-	struct adac_error err = {0};
-	if (adac_ecma_find_field(md, type_rid, name, &rid, &err))
-		fprintf(stderr, "field %s: %s\n", name, err.msg);
-	return rid;
-}
-
 int main(int argc, char **argv)
 {
-	char path[2048], al_path[2048], corelib_path[1024];
-	area_inputs(path, sizeof path, corelib_path, sizeof corelib_path);
-	snprintf(al_path, sizeof al_path, "%s/ArrayLayout.dll",
-	         argc > 1 ? argv[1] : "tests/data/locals/array_layout");
-	size_t json_len, al_len, corelib_len;
-	uint8_t *json = (uint8_t *)slurp(path, &json_len);
-	uint8_t *al = (uint8_t *)slurp(al_path, &al_len);
-	uint8_t *corelib = (uint8_t *)slurp(corelib_path, &corelib_len);
-	if (!json || !al) {
-		fprintf(stderr, "locals: cannot read %s or %s\n", path, al_path);
+	struct rts r;
+	if (rts_open(argc, argv, "locals", NULL, NULL, false, &r))
 		return 1;
-	}
-	if (!corelib) {
-		fprintf(stderr, "locals: cannot read %s (scripts/dotnet-setup restores it)\n", corelib_path);
-		free(json);
-		free(al);
-		return 1;
-	}
-	if (area_setup(json, json_len))
-		return 1;
+	struct adac_runtime *rt = r.rt;
+	uint64_t md_work = r.md_work;
 	struct adac_error err = {0};
-	adac_memimg_add(img, AL_BASE, al, al_len);
-	adac_memimg_add(img, CL_BASE, corelib, corelib_len);
-	flush();
-	tgt = adac_target_open_memory(img, &err);
-	if (!tgt) {
-		fprintf(stderr, "target: %s\n", err.msg);
-		return 1;
-	}
-	struct adac_ecma *amd = NULL, *cmd = NULL;
-	CHECK(adac_ecma_open_image(tgt, AL_BASE, al_len, false, &amd, &err) == 0);
-	CHECK(adac_ecma_open_image(tgt, CL_BASE, corelib_len, false, &cmd, &err) == 0);
-	if (!amd || !cmd)
-		return 1;
-
-	/* Tokens, from the real metadata. */
-	uint32_t r_mode = typedef_rid(amd, "ArrayLayoutSamples", "Mode"), r_plain = typedef_rid(amd, "ArrayLayoutSamples", "Plain"),
-	         r_mixed = typedef_rid(amd, "ArrayLayoutSamples", "Mixed"), r_many = typedef_rid(amd, "ArrayLayoutSamples", "Many"),
-	         r_outer = typedef_rid(amd, "ArrayLayoutSamples", "Outer"), r_node = typedef_rid(amd, "ArrayLayoutSamples", "Node"),
-	         r_worker = typedef_rid(amd, "ArrayLayoutSamples", "Worker"), r_pair = typedef_rid(amd, "ArrayLayoutSamples", "Pair`1");
-	uint32_t r_work = 0;
-	CHECK(adac_ecma_find_method(amd, r_worker, "Work", &r_work, &err) == 0);
-	uint32_t c_object = typedef_rid(cmd, "System", "Object"), c_string = typedef_rid(cmd, "System", "String"),
-	         c_int32 = typedef_rid(cmd, "System", "Int32"), c_byte = typedef_rid(cmd, "System", "Byte"),
-	         c_valuetype = typedef_rid(cmd, "System", "ValueType"), c_enum = typedef_rid(cmd, "System", "Enum"),
-	         c_cont = typedef_rid(cmd, "System.Runtime.CompilerServices", "Continuation");
-
-	put_module(AL_MOD, al_path, "ArrayLayout", AL_BASE, al_len, 16);
-	put_module(CL_MOD, "/runtime/11/System.Private.CoreLib.dll", "System.Private.CoreLib", CL_BASE, corelib_len, 0);
-	/* SystemDomain -> SystemAssembly -> Module: CoreLib. */
-	put64(global_var("SystemDomain"), SYSDOMAIN);
-	put64(SYSDOMAIN + off("SystemDomain", "SystemAssembly"), SYSDOMAIN + 0x100);
-	put64(SYSDOMAIN + 0x100 + off("Assembly", "Module"), CL_MOD);
-
-	/* CoreLib types. */
-	const uint32_t SZARRAY = 0x800a0000u, TRUEPRIM = 0x00070000u, VALUETYPE = 0x00040000u, PRIMITIVE = 0x00060000u;
-	put_mt(&(struct mt_spec){MT(M_OBJECT), 0, c_object, 24, 0, CL_MOD, 0, 0x12, 0, 0, NULL, 0});
-	put_mt(&(struct mt_spec){MT(M_STRING), 0x80000002u, c_string, 22, MT(M_OBJECT), CL_MOD, 0, 0x0e, 0, 0, NULL, 0});
-	put_mt(&(struct mt_spec){MT(M_VALUETYPE), 0, c_valuetype, 24, MT(M_OBJECT), CL_MOD, 0, 0x12, 0, 0, NULL, 0});
-	put_mt(&(struct mt_spec){MT(M_ENUM), 0, c_enum, 24, MT(M_VALUETYPE), CL_MOD, 0, 0x12, 0, 0, NULL, 0});
-	put_mt(&(struct mt_spec){MT(M_INT32), TRUEPRIM, c_int32, 24, MT(M_VALUETYPE), CL_MOD, 0, 0x08, 20, 0, NULL, 0});
-	put_mt(&(struct mt_spec){MT(M_BYTE), TRUEPRIM, c_byte, 24, MT(M_VALUETYPE), CL_MOD, 0, 0x05, 23, 0, NULL, 0});
-	put_mt(&(struct mt_spec){MT(M_BYTE_ARR), SZARRAY | 1, 0, 24, MT(M_OBJECT), CL_MOD, MT(M_BYTE), 0x1d, 0, 0, NULL, 0});
-	put_mt(&(struct mt_spec){MT(M_OBJECT_ARR), SZARRAY | 8, 0, 24, MT(M_OBJECT), CL_MOD, MT(M_OBJECT), 0x1d, 0, 0, NULL, 0});
-	put_mt(&(struct mt_spec){MT(M_INT32_ARR), SZARRAY | 4, 0, 24, MT(M_OBJECT), CL_MOD, MT(M_INT32), 0x1d, 0, 0, NULL, 0});
-	put64(global_var("ObjectMethodTable"), MT(M_OBJECT));
-	put64(global_var("StringMethodTable"), MT(M_STRING));
-
-	/* ArrayLayout.dll's types, laid out as CoreCLR's auto layout does (references first). Field
-	 * rids: Mode.value__ 1; Plain X 5, Y 6; Mixed Id 7, Tag 8, Big 9; Many C 10, X 11, B 12, A 13,
-	 * Y 14; Outer Inner 15, Name 16; Pair First 17, Count 18; Node Value 19, Label 20; Worker Id 21
-	 * (checked below). */
-	CHECK(field_rid(amd, r_many, "A") == 13 && field_rid(amd, r_worker, "Id") == 21 && field_rid(amd, r_mode, "value__") == 1 &&
-	      field_rid(amd, r_pair, "Count") == 18);
-	static const struct fd mode_f[] = {{1, 0, 0x06, false}};
-	static const struct fd plain_f[] = {{5, 8, 0x08, false}, {6, 0, 0x0d, false}};
-	static const struct fd mixed_f[] = {{7, 16, 0x08, false}, {8, 0, 0x12, false}, {9, 8, 0x0a, false}};
-	static const struct fd many_f[] = {{10, 16, 0x12, false}, {11, 24, 0x08, false}, {12, 8, 0x12, false},
-	                                   {13, 0, 0x12, false}, {14, 28, 0x05, false}};
-	static const struct fd outer_f[] = {{15, 0, 0x11, false}, {16, 24, 0x12, false}};
-	static const struct fd node_f[] = {{19, 8, 0x08, false}, {20, 0, 0x12, false}};
-	static const struct fd worker_f[] = {{21, 0, 0x08, false}};
-	static const struct fd pair_f[] = {{17, 0, 0x12, false}, {18, 8, 0x08, false}};
-	put_mt(&(struct mt_spec){MT(M_MODE), PRIMITIVE, r_mode, 24, MT(M_ENUM), AL_MOD, 0, 0x06, 22, 0, mode_f, 1});
-	put_mt(&(struct mt_spec){MT(M_PLAIN), VALUETYPE, r_plain, 32, MT(M_VALUETYPE), AL_MOD, 0, 0x11, 16, 0, plain_f, 2});
-	put_mt(&(struct mt_spec){MT(M_MIXED), VALUETYPE, r_mixed, 40, MT(M_VALUETYPE), AL_MOD, 0, 0x11, 16, 0, mixed_f, 3});
-	put_mt(&(struct mt_spec){MT(M_MANY), VALUETYPE, r_many, 48, MT(M_VALUETYPE), AL_MOD, 0, 0x11, 16, 0, many_f, 5});
-	put_mt(&(struct mt_spec){MT(M_OUTER), VALUETYPE, r_outer, 48, MT(M_VALUETYPE), AL_MOD, 0, 0x11, 16, 0, outer_f, 2});
-	put_mt(&(struct mt_spec){MT(M_NODE), 0, r_node, 32, MT(M_OBJECT), AL_MOD, 0, 0x12, 0, 0, node_f, 2});
-	put_mt(&(struct mt_spec){MT(M_WORKER), 0, r_worker, 24, MT(M_OBJECT), AL_MOD, 0, 0x12, 0, 0, worker_f, 1});
-	map_typedef(AL_MOD, r_mode, MT(M_MODE));
-	map_typedef(AL_MOD, r_plain, MT(M_PLAIN));
-	map_typedef(AL_MOD, r_mixed, MT(M_MIXED));
-	map_typedef(AL_MOD, r_many, MT(M_MANY));
-	map_typedef(AL_MOD, r_outer, MT(M_OUTER));
-	map_typedef(AL_MOD, r_node, MT(M_NODE));
-	map_typedef(AL_MOD, r_worker, MT(M_WORKER));
-	/* Pair<T> (the typical instantiation, in the TypeDef map) and Pair<string>, found only among
-	 * the module's constructed types: EETypeHashTable with 2 buckets, Pair<string> second in the
-	 * first bucket's chain. */
-	put_mt(&(struct mt_spec){MT(M_PAIR_DEF), VALUETYPE | 0x30, r_pair, 32, MT(M_VALUETYPE), AL_MOD, 0, 0x11, 16, 0, NULL, 0});
-	map_typedef(AL_MOD, r_pair, MT(M_PAIR_DEF));
-	uint64_t pair_inst = MT(M_PAIR_STRING) + 0x900;
-	put16(pair_inst + off("GenericsDictInfo", "NumDicts"), 1);
-	put16(pair_inst + off("GenericsDictInfo", "NumTypeArgs"), 1);
-	put64(pair_inst + 8, pair_inst + 16);
-	put64(pair_inst + 16, MT(M_STRING));
-	put_mt(&(struct mt_spec){MT(M_PAIR_STRING), VALUETYPE | 0x10, r_pair, 32, MT(M_VALUETYPE), AL_MOD, pair_inst + 8, 0x11, 16,
-	                         0, pair_f, 2});
-	const uint64_t TYPES = AL_MOD + 0x3000;
-	put64(AL_MOD + off("Module", "AvailableTypeParams"), TYPES);
-	put64(TYPES + off("EETypeHashTable", "Buckets"), TYPES + 0x100);
-	put32(TYPES + off("EETypeHashTable", "Count"), 2);
-	put64(TYPES + 0x100, 2);                  /* bucket count */
-	put64(TYPES + 0x100 + 8 * 3, TYPES + 0x200);
-	put64(TYPES + 0x100 + 8 * 4, 0x9);        /* an empty bucket: end sentinel */
-	put64(TYPES + 0x200 + off("EETypeHashTable", "VolatileEntryValue"), MT(M_NODE));
-	put64(TYPES + 0x200 + off("EETypeHashTable", "VolatileEntryNextEntry"), TYPES + 0x240);
-	put64(TYPES + 0x240 + off("EETypeHashTable", "VolatileEntryValue"), MT(M_PAIR_STRING));
-	put64(TYPES + 0x240 + off("EETypeHashTable", "VolatileEntryNextEntry"), 0x7);
-
-	/* The Continuation class (its FieldDescs name Flags' offset) and a flat layout subtype of 88
-	 * bytes (48 bytes of data). */
-	static struct fd cont_f[4];
-	cont_f[0] = (struct fd){field_rid(cmd, c_cont, "Next"), 0, 0x12, false};
-	cont_f[1] = (struct fd){field_rid(cmd, c_cont, "ResumeInfo"), 8, 0x18, false};
-	cont_f[2] = (struct fd){field_rid(cmd, c_cont, "Flags"), 16, 0x08, false};
-	cont_f[3] = (struct fd){field_rid(cmd, c_cont, "State"), 20, 0x08, false};
-	put_mt(&(struct mt_spec){MT(M_CONT), 0, c_cont, 40, MT(M_OBJECT), CL_MOD, 0, 0x12, 0, 0, cont_f, 4});
-	put_mt(&(struct mt_spec){MT(M_CONT_LAYOUT), 0, c_cont, 88, MT(M_CONT), CL_MOD, 0, 0x12, 0, 4, NULL, 0});
-	put64(global_var("ContinuationMethodTable"), MT(M_CONT));
-
-	uint64_t md_work = put_md(MD_CHUNK, MT(M_WORKER), 0, 0x06000000u | r_work);
 
 	/* Objects. */
 	put_string(STR_WORK, MT(M_STRING), "work");
@@ -512,11 +188,6 @@ int main(int argc, char **argv)
 	mem_write(GCDATA + 16, gc, sizeof gc);
 	flush();
 
-	struct adac_runtime *rt = calloc(1, sizeof *rt);
-	rt->t = tgt;
-	rt->desc = desc;
-	rt->module_path = strdup("libcoreclr.so");
-
 	/* ---- Array layout ---- */
 	/* Worker.Work(int count, string label, Mode mode): this 0, count 1, label 2, mode 3; locals
 	 * i 4, big 5, ratio 6, flag 7, letter 8, m 9, text 10, boxed 11, node 12, plain 13, mixed 14,
@@ -538,7 +209,7 @@ int main(int argc, char **argv)
 	f.has_il = true;
 	f.il_offset = 0x10;
 	struct adac_locals l;
-	int rc = adac_frame_locals_collect_with(rt, &f, ADAC_CONT_ARRAY, di, &l, &err);
+	int rc = collect(rt, &f, ADAC_CONT_ARRAY, di, &l, &err);
 	CHECK(rc == 0);
 	if (rc)
 		fprintf(stderr, "array layout: %s\n", err.msg);
@@ -640,24 +311,24 @@ int main(int argc, char **argv)
 	di = make_di(1, 0x40, arr_vars, 4);
 	f.cont.state = 1;
 	adac_error_clear(&err);
-	rc = adac_frame_locals_collect_with(rt, &f, ADAC_CONT_ARRAY, di, &l, &err);
+	rc = collect(rt, &f, ADAC_CONT_ARRAY, di, &l, &err);
 	CHECK_ERR(rc, &err, ADAC_E_CORRUPT, "State 1 is out of range: the method's debug info has 1 suspension point");
 	f.cont.state = -1;
 	adac_error_clear(&err);
-	rc = adac_frame_locals_collect_with(rt, &f, ADAC_CONT_ARRAY, di, &l, &err);
+	rc = collect(rt, &f, ADAC_CONT_ARRAY, di, &l, &err);
 	CHECK_ERR(rc, &err, ADAC_E_CORRUPT, "State -1 is out of range");
 	f.cont.state = 0;
 	adac_debuginfo_free(di);
 	/* Not pairs. */
 	di = make_di(1, 0x40, arr_vars + 2, 3);
 	adac_error_clear(&err);
-	rc = adac_frame_locals_collect_with(rt, &f, ADAC_CONT_ARRAY, di, &l, &err);
+	rc = collect(rt, &f, ADAC_CONT_ARRAY, di, &l, &err);
 	CHECK_ERR(rc, &err, ADAC_E_CORRUPT, "suspension point 0 lists 3 entries, not (Offset, GCIndex) pairs");
 	adac_debuginfo_free(di);
 	static const struct var mismatched[] = {{4, 8}, {5, NONE}};
 	di = make_di(1, 0x40, mismatched, 2);
 	adac_error_clear(&err);
-	rc = adac_frame_locals_collect_with(rt, &f, ADAC_CONT_ARRAY, di, &l, &err);
+	rc = collect(rt, &f, ADAC_CONT_ARRAY, di, &l, &err);
 	CHECK_ERR(rc, &err, ADAC_E_CORRUPT, "entries 0 and 1 name variables 4 and 5");
 	adac_debuginfo_free(di);
 	/* Per variable: the others are still shown. */
@@ -666,7 +337,7 @@ int main(int argc, char **argv)
 		{14, 150}, {14, 5}, {15, 80}, {15, 11},
 	};
 	di = make_di(1, 0x40, bad, sizeof bad / sizeof bad[0]);
-	rc = adac_frame_locals_collect_with(rt, &f, ADAC_CONT_ARRAY, di, &l, &err);
+	rc = collect(rt, &f, ADAC_CONT_ARRAY, di, &l, &err);
 	CHECK(rc == 0);
 	if (rc == 0) {
 		char *text = print_locals(rt, &l, NULL, 1, &rc, &err);
@@ -683,7 +354,7 @@ int main(int argc, char **argv)
 	/* Data that is not an array: the whole frame. */
 	f.cont.data = STR_WORK;
 	adac_error_clear(&err);
-	rc = adac_frame_locals_collect_with(rt, &f, ADAC_CONT_ARRAY, di, &l, &err);
+	rc = collect(rt, &f, ADAC_CONT_ARRAY, di, &l, &err);
 	CHECK_ERR(rc, &err, ADAC_E_CORRUPT, "Data 0x5300000 is not a one-dimensional array");
 	f.cont.data = DATA;
 	adac_debuginfo_free(di);
@@ -709,10 +380,10 @@ int main(int argc, char **argv)
 	f.cont.addr = CONT;
 	f.cont.mt = MT(M_CONT_LAYOUT);
 	f.has_code = true;
-	f.offset = 0x44;
+	f.code.offset = 0x44;
 	f.has_il = true;
 	f.il_offset = 0x10;
-	rc = adac_frame_locals_collect_with(rt, &f, ADAC_CONT_FLAT, di, &l, &err);
+	rc = collect(rt, &f, ADAC_CONT_FLAT, di, &l, &err);
 	CHECK(rc == 0);
 	if (rc)
 		fprintf(stderr, "flat layout: %s\n", err.msg);
@@ -735,7 +406,7 @@ int main(int argc, char **argv)
 	adac_debuginfo_free(di);
 	/* An empty suspension point. */
 	di = make_di(1, 0x44, NULL, 0);
-	rc = adac_frame_locals_collect_with(rt, &f, ADAC_CONT_FLAT, di, &l, &err);
+	rc = collect(rt, &f, ADAC_CONT_FLAT, di, &l, &err);
 	CHECK(rc == 0 && l.warning == NULL);
 	if (rc == 0) {
 		char *text = print_locals(rt, &l, NULL, 1, &rc, &err);
@@ -749,7 +420,7 @@ int main(int argc, char **argv)
 	/* Several suspension points: only State's variables. */
 	di = make_di(2, 0x44, flat_vars, 2);
 	f.cont.state = 1;
-	rc = adac_frame_locals_collect_with(rt, &f, ADAC_CONT_FLAT, di, &l, &err);
+	rc = collect(rt, &f, ADAC_CONT_FLAT, di, &l, &err);
 	CHECK(rc == 0 && l.n == 3 && l.v[0].kind == ADAC_LOCAL_SLOT);
 	if (rc == 0)
 		adac_locals_free(&l);
@@ -958,7 +629,7 @@ int main(int argc, char **argv)
 			f.cont.gc_data = iter % 3 ? GCDATA : RAND_BASE + 0x200;
 			for (int layout = 0; layout < 2; layout++) {
 				struct adac_error e = {0};
-				if (adac_frame_locals_collect_with(rt, &f, layout ? ADAC_CONT_ARRAY : ADAC_CONT_FLAT, di, &l, &e) == 0) {
+				if (collect(rt, &f, layout ? ADAC_CONT_ARRAY : ADAC_CONT_FLAT, di, &l, &e) == 0) {
 					int prc;
 					char *text = print_locals(rt, &l, NULL, 3, &prc, &e);
 					frames++;
@@ -976,13 +647,6 @@ int main(int argc, char **argv)
 		CHECK(objects > 100 && frames > 100 && lines > 1000);
 	}
 
-	adac_ecma_free(amd);
-	adac_ecma_free(cmd);
-	adac_runtime_close(rt); /* frees desc too */
-	adac_target_close(tgt);
-	free(json);
-	free(al);
-	free(corelib);
-	free(area);
+	rts_close(&r);
 	return check_report("locals");
 }
