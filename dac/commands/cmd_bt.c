@@ -7,6 +7,7 @@
 
 #include "async/continuation.h"
 #include "async/dispatcher.h"
+#include "base/json.h"
 #include "base/limits.h"
 #include "code/execution_manager.h"
 #include "code/managed_unwind.h"
@@ -439,7 +440,7 @@ int adac_cmd_bt(struct adac_target *t, enum adac_frontend fe, int argc, char **a
 		json_object_set_new(root, "threads", threads_json);
 		json_object_set_new(root, "chains", chains_json);
 		if (rc == 0)
-			rc = adac_print_json(out, root, err);
+			rc = adac_json_print(out, root, err);
 		else
 			json_decref(root);
 	}

@@ -18,6 +18,7 @@
 
 #include "async/continuation.h"
 #include "async/dispatcher.h"
+#include "base/json.h"
 #include "commands/command.h"
 #include "runtime/runtime.h"
 #include "runtime/threads.h"
@@ -278,7 +279,7 @@ int adac_cmd_frame(struct adac_target *t, enum adac_frontend fe, int argc, char 
 	}
 	if (strcmp(o.sub, "variable") != 0) {
 		if (o.json)
-			rc = adac_print_json(out, adac_async_frame_json(&f, index), err);
+			rc = adac_json_print(out, adac_async_frame_json(&f, index), err);
 		else
 			adac_async_frame_print(&f, index, "", out);
 		goto done;
@@ -296,7 +297,7 @@ int adac_cmd_frame(struct adac_target *t, enum adac_frontend fe, int argc, char 
 		json_object_set_new(j, "frame", adac_async_frame_json(&f, index));
 		json_object_set_new(j, "locals", json_null());
 		json_object_set_new(j, "locals_error", json_string(e.msg));
-		rc = adac_print_json(out, j, err);
+		rc = adac_json_print(out, j, err);
 		goto done;
 	}
 	if (o.json) {
@@ -311,7 +312,7 @@ int adac_cmd_frame(struct adac_target *t, enum adac_frontend fe, int argc, char 
 			json_object_set_new(j, "warning", l.warning ? json_string(l.warning) : json_null());
 			json_object_set_new(j, "generic_context", l.context ? json_string(l.context) : json_null());
 			json_object_set_new(j, "locals", locals);
-			rc = adac_print_json(out, j, err);
+			rc = adac_json_print(out, j, err);
 		}
 	} else {
 		if (l.warning)

@@ -11,6 +11,7 @@
 #include "async/async_scan.h"
 #include "async/classic_async.h"
 #include "async/continuation.h"
+#include "base/json.h"
 #include "base/limits.h"
 #include "commands/command.h"
 #include "runtime/runtime.h"
@@ -1288,7 +1289,7 @@ static int run(struct ps *p, struct adac_error *err)
 		} else {
 			json_t *top = json_object();
 			json_object_set_new(top, "ps", root);
-			rc = adac_print_json(p->out, top, err);
+			rc = adac_json_print(p->out, top, err);
 		}
 	} else {
 		print_summary(p);

@@ -2,7 +2,6 @@
 #include "commands/command.h"
 
 #include <errno.h>
-#include <jansson.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -80,15 +79,4 @@ int adac_opt_unknown(const char *cmd, const char *arg, struct adac_error *err)
 	if (arg[0] == '-')
 		return adac_fail(err, ADAC_E_BAD_ARG, 0, "unknown option '%s' for '%s'", arg, cmd);
 	return adac_fail(err, ADAC_E_BAD_ARG, 0, "unexpected argument '%s' for '%s'", arg, cmd);
-}
-
-int adac_print_json(struct adac_out *out, json_t *value, struct adac_error *err)
-{
-	char *text = value ? json_dumps(value, JSON_INDENT(2)) : NULL;
-	json_decref(value);
-	if (!text)
-		return adac_fail(err, ADAC_E_NOMEM, 0, "out of memory formatting JSON");
-	adac_print(out, "%s\n", text);
-	free(text);
-	return 0;
 }

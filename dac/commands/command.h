@@ -40,8 +40,4 @@ int adac_opt_u64(const char *cmd, const char *opt, const char *value, uint64_t *
 int adac_opt_value(const char *cmd, int argc, char **argv, int *i, const char **value, struct adac_error *err);
 int adac_opt_unknown(const char *cmd, const char *arg, struct adac_error *err);
 
-/* Prints a JSON value (jansson json_t*) followed by a newline, then releases it. */
-struct json_t;
-int adac_print_json(struct adac_out *out, struct json_t *value, struct adac_error *err);
-
 #endif

@@ -8,19 +8,13 @@
 #include <string.h>
 
 #include "async/task.h"
+#include "base/json.h"
 #include "base/output.h"
 #include "runtime/runtime.h"
 #include "types/fielddesc.h"
 #include "types/methoddesc.h"
 #include "types/names.h"
 #include "view/locals.h"
-
-json_t *adac_json_addr(uint64_t v)
-{
-	char buf[24];
-	snprintf(buf, sizeof buf, "0x%016llx", (unsigned long long)v);
-	return json_string(buf);
-}
 
 int adac_chain_view_build(struct adac_runtime *rt, uint64_t head, size_t max_depth, struct adac_chain_view *v,
                           struct adac_error *err)

@@ -51,9 +51,6 @@ struct json_t *adac_awaiting_json(const struct adac_awaiting *a);
 struct json_t *adac_chain_view_json(struct adac_runtime *rt, const struct adac_chain_view *v, size_t limit,
                                     unsigned flags);
 
-/* "0x00007f...". */
-struct json_t *adac_json_addr(uint64_t v);
-
 #endif
 
 /* ---- Many chains (`ps`): frames resolved once per suspension point, and labels for grouping ---- */
