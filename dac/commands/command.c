@@ -80,3 +80,14 @@ int adac_opt_unknown(const char *cmd, const char *arg, struct adac_error *err)
 		return adac_fail(err, ADAC_E_BAD_ARG, 0, "unknown option '%s' for '%s'", arg, cmd);
 	return adac_fail(err, ADAC_E_BAD_ARG, 0, "unexpected argument '%s' for '%s'", arg, cmd);
 }
+
+uint64_t adac_opt_thread_id(enum adac_frontend fe, const struct adac_thread *th)
+{
+	return fe == ADAC_FRONTEND_LLDB ? th->index : th->tid;
+}
+
+int adac_opt_no_thread(enum adac_frontend fe, uint64_t id, struct adac_error *err)
+{
+	return adac_fail(err, ADAC_E_BAD_ARG, 0, "no thread %llu in the target%s", (unsigned long long)id,
+	                 fe == ADAC_FRONTEND_LLDB ? " (give its index, as 'thread list' shows)" : "");
+}
