@@ -11,7 +11,6 @@
 #include "code/execution_manager.h"
 #include "code/managed_unwind.h"
 #include "runtime/runtime.h"
-#include "runtime/threads.h"
 #include "target/target.h"
 #include "types/methoddesc.h"
 #include "types/names.h"

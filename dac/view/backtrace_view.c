@@ -6,7 +6,6 @@
 #include "async/thread_stack.h"
 #include "base/json.h"
 #include "base/output.h"
-#include "runtime/runtime.h"
 #include "runtime/threads.h"
 #include "target/target.h"
 #include "types/methoddesc.h"
