@@ -11,7 +11,7 @@ expected.json's "stack_contains" in order (StopHere, RunLeaf, IL_STUB_AsyncResum
 DispatchContinuations; ParkRunning in mode park), and every frame of managed code the DAC lists
 on that thread (`oracle objects --stack`), in order.
 
-  park      live (CLI --pid --thread, lldb attach + `thread select` + `bt async`, `async bt --thread
+  park      live (CLI --pid --thread, lldb attach + `thread select -t` + `bt async`, `async bt
             --json`), then a createdump core (CLI and lldb)
   sigstop   the process stops itself with SIGSTOP: live CLI, a gcore core (CLI and lldb), then lldb
             attached to the stopped process
@@ -151,17 +151,18 @@ def main():
             t.check_eq([hd[:10] for hd, *_ in sections], ["* thread #1"[:10]] + ["  thread #"] * (len(sections) - 1),
                        f"{name}: CLI bt (all threads): the '*' marks thread #1 only")
 
-            # LLDB: find the thread's index, select it, bt async.
-            out = b.run_lldb(setup, ["thread list"], f"{name}: lldb thread list")
-            index = b.lldb_thread_index(out, tid)
+            # LLDB, in one session (a live process may move, and LLDB renumber its threads, between
+            # two attaches): select the thread by its OS id, bt async; its index from `thread list`.
+            cmds = ["thread list", f"thread select -t {tid}", "bt async", "async bt --json", "bt async all"]
+            out = b.run_lldb(setup, cmds, f"{name}: lldb")
+            index = b.lldb_thread_index(b.lldb_output(out, cmds[0]), tid)
             if not t.check(index is not None, f"{name}: lldb lists no thread with tid {tid}:\n{out}"):
                 continue
-            cmds = [f"thread select {index}", "bt async", f"async bt --thread {index} --json", "bt async all"]
-            out = b.run_lldb(setup, cmds, f"{name}: lldb")
             check_thread_text(b.lldb_output(out, "bt async"), tid, want_async, stack_contains, dac_stack,
                               f"{name}: lldb bt async (thread #{index} selected)")
+            j = None
             try:
-                j = json.loads(b.lldb_output(out, cmds[2]))
+                j = json.loads(b.lldb_output(out, cmds[3]))
                 check_json(j, tid, rec, frames, stack_contains, f"{name}: lldb --json")
                 t.check_eq(j["threads"][0]["index"] if j.get("threads") else None, index, f"{name}: lldb thread index")
             except ValueError as e:
@@ -169,6 +170,14 @@ def main():
             marked = [hd for hd, *_ in b.bt_sections(b.lldb_output(out, "bt async all")) if hd.startswith("*")]
             t.check_eq([re.match(r"\* thread #(\d+)", hd).group(1) for hd in marked], [str(index)],
                        f"{name}: lldb bt async all: '*' marks the selected thread #{index} only")
+            if name == "core" and j is not None:
+                # A core's thread indexes are stable: --thread <index> names the same thread.
+                cmd = f"async bt --thread {index} --json"
+                out = b.run_lldb(setup, [cmd], f"{name}: lldb --thread")
+                try:
+                    t.check_eq(json.loads(b.lldb_output(out, cmd)), j, f"{name}: lldb {cmd} equals the selected thread's")
+                except ValueError as e:
+                    t.fail(f"{name}: lldb {cmd}: not JSON: {e}")
     finally:
         if mode == "sigstop":
             try:

@@ -295,21 +295,19 @@ def running_test(tmp):
         want = "(%s) %s = %s\n" % (keyword_type(v["type"], {}), v["name"], value_text(v["value"], keyword_type(v["type"], {})))
         rc, out, err = b.cli(["frame", "--pid", str(s.pid), "variable", v["name"], "--thread", str(tid), "--frame", str(i)])
         t.check_eq((rc, out, err), (0, want, ""), f"running: frame variable {v['name']} --thread {tid} --frame {i}")
-    # lldb: the thread's index, then `async frame select N --thread IDX` and `frame variable`.
-    out = b.run_lldb(b.lldb_target(pid=s.pid), ["thread list"], "lldb thread list")
-    idx = b.lldb_thread_index(out, tid)
-    if t.check(idx is not None, f"running: lldb lists thread {tid}"):
-        # --thread names the thread; without it, LLDB's selected thread.
-        cmds = [f"async frame select 1 --thread {idx}", "async frame variable topLocal", f"thread select {idx}",
-                "async frame select 0", "async frame variable midLocal", "async frame variable --frame 1 --thread "
-                f"{idx} topLocal"]
-        out = b.run_lldb(b.lldb_target(pid=s.pid), cmds, "lldb running")
-        t.check("RunTop" in b.lldb_output(out, cmds[0]), "running: lldb frame select 1 is RunTop")
-        t.check_eq(b.lldb_output(out, cmds[1]), '(string) topLocal = "top-running"\n', "running: lldb topLocal")
-        t.check("RunMiddle" in b.lldb_output(out, cmds[3]), "running: lldb frame select 0 is RunMiddle")
-        t.check_eq(b.lldb_output(out, cmds[4]), "(long) midLocal = 909\n", "running: lldb midLocal")
-        t.check_eq(b.lldb_output(out, cmds[5]), '(string) topLocal = "top-running"\n',
-                   "running: lldb frame variable --thread --frame")
+    # lldb, in one session (pool threads come and go: LLDB's indexes can change between two
+    # attaches): select the thread by its OS id; --thread then names it by the index it has here.
+    cmds = [f"thread select -t {tid}", "async frame select 1", "async frame variable topLocal",
+            "async frame select 0", "async frame variable midLocal", "thread info",
+            "async frame variable --frame 1 topLocal"]
+    out = b.run_lldb(b.lldb_target(pid=s.pid), cmds, "lldb running")
+    t.check("RunTop" in b.lldb_output(out, cmds[1]), "running: lldb frame select 1 is RunTop")
+    t.check_eq(b.lldb_output(out, cmds[2]), '(string) topLocal = "top-running"\n', "running: lldb topLocal")
+    t.check("RunMiddle" in b.lldb_output(out, cmds[3]), "running: lldb frame select 0 is RunMiddle")
+    t.check_eq(b.lldb_output(out, cmds[4]), "(long) midLocal = 909\n", "running: lldb midLocal")
+    t.check(re.search(r"thread #\d+: tid = %d," % tid, b.lldb_output(out, cmds[5])), "running: lldb thread info")
+    t.check_eq(b.lldb_output(out, cmds[6]), '(string) topLocal = "top-running"\n',
+               "running: lldb frame variable --frame 1")
     s.kill()
 
 
