@@ -1,0 +1,311 @@
+/* debugger.c - what a debugger that keeps frames and threads of its own shows for .NET code (the
+ * LLDB 22 plugin's frame provider and OS plugin, plugin/lldb/asyncdac_lldb.py): a thread's frames,
+ * the pending chains as threads, one awaited local as a value. JSON shapes in asyncdac.h.
+ *
+ * A thread's frames are the debugger's own (which it names itself), managed frames it cannot name,
+ * named here, and the async frames of the chains the thread runs: each chain right after the frame
+ * of the dispatch loop that resumed it (the frame holding the loop's AsyncDispatcherInfo on its
+ * stack), as Visual Studio shows an async call stack. The frames between the resumed method and
+ * that loop (the resume stub, the loop itself) stay, marked artificial: they are what the thread
+ * really runs, and hiding them would hide where the chain is resumed. */
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "asyncdac.h"
+#include "async/async_scan.h"
+#include "async/continuation.h"
+#include "async/dispatcher.h"
+#include "async/task.h"
+#include "base/limits.h"
+#include "code/debuginfo.h"
+#include "code/execution_manager.h"
+#include "metadata/pdb.h"
+#include "runtime/runtime.h"
+#include "runtime/threads.h"
+#include "types/methoddesc.h"
+#include "types/names.h"
+#include "view/chain_view.h"
+
+#define TEXT_MAX 1536u  /* one frame's display text */
+
+/* ---- one physical frame ---- */
+
+struct phys {
+	uint64_t pc, sp;
+};
+
+struct phys_list {
+	struct phys *v;
+	size_t n, cap;
+	bool failed;
+};
+
+static int collect_frame(void *ctx, const struct adac_frame *f)
+{
+	struct phys_list *l = ctx;
+	if (l->n == ADAC_MAX_UNWIND_FRAMES)
+		return 1;
+	if (l->n == l->cap) {
+		size_t cap = l->cap ? 2 * l->cap : 64;
+		struct phys *v = realloc(l->v, cap * sizeof *v);
+		if (!v) {
+			l->failed = true;
+			return 1;
+		}
+		l->v = v;
+		l->cap = cap;
+	}
+	l->v[l->n++] = (struct phys){f->pc, f->sp};
+	return 0;
+}
+
+/* The source line of a managed frame: the IL offset of its native offset (a caller's pc is a
+ * return address: the call is the byte before it), then the PDB. false when either is unknown. */
+static bool source_of(struct adac_runtime *rt, const struct adac_code_info *code, bool caller,
+                      struct adac_source_line *src)
+{
+	const struct adac_debug_info *di;
+	struct adac_method_info mi;
+	if (adac_debuginfo_get(rt, code, &di, NULL) || adac_md_read(rt, code->method_desc, &mi, NULL) || !mi.token)
+		return false;
+	uint32_t off = (uint32_t)code->offset;
+	if (caller && off > 0)
+		off--;
+	uint32_t source;
+	uint32_t il = adac_debuginfo_il_offset(di, off, &source);
+	if (il == ADAC_IL_NO_MAPPING)
+		return false;
+	const char *path = adac_module_path(rt, mi.module, NULL);
+	return path && *path && adac_pdb_source_line(rt, path, mi.token, il, src, NULL) == 0;
+}
+
+static const char *file_base(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+	const char *bslash = strrchr(path, '\\');
+	if (bslash && (!slash || bslash > slash))
+		slash = bslash;
+	return slash ? slash + 1 : path;
+}
+
+/* A managed physical frame as an entry, or NULL when pc is not managed code with a method. */
+static json_t *managed_entry(struct adac_runtime *rt, uint64_t pc, bool caller)
+{
+	struct adac_code_info code;
+	if (adac_em_find_code(rt, pc, &code, NULL) || !code.method_desc ||
+	    (code.kind != ADAC_CODE_JIT && code.kind != ADAC_CODE_R2R))
+		return NULL;
+	const char *method = adac_method_name(rt, code.method_desc, ADAC_NAME_PARAMS, NULL);
+	struct adac_method_info mi;
+	if (!method || adac_md_read(rt, code.method_desc, &mi, NULL))
+		return NULL;
+	const char *module = adac_module_file_name(rt, mi.module, NULL);
+	char text[TEXT_MAX];
+	int len = snprintf(text, sizeof text, "%s`%s + 0x%llx", module ? module : "?", method,
+	                   (unsigned long long)code.offset);
+	struct adac_source_line src;
+	if (len > 0 && (size_t)len < sizeof text && source_of(rt, &code, caller, &src))
+		snprintf(text + len, sizeof text - (size_t)len, " at %s:%u", file_base(src.file), src.line);
+	json_t *e = json_object();
+	json_object_set_new(e, "pc", json_integer((json_int_t)pc));
+	json_object_set_new(e, "function", json_string(method));
+	json_object_set_new(e, "display", json_string(text));
+	json_object_set_new(e, "kind", json_string("managed"));
+	if (mi.diagnostics_hidden)
+		json_object_set_new(e, "artificial", json_true());
+	return e;
+}
+
+/* ---- async frames ---- */
+
+static json_t *async_entry(const struct adac_async_frame *f)
+{
+	char where[ADAC_FRAME_WHERE_MAX], text[ADAC_FRAME_WHERE_MAX + TEXT_MAX];
+	adac_frame_where(f->has_source, f->file, f->line, f->has_il, f->il_offset, where, sizeof where);
+	if (f->method)
+		snprintf(text, sizeof text, "%s`%s + 0x%llx%s [async]", f->module ? f->module : "?", f->method,
+		         (unsigned long long)f->offset, where);
+	else
+		snprintf(text, sizeof text, "<unknown method>%s [async]", where);
+	json_t *e = json_object();
+	json_object_set_new(e, "pc", json_integer((json_int_t)(f->cont.diagnostic_ip ? f->cont.diagnostic_ip : f->cont.resume)));
+	json_object_set_new(e, "function", json_string(f->method ? f->method : "<unknown method>"));
+	json_object_set_new(e, "display", json_string(text));
+	json_object_set_new(e, "kind", json_string("async"));
+	json_object_set_new(e, "frame", adac_json_addr(f->cont.addr));
+	return e;
+}
+
+/* Appends the shown frames of the chain at head to arr. A chain that cannot be walked adds what
+ * was resolved before the problem. */
+static void append_chain(struct adac_runtime *rt, uint64_t head, struct adac_frame_cache *cache, json_t *arr)
+{
+	struct adac_chain_view v;
+	if (adac_chain_view_build_cached(rt, head, ADAC_MAX_CHAIN_DEPTH, cache, &v, NULL))
+		return;
+	for (size_t i = 0; i < v.chain.count; i++)
+		if (adac_async_frame_shown(&v.frames[i]))
+			json_array_append_new(arr, async_entry(&v.frames[i]));
+	adac_chain_view_free(&v);
+}
+
+/* ---- a thread ---- */
+
+/* The frame whose stack holds addr: the last one whose sp is at or below it (stacks grow down). */
+static size_t frame_holding(const struct phys_list *l, uint64_t addr)
+{
+	size_t k = SIZE_MAX;
+	for (size_t i = 0; i < l->n; i++)
+		if (l->v[i].sp && l->v[i].sp <= addr)
+			k = i;
+	return k;
+}
+
+int adac_debugger_thread(struct adac_runtime *rt, uint64_t tid, char **json, struct adac_error *err)
+{
+	struct phys_list l = {0};
+	int rc = adac_target_frames(rt->t, tid, collect_frame, &l, err);
+	if (l.failed)
+		rc = adac_fail(err, ADAC_E_NOMEM, 0, "out of memory");
+	if (rc) {
+		free(l.v);
+		return -1;
+	}
+	/* The chains the thread runs, innermost dispatch loop first, each after its loop's frame. */
+	struct adac_managed_thread mth;
+	struct adac_dispatcher disp[ADAC_MAX_DISPATCHERS];
+	size_t ndisp = 0;
+	if (adac_managed_thread_of(rt, tid, &mth, NULL) == 0 &&
+	    adac_thread_dispatchers(rt, &mth, disp, ADAC_MAX_DISPATCHERS, &ndisp, NULL))
+		ndisp = 0;
+	size_t after[ADAC_MAX_DISPATCHERS];
+	for (size_t d = 0; d < ndisp; d++)
+		after[d] = disp[d].next_continuation ? frame_holding(&l, disp[d].addr) : SIZE_MAX;
+
+	json_t *frames = json_array();
+	struct adac_frame_cache *cache = adac_frame_cache_new();
+	for (size_t i = 0; i < l.n; i++) {
+		json_t *e = managed_entry(rt, l.v[i].pc, i > 0);
+		bool loop = false;
+		for (size_t d = 0; d < ndisp; d++)
+			loop = loop || after[d] == i;
+		if (!e) {
+			e = json_object();
+			json_object_set_new(e, "input", json_integer((json_int_t)i));
+		} else if (loop) {
+			json_object_set_new(e, "artificial", json_true());
+		}
+		json_array_append_new(frames, e);
+		for (size_t d = 0; d < ndisp; d++)
+			if (after[d] == i)
+				append_chain(rt, disp[d].next_continuation, cache, frames);
+	}
+	adac_frame_cache_free(cache);
+	free(l.v);
+	json_t *root = json_object();
+	json_object_set_new(root, "frames", frames);
+	*json = json_dumps(root, JSON_COMPACT);
+	json_decref(root);
+	if (!*json)
+		return adac_fail(err, ADAC_E_NOMEM, 0, "out of memory");
+	return 0;
+}
+
+/* ---- pending chains as threads ---- */
+
+/* A thread's name: its innermost method and its task's status. */
+static void thread_name(const struct adac_async_frame *top, const char *status, char *buf, size_t size)
+{
+	snprintf(buf, size, "async: %s [%s]", top->method ? top->method : "<unknown method>", status);
+}
+
+/* Index of entry e (an async frame without its continuation) in table, added when new. Chains
+ * share their frames' text (many requests parked in the same methods): the reply keeps one copy. */
+static json_int_t table_index(json_t *table, json_t *index, json_t *e)
+{
+	char *key = json_dumps(e, JSON_COMPACT | JSON_SORT_KEYS);
+	if (!key)
+		return -1;
+	json_t *at = json_object_get(index, key);
+	json_int_t i;
+	if (at) {
+		i = json_integer_value(at);
+	} else {
+		i = (json_int_t)json_array_size(table);
+		json_array_append(table, e);
+		json_object_set_new(index, key, json_integer(i));
+	}
+	free(key);
+	return i;
+}
+
+int adac_debugger_chains(struct adac_runtime *rt, char **json, struct adac_error *err)
+{
+	struct adac_async_scan scan;
+	if (adac_async_scan(rt, NULL, &scan, err))
+		return -1;
+	json_t *table = json_array(), *index = json_object(), *threads = json_array();
+	struct adac_frame_cache *cache = adac_frame_cache_new();
+	for (size_t c = 0; c < scan.chain_count; c++) {
+		const struct adac_scan_chain *ch = &scan.chains[c];
+		/* Running chains are on their threads; stale ones were left behind by a chain that resumed. */
+		if (ch->root == ADAC_ROOT_RUNNING || ch->root == ADAC_ROOT_STALE)
+			continue;
+		struct adac_chain_view v;
+		if (adac_chain_view_build_cached(rt, ch->head, ADAC_MAX_CHAIN_DEPTH, cache, &v, NULL))
+			continue;
+		json_t *frames = json_array();
+		const struct adac_async_frame *top = NULL;
+		for (size_t i = 0; i < v.chain.count; i++) {
+			const struct adac_async_frame *f = &v.frames[i];
+			if (!adac_async_frame_shown(f))
+				continue;
+			top = top ? top : f;
+			json_t *e = async_entry(f);
+			json_t *cont = json_incref(json_object_get(e, "frame"));
+			json_object_del(e, "frame");
+			json_t *pair = json_pack("[Io]", table_index(table, index, e), cont);
+			json_decref(e);
+			json_array_append_new(frames, pair);
+		}
+		if (top) {
+			const char *status = ch->task_index != ADAC_SCAN_NONE
+			                         ? adac_task_status(scan.tasks[ch->task_index].state_flags)
+			                         : "no task";
+			char name[TEXT_MAX];
+			thread_name(top, status, name, sizeof name);
+			json_t *th = json_object();
+			json_object_set_new(th, "tid", json_integer((json_int_t)(ch->task ? ch->task : ch->head)));
+			json_object_set_new(th, "name", json_string(name));
+			json_object_set_new(th, "frames", frames);
+			json_array_append_new(threads, th);
+		} else {
+			json_decref(frames);
+		}
+		adac_chain_view_free(&v);
+	}
+	adac_frame_cache_free(cache);
+	adac_async_scan_free(&scan);
+	json_decref(index);
+	json_t *root = json_object();
+	json_object_set_new(root, "table", table);
+	json_object_set_new(root, "threads", threads);
+	*json = json_dumps(root, JSON_COMPACT);
+	json_decref(root);
+	if (!*json)
+		return adac_fail(err, ADAC_E_NOMEM, 0, "out of memory");
+	return 0;
+}
+
+/* ---- a variable of an async frame ---- */
+
+int adac_debugger_value(struct adac_runtime *rt, uint64_t frame, const char *path, char **json, struct adac_error *err)
+{
+	(void)rt;
+	(void)frame;
+	(void)path;
+	(void)json;
+	return adac_fail(err, ADAC_E_UNSUPPORTED, 0, "not yet");
+}
