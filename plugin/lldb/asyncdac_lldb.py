@@ -52,6 +52,9 @@ try:
 except NameError:
     _state = _State()
 
+# Per host thread: how many providers started computing (to notice one running inside another).
+_nesting = threading.local()
+
 PROVIDER = __name__ + ".AsyncFrameProvider"
 # Registers asyncdac reads from a thread's innermost frame (for managed frames the unwinder did not
 # finish and for thread statics); the C side says what it does with them.
@@ -295,7 +298,15 @@ class AsyncFrameProvider(ScriptedFrameProvider):
     def _plan(self):
         frames = self.input_frames
         thread = frames.GetThread()
+        nested = _nesting.__dict__.setdefault("plans", 0)
         self._count = frames.GetSize()
+        if _nesting.__dict__.get("plans", 0) != nested:
+            # Reading the input frames ran this provider for another Thread object of the same thread
+            # (LLDB wraps a process's threads after its OS plugin is loaded again): the input frames
+            # are that provider's frames, already asyncdac's. Any further SB call would abort LLDB.
+            _trace("input frames made by a nested provider: passed through")
+            return False
+        _nesting.plans = nested + 1
         tid = thread.GetThreadID()
         did, gid = self.key
         with _state.lock:

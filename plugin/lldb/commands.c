@@ -151,8 +151,9 @@ int adac_lldb_threads(struct adac_lldb_cmd *cmd, char **args)
 		adac_lldb_cmd_error(cmd, "usage: async threads enable | disable");
 		return -1;
 	}
-	/* The threads come from asyncdac's OS plugin: setting its path again makes LLDB read every
-	 * process's threads anew. */
+	/* The threads come from asyncdac's OS plugin (asyncdac_lldb.py), which LLDB asks for a process's
+	 * threads when it creates, attaches or stops it. Making LLDB ask again for a process it already
+	 * has (setting the plugin's path again) loses threads of a core in LLDB 22.1.8: not done. */
 	char path[4096];
 	static const char adapter[] = "asyncdac_lldb.py";
 	size_t n = adac_lldb_cmd_setting(cmd, "target.process.python-os-plugin-path", path, sizeof path);
@@ -162,12 +163,14 @@ int adac_lldb_threads(struct adac_lldb_cmd *cmd, char **args)
 		                           : "asyncdac's Python adapter is not loaded: it cannot add threads");
 		return -1;
 	}
+	bool changed = adac_lldb_chain_threads() != on;
 	adac_lldb_set_chain_threads(on);
-	char line[4200];
-	snprintf(line, sizeof line, "settings set target.process.python-os-plugin-path \"%s\"", path);
-	if (adac_lldb_cmd_run_quiet(cmd, line)) {
-		adac_lldb_cmd_error(cmd, "LLDB did not reload the OS plugin");
-		return -1;
+	uint64_t id;
+	if (changed && adac_lldb_cmd_process_state(cmd, &id) != ADAC_LLDB_NO_PROCESS) {
+		static const char note[] =
+			"note: this takes effect when LLDB reads the process's threads again: at its next stop (a live "
+			"process), or when the process is created or attached again (a core: 'target create --core')\n";
+		adac_lldb_cmd_write(cmd, note, sizeof note - 1);
 	}
 	return 0;
 }
