@@ -173,6 +173,16 @@ int adac_debugger_thread(struct adac_runtime *rt, uint64_t tid, char **json, str
 		free(l.v);
 		return -1;
 	}
+	/* Stopped in managed code: the innermost frame is unwound from the thread's registers, which
+	 * the debugger gives only when asked (reading them costs it more than the frames). */
+	struct adac_regs regs;
+	struct adac_code_info code0;
+	if (l.n && adac_em_find_code(rt, l.v[0].pc, &code0, NULL) == 0 && code0.method_desc &&
+	    adac_target_regs(rt->t, tid, &regs, NULL)) {
+		free(l.v);
+		*json = strdup("{\"need_registers\":true}");
+		return *json ? 0 : adac_fail(err, ADAC_E_NOMEM, 0, "out of memory");
+	}
 	/* The chains the thread runs, innermost dispatch loop first, each after its loop's frame. */
 	struct adac_managed_thread mth;
 	struct adac_dispatcher disp[ADAC_MAX_DISPATCHERS];

@@ -298,6 +298,17 @@ class AsyncFrameProvider(ScriptedFrameProvider):
     def _plan(self):
         frames = self.input_frames
         thread = frames.GetThread()
+        tid = thread.GetThreadID()
+        did, gid = self.key
+        with _state.lock:
+            chains = _state.chains.get(self.key)
+        if chains is not None and tid in chains[1]:
+            # A pending chain (OS plugin thread): its frames are all asyncdac's, made when LLDB asked
+            # for the threads; its input frames (LLDB unwinding a made-up register set) are not read.
+            if chains[0] != thread.GetProcess().GetStopID(True):
+                return False
+            table, pairs = chains[1][tid]
+            return [dict(table[i], frame=cont) for i, cont in pairs]
         nested = _nesting.__dict__.setdefault("plans", 0)
         self._count = frames.GetSize()
         if _nesting.__dict__.get("plans", 0) != nested:
@@ -307,26 +318,17 @@ class AsyncFrameProvider(ScriptedFrameProvider):
             _trace("input frames made by a nested provider: passed through")
             return False
         _nesting.plans = nested + 1
-        tid = thread.GetThreadID()
-        did, gid = self.key
-        with _state.lock:
-            chains = _state.chains.get(self.key)
-        if chains is not None and tid in chains[1]:
-            if chains[0] != thread.GetProcess().GetStopID(True):
-                return False
-            table, pairs = chains[1][tid]
-            return [dict(table[i], frame=cont) for i, cont in pairs]
         target = thread.GetProcess().GetTarget()
-        stack = [_describe(frames.GetFrameAtIndex(i), target) for i in range(self._count)]
-        regs = {}
-        if stack:
-            gpr = frames.GetFrameAtIndex(0).GetRegisters().GetFirstValueByName("General Purpose Registers")
-            for name in _REGISTERS:
-                v = gpr.GetChildMemberWithName(name)
-                if v.IsValid():
-                    regs[name] = _address(v.GetValueAsUnsigned(0))
-        reply = _call({"op": "thread", "debugger": did, "target": gid, "tid": tid, "frames": stack, "regs": regs})
-        _trace("thread", tid, len(stack), "frames in,", reply.get("error") or "%d out" % len(reply.get("frames") or []))
+        request = {"op": "thread", "debugger": did, "target": gid, "tid": tid,
+                   "frames": [_describe(frames.GetFrameAtIndex(i), target) for i in range(self._count)]}
+        reply = _call(request)
+        if reply.get("need_registers") and self._count:
+            # The innermost frame is managed code: asyncdac unwinds it from its registers.
+            frame = frames.GetFrameAtIndex(0)
+            request["regs"] = {name: _address(frame.FindRegister(name).GetValueAsUnsigned(0))
+                               for name in _REGISTERS if frame.FindRegister(name).IsValid()}
+            reply = _call(request)
+        _trace("thread", tid, self._count, "frames in,", reply.get("error") or "%d out" % len(reply.get("frames") or []))
         if "error" in reply or not reply.get("frames"):
             return False
         return reply["frames"]
