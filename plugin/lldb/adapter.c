@@ -12,6 +12,7 @@
 #include "adapter.h"
 
 #include <jansson.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -19,6 +20,17 @@
 #include "target_lldb.h"
 
 static bool chain_threads;
+static pthread_mutex_t state_lock = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP;
+
+void adac_lldb_lock(void)
+{
+	pthread_mutex_lock(&state_lock);
+}
+
+void adac_lldb_unlock(void)
+{
+	pthread_mutex_unlock(&state_lock);
+}
 
 void adac_lldb_set_chain_threads(bool on)
 {
@@ -124,8 +136,11 @@ static char *handle(json_t *req, struct adac_error *err)
 	if (!rt)
 		return NULL;
 	char *reply = NULL;
-	if (strcmp(op, "thread") == 0)
+	if (strcmp(op, "thread") == 0) {
+		adac_lldb_target_building(t, u64(json_object_get(req, "tid")));
 		adac_debugger_thread(rt, u64(json_object_get(req, "tid")), &reply, err);
+		adac_lldb_target_building(t, 0);
+	}
 	else if (strcmp(op, "chains") == 0)
 		adac_debugger_chains(rt, &reply, err);
 	else if (strcmp(op, "value") == 0)
@@ -143,7 +158,9 @@ char *asyncdac_lldb_call(const char *request)
 	json_t *req = request ? json_loads(request, JSON_REJECT_DUPLICATES, &jerr) : NULL;
 	if (!req)
 		return error_reply("bad request: not JSON");
+	adac_lldb_lock();
 	char *reply = handle(req, &err);
+	adac_lldb_unlock();
 	json_decref(req);
 	if (!reply)
 		return error_reply(err.msg[0] ? err.msg : "out of memory");

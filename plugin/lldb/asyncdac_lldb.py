@@ -75,7 +75,8 @@ def _trace(*what):
 # ---- the C library ----------------------------------------------------------------------------
 
 def _call(request):
-    """One request to the C side: a dict in, a dict out ({"error": ...} when it failed)."""
+    """One request to the C side: a dict in, a dict out ({"error": ...} when it failed). The caller
+    holds the target's API lock (see _locked)."""
     lib = _state.lib
     if lib is None:
         return {"error": "the asyncdac plugin library is not loaded"}
@@ -147,6 +148,18 @@ def _mutex(key):
         return _state.mutexes.get(key)
 
 
+def _locked(key, request):
+    """_call under the target's API lock, taken only if free (see the module's notes): None when
+    another thread holds it."""
+    mutex = _mutex(key)
+    if mutex is None or not mutex.try_lock():
+        return None
+    try:
+        return _call(request)
+    finally:
+        mutex.unlock()
+
+
 # ---- frames -----------------------------------------------------------------------------------
 
 class AsyncFrame(ScriptedFrame):
@@ -197,7 +210,9 @@ class AsyncFrame(ScriptedFrame):
         if frame is None:
             return _fail(error, "asyncdac has no variables for this frame")
         did, gid = self.key
-        reply = _call({"op": "value", "debugger": did, "target": gid, "frame": frame, "path": expr})
+        reply = _locked(self.key, {"op": "value", "debugger": did, "target": gid, "frame": frame, "path": expr})
+        if reply is None:
+            return _fail(error, "asyncdac: the target is busy (another thread holds its lock)")
         if "error" in reply:
             return _fail(error, reply["error"])
         target = lldb.SBDebugger.FindDebuggerWithID(did).FindTargetByGloballyUniqueID(gid)
@@ -269,8 +284,10 @@ class AsyncFrameProvider(ScriptedFrameProvider):
     def get_frame_at_index(self, index):
         if self.frames is None:
             self.frames = self._compute()
-        if self.frames is False:  # the input frames unchanged
-            return index if index < self._count else None
+        if self.frames is False:
+            # The input frames unchanged, as far as LLDB's unwinder goes (an index past its last
+            # frame ends the list; counting them now could cut it short while LLDB is attaching).
+            return index
         if index >= len(self.frames):
             return None
         entry = self.frames[index]
@@ -337,17 +354,22 @@ class AsyncFrameProvider(ScriptedFrameProvider):
 # ---- pending chains as threads ----------------------------------------------------------------
 
 class OperatingSystemPlugIn(object):
-    """LLDB creates one for every process (live or core) when it reads its threads: registers the
-    frame provider on its target before any frame is built; after `async threads enable`, adds one
-    thread per pending chain (frames from the provider)."""
+    """LLDB creates one for every process (live or core) and asks it for threads whenever it reads
+    them (load, attach, each stop): the first time, it registers the frame provider on the
+    process's target, before any frame of that stop is built; after `async threads enable`, it adds
+    one thread per pending chain (frames from the provider)."""
 
     def __init__(self, process):
         self.process = process
         self.target = process.GetTarget()
-        register(self.target)
         self.key = _key(self.target)
+        self.registered = False
 
     def get_thread_info(self):
+        if not self.registered:
+            # Not in __init__: LLDB 22.1.8 creates this object while attaching, before it loads the
+            # modules; frames built then (through a provider) stay one frame deep for that stop.
+            self.registered = register(self.target) != 0
         did, gid = self.key
         stop_id = self.process.GetStopID(True)
         with _state.lock:
@@ -355,7 +377,11 @@ class OperatingSystemPlugIn(object):
         if known and known[0] == stop_id:
             threads = known[2]
         else:
-            reply = _call({"op": "chains", "debugger": did, "target": gid})
+            reply = _locked(self.key, {"op": "chains", "debugger": did, "target": gid})
+            if reply is None:
+                # Another thread holds the target: no pending chains this time (LLDB asks again
+                # at the next stop).
+                return []
             table = reply.get("table") or []
             threads = [{"tid": th["tid"], "name": th["name"], "state": "stopped", "stop_reason": "none"}
                        for th in reply.get("threads") or []]

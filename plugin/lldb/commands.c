@@ -21,7 +21,7 @@ const char adac_lldb_bt_syntax[] = "bt [<digit> | all | async [<options>]]";
 
 const char adac_lldb_threads_help[] =
 	"Show each pending async chain (suspended, on no thread) as a thread of its own, named after its "
-	"innermost method and its task's status, or stop showing them.";
+	"innermost method and its task's status, or stop showing them";
 const char adac_lldb_threads_syntax[] = "async threads enable | disable";
 
 char *adac_lldb_help_long(const char *details)

@@ -24,6 +24,28 @@ extern "C" {
 
 namespace {
 
+// A command holds the selected target's API lock, then the plugin's (adapter.h): asyncdac's frame
+// provider may run on another thread meanwhile (LLDB's event thread printing a stop), and it
+// touches the plugin's state only under the same two locks.
+class Serialized {
+public:
+	explicit Serialized(lldb::SBDebugger &debugger) : api_(debugger.GetSelectedTarget().GetAPIMutex())
+	{
+		api_.lock();
+		adac_lldb_lock();
+	}
+	~Serialized()
+	{
+		adac_lldb_unlock();
+		api_.unlock();
+	}
+	Serialized(const Serialized &) = delete;
+	Serialized &operator=(const Serialized &) = delete;
+
+private:
+	lldb::SBMutex api_;
+};
+
 // A command that worked says so: SB API callers (HandleCommand) read the status, and a plugin
 // command's result otherwise stays "started". Forwarded commands keep the status they set.
 bool finish(lldb::SBCommandReturnObject &result, bool ok)
@@ -39,6 +61,7 @@ public:
 	explicit AsyncCommand(const char *name) : name_(name) {}
 	bool DoExecute(lldb::SBDebugger debugger, char **args, lldb::SBCommandReturnObject &result) override
 	{
+		Serialized lock(debugger);
 		adac_lldb_cmd cmd{debugger, &result};
 		return finish(result, adac_lldb_async(&cmd, name_, args) == 0);
 	}
@@ -52,6 +75,7 @@ class ThreadsCommand : public lldb::SBCommandPluginInterface {
 public:
 	bool DoExecute(lldb::SBDebugger debugger, char **args, lldb::SBCommandReturnObject &result) override
 	{
+		Serialized lock(debugger);
 		adac_lldb_cmd cmd{debugger, &result};
 		return finish(result, adac_lldb_threads(&cmd, args) == 0);
 	}
@@ -62,6 +86,7 @@ class BtCommand : public lldb::SBCommandPluginInterface {
 public:
 	bool DoExecute(lldb::SBDebugger debugger, char **args, lldb::SBCommandReturnObject &result) override
 	{
+		Serialized lock(debugger);
 		adac_lldb_cmd cmd{debugger, &result};
 		return finish(result, adac_lldb_bt(&cmd, args) == 0);
 	}
@@ -73,6 +98,7 @@ class ProbeCommand : public lldb::SBCommandPluginInterface {
 public:
 	bool DoExecute(lldb::SBDebugger debugger, char **args, lldb::SBCommandReturnObject &result) override
 	{
+		Serialized lock(debugger);
 		adac_lldb_cmd cmd{debugger, &result};
 		return finish(result, adac_lldb_probe(&cmd, args) == 0);
 	}

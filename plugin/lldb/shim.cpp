@@ -354,11 +354,15 @@ int adac_lldb_process_regs(adac_lldb_process *p, uint64_t tid, adac_regs *regs, 
 	return 0;
 }
 
-void adac_lldb_process_build_frames(adac_lldb_process *p, uint64_t tid)
+bool adac_lldb_process_frames_replaced(adac_lldb_process *p, uint64_t tid)
 {
 	lldb::SBThread th = p->process.IsValid() ? p->process.GetThreadByID(tid) : lldb::SBThread();
-	if (th.IsValid())
-		th.GetNumFrames();
+	if (!th.IsValid())
+		return false;
+	for (uint32_t i = 0, n = th.GetNumFrames(); i < n; i++)
+		if (th.GetFrameAtIndex(i).IsSynthetic())
+			return true;
+	return false;
 }
 
 int adac_lldb_process_frames(adac_lldb_process *p, uint64_t tid, adac_frame_cb cb, void *ctx, adac_error *err)

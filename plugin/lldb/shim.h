@@ -96,8 +96,9 @@ int adac_lldb_process_threads(struct adac_lldb_process *p, adac_thread_cb cb, vo
 int adac_lldb_process_regs(struct adac_lldb_process *p, uint64_t tid, struct adac_regs *regs,
                            struct adac_error *err);
 
-/* Makes LLDB build thread tid's frames (running the frame providers) if it has not yet. */
-void adac_lldb_process_build_frames(struct adac_lldb_process *p, uint64_t tid);
+/* Whether LLDB shows frames of thread tid that a frame provider made (SBFrame::IsSynthetic): then
+ * they are not the unwinder's. Builds the frames (running the providers) if LLDB has not yet. */
+bool adac_lldb_process_frames_replaced(struct adac_lldb_process *p, uint64_t tid);
 
 /* LLDB's physical frames of thread tid, innermost first. Module and symbol strings stay valid
  * for the session; the source file's full path only during the callback. */

@@ -26,6 +26,8 @@ struct backend {
 	struct kept *kept;           /* the stacks kept during stop kept_stop */
 	size_t nkept, capkept;
 	uint64_t kept_stop;
+	uint64_t building;           /* the thread whose frames LLDB is building (the provider's): its
+	                              * kept stack is the one, and LLDB must not be asked */
 };
 
 static void drop_kept(struct backend *b)
@@ -48,17 +50,14 @@ static const struct kept *kept_stack(struct backend *b, uint64_t tid)
 	return NULL;
 }
 
-/* The stack of thread tid as LLDB's unwinder found it. Once asyncdac's frame provider has run for
- * the thread, LLDB shows the provider's frames instead: the provider kept the unwinder's (asking
- * for the thread's frames runs it first). Without a provider, LLDB's frames are the unwinder's. */
+/* The stack of thread tid as LLDB's unwinder found it, when LLDB shows asyncdac's frames instead
+ * (the provider kept the unwinder's); NULL when LLDB shows the unwinder's own frames (no provider,
+ * or it passed them through). */
 static const struct kept *unwound_stack(struct backend *b, uint64_t tid)
 {
-	const struct kept *k = kept_stack(b, tid);
-	if (!k) {
-		adac_lldb_process_build_frames(b->p, tid);
-		k = kept_stack(b, tid);
-	}
-	return k;
+	if (tid != b->building && !adac_lldb_process_frames_replaced(b->p, tid))
+		return NULL;
+	return kept_stack(b, tid);
 }
 
 static int64_t lldb_read(void *impl, uint64_t addr, void *buf, size_t len, struct adac_error *err)
@@ -108,9 +107,12 @@ static int lldb_regs(void *impl, uint64_t tid, struct adac_regs *regs, struct ad
 		*regs = k->regs;
 		return 0;
 	}
-	if (k)
-		return adac_fail(err, ADAC_E_NOT_FOUND, 0, "the registers of thread %llu are not known",
+	if (tid == b->building)
+		return adac_fail(err, ADAC_E_NOT_FOUND, 0, "the registers of thread %llu were not given",
 		                 (unsigned long long)tid);
+	/* LLDB's innermost frame: the unwinder's unless the provider replaced the thread's frames, and
+	 * then a frame the unwinder found too, unless the thread is stopped in managed code (when the
+	 * provider asked for the registers, kept above). */
 	return adac_lldb_process_regs(b->p, tid, regs, err);
 }
 
@@ -118,6 +120,9 @@ static int lldb_frames(void *impl, uint64_t tid, adac_frame_cb cb, void *ctx, st
 {
 	struct backend *b = impl;
 	const struct kept *k = unwound_stack(b, tid);
+	if (!k && (tid == b->building || adac_lldb_process_frames_replaced(b->p, tid)))
+		return adac_fail(err, ADAC_E_NOT_FOUND, 0, "LLDB's own frames of thread %llu are not known",
+		                 (unsigned long long)tid);
 	if (!k)
 		return adac_lldb_process_frames(b->p, tid, cb, ctx, err);
 	for (size_t i = 0; i < k->n; i++)
@@ -361,4 +366,11 @@ int adac_lldb_target_keep_stack(struct adac_target *t, uint64_t tid, const struc
 		k->has_regs = true;
 	}
 	return 0;
+}
+
+void adac_lldb_target_building(struct adac_target *t, uint64_t tid)
+{
+	struct session *s = session_of(t);
+	if (s)
+		s->b->building = tid;
 }

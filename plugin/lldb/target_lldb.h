@@ -29,4 +29,8 @@ struct adac_runtime *adac_lldb_runtime(struct adac_target *t, struct adac_error 
 int adac_lldb_target_keep_stack(struct adac_target *t, uint64_t tid, const struct adac_frame *frames, size_t n,
                                 const struct adac_regs *regs, struct adac_error *err);
 
+/* While LLDB builds thread tid's frames (a frame provider's request; 0: none), its stack is the one
+ * kept, and LLDB itself is not asked (it would run the provider again, or abort). */
+void adac_lldb_target_building(struct adac_target *t, uint64_t tid);
+
 #endif
