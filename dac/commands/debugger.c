@@ -27,6 +27,8 @@
 #include "types/methoddesc.h"
 #include "types/names.h"
 #include "view/chain_view.h"
+#include "view/locals.h"
+#include "view/value_format.h"
 
 #define TEXT_MAX 1536u  /* one frame's display text */
 
@@ -311,11 +313,107 @@ int adac_debugger_chains(struct adac_runtime *rt, char **json, struct adac_error
 
 /* ---- a variable of an async frame ---- */
 
+/* The LLDB basic type a primitive is shown as (LP64: long is 64-bit), NULL for none. */
+static const char *basic_type(uint8_t elem)
+{
+	switch (elem) {
+	case ADAC_ELEM_BOOLEAN: return "Bool";
+	case ADAC_ELEM_CHAR: return "Char16";
+	case ADAC_ELEM_I1: return "SignedChar";
+	case ADAC_ELEM_U1: return "UnsignedChar";
+	case ADAC_ELEM_I2: return "Short";
+	case ADAC_ELEM_U2: return "UnsignedShort";
+	case ADAC_ELEM_I4: return "Int";
+	case ADAC_ELEM_U4: return "UnsignedInt";
+	case ADAC_ELEM_I8: case ADAC_ELEM_I: return "Long";
+	case ADAC_ELEM_U8: case ADAC_ELEM_U: return "UnsignedLong";
+	case ADAC_ELEM_R4: return "Float";
+	case ADAC_ELEM_R8: return "Double";
+	default: return NULL;
+	}
+}
+
+static json_t *hex_bytes(const uint8_t *b, size_t n)
+{
+	char *hex = malloc(2 * n + 1);
+	if (!hex)
+		return NULL;
+	for (size_t i = 0; i < n; i++)
+		snprintf(hex + 2 * i, 3, "%02x", b[i]);
+	json_t *j = json_stringn(hex, 2 * n);
+	free(hex);
+	return j;
+}
+
+/* A value as LLDB can build it: a primitive as its bytes; anything else (strings, enums, structs,
+ * objects, arrays) as the text asyncdac prints for it, an array of char. */
+static json_t *value_reply(struct adac_runtime *rt, const char *name, const struct adac_vtype *t, const uint8_t *bytes,
+                           struct adac_error *err)
+{
+	const char *basic = t->kind == ADAC_VK_PRIM && !t->is_enum ? basic_type(t->elem) : NULL;
+	json_t *r = json_object();
+	json_object_set_new(r, "name", json_string(name));
+	json_object_set_new(r, "type", json_string(t->name ? t->name : "?"));
+	if (basic) {
+		json_object_set_new(r, "basic", json_string(basic));
+		json_object_set_new(r, "bytes", hex_bytes(bytes, t->size));
+		return r;
+	}
+	struct adac_value_opts o;
+	adac_value_opts_default(&o);
+	struct adac_sig_text text = {0};
+	if (adac_value_format(rt, t, bytes, &o, &text, NULL, err)) {
+		adac_sig_text_free(&text);
+		json_decref(r);
+		return NULL;
+	}
+	const char *s = adac_sig_text_str(&text);
+	size_t len = strlen(s);
+	if (t->kind == ADAC_VK_REF && t->elem == ADAC_ELEM_STRING && len >= 2 && s[0] == '"' && s[len - 1] == '"') {
+		s++;      /* a string: its characters (LLDB quotes a char array itself) */
+		len -= 2;
+	}
+	json_object_set_new(r, "basic", json_string("Char"));
+	json_object_set_new(r, "count", json_integer((json_int_t)len + 1));
+	uint8_t *b = malloc(len + 1);
+	if (b) {
+		memcpy(b, s, len);
+		b[len] = 0;
+		json_object_set_new(r, "bytes", hex_bytes(b, len + 1));
+		free(b);
+	}
+	adac_sig_text_free(&text);
+	return r;
+}
+
 int adac_debugger_value(struct adac_runtime *rt, uint64_t frame, const char *path, char **json, struct adac_error *err)
 {
-	(void)rt;
-	(void)frame;
-	(void)path;
-	(void)json;
-	return adac_fail(err, ADAC_E_UNSUPPORTED, 0, "not yet");
+	if (!path || !*path)
+		return adac_fail(err, ADAC_E_BAD_ARG, 0, "no variable name");
+	struct adac_continuation c;
+	if (adac_cont_read(rt, frame, &c, err))
+		return -1;
+	struct adac_async_frame f;
+	adac_async_frame_resolve(rt, &c, &f);
+	struct adac_locals l;
+	if (adac_frame_locals_collect(rt, &f, &l, err))
+		return -1;
+	const struct adac_local *v = NULL;
+	for (size_t i = 0; i < l.n && !v; i++)
+		if (l.v[i].name && strcmp(l.v[i].name, path) == 0 && l.v[i].kind <= ADAC_LOCAL_LOCAL)
+			v = &l.v[i];
+	int rc = 0;
+	json_t *r = NULL;
+	if (!v)
+		rc = adac_fail(err, ADAC_E_NOT_FOUND, frame, "no variable named '%s' in this async frame", path);
+	else if (v->error || !v->bytes)
+		rc = adac_fail(err, ADAC_E_READ, v->address, "%s: %s", path, v->error ? v->error : "not readable");
+	else if (!(r = value_reply(rt, path, &v->type, v->bytes, err)))
+		rc = -1;
+	adac_locals_free(&l);
+	if (rc)
+		return -1;
+	*json = json_dumps(r, JSON_COMPACT);
+	json_decref(r);
+	return *json ? 0 : adac_fail(err, ADAC_E_NOMEM, 0, "out of memory");
 }

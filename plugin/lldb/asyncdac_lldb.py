@@ -259,7 +259,8 @@ def _make_value(target, reply, error):
         ty = ty.GetArrayType(reply["count"])
     data = lldb.SBData()
     e = lldb.SBError()
-    data.SetData(e, bytes.fromhex(reply["bytes"]), target.GetByteOrder(), target.GetAddressByteSize())
+    # WithOwnership: SetData would keep a pointer into the Python bytes object, soon freed.
+    data.SetDataWithOwnership(e, bytes.fromhex(reply["bytes"]), target.GetByteOrder(), target.GetAddressByteSize())
     if e.Fail():
         return _fail(error, e.GetCString())
     value = target.CreateValueFromData(reply["name"], data, ty)
