@@ -64,9 +64,10 @@ int adac_debugger_chains(struct adac_runtime *rt, char **json, struct adac_error
 /* A variable of the async frame of Continuation `frame` (an awaited local, argument or `this`), or a
  * member or element of it: path is "name", "name.Field", "name[2]", "name.Field[0].Other"...
  *   {"name": path, "type": "<C# type>", "basic": "<LLDB basic type>", "bytes": "<hex, target order>",
- *    "count"?: n}
- * basic names one of LLDB's eBasicType* ("Int", "LongLong", "Double", "Bool", "Char16", ...); with
- * "count" the value is an array of n of them (strings and composite values: their UTF-8 text). */
+ *    "count"?: n, "address"?: a}
+ * basic names one of LLDB's eBasicType* ("Int", "Long", "Double", "Bool", "Char16", ...); with
+ * "count" the value is an array of n of them (strings and composite values: their UTF-8 text);
+ * "address" is where the value lives in the target, when it does. */
 int adac_debugger_value(struct adac_runtime *rt, uint64_t frame, const char *path, char **json,
                         struct adac_error *err);
 

@@ -345,10 +345,12 @@ static json_t *hex_bytes(const uint8_t *b, size_t n)
 	return j;
 }
 
-/* A value as LLDB can build it: a primitive as its bytes; anything else (strings, enums, structs,
- * objects, arrays) as the text asyncdac prints for it, an array of char. */
+/* A value as LLDB can build it: a primitive as its bytes and, when it lives in target memory, its
+ * address (a value LLDB reads from memory stays right when an expression copies it); anything
+ * else (strings, enums, structs, objects, arrays) as the text asyncdac prints for it, an array of
+ * char. */
 static json_t *value_reply(struct adac_runtime *rt, const char *name, const struct adac_vtype *t, const uint8_t *bytes,
-                           struct adac_error *err)
+                           uint64_t address, struct adac_error *err)
 {
 	const char *basic = t->kind == ADAC_VK_PRIM && !t->is_enum ? basic_type(t->elem) : NULL;
 	json_t *r = json_object();
@@ -357,6 +359,8 @@ static json_t *value_reply(struct adac_runtime *rt, const char *name, const stru
 	if (basic) {
 		json_object_set_new(r, "basic", json_string(basic));
 		json_object_set_new(r, "bytes", hex_bytes(bytes, t->size));
+		if (address)
+			json_object_set_new(r, "address", json_integer((json_int_t)address));
 		return r;
 	}
 	struct adac_value_opts o;
@@ -408,7 +412,7 @@ int adac_debugger_value(struct adac_runtime *rt, uint64_t frame, const char *pat
 		rc = adac_fail(err, ADAC_E_NOT_FOUND, frame, "no variable named '%s' in this async frame", path);
 	else if (v->error || !v->bytes)
 		rc = adac_fail(err, ADAC_E_READ, v->address, "%s: %s", path, v->error ? v->error : "not readable");
-	else if (!(r = value_reply(rt, path, &v->type, v->bytes, err)))
+	else if (!(r = value_reply(rt, path, &v->type, v->bytes, l.layout == ADAC_CONT_FLAT ? v->address : 0, err)))
 		rc = -1;
 	adac_locals_free(&l);
 	if (rc)

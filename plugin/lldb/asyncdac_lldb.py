@@ -257,6 +257,11 @@ def _make_value(target, reply, error):
     ty = target.GetBasicType(basic)
     if "count" in reply:
         ty = ty.GetArrayType(reply["count"])
+    if "address" in reply:
+        # In target memory: LLDB reads it there (an expression's copy of it stays right).
+        value = target.CreateValueFromAddress(reply["name"], lldb.SBAddress(reply["address"], target), ty)
+        if value.IsValid():
+            return value
     data = lldb.SBData()
     e = lldb.SBError()
     # WithOwnership: SetData would keep a pointer into the Python bytes object, soon freed.
