@@ -46,7 +46,9 @@ const struct adac_command_info *adac_command_find(const char *name);
  *   {"pc", "function", "display", "kind": "managed" | "async", "artificial"?: true, "frame"?: "0x.."}
  * "display" reads like a frame of the debugger ("module`method + 0x.. at File.cs:12", async frames
  * end in " [async]"); "frame" (async frames) is the Continuation, for adac_debugger_value;
- * "artificial" marks runtime machinery (resume stubs, the dispatch loop). */
+ * "artificial" marks runtime machinery (resume stubs, the dispatch loop). Within a thread no two
+ * made frames have one pc: a repeated one (a recursion) is shown at the next free byte, because
+ * LLDB tells frames without a CFA apart by their pc alone ("display" keeps the true offset). */
 struct adac_runtime;
 
 /* The frames of OS thread tid: {"frames": [entry...]}, the backend's frames (adac_target_frames) in
@@ -56,7 +58,7 @@ struct adac_runtime;
 int adac_debugger_thread(struct adac_runtime *rt, uint64_t tid, char **json, struct adac_error *err);
 
 /* The pending chains (suspended, on no thread), one thread each:
- *   {"table": [entry without "frame"...], "threads": [{"tid", "name", "frames": [[table index, "0x.."]...]}]}
+ *   {"table": [entry without "frame"...], "threads": [{"tid", "name", "frames": [[table index, "0x..", pc]...]}]}
  * tid is the chain's task (else its head Continuation): an address, never an OS thread id; name is
  * "async: <innermost method> [<task status>]". */
 int adac_debugger_chains(struct adac_runtime *rt, char **json, struct adac_error *err);

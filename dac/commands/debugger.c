@@ -120,6 +120,68 @@ static json_t *managed_entry(struct adac_runtime *rt, uint64_t pc, bool caller)
 	return e;
 }
 
+/* ---- frame identity ----
+ *
+ * LLDB 22.1.8 identifies a frame by (pc, CFA), and every frame it gets from a provider has CFA 0:
+ * two such frames with one pc are one frame to it (a recursion: `v` after `up` reads another
+ * frame's variables, and lldb-dap gives them one id). So within a thread, a pc that an earlier
+ * made frame already has is shown as the next free byte after it (pc + 1, + 2, ...); the frame's
+ * text keeps the true offset. */
+
+struct pcs {
+	uint64_t *key;     /* open addressing; 0: empty */
+	size_t cap, n;
+};
+
+static void pcs_free(struct pcs *p)
+{
+	free(p->key);
+	memset(p, 0, sizeof *p);
+}
+
+static bool pcs_insert(struct pcs *p, uint64_t pc)
+{
+	if (2 * (p->n + 1) > p->cap) {
+		size_t cap = p->cap ? 2 * p->cap : 64;
+		uint64_t *key = calloc(cap, sizeof *key);
+		if (!key)
+			return false;
+		for (size_t i = 0; i < p->cap; i++)
+			for (size_t j = (p->key[i] * 0x9e3779b97f4a7c15ull) % cap; p->key[i]; j = (j + 1) % cap)
+				if (!key[j]) {
+					key[j] = p->key[i];
+					break;
+				}
+		free(p->key);
+		p->key = key;
+		p->cap = cap;
+	}
+	for (size_t j = (pc * 0x9e3779b97f4a7c15ull) % p->cap;; j = (j + 1) % p->cap) {
+		if (p->key[j] == pc)
+			return false;
+		if (!p->key[j]) {
+			p->key[j] = pc;
+			p->n++;
+			return true;
+		}
+	}
+}
+
+/* The pc a made frame is given: pc itself, or the next one no earlier frame of the thread has. */
+static uint64_t unique_pc(struct pcs *p, uint64_t pc)
+{
+	for (uint64_t u = pc; u; u++)
+		if (pcs_insert(p, u))
+			return u;
+	return pc;  /* out of memory: shown as LLDB would, identity shared */
+}
+
+static void set_unique_pc(struct pcs *p, json_t *e)
+{
+	uint64_t pc = (uint64_t)json_integer_value(json_object_get(e, "pc"));
+	json_object_set_new(e, "pc", json_integer((json_int_t)unique_pc(p, pc)));
+}
+
 /* ---- async frames ---- */
 
 static json_t *async_entry(const struct adac_async_frame *f)
@@ -142,14 +204,19 @@ static json_t *async_entry(const struct adac_async_frame *f)
 
 /* Appends the shown frames of the chain at head to arr. A chain that cannot be walked adds what
  * was resolved before the problem. */
-static void append_chain(struct adac_runtime *rt, uint64_t head, struct adac_frame_cache *cache, json_t *arr)
+static void append_chain(struct adac_runtime *rt, uint64_t head, struct adac_frame_cache *cache, struct pcs *pcs,
+                         json_t *arr)
 {
 	struct adac_chain_view v;
 	if (adac_chain_view_build_cached(rt, head, ADAC_MAX_CHAIN_DEPTH, cache, &v, NULL))
 		return;
-	for (size_t i = 0; i < v.chain.count; i++)
-		if (adac_async_frame_shown(&v.frames[i]))
-			json_array_append_new(arr, async_entry(&v.frames[i]));
+	for (size_t i = 0; i < v.chain.count; i++) {
+		if (!adac_async_frame_shown(&v.frames[i]))
+			continue;
+		json_t *e = async_entry(&v.frames[i]);
+		set_unique_pc(pcs, e);
+		json_array_append_new(arr, e);
+	}
 	adac_chain_view_free(&v);
 }
 
@@ -198,6 +265,7 @@ int adac_debugger_thread(struct adac_runtime *rt, uint64_t tid, char **json, str
 
 	json_t *frames = json_array();
 	struct adac_frame_cache *cache = adac_frame_cache_new();
+	struct pcs pcs = {0};
 	for (size_t i = 0; i < l.n; i++) {
 		json_t *e = managed_entry(rt, l.v[i].pc, i > 0);
 		bool loop = false;
@@ -206,14 +274,17 @@ int adac_debugger_thread(struct adac_runtime *rt, uint64_t tid, char **json, str
 		if (!e) {
 			e = json_object();
 			json_object_set_new(e, "input", json_integer((json_int_t)i));
-		} else if (loop) {
-			json_object_set_new(e, "artificial", json_true());
+		} else {
+			set_unique_pc(&pcs, e);
+			if (loop)
+				json_object_set_new(e, "artificial", json_true());
 		}
 		json_array_append_new(frames, e);
 		for (size_t d = 0; d < ndisp; d++)
 			if (after[d] == i)
-				append_chain(rt, disp[d].next_continuation, cache, frames);
+				append_chain(rt, disp[d].next_continuation, cache, &pcs, frames);
 	}
+	pcs_free(&pcs);
 	adac_frame_cache_free(cache);
 	free(l.v);
 	json_t *root = json_object();
@@ -270,6 +341,7 @@ int adac_debugger_chains(struct adac_runtime *rt, char **json, struct adac_error
 			continue;
 		json_t *frames = json_array();
 		const struct adac_async_frame *top = NULL;
+		struct pcs pcs = {0};
 		for (size_t i = 0; i < v.chain.count; i++) {
 			const struct adac_async_frame *f = &v.frames[i];
 			if (!adac_async_frame_shown(f))
@@ -278,10 +350,12 @@ int adac_debugger_chains(struct adac_runtime *rt, char **json, struct adac_error
 			json_t *e = async_entry(f);
 			json_t *cont = json_incref(json_object_get(e, "frame"));
 			json_object_del(e, "frame");
-			json_t *pair = json_pack("[Io]", table_index(table, index, e), cont);
+			uint64_t pc = unique_pc(&pcs, (uint64_t)json_integer_value(json_object_get(e, "pc")));
+			json_t *pair = json_pack("[IoI]", table_index(table, index, e), cont, (json_int_t)pc);
 			json_decref(e);
 			json_array_append_new(frames, pair);
 		}
+		pcs_free(&pcs);
 		if (top) {
 			const char *status = ch->task_index != ADAC_SCAN_NONE
 			                         ? adac_task_status(scan.tasks[ch->task_index].state_flags)

@@ -43,7 +43,7 @@ class _State(object):
         self.lib = None             # the plugin (ctypes.CDLL): asyncdac_lldb_call / asyncdac_lldb_free
         self.lock = threading.Lock()
         self.mutexes = {}           # (debugger id, target id) -> SBMutex: the target's API mutex
-        self.chains = {}            # (debugger id, target id) -> (stop id, {tid: (table, pairs)}, threads)
+        self.chains = {}            # (debugger id, target id) -> (stop id, {tid: (table, frames)}, threads)
         self.degraded = set()       # (debugger id, target id): a thread got LLDB's frames, for want of the lock
 
 
@@ -330,8 +330,8 @@ class AsyncFrameProvider(ScriptedFrameProvider):
             # for the threads; its input frames (LLDB unwinding a made-up register set) are not read.
             if chains[0] != thread.GetProcess().GetStopID(True):
                 return False
-            table, pairs = chains[1][tid]
-            return [dict(table[i], frame=cont) for i, cont in pairs]
+            table, frames = chains[1][tid]
+            return [dict(table[i], frame=cont, pc=pc) for i, cont, pc in frames]
         nested = _nesting.__dict__.setdefault("plans", 0)
         self._count = frames.GetSize()
         if _nesting.__dict__.get("plans", 0) != nested:
@@ -414,6 +414,5 @@ class OperatingSystemPlugIn(object):
             chains = _state.chains.get(self.key)
         pc = 0
         if chains and tid in chains[1] and chains[1][tid][1]:
-            table, pairs = chains[1][tid]
-            pc = table[pairs[0][0]].get("pc") or 0
+            pc = chains[1][tid][1][0][2]
         return pc.to_bytes(8, "little") + bytes(16)
