@@ -22,3 +22,13 @@ foreach(mode core live)
     set_property(TEST lldb.backend_${mode} APPEND PROPERTY ENVIRONMENT ADAC_PROBE=$<TARGET_FILE:adac-probe>)
   endif()
 endforeach()
+# asyncdac's frames and threads in LLDB itself (issue 11): the frame provider and the OS plugin on
+# real .NET 11 samples, live and on createdump cores; lldb-dap over stdio; a foreign LLDB.
+set(_lldb_dotnet_tests)
+foreach(case running:core running:live nested:core nested:live deep:core fanout:core)
+  string(REPLACE ":" ";" _args ${case})
+  string(REPLACE ":" "." _name ${case})
+  add_adac_test(lldb.frames.${_name} integration/test_lldb_frames.py ${_args})
+  list(APPEND _lldb_dotnet_tests lldb.frames.${_name})
+endforeach()
+set_tests_properties(${_lldb_dotnet_tests} PROPERTIES FIXTURES_REQUIRED dotnet LABELS dotnet)
