@@ -31,4 +31,8 @@ foreach(case running:core running:live nested:core nested:live deep:core fanout:
   add_adac_test(lldb.frames.${_name} integration/test_lldb_frames.py ${_args})
   list(APPEND _lldb_dotnet_tests lldb.frames.${_name})
 endforeach()
+foreach(mode core live)
+  add_adac_test(lldb.dap.${mode} integration/test_lldb_dap.py ${mode})
+  list(APPEND _lldb_dotnet_tests lldb.dap.${mode})
+endforeach()
 set_tests_properties(${_lldb_dotnet_tests} PROPERTIES FIXTURES_REQUIRED dotnet LABELS dotnet)

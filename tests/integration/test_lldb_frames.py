@@ -26,42 +26,10 @@ import sys
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
 import adactest as t  # noqa: E402
 import btsamples as b  # noqa: E402
+from lldbframes import QUIET, frames_of, raw_section, section, selected_index  # noqa: E402
 
-FRAME = re.compile(r"^\s*\*?\s*frame #(\d+): (0x[0-9a-f]+)(?: (.*))?$")
 ASYNC = re.compile(r"^\s*async #(\d+): (0x[0-9a-f]+) (.*) \[state \d+\]$")
 PHYS = re.compile(r"^\s*frame #(\d+): (0x[0-9a-f]+) ?(.*)$")
-
-
-# LLDB prints stop and selection events from another thread: in batch mode their lines land in
-# the output of later commands. With the pre-commands below an event is a thread line and its
-# frame #0 line, after an optional "Process N stopped".
-QUIET = ["settings set stop-disassembly-display never", "settings set stop-line-count-before 0",
-         "settings set stop-line-count-after 0"]
-EVENT = re.compile(r"^Process \d+ stopped\n|^[* ] thread #\d+(, name = '[^']*')?(, queue = '[^']*')?(, stop reason = .*)?\n"
-                   r"(    frame #0: .*\n)?", re.M)
-THREAD = re.compile(r"^[* ] thread #(\d+)\b.*$")
-
-
-def frames_of(text, thread=None):
-    """[(index, pc, text)] of a backtrace in text: the longest run of frame lines after the line of
-    `thread` (any thread when None; events repeat a thread's first frame alone)."""
-    runs, cur, current = [], None, None
-    for line in text.splitlines():
-        m = THREAD.match(line)
-        if m:
-            current = int(m.group(1))
-            cur = [] if thread is None or current == thread else None
-            runs.append(cur) if cur is not None else None
-            continue
-        m = FRAME.match(line)
-        if m and cur is not None:
-            cur.append((int(m.group(1)), int(m.group(2), 16), m.group(3) or ""))
-        elif cur is not None and cur:
-            cur = None
-    if thread is None and not runs:
-        runs = [[(int(m.group(1)), int(m.group(2), 16), m.group(3) or "")
-                 for m in map(FRAME.match, text.splitlines()) if m]]
-    return max(runs, key=len) if runs else []
 
 
 def made_frames(frames):
@@ -100,27 +68,7 @@ def lldb(setup, commands, threads=False, timeout=300):
     return out
 
 
-def section(out, command, nth=0):
-    """The output of the nth run of command, without LLDB's events (see EVENT); backtraces are read
-    from raw sections (raw_section + frames_of)."""
-    return EVENT.sub("", raw_section(out, command, nth))
-
-
-def raw_section(out, command, nth=0):
-    found = [text for cmd, text in b.lldb_sections(out) if cmd == command]
-    if len(found) <= nth:
-        t.fail(f"no output for {command!r} (#{nth}) in lldb's output:\n{out[-3000:]}")
-        return ""
-    return found[nth]
-
-
 # ---- the running chain, spliced into its thread's frames ------------------------------------
-
-def selected_index(out, command):
-    """The index of the thread `thread select` selected (its echo of the thread)."""
-    m = re.search(r"^\* thread #(\d+)", raw_section(out, command), re.M)
-    return int(m.group(1)) if m else None
-
 
 def check_running(setup, tid, scenario="running"):
     exp = b.expected(scenario)["running"]
