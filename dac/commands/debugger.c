@@ -29,6 +29,7 @@
 #include "view/chain_view.h"
 #include "view/locals.h"
 #include "view/value_format.h"
+#include "view/value_path.h"
 
 #define TEXT_MAX 1536u  /* one frame's display text */
 
@@ -419,55 +420,78 @@ static json_t *hex_bytes(const uint8_t *b, size_t n)
 	return j;
 }
 
-/* A value as LLDB can build it: a primitive as its bytes and, when it lives in target memory, its
- * address (a value LLDB reads from memory stays right when an expression copies it); anything
- * else (strings, enums, structs, objects, arrays) as the text asyncdac prints for it, an array of
- * char. */
-static json_t *value_reply(struct adac_runtime *rt, const char *name, const struct adac_vtype *t, const uint8_t *bytes,
-                           uint64_t address, struct adac_error *err)
+static json_t *basic_reply(const char *name, const char *type, const char *basic, const uint8_t *bytes, size_t size,
+                           uint64_t address, uint32_t count)
 {
-	const char *basic = t->kind == ADAC_VK_PRIM && !t->is_enum ? basic_type(t->elem) : NULL;
 	json_t *r = json_object();
 	json_object_set_new(r, "name", json_string(name));
-	json_object_set_new(r, "type", json_string(t->name ? t->name : "?"));
-	if (basic) {
-		json_object_set_new(r, "basic", json_string(basic));
-		json_object_set_new(r, "bytes", hex_bytes(bytes, t->size));
-		if (address)
-			json_object_set_new(r, "address", json_integer((json_int_t)address));
+	json_object_set_new(r, "type", json_string(type ? type : "?"));
+	json_object_set_new(r, "basic", json_string(basic));
+	if (bytes)
+		json_object_set_new(r, "bytes", hex_bytes(bytes, size));
+	if (address)
+		json_object_set_new(r, "address", json_integer((json_int_t)address));
+	if (count)
+		json_object_set_new(r, "count", json_integer(count));
+	return r;
+}
+
+/* A string, or a one-dimensional array of primitives, as an array of an LLDB basic type where its
+ * elements are in the target (LLDB reads and shows them itself: u"text", {1, 2, 3}); NULL when the
+ * reference is not one, null, empty or too large to show so. */
+static json_t *elements_reply(struct adac_runtime *rt, const char *name, const struct adac_value_part *p)
+{
+	unsigned ps = adac_target_ptr_size(rt->t);
+	uint64_t obj = 0, first;
+	uint32_t count;
+	struct adac_vtype et;
+	memcpy(&obj, p->bytes, ps < sizeof obj ? ps : sizeof obj);
+	if (!obj || adac_value_elements(rt, obj, &first, &count, &et, NULL))
+		return NULL;
+	const char *basic = et.kind == ADAC_VK_PRIM && !et.is_enum ? basic_type(et.elem) : NULL;
+	json_t *r = NULL;
+	if (basic && count && (uint64_t)count * et.size <= ADAC_MAX_VALUE_BYTES)
+		r = basic_reply(name, p->type.name, basic, NULL, 0, first, count);
+	adac_vtype_free(&et);
+	return r;
+}
+
+/* A value as LLDB can build it: a primitive as an LLDB basic type (read from target memory when it
+ * lives there: a value LLDB reads from memory stays right when an expression copies it), strings
+ * and arrays of primitives as arrays of one; anything else (enums, structs, objects, null) as the
+ * text asyncdac prints for it, an array of char. */
+static json_t *value_reply(struct adac_runtime *rt, const char *name, const struct adac_value_part *p,
+                           struct adac_error *err)
+{
+	const struct adac_vtype *t = &p->type;
+	const char *basic = t->kind == ADAC_VK_PRIM && !t->is_enum ? basic_type(t->elem) : NULL;
+	if (basic)
+		return basic_reply(name, t->name, basic, p->bytes, t->size, p->address, 0);
+	json_t *r = t->kind == ADAC_VK_REF ? elements_reply(rt, name, p) : NULL;
+	if (r)
 		return r;
-	}
 	struct adac_value_opts o;
 	adac_value_opts_default(&o);
 	struct adac_sig_text text = {0};
-	if (adac_value_format(rt, t, bytes, &o, &text, NULL, err)) {
+	if (adac_value_format(rt, t, p->bytes, &o, &text, NULL, err)) {
 		adac_sig_text_free(&text);
-		json_decref(r);
 		return NULL;
 	}
 	const char *s = adac_sig_text_str(&text);
 	size_t len = strlen(s);
-	if (t->kind == ADAC_VK_REF && t->elem == ADAC_ELEM_STRING && len >= 2 && s[0] == '"' && s[len - 1] == '"') {
-		s++;      /* a string: its characters (LLDB quotes a char array itself) */
-		len -= 2;
-	}
-	json_object_set_new(r, "basic", json_string("Char"));
-	json_object_set_new(r, "count", json_integer((json_int_t)len + 1));
-	uint8_t *b = malloc(len + 1);
-	if (b) {
-		memcpy(b, s, len);
-		b[len] = 0;
-		json_object_set_new(r, "bytes", hex_bytes(b, len + 1));
-		free(b);
-	}
+	r = basic_reply(name, t->name, "Char", (const uint8_t *)s, len + 1, 0, (uint32_t)len + 1);
 	adac_sig_text_free(&text);
 	return r;
 }
 
 int adac_debugger_value(struct adac_runtime *rt, uint64_t frame, const char *path, char **json, struct adac_error *err)
 {
-	if (!path || !*path)
-		return adac_fail(err, ADAC_E_BAD_ARG, 0, "no variable name");
+	size_t name_len = path ? strcspn(path, ".[") : 0;
+	if (!path || name_len == 0 || name_len >= 256)
+		return adac_fail(err, ADAC_E_BAD_ARG, 0, "'%s' does not start with a variable name", path ? path : "");
+	char name[256];
+	memcpy(name, path, name_len);
+	name[name_len] = '\0';
 	struct adac_continuation c;
 	if (adac_cont_read(rt, frame, &c, err))
 		return -1;
@@ -478,16 +502,20 @@ int adac_debugger_value(struct adac_runtime *rt, uint64_t frame, const char *pat
 		return -1;
 	const struct adac_local *v = NULL;
 	for (size_t i = 0; i < l.n && !v; i++)
-		if (l.v[i].name && strcmp(l.v[i].name, path) == 0 && l.v[i].kind <= ADAC_LOCAL_LOCAL)
+		if (l.v[i].name && strcmp(l.v[i].name, name) == 0 && l.v[i].kind <= ADAC_LOCAL_LOCAL)
 			v = &l.v[i];
 	int rc = 0;
 	json_t *r = NULL;
+	struct adac_value_part part = {0};
 	if (!v)
-		rc = adac_fail(err, ADAC_E_NOT_FOUND, frame, "no variable named '%s' in this async frame", path);
+		rc = adac_fail(err, ADAC_E_NOT_FOUND, frame, "no variable named '%s' in this async frame", name);
 	else if (v->error || !v->bytes)
-		rc = adac_fail(err, ADAC_E_READ, v->address, "%s: %s", path, v->error ? v->error : "not readable");
-	else if (!(r = value_reply(rt, path, &v->type, v->bytes, l.layout == ADAC_CONT_FLAT ? v->address : 0, err)))
+		rc = adac_fail(err, ADAC_E_READ, v->address, "%s: %s", name, v->error ? v->error : "not readable");
+	else if (adac_value_path(rt, name, &v->type, v->bytes, l.layout == ADAC_CONT_FLAT ? v->address : 0,
+	                         path + name_len, &part, err) ||
+	         !(r = value_reply(rt, path, &part, err)))
 		rc = -1;
+	adac_value_part_free(&part);
 	adac_locals_free(&l);
 	if (rc)
 		return -1;

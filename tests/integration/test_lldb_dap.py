@@ -82,7 +82,7 @@ def check_running(target, tid):
                                                                       "(long) $2 = 909"),
                         f"evaluate midLocal ({ctx}) on RunMiddle: {r}")
             r = dap.evaluate("topLocal", top, "watch")
-            t.check_eq(r.get("body", {}).get("result"), '"top-running"', "evaluate topLocal (watch) on RunTop")
+            t.check_eq(r.get("body", {}).get("result"), 'u"top-running"', "evaluate topLocal (watch) on RunTop")
     except DapError as e:
         t.fail(f"lldb-dap: {e}\n{dap.dump()}")
     finally:
@@ -108,7 +108,7 @@ def check_nested(target):
                     f"nested.dll`AsyncdacSamples.NestedApp.A(Int32) at Program.cs:{exp['frames'][2]['await_line']} [async]"],
                    "the chain thread's frames")
         t.check_eq(len({f["id"] for f in frames}), 3, "three distinct frame ids")
-        for frame, name, value in ((0, "cInt", "7"), (0, "cString", '"gamma"'), (1, "bLong", "-9876543210"),
+        for frame, name, value in ((0, "cInt", "7"), (0, "cString", 'u"gamma"'), (0, "cPair.Id", "33"), (2, "aArray[1]", "2"), (1, "bLong", "-9876543210"),
                                    (1, "bGeneric", "77"), (2, "seed", "1"), (2, "aInt", "42")):
             r = dap.evaluate(name, frames[frame]["id"], "watch")
             t.check_eq(r.get("body", {}).get("result"), value, f"evaluate {name} on frame {frame}")

@@ -126,7 +126,7 @@ def check_running(setup, tid, scenario="running"):
     t.check_eq(section(out, "v midLocal"), "(long) midLocal = 909\n", "v midLocal")
     t.check_eq(section(out, "frame variable midLocal"), "(long) midLocal = 909\n", "frame variable midLocal")
     t.check_eq(section(out, "async frame variable midLocal"), "(long) midLocal = 909\n", "async frame variable midLocal")
-    t.check_eq(section(out, "p topLocal"), '(char[12]) "top-running"\n', "p topLocal")
+    t.check_eq(section(out, "p topLocal"), '(char16_t[11]) u"top-running"\n', "p topLocal")
     t.check_eq(section(out, "async frame variable topLocal"), '(string) topLocal = "top-running"\n',
                "async frame variable topLocal")
 
@@ -162,12 +162,15 @@ def check_nested(setup):
     if not threads or not t.check_eq(len(ps), 1, "async ps chains"):
         return
     tid = next(iter(threads))
-    frames_vars = {0: ["cInt", "cLong", "cBool", "cChar", "cString", "cColor", "cDouble", "cArray"],
-                   1: ["bInt", "bLong", "bGeneric", "this", "bPair"], 2: ["seed", "aInt", "aString", "aArray"]}
+    frames_vars = {0: ["cInt", "cLong", "cBool", "cChar", "cString", "cColor", "cDouble", "cArray", "cArray[1]",
+                       "cPair.Id", "cPayload.Name", "cString[0]"],
+                   1: ["bInt", "bLong", "bGeneric", "this", "bPair", "this.Field", "this.Label", "bArray", "bArray[1]"],
+                   2: ["seed", "aInt", "aString", "aArray", "aArray[2]", "aPair.Count", "aPair.Tag", "aArray[3]",
+                       "aPair.Nope"]}
     cmds = [f"thread select -t {tid}", "bt", "frame select 1", "frame info", "up", "frame info"]
     for k, names in frames_vars.items():
         cmds.append(f"frame select {k}")
-        cmds += [f"v {n}" for n in names]
+        cmds += [f"v {n}" for n in names if n not in ("aArray[3]", "aPair.Nope")]
     out = lldb(setup, cmds, threads=True)
     plain = frames_of(raw_section(out, "bt"), selected_index(out, f"thread select -t {tid}"))
     t.check_eq([(pc, text) for _, pc, text in plain], [(pc, text + " [async] [synthetic]") for pc, text in ps[0]],
@@ -179,15 +182,28 @@ def check_nested(setup):
     t.check_eq(section(out, "frame info", 1).strip(), line_of.get(2), "up")
     want_values = {
         "cInt": "(int) cInt = 7", "cLong": "(long) cLong = 9223372036854775807", "cBool": "(bool) cBool = true",
-        "cChar": "(char16_t) cChar = U+00e9 u'é'", "cString": '(char[6]) cString = "gamma"',
+        "cChar": "(char16_t) cChar = U+00e9 u'é'", "cString": '(char16_t[5]) cString = u"gamma"',
         "cColor": '(char[4]) cColor = "Red"', "cDouble": "(double) cDouble = 1.0E+100",
         "cArray": '(char[23]) cArray = "string[2] { \\"x\\", \\"y\\" }"',
+        "cArray[1]": '(char16_t[1]) cArray[1] = u"y"', "cPair.Id": "(int) cPair.Id = 33",
+        "cPayload.Name": '(char16_t[3]) cPayload.Name = u"p-c"', "cString[0]": "(char16_t) cString[0] = U+0067 u'g'",
         "bInt": "(int) bInt = -200", "bLong": "(long) bLong = -9876543210", "bGeneric": "(int) bGeneric = 77",
-        "seed": "(int) seed = 1", "aInt": "(int) aInt = 42", "aString": '(char[6]) aString = "alpha"',
-        "aArray": '(char[19]) aArray = "int[3] { 1, 2, 3 }"',
+        "this.Field": "(int) this.Field = 500", "this.Label": '(char16_t[12]) this.Label = u"holder-label"',
+        "bArray": "(long[2]) bArray = ([0] = 10, [1] = 20)", "bArray[1]": "(long) bArray[1] = 20",
+        "seed": "(int) seed = 1", "aInt": "(int) aInt = 42", "aString": '(char16_t[5]) aString = u"alpha"',
+        "aArray": "(int[3]) aArray = ([0] = 1, [1] = 2, [2] = 3)", "aArray[2]": "(int) aArray[2] = 3",
+        "aPair.Count": "(int) aPair.Count = 12",
+        "aPair.Tag": '(char16_t[5]) aPair.Tag = u"tag-a"',  # an object field holding a string
     }
+    errors = {"aArray[3]": "error: aArray: index 3 is past its end (length 3)",
+              "aPair.Nope": "error: aPair: no field named 'Nope'"}
     for k, names in frames_vars.items():
         for n in names:
+            if n in errors:
+                rc, eout, err = t.lldb(setup + [f"thread select -t {tid}", f"frame select {k}", f"v {n}"],
+                                       pre=QUIET + ["async threads enable"])
+                t.check_eq((rc, err), (1, errors[n] + "\n"), f"frame {k}: v {n} fails")
+                continue
             got = section(out, f"v {n}").rstrip("\n")
             if n in want_values:
                 t.check_eq(got, want_values[n], f"frame {k}: v {n}")
