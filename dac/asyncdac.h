@@ -51,6 +51,11 @@ const struct adac_command_info *adac_command_find(const char *name);
  * LLDB tells frames without a CFA apart by their pc alone ("display" keeps the true offset). */
 struct adac_runtime;
 
+/* The .NET runtime in a target (runtime/runtime.h), kept by the front end while the target stays
+ * stopped; closed before the target. NULL with err (ADAC_E_NO_RUNTIME) when there is none. */
+struct adac_runtime *adac_runtime_open(struct adac_target *t, struct adac_error *err);
+void adac_runtime_close(struct adac_runtime *rt);
+
 /* The frames of OS thread tid: {"frames": [entry...]}, the backend's frames (adac_target_frames) in
  * order with managed ones named, each chain the thread runs spliced in right after the frame of the
  * dispatch loop that resumed it. {"need_registers": true} when the thread is stopped in managed code

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "runtime/runtime.h"
+#include "asyncdac.h"
 #include "shim.h"
 
 /* A thread's stack as asyncdac's frame provider got it from LLDB's unwinder (see
