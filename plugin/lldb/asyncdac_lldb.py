@@ -26,6 +26,7 @@ LLDB 22.1.8 constraints that shape it (measured, see plugin/lldb/README.md):
   * a synthetic frame's register context crashes LLDB: frames give none.
 """
 import ctypes
+import inspect
 import json
 import os
 import threading
@@ -45,6 +46,7 @@ class _State(object):
         self.mutexes = {}           # (debugger id, target id) -> SBMutex: the target's API mutex
         self.chains = {}            # (debugger id, target id) -> (stop id, {tid: (table, frames)}, threads)
         self.degraded = set()       # (debugger id, target id): a thread got LLDB's frames, for want of the lock
+        self.providers = set()      # (debugger id, target id) with a provider class (see _provider_class)
 
 
 try:
@@ -55,7 +57,6 @@ except NameError:
 # Per host thread: how many providers started computing (to notice one running inside another).
 _nesting = threading.local()
 
-PROVIDER = __name__ + ".AsyncFrameProvider"
 # Registers asyncdac reads from a thread's innermost frame (for managed frames the unwinder did not
 # finish and for thread statics); the C side says what it does with them.
 _REGISTERS = ("rax", "rcx", "rdx", "rbx", "rsp", "rbp", "rsi", "rdi", "r8", "r9", "r10", "r11", "r12",
@@ -106,18 +107,30 @@ def _key(target):
     return (target.GetDebugger().GetID(), target.GetGloballyUniqueID())
 
 
+def _provider_class(key):
+    """The frame provider class of one target: AsyncFrameProvider with the target's key, so that a
+    provider knows its target without reading arguments or making SB calls (LLDB makes one provider
+    per thread and stop: 10,000 chain threads, 10,000 providers)."""
+    name = "AsyncFrameProvider_%d_%d" % key
+    if name not in globals():
+        # LLDB 22.1.8 wants the abstract methods in the class's own dictionary, not inherited.
+        own = {m: AsyncFrameProvider.__dict__[m] for m in ("get_description", "get_frame_at_index")}
+        globals()[name] = type(name, (AsyncFrameProvider,), dict(own, KEY=key))
+        with _state.lock:
+            _state.providers.add(key)
+    return __name__ + "." + name
+
+
 def register(target):
     """Registers the frame provider on target; registered already, LLDB keeps it and gives the same
     id. Returns the id, 0 when LLDB refused."""
     if not target.IsValid():
         return 0
-    did, gid = _key(target)
+    key = _key(target)
     with _state.lock:
-        _state.mutexes[(did, gid)] = target.GetAPIMutex()
-    args = lldb.SBStructuredData()
-    args.SetFromJSON(json.dumps({"debugger": did, "target": gid}))
+        _state.mutexes[key] = target.GetAPIMutex()
     error = lldb.SBError()
-    pid = target.RegisterScriptedFrameProvider(PROVIDER, args, error)
+    pid = target.RegisterScriptedFrameProvider(_provider_class(key), lldb.SBStructuredData(), error)
     return pid if error.Success() else 0
 
 
@@ -135,12 +148,6 @@ def rebuild(target):
     # Registering the same provider again changes nothing; removing it drops every thread's frames.
     target.RemoveScriptedFrameProvider(register(target))
     return register(target) != 0
-
-
-def _args_key(args):
-    did = args.GetValueForKey("debugger").GetUnsignedIntegerValue(0)
-    gid = args.GetValueForKey("target").GetUnsignedIntegerValue(0)
-    return (did, gid)
 
 
 def _mutex(key):
@@ -274,13 +281,36 @@ def _make_value(target, reply, error):
     return value
 
 
+class _ChainFrames(object):
+    """A pending chain's frame entries, made when LLDB asks for them (thread list asks for the first
+    of 10,000 chains)."""
+
+    def __init__(self, table, frames):
+        self.table = table
+        self.frames = frames    # [[table index, continuation, pc]...]
+
+    def __len__(self):
+        return len(self.frames)
+
+    def __getitem__(self, i):
+        t, cont, pc = self.frames[i]
+        return dict(self.table[t], frame=cont, pc=pc)
+
+
 class AsyncFrameProvider(ScriptedFrameProvider):
-    """Every thread's frames as asyncdac shows them, computed in the provider's first call."""
+    """Every thread's frames as asyncdac shows them, computed in the provider's first call. LLDB
+    instantiates a subclass made per target (_provider_class), which sets KEY."""
+
+    KEY = None
+    # LLDB reads the class's signature (inspect.signature) to call it, for each of its instances:
+    # given, it costs nothing (else 0.1 ms a thread, a second for 10,000 chain threads).
+    __signature__ = inspect.Signature([inspect.Parameter("input_frames", inspect.Parameter.POSITIONAL_OR_KEYWORD),
+                                       inspect.Parameter("args", inspect.Parameter.POSITIONAL_OR_KEYWORD)])
 
     def __init__(self, input_frames, args):
         # No SB call here (see the module's notes); not ScriptedFrameProvider.__init__, which makes some.
         self.input_frames = input_frames
-        self.key = _args_key(args) if args is not None and args.IsValid() else None
+        self.key = self.KEY
         self.frames = None     # entries from the C side, or None: LLDB's own frames
 
     @staticmethod
@@ -326,12 +356,10 @@ class AsyncFrameProvider(ScriptedFrameProvider):
         with _state.lock:
             chains = _state.chains.get(self.key)
         if chains is not None and tid in chains[1]:
-            # A pending chain (OS plugin thread): its frames are all asyncdac's, made when LLDB asked
-            # for the threads; its input frames (LLDB unwinding a made-up register set) are not read.
-            if chains[0] != thread.GetProcess().GetStopID(True):
-                return False
-            table, frames = chains[1][tid]
-            return [dict(table[i], frame=cont, pc=pc) for i, cont, pc in frames]
+            # A pending chain (OS plugin thread, of this stop: LLDB made it from the threads the OS
+            # plugin gave): its frames are all asyncdac's; its input frames (LLDB unwinding a
+            # made-up register set) are not read.
+            return _ChainFrames(*chains[1][tid])
         nested = _nesting.__dict__.setdefault("plans", 0)
         self._count = frames.GetSize()
         if _nesting.__dict__.get("plans", 0) != nested:
@@ -398,6 +426,10 @@ class OperatingSystemPlugIn(object):
                 _state.chains[self.key] = (stop_id, frames, threads)
         return threads
 
+    def does_plugin_report_all_threads(self):
+        # False: the process's own threads stay, the chains' threads come in addition.
+        return False
+
     def get_register_info(self):
         return {"sets": ["General Purpose Registers"], "registers": [
             {"name": "rip", "bitsize": 64, "offset": 0, "encoding": "uint", "format": "hex", "set": 0,
@@ -416,3 +448,9 @@ class OperatingSystemPlugIn(object):
         if chains and tid in chains[1] and chains[1][tid][1]:
             pc = chains[1][tid][1][0][2]
         return pc.to_bytes(8, "little") + bytes(16)
+
+
+# LLDB imports this file again when the OS plugin setting is set: the providers it registered must
+# still be there by name.
+for _k in list(_state.providers):
+    _provider_class(_k)

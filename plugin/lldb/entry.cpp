@@ -176,7 +176,8 @@ void start_adapter(lldb::SBDebugger &debugger, const std::string &plugin)
 		             "is not available\n", current.c_str());
 		return;
 	}
-	run(debugger, "settings set target.process.experimental.os-plugin-reports-all-threads false", nullptr);
+	// The OS plugin says it does not report all threads (the process's own stay): LLDB's
+	// experimental.os-plugin-reports-all-threads setting is left as the user has it.
 	run(debugger, "settings set target.process.python-os-plugin-path " + quoted(py, '"'), nullptr);
 }
 
