@@ -70,40 +70,21 @@ private:
 	const char *name_;
 };
 
-// `async threads enable | disable`: pending chains as threads (commands.c).
-class ThreadsCommand : public lldb::SBCommandPluginInterface {
+// A command of its own: `async threads` and `bt` (commands.c), `async-probe` (probe.c).
+class Command : public lldb::SBCommandPluginInterface {
 public:
+	using Fn = int (*)(adac_lldb_cmd *cmd, char **args);
+	explicit Command(Fn fn) : fn_(fn) {}
 	bool DoExecute(lldb::SBDebugger debugger, char **args, lldb::SBCommandReturnObject &result) override
 	{
 		Serialized lock(debugger);
 		adac_lldb_cmd cmd{debugger, &result};
-		return finish(result, adac_lldb_threads(&cmd, args) == 0);
+		return finish(result, fn_(&cmd, args) == 0);
 	}
-};
 
-// `bt ...`: takes precedence over LLDB's `bt` alias (user commands win), see commands.c.
-class BtCommand : public lldb::SBCommandPluginInterface {
-public:
-	bool DoExecute(lldb::SBDebugger debugger, char **args, lldb::SBCommandReturnObject &result) override
-	{
-		Serialized lock(debugger);
-		adac_lldb_cmd cmd{debugger, &result};
-		return finish(result, adac_lldb_bt(&cmd, args) == 0);
-	}
+private:
+	Fn fn_;
 };
-
-#ifdef ADAC_LLDB_PROBE
-// `async-probe ...`: the test build's backend probe (probe.c).
-class ProbeCommand : public lldb::SBCommandPluginInterface {
-public:
-	bool DoExecute(lldb::SBDebugger debugger, char **args, lldb::SBCommandReturnObject &result) override
-	{
-		Serialized lock(debugger);
-		adac_lldb_cmd cmd{debugger, &result};
-		return finish(result, adac_lldb_probe(&cmd, args) == 0);
-	}
-};
-#endif
 
 void add_async_command(lldb::SBCommand &async, const adac_command_info *c)
 {
@@ -205,10 +186,11 @@ bool lldb::PluginInitialize(lldb::SBDebugger debugger)
 	lldb::SBCommand async = ci.AddMultiwordCommand("async", adac_lldb_async_help);
 	for (const adac_command_info *c = adac_commands(); c->name; c++)
 		add_async_command(async, c);
-	async.AddCommand("threads", new ThreadsCommand, adac_lldb_threads_help, adac_lldb_threads_syntax);
-	ci.AddCommand("bt", new BtCommand, adac_lldb_bt_help, adac_lldb_bt_syntax, nullptr);
+	async.AddCommand("threads", new Command(adac_lldb_threads), adac_lldb_threads_help, adac_lldb_threads_syntax);
+	// `bt` takes precedence over LLDB's `bt` alias (user commands win), see commands.c.
+	ci.AddCommand("bt", new Command(adac_lldb_bt), adac_lldb_bt_help, adac_lldb_bt_syntax, nullptr);
 #ifdef ADAC_LLDB_PROBE
-	ci.AddCommand("async-probe", new ProbeCommand, "Drive the LLDB data target (test build only)");
+	ci.AddCommand("async-probe", new Command(adac_lldb_probe), "Drive the LLDB data target (test build only)");
 #endif
 	if (dladdr(reinterpret_cast<void *>(&lldb::PluginInitialize), &self) && self.dli_fname) {
 		char *real = realpath(self.dli_fname, nullptr);

@@ -163,9 +163,10 @@ adac_lldb_state adac_lldb_cmd_process_state(adac_lldb_cmd *cmd, uint64_t *unique
 
 // ---- process ----
 
-adac_lldb_process *adac_lldb_process_open(adac_lldb_cmd *cmd, adac_error *err)
+namespace {
+
+adac_lldb_process *process_handle(lldb::SBProcess process, adac_error *err)
 {
-	lldb::SBProcess process = cmd->debugger.GetSelectedTarget().GetProcess();
 	if (!process.IsValid()) {
 		adac_fail(err, ADAC_E_BAD_ARG, 0, "no process");
 		return nullptr;
@@ -174,6 +175,13 @@ adac_lldb_process *adac_lldb_process_open(adac_lldb_cmd *cmd, adac_error *err)
 	if (!p)
 		adac_fail(err, ADAC_E_NOMEM, 0, "out of memory");
 	return p;
+}
+
+}  // namespace
+
+adac_lldb_process *adac_lldb_process_open(adac_lldb_cmd *cmd, adac_error *err)
+{
+	return process_handle(cmd->debugger.GetSelectedTarget().GetProcess(), err);
 }
 
 void adac_lldb_process_close(adac_lldb_process *p)
@@ -185,15 +193,7 @@ adac_lldb_process *adac_lldb_process_find(uint64_t debugger_id, uint64_t target_
 {
 	lldb::SBDebugger debugger = lldb::SBDebugger::FindDebuggerWithID((int)debugger_id);
 	lldb::SBTarget target = debugger.IsValid() ? debugger.FindTargetByGloballyUniqueID(target_id) : lldb::SBTarget();
-	lldb::SBProcess process = target.IsValid() ? target.GetProcess() : lldb::SBProcess();
-	if (!process.IsValid()) {
-		adac_fail(err, ADAC_E_BAD_ARG, 0, "no process");
-		return nullptr;
-	}
-	adac_lldb_process *p = new (std::nothrow) adac_lldb_process{process};
-	if (!p)
-		adac_fail(err, ADAC_E_NOMEM, 0, "out of memory");
-	return p;
+	return process_handle(target.IsValid() ? target.GetProcess() : lldb::SBProcess(), err);
 }
 
 bool adac_lldb_process_alive(adac_lldb_process *p)
