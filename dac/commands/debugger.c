@@ -42,14 +42,16 @@ struct phys {
 struct phys_list {
 	struct phys *v;
 	size_t n, cap;
-	bool failed;
+	bool failed, limit;
 };
 
 static int collect_frame(void *ctx, const struct adac_frame *f)
 {
 	struct phys_list *l = ctx;
-	if (l->n == ADAC_MAX_UNWIND_FRAMES)
+	if (l->n == ADAC_MAX_UNWIND_FRAMES) {
+		l->limit = true;
 		return 1;
+	}
 	if (l->n == l->cap) {
 		size_t cap = l->cap ? 2 * l->cap : 64;
 		struct phys *v = realloc(l->v, cap * sizeof *v);
@@ -239,6 +241,9 @@ int adac_debugger_thread(struct adac_runtime *rt, uint64_t tid, char **json, str
 	int rc = adac_target_frames(rt->t, tid, collect_frame, &l, err);
 	if (l.failed)
 		rc = adac_fail(err, ADAC_E_NOMEM, 0, "out of memory");
+	else if (l.limit)  /* the debugger then shows its own frames */
+		rc = adac_fail(err, ADAC_E_LIMIT, 0, "thread %llu has more than ADAC_MAX_UNWIND_FRAMES (%u) frames",
+		               (unsigned long long)tid, ADAC_MAX_UNWIND_FRAMES);
 	if (rc) {
 		free(l.v);
 		return -1;

@@ -2,15 +2,17 @@
 wired to the plugin's C library. Loaded by the plugin's PluginInitialize (`plugin load` is all it
 takes); not meant to be imported by hand.
 
-  AsyncFrameProvider     a scripted frame provider, registered on every target: each thread's
-                         frames as asyncdac shows them (managed frames named, the async frames of
-                         the chains it runs spliced in after its dispatcher's frame)
+  AsyncFrameProvider     a scripted frame provider, registered on every target (one subclass per
+                         target): each thread's frames as asyncdac shows them (managed frames
+                         named, the async frames of the chains it runs spliced in after its
+                         dispatch loop's frame), a pending chain's thread its chain's frames
   AsyncFrame             one such frame made by asyncdac (LLDB: a synthetic frame); `frame
                          variable NAME`, `v`, `p` and DAP evaluate on it ask asyncdac for the value
   OperatingSystemPlugIn  the OS plugin LLDB creates for every process (the plugin sets
                          target.process.python-os-plugin-path): registers the frame provider on
-                         the process's target before any frame is built, and adds one thread per
-                         pending chain after `async threads enable`
+                         the process's target when LLDB first reads its threads, before any frame
+                         of that stop is built, and adds one thread per pending chain after
+                         `async threads enable`
 
 This file is an adapter: what a frame is called, which frames there are and what a value is all
 come from C (asyncdac_lldb_call, JSON in and out); nothing here knows the .NET runtime.
@@ -22,8 +24,12 @@ LLDB 22.1.8 constraints that shape it (measured, see plugin/lldb/README.md):
     frames is done under SBTarget.GetAPIMutex().try_lock(), and without the lock the thread gets
     LLDB's own frames for this stop (the plugin's `bt` rebuilds them);
   * SB calls on a provider's input frames are safe only in the provider's first call: everything
-    is read then, later calls only look up what was computed;
-  * a synthetic frame's register context crashes LLDB: frames give none.
+    is read then, later calls only look up what was computed; and when reading them runs another
+    provider for the same thread (LLDB wraps threads once an OS plugin is loaded for a process it
+    already has), they are already asyncdac's frames and pass through untouched;
+  * a synthetic frame's register context crashes LLDB: frames give none;
+  * frames LLDB did not unwind have no CFA: LLDB tells them apart by pc alone (the C side keeps a
+    thread's pcs distinct).
 """
 import ctypes
 import inspect
@@ -332,13 +338,11 @@ class AsyncFrameProvider(ScriptedFrameProvider):
         return AsyncFrame(index, entry, self.key)
 
     def _compute(self):
-        self._count = 0
         mutex = _mutex(self.key) if self.key else None
         _trace("provider for", self.key, "mutex", mutex is not None)
         if mutex is None or not mutex.try_lock():
             # Another thread holds the API lock and may be waiting for this thread's frames: no SB
-            # call is safe. LLDB's own frames this time (only as many as it asks for now).
-            self._count = 1 << 30
+            # call is safe. LLDB's own frames this time.
             if mutex is not None:
                 with _state.lock:
                     _state.degraded.add(self.key)
@@ -361,7 +365,7 @@ class AsyncFrameProvider(ScriptedFrameProvider):
             # made-up register set) are not read.
             return _ChainFrames(*chains[1][tid])
         nested = _nesting.__dict__.setdefault("plans", 0)
-        self._count = frames.GetSize()
+        count = frames.GetSize()
         if _nesting.__dict__.get("plans", 0) != nested:
             # Reading the input frames ran this provider for another Thread object of the same thread
             # (LLDB wraps a process's threads after its OS plugin is loaded again): the input frames
@@ -371,15 +375,15 @@ class AsyncFrameProvider(ScriptedFrameProvider):
         _nesting.plans = nested + 1
         target = thread.GetProcess().GetTarget()
         request = {"op": "thread", "debugger": did, "target": gid, "tid": tid,
-                   "frames": [_describe(frames.GetFrameAtIndex(i), target) for i in range(self._count)]}
+                   "frames": [_describe(frames.GetFrameAtIndex(i), target) for i in range(count)]}
         reply = _call(request)
-        if reply.get("need_registers") and self._count:
+        if reply.get("need_registers") and count:
             # The innermost frame is managed code: asyncdac unwinds it from its registers.
             frame = frames.GetFrameAtIndex(0)
             request["regs"] = {name: _address(frame.FindRegister(name).GetValueAsUnsigned(0))
                                for name in _REGISTERS if frame.FindRegister(name).IsValid()}
             reply = _call(request)
-        _trace("thread", tid, self._count, "frames in,", reply.get("error") or "%d out" % len(reply.get("frames") or []))
+        _trace("thread", tid, count, "frames in,", reply.get("error") or "%d out" % len(reply.get("frames") or []))
         if "error" in reply or not reply.get("frames"):
             return False
         return reply["frames"]

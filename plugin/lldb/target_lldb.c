@@ -178,8 +178,11 @@ struct session {
 	uint64_t process_id;         /* 0: free */
 	struct adac_target *t;
 	struct backend *b;
-	struct adac_runtime *rt;     /* opened on demand, valid for stop_id */
+	struct adac_runtime *rt;     /* opened on demand, valid for rt_stop_id */
 	uint64_t rt_stop_id;
+	bool rt_failed;              /* no runtime at rt_stop_id: why, in rt_err (not looked for again
+	                              * for every thread of a process that is not .NET) */
+	struct adac_error rt_err;
 	uint64_t last_use;
 };
 
@@ -285,13 +288,23 @@ struct adac_runtime *adac_lldb_runtime(struct adac_target *t, struct adac_error 
 	if (!s)
 		return adac_runtime_open(t, err);  /* not the plugin's: cannot happen */
 	uint64_t stop = adac_lldb_process_stop_id(s->b->p);
-	if (s->rt && s->rt_stop_id != stop) {
+	if ((s->rt || s->rt_failed) && s->rt_stop_id != stop) {
 		adac_runtime_close(s->rt);
 		s->rt = NULL;
+		s->rt_failed = false;
+	}
+	if (s->rt_failed) {
+		adac_error_copy(err, &s->rt_err);
+		return NULL;
 	}
 	if (!s->rt) {
-		s->rt = adac_runtime_open(t, err);
+		struct adac_error e = {0};
+		s->rt = adac_runtime_open(t, &e);
 		s->rt_stop_id = stop;
+		s->rt_failed = !s->rt;
+		s->rt_err = e;
+		if (!s->rt)
+			adac_error_copy(err, &e);
 	}
 	return s->rt;
 }
@@ -338,7 +351,10 @@ int adac_lldb_target_keep_stack(struct adac_target *t, uint64_t tid, const struc
 		drop_kept(b);
 		b->kept_stop = stop;
 	}
-	struct kept *k = (struct kept *)kept_stack(b, tid);
+	struct kept *k = NULL;
+	for (size_t i = 0; i < b->nkept && !k; i++)
+		if (b->kept[i].tid == tid)
+			k = &b->kept[i];
 	if (k) {
 		free(k->frames);
 		free(k->text);
