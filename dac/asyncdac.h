@@ -37,4 +37,45 @@ struct adac_command_info {
 const struct adac_command_info *adac_commands(void);
 const struct adac_command_info *adac_command_find(const char *name);
 
+/* ---- For a debugger that keeps frames and threads of its own (commands/debugger.c) ----
+ *
+ * The LLDB plugin's frame provider and OS plugin ask these on the runtime of a target
+ * (runtime/runtime.h: adac_runtime_open). Each returns 0 with *json a JSON text the caller frees,
+ * or -1 with err. A frame entry is either {"input": i}, the debugger's own frame i unchanged (it
+ * names native frames itself), or a frame made here:
+ *   {"pc", "function", "display", "kind": "managed" | "async", "artificial"?: true, "frame"?: "0x.."}
+ * "display" reads like a frame of the debugger ("module`method + 0x.. at File.cs:12", async frames
+ * end in " [async]"); "frame" (async frames) is the Continuation, for adac_debugger_value;
+ * "artificial" marks runtime machinery (resume stubs, the dispatch loop). Within a thread no two
+ * made frames have one pc: a repeated one (a recursion) is shown at the next free byte, because
+ * LLDB tells frames without a CFA apart by their pc alone ("display" keeps the true offset). */
+struct adac_runtime;
+
+/* The .NET runtime in a target (runtime/runtime.h), kept by the front end while the target stays
+ * stopped; closed before the target. NULL with err (ADAC_E_NO_RUNTIME) when there is none. */
+struct adac_runtime *adac_runtime_open(struct adac_target *t, struct adac_error *err);
+void adac_runtime_close(struct adac_runtime *rt);
+
+/* The frames of OS thread tid: {"frames": [entry...]}, the backend's frames (adac_target_frames) in
+ * order with managed ones named, each chain the thread runs spliced in right after the frame of the
+ * dispatch loop that resumed it. {"need_registers": true} when the thread is stopped in managed code
+ * and the backend has not its registers (adac_target_regs): ask again with them. */
+int adac_debugger_thread(struct adac_runtime *rt, uint64_t tid, char **json, struct adac_error *err);
+
+/* The pending chains (suspended, on no thread), one thread each:
+ *   {"table": [entry without "frame"...], "threads": [{"tid", "name", "frames": [[table index, "0x..", pc]...]}]}
+ * tid is the chain's task (else its head Continuation): an address, never an OS thread id; name is
+ * "async: <innermost method> [<task status>]". */
+int adac_debugger_chains(struct adac_runtime *rt, char **json, struct adac_error *err);
+
+/* A variable of the async frame of Continuation `frame` (an awaited local, argument or `this`), or a
+ * member or element of it: path is "name", "name.Field", "name[2]", "name.Field[0].Other"...
+ *   {"name": path, "type": "<C# type>", "basic": "<LLDB basic type>", "bytes": "<hex, target order>",
+ *    "count"?: n, "address"?: a}
+ * basic names one of LLDB's eBasicType* ("Int", "Long", "Double", "Bool", "Char16", ...); with
+ * "count" the value is an array of n of them (strings and composite values: their UTF-8 text);
+ * "address" is where the value lives in the target, when it does. */
+int adac_debugger_value(struct adac_runtime *rt, uint64_t frame, const char *path, char **json,
+                        struct adac_error *err);
+
 #endif

@@ -38,16 +38,27 @@ struct vf {
 	uint32_t arr_len_off;
 };
 
+int adac_value_layout(struct adac_runtime *rt, struct adac_value_layout *out, struct adac_error *err)
+{
+	return adac_desc_field(rt->desc, "String", "m_StringLength", &out->str_len_off, err) ||
+	               adac_desc_field(rt->desc, "String", "m_FirstChar", &out->str_chars_off, err) ||
+	               adac_desc_field(rt->desc, "Array", "m_NumComponents", &out->arr_len_off, err)
+	           ? -1
+	           : 0;
+}
+
 static int vf_init(struct adac_runtime *rt, const struct adac_value_opts *o, struct vf *v, struct adac_error *err)
 {
 	memset(v, 0, sizeof *v);
 	v->rt = rt;
 	v->o = o;
 	v->ps = adac_target_ptr_size(rt->t);
-	if (adac_desc_field(rt->desc, "String", "m_StringLength", &v->str_len_off, err) ||
-	    adac_desc_field(rt->desc, "String", "m_FirstChar", &v->str_chars_off, err) ||
-	    adac_desc_field(rt->desc, "Array", "m_NumComponents", &v->arr_len_off, err))
+	struct adac_value_layout l;
+	if (adac_value_layout(rt, &l, err))
 		return -1;
+	v->str_len_off = l.str_len_off;
+	v->str_chars_off = l.str_chars_off;
+	v->arr_len_off = l.arr_len_off;
 	return 0;
 }
 

@@ -52,6 +52,14 @@ struct adac_value_opts {
 };
 void adac_value_opts_default(struct adac_value_opts *o);
 
+/* Where a string keeps its length and characters and an array its length, from the object (the
+ * descriptor's String.m_StringLength, String.m_FirstChar and Array.m_NumComponents). An array's
+ * elements start at the object + its MethodTable's base size - one pointer. */
+struct adac_value_layout {
+	uint32_t str_len_off, str_chars_off, arr_len_off;
+};
+int adac_value_layout(struct adac_runtime *rt, struct adac_value_layout *out, struct adac_error *err);
+
 /* Formats a value whose bytes (t->size of them) are in host memory: appends the text to `text`
  * and, when json is not NULL, stores a new JSON value in *json. Parts that cannot be read are shown
  * as errors in place; -1 only when the text itself cannot be built (memory, ADAC_MAX_NAME_BYTES). */

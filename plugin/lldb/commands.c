@@ -3,9 +3,11 @@
  * forwards every other form, unchanged, to LLDB's own `_regexp-bt`. */
 #include "commands.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "adapter.h"
 #include "asyncdac.h"
 #include "shim.h"
 #include "target_lldb.h"
@@ -16,6 +18,11 @@ const char adac_lldb_bt_help[] =
 	"Show the current thread's call stack; 'bt async' shows its asynchronous .NET call chains "
 	"(asyncdac: any other form is LLDB's own 'bt').";
 const char adac_lldb_bt_syntax[] = "bt [<digit> | all | async [<options>]]";
+
+const char adac_lldb_threads_help[] =
+	"Show each pending async chain (suspended, on no thread) as a thread of its own, named after its "
+	"innermost method and its task's status, or stop showing them";
+const char adac_lldb_threads_syntax[] = "async threads enable | disable";
 
 char *adac_lldb_help_long(const char *details)
 {
@@ -104,6 +111,9 @@ static void append_arg(char *line, size_t *len, const char *arg)
 
 int adac_lldb_bt(struct adac_lldb_cmd *cmd, char **args)
 {
+	/* Frames LLDB built without asyncdac's provider (it could not take the target's lock then, see
+	 * asyncdac_lldb.py) are built again now. */
+	adac_lldb_cmd_run_quiet(cmd, "script _ = asyncdac_lldb.rebuild(lldb.debugger.GetSelectedTarget())");
 	if (args && args[0] && strcmp(args[0], "async") == 0) {
 		if (!adac_command_find("bt")) {
 			adac_lldb_cmd_error(cmd, "'async bt' is not available yet");
@@ -128,4 +138,39 @@ int adac_lldb_bt(struct adac_lldb_cmd *cmd, char **args)
 	int rc = adac_lldb_cmd_forward(cmd, line);
 	free(line);
 	return rc;
+}
+
+int adac_lldb_threads(struct adac_lldb_cmd *cmd, char **args)
+{
+	bool on;
+	if (args && args[0] && !args[1] && strcmp(args[0], "enable") == 0) {
+		on = true;
+	} else if (args && args[0] && !args[1] && strcmp(args[0], "disable") == 0) {
+		on = false;
+	} else {
+		adac_lldb_cmd_error(cmd, "usage: async threads enable | disable");
+		return -1;
+	}
+	/* The threads come from asyncdac's OS plugin (asyncdac_lldb.py), which LLDB asks for a process's
+	 * threads when it creates, attaches or stops it. Making LLDB ask again for a process it already
+	 * has (setting the plugin's path again) loses threads of a core in LLDB 22.1.8: not done. */
+	char path[4096];
+	static const char adapter[] = "asyncdac_lldb.py";
+	size_t n = adac_lldb_cmd_setting(cmd, "target.process.python-os-plugin-path", path, sizeof path);
+	if (n < sizeof adapter - 1 || strcmp(path + n - (sizeof adapter - 1), adapter) != 0) {
+		adac_lldb_cmd_error(cmd, n ? "target.process.python-os-plugin-path is another OS plugin: asyncdac cannot "
+		                             "add threads"
+		                           : "asyncdac's Python adapter is not loaded: it cannot add threads");
+		return -1;
+	}
+	bool changed = adac_lldb_chain_threads() != on;
+	adac_lldb_set_chain_threads(on);
+	uint64_t id;
+	if (changed && adac_lldb_cmd_process_state(cmd, &id) != ADAC_LLDB_NO_PROCESS) {
+		static const char note[] =
+			"note: this takes effect when LLDB reads the process's threads again: at its next stop (a live "
+			"process), or when the process is created or attached again (a core: 'target create --core')\n";
+		adac_lldb_cmd_write(cmd, note, sizeof note - 1);
+	}
+	return 0;
 }

@@ -12,6 +12,8 @@ struct adac_lldb_cmd;
 extern const char adac_lldb_async_help[];
 extern const char adac_lldb_bt_help[];
 extern const char adac_lldb_bt_syntax[];
+extern const char adac_lldb_threads_help[];
+extern const char adac_lldb_threads_syntax[];
 
 /* A command's details as LLDB's long help (paragraphs joined into lines LLDB wraps itself).
  * Returns a heap string (caller frees) or NULL when out of memory. */
@@ -25,6 +27,11 @@ int adac_lldb_async(struct adac_lldb_cmd *cmd, const char *name, char **args);
 /* `bt <args...>`: `bt async ...` is `async bt ...`; every other form goes unchanged to LLDB's own
  * `_regexp-bt`. 0, or -1 when the command failed. */
 int adac_lldb_bt(struct adac_lldb_cmd *cmd, char **args);
+
+/* `async threads enable | disable`: whether the pending chains (suspended, on no thread) are shown
+ * as threads of their own (LLDB's OS plugin, see asyncdac_lldb.py). 0, or -1 when the command
+ * failed. */
+int adac_lldb_threads(struct adac_lldb_cmd *cmd, char **args);
 
 #ifdef __cplusplus
 }

@@ -1,10 +1,18 @@
-// entry.cpp - PluginInitialize (the plugin's one exported symbol): wiring only. Registers `async
-// <command>` for every entry of the shared command table and the `bt` override; each SB command
-// object calls its C function in commands.c (or probe.c in the test build).
+// entry.cpp - PluginInitialize (the plugin's one exported LLDB symbol): wiring only. Refuses a foreign
+// LLDB before any SB call; registers `async <command>` for every entry of the shared command table,
+// `async threads` and the `bt` override, each SB command object calling its C function
+// (commands.c, or probe.c in the test build); then starts the Python adapter (asyncdac_lldb.py,
+// next to the plugin), which puts asyncdac's frames and threads into LLDB itself.
+#include <dlfcn.h>
+
+#include <cstdio>
 #include <cstdlib>
 #include <string>
+#include <sys/stat.h>
 
+#include "adapter.h"
 #include "commands.h"
+#include "host_check.h"
 #include "shim_sb.h"
 #ifdef ADAC_LLDB_PROBE
 #include "probe.h"
@@ -16,7 +24,28 @@ extern "C" {
 
 namespace {
 
-// `async <name> ...`: one instance per entry of the shared command table.
+// A command holds the selected target's API lock, then the plugin's (adapter.h): asyncdac's frame
+// provider may run on another thread meanwhile (LLDB's event thread printing a stop), and it
+// touches the plugin's state only under the same two locks.
+class Serialized {
+public:
+	explicit Serialized(lldb::SBDebugger &debugger) : api_(debugger.GetSelectedTarget().GetAPIMutex())
+	{
+		api_.lock();
+		adac_lldb_lock();
+	}
+	~Serialized()
+	{
+		adac_lldb_unlock();
+		api_.unlock();
+	}
+	Serialized(const Serialized &) = delete;
+	Serialized &operator=(const Serialized &) = delete;
+
+private:
+	lldb::SBMutex api_;
+};
+
 // A command that worked says so: SB API callers (HandleCommand) read the status, and a plugin
 // command's result otherwise stays "started". Forwarded commands keep the status they set.
 bool finish(lldb::SBCommandReturnObject &result, bool ok)
@@ -26,11 +55,13 @@ bool finish(lldb::SBCommandReturnObject &result, bool ok)
 	return ok;
 }
 
+// `async <name> ...`: one instance per entry of the shared command table.
 class AsyncCommand : public lldb::SBCommandPluginInterface {
 public:
 	explicit AsyncCommand(const char *name) : name_(name) {}
 	bool DoExecute(lldb::SBDebugger debugger, char **args, lldb::SBCommandReturnObject &result) override
 	{
+		Serialized lock(debugger);
 		adac_lldb_cmd cmd{debugger, &result};
 		return finish(result, adac_lldb_async(&cmd, name_, args) == 0);
 	}
@@ -39,27 +70,21 @@ private:
 	const char *name_;
 };
 
-// `bt ...`: takes precedence over LLDB's `bt` alias (user commands win), see commands.c.
-class BtCommand : public lldb::SBCommandPluginInterface {
+// A command of its own: `async threads` and `bt` (commands.c), `async-probe` (probe.c).
+class Command : public lldb::SBCommandPluginInterface {
 public:
+	using Fn = int (*)(adac_lldb_cmd *cmd, char **args);
+	explicit Command(Fn fn) : fn_(fn) {}
 	bool DoExecute(lldb::SBDebugger debugger, char **args, lldb::SBCommandReturnObject &result) override
 	{
+		Serialized lock(debugger);
 		adac_lldb_cmd cmd{debugger, &result};
-		return finish(result, adac_lldb_bt(&cmd, args) == 0);
+		return finish(result, fn_(&cmd, args) == 0);
 	}
-};
 
-#ifdef ADAC_LLDB_PROBE
-// `async-probe ...`: the test build's backend probe (probe.c).
-class ProbeCommand : public lldb::SBCommandPluginInterface {
-public:
-	bool DoExecute(lldb::SBDebugger debugger, char **args, lldb::SBCommandReturnObject &result) override
-	{
-		adac_lldb_cmd cmd{debugger, &result};
-		return finish(result, adac_lldb_probe(&cmd, args) == 0);
-	}
+private:
+	Fn fn_;
 };
-#endif
 
 void add_async_command(lldb::SBCommand &async, const adac_command_info *c)
 {
@@ -73,25 +98,104 @@ void add_async_command(lldb::SBCommand &async, const adac_command_info *c)
 	}
 }
 
+// "path" quoted for LLDB's command line, 'path' for a Python string literal.
+std::string quoted(const std::string &s, char q)
+{
+	std::string out(1, q);
+	for (char c : s) {
+		if (c == q || c == '\\')
+			out += '\\';
+		out += c;
+	}
+	return out + q;
+}
+
+bool run(lldb::SBDebugger &debugger, const std::string &line, std::string *why)
+{
+	lldb::SBCommandReturnObject result;
+	debugger.GetCommandInterpreter().HandleCommand(line.c_str(), result, false);
+	if (result.Succeeded())
+		return true;
+	if (why)
+		*why = result.GetError() ? result.GetError() : "failed";
+	while (why && !why->empty() && (why->back() == '\n' || why->back() == ' '))
+		why->pop_back();
+	return false;
+}
+
+std::string setting(lldb::SBDebugger &debugger, const char *name)
+{
+	char buf[4096] = "";
+	debugger.GetSetting(name).GetStringValue(buf, sizeof buf);
+	return buf;
+}
+
+// The Python adapter: imported from the plugin's directory, given the plugin's path (it reaches
+// the C side through ctypes), and made LLDB's OS plugin for every process (the hook that registers
+// the frame provider on each new target, live or core, before any frame is built). Without it the
+// plugin still works: `async ...` and `bt async` print, LLDB's own frames stay as they are.
+void start_adapter(lldb::SBDebugger &debugger, const std::string &plugin)
+{
+	std::string dir = plugin.substr(0, plugin.find_last_of('/') + 1);
+	std::string py = dir + "asyncdac_lldb.py", why;
+	struct stat st;
+	if (stat(py.c_str(), &st) != 0) {
+		std::fprintf(stderr, "warning: asyncdac: %s not found: LLDB's frames and threads stay its own "
+		             "(async commands and 'bt async' work)\n", py.c_str());
+		return;
+	}
+	if (!run(debugger, "command script import " + quoted(py, '"'), &why) ||
+	    !run(debugger, "script asyncdac_lldb.start(lldb.debugger, " + quoted(plugin, '\'') + ")", &why)) {
+		std::fprintf(stderr, "warning: asyncdac: the Python adapter did not start (%s): LLDB's frames and "
+		             "threads stay its own (async commands and 'bt async' work)\n", why.c_str());
+		return;
+	}
+	std::string current = setting(debugger, "target.process.python-os-plugin-path");
+	if (!current.empty() && current != py) {
+		std::fprintf(stderr, "warning: asyncdac: target.process.python-os-plugin-path is %s: targets created "
+		             "from now on get asyncdac's frames only after an asyncdac command, and 'async threads' "
+		             "is not available\n", current.c_str());
+		return;
+	}
+	// The OS plugin says it does not report all threads (the process's own stay): LLDB's
+	// experimental.os-plugin-reports-all-threads setting is left as the user has it.
+	run(debugger, "settings set target.process.python-os-plugin-path " + quoted(py, '"'), nullptr);
+}
+
 }  // namespace
 
 // ---- PluginInitialize: wiring only ----
 
-// The one exported symbol (everything else is hidden, see exports.map).
+// The one exported LLDB symbol (the rest is hidden, see exports.map).
 namespace lldb {
 __attribute__((visibility("default"))) bool PluginInitialize(lldb::SBDebugger debugger);
 }
 
 bool lldb::PluginInitialize(lldb::SBDebugger debugger)
 {
+	// Which liblldb our SB calls go to, before making one.
+	Dl_info lib{}, self{};
+	if (dladdr(reinterpret_cast<void *>(&lldb::SBDebugger::Initialize), &lib) && lib.dli_fname) {
+		char why[512];
+		if (adac_lldb_host_check(lib.dli_fname, why, sizeof why)) {
+			std::fprintf(stderr, "error: %s\n", why);
+			return false;
+		}
+	}
 	lldb::SBCommandInterpreter ci = debugger.GetCommandInterpreter();
 	lldb::SBCommand async = ci.AddMultiwordCommand("async", adac_lldb_async_help);
 	for (const adac_command_info *c = adac_commands(); c->name; c++)
 		add_async_command(async, c);
-	ci.AddCommand("bt", new BtCommand, adac_lldb_bt_help, adac_lldb_bt_syntax, nullptr);
+	async.AddCommand("threads", new Command(adac_lldb_threads), adac_lldb_threads_help, adac_lldb_threads_syntax);
+	// `bt` takes precedence over LLDB's `bt` alias (user commands win), see commands.c.
+	ci.AddCommand("bt", new Command(adac_lldb_bt), adac_lldb_bt_help, adac_lldb_bt_syntax, nullptr);
 #ifdef ADAC_LLDB_PROBE
-	ci.AddCommand("async-probe", new ProbeCommand, "Drive the LLDB data target (test build only)");
+	ci.AddCommand("async-probe", new Command(adac_lldb_probe), "Drive the LLDB data target (test build only)");
 #endif
+	if (dladdr(reinterpret_cast<void *>(&lldb::PluginInitialize), &self) && self.dli_fname) {
+		char *real = realpath(self.dli_fname, nullptr);
+		start_adapter(debugger, real ? real : self.dli_fname);
+		free(real);
+	}
 	return true;
 }
-

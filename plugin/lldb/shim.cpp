@@ -124,6 +124,22 @@ int adac_lldb_cmd_forward(adac_lldb_cmd *cmd, const char *command_line)
 	return cmd->result->Succeeded() ? 0 : -1;
 }
 
+int adac_lldb_cmd_run_quiet(adac_lldb_cmd *cmd, const char *command_line)
+{
+	lldb::SBCommandReturnObject result;
+	cmd->debugger.GetCommandInterpreter().HandleCommand(command_line, result, false);
+	return result.Succeeded() ? 0 : -1;
+}
+
+size_t adac_lldb_cmd_setting(adac_lldb_cmd *cmd, const char *name, char *buf, size_t size)
+{
+	if (size == 0)
+		return 0;
+	buf[0] = '\0';
+	cmd->debugger.GetSetting(name).GetStringValue(buf, size);
+	return std::strlen(buf);
+}
+
 adac_lldb_state adac_lldb_cmd_process_state(adac_lldb_cmd *cmd, uint64_t *unique_id)
 {
 	lldb::SBProcess process = cmd->debugger.GetSelectedTarget().GetProcess();
@@ -147,9 +163,10 @@ adac_lldb_state adac_lldb_cmd_process_state(adac_lldb_cmd *cmd, uint64_t *unique
 
 // ---- process ----
 
-adac_lldb_process *adac_lldb_process_open(adac_lldb_cmd *cmd, adac_error *err)
+namespace {
+
+adac_lldb_process *process_handle(lldb::SBProcess process, adac_error *err)
 {
-	lldb::SBProcess process = cmd->debugger.GetSelectedTarget().GetProcess();
 	if (!process.IsValid()) {
 		adac_fail(err, ADAC_E_BAD_ARG, 0, "no process");
 		return nullptr;
@@ -160,9 +177,44 @@ adac_lldb_process *adac_lldb_process_open(adac_lldb_cmd *cmd, adac_error *err)
 	return p;
 }
 
+}  // namespace
+
+adac_lldb_process *adac_lldb_process_open(adac_lldb_cmd *cmd, adac_error *err)
+{
+	return process_handle(cmd->debugger.GetSelectedTarget().GetProcess(), err);
+}
+
 void adac_lldb_process_close(adac_lldb_process *p)
 {
 	delete p;
+}
+
+adac_lldb_process *adac_lldb_process_find(uint64_t debugger_id, uint64_t target_id, adac_error *err)
+{
+	lldb::SBDebugger debugger = lldb::SBDebugger::FindDebuggerWithID((int)debugger_id);
+	lldb::SBTarget target = debugger.IsValid() ? debugger.FindTargetByGloballyUniqueID(target_id) : lldb::SBTarget();
+	return process_handle(target.IsValid() ? target.GetProcess() : lldb::SBProcess(), err);
+}
+
+bool adac_lldb_process_alive(adac_lldb_process *p)
+{
+	if (!p->process.IsValid())
+		return false;
+	lldb::StateType state = p->process.GetState();
+	return state != lldb::eStateExited && state != lldb::eStateDetached && state != lldb::eStateInvalid;
+}
+
+bool adac_lldb_process_stopped(adac_lldb_process *p)
+{
+	if (!p->process.IsValid())
+		return false;
+	lldb::StateType state = p->process.GetState();
+	return state == lldb::eStateStopped || state == lldb::eStateCrashed || state == lldb::eStateSuspended;
+}
+
+uint64_t adac_lldb_process_unique_id(adac_lldb_process *p)
+{
+	return p->process.GetUniqueID();
 }
 
 uint64_t adac_lldb_process_stop_id(adac_lldb_process *p)
@@ -300,6 +352,17 @@ int adac_lldb_process_regs(adac_lldb_process *p, uint64_t tid, adac_regs *regs, 
 		regs->r[r] = value;
 	}
 	return 0;
+}
+
+bool adac_lldb_process_frames_replaced(adac_lldb_process *p, uint64_t tid)
+{
+	lldb::SBThread th = p->process.IsValid() ? p->process.GetThreadByID(tid) : lldb::SBThread();
+	if (!th.IsValid())
+		return false;
+	for (uint32_t i = 0, n = th.GetNumFrames(); i < n; i++)
+		if (th.GetFrameAtIndex(i).IsSynthetic())
+			return true;
+	return false;
 }
 
 int adac_lldb_process_frames(adac_lldb_process *p, uint64_t tid, adac_frame_cb cb, void *ctx, adac_error *err)

@@ -5,6 +5,7 @@
 #ifndef ADAC_LLDB_SHIM_H
 #define ADAC_LLDB_SHIM_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -29,6 +30,13 @@ void adac_lldb_cmd_error(struct adac_lldb_cmd *cmd, const char *msg);
  * output, error text and status become ours unchanged. Returns 0 when it succeeded, else -1. */
 int adac_lldb_cmd_forward(struct adac_lldb_cmd *cmd, const char *command_line);
 
+/* Runs command_line through the command interpreter into a result of its own, dropped: 0 when it
+ * succeeded, else -1. */
+int adac_lldb_cmd_run_quiet(struct adac_lldb_cmd *cmd, const char *command_line);
+
+/* The value of a string setting ("" when unset) into buf (truncated); returns its length. */
+size_t adac_lldb_cmd_setting(struct adac_lldb_cmd *cmd, const char *name, char *buf, size_t size);
+
 /* ---- the process of the debugger's selected target ---- */
 
 enum adac_lldb_state {
@@ -47,6 +55,17 @@ struct adac_lldb_process;
  * weakly: once LLDB drops the process, every call below fails instead of touching freed state. */
 struct adac_lldb_process *adac_lldb_process_open(struct adac_lldb_cmd *cmd, struct adac_error *err);
 void adac_lldb_process_close(struct adac_lldb_process *p);
+
+/* A handle on the process of target `target_id` (SBTarget::GetGloballyUniqueID) of the debugger
+ * with id `debugger_id`; NULL with err when either is gone or the target has no process. */
+struct adac_lldb_process *adac_lldb_process_find(uint64_t debugger_id, uint64_t target_id, struct adac_error *err);
+
+/* LLDB still has the process (it did not exit, detach or get deleted). */
+bool adac_lldb_process_alive(struct adac_lldb_process *p);
+/* Stopped, crashed or suspended (a core is always stopped): its memory can be read consistently. */
+bool adac_lldb_process_stopped(struct adac_lldb_process *p);
+/* SBProcess::GetUniqueID. */
+uint64_t adac_lldb_process_unique_id(struct adac_lldb_process *p);
 
 /* SBProcess::GetStopID, counting expression evaluations too: changes whenever the process ran. */
 uint64_t adac_lldb_process_stop_id(struct adac_lldb_process *p);
@@ -76,6 +95,10 @@ int adac_lldb_process_threads(struct adac_lldb_process *p, adac_thread_cb cb, vo
  * LLDB 17). */
 int adac_lldb_process_regs(struct adac_lldb_process *p, uint64_t tid, struct adac_regs *regs,
                            struct adac_error *err);
+
+/* Whether LLDB shows frames of thread tid that a frame provider made (SBFrame::IsSynthetic): then
+ * they are not the unwinder's. Builds the frames (running the providers) if LLDB has not yet. */
+bool adac_lldb_process_frames_replaced(struct adac_lldb_process *p, uint64_t tid);
 
 /* LLDB's physical frames of thread tid, innermost first. Module and symbol strings stay valid
  * for the session; the source file's full path only during the callback. */

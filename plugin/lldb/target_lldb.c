@@ -1,14 +1,69 @@
 /* target_lldb.c - the "lldb" data target: dac/'s backend contract (target.h) over LLDB's process,
- * live or a core, through the SB shim (shim.h). */
+ * live or a core, through the SB shim (shim.h); one per process, kept with the process's runtime
+ * while the process stays stopped. */
 #include "target_lldb.h"
 
 #include <stdlib.h>
+#include <string.h>
 
+#include "asyncdac.h"
 #include "shim.h"
+
+/* A thread's stack as asyncdac's frame provider got it from LLDB's unwinder (see
+ * adac_lldb_target_keep_stack). */
+struct kept {
+	uint64_t tid;
+	struct adac_frame *frames;   /* strings in `text` */
+	size_t n;
+	char *text;
+	struct adac_regs regs;
+	bool has_regs;
+};
+
+/* A process's backend. */
+struct backend {
+	struct adac_lldb_process *p;
+	struct kept *kept;           /* the stacks kept during stop kept_stop */
+	size_t nkept, capkept;
+	uint64_t kept_stop;
+	uint64_t building;           /* the thread whose frames LLDB is building (the provider's): its
+	                              * kept stack is the one, and LLDB must not be asked */
+};
+
+static void drop_kept(struct backend *b)
+{
+	for (size_t i = 0; i < b->nkept; i++) {
+		free(b->kept[i].frames);
+		free(b->kept[i].text);
+	}
+	b->nkept = 0;
+}
+
+/* The stack kept for thread tid during the current stop, or NULL. */
+static const struct kept *kept_stack(struct backend *b, uint64_t tid)
+{
+	if (b->kept_stop != adac_lldb_process_stop_id(b->p))
+		drop_kept(b);
+	for (size_t i = 0; i < b->nkept; i++)
+		if (b->kept[i].tid == tid)
+			return &b->kept[i];
+	return NULL;
+}
+
+/* The stack of thread tid as LLDB's unwinder found it, when LLDB shows asyncdac's frames instead
+ * (the provider kept the unwinder's); NULL when LLDB shows the unwinder's own frames (no provider,
+ * or it passed them through). */
+static const struct kept *unwound_stack(struct backend *b, uint64_t tid)
+{
+	if (tid != b->building && !adac_lldb_process_frames_replaced(b->p, tid))
+		return NULL;
+	return kept_stack(b, tid);
+}
 
 static int64_t lldb_read(void *impl, uint64_t addr, void *buf, size_t len, struct adac_error *err)
 {
-	return adac_lldb_process_read(impl, addr, buf, len, err);
+	struct backend *b = impl;
+	return adac_lldb_process_read(b->p, addr, buf, len, err);
 }
 
 struct module_walk {
@@ -33,38 +88,68 @@ static int canonical_module(void *ctx, const struct adac_module *m)
 
 static int lldb_modules(void *impl, adac_module_cb cb, void *ctx, struct adac_error *err)
 {
+	struct backend *b = impl;
 	struct module_walk w = {cb, ctx};
-	return adac_lldb_process_modules(impl, canonical_module, &w, err);
+	return adac_lldb_process_modules(b->p, canonical_module, &w, err);
 }
 
 static int lldb_threads(void *impl, adac_thread_cb cb, void *ctx, struct adac_error *err)
 {
-	return adac_lldb_process_threads(impl, cb, ctx, err);
+	struct backend *b = impl;
+	return adac_lldb_process_threads(b->p, cb, ctx, err);
 }
 
 static int lldb_regs(void *impl, uint64_t tid, struct adac_regs *regs, struct adac_error *err)
 {
-	return adac_lldb_process_regs(impl, tid, regs, err);
+	struct backend *b = impl;
+	const struct kept *k = unwound_stack(b, tid);
+	if (k && k->has_regs) {
+		*regs = k->regs;
+		return 0;
+	}
+	if (tid == b->building)
+		return adac_fail(err, ADAC_E_NOT_FOUND, 0, "the registers of thread %llu were not given",
+		                 (unsigned long long)tid);
+	/* LLDB's innermost frame: the unwinder's unless the provider replaced the thread's frames, and
+	 * then a frame the unwinder found too, unless the thread is stopped in managed code (when the
+	 * provider asked for the registers, kept above). */
+	return adac_lldb_process_regs(b->p, tid, regs, err);
 }
 
 static int lldb_frames(void *impl, uint64_t tid, adac_frame_cb cb, void *ctx, struct adac_error *err)
 {
-	return adac_lldb_process_frames(impl, tid, cb, ctx, err);
+	struct backend *b = impl;
+	const struct kept *k = unwound_stack(b, tid);
+	if (!k && (tid == b->building || adac_lldb_process_frames_replaced(b->p, tid)))
+		return adac_fail(err, ADAC_E_NOT_FOUND, 0, "LLDB's own frames of thread %llu are not known",
+		                 (unsigned long long)tid);
+	if (!k)
+		return adac_lldb_process_frames(b->p, tid, cb, ctx, err);
+	for (size_t i = 0; i < k->n; i++)
+		if (cb(ctx, &k->frames[i]))
+			break;
+	return 0;
 }
 
 static uint64_t lldb_stop_id(void *impl)
 {
-	return adac_lldb_process_stop_id(impl);
+	struct backend *b = impl;
+	return adac_lldb_process_stop_id(b->p);
 }
 
 static uint64_t lldb_selected_thread(void *impl)
 {
-	return adac_lldb_process_selected_thread(impl);
+	struct backend *b = impl;
+	return adac_lldb_process_selected_thread(b->p);
 }
 
 static void lldb_close(void *impl)
 {
-	adac_lldb_process_close(impl);
+	struct backend *b = impl;
+	drop_kept(b);
+	free(b->kept);
+	adac_lldb_process_close(b->p);
+	free(b);
 }
 
 /* find_symbol is left NULL: the generic .dynsym lookup reads through lldb_read, the same path the
@@ -81,10 +166,84 @@ static const struct adac_target_ops lldb_ops = {
 	.close = lldb_close,
 };
 
-/* The target of the process last used, keyed by LLDB's process unique id. Commands run on
- * LLDB's command thread one at a time, so this needs no lock. */
-static struct adac_target *cached_target;
-static uint64_t cached_process_id;
+/* ---- sessions: the targets of the processes last used ----
+ *
+ * Keyed by LLDB's process unique id (never reused within one lldb session). Commands run on LLDB's
+ * command thread; the frame provider and OS plugin may run on others, but only while they hold the
+ * target's API lock, and LLDB runs Python code one thread at a time: no lock is needed here. */
+
+#define SESSIONS 8u
+
+struct session {
+	uint64_t process_id;         /* 0: free */
+	struct adac_target *t;
+	struct backend *b;
+	struct adac_runtime *rt;     /* opened on demand, valid for rt_stop_id */
+	uint64_t rt_stop_id;
+	bool rt_failed;              /* no runtime at rt_stop_id: why, in rt_err (not looked for again
+	                              * for every thread of a process that is not .NET) */
+	struct adac_error rt_err;
+	uint64_t last_use;
+};
+
+static struct session sessions[SESSIONS];
+static uint64_t use_clock;
+
+static void session_end(struct session *s)
+{
+	adac_runtime_close(s->rt);
+	adac_target_close(s->t);
+	memset(s, 0, sizeof *s);
+}
+
+/* The session of process p (taking ownership of p), made anew when there is none. */
+static struct session *session_for(struct adac_lldb_process *p, uint64_t process_id, struct adac_error *err)
+{
+	struct session *s = NULL;
+	for (size_t i = 0; i < SESSIONS && !s; i++)
+		if (sessions[i].process_id == process_id)
+			s = &sessions[i];
+	if (s) {
+		adac_lldb_process_close(p);
+		s->last_use = ++use_clock;
+		return s;
+	}
+	s = &sessions[0];
+	for (size_t i = 1; i < SESSIONS; i++)
+		if (sessions[i].last_use < s->last_use)
+			s = &sessions[i];
+	session_end(s);
+	struct backend *b = calloc(1, sizeof *b);
+	if (!b) {
+		adac_lldb_process_close(p);
+		adac_fail(err, ADAC_E_NOMEM, 0, "out of memory");
+		return NULL;
+	}
+	b->p = p;
+	s->t = adac_target_new(&lldb_ops, b, err);
+	if (!s->t)
+		return NULL;
+	s->b = b;
+	s->process_id = process_id;
+	s->last_use = ++use_clock;
+	return s;
+}
+
+static struct session *session_of(const struct adac_target *t)
+{
+	for (size_t i = 0; i < SESSIONS; i++)
+		if (sessions[i].t == t)
+			return &sessions[i];
+	return NULL;
+}
+
+/* Drops the sessions of processes LLDB no longer has (exited, detached, a target deleted). */
+static void sessions_prune(void)
+{
+	for (size_t i = 0; i < SESSIONS; i++)
+		if (sessions[i].process_id && !adac_lldb_process_alive(sessions[i].b->p))
+			session_end(&sessions[i]);
+}
 
 struct adac_target *adac_lldb_target(struct adac_lldb_cmd *cmd, struct adac_error *err)
 {
@@ -100,14 +259,134 @@ struct adac_target *adac_lldb_target(struct adac_lldb_cmd *cmd, struct adac_erro
 	case ADAC_LLDB_STOPPED:
 		break;
 	}
-	if (cached_target && cached_process_id == id)
-		return cached_target;
-	adac_target_close(cached_target);
-	cached_target = NULL;
+	sessions_prune();
 	struct adac_lldb_process *p = adac_lldb_process_open(cmd, err);
 	if (!p)
 		return NULL;
-	cached_target = adac_target_new(&lldb_ops, p, err);
-	cached_process_id = id;
-	return cached_target;
+	struct session *s = session_for(p, id, err);
+	return s ? s->t : NULL;
+}
+
+struct adac_target *adac_lldb_target_find(uint64_t debugger_id, uint64_t target_id, struct adac_error *err)
+{
+	sessions_prune();
+	struct adac_lldb_process *p = adac_lldb_process_find(debugger_id, target_id, err);
+	if (!p)
+		return NULL;
+	if (!adac_lldb_process_stopped(p)) {
+		adac_lldb_process_close(p);
+		adac_fail(err, ADAC_E_BAD_ARG, 0, "the process is not stopped");
+		return NULL;
+	}
+	struct session *s = session_for(p, adac_lldb_process_unique_id(p), err);
+	return s ? s->t : NULL;
+}
+
+struct adac_runtime *adac_lldb_runtime(struct adac_target *t, struct adac_error *err)
+{
+	struct session *s = session_of(t);
+	if (!s)
+		return adac_runtime_open(t, err);  /* not the plugin's: cannot happen */
+	uint64_t stop = adac_lldb_process_stop_id(s->b->p);
+	if ((s->rt || s->rt_failed) && s->rt_stop_id != stop) {
+		adac_runtime_close(s->rt);
+		s->rt = NULL;
+		s->rt_failed = false;
+	}
+	if (s->rt_failed) {
+		adac_error_copy(err, &s->rt_err);
+		return NULL;
+	}
+	if (!s->rt) {
+		struct adac_error e = {0};
+		s->rt = adac_runtime_open(t, &e);
+		s->rt_stop_id = stop;
+		s->rt_failed = !s->rt;
+		s->rt_err = e;
+		if (!s->rt)
+			adac_error_copy(err, &e);
+	}
+	return s->rt;
+}
+
+/* Copies the frames' strings into one buffer the copy owns. */
+static int copy_stack(struct kept *k, const struct adac_frame *frames, size_t n)
+{
+	size_t len = 0;
+	for (size_t i = 0; i < n; i++) {
+		const char *strs[3] = {frames[i].module, frames[i].symbol, frames[i].file};
+		for (int j = 0; j < 3; j++)
+			len += strs[j] ? strlen(strs[j]) + 1 : 0;
+	}
+	k->frames = malloc((n ? n : 1) * sizeof *k->frames);
+	k->text = malloc(len ? len : 1);
+	if (!k->frames || !k->text)
+		return -1;
+	char *at = k->text;
+	for (size_t i = 0; i < n; i++) {
+		k->frames[i] = frames[i];
+		const char **strs[3] = {&k->frames[i].module, &k->frames[i].symbol, &k->frames[i].file};
+		for (int j = 0; j < 3; j++) {
+			if (!*strs[j])
+				continue;
+			size_t l = strlen(*strs[j]) + 1;
+			memcpy(at, *strs[j], l);
+			*strs[j] = at;
+			at += l;
+		}
+	}
+	k->n = n;
+	return 0;
+}
+
+int adac_lldb_target_keep_stack(struct adac_target *t, uint64_t tid, const struct adac_frame *frames, size_t n,
+                                const struct adac_regs *regs, struct adac_error *err)
+{
+	struct session *s = session_of(t);
+	if (!s)
+		return adac_fail(err, ADAC_E_BAD_ARG, 0, "not a target of the plugin");
+	struct backend *b = s->b;
+	uint64_t stop = adac_lldb_process_stop_id(b->p);
+	if (b->kept_stop != stop) {
+		drop_kept(b);
+		b->kept_stop = stop;
+	}
+	struct kept *k = NULL;
+	for (size_t i = 0; i < b->nkept && !k; i++)
+		if (b->kept[i].tid == tid)
+			k = &b->kept[i];
+	if (k) {
+		free(k->frames);
+		free(k->text);
+	} else {
+		if (b->nkept == b->capkept) {
+			size_t cap = b->capkept ? 2 * b->capkept : 16;
+			struct kept *v = realloc(b->kept, cap * sizeof *v);
+			if (!v)
+				return adac_fail(err, ADAC_E_NOMEM, 0, "out of memory");
+			b->kept = v;
+			b->capkept = cap;
+		}
+		k = &b->kept[b->nkept++];
+	}
+	memset(k, 0, sizeof *k);
+	k->tid = tid;
+	if (copy_stack(k, frames, n)) {
+		free(k->frames);
+		free(k->text);
+		*k = b->kept[--b->nkept];
+		return adac_fail(err, ADAC_E_NOMEM, 0, "out of memory");
+	}
+	if (regs) {
+		k->regs = *regs;
+		k->has_regs = true;
+	}
+	return 0;
+}
+
+void adac_lldb_target_building(struct adac_target *t, uint64_t tid)
+{
+	struct session *s = session_of(t);
+	if (s)
+		s->b->building = tid;
 }

@@ -1,15 +1,36 @@
-/* target_lldb.h - the "lldb" data target over the debugger's selected process (target_lldb.c). */
+/* target_lldb.h - the "lldb" data target over an LLDB process, and the process's runtime
+ * (target_lldb.c). */
 #ifndef ADAC_TARGET_LLDB_H
 #define ADAC_TARGET_LLDB_H
 
 #include "target/target.h"
 
 struct adac_lldb_cmd;
+struct adac_runtime;
 
-/* The target of the selected process: one per process, kept between commands and made anew
- * when the process changes (relaunch, new core, other target selected). Its caches are dropped
+/* The target of the debugger's selected process: one per process, kept between commands and made
+ * anew for another process (relaunch, new core, other target selected). Its caches are dropped
  * through stop_id whenever the process ran. NULL with err (ADAC_E_BAD_ARG, a one-line message in
  * LLDB's wording) when there is no stopped process. The plugin owns the target: do not close it. */
 struct adac_target *adac_lldb_target(struct adac_lldb_cmd *cmd, struct adac_error *err);
+
+/* The same for the process of target `target_id` (SBTarget::GetGloballyUniqueID) of debugger
+ * `debugger_id`, whichever is selected (the Python adapter's requests name their target). */
+struct adac_target *adac_lldb_target_find(uint64_t debugger_id, uint64_t target_id, struct adac_error *err);
+
+/* The runtime of a target made by the functions above, kept while the process stays stopped
+ * (opened again after it ran). Owned by the plugin. NULL with err when there is none. */
+struct adac_runtime *adac_lldb_runtime(struct adac_target *t, struct adac_error *err);
+
+/* Keeps thread tid's frames (innermost first; copied) and, when regs is not NULL, its registers as
+ * the thread's stack until the process runs. asyncdac's frame provider gives the frames LLDB's
+ * unwinder found (its input frames): once it replaced them LLDB no longer shows them, and while it
+ * builds them LLDB cannot be asked for them. */
+int adac_lldb_target_keep_stack(struct adac_target *t, uint64_t tid, const struct adac_frame *frames, size_t n,
+                                const struct adac_regs *regs, struct adac_error *err);
+
+/* While LLDB builds thread tid's frames (a frame provider's request; 0: none), its stack is the one
+ * kept, and LLDB itself is not asked (it would run the provider again, or abort). */
+void adac_lldb_target_building(struct adac_target *t, uint64_t tid);
 
 #endif

@@ -3,7 +3,8 @@
 The list of commands, their summaries and syntaxes come from the table both front ends share
 (adac_commands()), so they are checked against the CLI's help: every command the CLI lists is an
 `async` subcommand with the same summary, and `help async <command>` shows `async <command>` with
-the CLI's syntax and the same details.
+the CLI's syntax and the same details. `async threads` is LLDB's alone (pending chains as LLDB
+threads).
 """
 import re
 
@@ -53,8 +54,13 @@ def main():
     listed = {}
     for m in re.finditer(r"^\s+(\S+)\s+--\s+(.*(?:\n\s{10,}\S.*)*)", out, re.M):
         listed[m.group(1)] = words(m.group(2))
-    t.check_eq(listed, {name: words(summary) for name, summary in commands.items()},
-               "async subcommands and summaries (help async) vs the CLI's commands")
+    lldb_only = {"threads": "Show each pending async chain (suspended, on no thread) as a thread of its own, "
+                            "named after its innermost method and its task's status, or stop showing them"}
+    t.check_eq(listed, {**{name: words(summary) for name, summary in commands.items()}, **lldb_only},
+               "async subcommands and summaries (help async) vs the CLI's commands and LLDB's own")
+    rc, out, err = t.lldb(["help async threads"])
+    t.check_eq((rc, err), (0, ""), "help async threads: exit code and stderr")
+    t.check("\nSyntax: async threads enable | disable\n" in out, f"help async threads: syntax line\n{out}")
 
     for name, summary in commands.items():
         syntax, details = cli_command_help(name)

@@ -1,0 +1,532 @@
+/* debugger.c - what a debugger that keeps frames and threads of its own shows for .NET code (the
+ * LLDB 22 plugin's frame provider and OS plugin, plugin/lldb/asyncdac_lldb.py): a thread's frames,
+ * the pending chains as threads, one awaited local as a value. JSON shapes in asyncdac.h.
+ *
+ * A thread's frames are the debugger's own (which it names itself), managed frames it cannot name,
+ * named here, and the async frames of the chains the thread runs: each chain right after the frame
+ * of the dispatch loop that resumed it (the frame holding the loop's AsyncDispatcherInfo on its
+ * stack), as Visual Studio shows an async call stack. The frames between the resumed method and
+ * that loop (the resume stub, the loop itself) stay, marked artificial: they are what the thread
+ * really runs, and hiding them would hide where the chain is resumed. */
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "asyncdac.h"
+#include "async/async_scan.h"
+#include "async/continuation.h"
+#include "async/dispatcher.h"
+#include "async/task.h"
+#include "base/json.h"
+#include "base/limits.h"
+#include "code/debuginfo.h"
+#include "code/execution_manager.h"
+#include "metadata/pdb.h"
+#include "runtime/runtime.h"
+#include "runtime/threads.h"
+#include "types/methoddesc.h"
+#include "types/names.h"
+#include "view/chain_view.h"
+#include "async/locals.h"
+#include "view/locals_view.h"
+#include "view/value_format.h"
+#include "view/value_path.h"
+
+#define TEXT_MAX 1536u  /* one frame's display text */
+
+/* ---- one physical frame ---- */
+
+struct phys {
+	uint64_t pc, sp;
+};
+
+struct phys_list {
+	struct phys *v;
+	size_t n, cap;
+	bool failed, limit;
+};
+
+static int collect_frame(void *ctx, const struct adac_frame *f)
+{
+	struct phys_list *l = ctx;
+	if (l->n == ADAC_MAX_UNWIND_FRAMES) {
+		l->limit = true;
+		return 1;
+	}
+	if (l->n == l->cap) {
+		size_t cap = l->cap ? 2 * l->cap : 64;
+		struct phys *v = realloc(l->v, cap * sizeof *v);
+		if (!v) {
+			l->failed = true;
+			return 1;
+		}
+		l->v = v;
+		l->cap = cap;
+	}
+	l->v[l->n++] = (struct phys){f->pc, f->sp};
+	return 0;
+}
+
+/* The source line of a managed frame: the IL offset of its native offset (a caller's pc is a
+ * return address: the call is the byte before it), then the PDB. false when either is unknown. */
+static bool source_of(struct adac_runtime *rt, const struct adac_code_info *code, bool caller,
+                      struct adac_source_line *src)
+{
+	const struct adac_debug_info *di;
+	struct adac_method_info mi;
+	if (adac_debuginfo_get(rt, code, &di, NULL) || adac_md_read(rt, code->method_desc, &mi, NULL) || !mi.token)
+		return false;
+	uint32_t off = (uint32_t)code->offset;
+	if (caller && off > 0)
+		off--;
+	uint32_t source;
+	uint32_t il = adac_debuginfo_il_offset(di, off, &source);
+	if (il == ADAC_IL_NO_MAPPING)
+		return false;
+	const char *path = adac_module_path(rt, mi.module, NULL);
+	return path && *path && adac_pdb_source_line(rt, path, mi.token, il, src, NULL) == 0;
+}
+
+static const char *file_base(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+	const char *bslash = strrchr(path, '\\');
+	if (bslash && (!slash || bslash > slash))
+		slash = bslash;
+	return slash ? slash + 1 : path;
+}
+
+/* A managed physical frame as an entry, or NULL when pc is not managed code with a method. */
+static json_t *managed_entry(struct adac_runtime *rt, uint64_t pc, bool caller)
+{
+	struct adac_code_info code;
+	if (adac_em_find_code(rt, pc, &code, NULL) || !code.method_desc ||
+	    (code.kind != ADAC_CODE_JIT && code.kind != ADAC_CODE_R2R))
+		return NULL;
+	const char *method = adac_method_name(rt, code.method_desc, ADAC_NAME_PARAMS, NULL);
+	struct adac_method_info mi;
+	if (!method || adac_md_read(rt, code.method_desc, &mi, NULL))
+		return NULL;
+	const char *module = adac_module_file_name(rt, mi.module, NULL);
+	char text[TEXT_MAX];
+	int len = snprintf(text, sizeof text, "%s`%s + 0x%llx", module ? module : "?", method,
+	                   (unsigned long long)code.offset);
+	struct adac_source_line src;
+	if (len > 0 && (size_t)len < sizeof text && source_of(rt, &code, caller, &src))
+		snprintf(text + len, sizeof text - (size_t)len, " at %s:%u", file_base(src.file), src.line);
+	json_t *e = json_object();
+	json_object_set_new(e, "pc", json_integer((json_int_t)pc));
+	json_object_set_new(e, "function", json_string(method));
+	json_object_set_new(e, "display", json_string(text));
+	json_object_set_new(e, "kind", json_string("managed"));
+	if (mi.diagnostics_hidden)
+		json_object_set_new(e, "artificial", json_true());
+	return e;
+}
+
+/* ---- frame identity ----
+ *
+ * LLDB 22.1.8 identifies a frame by (pc, CFA), and every frame it gets from a provider has CFA 0:
+ * two such frames with one pc are one frame to it (a recursion: `v` after `up` reads another
+ * frame's variables, and lldb-dap gives them one id). So within a thread, a pc that an earlier
+ * made frame already has is shown as the next free byte after it (pc + 1, + 2, ...); the frame's
+ * text keeps the true offset. */
+
+struct pcs {
+	uint64_t *key;     /* open addressing; 0: empty */
+	size_t cap, n;
+};
+
+static void pcs_free(struct pcs *p)
+{
+	free(p->key);
+	memset(p, 0, sizeof *p);
+}
+
+static bool pcs_insert(struct pcs *p, uint64_t pc)
+{
+	if (2 * (p->n + 1) > p->cap) {
+		size_t cap = p->cap ? 2 * p->cap : 64;
+		uint64_t *key = calloc(cap, sizeof *key);
+		if (!key)
+			return false;
+		for (size_t i = 0; i < p->cap; i++)
+			for (size_t j = (p->key[i] * 0x9e3779b97f4a7c15ull) % cap; p->key[i]; j = (j + 1) % cap)
+				if (!key[j]) {
+					key[j] = p->key[i];
+					break;
+				}
+		free(p->key);
+		p->key = key;
+		p->cap = cap;
+	}
+	for (size_t j = (pc * 0x9e3779b97f4a7c15ull) % p->cap;; j = (j + 1) % p->cap) {
+		if (p->key[j] == pc)
+			return false;
+		if (!p->key[j]) {
+			p->key[j] = pc;
+			p->n++;
+			return true;
+		}
+	}
+}
+
+/* The pc a made frame is given: pc itself, or the next one no earlier frame of the thread has. */
+static uint64_t unique_pc(struct pcs *p, uint64_t pc)
+{
+	for (uint64_t u = pc; u; u++)
+		if (pcs_insert(p, u))
+			return u;
+	return pc;  /* out of memory: shown as LLDB would, identity shared */
+}
+
+static void set_unique_pc(struct pcs *p, json_t *e)
+{
+	uint64_t pc = (uint64_t)json_integer_value(json_object_get(e, "pc"));
+	json_object_set_new(e, "pc", json_integer((json_int_t)unique_pc(p, pc)));
+}
+
+/* ---- async frames ---- */
+
+static json_t *async_entry(const struct adac_async_frame *f)
+{
+	char where[ADAC_FRAME_WHERE_MAX], text[ADAC_FRAME_WHERE_MAX + TEXT_MAX];
+	adac_frame_where(f->has_source, f->file, f->line, f->has_il, f->il_offset, where, sizeof where);
+	if (f->method)
+		snprintf(text, sizeof text, "%s`%s + 0x%llx%s [async]", f->module ? f->module : "?", f->method,
+		         (unsigned long long)(f->has_code ? f->code.offset : 0), where);
+	else
+		snprintf(text, sizeof text, "<unknown method>%s [async]", where);
+	json_t *e = json_object();
+	json_object_set_new(e, "pc", json_integer((json_int_t)(f->cont.diagnostic_ip ? f->cont.diagnostic_ip : f->cont.resume)));
+	json_object_set_new(e, "function", json_string(f->method ? f->method : "<unknown method>"));
+	json_object_set_new(e, "display", json_string(text));
+	json_object_set_new(e, "kind", json_string("async"));
+	json_object_set_new(e, "frame", adac_json_addr(f->cont.addr));
+	return e;
+}
+
+/* Appends the shown frames of the chain at head to arr. A chain that cannot be walked adds what
+ * was resolved before the problem. */
+static void append_chain(struct adac_runtime *rt, uint64_t head, struct adac_frame_cache *cache, struct pcs *pcs,
+                         json_t *arr)
+{
+	struct adac_resolved_chain v;
+	if (adac_resolved_chain_build(rt, head, ADAC_MAX_CHAIN_DEPTH, cache, &v, NULL))
+		return;
+	for (size_t i = 0; i < v.chain.count; i++) {
+		if (!adac_async_frame_shown(&v.frames[i]))
+			continue;
+		json_t *e = async_entry(&v.frames[i]);
+		set_unique_pc(pcs, e);
+		json_array_append_new(arr, e);
+	}
+	adac_resolved_chain_free(&v);
+}
+
+/* ---- a thread ---- */
+
+/* The frame whose stack holds addr: the last one whose sp is at or below it (stacks grow down). */
+static size_t frame_holding(const struct phys_list *l, uint64_t addr)
+{
+	size_t k = SIZE_MAX;
+	for (size_t i = 0; i < l->n; i++)
+		if (l->v[i].sp && l->v[i].sp <= addr)
+			k = i;
+	return k;
+}
+
+int adac_debugger_thread(struct adac_runtime *rt, uint64_t tid, char **json, struct adac_error *err)
+{
+	struct phys_list l = {0};
+	int rc = adac_target_frames(rt->t, tid, collect_frame, &l, err);
+	if (l.failed)
+		rc = adac_fail(err, ADAC_E_NOMEM, 0, "out of memory");
+	else if (l.limit)  /* the debugger then shows its own frames */
+		rc = adac_fail(err, ADAC_E_LIMIT, 0, "thread %llu has more than ADAC_MAX_UNWIND_FRAMES (%u) frames",
+		               (unsigned long long)tid, ADAC_MAX_UNWIND_FRAMES);
+	if (rc) {
+		free(l.v);
+		return -1;
+	}
+	/* Stopped in managed code: the innermost frame is unwound from the thread's registers, which
+	 * the debugger gives only when asked (reading them costs it more than the frames). */
+	struct adac_regs regs;
+	struct adac_code_info code0;
+	if (l.n && adac_em_find_code(rt, l.v[0].pc, &code0, NULL) == 0 && code0.method_desc &&
+	    adac_target_regs(rt->t, tid, &regs, NULL)) {
+		free(l.v);
+		*json = strdup("{\"need_registers\":true}");
+		return *json ? 0 : adac_fail(err, ADAC_E_NOMEM, 0, "out of memory");
+	}
+	/* The chains the thread runs, innermost dispatch loop first, each after its loop's frame. */
+	struct adac_managed_thread mth;
+	struct adac_dispatcher disp[ADAC_MAX_DISPATCHERS];
+	size_t ndisp = 0;
+	if (adac_managed_thread_of(rt, tid, &mth, NULL) == 0 &&
+	    adac_thread_dispatchers(rt, &mth, disp, ADAC_MAX_DISPATCHERS, &ndisp, NULL))
+		ndisp = 0;
+	size_t after[ADAC_MAX_DISPATCHERS];
+	for (size_t d = 0; d < ndisp; d++)
+		after[d] = disp[d].next_continuation ? frame_holding(&l, disp[d].addr) : SIZE_MAX;
+
+	json_t *frames = json_array();
+	struct adac_frame_cache *cache = adac_frame_cache_new();
+	struct pcs pcs = {0};
+	for (size_t i = 0; i < l.n; i++) {
+		json_t *e = managed_entry(rt, l.v[i].pc, i > 0);
+		bool loop = false;
+		for (size_t d = 0; d < ndisp; d++)
+			loop = loop || after[d] == i;
+		if (!e) {
+			e = json_object();
+			json_object_set_new(e, "input", json_integer((json_int_t)i));
+		} else {
+			set_unique_pc(&pcs, e);
+			if (loop)
+				json_object_set_new(e, "artificial", json_true());
+		}
+		json_array_append_new(frames, e);
+		for (size_t d = 0; d < ndisp; d++)
+			if (after[d] == i)
+				append_chain(rt, disp[d].next_continuation, cache, &pcs, frames);
+	}
+	pcs_free(&pcs);
+	adac_frame_cache_free(cache);
+	free(l.v);
+	json_t *root = json_object();
+	json_object_set_new(root, "frames", frames);
+	*json = json_dumps(root, JSON_COMPACT);
+	json_decref(root);
+	if (!*json)
+		return adac_fail(err, ADAC_E_NOMEM, 0, "out of memory");
+	return 0;
+}
+
+/* ---- pending chains as threads ---- */
+
+/* A thread's name: its innermost method and its task's status. */
+static void thread_name(const struct adac_async_frame *top, const char *status, char *buf, size_t size)
+{
+	snprintf(buf, size, "async: %s [%s]", top->method ? top->method : "<unknown method>", status);
+}
+
+/* Index of entry e (an async frame without its continuation) in table, added when new. Chains
+ * share their frames' text (many requests parked in the same methods): the reply keeps one copy. */
+static json_int_t table_index(json_t *table, json_t *index, json_t *e)
+{
+	char *key = json_dumps(e, JSON_COMPACT | JSON_SORT_KEYS);
+	if (!key)
+		return -1;
+	json_t *at = json_object_get(index, key);
+	json_int_t i;
+	if (at) {
+		i = json_integer_value(at);
+	} else {
+		i = (json_int_t)json_array_size(table);
+		json_array_append(table, e);
+		json_object_set_new(index, key, json_integer(i));
+	}
+	free(key);
+	return i;
+}
+
+int adac_debugger_chains(struct adac_runtime *rt, char **json, struct adac_error *err)
+{
+	struct adac_async_scan scan;
+	if (adac_async_scan(rt, NULL, &scan, err))
+		return -1;
+	json_t *table = json_array(), *index = json_object(), *threads = json_array();
+	struct adac_frame_cache *cache = adac_frame_cache_new();
+	for (size_t c = 0; c < scan.chain_count; c++) {
+		const struct adac_scan_chain *ch = &scan.chains[c];
+		/* Running chains are on their threads; stale ones were left behind by a chain that resumed. */
+		if (ch->root == ADAC_ROOT_RUNNING || ch->root == ADAC_ROOT_STALE)
+			continue;
+		struct adac_resolved_chain v;
+		if (adac_resolved_chain_build(rt, ch->head, ADAC_MAX_CHAIN_DEPTH, cache, &v, NULL))
+			continue;
+		json_t *frames = json_array();
+		const struct adac_async_frame *top = NULL;
+		struct pcs pcs = {0};
+		for (size_t i = 0; i < v.chain.count; i++) {
+			const struct adac_async_frame *f = &v.frames[i];
+			if (!adac_async_frame_shown(f))
+				continue;
+			top = top ? top : f;
+			json_t *e = async_entry(f);
+			json_t *cont = json_incref(json_object_get(e, "frame"));
+			json_object_del(e, "frame");
+			uint64_t pc = unique_pc(&pcs, (uint64_t)json_integer_value(json_object_get(e, "pc")));
+			json_t *pair = json_pack("[IoI]", table_index(table, index, e), cont, (json_int_t)pc);
+			json_decref(e);
+			json_array_append_new(frames, pair);
+		}
+		pcs_free(&pcs);
+		if (top) {
+			const char *status = ch->task_index != ADAC_SCAN_NONE
+			                         ? adac_task_status(scan.tasks[ch->task_index].state_flags)
+			                         : "no task";
+			char name[TEXT_MAX];
+			thread_name(top, status, name, sizeof name);
+			json_t *th = json_object();
+			json_object_set_new(th, "tid", json_integer((json_int_t)(ch->task ? ch->task : ch->head)));
+			json_object_set_new(th, "name", json_string(name));
+			json_object_set_new(th, "frames", frames);
+			json_array_append_new(threads, th);
+		} else {
+			json_decref(frames);
+		}
+		adac_resolved_chain_free(&v);
+	}
+	adac_frame_cache_free(cache);
+	adac_async_scan_free(&scan);
+	json_decref(index);
+	json_t *root = json_object();
+	json_object_set_new(root, "table", table);
+	json_object_set_new(root, "threads", threads);
+	*json = json_dumps(root, JSON_COMPACT);
+	json_decref(root);
+	if (!*json)
+		return adac_fail(err, ADAC_E_NOMEM, 0, "out of memory");
+	return 0;
+}
+
+/* ---- a variable of an async frame ---- */
+
+/* The LLDB basic type a primitive is shown as (LP64: long is 64-bit), NULL for none. */
+static const char *basic_type(uint8_t elem)
+{
+	switch (elem) {
+	case ADAC_ELEM_BOOLEAN: return "Bool";
+	case ADAC_ELEM_CHAR: return "Char16";
+	case ADAC_ELEM_I1: return "SignedChar";
+	case ADAC_ELEM_U1: return "UnsignedChar";
+	case ADAC_ELEM_I2: return "Short";
+	case ADAC_ELEM_U2: return "UnsignedShort";
+	case ADAC_ELEM_I4: return "Int";
+	case ADAC_ELEM_U4: return "UnsignedInt";
+	case ADAC_ELEM_I8: case ADAC_ELEM_I: return "Long";
+	case ADAC_ELEM_U8: case ADAC_ELEM_U: return "UnsignedLong";
+	case ADAC_ELEM_R4: return "Float";
+	case ADAC_ELEM_R8: return "Double";
+	default: return NULL;
+	}
+}
+
+static json_t *hex_bytes(const uint8_t *b, size_t n)
+{
+	char *hex = malloc(2 * n + 1);
+	if (!hex)
+		return NULL;
+	for (size_t i = 0; i < n; i++)
+		snprintf(hex + 2 * i, 3, "%02x", b[i]);
+	json_t *j = json_stringn(hex, 2 * n);
+	free(hex);
+	return j;
+}
+
+static json_t *basic_reply(const char *name, const char *type, const char *basic, const uint8_t *bytes, size_t size,
+                           uint64_t address, uint32_t count)
+{
+	json_t *r = json_object();
+	json_object_set_new(r, "name", json_string(name));
+	json_object_set_new(r, "type", json_string(type ? type : "?"));
+	json_object_set_new(r, "basic", json_string(basic));
+	if (bytes)
+		json_object_set_new(r, "bytes", hex_bytes(bytes, size));
+	if (address)
+		json_object_set_new(r, "address", json_integer((json_int_t)address));
+	if (count)
+		json_object_set_new(r, "count", json_integer(count));
+	return r;
+}
+
+/* A string, or a one-dimensional array of primitives, as an array of an LLDB basic type where its
+ * elements are in the target (LLDB reads and shows them itself: u"text", {1, 2, 3}); NULL when the
+ * reference is not one, null, empty or too large to show so. */
+static json_t *elements_reply(struct adac_runtime *rt, const char *name, const struct adac_value_part *p)
+{
+	unsigned ps = adac_target_ptr_size(rt->t);
+	uint64_t obj = 0, first;
+	uint32_t count;
+	struct adac_vtype et;
+	memcpy(&obj, p->bytes, ps < sizeof obj ? ps : sizeof obj);
+	if (!obj || adac_value_elements(rt, obj, &first, &count, &et, NULL))
+		return NULL;
+	const char *basic = et.kind == ADAC_VK_PRIM && !et.is_enum ? basic_type(et.elem) : NULL;
+	json_t *r = NULL;
+	if (basic && count && (uint64_t)count * et.size <= ADAC_MAX_VALUE_BYTES)
+		r = basic_reply(name, p->type.name, basic, NULL, 0, first, count);
+	adac_vtype_free(&et);
+	return r;
+}
+
+/* A value as LLDB can build it: a primitive as an LLDB basic type (read from target memory when it
+ * lives there: a value LLDB reads from memory stays right when an expression copies it), strings
+ * and arrays of primitives as arrays of one; anything else (enums, structs, objects, null) as the
+ * text asyncdac prints for it, an array of char. */
+static json_t *value_reply(struct adac_runtime *rt, const char *name, const struct adac_value_part *p,
+                           struct adac_error *err)
+{
+	const struct adac_vtype *t = &p->type;
+	const char *basic = t->kind == ADAC_VK_PRIM && !t->is_enum ? basic_type(t->elem) : NULL;
+	if (basic)
+		return basic_reply(name, t->name, basic, p->bytes, t->size, p->address, 0);
+	json_t *r = t->kind == ADAC_VK_REF ? elements_reply(rt, name, p) : NULL;
+	if (r)
+		return r;
+	struct adac_value_opts o;
+	adac_value_opts_default(&o);
+	struct adac_sig_text text = {0};
+	if (adac_value_format(rt, t, p->bytes, &o, &text, NULL, err)) {
+		adac_sig_text_free(&text);
+		return NULL;
+	}
+	const char *s = adac_sig_text_str(&text);
+	size_t len = strlen(s);
+	r = basic_reply(name, t->name, "Char", (const uint8_t *)s, len + 1, 0, (uint32_t)len + 1);
+	adac_sig_text_free(&text);
+	return r;
+}
+
+int adac_debugger_value(struct adac_runtime *rt, uint64_t frame, const char *path, char **json, struct adac_error *err)
+{
+	size_t name_len = path ? strcspn(path, ".[") : 0;
+	if (!path || name_len == 0 || name_len >= 256)
+		return adac_fail(err, ADAC_E_BAD_ARG, 0, "'%s' does not start with a variable name", path ? path : "");
+	char name[256];
+	memcpy(name, path, name_len);
+	name[name_len] = '\0';
+	struct adac_continuation c;
+	if (adac_cont_read(rt, frame, &c, err))
+		return -1;
+	struct adac_async_frame f;
+	adac_async_frame_resolve(rt, &c, &f);
+	struct adac_locals l;
+	if (adac_frame_locals_collect(rt, &f, &l, err))
+		return -1;
+	const struct adac_local *v = NULL;
+	for (size_t i = 0; i < l.n && !v; i++)
+		if (l.v[i].name && strcmp(l.v[i].name, name) == 0 && l.v[i].kind <= ADAC_LOCAL_LOCAL)
+			v = &l.v[i];
+	int rc = 0;
+	json_t *r = NULL;
+	struct adac_value_part part = {0};
+	if (!v)
+		rc = adac_fail(err, ADAC_E_NOT_FOUND, frame, "no variable named '%s' in this async frame", name);
+	else if (v->error || !v->bytes)
+		rc = adac_fail(err, ADAC_E_READ, v->address, "%s: %s", name, v->error ? v->error : "not readable");
+	else if (adac_value_path(rt, name, &v->type, v->bytes, l.layout == ADAC_CONT_FLAT ? v->address : 0,
+	                         path + name_len, &part, err) ||
+	         !(r = value_reply(rt, path, &part, err)))
+		rc = -1;
+	adac_value_part_free(&part);
+	adac_locals_free(&l);
+	if (rc)
+		return -1;
+	*json = json_dumps(r, JSON_COMPACT);
+	json_decref(r);
+	return *json ? 0 : adac_fail(err, ADAC_E_NOMEM, 0, "out of memory");
+}

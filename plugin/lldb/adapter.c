@@ -1,0 +1,173 @@
+/* adapter.c - the C entry point of the Python adapter (asyncdac_lldb.py), reached through ctypes:
+ * one JSON request in, one JSON reply out. The requests name their target (debugger id, target
+ * id), so they work on any target, selected or not:
+ *   {"op": "thread", "debugger", "target", "tid", "frames": [[pc, sp, fp]...], "regs": {"rip": ...}}
+ *       a thread's frames (adac_debugger_thread) from a frame provider's input frames;
+ *   {"op": "chains", "debugger", "target"}
+ *       the pending chains as threads (adac_debugger_chains), or none while `async threads` is off;
+ *   {"op": "value", "debugger", "target", "frame": "0x..", "path": "aPair.Id"}
+ *       a variable of an async frame (adac_debugger_value).
+ * A failure is {"error": "<one line>"}. ctypes calls release Python's lock: the call may take the
+ * time it needs. */
+#include "adapter.h"
+
+#include <jansson.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "asyncdac.h"
+#include "target_lldb.h"
+
+static bool chain_threads;
+static pthread_mutex_t state_lock = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP;
+
+void adac_lldb_lock(void)
+{
+	pthread_mutex_lock(&state_lock);
+}
+
+void adac_lldb_unlock(void)
+{
+	pthread_mutex_unlock(&state_lock);
+}
+
+void adac_lldb_set_chain_threads(bool on)
+{
+	chain_threads = on;
+}
+
+bool adac_lldb_chain_threads(void)
+{
+	return chain_threads;
+}
+
+static char *error_reply(const char *msg)
+{
+	json_t *r = json_pack("{ss}", "error", msg);
+	char *text = r ? json_dumps(r, JSON_COMPACT) : NULL;
+	json_decref(r);
+	return text;
+}
+
+static uint64_t u64(json_t *v)
+{
+	if (json_is_integer(v))
+		return (uint64_t)json_integer_value(v);
+	if (json_is_string(v))
+		return strtoull(json_string_value(v), NULL, 0);
+	return 0;
+}
+
+/* The stack a frame provider gave: LLDB's frames [pc, sp, fp, module, symbol, offset, file, line]
+ * and the innermost one's registers by name. */
+struct given {
+	struct adac_frame *frames;
+	size_t n;
+	struct adac_regs regs;
+	bool has_regs;
+};
+
+static const char *const reg_names[ADAC_REG_COUNT] = {
+	"rax", "rcx", "rdx", "rbx", "rsp", "rbp", "rsi", "rdi", "r8",  "r9",
+	"r10", "r11", "r12", "r13", "r14", "r15", "rip", "fs_base",
+};
+
+static int read_given(json_t *req, struct given *g, struct adac_error *err)
+{
+	memset(g, 0, sizeof *g);
+	json_t *frames = json_object_get(req, "frames");
+	if (!json_is_array(frames))
+		return adac_fail(err, ADAC_E_BAD_ARG, 0, "the request has no frames");
+	size_t n = json_array_size(frames);
+	if (n > ADAC_MAX_UNWIND_FRAMES)
+		return adac_fail(err, ADAC_E_LIMIT, 0, "more than ADAC_MAX_UNWIND_FRAMES (%u) frames", ADAC_MAX_UNWIND_FRAMES);
+	g->frames = calloc(n ? n : 1, sizeof *g->frames);
+	if (!g->frames)
+		return adac_fail(err, ADAC_E_NOMEM, 0, "out of memory");
+	for (size_t i = 0; i < n; i++) {
+		json_t *f = json_array_get(frames, i);
+		g->frames[i].pc = u64(json_array_get(f, 0));
+		g->frames[i].sp = u64(json_array_get(f, 1));
+		g->frames[i].fp = u64(json_array_get(f, 2));
+		g->frames[i].module = json_string_value(json_array_get(f, 3));
+		g->frames[i].symbol = json_string_value(json_array_get(f, 4));
+		g->frames[i].sym_offset = u64(json_array_get(f, 5));
+		g->frames[i].file = json_string_value(json_array_get(f, 6));
+		g->frames[i].line = (uint32_t)u64(json_array_get(f, 7));
+	}
+	g->n = n;
+	json_t *regs = json_object_get(req, "regs");
+	if (json_is_object(regs) && json_object_get(regs, "rip") && json_object_get(regs, "rsp")) {
+		for (int r = 0; r < ADAC_REG_COUNT; r++)
+			g->regs.r[r] = u64(json_object_get(regs, reg_names[r]));
+		g->has_regs = true;
+	}
+	return 0;
+}
+
+/* Keeps the stack the provider gave (first: whatever happens next, LLDB shows the provider's
+ * frames, and asyncdac's commands need the unwinder's). */
+static int keep_stack(json_t *req, struct adac_target *t, struct adac_error *err)
+{
+	struct given g;
+	int rc = read_given(req, &g, err);
+	if (rc == 0)
+		rc = adac_lldb_target_keep_stack(t, u64(json_object_get(req, "tid")), g.frames, g.n,
+		                                 g.has_regs ? &g.regs : NULL, err);
+	free(g.frames);
+	return rc;
+}
+
+static char *handle(json_t *req, struct adac_error *err)
+{
+	const char *op = json_string_value(json_object_get(req, "op"));
+	if (!op) {
+		adac_fail(err, ADAC_E_BAD_ARG, 0, "the request has no op");
+		return NULL;
+	}
+	if (strcmp(op, "chains") == 0 && !chain_threads)
+		return strdup("{\"threads\":[]}");
+	struct adac_target *t = adac_lldb_target_find(u64(json_object_get(req, "debugger")),
+	                                              u64(json_object_get(req, "target")), err);
+	if (!t || (strcmp(op, "thread") == 0 && keep_stack(req, t, err)))
+		return NULL;
+	struct adac_runtime *rt = adac_lldb_runtime(t, err);
+	if (!rt)
+		return NULL;
+	char *reply = NULL;
+	if (strcmp(op, "thread") == 0) {
+		adac_lldb_target_building(t, u64(json_object_get(req, "tid")));
+		adac_debugger_thread(rt, u64(json_object_get(req, "tid")), &reply, err);
+		adac_lldb_target_building(t, 0);
+	}
+	else if (strcmp(op, "chains") == 0)
+		adac_debugger_chains(rt, &reply, err);
+	else if (strcmp(op, "value") == 0)
+		adac_debugger_value(rt, u64(json_object_get(req, "frame")), json_string_value(json_object_get(req, "path")),
+		                    &reply, err);
+	else
+		adac_fail(err, ADAC_E_BAD_ARG, 0, "unknown op '%s'", op);
+	return reply;
+}
+
+char *asyncdac_lldb_call(const char *request)
+{
+	struct adac_error err = {0};
+	json_error_t jerr;
+	json_t *req = request ? json_loads(request, JSON_REJECT_DUPLICATES, &jerr) : NULL;
+	if (!req)
+		return error_reply("bad request: not JSON");
+	adac_lldb_lock();
+	char *reply = handle(req, &err);
+	adac_lldb_unlock();
+	json_decref(req);
+	if (!reply)
+		return error_reply(err.msg[0] ? err.msg : "out of memory");
+	return reply;
+}
+
+void asyncdac_lldb_free(char *reply)
+{
+	free(reply);
+}

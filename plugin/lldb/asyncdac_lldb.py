@@ -1,0 +1,460 @@
+"""asyncdac_lldb - the Python side of the asyncdac LLDB 22 plugin: LLDB's Python extension points
+wired to the plugin's C library. Loaded by the plugin's PluginInitialize (`plugin load` is all it
+takes); not meant to be imported by hand.
+
+  AsyncFrameProvider     a scripted frame provider, registered on every target (one subclass per
+                         target): each thread's frames as asyncdac shows them (managed frames
+                         named, the async frames of the chains it runs spliced in after its
+                         dispatch loop's frame), a pending chain's thread its chain's frames
+  AsyncFrame             one such frame made by asyncdac (LLDB: a synthetic frame); `frame
+                         variable NAME`, `v`, `p` and DAP evaluate on it ask asyncdac for the value
+  OperatingSystemPlugIn  the OS plugin LLDB creates for every process (the plugin sets
+                         target.process.python-os-plugin-path): registers the frame provider on
+                         the process's target when LLDB first reads its threads, before any frame
+                         of that stop is built, and adds one thread per pending chain after
+                         `async threads enable`
+
+This file is an adapter: what a frame is called, which frames there are and what a value is all
+come from C (asyncdac_lldb_call, JSON in and out); nothing here knows the .NET runtime.
+
+LLDB 22.1.8 constraints that shape it (measured, see plugin/lldb/README.md):
+  * a provider runs while LLDB holds the thread's frame list; an SB call that needs the target's
+    API mutex, made while another thread holds that mutex and waits for the same frame list,
+    deadlocks (the event thread printing a stop vs. a command): every SB call made while building
+    frames is done under SBTarget.GetAPIMutex().try_lock(), and without the lock the thread gets
+    LLDB's own frames for this stop (the plugin's `bt` rebuilds them);
+  * SB calls on a provider's input frames are safe only in the provider's first call: everything
+    is read then, later calls only look up what was computed; and when reading them runs another
+    provider for the same thread (LLDB wraps threads once an OS plugin is loaded for a process it
+    already has), they are already asyncdac's frames and pass through untouched;
+  * a synthetic frame's register context crashes LLDB: frames give none;
+  * frames LLDB did not unwind have no CFA: LLDB tells them apart by pc alone (the C side keeps a
+    thread's pcs distinct).
+"""
+import ctypes
+import inspect
+import json
+import os
+import threading
+
+import lldb
+from lldb.plugins.scripted_frame_provider import ScriptedFrameProvider
+from lldb.plugins.scripted_process import ScriptedFrame
+
+
+class _State(object):
+    """The module's state. LLDB imports this file again whenever the OS plugin setting is set (and
+    `command script import` reloads it): the state must survive that, so it is made only once."""
+
+    def __init__(self):
+        self.lib = None             # the plugin (ctypes.CDLL): asyncdac_lldb_call / asyncdac_lldb_free
+        self.lock = threading.Lock()
+        self.mutexes = {}           # (debugger id, target id) -> SBMutex: the target's API mutex
+        self.chains = {}            # (debugger id, target id) -> (stop id, {tid: (table, frames)}, threads)
+        self.degraded = set()       # (debugger id, target id): a thread got LLDB's frames, for want of the lock
+        self.providers = set()      # (debugger id, target id) with a provider class (see _provider_class)
+
+
+try:
+    _state  # noqa: F821 (kept across imports)
+except NameError:
+    _state = _State()
+
+# Per host thread: how many providers started computing (to notice one running inside another).
+_nesting = threading.local()
+
+# Registers asyncdac reads from a thread's innermost frame (for managed frames the unwinder did not
+# finish and for thread statics); the C side says what it does with them.
+_REGISTERS = ("rax", "rcx", "rdx", "rbx", "rsp", "rbp", "rsi", "rdi", "r8", "r9", "r10", "r11", "r12",
+              "r13", "r14", "r15", "rip", "fs_base")
+
+
+_DEBUG = bool(os.environ.get("ASYNCDAC_DEBUG"))
+
+
+def _trace(*what):
+    """A line on stderr under ASYNCDAC_DEBUG=1, for diagnosing the adapter itself."""
+    if _DEBUG:
+        import sys
+        print("asyncdac_lldb:", *what, file=sys.stderr, flush=True)
+
+
+# ---- the C library ----------------------------------------------------------------------------
+
+def _call(request):
+    """One request to the C side: a dict in, a dict out ({"error": ...} when it failed). The caller
+    holds the target's API lock (see _locked)."""
+    lib = _state.lib
+    if lib is None:
+        return {"error": "the asyncdac plugin library is not loaded"}
+    out = lib.asyncdac_lldb_call(json.dumps(request).encode())
+    if not out:
+        return {"error": "out of memory"}
+    try:
+        return json.loads(ctypes.string_at(out).decode("utf-8", "replace"))
+    finally:
+        lib.asyncdac_lldb_free(out)
+
+
+def start(debugger, library):
+    """Called once by PluginInitialize: loads the library and hooks every target and process."""
+    if _state.lib is None:
+        lib = ctypes.CDLL(library)  # already loaded by LLDB: the same copy, the same state
+        lib.asyncdac_lldb_call.restype = ctypes.c_void_p
+        lib.asyncdac_lldb_call.argtypes = [ctypes.c_char_p]
+        lib.asyncdac_lldb_free.restype = None
+        lib.asyncdac_lldb_free.argtypes = [ctypes.c_void_p]
+        _state.lib = lib
+    for i in range(debugger.GetNumTargets()):
+        register(debugger.GetTargetAtIndex(i))
+
+
+def _key(target):
+    return (target.GetDebugger().GetID(), target.GetGloballyUniqueID())
+
+
+def _provider_class(key):
+    """The frame provider class of one target: AsyncFrameProvider with the target's key, so that a
+    provider knows its target without reading arguments or making SB calls (LLDB makes one provider
+    per thread and stop: 10,000 chain threads, 10,000 providers)."""
+    name = "AsyncFrameProvider_%d_%d" % key
+    if name not in globals():
+        # LLDB 22.1.8 wants the abstract methods in the class's own dictionary, not inherited.
+        own = {m: AsyncFrameProvider.__dict__[m] for m in ("get_description", "get_frame_at_index")}
+        globals()[name] = type(name, (AsyncFrameProvider,), dict(own, KEY=key))
+        with _state.lock:
+            _state.providers.add(key)
+    return __name__ + "." + name
+
+
+def register(target):
+    """Registers the frame provider on target; registered already, LLDB keeps it and gives the same
+    id. Returns the id, 0 when LLDB refused."""
+    if not target.IsValid():
+        return 0
+    key = _key(target)
+    with _state.lock:
+        _state.mutexes[key] = target.GetAPIMutex()
+    error = lldb.SBError()
+    pid = target.RegisterScriptedFrameProvider(_provider_class(key), lldb.SBStructuredData(), error)
+    return pid if error.Success() else 0
+
+
+def rebuild(target):
+    """Drops the frames LLDB keeps for target's threads when one of them got LLDB's own frames for
+    want of the API lock (the provider could not run then), so that they are built again with the
+    provider. Called by the plugin's `bt`, outside any frame building. True when it dropped them."""
+    if not target.IsValid():
+        return False
+    key = _key(target)
+    with _state.lock:
+        if key not in _state.degraded:
+            return False
+        _state.degraded.discard(key)
+    # Registering the same provider again changes nothing; removing it drops every thread's frames.
+    target.RemoveScriptedFrameProvider(register(target))
+    return register(target) != 0
+
+
+def _mutex(key):
+    with _state.lock:
+        return _state.mutexes.get(key)
+
+
+def _locked(key, request):
+    """_call under the target's API lock, taken only if free (see the module's notes): None when
+    another thread holds it."""
+    mutex = _mutex(key)
+    if mutex is None or not mutex.try_lock():
+        return None
+    try:
+        return _call(request)
+    finally:
+        mutex.unlock()
+
+
+# ---- frames -----------------------------------------------------------------------------------
+
+class AsyncFrame(ScriptedFrame):
+    """A frame asyncdac made: a managed frame LLDB cannot name, or an async frame (a suspended
+    method of a chain). Everything comes from the C side's entry; no SB call is made here except
+    to build a variable's value."""
+
+    def __init__(self, index, entry, key):
+        # Not ScriptedFrame.__init__: it looks the thread up by index with a thread id (LLDB 22.1.8).
+        self.index = index
+        self.entry = entry
+        self.key = key
+
+    def get_id(self):
+        return self.index
+
+    def get_pc(self):
+        return self.entry.get("pc")
+
+    def get_function_name(self):
+        return self.entry.get("function")
+
+    def get_display_function_name(self):
+        return self.entry.get("display") or self.entry.get("function")
+
+    def is_artificial(self):
+        return bool(self.entry.get("artificial"))
+
+    def is_hidden(self):
+        return False
+
+    def get_symbol_context(self):
+        return None
+
+    def get_register_info(self):
+        return None  # a register context for a synthetic frame crashes LLDB 22.1.8
+
+    def get_register_context(self):
+        return None
+
+    def get_variables(self, *filters):
+        # Empty, not None: LLDB then answers `frame variable NAME` through
+        # get_value_for_variable_expression (22.1.8 lists no values without a backing variable).
+        return lldb.SBValueList()
+
+    def get_value_for_variable_expression(self, expr, options=0, error=None):
+        frame = self.entry.get("frame")
+        if frame is None:
+            return _fail(error, "asyncdac has no variables for this frame")
+        did, gid = self.key
+        reply = _locked(self.key, {"op": "value", "debugger": did, "target": gid, "frame": frame, "path": expr})
+        if reply is None:
+            return _fail(error, "asyncdac: the target is busy (another thread holds its lock)")
+        if "error" in reply:
+            return _fail(error, reply["error"])
+        target = lldb.SBDebugger.FindDebuggerWithID(did).FindTargetByGloballyUniqueID(gid)
+        return _make_value(target, reply, error)
+
+
+def _describe(frame, target):
+    """One of LLDB's own frames for the C side: [pc, sp, fp, module, symbol, offset, file, line]
+    (asyncdac's `bt async` prints native frames the way LLDB names them)."""
+    pc = _address(frame.GetPC())
+    module = frame.GetModule()
+    symbol = frame.GetSymbol()
+    name = offset = None
+    if symbol.IsValid() and symbol.GetName():
+        name = symbol.GetName()
+        start = symbol.GetStartAddress().GetLoadAddress(target)
+        offset = pc - start if 0 < start <= pc else 0
+    line = frame.GetLineEntry()
+    spec = line.GetFileSpec() if line.IsValid() else None
+    return [pc, _address(frame.GetSP()), _address(frame.GetFP()),
+            module.GetFileSpec().GetFilename() if module.IsValid() else None, name, offset,
+            spec.fullpath if spec is not None and spec.IsValid() else None, line.GetLine() if spec else 0]
+
+
+def _address(v):
+    """An address for the C side: LLDB's "invalid" (all ones) becomes 0, "unknown"."""
+    return v if 0 <= v < 1 << 63 else 0
+
+
+def _fail(error, message):
+    if error is not None:
+        error.SetErrorString(message)
+    return None
+
+
+def _make_value(target, reply, error):
+    """An SBValue for a value the C side described: a basic type of LLDB and its bytes, or an
+    array of one (text). LLDB's SB API can create no other types."""
+    basic = getattr(lldb, "eBasicType" + reply["basic"], None)
+    if basic is None or not target.IsValid():
+        return _fail(error, "cannot show a value of kind %s" % reply.get("basic"))
+    ty = target.GetBasicType(basic)
+    if "count" in reply:
+        ty = ty.GetArrayType(reply["count"])
+    if "address" in reply:
+        # In target memory: LLDB reads it there (an expression's copy of it stays right).
+        value = target.CreateValueFromAddress(reply["name"], lldb.SBAddress(reply["address"], target), ty)
+        if value.IsValid():
+            return value
+    data = lldb.SBData()
+    e = lldb.SBError()
+    # WithOwnership: SetData would keep a pointer into the Python bytes object, soon freed.
+    data.SetDataWithOwnership(e, bytes.fromhex(reply["bytes"]), target.GetByteOrder(), target.GetAddressByteSize())
+    if e.Fail():
+        return _fail(error, e.GetCString())
+    value = target.CreateValueFromData(reply["name"], data, ty)
+    if not value.IsValid():
+        return _fail(error, "LLDB could not make a value of type %s" % ty.GetName())
+    return value
+
+
+class _ChainFrames(object):
+    """A pending chain's frame entries, made when LLDB asks for them (thread list asks for the first
+    of 10,000 chains)."""
+
+    def __init__(self, table, frames):
+        self.table = table
+        self.frames = frames    # [[table index, continuation, pc]...]
+
+    def __len__(self):
+        return len(self.frames)
+
+    def __getitem__(self, i):
+        t, cont, pc = self.frames[i]
+        return dict(self.table[t], frame=cont, pc=pc)
+
+
+class AsyncFrameProvider(ScriptedFrameProvider):
+    """Every thread's frames as asyncdac shows them, computed in the provider's first call. LLDB
+    instantiates a subclass made per target (_provider_class), which sets KEY."""
+
+    KEY = None
+    # LLDB reads the class's signature (inspect.signature) to call it, for each of its instances:
+    # given, it costs nothing (else 0.1 ms a thread, a second for 10,000 chain threads).
+    __signature__ = inspect.Signature([inspect.Parameter("input_frames", inspect.Parameter.POSITIONAL_OR_KEYWORD),
+                                       inspect.Parameter("args", inspect.Parameter.POSITIONAL_OR_KEYWORD)])
+
+    def __init__(self, input_frames, args):
+        # No SB call here (see the module's notes); not ScriptedFrameProvider.__init__, which makes some.
+        self.input_frames = input_frames
+        self.key = self.KEY
+        self.frames = None     # entries from the C side, or None: LLDB's own frames
+
+    @staticmethod
+    def get_description():
+        return "asyncdac: .NET managed frames named and async frames spliced in"
+
+    def get_frame_at_index(self, index):
+        if self.frames is None:
+            self.frames = self._compute()
+        if self.frames is False:
+            # The input frames unchanged, as far as LLDB's unwinder goes (an index past its last
+            # frame ends the list; counting them now could cut it short while LLDB is attaching).
+            return index
+        if index >= len(self.frames):
+            return None
+        entry = self.frames[index]
+        if "input" in entry:
+            return entry["input"]
+        return AsyncFrame(index, entry, self.key)
+
+    def _compute(self):
+        mutex = _mutex(self.key) if self.key else None
+        _trace("provider for", self.key, "mutex", mutex is not None)
+        if mutex is None or not mutex.try_lock():
+            # Another thread holds the API lock and may be waiting for this thread's frames: no SB
+            # call is safe. LLDB's own frames this time.
+            if mutex is not None:
+                with _state.lock:
+                    _state.degraded.add(self.key)
+            return False
+        try:
+            return self._plan()
+        finally:
+            mutex.unlock()
+
+    def _plan(self):
+        frames = self.input_frames
+        thread = frames.GetThread()
+        tid = thread.GetThreadID()
+        did, gid = self.key
+        with _state.lock:
+            chains = _state.chains.get(self.key)
+        if chains is not None and tid in chains[1]:
+            # A pending chain (OS plugin thread, of this stop: LLDB made it from the threads the OS
+            # plugin gave): its frames are all asyncdac's; its input frames (LLDB unwinding a
+            # made-up register set) are not read.
+            return _ChainFrames(*chains[1][tid])
+        nested = _nesting.__dict__.setdefault("plans", 0)
+        count = frames.GetSize()
+        if _nesting.__dict__.get("plans", 0) != nested:
+            # Reading the input frames ran this provider for another Thread object of the same thread
+            # (LLDB wraps a process's threads after its OS plugin is loaded again): the input frames
+            # are that provider's frames, already asyncdac's. Any further SB call would abort LLDB.
+            _trace("input frames made by a nested provider: passed through")
+            return False
+        _nesting.plans = nested + 1
+        target = thread.GetProcess().GetTarget()
+        request = {"op": "thread", "debugger": did, "target": gid, "tid": tid,
+                   "frames": [_describe(frames.GetFrameAtIndex(i), target) for i in range(count)]}
+        reply = _call(request)
+        if reply.get("need_registers") and count:
+            # The innermost frame is managed code: asyncdac unwinds it from its registers.
+            frame = frames.GetFrameAtIndex(0)
+            request["regs"] = {name: _address(frame.FindRegister(name).GetValueAsUnsigned(0))
+                               for name in _REGISTERS if frame.FindRegister(name).IsValid()}
+            reply = _call(request)
+        _trace("thread", tid, count, "frames in,", reply.get("error") or "%d out" % len(reply.get("frames") or []))
+        if "error" in reply or not reply.get("frames"):
+            return False
+        return reply["frames"]
+
+
+# ---- pending chains as threads ----------------------------------------------------------------
+
+class OperatingSystemPlugIn(object):
+    """LLDB creates one for every process (live or core) and asks it for threads whenever it reads
+    them (load, attach, each stop): the first time, it registers the frame provider on the
+    process's target, before any frame of that stop is built; after `async threads enable`, it adds
+    one thread per pending chain (frames from the provider)."""
+
+    def __init__(self, process):
+        self.process = process
+        self.target = process.GetTarget()
+        self.key = _key(self.target)
+        self.registered = False
+
+    def get_thread_info(self):
+        if not self.registered:
+            # Not in __init__: LLDB 22.1.8 creates this object while attaching, before it loads the
+            # modules; frames built then (through a provider) stay one frame deep for that stop.
+            self.registered = register(self.target) != 0
+        did, gid = self.key
+        stop_id = self.process.GetStopID(True)
+        with _state.lock:
+            known = _state.chains.get(self.key)
+        if known and known[0] == stop_id:
+            threads = known[2]
+        else:
+            reply = _locked(self.key, {"op": "chains", "debugger": did, "target": gid})
+            if reply is None:
+                # Another thread holds the target: no pending chains this time (LLDB asks again
+                # at the next stop).
+                return []
+            table = reply.get("table") or []
+            threads = [{"tid": th["tid"], "name": th["name"], "state": "stopped", "stop_reason": "none"}
+                       for th in reply.get("threads") or []]
+            # The chains share their frames' text (the table): each thread's frames are made from it
+            # when the provider first asks.
+            frames = {th["tid"]: (table, th["frames"]) for th in reply.get("threads") or []}
+            with _state.lock:
+                _state.chains[self.key] = (stop_id, frames, threads)
+        return threads
+
+    def does_plugin_report_all_threads(self):
+        # False: the process's own threads stay, the chains' threads come in addition.
+        return False
+
+    def get_register_info(self):
+        return {"sets": ["General Purpose Registers"], "registers": [
+            {"name": "rip", "bitsize": 64, "offset": 0, "encoding": "uint", "format": "hex", "set": 0,
+             "gcc": 16, "dwarf": 16, "generic": "pc", "alt-name": "pc"},
+            {"name": "rsp", "bitsize": 64, "offset": 8, "encoding": "uint", "format": "hex", "set": 0,
+             "gcc": 7, "dwarf": 7, "generic": "sp", "alt-name": "sp"},
+            {"name": "rbp", "bitsize": 64, "offset": 16, "encoding": "uint", "format": "hex", "set": 0,
+             "gcc": 6, "dwarf": 6, "generic": "fp", "alt-name": "fp"}]}
+
+    def get_register_data(self, tid):
+        # A chain has no registers: its frames come from the provider. The innermost frame's pc
+        # keeps LLDB's own unwinder (one frame, no caller) from reading anything.
+        with _state.lock:
+            chains = _state.chains.get(self.key)
+        pc = 0
+        if chains and tid in chains[1] and chains[1][tid][1]:
+            pc = chains[1][tid][1][0][2]
+        return pc.to_bytes(8, "little") + bytes(16)
+
+
+# LLDB imports this file again when the OS plugin setting is set: the providers it registered must
+# still be there by name.
+for _k in list(_state.providers):
+    _provider_class(_k)

@@ -1,0 +1,145 @@
+"""lldb.dap.<mode>: an IDE's view of asyncdac through lldb-dap (issue 11), over stdio as VS Code
+drives it: initialize, attach (coreFile + program, or pid) with the plugin loaded and pending chains
+shown as threads (initCommands), configurationDone, threads, stackTrace, scopes, evaluate.
+
+    test_lldb_dap.py core    createdump cores of the running and nested samples
+    test_lldb_dap.py live    the same samples, attached by pid
+
+Checked, exactly:
+  - threads: the process's threads, plus one per pending chain named
+    "async: <innermost method> [<task status>]";
+  - stackTrace of the thread running a chain: its frames as the plugin shows them in LLDB (names
+    equal to `thread backtrace`'s, same order and pcs), the async frames right after the dispatch
+    loop, the loop and resume stub presented "subtle" (LLDB: artificial);
+  - stackTrace of a chain thread: the chain's frames (C -> B -> A), each with its own id;
+  - evaluate on an async frame (watch, hover and repl contexts) gives the awaited local's value.
+A live process is attached with stopOnEntry (else lldb-dap may let it run after the attach).
+"""
+import os
+import re
+import shutil
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+import adactest as t  # noqa: E402
+import btsamples as b  # noqa: E402
+from dapclient import DapClient, DapError  # noqa: E402
+from lldbframes import QUIET, frames_of, raw_section, selected_index  # noqa: E402
+
+# lldb-dap of the same LLDB: next to lldb-22's real binary (/usr/lib/llvm-22/bin/).
+LLDB_DAP = os.environ.get("ADAC_LLDB_DAP") or os.path.join(
+    os.path.dirname(os.path.realpath(shutil.which(t.LLDB) or t.LLDB)), "lldb-dap")
+INIT = [f"plugin load {t.PLUGIN}", "async threads enable"]
+
+
+def session(target):
+    dap = DapClient([LLDB_DAP], timeout=120)
+    dap.initialize()
+    args = {"initCommands": INIT}
+    if "core" in target:
+        args.update({"coreFile": target["core"], "program": b.dn()["DN_HOST"]})
+    else:
+        args.update({"pid": target["pid"], "stopOnEntry": True})  # stay stopped after the attach
+    dap.attach(args)
+    return dap
+
+
+def lldb_frames(target, tid):
+    """[(pc, name)] of `thread backtrace` for thread tid in lldb-22 with the plugin: what lldb-dap must show."""
+    setup = b.lldb_target(core=target.get("core"), pid=target.get("pid"))
+    rc, out, err = t.lldb(setup + [f"thread select -t {tid}", "thread backtrace"], pre=QUIET + ["async threads enable"])
+    frames = frames_of(raw_section(out, "thread backtrace"), selected_index(out, f"thread select -t {tid}"))
+    return [(pc, re.sub(r"( \[synthetic\])?( \[artificial\])?$", "", text)) for _, pc, text in frames]
+
+
+def check_running(target, tid):
+    exp = b.expected("running")["running"]
+    want = lldb_frames(target, tid)
+    dap = session(target)
+    try:
+        ids = {th["id"]: th["name"] for th in dap.threads()}
+        t.check(tid in ids, f"the running thread {tid} among lldb-dap's threads: {ids}")
+        frames = dap.stack(tid)
+        got = [(int(f.get("instructionPointerReference", "0"), 16), f["name"]) for f in frames]
+        # lldb-dap names a native frame by its function alone; asyncdac's frames by their whole text.
+        made = [(pc, name) for pc, name in want if ".dll`" in name]
+        t.check_eq([g for g in got if ".dll`" in g[1]], made, "managed and async frames: lldb-dap vs thread backtrace")
+        t.check_eq([pc for pc, _ in got], [pc for pc, _ in want], "frame pcs: lldb-dap vs thread backtrace")
+        names = [f["name"] for f in frames]
+        first = next((i for i, n in enumerate(names) if n.endswith(" [async]")), None)
+        if t.check(first is not None and first >= 2, f"async frames in the stack trace: {names}"):
+            t.check(re.search(r"DispatchContinuations\(\) \+ 0x[0-9a-f]+$", names[first - 1]) and
+                    frames[first - 1].get("presentationHint") == "subtle",
+                    f"the dispatch loop before the async frames, subtle: {frames[first - 1]}")
+            t.check(re.search(r"IL_STUB_AsyncResume", names[first - 2]) and frames[first - 2].get("presentationHint") == "subtle",
+                    f"the resume stub before it, subtle: {frames[first - 2]}")
+            t.check_eq([int(x) for x in re.findall(r"at Program\.cs:(\d+) \[async\]", " ".join(names))],
+                       [f["await_line"] for f in exp["dispatcher_frames"]], "await lines of the async frames")
+            middle, top = frames[first]["id"], frames[first + 1]["id"]
+            for ctx in ("watch", "hover", "repl"):
+                r = dap.evaluate("midLocal", middle, ctx)
+                t.check(r.get("success") and r["body"]["result"] in ("909", "(long) $0 = 909", "(long) $1 = 909",
+                                                                      "(long) $2 = 909"),
+                        f"evaluate midLocal ({ctx}) on RunMiddle: {r}")
+            r = dap.evaluate("topLocal", top, "watch")
+            t.check_eq(r.get("body", {}).get("result"), 'u"top-running"', "evaluate topLocal (watch) on RunTop")
+    except DapError as e:
+        t.fail(f"lldb-dap: {e}\n{dap.dump()}")
+    finally:
+        dap.close()
+
+
+def check_nested(target):
+    exp = b.expected("nested")["chains"][0]
+    dap = session(target)
+    try:
+        chains = [th for th in dap.threads() if th["name"].startswith("async: ")]
+        t.check_eq([th["name"] for th in chains],
+                   ["async: AsyncdacSamples.NestedApp.C<System.String>(System.String, System.Threading.Tasks.Task<Int32>) "
+                    "[WaitingForActivation]"], "lldb-dap's chain threads")
+        if not chains:
+            return
+        frames = dap.stack(chains[0]["id"])
+        t.check_eq([re.sub(r" \+ 0x[0-9a-f]+ at ", " at ", f["name"]) for f in frames],
+                   ["nested.dll`AsyncdacSamples.NestedApp.C<System.String>(System.String, System.Threading.Tasks.Task<Int32>)"
+                    f" at Program.cs:{exp['frames'][0]['await_line']} [async]",
+                    "nested.dll`AsyncdacSamples.Holder<Int32>.B(Int32, System.Threading.Tasks.Task<Int32>)"
+                    f" at Program.cs:{exp['frames'][1]['await_line']} [async]",
+                    f"nested.dll`AsyncdacSamples.NestedApp.A(Int32) at Program.cs:{exp['frames'][2]['await_line']} [async]"],
+                   "the chain thread's frames")
+        t.check_eq(len({f["id"] for f in frames}), 3, "three distinct frame ids")
+        for frame, name, value in ((0, "cInt", "7"), (0, "cString", 'u"gamma"'), (0, "cPair.Id", "33"), (2, "aArray[1]", "2"), (1, "bLong", "-9876543210"),
+                                   (1, "bGeneric", "77"), (2, "seed", "1"), (2, "aInt", "42")):
+            r = dap.evaluate(name, frames[frame]["id"], "watch")
+            t.check_eq(r.get("body", {}).get("result"), value, f"evaluate {name} on frame {frame}")
+        r = dap.evaluate("nope", frames[0]["id"], "watch")
+        t.check(not r.get("success"), f"evaluate of a name the frame does not have fails: {r}")
+    except DapError as e:
+        t.fail(f"lldb-dap: {e}\n{dap.dump()}")
+    finally:
+        dap.close()
+
+
+def main():
+    mode = sys.argv[1] if len(sys.argv) > 1 else "core"
+    tmp = t.tmpdir()
+    for scenario in ("running", "nested"):
+        s = b.sample(scenario, "Debug")
+        try:
+            if mode == "core":
+                target = {"core": b.make_core(s.pid, os.path.join(tmp, f"{scenario}.core"))}
+                s.kill()
+            else:
+                if scenario == "running":
+                    b.wait_parked(s.pid, s.tid)
+                target = {"pid": s.pid}
+            if scenario == "running":
+                check_running(target, s.tid)
+            else:
+                check_nested(target)
+        finally:
+            s.kill()
+    t.finish()
+
+
+main()

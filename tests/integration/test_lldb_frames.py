@@ -1,0 +1,290 @@
+"""lldb.frames.<scenario>.<mode>: asyncdac's frames and threads in LLDB itself (issue 11), through
+the real lldb-22 on real .NET 11 samples (targets/dotnet), on createdump cores and live processes.
+
+    test_lldb_frames.py running core|live   the running chain, spliced into its thread's frames
+    test_lldb_frames.py nested core|live    a pending chain as a thread (async threads enable)
+    test_lldb_frames.py deep core           a 1,000-deep recursion as a thread
+    test_lldb_frames.py fanout core         10,000 pending chains as threads
+
+What LLDB shows through the plugin's frame provider is checked against what the plugin's own
+commands print on the same process (`async bt`, `async ps`, `async frame variable`), and against
+the samples' sources and expected.json (await lines, locals):
+  - plain `bt` / `thread backtrace`: LLDB's frames, with every managed frame `async bt` names
+    named the same (module`method + offset, and its source line), the machinery between the
+    resumed method and its dispatch loop [artificial], and the async frames of the running chain
+    right after the loop's frame, as `async bt` prints them, marked [async];
+  - `frame select`, `up`, `down`, `frame info` on async frames; `frame variable NAME`, `v`, `p`
+    give the values `async frame variable` prints;
+  - pending chains are threads named "async: <innermost method> [<task status>]" whose frames are
+    the chain's (`async ps`), selectable like any thread;
+  - `bt async` still prints what it printed before.
+"""
+import os
+import re
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+import adactest as t  # noqa: E402
+import btsamples as b  # noqa: E402
+from lldbframes import QUIET, frames_of, raw_section, section, selected_index  # noqa: E402
+
+ASYNC = re.compile(r"^\s*async #(\d+): (0x[0-9a-f]+) (.*) \[state \d+\]$")
+PHYS = re.compile(r"^\s*frame #(\d+): (0x[0-9a-f]+) ?(.*)$")
+
+
+def made_frames(frames):
+    """(index, pc, text of the frames asyncdac made): LLDB shows a native frame's arguments as far as
+    it has evaluated them, which varies."""
+    return [(i, pc, text if "[synthetic]" in text else None) for i, pc, text in frames]
+
+
+def async_bt(text):
+    """(physical [(pc, text)], async [(pc, text)]) of `async bt` for one thread."""
+    phys, asyncs = [], []
+    for line in text.splitlines():
+        m = ASYNC.match(line)
+        if m:
+            asyncs.append((int(m.group(2), 16), m.group(3)))
+            continue
+        m = PHYS.match(line)
+        if m:
+            phys.append((int(m.group(2), 16), m.group(3)))
+    return phys, asyncs
+
+
+def source_line(scenario, text):
+    """The 1-based line of the sample's Program.cs that contains text (exactly one)."""
+    path = os.path.join(t.SOURCE, "targets", "dotnet", scenario, "Program.cs")
+    with open(path) as f:
+        hits = [i + 1 for i, line in enumerate(f) if text in line]
+    t.check_eq(len(hits), 1, f"{scenario}/Program.cs lines containing {text!r}")
+    return hits[0] if hits else None
+
+
+def lldb(setup, commands, threads=False, timeout=300):
+    pre = QUIET + (["async threads enable"] if threads else [])
+    rc, out, err = t.lldb(setup + commands, pre=pre, timeout=timeout)
+    t.check_eq((rc, b.LLDB_NOISE.sub("", err)), (0, ""), f"lldb {commands[:3]}...: exit code and stderr")
+    return out
+
+
+# ---- the running chain, spliced into its thread's frames ------------------------------------
+
+def check_running(setup, tid, scenario="running"):
+    exp = b.expected(scenario)["running"]
+    # Threads are selected by id: a live process's threads get other indexes in each session.
+    cmds = [f"thread select -t {tid}", "bt", "thread backtrace", "async bt", "bt async"]
+    out = lldb(setup, cmds)
+    idx = selected_index(out, f"thread select -t {tid}")
+    plain = frames_of(raw_section(out, "bt"), idx)
+    t.check_eq(made_frames(frames_of(raw_section(out, "thread backtrace"), idx)), made_frames(plain),
+               "bt (the plugin's) vs thread backtrace")
+    phys, asyncs = async_bt(section(out, "async bt"))
+    t.check_eq(section(out, "bt async"), section(out, "async bt"), "bt async vs async bt")
+
+    # The async frames: after the loop's frame, as `async bt` prints them.
+    made = [(pc, text) for _, pc, text in plain if text.endswith(" [async] [synthetic]")]
+    t.check_eq([(pc, text[:-len(" [async] [synthetic]")]) for pc, text in made], asyncs,
+               "the async frames of bt (pc, method + offset, line) vs async bt's")
+    t.check_eq([int(m) for m in re.findall(r"at Program\.cs:(\d+)", " ".join(text for _, text in asyncs))],
+               [f["await_line"] for f in exp["dispatcher_frames"]], "await lines of the async frames (expected.json)")
+    first = next((i for i, (_, _, text) in enumerate(plain) if text.endswith("[async] [synthetic]")), None)
+    if not t.check(first is not None and first >= 2, f"async frames in bt:\n{raw_section(out, 'bt')}"):
+        return
+    t.check(re.search(r"DispatchContinuations\(\) \+ 0x[0-9a-f]+ \[synthetic\] \[artificial\]$", plain[first - 1][2]),
+            f"the frame before the async frames is the dispatch loop, artificial: {plain[first - 1]}")
+    t.check(re.search(r"IL_STUB_AsyncResume\(.*\) \+ 0x[0-9a-f]+ \[synthetic\] \[artificial\]$", plain[first - 2][2]),
+            f"the frame before the loop is the resume stub, artificial: {plain[first - 2]}")
+
+    # The physical frames: LLDB's, in order, each managed one named as `async bt` names it.
+    rest = [(pc, text) for _, pc, text in plain if not text.endswith("[async] [synthetic]")]
+    t.check_eq([pc for pc, _ in rest], [pc for pc, _ in phys], "pcs of the physical frames: bt vs async bt")
+    for (pc, text), (_, want) in zip(rest, phys):
+        if ".dll`" in want:
+            t.check(text.startswith(want + " ") and "[synthetic]" in text,
+                    f"managed frame at 0x{pc:x}: bt says {text!r}, async bt {want!r}")
+    lines = {m.group(1): int(m.group(2)) for _, text in rest
+             for m in [re.search(r"RunningApp\.(\w+)\(.*at Program\.cs:(\d+)", text)] if m}
+    t.check_eq(lines, {"RunLeaf": exp["running_frame"]["line"],
+                       "StopHere": source_line(scenario, "ParkRunning();"),
+                       "ParkRunning": source_line(scenario, "Thread.Sleep(Timeout.Infinite);")},
+               "source lines of the managed frames")
+
+    # frame select / up / down / frame info on the async frames, and their variables.
+    k = plain[first][0]
+    cmds = [f"thread select -t {tid}", f"frame select {k}", "frame info", "v midLocal", "frame variable midLocal", "up",
+            "frame info", "p topLocal", "down", "frame info", "down", "frame info",
+            f"async frame select 0", "async frame variable midLocal", "async frame select 1",
+            "async frame variable topLocal"]
+    out = lldb(setup, cmds)
+    line_of = {i: f"frame #{i}: 0x{pc:016x} {text}" for i, pc, text in plain}
+    t.check_eq(section(out, f"frame select {k}").splitlines()[0], line_of[k], "frame select: the frame line")
+    t.check_eq(section(out, "frame info", 0).strip(), line_of[k], "frame info on the first async frame")
+    t.check_eq(section(out, "frame info", 1).strip(), line_of[k + 1], "up: the next async frame")
+    t.check_eq(section(out, "frame info", 2).strip(), line_of[k], "down: back")
+    t.check_eq(section(out, "frame info", 3).strip(), line_of[k - 1], "down: the dispatch loop")
+    t.check_eq(section(out, "v midLocal"), "(long) midLocal = 909\n", "v midLocal")
+    t.check_eq(section(out, "frame variable midLocal"), "(long) midLocal = 909\n", "frame variable midLocal")
+    t.check_eq(section(out, "async frame variable midLocal"), "(long) midLocal = 909\n", "async frame variable midLocal")
+    t.check_eq(section(out, "p topLocal"), '(char16_t[11]) u"top-running"\n', "p topLocal")
+    t.check_eq(section(out, "async frame variable topLocal"), '(string) topLocal = "top-running"\n',
+               "async frame variable topLocal")
+
+
+# ---- pending chains as threads ----------------------------------------------------------------
+
+def chain_threads(out):
+    """{tid: name} of the threads asyncdac added, from `thread list`."""
+    return {int(m.group(1)): m.group(2)
+            for m in re.finditer(r"^[* ] thread #\d+: tid = (\d+), 0x[0-9a-f]+, name = '(async: [^']*)'$", out, re.M)}
+
+
+def ps_chains(text):
+    """[[(pc, text)...]...] of `async ps`, one list per chain."""
+    chains = []
+    for line in text.splitlines():
+        if re.match(r"^chain #\d+:", line):
+            chains.append([])
+        m = ASYNC.match(line)
+        if m and chains:
+            chains[-1].append((int(m.group(2), 16), m.group(3)))
+    return chains
+
+
+def check_nested(setup):
+    exp = b.expected("nested")["chains"][0]
+    out = lldb(setup, ["thread list", "async ps"], threads=True)
+    threads = chain_threads(section(out, "thread list"))
+    want = "async: AsyncdacSamples.NestedApp.C<System.String>(System.String, System.Threading.Tasks.Task<Int32>) " \
+           "[WaitingForActivation]"
+    t.check_eq(list(threads.values()), [want], "the one pending chain's thread")
+    ps = ps_chains(section(out, "async ps"))
+    if not threads or not t.check_eq(len(ps), 1, "async ps chains"):
+        return
+    tid = next(iter(threads))
+    frames_vars = {0: ["cInt", "cLong", "cBool", "cChar", "cString", "cColor", "cDouble", "cArray", "cArray[1]",
+                       "cPair.Id", "cPayload.Name", "cString[0]"],
+                   1: ["bInt", "bLong", "bGeneric", "this", "bPair", "this.Field", "this.Label", "bArray", "bArray[1]"],
+                   2: ["seed", "aInt", "aString", "aArray", "aArray[2]", "aPair.Count", "aPair.Tag", "aArray[3]",
+                       "aPair.Nope"]}
+    cmds = [f"thread select -t {tid}", "bt", "frame select 1", "frame info", "up", "frame info"]
+    for k, names in frames_vars.items():
+        cmds.append(f"frame select {k}")
+        cmds += [f"v {n}" for n in names if n not in ("aArray[3]", "aPair.Nope")]
+    out = lldb(setup, cmds, threads=True)
+    plain = frames_of(raw_section(out, "bt"), selected_index(out, f"thread select -t {tid}"))
+    t.check_eq([(pc, text) for _, pc, text in plain], [(pc, text + " [async] [synthetic]") for pc, text in ps[0]],
+               "the chain thread's frames vs async ps")
+    t.check_eq([int(x) for _, _, text in plain for x in re.findall(r"at Program\.cs:(\d+)", text)],
+               [f["await_line"] for f in exp["frames"]], "await lines (expected.json)")
+    line_of = {i: f"frame #{i}: 0x{pc:016x} {text}" for i, pc, text in plain}
+    t.check_eq(section(out, "frame info", 0).strip(), line_of.get(1), "frame select 1")
+    t.check_eq(section(out, "frame info", 1).strip(), line_of.get(2), "up")
+    want_values = {
+        "cInt": "(int) cInt = 7", "cLong": "(long) cLong = 9223372036854775807", "cBool": "(bool) cBool = true",
+        "cChar": "(char16_t) cChar = U+00e9 u'é'", "cString": '(char16_t[5]) cString = u"gamma"',
+        "cColor": '(char[4]) cColor = "Red"', "cDouble": "(double) cDouble = 1.0E+100",
+        "cArray": '(char[23]) cArray = "string[2] { \\"x\\", \\"y\\" }"',
+        "cArray[1]": '(char16_t[1]) cArray[1] = u"y"', "cPair.Id": "(int) cPair.Id = 33",
+        "cPayload.Name": '(char16_t[3]) cPayload.Name = u"p-c"', "cString[0]": "(char16_t) cString[0] = U+0067 u'g'",
+        "bInt": "(int) bInt = -200", "bLong": "(long) bLong = -9876543210", "bGeneric": "(int) bGeneric = 77",
+        "this.Field": "(int) this.Field = 500", "this.Label": '(char16_t[12]) this.Label = u"holder-label"',
+        "bArray": "(long[2]) bArray = ([0] = 10, [1] = 20)", "bArray[1]": "(long) bArray[1] = 20",
+        "seed": "(int) seed = 1", "aInt": "(int) aInt = 42", "aString": '(char16_t[5]) aString = u"alpha"',
+        "aArray": "(int[3]) aArray = ([0] = 1, [1] = 2, [2] = 3)", "aArray[2]": "(int) aArray[2] = 3",
+        "aPair.Count": "(int) aPair.Count = 12",
+        "aPair.Tag": '(char16_t[5]) aPair.Tag = u"tag-a"',  # an object field holding a string
+    }
+    errors = {"aArray[3]": "error: aArray: index 3 is past its end (length 3)",
+              "aPair.Nope": "error: aPair: no field named 'Nope'"}
+    for k, names in frames_vars.items():
+        for n in names:
+            if n in errors:
+                rc, eout, err = t.lldb(setup + [f"thread select -t {tid}", f"frame select {k}", f"v {n}"],
+                                       pre=QUIET + ["async threads enable"])
+                t.check_eq((rc, err), (1, errors[n] + "\n"), f"frame {k}: v {n} fails")
+                continue
+            got = section(out, f"v {n}").rstrip("\n")
+            if n in want_values:
+                t.check_eq(got, want_values[n], f"frame {k}: v {n}")
+            else:  # composite: the text `async frame variable` prints, as a char array
+                t.check(re.match(r'^\(char\[\d+\]\) ' + re.escape(n) + r' = "', got), f"frame {k}: v {n}: {got!r}")
+    # The same values through the plugin's own command, on the same chain (its task: the tid).
+    if True:
+        addr = hex(tid)
+        out = lldb(setup, [f"async frame variable --address {addr} --frame {k} {n}"
+                           for k, names in frames_vars.items() for n in names if n in ("cInt", "bLong", "seed")])
+        for k, names in frames_vars.items():
+            for n in names:
+                if n in ("cInt", "bLong", "seed"):
+                    got = section(out, f"async frame variable --address {addr} --frame {k} {n}").rstrip("\n")
+                    t.check_eq(got.split(" = ", 1)[1], want_values[n].split(" = ", 1)[1],
+                               f"async frame variable {n} (frame {k}) vs LLDB's v")
+
+
+def check_deep(setup):
+    out = lldb(setup, ["thread list"], threads=True)
+    threads = chain_threads(out)
+    t.check_eq(list(threads.values()), ["async: AsyncdacSamples.DeepApp.Recurse(Int32) [WaitingForActivation]"],
+               "the deep chain's thread")
+    if not threads:
+        return
+    tid = next(iter(threads))
+    cmds = [f"thread select -t {tid}", "thread backtrace"]
+    for k in (0, 1, 500, 999):
+        cmds += [f"frame select {k}", "v depth", "v marker"]
+    cmds += ["down", "v depth", "up", "v depth"]
+    out = lldb(setup, cmds, threads=True)
+    plain = frames_of(raw_section(out, "thread backtrace"), selected_index(out, f"thread select -t {tid}"))
+    t.check_eq(len(plain), 1000, "1000 frames")
+    lines = [int(m) for _, _, text in plain for m in re.findall(r"Recurse\(Int32\) \+ 0x[0-9a-f]+ at Program\.cs:(\d+) \[async\]", text)]
+    t.check_eq(lines, [27] + [29] * 999, "every frame is Recurse, at the leaf's await line then the inner one")
+    t.check_eq(len({pc for _, pc, _ in plain}), 1000, "1000 distinct pcs (LLDB tells frames apart by pc)")
+    for n, k in enumerate((0, 1, 500, 999)):
+        t.check_eq(section(out, "v depth", n), f"(int) depth = {k}\n", f"frame {k}: depth")
+        t.check_eq(section(out, "v marker", n), f"(int) marker = {3 * k + 1}\n", f"frame {k}: marker")
+    t.check_eq(section(out, "v depth", 4), "(int) depth = 998\n", "down from 999: depth")
+    t.check_eq(section(out, "v depth", 5), "(int) depth = 999\n", "up again: depth")
+
+
+def check_fanout(setup):
+    out = lldb(setup, ["thread list"], threads=True, timeout=600)
+    names = list(chain_threads(out).values())
+    counts = {}
+    for n in names:
+        counts[n] = counts.get(n, 0) + 1
+    t.check_eq(counts, {"async: AsyncdacSamples.FanoutApp.AlphaLeaf(Int32, System.Threading.Tasks.Task<Int32>) "
+                        "[WaitingForActivation]": 7000,
+                        "async: AsyncdacSamples.FanoutApp.BetaLeaf(Int32, System.Threading.Tasks.Task) "
+                        "[WaitingForActivation]": 3000},
+               "10,000 chain threads by name")
+
+
+def main():
+    scenario, mode = sys.argv[1], sys.argv[2]
+    tmp = t.tmpdir()
+    s = b.sample(scenario, "Debug")
+    try:
+        if mode == "core":
+            core = b.make_core(s.pid, os.path.join(tmp, f"{scenario}.core"))
+            s.kill()
+            setup = b.lldb_target(core=core)
+        else:
+            b.wait_parked(s.pid, s.tid) if scenario == "running" else None
+            setup = b.lldb_target(pid=s.pid)
+        if scenario == "running":
+            check_running(setup, s.tid)
+        elif scenario == "nested":
+            check_nested(setup)
+        elif scenario == "deep":
+            check_deep(setup)
+        elif scenario == "fanout":
+            check_fanout(setup)
+        else:
+            raise SystemExit(f"unknown scenario {scenario}")
+    finally:
+        s.kill()
+    t.finish()
+
+
+main()
