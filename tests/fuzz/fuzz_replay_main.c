@@ -29,13 +29,14 @@ static int run_file(const char *path)
 	fclose(f);
 	/* An exact-size heap copy, so ASan sees any read past the end; then prefixes (512 in steps)
 	 * and single-byte changes (every byte of the first 4 KiB) of the file: a poor man's mutation
-	 * pass. Files over 64 KiB (memory images, cores) take longer per run: 16 prefixes, and changes
-	 * at 64 places spread over the whole file (libFuzzer does the real work in clang builds). */
+	 * pass. Files over 8 KiB (memory images, cores, descriptors) take longer per run: 16 prefixes,
+	 * and changes at 64 places spread over the whole file (libFuzzer does the real work in the
+	 * clang build). */
 	uint8_t *exact = malloc(got ? got : 1);
 	memcpy(exact, buf, got);
 	LLVMFuzzerTestOneInput(exact, got);
 	free(exact);
-	bool big = got > (64u << 10);
+	bool big = got > (8u << 10);
 	size_t step = got / (big ? 16 : 512) + 1, stride = big ? got / 64 + 1 : 1;
 	for (size_t cut = 0; cut < got; cut += step) {
 		uint8_t *pre = malloc(cut ? cut : 1);
