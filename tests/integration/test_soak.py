@@ -134,7 +134,7 @@ def main():
                 t.check("8 chains listed" in out or "chains listed" in out, f"{what}: ps lists chains: {out[-500:]!r}")
             figures["cli"] += 1
         units = w.units
-        settled(w, "RSD", what)
+        settled(w, "RSDZ", what)
         took = w.progresses(units)
         if not t.check(took is not None, f"{what}: no progress within {PROGRESS_WITHIN} s of the detach"):
             break
