@@ -36,7 +36,8 @@ static int check_object(void *ctx, const struct adac_gc_object *o)
 		__builtin_trap();
 	if (o->addr < w->next || o->addr < r->mem || o->addr >= r->end || o->extent > r->end - o->addr ||
 	    o->size < w->info->min_object_size || o->extent < o->size || o->mt == 0 || o->mt == w->info->free_mt ||
-	    o->generation >= ADAC_MAX_GC_GENERATIONS || !o->data || o->data_len < 2u * w->info->ptr_size || o->data_len > o->extent)
+	    o->generation >= ADAC_MAX_GC_GENERATIONS || !o->data || o->data_len < 2u * w->info->ptr_size ||
+	    o->data_len > o->extent)
 		__builtin_trap();
 	w->next = o->addr + o->extent;
 	w->objects++;

@@ -7,9 +7,9 @@
  *
  * Pages that are a file of DIR (the .NET directory scripts/dotnet-setup fills; default
  * $ASYNCDAC_DOTNET_DIR) byte for byte, per the core's NT_FILE note, are written as 'F' records
- * naming the file, the others as 'R' records with their bytes (--bytes: every page). The recording backend has no physical
- * frames and no symbol table of its own (as the memory target the fuzzers use): symbols are found
- * through the .dynsym pages, which are recorded too. */
+ * naming the file, the others as 'R' records with their bytes (--bytes: every page). The recording
+ * backend has no physical frames and no symbol table of its own (as the memory target the fuzzers
+ * use): symbols are found through the .dynsym pages, which are recorded too. */
 #include <fcntl.h>
 #include <gelf.h>
 #include <stdbool.h>
