@@ -112,7 +112,8 @@ static int typedef_or_ref(struct decoder *d, uint32_t *token)
 	if (uncompress(d, &v))
 		return -1;
 	static const uint8_t tables[3] = {ADAC_ECMA_TYPEDEF, ADAC_ECMA_TYPEREF, ADAC_ECMA_TYPESPEC};
-	if ((v & 3) == 3 || (v >> 2) == 0)
+	/* A row id past 24 bits has no token: truncating it would name another row (or row 0). */
+	if ((v & 3) == 3 || (v >> 2) == 0 || (v >> 2) > 0xffffff)
 		return corrupt(d, "bad TypeDefOrRefOrSpec encoding");
 	*token = ADAC_ECMA_TOKEN(tables[v & 3], v >> 2);
 	return 0;

@@ -193,6 +193,11 @@ static int merge_types(struct adac_descriptor *d, json_t *types, struct adac_err
 			return adac_fail(err, ADAC_E_CORRUPT, 0, "contract descriptor defines type %s twice", name);
 		const char *fname;
 		json_t *fv;
+		/* The size "!" is a plain number; only fields take the [offset, "type"] form. */
+		json_t *size = json_object_get(fields, "!");
+		uint64_t v;
+		if (size && (!json_number(size, &v) || v > UINT32_MAX))
+			return adac_fail(err, ADAC_E_CORRUPT, 0, "contract descriptor type %s has no valid size", name);
 		json_object_foreach(fields, fname, fv) {
 			uint64_t off;
 			json_t *o = json_is_array(fv) ? json_array_get(fv, 0) : fv;

@@ -64,8 +64,10 @@ static void check_against_json(const struct adac_descriptor *d, json_t *root)
 		check_failed(rc, &err);
 		if ((rc == 0) != (json_object_get(fields, "!") != NULL))
 			__builtin_trap();
-		if (nspecs < MAX_SPECS)
-			specs[nspecs++] = (struct adac_field_spec){tname, NULL, 0, (nspecs & 1) != 0};
+		if (nspecs < MAX_SPECS) {
+			specs[nspecs] = (struct adac_field_spec){tname, NULL, 0, (nspecs & 1) != 0};
+			nspecs++;
+		}
 		json_object_foreach(fields, fname, fv) {
 			adac_error_clear(&err);
 			if (!adac_desc_has_field(d, tname, fname) || adac_desc_field(d, tname, fname, &off, &err) != 0)

@@ -1,8 +1,10 @@
 /* fuzz_replay_main.c - main() for the fuzz entry points when libFuzzer is not available (gcc
  * builds): runs LLVMFuzzerTestOneInput on every file named on the command line (directories: every
- * file in them) and on mutations of each (prefixes, byte flips), then on a fixed set of generated inputs (empty, runs of one byte value, and
- * pseudo-random buffers from a fixed seed), so each entry point is exercised in every build. */
+ * file in them) and on mutations of each (prefixes, byte flips), then on a fixed set of generated
+ * inputs (empty, runs of one byte value, and pseudo-random buffers from a fixed seed), so each entry
+ * point is exercised in every build. */
 #include <dirent.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -25,20 +27,24 @@ static int run_file(const char *path)
 	uint8_t *buf = malloc(n > 0 ? (size_t)n : 1);
 	size_t got = buf ? fread(buf, 1, (size_t)(n > 0 ? n : 0), f) : 0;
 	fclose(f);
-	/* An exact-size heap copy, so ASan sees any read past the end; then every prefix (in steps) and
-	 * every single-byte change (for the first 4 KiB) of the file: a poor man's mutation pass. */
+	/* An exact-size heap copy, so ASan sees any read past the end; then prefixes (512 in steps)
+	 * and single-byte changes (every byte of the first 4 KiB) of the file: a poor man's mutation
+	 * pass. Files over 8 KiB (memory images, cores, descriptors) take longer per run: 16 prefixes,
+	 * and changes at 64 places spread over the whole file (libFuzzer does the real work in the
+	 * clang build). */
 	uint8_t *exact = malloc(got ? got : 1);
 	memcpy(exact, buf, got);
 	LLVMFuzzerTestOneInput(exact, got);
 	free(exact);
-	size_t step = got / 512 + 1;
+	bool big = got > (8u << 10);
+	size_t step = got / (big ? 16 : 512) + 1, stride = big ? got / 64 + 1 : 1;
 	for (size_t cut = 0; cut < got; cut += step) {
 		uint8_t *pre = malloc(cut ? cut : 1);
 		memcpy(pre, buf, cut);
 		LLVMFuzzerTestOneInput(pre, cut);
 		free(pre);
 	}
-	for (size_t i = 0; i < got && i < 4096; i++) {
+	for (size_t i = 0; i < got && i < 4096 * stride; i += stride) {
 		uint8_t save = buf[i];
 		for (unsigned k = 0; k < 3; k++) {
 			static const uint8_t xors[] = {0x01, 0x80, 0xff};

@@ -1,5 +1,12 @@
 #!/usr/bin/env python3
-"""Writes the hand-made seed corpora of the fuzz entry points (python3 tests/fuzz/make_corpus.py):
+"""Writes the seed corpora of the fuzz entry points:
+
+    python3 tests/fuzz/make_corpus.py                  the hand-made seeds
+    python3 tests/fuzz/make_corpus.py --real BUILD     also the seeds taken from real processes (files
+                                                       named real_*), with BUILD's synthetic target
+                                                       and fuzz-make-image, and .NET 11 samples
+                                                       (scripts/dotnet-setup first)
+Hand-made:
 
   corpus/signature/       the blobs of tests/unit/test_signature.c, valid and malformed, each after
                           the selector byte of fuzz_signature.c (kind, pointer size, no-namespace)
@@ -9,21 +16,51 @@
   corpus/ecma_metadata/   the metadata of tests/data/pdb/nested/nested.dll rewritten as uncompressed
                           ("#-") metadata with FieldPtr, MethodPtr and ParamPtr tables, which no
                           compiler-made file in the repository has
+  corpus/core/            small cores written byte by byte (tests/lib/corecore.py): threads, NT_FILE
+                          mappings, p_filesz < p_memsz, overlapping segments, PN_XNUM program headers
+From real processes (--real):
+  corpus/core/real_synthetic_gcore      gdb's gcore of BUILD's synthetic-target (coredump_filter 1:
+                          anonymous memory only; its fake libcoreclr.so is read from the file)
+  corpus/discovery/real_*, heap/real_*, chain/real_*
+                          memory images (tests/fuzz/image.h) fuzz-make-image records from createdump
+                          cores of the samples while `runtime --verbose`, `dumpheap --stat` and
+                          `bt`/`frame`/`ps` run
 
-The real files (portable PDBs, assemblies, descriptor JSON) are named in tests/fuzz/CMakeLists.txt.
+Files named regress_<slug> (reproducers of fixed bugs) and by 40 hex digits (inputs scripts/fuzz --keep
+found, minimised) are left alone. The real files (portable PDBs, assemblies, descriptor JSON) are
+named in tests/fuzz/CMakeLists.txt.
 """
+import argparse
+import json
 import os
+import re
 import struct
+import subprocess
+import sys
+import tempfile
+import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, os.path.join(ROOT, "tests", "lib"))
+from corecore import NT_FILE, PAGE, core_bytes, note, nt_file, prstatus  # noqa: E402
 
 
-def write_dir(name, cases):
+def kept(f, real):
+    """Files of a corpus directory this run does not own: reproducers of fixed bugs (regress_<slug>),
+    the minimised inputs scripts/fuzz --keep found (40 hex digits), and without --real the seeds
+    taken from real processes (real_*); with --real, only those."""
+    if real:
+        return not f.startswith("real_")
+    return f.startswith(("regress_", "real_")) or re.fullmatch(r"[0-9a-f]{40}", f) is not None
+
+
+def write_dir(name, cases, real=False):
     d = os.path.join(HERE, "corpus", name)
     os.makedirs(d, exist_ok=True)
     for f in os.listdir(d):
-        os.unlink(os.path.join(d, f))
+        if not kept(f, real):
+            os.unlink(os.path.join(d, f))
     for case, data in cases:
         with open(os.path.join(d, case), "wb") as f:
             f.write(bytes(data))
@@ -314,12 +351,132 @@ def uncompressed(md):
     return out
 
 
+# ---- cores ------------------------------------------------------------------------------------
+
+def elf_page(base_tag):
+    """A page that starts like a loaded ELF image (no dynamic section: nothing exports anything)."""
+    b = bytearray(PAGE)
+    b[:16] = b"\x7fELF\x02\x01\x01" + b"\0" * 9
+    struct.pack_into("<HHI", b, 16, 3, 62, 1)
+    b[64:64 + len(base_tag)] = base_tag
+    return bytes(b)
+
+
+def core_cases():
+    regs = [0x1000 * i + 8 for i in range(27)]
+    regs[19] = 0x7FF000 + 0x800  # rsp inside the stack segment
+    lib = "/nonexistent/asyncdac-fuzz/libcoreclr.so"
+    files = nt_file([(0x10000, 0x12000, 0, lib), (0x12000, 0x13000, 5, lib), (0x20000, 0x21000, 0, "/nonexistent/other")])
+    notes = [prstatus(100, regs), prstatus(101, regs[::-1]), files, note(3, b"\0" * 136)]  # NT_PRPSINFO
+    stack = bytes((i * 13) & 0xFF for i in range(PAGE))
+    loads = [(0x10000, 0x2000, elf_page(b"lib") + b"\x11" * PAGE), (0x20000, 0x1000, elf_page(b"other")),
+             (0x7FF000, 0x1000, stack)]
+    cases = [
+        ("threads_files", core_bytes(loads, notes)),
+        ("memsz_past_filesz", core_bytes([(0x10000, 0x3000, elf_page(b"lib")), (0x7FF000, 0x2000, stack)], notes)),
+        ("overlapping", core_bytes([(0x10000, 0x3000, b"\x22" * 0x3000), (0x11000, 0x1000, b"\x33" * PAGE)], notes)),
+        ("no_notes", core_bytes(loads, [])),
+        ("nt_file_twice", core_bytes(loads, notes + [nt_file([(0x30000, 0x31000, 0, "/nonexistent/late")])])),
+    ]
+    # PN_XNUM: e_phnum 0xffff, the count in section header 0's sh_info.
+    body = bytearray(core_bytes(loads, notes))
+    phnum = struct.unpack_from("<H", body, 56)[0]
+    shoff = len(body)
+    body += struct.pack("<IIQQQQIIQQ", 0, 0, 0, 0, 0, 0, 0, phnum, 0, 0)
+    struct.pack_into("<Q", body, 40, shoff)
+    struct.pack_into("<HHHH", body, 56, 0xFFFF, 64, 1, 0)
+    cases.append(("pn_xnum", bytes(body)))
+    return cases
+
+
+# ---- from real processes (--real) ------------------------------------------------------------
+
+def run(argv, **kw):
+    r = subprocess.run(argv, capture_output=True, text=True, **kw)
+    if r.returncode:
+        sys.exit(f"make_corpus: {' '.join(argv)} failed: {r.stderr.strip()}")
+    return r.stdout
+
+
+def real_core(build, tmp):
+    """gcore of the synthetic target, anonymous memory only (coredump_filter 1)."""
+    p = subprocess.Popen([os.path.join(build, "targets", "synthetic", "synthetic-target"), "spin"],
+                         stdout=subprocess.PIPE, text=True)
+    try:
+        if p.stdout.readline().split()[:1] != ["READY"]:
+            sys.exit("make_corpus: synthetic-target did not start")
+        with open(f"/proc/{p.pid}/coredump_filter", "w") as f:
+            f.write("0x1")
+        run(["gcore", "-o", os.path.join(tmp, "st"), str(p.pid)])
+        with open(os.path.join(tmp, f"st.{p.pid}"), "rb") as f:
+            return f.read()
+    finally:
+        p.kill()
+        p.wait()
+
+
+def sample_core(scenario, tmp, mode=None):
+    """A createdump core of a .NET 11 sample (Debug), and the READY line's facts."""
+    argv = [os.path.join(ROOT, "scripts", "run-sample"), scenario] + (["--mode", mode] if mode else [])
+    ready, pid = run(argv).splitlines()[-2:]
+    try:
+        time.sleep(1)  # the sample prints READY just before it parks
+        core = os.path.join(tmp, f"{scenario}.core")
+        run([os.path.join(ROOT, "scripts", "make-core"), pid, core])
+    finally:
+        subprocess.run(["kill", pid])
+    return core, dict(kv.split("=", 1) for kv in ready.split()[1:] if "=" in kv)
+
+
+def image(build, core, commands, raw=False):
+    """The memory image fuzz-make-image records while commands ([[word, ...], ...]) run on core."""
+    out = os.path.join(os.path.dirname(core), "image")
+    argv = [os.path.join(build, "bin", "fuzz-make-image")] + (["--bytes"] if raw else []) + [core, out]
+    for i, c in enumerate(commands):
+        argv += (["--"] if i else []) + c
+    env = dict(os.environ, ASYNCDAC_DOTNET_DIR=os.environ.get("ASYNCDAC_DOTNET_DIR", os.path.join(ROOT, "build", "dotnet")))
+    run(argv, env=env)
+    with open(out, "rb") as f:
+        return f.read()
+
+
+def task_of(build, core, n=0):
+    ps = json.loads(run([os.path.join(build, "bin", "asyncdac"), "ps", core, "--json"]))
+    return ps["ps"]["chains"][n]["task"]["address"]
+
+
+def real_cases(build):
+    tmp = tempfile.mkdtemp(prefix="asyncdac-corpus-")
+    write_dir("core", [("real_synthetic_gcore", real_core(build, tmp))], real=True)
+    nested, _ = sample_core("nested", tmp)
+    task = task_of(build, nested)
+    write_dir("discovery", [("real_nested_runtime", image(build, nested, [["runtime", "--verbose"]], raw=True))],
+              real=True)
+    write_dir("heap", [("real_nested_dumpheap", image(build, nested, [["dumpheap", "--stat"], ["dumpheap"]]))],
+              real=True)
+    chains = [("real_nested_bt", image(build, nested, [["bt", "--address", task, "--locals", "--json"],
+                                                       ["frame", "variable", "--address", task, "--frame", "1"],
+                                                       ["frame", "info", "--address", task, "--frame", "2"]]))]
+    shapes, _ = sample_core("shapes", tmp)
+    chains.append(("real_shapes_ps", image(build, shapes, [["ps", "--locals", "--json"]])))
+    running, ready = sample_core("running", tmp)
+    chains.append(("real_running_bt", image(build, running, [["bt", "--thread", ready["tid"], "--locals"]])))
+    write_dir("chain", chains, real=True)
+    subprocess.run(["rm", "-rf", tmp])
+
+
 def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--real", metavar="BUILD", help="also the seeds from real processes, with this build")
+    args = ap.parse_args()
     write_dir("signature", signature_cases())
     write_dir("managed_unwind", unwind_cases())
     with open(os.path.join(ROOT, "tests/data/pdb/nested/nested.dll"), "rb") as f:
         md = metadata_of(f.read())
     write_dir("ecma_metadata", [("nested_uncompressed", uncompressed(md))])
+    write_dir("core", core_cases())
+    if args.real:
+        real_cases(os.path.abspath(args.real))
 
 
 if __name__ == "__main__":

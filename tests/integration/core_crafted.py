@@ -12,51 +12,11 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import adactest as t  # noqa: E402
 import targetlib as tl  # noqa: E402
 
-PAGE = 4096
-NT_PRSTATUS, NT_FILE = 1, 0x46494C45
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+
+from corecore import NT_FILE, NT_PRSTATUS, PAGE, note, nt_file, prstatus, write_core  # noqa: E402
+
 d = tl.tmpdir()
-
-
-def pad4(b):
-    return b + b"\0" * (-len(b) % 4)
-
-
-def note(ntype, desc, name=b"CORE"):
-    n = name + b"\0"
-    return struct.pack("<III", len(n), len(desc), ntype) + pad4(n) + pad4(desc)
-
-
-def prstatus(tid, regs):
-    """struct elf_prstatus (x86-64, 336 bytes): pr_pid at 32, pr_reg (27 longs) at 112."""
-    desc = bytearray(336)
-    struct.pack_into("<i", desc, 32, tid)
-    struct.pack_into("<27Q", desc, 112, *regs)
-    return note(NT_PRSTATUS, bytes(desc))
-
-
-def nt_file(entries):
-    """entries: (start, end, page offset, path)."""
-    desc = struct.pack("<QQ", len(entries), PAGE)
-    desc += b"".join(struct.pack("<QQQ", s, e, o) for s, e, o, _ in entries)
-    desc += b"".join(p.encode() + b"\0" for _, _, _, p in entries)
-    return note(NT_FILE, desc)
-
-
-def write_core(path, loads, notes, machine=62):
-    """loads: (vaddr, memsz, bytes held in the file); one PT_NOTE with the notes first."""
-    phnum = 1 + len(loads)
-    blob = b"".join(notes)
-    offset = 64 + 56 * phnum
-    phdrs = [struct.pack("<IIQQQQQQ", 4, 0, offset, 0, 0, len(blob), 0, 4)]
-    body = blob
-    for vaddr, memsz, data in loads:
-        phdrs.append(struct.pack("<IIQQQQQQ", 1, 4, offset + len(body), vaddr, 0, len(data), memsz, 1))
-        body += data
-    ehdr = b"\x7fELF\x02\x01\x01" + b"\0" * 9 + struct.pack("<HHIQQQIHHHHHH", 4, machine, 1, 0, 64, 0, 0, 64, 56,
-                                                            phnum, 64, 0, 0)
-    with open(path, "wb") as f:
-        f.write(ehdr + b"".join(phdrs) + body)
-    return path
 
 
 def probe(core, *args, rc=0):

@@ -13,12 +13,18 @@ segment maps. python3 standard library only.
     core.mapped(addr) -> bool              # inside some PT_LOAD's [vaddr, vaddr + memsz)
     core.file_offset(addr, n) -> int       # where those n bytes are in the file
     patched_copy(src, dst, [(addr, bytes), ...]) -> Core   # copies src to dst, then patches dst
+
+and writes small cores byte by byte (crafted-core tests, fuzz seeds):
+
+    write_core(path, [(vaddr, memsz, bytes), ...], [note(...), prstatus(tid, regs), nt_file(entries)])
 """
 import shutil
 import struct
 
 PT_LOAD = 1
 PN_XNUM = 0xFFFF
+PAGE = 4096
+NT_PRSTATUS, NT_FILE = 1, 0x46494C45
 
 
 class Core:
@@ -113,3 +119,50 @@ def patched_copy(src, dst, patches):
     for addr, data in patches:
         core.write(addr, data)
     return core
+
+
+def pad4(b):
+    return b + b"\0" * (-len(b) % 4)
+
+
+def note(ntype, desc, name=b"CORE"):
+    n = name + b"\0"
+    return struct.pack("<III", len(n), len(desc), ntype) + pad4(n) + pad4(desc)
+
+
+def prstatus(tid, regs):
+    """struct elf_prstatus (x86-64, 336 bytes): pr_pid at 32, pr_reg (27 longs) at 112."""
+    desc = bytearray(336)
+    struct.pack_into("<i", desc, 32, tid)
+    struct.pack_into("<27Q", desc, 112, *regs)
+    return note(NT_PRSTATUS, bytes(desc))
+
+
+def nt_file(entries):
+    """entries: (start, end, page offset, path)."""
+    desc = struct.pack("<QQ", len(entries), PAGE)
+    desc += b"".join(struct.pack("<QQQ", s, e, o) for s, e, o, _ in entries)
+    desc += b"".join(p.encode() + b"\0" for _, _, _, p in entries)
+    return note(NT_FILE, desc)
+
+
+def core_bytes(loads, notes, machine=62):
+    """An ELF64 x86-64 core: one PT_NOTE with the notes first, then loads: (vaddr, memsz, bytes
+    held in the file)."""
+    phnum = 1 + len(loads)
+    blob = b"".join(notes)
+    offset = 64 + 56 * phnum
+    phdrs = [struct.pack("<IIQQQQQQ", 4, 0, offset, 0, 0, len(blob), 0, 4)]
+    body = blob
+    for vaddr, memsz, data in loads:
+        phdrs.append(struct.pack("<IIQQQQQQ", 1, 4, offset + len(body), vaddr, 0, len(data), memsz, 1))
+        body += data
+    ehdr = b"\x7fELF\x02\x01\x01" + b"\0" * 9 + struct.pack("<HHIQQQIHHHHHH", 4, machine, 1, 0, 64, 0, 0, 64, 56,
+                                                            phnum, 64, 0, 0)
+    return ehdr + b"".join(phdrs) + body
+
+
+def write_core(path, loads, notes, machine=62):
+    with open(path, "wb") as f:
+        f.write(core_bytes(loads, notes, machine))
+    return path

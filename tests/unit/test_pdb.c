@@ -353,12 +353,10 @@ static void test_damaged(const char *root)
 		return;
 	struct buf sink = {calloc(1, 1), 0};
 	struct adac_out out = {.write = buf_write, .ctx = &sink};
-	int opened = 0;
 	for (size_t cut = 0; cut < len; cut += 7) {
 		struct adac_error err = {0};
 		struct adac_pdb *p = adac_pdb_open_image(img, cut, "cut", &err);
 		if (p) {
-			opened++;
 			(void)dump_pdb(p, &out, &err);
 		} else {
 			CHECK(err.code == ADAC_E_CORRUPT || err.code == ADAC_E_LIMIT || err.code == ADAC_E_UNSUPPORTED);

@@ -184,6 +184,9 @@ static void test_bad_sigs(void)
 	check_bad(elem, sizeof elem, ADAC_SIG_METHOD, ADAC_E_CORRUPT, "unknown element type at byte 2", __LINE__);
 	const uint8_t tok[] = {0x06, 0x12, 0x03};
 	check_bad(tok, sizeof tok, ADAC_SIG_FIELD, ADAC_E_CORRUPT, "bad TypeDefOrRefOrSpec encoding", __LINE__);
+	/* test_bug_rid_past_24_bits (issue 15): TypeDef row 0x7000000 is no token (it was truncated to 0x02000000). */
+	const uint8_t bigrid[] = {0x06, 0x12, 0xdc, 0x00, 0x00, 0x00};
+	check_bad(bigrid, sizeof bigrid, ADAC_SIG_FIELD, ADAC_E_CORRUPT, "bad TypeDefOrRefOrSpec encoding", __LINE__);
 	const uint8_t notfield[] = {0x00, 0x08};
 	check_bad(notfield, sizeof notfield, ADAC_SIG_FIELD, ADAC_E_CORRUPT, "does not start a field signature", __LINE__);
 	const uint8_t ginst0[] = {0x15, 0x12, 0x05, 0x00};

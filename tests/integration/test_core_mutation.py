@@ -1,0 +1,246 @@
+"""robust.core_mutation: random byte and word mutations anywhere in a real core (ELF header and program
+headers, notes, the runtime data and heap the commands read, any segment, any byte), and on every
+mutated core `ps`, `bt`, `frame variable` and `dumpheap --stat` stay bounded and well-behaved:
+  - exit 0, or 1 with exactly one `asyncdac: error: ...` line;
+  - no AddressSanitizer/UBSan/LeakSanitizer report;
+  - at most 10 s of CPU time and 1 GiB of RSS each, for a ~110 MB core (3x the time and 2x the memory
+    under the sanitizers), and no hang (wall-clock limit: 6x the CPU limit).
+
+The core is a createdump core of targets/dotnet/shapes (Debug: 13 chains of every shape). The pages the
+commands read are found by running them once through tests/fuzz/make_image.c's recorder. A round
+applies 1 to 32 mutations to a working copy, runs the four commands, and restores the copy. Every
+round has its own seed (ADAC_MUTATION_SEED * 1000003 + round), and a failure prints the round's
+mutations and how to rerun it.
+
+  ADAC_MUTATION_ROUNDS   rounds to run (default 40: the suite's fixed-seed short version)
+  ADAC_MUTATION_SECONDS  run rounds until this many seconds have passed instead (scripts/fuzz core_mutation)
+  ADAC_MUTATION_SEED     base seed (default 15); ADAC_MUTATION_FIRST: first round number (default 0)
+  ADAC_MUTATION_CORE     mutate this core of the shapes sample instead of making one
+The last line is the summary scripts/fuzz records: rounds, command runs, failures, worst CPU and RSS.
+"""
+import json
+import os
+import random
+import resource
+import shutil
+import struct
+import subprocess
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+import adactest as t  # noqa: E402
+import btsamples as b  # noqa: E402
+import corecore  # noqa: E402
+
+SANITIZED = bool(os.environ.get("ASAN_OPTIONS") or os.environ.get("UBSAN_OPTIONS"))
+CPU_LIMIT = 10.0 * (3 if SANITIZED else 1)
+RSS_LIMIT = (1 << 30) * (2 if SANITIZED else 1)
+SANITIZERS = ("AddressSanitizer", "LeakSanitizer", "runtime error:")
+PT_NOTE = 4
+
+
+def measured(argv, limit):
+    """Runs argv; (rc, stderr, CPU seconds, max RSS bytes, timed out) of that process alone (wait4)."""
+    with tempfile.TemporaryFile() as errf:
+        p = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=errf)
+        deadline = time.time() + 6 * limit
+        timed_out = False
+        while True:
+            pid, status, ru = os.wait4(p.pid, os.WNOHANG)
+            if pid:
+                break
+            if time.time() > deadline:
+                p.kill()
+                timed_out = True
+                pid, status, ru = os.wait4(p.pid, 0)
+                break
+            time.sleep(0.005)
+        p.returncode = os.waitstatus_to_exitcode(status)  # Popen must not wait for it again
+        errf.seek(0)
+        err = errf.read().decode(errors="replace")
+    return p.returncode, err, ru.ru_utime + ru.ru_stime, ru.ru_maxrss * 1024, timed_out
+
+
+def notes_ranges(path):
+    """(file offset, size) of every PT_NOTE segment, and the size of the headers."""
+    with open(path, "rb") as f:
+        ehdr = f.read(64)
+        phoff, = struct.unpack_from("<Q", ehdr, 0x20)
+        phentsize, phnum = struct.unpack_from("<HH", ehdr, 0x36)
+        f.seek(phoff)
+        table = f.read(phentsize * phnum)
+    out = []
+    for i in range(phnum):
+        p_type, _, off, _, _, filesz, _, _ = struct.unpack_from("<IIQQQQQQ", table, i * phentsize)
+        if p_type == PT_NOTE and filesz:
+            out.append((off, filesz))
+    return out, phoff + phentsize * phnum
+
+
+def touched_offsets(core, commands, tmp):
+    """File offsets of the pages the commands read (per fuzz-make-image's recorder)."""
+    image = os.path.join(tmp, "touched.img")
+    argv = [os.path.join(t.BUILD, "bin", "fuzz-make-image"), "--bytes", core, image]
+    for i, c in enumerate(commands):
+        argv += (["--"] if i else []) + [w for w in c if w != core]
+    rc, _, err = t.run(argv, timeout=600)
+    if not t.check(rc == 0, f"fuzz-make-image: rc {rc}: {err[-500:]}"):
+        t.finish()
+    with open(image, "rb") as f:
+        data = f.read()
+    c = corecore.Core(core)
+    pages, i = [], 0
+    while i < len(data):
+        tag = data[i]
+        i += 1
+        if tag == ord("R"):
+            addr, n = struct.unpack_from("<QI", data, i)
+            i += 12 + n
+            for a in range(addr, addr + n, corecore.PAGE):
+                try:
+                    pages.append(c.file_offset(a, corecore.PAGE))
+                except ValueError:
+                    pass
+        elif tag == ord("M"):
+            i += 16 + 2 + struct.unpack_from("<H", data, i + 16)[0]
+        elif tag == ord("T"):
+            i += 8 + 8 * 18
+        elif tag == ord("C"):
+            i += 2 + struct.unpack_from("<H", data, i)[0]
+        else:
+            break
+    return pages
+
+
+class Places:
+    """Where a mutation may land, by kind, as file offsets."""
+
+    def __init__(self, core, touched):
+        self.size = os.path.getsize(core)
+        self.notes, self.headers = notes_ranges(core)
+        self.touched = touched
+        self.segments = [(off, filesz) for _, _, off, filesz in corecore.Core(core).loads if filesz]
+
+    def pick(self, rnd):
+        kind = rnd.choices(["headers", "notes", "touched", "segment", "anywhere"], [5, 15, 50, 20, 10])[0]
+        if kind == "headers":
+            return kind, rnd.randrange(self.headers)
+        if kind == "notes" and self.notes:
+            off, n = rnd.choice(self.notes)
+            return kind, off + rnd.randrange(n)
+        if kind == "touched" and self.touched:
+            return kind, rnd.choice(self.touched) + rnd.randrange(corecore.PAGE)
+        if kind == "segment":
+            off, n = rnd.choice(self.segments)
+            return kind, off + rnd.randrange(n)
+        return "anywhere", rnd.randrange(self.size)
+
+
+def new_bytes(rnd, old, pointers):
+    """A mutation of the bytes old (8 of them, fewer at the end of the file)."""
+    n = len(old)
+    how = rnd.choices(["word", "byte", "dword", "run"], [40, 30, 20, 10])[0]
+    if how == "word" and n == 8:
+        cur, = struct.unpack("<Q", old)
+        v = rnd.choice([0, 2**64 - 1, rnd.getrandbits(64), cur ^ (1 << rnd.randrange(64)), (cur + 8) % 2**64,
+                        (cur - 8) % 2**64, rnd.choice(pointers), 0xDEAD0000])
+        return struct.pack("<Q", v)
+    if how == "dword" and n >= 4:
+        cur, = struct.unpack_from("<I", old)
+        v = rnd.choice([0, 2**32 - 1, rnd.getrandbits(32), cur ^ (1 << rnd.randrange(32)), rnd.randrange(1, 0x10000),
+                        0x7FFFFFFF, 0x80000000])
+        return struct.pack("<I", v) + old[4:]
+    if how == "run":
+        fill = rnd.choice([b"\0", b"\xff", None])
+        return bytes(fill[0] if fill else rnd.getrandbits(8) for _ in range(n))
+    b_ = bytearray(old)
+    i = rnd.randrange(n)
+    b_[i] = rnd.choice([rnd.getrandbits(8), b_[i] ^ (1 << rnd.randrange(8))])
+    return bytes(b_)
+
+
+def main():
+    tmp = t.tmpdir()
+    core = os.environ.get("ADAC_MUTATION_CORE") or b.sample_core("shapes", "Debug", tmp)
+    rc, out, err = b.cli(["ps", core, "--json"])
+    if not t.check(rc == 0, f"ps --json on the intact core: rc {rc}, {err.strip()}"):
+        t.finish()
+    task = json.loads(out)["ps"]["chains"][0]["task"]["address"]
+    commands = [["ps", core], ["bt", core], ["frame", core, "variable", "--address", task, "--frame", "0"],
+                ["dumpheap", core, "--stat"]]
+    for cmd in commands:
+        rc, err, cpu, rss, hung = measured([t.CLI] + cmd, CPU_LIMIT)
+        t.check(rc == 0 and not hung, f"intact core: asyncdac {' '.join(cmd)}: rc {rc}, {err.strip()[-300:]}")
+    places = Places(core, touched_offsets(core, [c for c in commands if c[0] != "bt"], tmp))
+    with open(core, "rb") as f:
+        f.seek(places.touched[0] if places.touched else 0)
+        sample = f.read(corecore.PAGE * 4)
+    pointers = [v for v in struct.unpack(f"<{len(sample) // 8}Q", sample[:len(sample) // 8 * 8])
+                if 0x10000 < v < 2**47] or [0x7F0000000000]
+    work = os.path.join(tmp, "mutated.core")
+    shutil.copyfile(core, work)
+
+    seed = int(os.environ.get("ADAC_MUTATION_SEED", "15"))
+    first = int(os.environ.get("ADAC_MUTATION_FIRST", "0"))
+    seconds = float(os.environ.get("ADAC_MUTATION_SECONDS", "0"))
+    rounds = int(os.environ.get("ADAC_MUTATION_ROUNDS", "40"))
+    started = time.time()
+    done = runs = failures = 0
+    worst_cpu, worst_rss = (0.0, ""), (0, "")
+    r = first
+    with open(work, "r+b") as f:
+        while (time.time() - started < seconds) if seconds else (done < rounds):
+            rnd = random.Random(seed * 1000003 + r)
+            saved = []
+            for _ in range(rnd.choice([1, 2, 4, 8, 32])):
+                kind, off = places.pick(rnd)
+                f.seek(off)
+                old = f.read(8)
+                new = new_bytes(rnd, old, pointers)
+                f.seek(off)
+                f.write(new)
+                saved.append((off, old, new, kind))
+            f.flush()
+            bad = []
+            for cmd in commands:
+                argv = [t.CLI, cmd[0], work] + cmd[2:]
+                rc, err, cpu, rss, hung = measured(argv, CPU_LIMIT)
+                runs += 1
+                what = f"asyncdac {' '.join([cmd[0], 'mutated.core'] + cmd[2:])}"
+                if cpu > worst_cpu[0]:
+                    worst_cpu = (cpu, f"round {r} {cmd[0]}")
+                if rss > worst_rss[0]:
+                    worst_rss = (rss, f"round {r} {cmd[0]}")
+                lines = err.strip().splitlines()
+                if hung or cpu > CPU_LIMIT:
+                    bad.append(f"{what}: {'hung' if hung else 'took'} {cpu:.1f} s of CPU (limit {CPU_LIMIT:.0f})")
+                elif rss > RSS_LIMIT:
+                    bad.append(f"{what}: RSS {rss >> 20} MB (limit {RSS_LIMIT >> 20})")
+                elif any(s in err for s in SANITIZERS):
+                    bad.append(f"{what}: sanitizer report\n{err[-3000:]}")
+                elif rc == 1 and not (len(lines) == 1 and lines[0].startswith("asyncdac: error: ")):
+                    bad.append(f"{what}: fails without one 'asyncdac: error:' line: {err.strip()[-500:]!r}")
+                elif rc not in (0, 1):
+                    bad.append(f"{what}: exit code {rc}: {err.strip()[-500:]!r}")
+            if bad:
+                failures += 1
+                muts = "; ".join(f"{k} at 0x{o:x}: {a.hex()} -> {n.hex()}" for o, a, n, k in saved)
+                for msg in bad:
+                    t.fail(f"round {r}: {msg}\n  mutations: {muts}\n  rerun: ADAC_MUTATION_SEED={seed} "
+                           f"ADAC_MUTATION_FIRST={r} ADAC_MUTATION_ROUNDS=1 ctest -R robust.core_mutation")
+            for off, old, _, _ in reversed(saved):
+                f.seek(off)
+                f.write(old)
+            f.flush()
+            done += 1
+            r += 1
+    print(f"mutation: {done} rounds, {runs} command runs, {failures} failing rounds; worst CPU {worst_cpu[0]:.2f} s "
+          f"({worst_cpu[1]}), worst RSS {worst_rss[0] >> 20} MB ({worst_rss[1]}); core {os.path.getsize(core) >> 20} MB")
+    t.finish()
+
+
+if __name__ == "__main__":
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))  # a crash of the CLI is reported, not dumped
+    main()
