@@ -10,6 +10,7 @@
 #include "code/debuginfo.h"
 #include "code/execution_manager.h"
 #include "metadata/pdb.h"
+#include "runtime/loader.h"
 #include "runtime/runtime.h"
 #include "target/target.h"
 #include "types/fielddesc.h"
@@ -34,6 +35,10 @@ static void name_method(struct adac_runtime *rt, uint64_t md, struct adac_async_
 		note(f, "%s", err.msg);
 	adac_error_clear(&err);
 	f->module = adac_module_file_name(rt, mi.module, &err);
+	/* Bytes the core lacked and the symbol path supplied: say from where. */
+	const char *origin = adac_loader_image_origin(rt, mi.module);
+	if (origin)
+		note(f, "%s", origin);
 }
 
 /* IL offset of the suspension, and the check that State names this suspension point; that point
