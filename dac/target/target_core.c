@@ -50,6 +50,7 @@ static const unsigned user_reg_slot[ADAC_REG_COUNT] = {
 struct core_seg {
 	uint64_t vaddr, memsz;   /* [vaddr, vaddr + memsz) of target memory */
 	uint64_t offset, filesz; /* the first filesz bytes are at offset in the core file */
+	uint64_t cut;            /* bytes after those that the file was cut short of (truncated core) */
 };
 
 struct mapped_file {
@@ -510,7 +511,16 @@ static int core_frames(void *impl, uint64_t tid, adac_frame_cb cb, void *ctx, st
 		return adac_fail(err, ADAC_E_LIMIT, 0, "thread %llu has more than ADAC_MAX_UNWIND_FRAMES (%u) frames",
 		                 (unsigned long long)tid, ADAC_MAX_UNWIND_FRAMES);
 	/* An unwind that stops with an error after some frames has reached the outermost frame it
-	 * can explain, as eu-stack shows; with no frame at all it is a failure. */
+	 * can explain, as eu-stack shows; with no frame at all it is a failure. When the stack
+	 * pointer is where a truncated core was cut, say so after the frames shown. */
+	const struct core_thread *th = find_thread(c, tid);
+	uint64_t sp = th->regs.r[ADAC_REG_RSP];
+	size_t idx = seg_upper(c, sp);
+	const struct core_seg *s = idx ? &c->segs[idx - 1] : NULL;
+	if (!w.stopped && s && s->cut && sp - s->vaddr >= s->filesz && sp - s->vaddr - s->filesz < s->cut)
+		return adac_fail(err, ADAC_E_READ, sp, "%s: the core was cut short of thread %llu's stack (0x%llx-0x%llx)",
+		                 c->path, (unsigned long long)tid, (unsigned long long)(s->vaddr + s->filesz),
+		                 (unsigned long long)(s->vaddr + s->filesz + s->cut));
 	if (w.count == 0 && !w.stopped)
 		return adac_fail(err, ADAC_E_UNSUPPORTED, 0, "%s: cannot unwind thread %llu: %s", c->path,
 		                 (unsigned long long)tid, rc < 0 ? pick.errmsg : "no frame");
@@ -756,16 +766,17 @@ static int load_segments(struct core *c, size_t phnum, struct adac_error *err)
 	for (size_t i = 0; i < phnum; i++) {
 		GElf_Phdr ph;
 		gelf_getphdr(c->elf, (int)i, &ph);
-		uint64_t avail = ph.p_offset < c->size ? c->size - ph.p_offset : 0;
+		uint64_t avail = ph.p_offset < c->size ? c->size - ph.p_offset : 0, seg_cut = 0;
 		if (ph.p_filesz > avail && (ph.p_type == PT_LOAD || ph.p_type == PT_NOTE)) {
-			lost += ph.p_filesz - avail;
+			seg_cut = ph.p_filesz - avail;
+			lost += seg_cut;
 			cut += ph.p_type == PT_LOAD;
 			notes_cut += ph.p_type == PT_NOTE;
 			ph.p_filesz = avail;
 		}
 		if (ph.p_type == PT_LOAD && ph.p_memsz > 0) {
 			uint64_t filesz = ph.p_filesz < ph.p_memsz ? ph.p_filesz : ph.p_memsz;
-			c->segs[c->nsegs++] = (struct core_seg){ph.p_vaddr, ph.p_memsz, ph.p_offset, filesz};
+			c->segs[c->nsegs++] = (struct core_seg){ph.p_vaddr, ph.p_memsz, ph.p_offset, filesz, seg_cut};
 		} else if (ph.p_type == PT_NOTE && ph.p_filesz > 0) {
 			if (parse_notes(c, &ph, &note_bytes, err))
 				return -1;
