@@ -80,15 +80,16 @@ static int parse_entry(struct adac_symbols *s, char *text, struct adac_error *er
 	char *url = NULL, *cache = NULL;
 	if (strncasecmp(text, "srv*", 4) == 0) {
 		char *rest = text + 4, *star = strchr(rest, '*');
-		if (star && !strchr(star + 1, '*')) {
+		bool ok = star ? star > rest && star[1] && !strchr(star + 1, '*') : *rest != '\0';
+		if (!ok)
+			return adac_fail(err, ADAC_E_BAD_ARG, 0, "symbol path: '%s' is not srv*CACHE*URL or srv*URL", text);
+		if (star) {
 			*star = '\0';
 			cache = rest;
 			url = star + 1;
-		} else if (!star) {
+		} else {
 			url = rest;
 		}
-		if (!url || !*url || (cache && !*cache))
-			return adac_fail(err, ADAC_E_BAD_ARG, 0, "symbol path: '%s' is not srv*CACHE*URL or srv*URL", text);
 	} else if (is_url(text)) {
 		url = text;
 	}
