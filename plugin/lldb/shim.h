@@ -29,6 +29,10 @@ void adac_lldb_cmd_error(struct adac_lldb_cmd *cmd, const char *msg);
  * output, error text and status become ours unchanged. Returns 0 when it succeeded, else -1. */
 int adac_lldb_cmd_forward(struct adac_lldb_cmd *cmd, const char *command_line);
 
+/* The strings of a list setting ("target.debug-file-search-paths"), each followed by a newline,
+ * in a new string (caller frees); "" when the list is empty, NULL when there is no such setting. */
+char *adac_lldb_cmd_setting_list(struct adac_lldb_cmd *cmd, const char *setting);
+
 /* ---- the process of the debugger's selected target ---- */
 
 enum adac_lldb_state {

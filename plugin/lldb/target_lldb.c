@@ -5,6 +5,7 @@
 #include <stdlib.h>
 
 #include "shim.h"
+#include "symbols_setting.h"
 
 static int64_t lldb_read(void *impl, uint64_t addr, void *buf, size_t len, struct adac_error *err)
 {
@@ -101,7 +102,7 @@ struct adac_target *adac_lldb_target(struct adac_lldb_cmd *cmd, struct adac_erro
 		break;
 	}
 	if (cached_target && cached_process_id == id)
-		return cached_target;
+		return adac_lldb_update_symbols(cmd, cached_target, err) ? NULL : cached_target;
 	adac_target_close(cached_target);
 	cached_target = NULL;
 	struct adac_lldb_process *p = adac_lldb_process_open(cmd, err);
@@ -109,5 +110,5 @@ struct adac_target *adac_lldb_target(struct adac_lldb_cmd *cmd, struct adac_erro
 		return NULL;
 	cached_target = adac_target_new(&lldb_ops, p, err);
 	cached_process_id = id;
-	return cached_target;
+	return cached_target && adac_lldb_update_symbols(cmd, cached_target, err) == 0 ? cached_target : NULL;
 }
