@@ -17,7 +17,9 @@ independently, tests/lib/symstore.py):
     from the cache directory, also with the server gone);
   - Debian's debuginfod on 127.0.0.1 for the ELF files (DEBUGINFOD_URLS);
   - a createdump core cut short by 0.1 %: one warning, the cut stack said on its thread, the chain
-    shown; --strict refuses it.
+    shown; --strict refuses it;
+  - lldb-22: LLDB's own target.exec-search-paths loads the native modules, and the plugin reads
+    target.debug-file-search-paths (a directory, a srv*CACHE*URL server, a mismatched PDB).
 """
 import json
 import os
@@ -151,6 +153,7 @@ def main():
     check_stores(s, cores, moved, debug_dir, tmp)
     check_debuginfod(s, cores, moved, debug_dir, tmp)
     check_truncated(s, cores, app, tmp, pid)
+    check_lldb(s, cores, moved, want_id, tmp)
     t.finish()
 
 
@@ -361,6 +364,40 @@ def check_truncated(s, cores, app, tmp, pid):
     want = (f"  frame #1: error: {cut}: the core was cut short of thread {pid}'s stack "
             f"(0x{stack[3] + kept:x}-0x{stack[3] + stack[5]:x})")
     t.check_eq(thread[-1:], [want], "cut core, bt: the main thread's stack")
+
+
+def check_lldb(s, cores, moved, want_id, tmp):
+    """In LLDB, the plugin takes its symbol path from target.debug-file-search-paths."""
+    app = os.path.join(moved, "app")
+    wrong = os.path.join(tmp, "wrong")
+    store = os.path.join(tmp, "store")
+    spec = f"srv*{os.path.join(tmp, 'lldb-cache')}*file://{store}"
+    pre = [f"settings append target.exec-search-paths {os.path.join(moved, x)}" for x in ("rt", "bin")]
+    cmds = ["async ps", f"settings append target.debug-file-search-paths {app}", "async ps",
+            f'settings set target.debug-file-search-paths "{spec}"', "async ps",
+            f"settings set target.debug-file-search-paths {wrong}", "async ps"]
+    out = b.run_lldb(pre + [f"target create --core {cores['full']}"], cmds, "lldb")
+    frame = re.compile(r"^  async #(\d): 0x[0-9a-f]{16} nested\.dll`(.*) \+ 0x[0-9a-f]+ (at (\S+):(\d+)|\[IL_[0-9a-f]+\]) "
+                       r"\[state 0\]$")
+    got_id = ss.pdb_id(os.path.join(wrong, "nested.pdb"))
+    for nth, (what, with_lines, want_note) in enumerate([
+            ("nothing", False, "no PDB for nested.dll (none beside it, none embedded)"),
+            ("a directory", True, None), ("a file:// server", True, None),
+            ("a mismatched PDB", False, f"no PDB for nested.dll: {wrong}/nested.pdb does not match it (PDB id {got_id}, "
+                                        f"the assembly wants {want_id})")]):
+        text = b.lldb_output(out, "async ps", nth).splitlines()
+        frames = [(i, frame.match(line)) for i, line in enumerate(text) if line.startswith("  async #")]
+        if not t.check_eq(len(frames), 3, f"lldb, {what}: frames"):
+            continue
+        for (i, m), prefix, line in zip(frames, s.prefixes, s.lines):
+            if not t.check(m, f"lldb, {what}: frame line {text[i]!r}"):
+                continue
+            t.check(m.group(2).startswith(prefix), f"lldb, {what}: {m.group(2)} is {prefix}...")
+            t.check_eq((m.group(4), int(m.group(5))) if with_lines and m.group(4) else None,
+                       ("Program.cs", line) if with_lines else None, f"lldb, {what}: {prefix} line")
+            following = text[i + 1] if i + 1 < len(text) else ""
+            t.check_eq(following if following.startswith("      note: ") else None,
+                       f"      note: {want_note}" if want_note else None, f"lldb, {what}: {prefix} note")
 
 
 def regs_sp(core, tid):
