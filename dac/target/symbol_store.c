@@ -163,14 +163,17 @@ static void curl_init_once(void) { curl_global_init(CURL_GLOBAL_DEFAULT); }
 struct download {
 	FILE *f;
 	uint64_t bytes;
+	bool over_cap;
 };
 
 static size_t write_body(char *data, size_t size, size_t n, void *ctx)
 {
 	struct download *d = ctx;
 	size_t len = size * n;
-	if (len > ADAC_MAX_SYMBOL_FILE_BYTES - d->bytes)
+	if (len > ADAC_MAX_SYMBOL_FILE_BYTES - d->bytes) {
+		d->over_cap = true;
 		return 0; /* stops the transfer: CURLE_WRITE_ERROR */
+	}
 	d->bytes += len;
 	return fwrite(data, 1, len, d->f);
 }
@@ -212,7 +215,7 @@ static int download(const char *base, const char *key, const char *path, struct 
 		return adac_fail(err, ADAC_E_LIMIT, 0, "path %s is longer than %zu bytes", path, sizeof tmp);
 	if (make_parents(path, err))
 		return -1;
-	struct download d = {fopen(tmp, "wb"), 0};
+	struct download d = {fopen(tmp, "wb"), 0, false};
 	if (!d.f)
 		return adac_fail(err, ADAC_E_IO, 0, "cannot write %s: %s", tmp, strerror(errno));
 	CURL *h = curl_easy_init();
@@ -243,7 +246,10 @@ static int download(const char *base, const char *key, const char *path, struct 
 	curl_easy_cleanup(h);
 	bool written = fclose(d.f) == 0;
 	int result = -1;
-	if (rc != CURLE_OK)
+	if (rc == CURLE_FILESIZE_EXCEEDED || d.over_cap)
+		adac_fail(err, ADAC_E_LIMIT, 0, "%s: more than ADAC_MAX_SYMBOL_FILE_BYTES (%llu) bytes", url,
+		          (unsigned long long)ADAC_MAX_SYMBOL_FILE_BYTES);
+	else if (rc != CURLE_OK)
 		adac_fail(err, ADAC_E_IO, 0, "%s: %s", url, curl_err[0] ? curl_err : curl_easy_strerror(rc));
 	else if (status == 404 || status == 410)
 		adac_fail(err, ADAC_E_NOT_FOUND, 0, "%s has no %s", base, key);
