@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -61,6 +62,7 @@ struct search {
 	const struct adac_pe_debug *d;
 	struct adac_pdb_bytes *out;
 	char why[ADAC_ERROR_MSG_MAX];
+	char beside[ADAC_MAX_PATH_BYTES];  /* the PDB beside the assembly, once refused (real path) */
 };
 
 static void hex_id(const uint8_t *id, char *out)
@@ -103,6 +105,9 @@ static int take_if_matching(struct search *q, uint8_t *data, size_t len, const c
 static int check_file(void *ctx, const char *path, char *why, size_t why_size)
 {
 	struct search *q = ctx;
+	char real[PATH_MAX];
+	if (q->beside[0] && realpath(path, real) && strcmp(real, q->beside) == 0)
+		return -1; /* the one beside the assembly, refused already */
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	struct stat st;
 	uint8_t *data = NULL;
@@ -137,6 +142,9 @@ static int try_beside(struct search *q, const char *assembly_path, const char *p
 	if (check_file(q, path, why, sizeof why) == 0)
 		return 0;
 	adac_note_add(q->why, sizeof q->why, "%s %s", path, why);
+	char real[PATH_MAX];
+	if (realpath(path, real))
+		snprintf(q->beside, sizeof q->beside, "%s", real);
 	return -1;
 }
 
@@ -253,7 +261,7 @@ static int find(struct adac_runtime *rt, const char *assembly_path, struct adac_
 			close(file.fd);
 		return adac_fail(err, ADAC_E_NOT_FOUND, 0, "no PDB for %s: %s", base, why);
 	}
-	struct search q = {base, &d, out, ""};
+	struct search q = {base, &d, out, "", ""};
 	char stem_pdb[ADAC_PE_PDB_NAME_MAX];
 	const char *dot = strrchr(base, '.');
 	snprintf(stem_pdb, sizeof stem_pdb, "%.*s.pdb", dot ? (int)(dot - base) : (int)strlen(base), base);

@@ -176,7 +176,8 @@ static int try_candidate(struct search *q, const char *path, const char *route)
 	q->tried++;
 	char why[ADAC_ERROR_MSG_MAX] = "";
 	if (q->w->check && q->w->check(q->w->ctx, path, why, sizeof why) != 0) {
-		adac_note_add(q->refused, sizeof q->refused, "%s %s", path, why[0] ? why : "is refused");
+		if (why[0])
+			adac_note_add(q->refused, sizeof q->refused, "%s %s", path, why);
 		return 0;
 	}
 	snprintf(q->out->path, sizeof q->out->path, "%s", path);

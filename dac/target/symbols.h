@@ -37,7 +37,7 @@ struct adac_symbol_want {
 	size_t build_id_len;
 	enum adac_symbol_kind kind;
 	/* Accepts a candidate (0) or refuses it (-1, saying why in why, after the path: "does not
-	 * match it (...)"). */
+	 * match it (...)"; left empty when the caller said it already). */
 	int (*check)(void *ctx, const char *path, char *why, size_t why_size);
 	void *ctx;
 };
