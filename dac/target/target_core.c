@@ -60,7 +60,7 @@ struct mapped_file {
 	int fd;            /* -1 until opened, and when unusable */
 	bool tried;        /* open attempted */
 	uint64_t size;
-	char *origin;      /* when found through the symbol path: "name: path from route" */
+	char *origin;      /* when found through the symbol path: "name from path (route)" */
 };
 
 struct core_map {
@@ -300,8 +300,9 @@ static void find_substitute(struct core *c, struct mapped_file *f)
 		close(fd);
 		return;
 	}
+	uint8_t page[PAGE_BYTES];
 	snprintf(f->origin, n, "%s from %s (%s)%s", w.name, found.path, found.route,
-	         keyed ? "" : "; matched by name and size only: the core lacks its headers");
+	         core_first_page(c, f, page) ? "" : "; matched by name and size only: the core lacks its headers");
 	f->fd = fd;
 	f->size = size;
 }
