@@ -16,6 +16,7 @@ independently, tests/lib/symstore.py):
   - a file:// store and an HTTP store on 127.0.0.1 laid out by SSQP keys (asked once, then served
     from the cache directory, also with the server gone);
   - Debian's debuginfod on 127.0.0.1 for the ELF files (DEBUGINFOD_URLS);
+  - live (--pid): dnhost.dbg through the symbol path;
   - a createdump core cut short by 0.1 %: one warning, the cut stack said on its thread, the chain
     shown; --strict refuses it;
   - lldb-22: LLDB's own target.exec-search-paths loads the native modules, and the plugin reads
@@ -136,6 +137,13 @@ def main():
         if rc or not os.path.exists(heap):
             raise SystemExit(f"FAIL: createdump (with heap) {pid}: {err}")
         cores["heap"] = heap
+        # Live, the same native route: dnhost.dbg is not beside dnhost, the symbol path has it.
+        rc, out, err = cli(["bt", "--pid", str(pid), "--symbol-path", debug_dir])
+        t.check_eq(rc, 0, f"live, symbol path: bt exit code ({err})")
+        check_host_frame(out, "live, symbol path")
+        t.check_eq(notes(err), [note("dnhost.dbg", host_dbg, "symbol path")], "live, symbol path: notes")
+        rc, out, err = cli(["bt", "--pid", str(pid)])
+        t.check("dnhost`main" not in out, "live, nothing: dnhost's frame has no name")
     finally:
         proc.kill()
         proc.wait(timeout=10)
