@@ -12,6 +12,7 @@
 
 #include "base/error.h"
 #include "base/output.h"
+#include "target/symbols.h"
 #include "target/target.h"
 
 #define ASYNCDAC_VERSION "0.1.0"

@@ -11,6 +11,7 @@
 #include "code/debuginfo.h"
 #include "code/execution_manager.h"
 #include "metadata/pdb.h"
+#include "runtime/loader.h"
 #include "runtime/object.h"
 #include "runtime/runtime.h"
 #include "target/target.h"
@@ -32,6 +33,10 @@ static void name_method(struct adac_runtime *rt, uint64_t md, const struct adac_
 		note(f, "%s", err.msg);
 	adac_error_clear(&err);
 	f->module = adac_module_file_name(rt, mi->module, &err);
+	/* Bytes the core lacked and the symbol path supplied: say from where. */
+	const char *origin = adac_loader_image_origin(rt, mi->module);
+	if (origin)
+		note(f, "%s", origin);
 }
 
 enum adac_state_verdict adac_state_check(const struct adac_debug_info *di, int32_t state, bool has_offset,

@@ -39,6 +39,11 @@
 #define ADAC_MAX_NAME_CACHE (1u << 20)        /* distinct names cached per runtime (they live until it closes) */
 #define ADAC_MAX_DEBUGINFO_BYTES (4u << 20)    /* one debug-info blob (header plus all chunks) */
 #define ADAC_MAX_PDB_BYTES (256u << 20)        /* one portable PDB file */
+#define ADAC_MAX_PE_HEADER_BYTES 4096u         /* PE headers (MS-DOS stub to the section table) read of one image */
+
+#define ADAC_MAX_SYMBOL_PATH_ENTRIES 64u       /* directories and symbol servers of one symbol path */
+#define ADAC_MAX_SYMBOL_FILE_BYTES (4ull << 30) /* one file downloaded from a symbol server (libcoreclr.so.dbg is large) */
+#define ADAC_MAX_HTTP_REDIRECTS 8u             /* redirects followed for one symbol server request */
 
 #define ADAC_MAX_GC_HEAPS 4096u          /* server GC heaps (NumHeaps) */
 #define ADAC_MAX_GC_GENERATIONS 16u      /* entries of one generation table (TotalGenerationCount) */

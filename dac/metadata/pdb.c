@@ -1,36 +1,25 @@
 /* pdb.c - portable PDB reader: what is PDB-specific on top of the ECMA-335 metadata reader
  * (ecma_metadata.c: metadata root, streams, #Pdb, tables, heaps): the debugging tables Document,
  * MethodDebugInformation, LocalScope, LocalVariable and CustomDebugInformation read as document
- * names, sequence points, local scopes and async stepping information; finding the PDB of an
- * assembly (beside it or embedded) and checking its id against the assembly's CodeView debug
- * directory entry.
+ * names, sequence points, local scopes and async stepping information; one PDB per assembly per
+ * runtime, found by pdb_find.c.
  *
  * Specs: ECMA-335 II.23.2 (compressed integers) and the Portable PDB format
  * (dotnet/runtime docs/design/specs/PortablePdb-Metadata.md). */
 #define _FILE_OFFSET_BITS 64
 #include "metadata/pdb.h"
 
-#include <errno.h>
-#include <fcntl.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
-#include <zlib.h>
 
 #include "base/cursor.h"
 #include "base/limits.h"
 #include "metadata/ecma_metadata.h"
+#include "metadata/pdb_find.h"
 #include "metadata/signature.h"
 #include "runtime/runtime.h"
-
-#define MPDB_SIGNATURE 0x4244504du     /* "MPDB" */
-#define RSDS_SIGNATURE 0x53445352u     /* "RSDS" */
-#define DEBUG_TYPE_CODEVIEW 2u
-#define DEBUG_TYPE_EMBEDDED_PDB 17u
-#define PORTABLE_PDB_MINOR 0x504du     /* CodeView entry MinorVersion of a portable PDB ("PM") */
 
 /* CustomDebugInformation Kind of AsyncMethodSteppingInformation, {54FD2AC5-E925-401A-9C2A-F94F171072F8},
  * as its bytes are in the #GUID heap. */
@@ -519,228 +508,21 @@ int adac_pdb_async_steps(struct adac_pdb *p, uint32_t token, uint32_t *catch_han
 }
 
 /* ------------------------------------------------------------------------------------------------
- * Finding the PDB of an assembly
+ * Finding the PDB of an assembly (pdb_find.c)
  * ---------------------------------------------------------------------------------------------- */
 
-static int read_at(int fd, uint64_t off, void *buf, size_t len)
+static struct adac_pdb *open_found(int rc, struct adac_pdb_bytes *b, struct adac_error *err)
 {
-	ssize_t r = pread(fd, buf, len, (off_t)off);
-	return r == (ssize_t)len ? 0 : -1;
-}
-
-struct pe_debug {
-	bool have_codeview;
-	uint8_t codeview_id[20];   /* GUID + TimeDateStamp of the portable CodeView entry */
-	bool have_embedded;
-	uint32_t embedded_off, embedded_size;
-};
-
-/* Reads the PE headers and the debug directory of the assembly. */
-static int read_pe_debug(int fd, uint64_t fsize, const char *path, struct pe_debug *d, struct adac_error *err)
-{
-	memset(d, 0, sizeof *d);
-	uint8_t h[4096];
-	size_t hlen = fsize < sizeof h ? (size_t)fsize : sizeof h;
-	if (read_at(fd, 0, h, hlen) != 0 || hlen < 0x40 || h[0] != 'M' || h[1] != 'Z')
-		return adac_fail(err, ADAC_E_NOT_FOUND, 0, "%s is not a PE file", path);
-	uint32_t pe = adac_get_u32(h, 0x3c);
-	if ((uint64_t)pe + 24 > hlen || memcmp(h + pe, "PE\0\0", 4) != 0)
-		return adac_fail(err, ADAC_E_NOT_FOUND, 0, "%s is not a PE file", path);
-	uint16_t nsec = adac_get_u16(h, pe + 6), optsize = adac_get_u16(h, pe + 20);
-	size_t opt = pe + 24;
-	if (opt + optsize > hlen || optsize < 2)
-		return adac_fail(err, ADAC_E_CORRUPT, 0, "%s: truncated PE optional header", path);
-	uint16_t magic = adac_get_u16(h, opt);
-	size_t dirs = opt + (magic == 0x20b ? 112 : 96), ndirs_at = opt + (magic == 0x20b ? 108 : 92);
-	if (ndirs_at + 4 > opt + optsize || adac_get_u32(h, ndirs_at) <= 6 || dirs + 7 * 8 > opt + optsize)
-		return 0; /* no debug directory */
-	uint32_t dbg_rva = adac_get_u32(h, dirs + 6 * 8), dbg_size = adac_get_u32(h, dirs + 6 * 8 + 4);
-	if (!dbg_rva || !dbg_size)
-		return 0;
-	size_t sec = opt + optsize;
-	uint64_t dbg_off = 0;
-	bool found = false;
-	for (unsigned i = 0; i < nsec && sec + 40 * (size_t)(i + 1) <= hlen; i++) {
-		const uint8_t *s = h + sec + 40 * i;
-		uint32_t vsize = adac_get_u32(s, 8), va = adac_get_u32(s, 12), rawsize = adac_get_u32(s, 16),
-		         raw = adac_get_u32(s, 20);
-		uint32_t span = vsize > rawsize ? vsize : rawsize;
-		if (dbg_rva >= va && dbg_rva - va < span) {
-			dbg_off = (uint64_t)raw + (dbg_rva - va);
-			found = true;
-			break;
-		}
-	}
-	if (!found || dbg_size > 28 * 64 || dbg_off + dbg_size > fsize)
-		return adac_fail(err, ADAC_E_CORRUPT, 0, "%s: bad debug directory", path);
-	uint8_t e[28 * 64];
-	if (read_at(fd, dbg_off, e, dbg_size) != 0)
-		return adac_fail(err, ADAC_E_IO, 0, "%s: cannot read the debug directory", path);
-	for (uint32_t i = 0; i + 28 <= dbg_size; i += 28) {
-		uint32_t stamp = adac_get_u32(e, i + 4), type = adac_get_u32(e, i + 12), size = adac_get_u32(e, i + 16),
-		         raw = adac_get_u32(e, i + 24);
-		uint16_t minor = adac_get_u16(e, i + 10);
-		if (type == DEBUG_TYPE_CODEVIEW && minor == PORTABLE_PDB_MINOR && size >= 24 && raw + 24ull <= fsize) {
-			uint8_t cv[24];
-			if (read_at(fd, raw, cv, 24) == 0 && adac_get_u32(cv, 0) == RSDS_SIGNATURE) {
-				memcpy(d->codeview_id, cv + 4, 16);
-				memcpy(d->codeview_id + 16, &stamp, 4);
-				d->have_codeview = true;
-			}
-		} else if (type == DEBUG_TYPE_EMBEDDED_PDB && size >= 8 && raw + (uint64_t)size <= fsize) {
-			d->have_embedded = true;
-			d->embedded_off = raw;
-			d->embedded_size = size;
-		}
-	}
-	return 0;
-}
-
-static void hex_id(const uint8_t *id, char *out)
-{
-	for (int i = 0; i < 20; i++)
-		sprintf(out + 2 * i, "%02x", id[i]);
-}
-
-static struct adac_pdb *open_embedded(int fd, const char *path, const struct pe_debug *d, struct adac_error *err)
-{
-	uint8_t *z = malloc(d->embedded_size);
-	if (!z) {
-		adac_fail(err, ADAC_E_NOMEM, 0, "out of memory for the embedded PDB of %s", path);
-		return NULL;
-	}
-	if (read_at(fd, d->embedded_off, z, d->embedded_size) != 0 || adac_get_u32(z, 0) != MPDB_SIGNATURE) {
-		free(z);
-		adac_fail(err, ADAC_E_CORRUPT, 0, "%s: bad embedded PDB entry (no MPDB signature)", path);
-		return NULL;
-	}
-	uint32_t size = adac_get_u32(z, 4);
-	if (size > ADAC_MAX_PDB_BYTES) {
-		free(z);
-		adac_fail(err, ADAC_E_LIMIT, 0, "%s: embedded PDB of %u bytes exceeds ADAC_MAX_PDB_BYTES (%u)", path, size,
-		          ADAC_MAX_PDB_BYTES);
-		return NULL;
-	}
-	uint8_t *pdb = malloc(size ? size : 1);
-	z_stream zs;
-	memset(&zs, 0, sizeof zs);
-	int zrc = Z_MEM_ERROR;
-	if (pdb && inflateInit2(&zs, -15) == Z_OK) {
-		zs.next_in = z + 8;
-		zs.avail_in = d->embedded_size - 8;
-		zs.next_out = pdb;
-		zs.avail_out = size;
-		zrc = inflate(&zs, Z_FINISH);
-		inflateEnd(&zs);
-	}
-	free(z);
-	if (zrc != Z_STREAM_END || zs.total_out != size) {
-		free(pdb);
-		adac_fail(err, ADAC_E_CORRUPT, 0, "%s: the embedded PDB does not inflate to its %u bytes (zlib %d)", path, size,
-		          zrc);
-		return NULL;
-	}
-	char origin[ADAC_MAX_PATH_BYTES + 16];
-	snprintf(origin, sizeof origin, "embedded in %s", path);
-	struct adac_pdb *p = adac_pdb_open_image(pdb, size, origin, err);
-	free(pdb);
+	struct adac_pdb *p = rc == 0 ? adac_pdb_open_image(b->data, b->len, b->origin, err) : NULL;
+	adac_pdb_bytes_free(b);
 	return p;
 }
 
-static struct adac_pdb *open_file_pdb(const char *path, struct adac_error *err)
+struct adac_pdb *adac_pdb_open_for_assembly(const char *assembly_path, struct adac_symbols *symbols,
+                                            struct adac_error *err)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return NULL;
-	struct stat st;
-	struct adac_pdb *p = NULL;
-	if (fstat(fd, &st) != 0 || st.st_size < 0) {
-		adac_fail(err, ADAC_E_IO, 0, "cannot stat %s: %s", path, strerror(errno));
-	} else if ((uint64_t)st.st_size > ADAC_MAX_PDB_BYTES) {
-		adac_fail(err, ADAC_E_LIMIT, 0, "%s: %lld bytes exceeds ADAC_MAX_PDB_BYTES (%u)", path,
-		          (long long)st.st_size, ADAC_MAX_PDB_BYTES);
-	} else {
-		uint8_t *buf = malloc((size_t)st.st_size ? (size_t)st.st_size : 1);
-		if (!buf)
-			adac_fail(err, ADAC_E_NOMEM, 0, "out of memory reading %s", path);
-		else if (read_at(fd, 0, buf, (size_t)st.st_size) != 0)
-			adac_fail(err, ADAC_E_IO, 0, "cannot read %s", path);
-		else
-			p = adac_pdb_open_image(buf, (size_t)st.st_size, path, err);
-		free(buf);
-	}
-	close(fd);
-	return p;
-}
-
-struct adac_pdb *adac_pdb_open_for_assembly(const char *assembly_path, struct adac_error *err)
-{
-	const char *base = strrchr(assembly_path, '/');
-	base = base ? base + 1 : assembly_path;
-	int fd = open(assembly_path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		adac_fail(err, ADAC_E_NOT_FOUND, 0, "no PDB for %s: cannot open %s: %s", base, assembly_path, strerror(errno));
-		return NULL;
-	}
-	struct stat st;
-	struct pe_debug d;
-	struct adac_error perr = {0};
-	if (fstat(fd, &st) != 0 || read_pe_debug(fd, (uint64_t)st.st_size, assembly_path, &d, &perr) != 0) {
-		close(fd);
-		adac_fail(err, perr.code ? perr.code : ADAC_E_IO, 0, "no PDB for %s: %s", base,
-		          perr.code ? perr.msg : "cannot stat it");
-		return NULL;
-	}
-	char idw[41], idg[41];
-	hex_id(d.codeview_id, idw);
-	char why[ADAC_ERROR_MSG_MAX] = "";
-
-	/* 1. <dir>/<name>.pdb beside the assembly. */
-	char pdb_path[ADAC_MAX_PATH_BYTES];
-	const char *dot = strrchr(base, '.');
-	size_t stem = dot ? (size_t)(dot - assembly_path) : strlen(assembly_path);
-	if (stem + 5 <= sizeof pdb_path) {
-		memcpy(pdb_path, assembly_path, stem);
-		memcpy(pdb_path + stem, ".pdb", 5);
-		struct adac_error ferr = {0};
-		struct adac_pdb *p = open_file_pdb(pdb_path, &ferr);
-		if (p && d.have_codeview && memcmp(p->id, d.codeview_id, 20) == 0) {
-			close(fd);
-			return p;
-		}
-		if (p) {
-			hex_id(p->id, idg);
-			if (d.have_codeview)
-				adac_note_add(why, sizeof why, "%s does not match it (PDB id %s, the assembly wants %s)", pdb_path, idg, idw);
-			else
-				adac_note_add(why, sizeof why, "%s has no CodeView entry to check %s against", base, pdb_path);
-			adac_pdb_close(p);
-		} else if (ferr.code) {
-			adac_note_add(why, sizeof why, "%s", ferr.msg);
-		}
-	}
-	/* 2. Embedded. */
-	if (d.have_embedded) {
-		struct adac_error eerr = {0};
-		struct adac_pdb *p = open_embedded(fd, assembly_path, &d, &eerr);
-		if (p && (!d.have_codeview || memcmp(p->id, d.codeview_id, 20) == 0)) {
-			close(fd);
-			return p;
-		}
-		if (p) {
-			hex_id(p->id, idg);
-			adac_note_add(why, sizeof why, "the embedded PDB does not match it (PDB id %s)", idg);
-			adac_pdb_close(p);
-		} else {
-			adac_note_add(why, sizeof why, "%s", eerr.msg);
-		}
-	}
-	close(fd);
-	if (why[0])
-		adac_fail(err, ADAC_E_NOT_FOUND, 0, "no PDB for %s: %s", base, why);
-	else
-		adac_fail(err, ADAC_E_NOT_FOUND, 0, "no PDB for %s (none beside it, none embedded)", base);
-	return NULL;
+	struct adac_pdb_bytes b;
+	return open_found(adac_pdb_find_file(assembly_path, symbols, &b, err), &b, err);
 }
 
 /* ------------------------------------------------------------------------------------------------
@@ -804,7 +586,8 @@ static struct adac_pdb *pdb_for(struct adac_runtime *rt, const char *assembly_pa
 		adac_fail(err, ADAC_E_NOMEM, 0, "out of memory for the PDB cache");
 		return NULL;
 	}
-	e->pdb = adac_pdb_open_for_assembly(assembly_path, &e->error);
+	struct adac_pdb_bytes b;
+	e->pdb = open_found(adac_pdb_find(rt, assembly_path, &b, &e->error), &b, &e->error);
 	s->n++;
 	if (!e->pdb)
 		adac_fail(err, e->error.code, 0, "%s", e->error.msg);

@@ -1,6 +1,6 @@
 /* pdb.h - portable PDB reader: source file and line of an IL offset, local variable names, the await
- * points of classic async methods. Reads the PDB next to the assembly on disk, or the one embedded in
- * it, through the ECMA-335 metadata reader (ecma_metadata.h). */
+ * points of classic async methods, through the ECMA-335 metadata reader (ecma_metadata.h). Which PDB
+ * belongs to an assembly is pdb_find.h's job. */
 #ifndef ADAC_PDB_H
 #define ADAC_PDB_H
 
@@ -11,6 +11,7 @@
 #include "base/limits.h"
 
 struct adac_runtime;
+struct adac_symbols;
 
 /* StartLine of a hidden sequence point. */
 #define ADAC_PDB_HIDDEN_LINE 0xfeefeeu
@@ -43,10 +44,11 @@ int adac_pdb_async_yield_offsets(struct adac_runtime *rt, const char *assembly_p
 
 struct adac_pdb;
 
-/* Finds and opens the PDB of an assembly file: `<dir>/<name>.pdb` beside it, else the PDB embedded
- * in it (debug directory entry 17, "MPDB" + deflate). A PDB whose id (#Pdb stream) differs from
- * the assembly's CodeView entry is not used; the ADAC_E_NOT_FOUND message then says why. */
-struct adac_pdb *adac_pdb_open_for_assembly(const char *assembly_path, struct adac_error *err);
+/* Finds (pdb_find.h: beside it, embedded, then through symbols, which may be NULL) and opens the PDB
+ * of an assembly file. A PDB whose id differs from the assembly's CodeView entry is not used; the
+ * ADAC_E_NOT_FOUND message then says why. */
+struct adac_pdb *adac_pdb_open_for_assembly(const char *assembly_path, struct adac_symbols *symbols,
+                                            struct adac_error *err);
 /* Opens a PDB image already in memory (copied). */
 struct adac_pdb *adac_pdb_open_image(const uint8_t *data, size_t len, const char *origin, struct adac_error *err);
 void adac_pdb_close(struct adac_pdb *pdb);

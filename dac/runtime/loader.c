@@ -244,6 +244,23 @@ fail:
 	return NULL;
 }
 
+const struct adac_loader_module *adac_loader_module_by_path(struct adac_runtime *rt, const char *path)
+{
+	const struct loader_state *s = adac_runtime_slot(rt, ADAC_SLOT_LOADER);
+	for (size_t i = 0; s && i < s->n; i++)
+		if (strcmp(s->mods[i]->m.path, path) == 0)
+			return &s->mods[i]->m;
+	return NULL;
+}
+
+const char *adac_loader_image_origin(struct adac_runtime *rt, uint64_t module)
+{
+	struct adac_loader_image img;
+	if (!rt->t || adac_loader_image(rt, module, &img, NULL) != 0)
+		return NULL;
+	return adac_target_origin(rt->t, img.base);
+}
+
 static int read_layout(struct adac_runtime *rt, const struct loader_state *s, uint64_t layout,
                        struct adac_loader_image *img, struct adac_error *err)
 {

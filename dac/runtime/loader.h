@@ -44,6 +44,13 @@ struct adac_loader_module {
  * closes. NULL with err on failure. */
 const struct adac_loader_module *adac_loader_module(struct adac_runtime *rt, uint64_t module, struct adac_error *err);
 
+/* A module adac_loader_module has already read whose path is `path`, or NULL; reads nothing. */
+const struct adac_loader_module *adac_loader_module_by_path(struct adac_runtime *rt, const char *path);
+
+/* Where the module's image bytes come from when not from the target or the file at its path
+ * ("nested.dll from /syms/nested.dll (symbol path)", adac_target_origin), else NULL. */
+const char *adac_loader_image_origin(struct adac_runtime *rt, uint64_t module);
+
 /* TryGetLoadedImageContents: the PE image of the module (LoadedImageLayout, else FlatImageLayout).
  * ADAC_E_NOT_FOUND when the module has none (Reflection.Emit). */
 int adac_loader_image(struct adac_runtime *rt, uint64_t module, struct adac_loader_image *img, struct adac_error *err);

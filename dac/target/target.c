@@ -6,6 +6,7 @@
 
 #include "base/limits.h"
 #include "target/elf_image.h"
+#include "target/symbols.h"
 
 #define CACHE_BLOCK 4096u                 /* bytes per cache block (one page) */
 #define CACHE_SETS 2048u                  /* 4-way sets: 8192 blocks, 32 MiB at most */
@@ -28,6 +29,7 @@ struct adac_target {
 	uint8_t *evict_next;        /* per set: next way to evict */
 	struct adac_read_stats stats;
 	struct adac_selection selection;
+	struct adac_symbols *symbols;
 
 	struct adac_module *mods;
 	size_t nmods;
@@ -117,7 +119,26 @@ void adac_target_close(struct adac_target *t)
 	free(t->evict_next);
 	if (t->ops->close)
 		t->ops->close(t->impl);
+	adac_symbols_free(t->symbols);
 	free(t);
+}
+
+void adac_target_set_symbols(struct adac_target *t, struct adac_symbols *s)
+{
+	if (t->ops->set_symbols)
+		t->ops->set_symbols(t->impl, s);
+	adac_symbols_free(t->symbols);
+	t->symbols = s;
+	/* Bytes that were missing may now be found. */
+	for (size_t i = 0; i < (size_t)CACHE_SETS * CACHE_WAYS; i++)
+		t->slots[i].block = UINT64_MAX;
+}
+
+struct adac_symbols *adac_target_symbols(const struct adac_target *t) { return t->symbols; }
+
+const char *adac_target_origin(struct adac_target *t, uint64_t addr)
+{
+	return t->ops->origin ? t->ops->origin(t->impl, addr) : NULL;
 }
 
 const char *adac_target_kind(const struct adac_target *t) { return t->ops->kind; }

@@ -50,6 +50,8 @@ struct adac_frame {
 	uint32_t line;         /* 0 if unknown */
 };
 
+struct adac_symbols;  /* target/symbols.h: where files the target lacks are looked for */
+
 typedef int (*adac_module_cb)(void *ctx, const struct adac_module *m);
 typedef int (*adac_thread_cb)(void *ctx, const struct adac_thread *th);
 typedef int (*adac_frame_cb)(void *ctx, const struct adac_frame *f);
@@ -91,6 +93,15 @@ struct adac_target_ops {
 	 * such notion; commands default to it. */
 	uint64_t (*selected_thread)(void *impl);
 
+	/* Optional. Tells the backend where to look for files its target lacks (NULL: nowhere); the
+	 * symbols stay valid until the next call or close. */
+	void (*set_symbols)(void *impl, struct adac_symbols *symbols);
+
+	/* Optional. Where the bytes at addr come from when the backend took them from somewhere other
+	 * than the target or the file at its recorded path ("nested.dll: /syms/nested.dll from the
+	 * symbol path"); NULL otherwise. Valid until close. */
+	const char *(*origin)(void *impl, uint64_t addr);
+
 	/* Optional. Frees impl. */
 	void (*close)(void *impl);
 };
@@ -104,6 +115,22 @@ void adac_target_close(struct adac_target *t);
 /* Backends shipped in dac/. */
 struct adac_target *adac_target_open_core(const char *core_path, struct adac_error *err);
 struct adac_target *adac_target_open_pid(int pid, struct adac_error *err);
+
+struct adac_core_options {
+	bool strict;   /* refuse a damaged core (truncated: segments past the end of the file) */
+	/* Out: when the core opened best-effort, one line saying what is missing; else "". */
+	char warning[ADAC_ERROR_MSG_MAX];
+};
+/* adac_target_open_core with options (NULL: the defaults, best-effort). */
+struct adac_target *adac_target_open_core_ex(const char *core_path, struct adac_core_options *opt,
+                                             struct adac_error *err);
+
+/* Where to look for files the target lacks: assemblies, PDBs, native binaries and debug files. The
+ * target takes s over (and frees the previous one); NULL: nowhere but their recorded paths. */
+void adac_target_set_symbols(struct adac_target *t, struct adac_symbols *s);
+struct adac_symbols *adac_target_symbols(const struct adac_target *t);
+/* ops->origin, or NULL. */
+const char *adac_target_origin(struct adac_target *t, uint64_t addr);
 
 const char *adac_target_kind(const struct adac_target *t);
 

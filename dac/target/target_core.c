@@ -1,9 +1,13 @@
-/* target_core.c - the "core" backend: an x86-64 ELF core file (kernel or gdb gcore).
+/* target_core.c - the "core" backend: an x86-64 ELF core file (kernel, gdb gcore or createdump).
  *
  * Memory comes from the PT_LOAD segments; bytes a segment does not hold (p_filesz < p_memsz, or
  * no segment at all, as for read-only file pages gcore and the kernel skip) come from the file
- * mapped there per the NT_FILE note, when that file is on disk. Threads and registers come from
- * the NT_PRSTATUS notes, modules from NT_FILE, frames from libdwfl. */
+ * mapped there per the NT_FILE note: the file at its recorded path, else one found through the
+ * symbol path with the same identity (symbols.h). Threads and registers come from the NT_PRSTATUS
+ * notes, modules from NT_FILE, frames from libdwfl (native_symbols.h finds their files).
+ *
+ * A core cut short (segments past the end of the file) opens best-effort: the missing bytes are
+ * unreadable, and open says so in one line; with strict it is refused. */
 #include "target/dwfl_frames.h"
 #include "target/target.h"
 
@@ -19,6 +23,11 @@
 
 #include "base/cursor.h"
 #include "base/limits.h"
+#include "target/elf_image.h"
+#include "target/native_symbols.h"
+#include "target/pe_image.h"
+#include "target/symbol_store.h"
+#include "target/symbols.h"
 
 /* struct elf_prstatus on x86-64 (linux/elfcore.h), read by offset so any host can parse it. */
 #define PRSTATUS_PID_OFF 32u
@@ -41,6 +50,7 @@ static const unsigned user_reg_slot[ADAC_REG_COUNT] = {
 struct core_seg {
 	uint64_t vaddr, memsz;   /* [vaddr, vaddr + memsz) of target memory */
 	uint64_t offset, filesz; /* the first filesz bytes are at offset in the core file */
+	uint64_t cut;            /* bytes after those that the file was cut short of (truncated core) */
 };
 
 struct mapped_file {
@@ -50,6 +60,7 @@ struct mapped_file {
 	int fd;            /* -1 until opened, and when unusable */
 	bool tried;        /* open attempted */
 	uint64_t size;
+	char *origin;      /* when found through the symbol path: "name from path (route)" */
 };
 
 struct core_map {
@@ -80,6 +91,10 @@ struct core {
 	struct core_thread *threads;
 	size_t nthreads;
 	Dwfl *dwfl;             /* made on the first frames() call */
+	struct adac_symbols *symbols;  /* the target's (set_symbols); NULL: look nowhere else */
+	struct adac_native_symbols native; /* what libdwfl's callbacks look through */
+	bool strict;
+	char warning[ADAC_ERROR_MSG_MAX]; /* what a best-effort open left out */
 };
 
 /* pread that retries on EINTR and short transfers; the bytes read (fewer at EOF) or -1. */
@@ -130,39 +145,182 @@ static const struct core_map *map_at(const struct core *c, uint64_t addr)
 	return &c->maps[lo - 1];
 }
 
+/* Bytes at addr that the core file itself holds (no file fallback): how many, from the start. */
+static size_t read_core_only(const struct core *c, uint64_t addr, uint8_t *buf, size_t len)
+{
+	size_t idx = seg_upper(c, addr);
+	if (idx == 0)
+		return 0;
+	const struct core_seg *s = &c->segs[idx - 1];
+	uint64_t off = addr - s->vaddr;
+	if (off >= s->filesz)
+		return 0;
+	if (len > s->filesz - off)
+		len = (size_t)(s->filesz - off);
+	ssize_t n = pread_full(c->fd, buf, len, s->offset + off);
+	return n > 0 ? (size_t)n : 0;
+}
+
+/* The core's copy of the file's first page (its ELF or PE headers, which kernel, gcore and
+ * createdump cores keep); 0 when the core lacks it. */
+static size_t core_first_page(const struct core *c, const struct mapped_file *f, uint8_t page[PAGE_BYTES])
+{
+	return f->base == UINT64_MAX ? 0 : read_core_only(c, f->base, page, PAGE_BYTES);
+}
+
 /* A file rebuilt since the core was taken would give wrong bytes. When the core holds the file's
- * first page (its ELF header page, which kernel and gcore cores keep), the file must match it. */
+ * first page, the file must match it. */
 static bool same_as_core(const struct core *c, const struct mapped_file *f, int fd, uint64_t size)
 {
 	uint8_t in_core[PAGE_BYTES], in_file[PAGE_BYTES];
-	size_t len = size < PAGE_BYTES ? (size_t)size : PAGE_BYTES;
-	size_t idx = f->base == UINT64_MAX ? 0 : seg_upper(c, f->base);
-	if (idx == 0 || len == 0)
-		return true;
-	const struct core_seg *s = &c->segs[idx - 1];
-	uint64_t off = f->base - s->vaddr;
-	if (off >= s->filesz || s->filesz - off < len)
+	size_t len = core_first_page(c, f, in_core);
+	if (len > size)
+		len = (size_t)size;
+	if (len == 0)
 		return true; /* the core lacks that page: nothing to compare */
-	return pread_full(c->fd, in_core, len, s->offset + off) == (ssize_t)len &&
-	       pread_full(fd, in_file, len, 0) == (ssize_t)len && memcmp(in_core, in_file, len) == 0;
+	return pread_full(fd, in_file, len, 0) == (ssize_t)len && memcmp(in_core, in_file, len) == 0;
 }
 
-static void open_mapped_file(const struct core *c, struct mapped_file *f)
+/* A regular file at path, opened read-only, or -1. The path may come from the core: never open a
+ * FIFO or a device (it could block, or act). */
+static int open_regular(const char *path, uint64_t *size)
 {
-	f->tried = true;
 	struct stat st;
-	/* The path comes from the core: never open a FIFO or a device (it could block, or act). */
-	if (stat(f->path, &st) != 0 || !S_ISREG(st.st_mode))
+	if (stat(path, &st) != 0 || !S_ISREG(st.st_mode))
+		return -1;
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+	if (fd < 0)
+		return -1;
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return -1;
+	}
+	*size = (uint64_t)st.st_size;
+	return fd;
+}
+
+/* Without the core's first page, a file found by name must at least be large enough for every
+ * mapping of it the core records (a whole-file mapping, as of an IL assembly, says its size to
+ * the page). The smallest size that fits, or 0 when none is needed. */
+static uint64_t min_size_for_mappings(const struct core *c, const struct mapped_file *f)
+{
+	uint64_t need = 0;
+	for (size_t i = 0; i < c->nmaps; i++) {
+		const struct core_map *m = &c->maps[i];
+		if (&c->files[m->file] != f)
+			continue;
+		uint64_t end = m->offset + (m->end - m->start);
+		if (end > PAGE_BYTES && end - PAGE_BYTES + 1 > need)
+			need = end - PAGE_BYTES + 1;
+	}
+	return need;
+}
+
+struct substitute_check {
+	const struct core *c;
+	const struct mapped_file *f;
+};
+
+static int check_substitute(void *ctx, const char *path, char *why, size_t why_size)
+{
+	const struct substitute_check *k = ctx;
+	uint64_t size = 0;
+	int fd = open_regular(path, &size);
+	if (fd < 0) {
+		snprintf(why, why_size, "cannot be opened");
+		return -1;
+	}
+	uint8_t page[PAGE_BYTES];
+	bool have_page = core_first_page(k->c, k->f, page) > 0;
+	bool same = same_as_core(k->c, k->f, fd, size);
+	close(fd);
+	uint64_t need = min_size_for_mappings(k->c, k->f);
+	if (!same)
+		snprintf(why, why_size, "differs from the core's copy of its first page");
+	else if (!have_page && size < need)
+		snprintf(why, why_size, "is too small for its mappings (%llu bytes, %llu at least)", (unsigned long long)size,
+		         (unsigned long long)need);
+	else
+		return 0;
+	return -1;
+}
+
+static const char *base_name(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+	return slash ? slash + 1 : path;
+}
+
+static int core_page_read(void *ctx, uint64_t addr, void *buf, size_t len, struct adac_error *err)
+{
+	const struct core *c = ctx;
+	if (read_core_only(c, addr, buf, len) == len)
+		return 0;
+	return adac_fail(err, ADAC_E_READ, addr, "not in the core");
+}
+
+/* The file's symbol store key from the core's copy of its headers: an ELF build-id or a PE
+ * timestamp and size. false when the core lacks them (the file is then looked for by name). */
+static bool identity_key(const struct core *c, const struct mapped_file *f, char *key, size_t size,
+                         uint8_t *build_id, size_t *build_id_len)
+{
+	uint8_t page[PAGE_BYTES];
+	size_t len = core_first_page(c, f, page);
+	*build_id_len = 0;
+	if (len >= 4 && memcmp(page, "\177ELF", 4) == 0) {
+		struct adac_elf_mem mem = {core_page_read, (void *)c};
+		adac_elf_build_id(&mem, f->base, build_id, build_id_len);
+		return *build_id_len && adac_ssqp_key_elf(base_name(f->path), build_id, *build_id_len, key, size, NULL) == 0;
+	}
+	struct adac_pe_headers h;
+	return adac_pe_parse_headers(page, len, f->path, &h, NULL) == 0 &&
+	       adac_ssqp_key_pe(base_name(f->path), h.timestamp, h.size_of_image, key, size, NULL) == 0;
+}
+
+/* The file is not at its recorded path, or another file took its place: look for it by identity. */
+static void find_substitute(struct core *c, struct mapped_file *f)
+{
+	char key[ADAC_MAX_PATH_BYTES];
+	uint8_t build_id[ADAC_BUILD_ID_MAX];
+	size_t build_id_len;
+	bool keyed = identity_key(c, f, key, sizeof key, build_id, &build_id_len);
+	struct substitute_check k = {c, f};
+	struct adac_symbol_want w = {.name = base_name(f->path), .key = keyed ? key : NULL,
+	                             .build_id = build_id_len ? build_id : NULL, .build_id_len = build_id_len,
+	                             .kind = ADAC_SYMBOL_BINARY, .check = check_substitute, .ctx = &k};
+	struct adac_symbol_found found;
+	if (adac_symbols_find(c->symbols, &w, &found, NULL) != 0)
 		return;
-	int fd = open(f->path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+	uint64_t size;
+	int fd = open_regular(found.path, &size);
 	if (fd < 0)
 		return;
-	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && same_as_core(c, f, fd, (uint64_t)st.st_size)) {
-		f->fd = fd;
-		f->size = (uint64_t)st.st_size;
-	} else {
+	size_t n = strlen(w.name) + strlen(found.path) + strlen(found.route) + 80;
+	if ((f->origin = malloc(n)) == NULL) {
 		close(fd);
+		return;
 	}
+	uint8_t page[PAGE_BYTES];
+	snprintf(f->origin, n, "%s from %s (%s)%s", w.name, found.path, found.route,
+	         core_first_page(c, f, page) ? "" : "; matched by name and size only: the core lacks its headers");
+	f->fd = fd;
+	f->size = size;
+}
+
+static void open_mapped_file(struct core *c, struct mapped_file *f)
+{
+	f->tried = true;
+	uint64_t size;
+	int fd = open_regular(f->path, &size);
+	if (fd >= 0 && same_as_core(c, f, fd, size)) {
+		f->fd = fd;
+		f->size = size;
+		return;
+	}
+	if (fd >= 0)
+		close(fd);
+	if (c->symbols)
+		find_substitute(c, f);
 }
 
 /* Reads from the file mapped at addr (the fallback for bytes the core lacks); bytes read, 0 when
@@ -275,16 +433,11 @@ static int core_regs(void *impl, uint64_t tid, struct adac_regs *regs, struct ad
 
 /* ---- frames (libdwfl) ---- */
 
-static const Dwfl_Callbacks core_dwfl_callbacks = {
-	.find_elf = dwfl_build_id_find_elf,
-	.find_debuginfo = dwfl_standard_find_debuginfo,
-};
-
 static int open_dwfl(struct core *c, struct adac_error *err)
 {
 	if (c->dwfl)
 		return 0;
-	Dwfl *d = dwfl_begin(&core_dwfl_callbacks);
+	Dwfl *d = dwfl_begin(&adac_native_core_callbacks);
 	if (!d)
 		return adac_fail(err, ADAC_E_NOMEM, 0, "%s: cannot start libdwfl: %s", c->path, dwfl_errmsg(-1));
 	dwfl_report_begin(d);
@@ -294,8 +447,30 @@ static int open_dwfl(struct core *c, struct adac_error *err)
 		dwfl_end(d);
 		return -1;
 	}
+	adac_native_symbols_attach(d, &c->native);
 	c->dwfl = d;
 	return 0;
+}
+
+static void core_set_symbols(void *impl, struct adac_symbols *symbols)
+{
+	struct core *c = impl;
+	c->symbols = c->native.symbols = symbols;
+	/* Files not found so far, and libdwfl's view of the modules, get another chance. */
+	for (size_t i = 0; i < c->nfiles; i++)
+		if (c->files[i].fd < 0)
+			c->files[i].tried = false;
+	if (c->dwfl) {
+		dwfl_end(c->dwfl);
+		c->dwfl = NULL;
+	}
+}
+
+static const char *core_origin(void *impl, uint64_t addr)
+{
+	struct core *c = impl;
+	const struct core_map *m = map_at(c, addr);
+	return m ? c->files[m->file].origin : NULL;
 }
 
 
@@ -337,7 +512,16 @@ static int core_frames(void *impl, uint64_t tid, adac_frame_cb cb, void *ctx, st
 		return adac_fail(err, ADAC_E_LIMIT, 0, "thread %llu has more than ADAC_MAX_UNWIND_FRAMES (%u) frames",
 		                 (unsigned long long)tid, ADAC_MAX_UNWIND_FRAMES);
 	/* An unwind that stops with an error after some frames has reached the outermost frame it
-	 * can explain, as eu-stack shows; with no frame at all it is a failure. */
+	 * can explain, as eu-stack shows; with no frame at all it is a failure. When the stack
+	 * pointer is where a truncated core was cut, say so after the frames shown. */
+	const struct core_thread *th = find_thread(c, tid);
+	uint64_t sp = th->regs.r[ADAC_REG_RSP];
+	size_t idx = seg_upper(c, sp);
+	const struct core_seg *s = idx ? &c->segs[idx - 1] : NULL;
+	if (!w.stopped && s && s->cut && sp - s->vaddr >= s->filesz && sp - s->vaddr - s->filesz < s->cut)
+		return adac_fail(err, ADAC_E_READ, sp, "%s: the core was cut short of thread %llu's stack (0x%llx-0x%llx)",
+		                 c->path, (unsigned long long)tid, (unsigned long long)(s->vaddr + s->filesz),
+		                 (unsigned long long)(s->vaddr + s->filesz + s->cut));
 	if (w.count == 0 && !w.stopped)
 		return adac_fail(err, ADAC_E_UNSUPPORTED, 0, "%s: cannot unwind thread %llu: %s", c->path,
 		                 (unsigned long long)tid, rc < 0 ? pick.errmsg : "no frame");
@@ -357,9 +541,11 @@ static void core_close(void *impl)
 		elf_end(c->elf);
 	if (c->fd >= 0)
 		close(c->fd);
-	for (size_t i = 0; i < c->nfiles; i++)
+	for (size_t i = 0; i < c->nfiles; i++) {
 		if (c->files[i].fd >= 0)
 			close(c->files[i].fd);
+		free(c->files[i].origin);
+	}
 	free(c->files);
 	free(c->file_strings);
 	free(c->maps);
@@ -568,23 +754,40 @@ static int load_segments(struct core *c, size_t phnum, struct adac_error *err)
 			nload++;
 	}
 	/* Checked up front: a truncated core would otherwise fail later with a misleading read error. */
-	if (file_end > c->size)
+	if (file_end > c->size && c->strict)
 		return adac_fail(err, ADAC_E_CORRUPT, 0, "%s: core file is truncated (%llu of %llu bytes)", c->path,
 		                 (unsigned long long)c->size, (unsigned long long)file_end);
 	c->segs = calloc(nload ? nload : 1, sizeof *c->segs);
 	if (!c->segs)
 		return adac_fail(err, ADAC_E_NOMEM, 0, "%s: out of memory reading segments", c->path);
+	/* Best effort: what lies past the end of the file is not in the core (reads of it fail, or come
+	 * from the mapped file like any page the core lacks). */
+	uint64_t lost = 0;
+	unsigned cut = 0, notes_cut = 0;
 	for (size_t i = 0; i < phnum; i++) {
 		GElf_Phdr ph;
 		gelf_getphdr(c->elf, (int)i, &ph);
+		uint64_t avail = ph.p_offset < c->size ? c->size - ph.p_offset : 0, seg_cut = 0;
+		if (ph.p_filesz > avail && (ph.p_type == PT_LOAD || ph.p_type == PT_NOTE)) {
+			seg_cut = ph.p_filesz - avail;
+			lost += seg_cut;
+			cut += ph.p_type == PT_LOAD;
+			notes_cut += ph.p_type == PT_NOTE;
+			ph.p_filesz = avail;
+		}
 		if (ph.p_type == PT_LOAD && ph.p_memsz > 0) {
 			uint64_t filesz = ph.p_filesz < ph.p_memsz ? ph.p_filesz : ph.p_memsz;
-			c->segs[c->nsegs++] = (struct core_seg){ph.p_vaddr, ph.p_memsz, ph.p_offset, filesz};
+			c->segs[c->nsegs++] = (struct core_seg){ph.p_vaddr, ph.p_memsz, ph.p_offset, filesz, seg_cut};
 		} else if (ph.p_type == PT_NOTE && ph.p_filesz > 0) {
 			if (parse_notes(c, &ph, &note_bytes, err))
 				return -1;
 		}
 	}
+	if (file_end > c->size)
+		snprintf(c->warning, sizeof c->warning,
+		         "%s: core file is truncated (%llu of %llu bytes): %u of %llu memory segments lack %llu bytes%s; "
+		         "reads there fail", c->path, (unsigned long long)c->size, (unsigned long long)file_end, cut,
+		         (unsigned long long)nload, (unsigned long long)lost, notes_cut ? ", the notes are cut" : "");
 	qsort(c->segs, c->nsegs, sizeof *c->segs, cmp_seg);
 	/* Overlaps would make the lookup ambiguous; the earlier segment yields to the later one. */
 	for (size_t i = 1; i < c->nsegs; i++) {
@@ -632,17 +835,23 @@ static const struct adac_target_ops core_ops = {
 	.threads = core_threads,
 	.regs = core_regs,
 	.frames = core_frames,
+	.set_symbols = core_set_symbols,
+	.origin = core_origin,
 	.close = core_close,
 };
 
-struct adac_target *adac_target_open_core(const char *core_path, struct adac_error *err)
+struct adac_target *adac_target_open_core_ex(const char *core_path, struct adac_core_options *opt,
+                                             struct adac_error *err)
 {
+	if (opt)
+		opt->warning[0] = '\0';
 	struct core *c = calloc(1, sizeof *c);
 	if (!c || !(c->path = strdup(core_path))) {
 		free(c);
 		adac_fail(err, ADAC_E_NOMEM, 0, "%s: out of memory", core_path);
 		return NULL;
 	}
+	c->strict = opt && opt->strict;
 	c->fd = open(core_path, O_RDONLY | O_CLOEXEC);
 	if (c->fd < 0) {
 		adac_fail(err, ADAC_E_IO, 0, "%s: cannot open: %s", core_path, strerror(errno));
@@ -663,8 +872,15 @@ struct adac_target *adac_target_open_core(const char *core_path, struct adac_err
 	size_t phnum;
 	if (check_header(c, &phnum, err) || load_segments(c, phnum, err))
 		goto fail;
+	if (opt)
+		memcpy(opt->warning, c->warning, sizeof opt->warning);
 	return adac_target_new(&core_ops, c, err);
 fail:
 	core_close(c);
 	return NULL;
+}
+
+struct adac_target *adac_target_open_core(const char *core_path, struct adac_error *err)
+{
+	return adac_target_open_core_ex(core_path, NULL, err);
 }

@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "base/limits.h"
+#include "target/native_symbols.h"
 
 #define PAGE 4096u
 #define STOP_TIMEOUT_MS 10000   /* how long a thread may take to reach its ptrace stop */
@@ -49,6 +50,7 @@ struct ptarget {
 	struct adac_module *mods;
 	size_t nmods;
 	Dwfl *dwfl;
+	struct adac_native_symbols native; /* what libdwfl's callbacks look through */
 };
 
 static long now_ms(void)
@@ -526,16 +528,11 @@ static int pid_regs(void *impl, uint64_t tid, struct adac_regs *regs, struct ada
 
 /* ---- frames (libdwfl over the threads we already hold) ---- */
 
-static const Dwfl_Callbacks pid_dwfl_callbacks = {
-	.find_elf = dwfl_linux_proc_find_elf,
-	.find_debuginfo = dwfl_standard_find_debuginfo,
-};
-
 static int open_dwfl(struct ptarget *p, struct adac_error *err)
 {
 	if (p->dwfl)
 		return 0;
-	Dwfl *d = dwfl_begin(&pid_dwfl_callbacks);
+	Dwfl *d = dwfl_begin(&adac_native_proc_callbacks);
 	if (!d)
 		return adac_fail(err, ADAC_E_NOMEM, 0, "process %d: cannot start libdwfl: %s", (int)p->pid, dwfl_errmsg(-1));
 	dwfl_report_begin(d);
@@ -551,8 +548,19 @@ static int open_dwfl(struct ptarget *p, struct adac_error *err)
 		dwfl_end(d);
 		return -1;
 	}
+	adac_native_symbols_attach(d, &p->native);
 	p->dwfl = d;
 	return 0;
+}
+
+static void pid_set_symbols(void *impl, struct adac_symbols *symbols)
+{
+	struct ptarget *p = impl;
+	p->native.symbols = symbols;
+	if (p->dwfl) { /* modules whose debug file was not found get another chance */
+		dwfl_end(p->dwfl);
+		p->dwfl = NULL;
+	}
 }
 
 
@@ -600,6 +608,7 @@ static const struct adac_target_ops pid_ops = {
 	.threads = pid_threads,
 	.regs = pid_regs,
 	.frames = pid_frames,
+	.set_symbols = pid_set_symbols,
 	.close = pid_close,
 };
 

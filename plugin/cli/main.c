@@ -104,7 +104,14 @@ static void usage(FILE *f)
 	}
 	fprintf(f, "\nOptions:\n"
 	           "  -h, --help       Show this help, or a command's help after the command\n"
-	           "  -V, --version    Show the version\n");
+	           "  -V, --version    Show the version\n"
+	           "  --symbol-path <path>\n"
+	           "                   Where to look for the files a core lacks (assemblies, PDBs, native\n"
+	           "                   binaries and their debug files), matched by identity: entries\n"
+	           "                   separated by ':' or ';', each a directory or a symbol server\n"
+	           "                   srv*<cache-dir>*<url> (http://, https://, file://); searched before\n"
+	           "                   $ASYNCDAC_SYMBOL_PATH, then debuginfod ($DEBUGINFOD_URLS)\n"
+	           "  --strict         Refuse a damaged core (truncated) instead of showing what it holds\n");
 }
 
 static void command_help(const struct adac_command_info *c)
@@ -122,6 +129,27 @@ static int fail(const char *msg)
 {
 	fprintf(stderr, "asyncdac: error: %s\n", msg);
 	return 1;
+}
+
+/* The symbol path: --symbol-path entries first, then $ASYNCDAC_SYMBOL_PATH's. */
+static struct adac_symbols *make_symbols(const char *option, struct adac_error *err)
+{
+	const char *env = getenv("ASYNCDAC_SYMBOL_PATH");
+	char *spec = NULL;
+	if (asprintf(&spec, "%s%s%s", option ? option : "", option && env && *env ? ";" : "", env ? env : "") < 0) {
+		adac_fail(err, ADAC_E_NOMEM, 0, "out of memory");
+		return NULL;
+	}
+	struct adac_symbols *s = adac_symbols_new(spec, err);
+	free(spec);
+	return s;
+}
+
+/* Says which files came from the symbol path, symbol servers or debuginfod. */
+static void print_found(void *ctx, const char *name, const struct adac_symbol_found *f)
+{
+	(void)ctx;
+	fprintf(stderr, "asyncdac: note: %s from %s (%s)\n", name, f->path, f->route);
 }
 
 int main(int argc, char **argv)
@@ -149,7 +177,8 @@ int main(int argc, char **argv)
 	}
 
 	/* Split the target selection (<core-file> or --pid N) from the command's own options. */
-	const char *core = NULL;
+	const char *core = NULL, *symbol_path = NULL;
+	bool strict = false;
 	long pid = -1;
 	char **rest = calloc((size_t)argc + 1, sizeof *rest);
 	if (!rest)
@@ -175,6 +204,17 @@ int main(int argc, char **argv)
 				free(rest);
 				return 1;
 			}
+		} else if (strcmp(argv[i], "--symbol-path") == 0 || strncmp(argv[i], "--symbol-path=", 14) == 0) {
+			if (argv[i][13] == '=') {
+				symbol_path = argv[i] + 14;
+			} else if (i + 1 < argc) {
+				symbol_path = argv[++i];
+			} else {
+				free(rest);
+				return fail("option --symbol-path requires a path");
+			}
+		} else if (strcmp(argv[i], "--strict") == 0) {
+			strict = true;
 		} else if (argv[i][0] != '-' && !core && pid < 0) {
 			core = argv[i];
 		} else {
@@ -192,11 +232,21 @@ int main(int argc, char **argv)
 	}
 
 	struct adac_error err = {0};
-	struct adac_target *t = core ? adac_target_open_core(core, &err) : adac_target_open_pid((int)pid, &err);
-	if (!t) {
+	struct adac_symbols *symbols = make_symbols(symbol_path, &err);
+	if (!symbols) {
 		free(rest);
 		return fail(err.msg);
 	}
+	struct adac_core_options opt = {.strict = strict};
+	struct adac_target *t = core ? adac_target_open_core_ex(core, &opt, &err) : adac_target_open_pid((int)pid, &err);
+	if (!t) {
+		adac_symbols_free(symbols);
+		free(rest);
+		return fail(err.msg);
+	}
+	adac_target_set_symbols(t, symbols);
+	if (opt.warning[0])
+		fprintf(stderr, "asyncdac: warning: %s\n", opt.warning);
 	/* Listings can be megabytes (ps over thousands of chains): write them in large blocks. */
 	static char outbuf[1 << 20];
 	if (!isatty(STDOUT_FILENO)) {
@@ -222,6 +272,7 @@ int main(int argc, char **argv)
 		        (unsigned long long)st.backend_bytes, (unsigned long long)st.blocks_fetched,
 		        (unsigned long long)st.cache_hits);
 	}
+	adac_symbols_each_found(adac_target_symbols(t), print_found, NULL);
 	adac_target_close(t);
 	free(rest);
 	if (rc)

@@ -115,6 +115,24 @@ void adac_lldb_cmd_error(adac_lldb_cmd *cmd, const char *msg)
 	cmd->result->SetError(msg);
 }
 
+char *adac_lldb_cmd_setting_list(adac_lldb_cmd *cmd, const char *setting)
+{
+	lldb::SBStructuredData list = cmd->debugger.GetSetting(setting);
+	if (!list.IsValid() || list.GetType() != lldb::eStructuredDataTypeArray)
+		return nullptr;
+	std::string text;
+	for (size_t i = 0; i < list.GetSize(); i++) {
+		lldb::SBStructuredData item = list.GetItemAtIndex(i);
+		size_t n = item.GetStringValue(nullptr, 0);
+		std::string value(n + 1, '\0');
+		item.GetStringValue(&value[0], n + 1);
+		value.resize(n);
+		text += value;
+		text += '\n';
+	}
+	return strdup(text.c_str());
+}
+
 int adac_lldb_cmd_forward(adac_lldb_cmd *cmd, const char *command_line)
 {
 	// The nested command writes into our own result object: output, error text (with LLDB's own

@@ -37,6 +37,10 @@ int adac_lldb_cmd_run_quiet(struct adac_lldb_cmd *cmd, const char *command_line)
 /* The value of a string setting ("" when unset) into buf (truncated); returns its length. */
 size_t adac_lldb_cmd_setting(struct adac_lldb_cmd *cmd, const char *name, char *buf, size_t size);
 
+/* The strings of a list setting ("target.debug-file-search-paths"), each followed by a newline,
+ * in a new string (caller frees); "" when the list is empty, NULL when there is no such setting. */
+char *adac_lldb_cmd_setting_list(struct adac_lldb_cmd *cmd, const char *setting);
+
 /* ---- the process of the debugger's selected target ---- */
 
 enum adac_lldb_state {

@@ -8,6 +8,7 @@
 
 #include "asyncdac.h"
 #include "shim.h"
+#include "symbols_setting.h"
 
 /* A thread's stack as asyncdac's frame provider got it from LLDB's unwinder (see
  * adac_lldb_target_keep_stack). */
@@ -264,7 +265,8 @@ struct adac_target *adac_lldb_target(struct adac_lldb_cmd *cmd, struct adac_erro
 	if (!p)
 		return NULL;
 	struct session *s = session_for(p, id, err);
-	return s ? s->t : NULL;
+	/* The symbol path follows LLDB's settings, read again for each command. */
+	return s && adac_lldb_update_symbols(cmd, s->t, err) == 0 ? s->t : NULL;
 }
 
 struct adac_target *adac_lldb_target_find(uint64_t debugger_id, uint64_t target_id, struct adac_error *err)

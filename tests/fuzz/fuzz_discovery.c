@@ -13,6 +13,7 @@
 #include "image.h"
 #include "runtime/descriptor.h"
 #include "runtime/runtime.h"
+#include "view/runtime_view.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -38,7 +39,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			if (adac_desc_blob(rt->desc, i)->name[0] == '\0')
 				__builtin_trap(); /* a sub-descriptor is named by its key */
 		size_t bytes = 0;
-		struct adac_out out = {count, &bytes, NULL};
+		struct adac_out out = {.write = count, .ctx = &bytes};
 		adac_desc_dump(rt->desc, &out);
 		if (bytes == 0)
 			__builtin_trap();

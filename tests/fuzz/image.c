@@ -204,7 +204,7 @@ static void text_write(void *ctx, const char *s, size_t len)
 void fuzz_run_command(struct adac_target *t, int argc, char **argv)
 {
 	struct text out = {0};
-	struct adac_out sink = {text_write, &out, NULL};
+	struct adac_out sink = {.write = text_write, .ctx = &out};
 	struct adac_error err = {0};
 	int rc = adac_command_run(t, ADAC_FRONTEND_CLI, argc, argv, &sink, &err);
 	/* A failure has a code and a one-line message. */

@@ -223,7 +223,7 @@ int main(int argc, char **argv)
 		put_u16(f, (uint16_t)len);
 		for (int k = i; k < end; k++)
 			put(f, argv[k], strlen(argv[k]) + (k + 1 < end));
-		struct adac_out out = {show, NULL, NULL};
+		struct adac_out out = {.write = show, .ctx = NULL};
 		adac_error_clear(&err);
 		if (adac_command_run(t, ADAC_FRONTEND_CLI, end - i, argv + i, &out, &err))
 			fprintf(stderr, "make_image: %s: %s\n", argv[i], err.msg);

@@ -1,6 +1,7 @@
 /* adac_probe.c - drives a data-target backend directly, for the backend-level integration tests.
  *
- *   adac-probe core <file> | pid <pid>  <action>...
+ *   adac-probe core [--strict] <file> | pid <pid>  <action>...
+ *     (a core opened best-effort prints "warning: <what is missing>" first)
  *     modules              one line per module: base end path
  *     read <addr> <len>    "read <n>" (bytes obtained, short at the first unreadable one), then hex
  *     text <addr> <len>    "read <n>", then the bytes as text
@@ -47,19 +48,27 @@ static uint64_t num(const char *s) { return strtoull(s, NULL, 0); }
 
 int main(int argc, char **argv)
 {
-	if (argc < 3 || (strcmp(argv[1], "core") && strcmp(argv[1], "pid"))) {
-		fprintf(stderr, "usage: adac-probe core <file> | pid <pid>  <action>...\n");
+	struct adac_core_options opt = {0};
+	int first = 2;
+	if (argc > 3 && strcmp(argv[1], "core") == 0 && strcmp(argv[2], "--strict") == 0) {
+		opt.strict = true;
+		first = 3;
+	}
+	if (argc < first + 1 || (strcmp(argv[1], "core") && strcmp(argv[1], "pid"))) {
+		fprintf(stderr, "usage: adac-probe core [--strict] <file> | pid <pid>  <action>...\n");
 		return 2;
 	}
 	struct adac_error err = {0};
-	struct adac_target *t = strcmp(argv[1], "core") == 0 ? adac_target_open_core(argv[2], &err)
-	                                                      : adac_target_open_pid(atoi(argv[2]), &err);
+	struct adac_target *t = strcmp(argv[1], "core") == 0 ? adac_target_open_core_ex(argv[first], &opt, &err)
+	                                                      : adac_target_open_pid(atoi(argv[first]), &err);
 	if (!t) {
 		printf("error: %s\n", err.msg);
 		return 1;
 	}
+	if (opt.warning[0])
+		printf("warning: %s\n", opt.warning);
 	printf("kind %s\n", adac_target_kind(t));
-	for (int i = 3; i < argc; i++) {
+	for (int i = first + 1; i < argc; i++) {
 		const char *a = argv[i];
 		if (strcmp(a, "modules") == 0) {
 			const struct adac_module *mods;

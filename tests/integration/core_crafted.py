@@ -102,7 +102,17 @@ with open(path, "r+b") as f:
     f.write(struct.pack("<Q", 0x100000))
     f.seek(64 + 56 * 5 + 40)  # p_memsz
     f.write(struct.pack("<Q", 0x100000))
-t.check_eq(tl.probe(["core", path]), (1, f"error: {path}: core file is truncated ({size} of "
-                                       f"{size - 0x1000 + 0x100000} bytes)\n", ""), "segment past the end")
+want_end = size - 0x1000 + 0x100000
+t.check_eq(tl.probe(["core", "--strict", path]),
+           (1, f"error: {path}: core file is truncated ({size} of {want_end} bytes)\n", ""),
+           "segment past the end, --strict")
+# Best effort: one warning line; the segment's bytes up to the end of the file are read, the rest fail.
+rc, out, err = tl.probe(["core", path, "read", "0x40800", "0x2000", "read", "0x40000", "16"])
+t.check_eq((rc, err), (0, ""), "segment past the end, best effort: exit code and stderr")
+t.check_eq(out.splitlines()[:3],
+           [f"warning: {path}: core file is truncated ({size} of {want_end} bytes): 1 of 5 memory segments lack "
+            f"{0x100000 - 0x1000} bytes; reads there fail", "kind core", "read 4096"],
+           "segment past the end, best effort: the warning, then the bytes the file holds")
+t.check_eq(out.splitlines()[4:5], ["read 16"], "segment past the end, best effort: other segments read")
 
 t.finish()

@@ -131,7 +131,7 @@ static int run_srm_cases(const char *root)
 		if (want && dll) {
 			n++;
 			struct adac_error err = {0};
-			struct adac_pdb *p = adac_pdb_open_for_assembly(dll, &err);
+			struct adac_pdb *p = adac_pdb_open_for_assembly(dll, NULL, &err);
 			struct buf got = {calloc(1, 1), 0};
 			struct adac_out out = {.write = buf_write, .ctx = &got};
 			if (!p || dump_pdb(p, &out, &err) != 0)
@@ -162,7 +162,7 @@ static void test_await_lines(const char *root)
 	char *aw = path_of(root, "nested/awaits");
 	char *awaits = slurp(aw, NULL);
 	struct adac_error err = {0};
-	struct adac_pdb *p = adac_pdb_open_for_assembly(dll, &err);
+	struct adac_pdb *p = adac_pdb_open_for_assembly(dll, NULL, &err);
 	CHECK(p != NULL && awaits != NULL);
 	int checked = 0;
 	for (const char *m = "ABC"; p && awaits && *m; m++) {
@@ -274,7 +274,7 @@ static void test_lookup(const char *root)
 {
 	struct adac_error err = {0};
 	char *dll = path_of(root, "mismatch/nested.dll");
-	struct adac_pdb *p = adac_pdb_open_for_assembly(dll, &err);
+	struct adac_pdb *p = adac_pdb_open_for_assembly(dll, NULL, &err);
 	CHECK(p == NULL);
 	CHECK_ERR(p ? 0 : -1, &err, ADAC_E_NOT_FOUND,
 	          "no PDB for nested.dll: ");
@@ -285,19 +285,19 @@ static void test_lookup(const char *root)
 
 	adac_error_clear(&err);
 	dll = path_of(root, "nopdb/pdbcases.dll");
-	p = adac_pdb_open_for_assembly(dll, &err);
+	p = adac_pdb_open_for_assembly(dll, NULL, &err);
 	CHECK_ERR(p ? 0 : -1, &err, ADAC_E_NOT_FOUND, "no PDB for pdbcases.dll (none beside it, none embedded)");
 	free(dll);
 
 	adac_error_clear(&err);
 	dll = path_of(root, "nopdb/absent.dll");
-	p = adac_pdb_open_for_assembly(dll, &err);
+	p = adac_pdb_open_for_assembly(dll, NULL, &err);
 	CHECK_ERR(p ? 0 : -1, &err, ADAC_E_NOT_FOUND, "no PDB for absent.dll: cannot open ");
 	free(dll);
 
 	adac_error_clear(&err);
 	dll = path_of(root, "embedded/pdbcases.dll");
-	p = adac_pdb_open_for_assembly(dll, &err);
+	p = adac_pdb_open_for_assembly(dll, NULL, &err);
 	CHECK(p != NULL && strstr(adac_pdb_origin(p), "embedded in ") == adac_pdb_origin(p));
 	/* Locals by slot and IL offset: innermost scope wins; out of scope is unknown. */
 	if (p) {
@@ -384,7 +384,7 @@ int main(int argc, char **argv)
 {
 	if (argc == 3 && strcmp(argv[1], "--dump") == 0) {
 		struct adac_error err = {0};
-		struct adac_pdb *p = adac_pdb_open_for_assembly(argv[2], &err);
+		struct adac_pdb *p = adac_pdb_open_for_assembly(argv[2], NULL, &err);
 		struct buf got = {calloc(1, 1), 0};
 		struct adac_out out = {.write = buf_write, .ctx = &got};
 		if (!p || dump_pdb(p, &out, &err) != 0)

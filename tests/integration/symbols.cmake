@@ -1,0 +1,5 @@
+# symbols (issue 14): cores read with the app's and the runtime's folders gone, through the symbol
+# path, file:// and HTTP symbol stores and debuginfod on 127.0.0.1; a mismatched PDB; a truncated
+# core. Needs the `dotnet` fixture (scripts/dotnet-setup), objcopy, gdb and debuginfod.
+add_adac_test(symbols integration/test_symbols.py)
+set_tests_properties(symbols PROPERTIES FIXTURES_REQUIRED dotnet LABELS "dotnet;needs-cli")
