@@ -36,3 +36,9 @@ void adac_print(struct adac_out *out, const char *fmt, ...)
 	adac_vprint(out, fmt, ap);
 	va_end(ap);
 }
+
+void adac_progress(struct adac_out *out, const char *phase, uint64_t done, uint64_t total)
+{
+	if (out->progress)
+		out->progress(out->ctx, phase, done, total);
+}

@@ -1,17 +1,9 @@
 /* cmd_dumpheap.c - `dumpheap`: every object of the GC heap, or counts per type (like SOS dumpheap),
  * and `dumpheap --segments`: the GC's heaps, regions/segments and allocation contexts. */
-#include <jansson.h>
-#include <stddef.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <time.h>
-
-#include "base/addr_map.h"
 #include "commands/command.h"
 #include "runtime/gc_heap.h"
 #include "runtime/runtime.h"
-#include "types/names.h"
+#include "view/heap_view.h"
 
 const struct adac_command_info adac_cmd_dumpheap_info = {
 	.name = "dumpheap",
@@ -39,417 +31,12 @@ const struct adac_command_info adac_cmd_dumpheap_info = {
 		"  -j, --json            Print the same facts as one JSON object.\n",
 };
 
-struct options {
-	bool stat, json, segments, short_list;
-	bool has_mt;
-	uint64_t mt;
-	const char *type;
-};
-
-/* Per-MethodTable counts, and the type filter's verdict. */
-struct mt_stat {
-	uint64_t mt;       /* the key */
-	uint64_t count;
-	uint64_t bytes;
-	char *name;        /* NULL until asked; "" never */
-	int8_t match;      /* -1: not decided yet */
-};
-
-struct dump {
-	struct adac_runtime *rt;
-	const struct options *opt;
-	struct adac_out *out;
-	struct adac_addr_map stats; /* struct mt_stat by MethodTable */
-	json_t *objects;            /* --json object list, or NULL */
-	uint64_t shown, shown_bytes;
-	struct adac_error fail;     /* out of memory inside the callback */
-};
-
-_Static_assert(offsetof(struct mt_stat, mt) == 0, "the MethodTable is the record's key");
-
-static struct mt_stat *stat_get(struct adac_addr_map *t, uint64_t mt)
-{
-	bool added;
-	struct mt_stat *st = adac_addr_map_get(t, mt, sizeof *st, &added);
-	if (st && added)
-		st->match = -1;
-	return st;
-}
-
-static void stat_free(struct adac_addr_map *t)
-{
-	for (size_t i = 0; i < t->cap; i++) {
-		struct mt_stat *st = adac_addr_map_slot(t, i);
-		if (st)
-			free(st->name);
-	}
-	adac_addr_map_free(t);
-}
-
-/* The type name of an MT (adac_type_name, names.c), kept per MT; "<unknown type: why>" when it
- * cannot be named. */
-static const char *name_of(struct dump *d, struct mt_stat *st)
-{
-	if (st->name)
-		return st->name;
-	struct adac_error err = {0};
-	const char *n = adac_type_name(d->rt, st->mt, 0, &err);
-	if (n) {
-		st->name = strdup(n);
-	} else {
-		size_t len = strlen(err.msg) + 32;
-		st->name = malloc(len);
-		if (st->name)
-			snprintf(st->name, len, "<unknown type: %s>", err.msg);
-	}
-	return st->name ? st->name : "<out of memory>";
-}
-
-static json_t *hex(uint64_t v)
-{
-	char buf[24];
-	snprintf(buf, sizeof buf, "0x%016llx", (unsigned long long)v);
-	return json_string(buf);
-}
-
-/* 1234567 -> "1,234,567" (SOS's totals). */
-static const char *commas(uint64_t v, char buf[32])
-{
-	char tmp[32];
-	int n = snprintf(tmp, sizeof tmp, "%llu", (unsigned long long)v);
-	int o = 0;
-	for (int i = 0; i < n; i++) {
-		if (i > 0 && (n - i) % 3 == 0)
-			buf[o++] = ',';
-		buf[o++] = tmp[i];
-	}
-	buf[o] = '\0';
-	return buf;
-}
-
-static int on_object(void *ctx, const struct adac_gc_object *o)
-{
-	struct dump *d = ctx;
-	const struct options *opt = d->opt;
-	if (opt->has_mt && o->mt != opt->mt)
-		return 0;
-	struct mt_stat *st = stat_get(&d->stats, o->mt);
-	if (!st) {
-		adac_fail(&d->fail, ADAC_E_NOMEM, 0, "out of memory counting objects");
-		return 1;
-	}
-	if (opt->type) {
-		if (st->match < 0)
-			st->match = strstr(name_of(d, st), opt->type) != NULL;
-		if (!st->match)
-			return 0;
-	}
-	st->count++;
-	st->bytes += o->size;
-	d->shown++;
-	d->shown_bytes += o->size;
-	if (opt->stat)
-		return 0;
-	if (d->objects) {
-		json_t *j = json_object();
-		json_object_set_new(j, "address", hex(o->addr));
-		json_object_set_new(j, "mt", hex(o->mt));
-		json_object_set_new(j, "size", json_integer((json_int_t)o->size));
-		json_array_append_new(d->objects, j);
-	} else if (opt->short_list) {
-		adac_print(d->out, "0x%016llx\n", (unsigned long long)o->addr);
-	} else {
-		adac_print(d->out, "0x%016llx 0x%016llx %12llu\n", (unsigned long long)o->addr, (unsigned long long)o->mt,
-		           (unsigned long long)o->size);
-	}
-	return 0;
-}
-
-static int cmp_stat(const void *a, const void *b)
-{
-	const struct mt_stat *x = *(const struct mt_stat *const *)a, *y = *(const struct mt_stat *const *)b;
-	if (x->bytes != y->bytes)
-		return x->bytes < y->bytes ? -1 : 1;
-	return x->mt < y->mt ? -1 : x->mt > y->mt ? 1 : 0;
-}
-
-/* The MTs with objects shown, smallest total first (as SOS). NULL with *n = 0 when there are none. */
-static struct mt_stat **sorted_stats(struct dump *d, size_t *n)
-{
-	*n = 0;
-	struct mt_stat **v = malloc((d->stats.used ? d->stats.used : 1) * sizeof *v);
-	if (!v)
-		return NULL;
-	for (size_t i = 0; i < d->stats.cap; i++) {
-		struct mt_stat *st = adac_addr_map_slot(&d->stats, i);
-		if (st && st->count)
-			v[(*n)++] = st;
-	}
-	qsort(v, *n, sizeof *v, cmp_stat);
-	return v;
-}
-
-static json_t *errors_json(const struct adac_gc_walk_report *rep)
-{
-	json_t *a = json_array();
-	for (size_t i = 0; i < rep->error_count; i++) {
-		const struct adac_gc_region_error *e = &rep->errors[i];
-		json_t *j = json_object();
-		json_object_set_new(j, "region", hex(e->region->addr));
-		json_object_set_new(j, "kind", json_string(adac_gc_kind_name(e->region->kind)));
-		json_object_set_new(j, "heap", json_integer(e->region->heap));
-		json_object_set_new(j, "objects_before", json_integer((json_int_t)e->objects_before));
-		json_object_set_new(j, "code", json_string(adac_errstr(e->err.code)));
-		json_object_set_new(j, "address", hex(e->err.addr));
-		json_object_set_new(j, "message", json_string(e->err.msg));
-		json_array_append_new(a, j);
-	}
-	return a;
-}
-
-static int print_objects(struct adac_runtime *rt, const struct options *opt, struct adac_out *out, struct adac_error *err)
-{
-	const struct adac_gc_info *info = adac_gc_info(rt, err);
-	if (!info)
-		return -1;
-	struct dump d = {.rt = rt, .opt = opt, .out = out};
-	if (opt->json && !opt->stat)
-		d.objects = json_array();
-	if (!info->structures_valid && !opt->json)
-		adac_print(out, "Warning: the GC heap was stopped during a garbage collection "
-		                "(StructureInvalidCount != 0); objects may be missed or misread.\n");
-	if (!opt->json && !opt->stat && !opt->short_list)
-		adac_print(out, "%18s %18s %12s\n", "Address", "MT", "Size");
-	struct adac_gc_walk_report rep;
-	struct timespec t0, t1;
-	clock_gettime(CLOCK_MONOTONIC, &t0);
-	int rc = adac_gc_walk(rt, on_object, &d, &rep, err);
-	clock_gettime(CLOCK_MONOTONIC, &t1);
-	double walk_seconds = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
-	if (rc == 0 && adac_failed(&d.fail)) {
-		adac_error_copy(err, &d.fail);
-		rc = -1;
-		adac_gc_walk_report_free(&rep);
-	}
-	if (rc) {
-		json_decref(d.objects);
-		stat_free(&d.stats);
-		return -1;
-	}
-	size_t n;
-	struct mt_stat **sorted = sorted_stats(&d, &n);
-	if (!sorted) {
-		json_decref(d.objects);
-		stat_free(&d.stats);
-		adac_gc_walk_report_free(&rep);
-		return adac_fail(err, ADAC_E_NOMEM, 0, "out of memory sorting the statistics");
-	}
-	if (opt->json) {
-		json_t *r = json_object();
-		json_object_set_new(r, "gc", json_string(info->identifiers));
-		json_object_set_new(r, "structures_valid", json_boolean(info->structures_valid));
-		if (d.objects)
-			json_object_set_new(r, "objects", d.objects);
-		json_t *st = json_array();
-		for (size_t i = 0; i < n; i++) {
-			json_t *j = json_object();
-			json_object_set_new(j, "mt", hex(sorted[i]->mt));
-			json_object_set_new(j, "count", json_integer((json_int_t)sorted[i]->count));
-			json_object_set_new(j, "total_size", json_integer((json_int_t)sorted[i]->bytes));
-			json_object_set_new(j, "name", json_string(name_of(&d, sorted[i])));
-			json_array_append_new(st, j);
-		}
-		json_object_set_new(r, "statistics", st);
-		json_t *tot = json_object();
-		json_object_set_new(tot, "objects", json_integer((json_int_t)d.shown));
-		json_object_set_new(tot, "bytes", json_integer((json_int_t)d.shown_bytes));
-		json_object_set_new(r, "total", tot);
-		json_t *fr = json_object();
-		json_object_set_new(fr, "objects", json_integer((json_int_t)rep.free_objects));
-		json_object_set_new(fr, "bytes", json_integer((json_int_t)rep.free_bytes));
-		json_object_set_new(r, "free", fr);
-		json_t *scan = json_object();
-		json_object_set_new(scan, "regions", json_integer((json_int_t)rep.regions_walked));
-		json_object_set_new(scan, "bytes_scanned", json_integer((json_int_t)rep.bytes_scanned));
-		json_object_set_new(scan, "bytes_read", json_integer((json_int_t)rep.bytes_read));
-		json_object_set_new(scan, "allocation_contexts_skipped", json_integer((json_int_t)rep.contexts_skipped));
-		json_object_set_new(scan, "method_tables", json_integer((json_int_t)rep.method_tables));
-		/* Wall time of the walk alone (callbacks included, runtime and GC info reading excluded). */
-		json_object_set_new(scan, "walk_seconds", json_real(walk_seconds));
-		json_object_set_new(r, "scan", scan);
-		json_object_set_new(r, "errors", errors_json(&rep));
-		json_t *root = json_object();
-		json_object_set_new(root, "dumpheap", r);
-		rc = adac_print_json(out, root, err);
-	} else if (!opt->short_list) {
-		char b1[32], b2[32];
-		if (!opt->stat)
-			adac_print(out, "\n");
-		adac_print(out, "Statistics:\n%18s %10s %12s %s\n", "MT", "Count", "TotalSize", "Class Name");
-		for (size_t i = 0; i < n; i++)
-			adac_print(out, "0x%016llx %10llu %12llu %s\n", (unsigned long long)sorted[i]->mt,
-			           (unsigned long long)sorted[i]->count, (unsigned long long)sorted[i]->bytes,
-			           name_of(&d, sorted[i]));
-		adac_print(out, "Total %s objects, %s bytes\n", commas(d.shown, b1), commas(d.shown_bytes, b2));
-		adac_print(out, "Free (not listed): %s objects, %s bytes\n", commas(rep.free_objects, b1),
-		           commas(rep.free_bytes, b2));
-	}
-	if (!opt->json)
-		for (size_t i = 0; i < rep.error_count; i++)
-			adac_print(out, "Error: %s (after %llu objects of that region)\n", rep.errors[i].err.msg,
-			           (unsigned long long)rep.errors[i].objects_before);
-	if (rc == 0 && rep.error_count)
-		rc = adac_fail(err, rep.errors[0].err.code, rep.errors[0].err.addr,
-		               "the heap walk stopped early in %zu of %llu regions (first: %s)", rep.error_count,
-		               (unsigned long long)rep.regions_walked, rep.errors[0].err.msg);
-	free(sorted);
-	stat_free(&d.stats);
-	adac_gc_walk_report_free(&rep);
-	return rc;
-}
-
-/* ---- --segments ------------------------------------------------------------------------------- */
-
-static json_t *region_json(const struct adac_gc_region *r)
-{
-	json_t *j = json_object();
-	json_object_set_new(j, "address", hex(r->addr));
-	json_object_set_new(j, "kind", json_string(adac_gc_kind_name(r->kind)));
-	json_object_set_new(j, "heap", json_integer(r->heap));
-	json_object_set_new(j, "start", hex(r->mem));
-	json_object_set_new(j, "end", hex(r->end));
-	json_object_set_new(j, "allocated", hex(r->allocated));
-	json_object_set_new(j, "committed", hex(r->committed));
-	json_object_set_new(j, "reserved", hex(r->reserved));
-	json_object_set_new(j, "flags", hex(r->flags));
-	return j;
-}
-
-static int print_segments_json(const struct adac_gc_info *info, struct adac_out *out, struct adac_error *err)
-{
-	json_t *r = json_object();
-	json_object_set_new(r, "identifiers", json_string(info->identifiers));
-	json_object_set_new(r, "server", json_boolean(info->server));
-	json_object_set_new(r, "regions", json_boolean(info->use_regions));
-	json_object_set_new(r, "background", json_boolean(info->background));
-	json_object_set_new(r, "structures_valid", json_boolean(info->structures_valid));
-	json_object_set_new(r, "max_generation", json_integer(info->max_generation));
-	json_object_set_new(r, "free_mt", hex(info->free_mt));
-	json_t *heaps = json_array();
-	for (unsigned h = 0; h < info->heap_count; h++) {
-		const struct adac_gc_heap_info *hi = &info->heaps[h];
-		json_t *j = json_object();
-		json_object_set_new(j, "address", hex(hi->addr));
-		json_object_set_new(j, "alloc_allocated", hex(hi->alloc_allocated));
-		json_object_set_new(j, "ephemeral_segment", hex(hi->ephemeral_segment));
-		json_t *gens = json_array();
-		for (unsigned g = 0; g < hi->generation_count; g++) {
-			json_t *gj = json_object();
-			json_object_set_new(gj, "start_segment", hex(hi->gen[g].start_segment));
-			json_object_set_new(gj, "allocation_start", hex(hi->gen[g].allocation_start));
-			json_object_set_new(gj, "alloc_ptr", hex(hi->gen[g].alloc_ptr));
-			json_object_set_new(gj, "alloc_limit", hex(hi->gen[g].alloc_limit));
-			json_array_append_new(gens, gj);
-		}
-		json_object_set_new(j, "generations", gens);
-		json_array_append_new(heaps, j);
-	}
-	json_object_set_new(r, "heaps", heaps);
-	json_t *regs = json_array();
-	for (size_t i = 0; i < info->region_count; i++)
-		json_array_append_new(regs, region_json(&info->regions[i]));
-	json_object_set_new(r, "segments", regs);
-	json_t *fr = json_array();
-	for (size_t i = 0; i < info->free_region_count; i++)
-		json_array_append_new(fr, region_json(&info->free_regions[i]));
-	json_object_set_new(r, "free_regions", fr);
-	json_t *ctxs = json_array();
-	for (size_t i = 0; i < info->context_count; i++) {
-		json_t *j = json_object();
-		json_object_set_new(j, "pointer", hex(info->contexts[i].ptr));
-		json_object_set_new(j, "limit", hex(info->contexts[i].limit));
-		json_object_set_new(j, "thread", hex(info->contexts[i].thread));
-		json_array_append_new(ctxs, j);
-	}
-	json_object_set_new(r, "allocation_contexts", ctxs);
-	json_object_set_new(r, "threads_unreadable", json_integer((json_int_t)info->threads_unreadable));
-	json_t *root = json_object();
-	json_object_set_new(root, "gc", r);
-	return adac_print_json(out, root, err);
-}
-
-static void print_segments_text(const struct adac_gc_info *info, struct adac_out *out)
-{
-	char b1[32];
-	adac_print(out, "GC: %s (max generation %u)%s\n", info->identifiers, info->max_generation,
-	           info->structures_valid ? "" : ", stopped during a garbage collection");
-	for (unsigned h = 0; h < info->heap_count; h++) {
-		const struct adac_gc_heap_info *hi = &info->heaps[h];
-		if (info->server)
-			adac_print(out, "Heap %u (0x%016llx):\n", h, (unsigned long long)hi->addr);
-		else
-			adac_print(out, "Heap %u:\n", h);
-		adac_print(out, "  alloc_allocated 0x%016llx, ephemeral %s 0x%016llx\n", (unsigned long long)hi->alloc_allocated,
-		           info->use_regions ? "region" : "segment", (unsigned long long)hi->ephemeral_segment);
-		adac_print(out, "  %-10s %18s %18s %s\n", "generation", info->use_regions ? "first region" : "first segment",
-		           "allocation start", "allocation context");
-		for (unsigned g = 0; g < hi->generation_count; g++) {
-			char name[16];
-			if (g == 3)
-				snprintf(name, sizeof name, "loh");
-			else if (g == 4)
-				snprintf(name, sizeof name, "poh");
-			else
-				snprintf(name, sizeof name, "gen%u", g);
-			const struct adac_gc_generation *gen = &hi->gen[g];
-			char start[24] = "-"; /* regions have no generation start */
-			if (!info->use_regions)
-				snprintf(start, sizeof start, "0x%016llx", (unsigned long long)gen->allocation_start);
-			adac_print(out, "  %-10s 0x%016llx %18s [0x%016llx, 0x%016llx)\n", name,
-			           (unsigned long long)gen->start_segment, start, (unsigned long long)gen->alloc_ptr,
-			           (unsigned long long)gen->alloc_limit);
-		}
-	}
-	adac_print(out, "%18s %18s %18s %18s %-9s %4s %12s\n", info->use_regions ? "Region" : "Segment", "Start", "End",
-	           "Committed", "Kind", "Heap", "Bytes");
-	uint64_t total = 0;
-	for (size_t i = 0; i < info->region_count; i++) {
-		const struct adac_gc_region *r = &info->regions[i];
-		uint64_t bytes = r->end > r->mem ? r->end - r->mem : 0;
-		total += bytes;
-		adac_print(out, "0x%016llx 0x%016llx 0x%016llx 0x%016llx %-9s %4u %12llu\n", (unsigned long long)r->addr,
-		           (unsigned long long)r->mem, (unsigned long long)r->end, (unsigned long long)r->committed,
-		           adac_gc_kind_name(r->kind), r->heap, (unsigned long long)bytes);
-	}
-	adac_print(out, "Total %zu %s, %s bytes in use\n", info->region_count, info->use_regions ? "regions" : "segments",
-	           commas(total, b1));
-	if (info->free_region_count) {
-		uint64_t reserved = 0;
-		for (size_t i = 0; i < info->free_region_count; i++)
-			reserved += info->free_regions[i].reserved > info->free_regions[i].mem
-			                ? info->free_regions[i].reserved - info->free_regions[i].mem
-			                : 0;
-		adac_print(out, "Free regions: %zu (%s bytes reserved)\n", info->free_region_count, commas(reserved, b1));
-	}
-	adac_print(out, "Allocation contexts: %zu\n", info->context_count);
-	for (size_t i = 0; i < info->context_count; i++) {
-		const struct adac_gc_alloc_context *c = &info->contexts[i];
-		if (c->thread)
-			adac_print(out, "  [0x%016llx, 0x%016llx) thread 0x%016llx\n", (unsigned long long)c->ptr,
-			           (unsigned long long)c->limit, (unsigned long long)c->thread);
-		else
-			adac_print(out, "  [0x%016llx, 0x%016llx) global\n", (unsigned long long)c->ptr,
-			           (unsigned long long)c->limit);
-	}
-	if (info->threads_unreadable)
-		adac_print(out, "  (%zu threads' allocation contexts could not be read)\n", info->threads_unreadable);
-}
-
 int adac_cmd_dumpheap(struct adac_target *t, enum adac_frontend fe, int argc, char **argv, struct adac_out *out,
                       struct adac_error *err)
 {
 	(void)fe;
-	struct options opt = {0};
+	struct adac_heap_opts opt = {0};
+	bool segments = false;
 	for (int i = 1; i < argc; i++) {
 		const char *v;
 		if (adac_opt_is(argv[i], "-s", "--stat")) {
@@ -457,7 +44,7 @@ int adac_cmd_dumpheap(struct adac_target *t, enum adac_frontend fe, int argc, ch
 		} else if (adac_opt_is(argv[i], "-j", "--json")) {
 			opt.json = true;
 		} else if (adac_opt_is(argv[i], NULL, "--segments")) {
-			opt.segments = true;
+			segments = true;
 		} else if (adac_opt_is(argv[i], NULL, "--short")) {
 			opt.short_list = true;
 		} else if (adac_opt_is(argv[i], NULL, "--mt")) {
@@ -471,7 +58,7 @@ int adac_cmd_dumpheap(struct adac_target *t, enum adac_frontend fe, int argc, ch
 			return adac_opt_unknown("dumpheap", argv[i], err);
 		}
 	}
-	if (opt.segments && (opt.stat || opt.has_mt || opt.type || opt.short_list))
+	if (segments && (opt.stat || opt.has_mt || opt.type || opt.short_list))
 		return adac_fail(err, ADAC_E_BAD_ARG, 0, "--segments of 'dumpheap' takes no object filter or --stat/--short");
 	if (opt.short_list && (opt.stat || opt.json))
 		return adac_fail(err, ADAC_E_BAD_ARG, 0, "--short of 'dumpheap' cannot be combined with --stat or --json");
@@ -479,16 +66,16 @@ int adac_cmd_dumpheap(struct adac_target *t, enum adac_frontend fe, int argc, ch
 	if (!rt)
 		return -1;
 	int rc = 0;
-	if (opt.segments) {
+	if (segments) {
 		const struct adac_gc_info *info = adac_gc_info(rt, err);
 		if (!info)
 			rc = -1;
 		else if (opt.json)
-			rc = print_segments_json(info, out, err);
+			rc = adac_gc_info_print_json(info, out, err);
 		else
-			print_segments_text(info, out);
+			adac_gc_info_print(info, out);
 	} else {
-		rc = print_objects(rt, &opt, out, err);
+		rc = adac_heap_print(rt, &opt, out, err);
 	}
 	adac_runtime_close(rt);
 	return rc;

@@ -12,22 +12,17 @@
  * `frame variable` shows the selected frame's locals, or those of frame --frame N (default 0) of
  * --address A / --thread T when given (the only way in the CLI, where nothing persists between
  * runs). */
-#include <jansson.h>
-#include <stdlib.h>
 #include <string.h>
 
+#include "async/async_frame.h"
 #include "async/continuation.h"
-#include "async/dispatcher.h"
-#include "async/locals.h"
-#include "async/resolved_chain.h"
+#include "base/json.h"
 #include "commands/command.h"
 #include "runtime/runtime.h"
-#include "runtime/threads.h"
-#include "types/fielddesc.h"
-#include "types/methoddesc.h"
-#include "types/names.h"
+#include "view/backtrace_view.h"
 #include "view/chain_view.h"
-#include "view/locals_view.h"
+#include "view/frame_view.h"
+#include "view/value_format.h"
 
 const struct adac_command_info adac_cmd_frame_info = {
 	.name = "frame",
@@ -129,28 +124,6 @@ static int parse(int argc, char **argv, struct frame_opts *o, struct adac_error 
 	return 0;
 }
 
-/* Frame `want` among the shown frames of the chain at head; *seen counts the frames passed. */
-static int pick_in_chain(struct adac_runtime *rt, uint64_t head, uint64_t want, uint64_t *seen,
-                         struct adac_async_frame *out, bool *found, struct adac_error *err)
-{
-	struct adac_resolved_chain v;
-	if (adac_resolved_chain_build(rt, head, 0, NULL, &v, err))
-		return -1;
-	for (size_t i = 0; i < v.chain.count && !*found; i++) {
-		if (!adac_async_frame_shown(&v.frames[i]))
-			continue;
-		if (*seen == want) {
-			*out = v.frames[i];
-			if (v.frames[i].method == v.frames[i].name_buf)
-				out->method = out->name_buf; /* a name kept in the frame itself */
-			*found = true;
-		}
-		(*seen)++;
-	}
-	adac_resolved_chain_free(&v);
-	return 0;
-}
-
 /* The OS thread id of the thread the options (or LLDB's selection) name. */
 static int thread_tid(struct adac_target *t, enum adac_frontend fe, const struct frame_opts *o, uint64_t *tid,
                       struct adac_error *err)
@@ -166,55 +139,14 @@ static int thread_tid(struct adac_target *t, enum adac_frontend fe, const struct
 	if (adac_target_threads(t, &threads, &n, err))
 		return -1;
 	for (size_t i = 0; i < n; i++) {
-		uint64_t id = fe == ADAC_FRONTEND_LLDB ? threads[i].index : threads[i].tid;
-		if (id == o->thread) {
+		if (adac_opt_thread_id(fe, &threads[i]) == o->thread) {
 			*tid = threads[i].tid;
 			return 0;
 		}
 	}
-	return adac_fail(err, ADAC_E_BAD_ARG, 0, "no thread %llu in the target%s", (unsigned long long)o->thread,
-	                 fe == ADAC_FRONTEND_LLDB ? " (give its index, as 'thread list' shows)" : "");
+	return adac_opt_no_thread(fe, o->thread, err);
 }
 
-/* Frame `want` of a thread's async frames, numbered as `bt` numbers them. */
-static int pick_in_thread(struct adac_runtime *rt, uint64_t tid, uint64_t want, struct adac_async_frame *out,
-                          uint64_t *head, struct adac_error *err)
-{
-	struct adac_managed_thread mth;
-	struct adac_dispatcher disp[ADAC_MAX_DISPATCHERS];
-	size_t ndisp = 0;
-	if (adac_managed_thread_of(rt, tid, &mth, err) || adac_thread_dispatchers(rt, &mth, disp, ADAC_MAX_DISPATCHERS, &ndisp, err))
-		return -1;
-	uint64_t seen = 0;
-	bool found = false;
-	for (size_t i = 0; i < ndisp && !found; i++) {
-		if (!disp[i].next_continuation)
-			continue;
-		if (pick_in_chain(rt, disp[i].next_continuation, want, &seen, out, &found, err))
-			return -1;
-		if (found)
-			*head = disp[i].next_continuation;
-	}
-	if (!found)
-		return adac_fail(err, ADAC_E_BAD_ARG, 0, "thread %llu has %llu async frame%s: there is no frame #%llu",
-		                 (unsigned long long)tid, (unsigned long long)seen, seen == 1 ? "" : "s", (unsigned long long)want);
-	return 0;
-}
-
-static int pick_in_address(struct adac_runtime *rt, uint64_t head, uint64_t want, struct adac_async_frame *out,
-                           struct adac_error *err)
-{
-	uint64_t seen = 0;
-	bool found = false;
-	if (pick_in_chain(rt, head, want, &seen, out, &found, err))
-		return -1;
-	if (!found)
-		return adac_fail(err, ADAC_E_BAD_ARG, head, "the chain of 0x%llx has %llu async frame%s: there is no frame #%llu",
-		                 (unsigned long long)head, (unsigned long long)seen, seen == 1 ? "" : "s", (unsigned long long)want);
-	return 0;
-}
-
-/* The frame line, as `bt` prints it. */
 /* The frame the options name, or the selected one. */
 static int resolve_target_frame(struct adac_runtime *rt, enum adac_frontend fe, const struct frame_opts *o,
                                 uint64_t want, struct adac_async_frame *f, uint64_t *index, uint64_t *head,
@@ -245,12 +177,12 @@ static int resolve_target_frame(struct adac_runtime *rt, enum adac_frontend fe, 
 			return -1;
 		*head = h;
 		*from_address = true;
-		return pick_in_address(rt, h, want, f, err);
+		return adac_bt_chain_frame(rt, h, want, f, err);
 	}
 	uint64_t tid;
 	if (thread_tid(rt->t, fe, o, &tid, err))
 		return -1;
-	return pick_in_thread(rt, tid, want, f, head, err);
+	return adac_bt_thread_frame(rt, tid, want, f, head, err);
 }
 
 int adac_cmd_frame(struct adac_target *t, enum adac_frontend fe, int argc, char **argv, struct adac_out *out,
@@ -280,49 +212,15 @@ int adac_cmd_frame(struct adac_target *t, enum adac_frontend fe, int argc, char 
 	}
 	if (strcmp(o.sub, "variable") != 0) {
 		if (o.json)
-			rc = adac_print_json(out, adac_async_frame_json(&f, index), err);
+			rc = adac_json_print(out, adac_async_frame_json(&f, index), err);
 		else
 			adac_async_frame_print(&f, index, "", out);
 		goto done;
 	}
-	struct adac_locals l;
-	struct adac_error e = {0};
-	if (adac_frame_locals_collect(rt, &f, &l, &e)) {
-		if (!o.json || (e.code != ADAC_E_NOT_FOUND && e.code != ADAC_E_UNSUPPORTED)) {
-			adac_error_copy(err, &e);
-			adac_error_wrap(err, "async frame #%llu: ", (unsigned long long)index);
-			rc = -1;
-			goto done;
-		}
-		json_t *j = json_object();
-		json_object_set_new(j, "frame", adac_async_frame_json(&f, index));
-		json_object_set_new(j, "locals", json_null());
-		json_object_set_new(j, "locals_error", json_string(e.msg));
-		rc = adac_print_json(out, j, err);
-		goto done;
-	}
-	if (o.json) {
-		json_t *locals = adac_locals_json(rt, &l, o.name, &o.values, err);
-		if (!locals) {
-			rc = -1;
-		} else {
-			json_t *j = json_object();
-			json_object_set_new(j, "frame", adac_async_frame_json(&f, index));
-			json_object_set_new(j, "state", json_integer(l.state));
-			json_object_set_new(j, "il_offset", l.il_offset != UINT32_MAX ? json_integer(l.il_offset) : json_null());
-			json_object_set_new(j, "warning", l.warning ? json_string(l.warning) : json_null());
-			json_object_set_new(j, "generic_context", l.context ? json_string(l.context) : json_null());
-			json_object_set_new(j, "locals", locals);
-			rc = adac_print_json(out, j, err);
-		}
-	} else {
-		if (l.warning)
-			adac_print(out, "warning: %s\n", l.warning);
-		rc = adac_locals_print(rt, &l, o.name, "", &o.values, out, err);
-		if (rc && o.name)
-			adac_error_wrap(err, "async frame #%llu: ", (unsigned long long)index);
-	}
-	adac_locals_free(&l);
+	if (o.json)
+		rc = adac_frame_variables_print_json(rt, &f, index, o.name, &o.values, out, err);
+	else
+		rc = adac_frame_variables_print(rt, &f, index, o.name, &o.values, out, err);
 done:
 	adac_runtime_close(rt);
 	return rc;

@@ -2,7 +2,6 @@
 #include "commands/command.h"
 
 #include <errno.h>
-#include <jansson.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -82,13 +81,13 @@ int adac_opt_unknown(const char *cmd, const char *arg, struct adac_error *err)
 	return adac_fail(err, ADAC_E_BAD_ARG, 0, "unexpected argument '%s' for '%s'", arg, cmd);
 }
 
-int adac_print_json(struct adac_out *out, json_t *value, struct adac_error *err)
+uint64_t adac_opt_thread_id(enum adac_frontend fe, const struct adac_thread *th)
 {
-	char *text = value ? json_dumps(value, JSON_INDENT(2)) : NULL;
-	json_decref(value);
-	if (!text)
-		return adac_fail(err, ADAC_E_NOMEM, 0, "out of memory formatting JSON");
-	adac_print(out, "%s\n", text);
-	free(text);
-	return 0;
+	return fe == ADAC_FRONTEND_LLDB ? th->index : th->tid;
+}
+
+int adac_opt_no_thread(enum adac_frontend fe, uint64_t id, struct adac_error *err)
+{
+	return adac_fail(err, ADAC_E_BAD_ARG, 0, "no thread %llu in the target%s", (unsigned long long)id,
+	                 fe == ADAC_FRONTEND_LLDB ? " (give its index, as 'thread list' shows)" : "");
 }

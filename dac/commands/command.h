@@ -40,8 +40,9 @@ int adac_opt_u64(const char *cmd, const char *opt, const char *value, uint64_t *
 int adac_opt_value(const char *cmd, int argc, char **argv, int *i, const char **value, struct adac_error *err);
 int adac_opt_unknown(const char *cmd, const char *arg, struct adac_error *err);
 
-/* Prints a JSON value (jansson json_t*) followed by a newline, then releases it. */
-struct json_t;
-int adac_print_json(struct adac_out *out, struct json_t *value, struct adac_error *err);
+/* The number option --thread names a thread by: its LLDB index in LLDB, its OS thread id in the
+ * CLI; and the error for a number no thread has. */
+uint64_t adac_opt_thread_id(enum adac_frontend fe, const struct adac_thread *th);
+int adac_opt_no_thread(enum adac_frontend fe, uint64_t id, struct adac_error *err);
 
 #endif

@@ -8,7 +8,6 @@
 #include <string.h>
 
 #include "base/limits.h"
-#include "base/output.h"
 #include "target/target.h"
 
 #define DESC_MAGIC "DNCCDAC"  /* followed by a NUL: 8 bytes */
@@ -510,14 +509,9 @@ size_t adac_desc_contract_count(const struct adac_descriptor *d) { return json_o
 
 static int cmp_str(const void *a, const void *b) { return strcmp(*(const char *const *)a, *(const char *const *)b); }
 
-struct named_offset {
-	const char *name;
-	uint64_t offset;
-};
-
 static int cmp_offset(const void *a, const void *b)
 {
-	const struct named_offset *x = a, *y = b;
+	const struct adac_desc_field *x = a, *y = b;
 	if (x->offset != y->offset)
 		return x->offset < y->offset ? -1 : 1;
 	return strcmp(x->name, y->name);
@@ -606,55 +600,46 @@ int adac_desc_resolve_defs(const struct adac_descriptor *d, const struct adac_fi
 	return 0;
 }
 
-void adac_desc_dump(const struct adac_descriptor *d, struct adac_out *out)
+const char **adac_desc_names(const struct adac_descriptor *d, enum adac_desc_kind kind, size_t *n)
 {
-	adac_print(out, "version %s\n", d->version);
-	adac_print(out, "baseline %s\n", d->baseline[0] ? d->baseline : "(none)");
-	size_t nt;
-	const char **types = sorted_keys(d->types, &nt);
-	for (size_t i = 0; types && i < nt; i++) {
-		json_t *fields = json_object_get(d->types, types[i]);
-		uint32_t size;
-		if (adac_desc_type_size(d, types[i], &size, NULL) == 0)
-			adac_print(out, "type %s size %u\n", types[i], size);
-		else
-			adac_print(out, "type %s size ?\n", types[i]);
-		size_t nf = json_object_size(fields), k = 0;
-		struct named_offset *fo = malloc((nf ? nf : 1) * sizeof *fo);
-		const char *fname;
-		json_t *fv;
-		json_object_foreach(fields, fname, fv) {
-			if (!fo || strcmp(fname, "!") == 0)
-				continue;
-			uint64_t off = 0;
-			json_number(json_is_array(fv) ? json_array_get(fv, 0) : fv, &off);
-			fo[k++] = (struct named_offset){fname, off};
-		}
-		if (fo) {
-			qsort(fo, k, sizeof *fo, cmp_offset);
-			for (size_t j = 0; j < k; j++)
-				adac_print(out, "  field %s.%s %llu\n", types[i], fo[j].name, (unsigned long long)fo[j].offset);
-		}
-		free(fo);
+	switch (kind) {
+	case ADAC_DESC_TYPES: return sorted_keys(d->types, n);
+	case ADAC_DESC_GLOBALS: return sorted_keys(d->global_idx, n);
+	case ADAC_DESC_CONTRACTS: return sorted_keys(d->contracts, n);
 	}
-	free(types);
-	size_t ng;
-	const char **globals = sorted_keys(d->global_idx, &ng);
-	for (size_t i = 0; globals && i < ng; i++) {
-		const struct global *g = find_global(d, globals[i]);
-		adac_print(out, "global %s", g->name);
-		if (g->has_value)
-			adac_print(out, " = 0x%llx", (unsigned long long)g->value);
-		if (g->str)
-			adac_print(out, " \"%s\"", g->str);
-		adac_print(out, "\n");
+	*n = 0;
+	return NULL;
+}
+
+struct adac_desc_field *adac_desc_fields(const struct adac_descriptor *d, const char *type, size_t *n)
+{
+	json_t *fields = json_object_get(d->types, type);
+	size_t k = 0;
+	struct adac_desc_field *fo = malloc((json_object_size(fields) ? json_object_size(fields) : 1) * sizeof *fo);
+	if (!fo) {
+		*n = 0;
+		return NULL;
 	}
-	free(globals);
-	size_t nc;
-	const char **contracts = sorted_keys(d->contracts, &nc);
-	for (size_t i = 0; contracts && i < nc; i++)
-		adac_print(out, "contract %s %s\n", contracts[i], adac_desc_contract(d, contracts[i]));
-	free(contracts);
-	for (size_t i = 0; i < d->npending; i++)
-		adac_print(out, "sub-descriptor %s at 0x%llx\n", d->pending_name[i], (unsigned long long)d->pending_addr[i]);
+	const char *fname;
+	json_t *fv;
+	json_object_foreach(fields, fname, fv) {
+		if (strcmp(fname, "!") == 0)
+			continue;
+		uint64_t off = 0;
+		json_number(json_is_array(fv) ? json_array_get(fv, 0) : fv, &off);
+		fo[k++] = (struct adac_desc_field){fname, off};
+	}
+	qsort(fo, k, sizeof *fo, cmp_offset);
+	*n = k;
+	return fo;
+}
+
+size_t adac_desc_pending_count(const struct adac_descriptor *d) { return d->npending; }
+
+const char *adac_desc_pending_sub(const struct adac_descriptor *d, size_t i, uint64_t *addr)
+{
+	if (i >= d->npending)
+		return NULL;
+	*addr = d->pending_addr[i];
+	return d->pending_name[i];
 }

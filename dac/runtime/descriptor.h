@@ -25,7 +25,7 @@ struct adac_descriptor *adac_desc_new(void);
 void adac_desc_free(struct adac_descriptor *d);
 
 /* Parses one descriptor's JSON and merges it into d. Indirect globals resolve through pdata.
- * Sub-descriptors are recorded (see adac_desc_pending_sub) for the loader to read. A name defined
+ * Sub-descriptors are recorded (adac_desc_pending_sub) for the loader to read. A name defined
  * twice (within the JSON or across merged descriptors) is ADAC_E_CORRUPT. */
 int adac_desc_parse_json(struct adac_descriptor *d, const char *json, size_t len, const uint64_t *pdata,
                          size_t npdata, struct adac_error *err);
@@ -61,10 +61,22 @@ size_t adac_desc_contract_count(const struct adac_descriptor *d);
 /* i-th contract in name order. */
 const char *adac_desc_contract_at(const struct adac_descriptor *d, size_t i, const char **version);
 
-/* Prints every type (size and fields in offset order), global and contract, one per line, sorted
- * by name: the form `runtime --verbose` shows and the descriptor tests compare. */
-struct adac_out;
-void adac_desc_dump(const struct adac_descriptor *d, struct adac_out *out);
+/* Listing, for printers. The names of the types, globals or contracts in name order: an array
+ * the caller frees (not the names), NULL when out of memory. */
+enum adac_desc_kind { ADAC_DESC_TYPES, ADAC_DESC_GLOBALS, ADAC_DESC_CONTRACTS };
+const char **adac_desc_names(const struct adac_descriptor *d, enum adac_desc_kind kind, size_t *n);
+
+/* The fields of a type (not its size) in offset order, each offset as the JSON gives it (0 when it
+ * is not a number): an array the caller frees, NULL when out of memory. */
+struct adac_desc_field {
+	const char *name;
+	uint64_t offset;
+};
+struct adac_desc_field *adac_desc_fields(const struct adac_descriptor *d, const char *type, size_t *n);
+
+/* The sub-descriptors the last parse found: name, and the address of the pointer to each. */
+size_t adac_desc_pending_count(const struct adac_descriptor *d);
+const char *adac_desc_pending_sub(const struct adac_descriptor *d, size_t i, uint64_t *addr);
 
 /* Table-driven layout resolution: each contract file lists the fields it reads once, with their
  * width, and resolves them here; required fields that are missing fail with ADAC_E_LAYOUT naming

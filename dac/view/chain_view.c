@@ -8,15 +8,9 @@
 #include <string.h>
 
 #include "async/task.h"
+#include "base/json.h"
 #include "base/output.h"
 #include "view/locals_view.h"
-
-json_t *adac_json_addr(uint64_t v)
-{
-	char buf[24];
-	snprintf(buf, sizeof buf, "0x%016llx", (unsigned long long)v);
-	return json_string(buf);
-}
 
 /* The address shown for a frame: where it will resume. */
 static uint64_t frame_ip(const struct adac_async_frame *f)

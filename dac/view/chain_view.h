@@ -39,8 +39,6 @@ struct json_t *adac_awaiting_json(const struct adac_awaiting *a);
 struct json_t *adac_chain_view_json(struct adac_runtime *rt, const struct adac_resolved_chain *v, size_t limit,
                                     unsigned flags);
 
-/* "0x00007f...". */
-struct json_t *adac_json_addr(uint64_t v);
 
 /* Where a frame (async or classic) is in its source: " at <file name>:<line>" (the PDB's path
  * without its directories), else " [IL_xxxx]" when only the IL offset is known, else "". Returns

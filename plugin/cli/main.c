@@ -3,9 +3,11 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "asyncdac.h"
@@ -20,6 +22,48 @@ static void vprint_stdout(void *ctx, const char *fmt, va_list ap)
 {
 	(void)ctx;
 	vfprintf(stdout, fmt, ap);
+}
+
+/* The progress line of a long command on stderr, when stderr is a terminal: it appears after
+ * PROGRESS_DELAY seconds (the environment variable ASYNCDAC_PROGRESS_DELAY overrides it, for
+ * tests), is redrawn at most every PROGRESS_INTERVAL, and is erased at the end. */
+#define PROGRESS_DELAY 1.0
+#define PROGRESS_INTERVAL 0.1
+
+struct progress {
+	const char *command;
+	double start, last, delay;
+	bool shown;
+};
+
+static double now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void show_progress(void *ctx, const char *phase, uint64_t done, uint64_t total)
+{
+	struct progress *p = ctx;
+	if (!phase) {
+		if (p->shown) {
+			fprintf(stderr, "\r\033[K");
+			fflush(stderr);
+			p->shown = false;
+		}
+		return;
+	}
+	double t = now();
+	if (t - p->start < p->delay || (p->shown && t - p->last < PROGRESS_INTERVAL && done < total))
+		return;
+	p->last = t;
+	p->shown = true;
+	if (total)
+		fprintf(stderr, "\rasyncdac %s: %s: %3u%%\033[K", p->command, phase, (unsigned)(done * 100 / total));
+	else
+		fprintf(stderr, "\rasyncdac %s: %s: %llu\033[K", p->command, phase, (unsigned long long)done);
+	fflush(stderr);
 }
 
 /* Prints text word-wrapped to 79 columns, the first line starting at column `col`, the others
@@ -161,8 +205,13 @@ int main(int argc, char **argv)
 		 * times. Ask for a pipe as large as the block (best effort: capped by pipe-max-size). */
 		fcntl(STDOUT_FILENO, F_SETPIPE_SZ, (int)sizeof outbuf);
 	}
-	struct adac_out out = {write_stdout, NULL, vprint_stdout};
+	const char *delay = getenv("ASYNCDAC_PROGRESS_DELAY");
+	struct progress progress = {.command = cmd->name, .start = now(),
+	                            .delay = delay && *delay ? strtod(delay, NULL) : PROGRESS_DELAY};
+	struct adac_out out = {.write = write_stdout, .ctx = &progress, .vprint = vprint_stdout,
+	                       .progress = isatty(STDERR_FILENO) == 1 ? show_progress : NULL};
 	int rc = adac_command_run(t, ADAC_FRONTEND_CLI, nrest, rest, &out, &err);
+	show_progress(&progress, NULL, 0, 0);
 	fflush(stdout);
 	if (getenv("ASYNCDAC_STATS")) {
 		/* For scripts/bench: how the command read the target. */

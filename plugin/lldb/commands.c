@@ -74,7 +74,7 @@ int adac_lldb_async(struct adac_lldb_cmd *cmd, const char *name, char **args)
 	argv[0] = (char *)name;
 	for (size_t i = 0; i < nargs; i++)
 		argv[i + 1] = args[i];
-	struct adac_out out = {write_result, cmd, NULL};
+	struct adac_out out = {.write = write_result, .ctx = cmd};
 	int rc = adac_command_run(t, ADAC_FRONTEND_LLDB, (int)nargs + 1, argv, &out, &err);
 	free(argv);
 	if (rc)

@@ -112,7 +112,7 @@ int adac_lldb_probe(struct adac_lldb_cmd *cmd, char **args)
 		adac_lldb_cmd_error(cmd, err.msg);
 		return -1;
 	}
-	struct probe p = {{write_result, cmd, NULL}, 0};
+	struct probe p = {.out = {.write = write_result, .ctx = cmd}};
 	adac_print(&p.out, "kind %s\n", adac_target_kind(t));
 	for (int i = 0; args && args[i]; i++)
 		run_action(&p, t, args, &i);

@@ -35,7 +35,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (adac_debuginfo_decode_ex(blob, len, &o, &di, &err) == 0) {
 		if (mrc != 0 || total != di->hdr.total_bytes || total > len)
 			__builtin_trap();
-		struct adac_out out = {sink, NULL, NULL};
+		struct adac_out out = {.write = sink, .ctx = NULL};
 		adac_debuginfo_dump(di, &out);
 		for (uint32_t i = 0; i < di->num_bounds && i < 64; i++)
 			(void)adac_debuginfo_il_offset(di, di->bounds[i].native_offset + (i & 1), NULL);

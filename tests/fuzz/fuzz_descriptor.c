@@ -14,6 +14,7 @@
 
 #include "asyncdac.h"
 #include "runtime/descriptor.h"
+#include "view/runtime_view.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -146,7 +147,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	check_failed(rc, &err);
 	if (rc == 0) {
 		struct sink s = {0, 0};
-		struct adac_out out = {sink_write, &s, NULL};
+		struct adac_out out = {.write = sink_write, .ctx = &s};
 		adac_desc_dump(d, &out);
 		if (s.bytes == 0 || s.last != '\n')
 			__builtin_trap();

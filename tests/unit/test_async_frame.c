@@ -283,7 +283,7 @@ static void test_locals_from_frame(struct rts *r)
 		CHECK(l.layout == ADAC_CONT_FLAT && l.state == 0 && l.il_offset == 0x20 && l.native_offset == 0x40 &&
 		      l.warning == NULL && l.has_flags && l.flags == 0x211);
 		struct buf b = {0};
-		struct adac_out out = {buf_write, &b, NULL};
+		struct adac_out out = {.write = buf_write, .ctx = &b};
 		struct adac_value_opts o;
 		adac_value_opts_default(&o);
 		CHECK(adac_locals_print(rt, &l, NULL, "", &o, &out, &err) == 0);

@@ -94,7 +94,7 @@ static char *decode_case(const char *dir, struct adac_debug_info **keep)
 	struct adac_debuginfo_opts o;
 	read_opts(dir, &o);
 	struct buf got = {calloc(1, 1), 0};
-	struct adac_out out = {buf_write, &got, NULL};
+	struct adac_out out = {.write = buf_write, .ctx = &got};
 	struct adac_debug_info *di = NULL;
 	struct adac_error err = {0};
 	if (adac_debuginfo_decode_ex(blob, len, &o, &di, &err) == 0) {

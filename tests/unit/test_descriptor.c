@@ -7,6 +7,7 @@
 #include "asyncdac.h"
 #include "runtime/descriptor.h"
 #include "target/target_mem.h"
+#include "view/runtime_view.h"
 #include "testutil.h"
 
 static const char *code_name(enum adac_errcode c)
@@ -40,7 +41,7 @@ static void run_case(const char *dir, const char *name)
 	struct adac_descriptor *d = adac_desc_new();
 	struct adac_error err = {0};
 	struct buf got = {calloc(1, 1), 0};
-	struct adac_out out = {buf_write, &got, NULL};
+	struct adac_out out = {.write = buf_write, .ctx = &got};
 	if (adac_desc_parse_json(d, json, len, pdata, np, &err) == 0)
 		adac_desc_dump(d, &out);
 	else

@@ -55,7 +55,7 @@ static char *print_locals(struct adac_runtime *rt, const struct adac_locals *l, 
                           int *rc, struct adac_error *err)
 {
 	struct buf b = {0};
-	struct adac_out out = {buf_write, &b, NULL};
+	struct adac_out out = {.write = buf_write, .ctx = &b};
 	struct adac_value_opts o;
 	adac_value_opts_default(&o);
 	o.max_depth = depth;

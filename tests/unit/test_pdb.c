@@ -55,7 +55,7 @@ static int dump_pdb(struct adac_pdb *p, struct adac_out *out, struct adac_error 
 		if (adac_pdb_sequence_points(p, token, &sp, &n, err) != 0)
 			return -1;
 		struct buf scopes = {calloc(1, 1), 0};
-		struct adac_out sout = {buf_write, &scopes, NULL};
+		struct adac_out sout = {.write = buf_write, .ctx = &scopes};
 		int rc = adac_pdb_locals(p, token, print_local, &sout, err);
 		/* Async stepping information, when the method has some (printed only with points or scopes,
 		 * as pdbdump does). */
@@ -133,7 +133,7 @@ static int run_srm_cases(const char *root)
 			struct adac_error err = {0};
 			struct adac_pdb *p = adac_pdb_open_for_assembly(dll, &err);
 			struct buf got = {calloc(1, 1), 0};
-			struct adac_out out = {buf_write, &got, NULL};
+			struct adac_out out = {.write = buf_write, .ctx = &got};
 			if (!p || dump_pdb(p, &out, &err) != 0)
 				adac_print(&out, "error: %s\n", err.msg);
 			if (strcmp(want, got.p) != 0) {
@@ -352,7 +352,7 @@ static void test_damaged(const char *root)
 	if (!img)
 		return;
 	struct buf sink = {calloc(1, 1), 0};
-	struct adac_out out = {buf_write, &sink, NULL};
+	struct adac_out out = {.write = buf_write, .ctx = &sink};
 	int opened = 0;
 	for (size_t cut = 0; cut < len; cut += 7) {
 		struct adac_error err = {0};
@@ -388,7 +388,7 @@ int main(int argc, char **argv)
 		struct adac_error err = {0};
 		struct adac_pdb *p = adac_pdb_open_for_assembly(argv[2], &err);
 		struct buf got = {calloc(1, 1), 0};
-		struct adac_out out = {buf_write, &got, NULL};
+		struct adac_out out = {.write = buf_write, .ctx = &got};
 		if (!p || dump_pdb(p, &out, &err) != 0)
 			adac_print(&out, "error: %s\n", err.msg);
 		fputs(got.p, stdout);

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Collects what a command or dump prints (an adac_out sink: {buf_write, &buf}). */
+/* Collects what a command or dump prints (an adac_out sink: {.write = buf_write, .ctx = &buf}). */
 struct buf {
 	char *p;
 	size_t n;

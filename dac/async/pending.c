@@ -1,0 +1,130 @@
+/* pending.c - the stacks of pending operations and the tasks they belong to. */
+#include "async/pending.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "async/task.h"
+#include "base/output.h"
+#include "runtime/object.h"
+#include "runtime/runtime.h"
+#include "target/target.h"
+#include "types/methoddesc.h"
+#include "types/names.h"
+
+static void report(void *ctx, const char *phase, uint64_t done, uint64_t total)
+{
+	adac_progress(ctx, phase, done, total);
+}
+
+int adac_pending_collect(struct adac_runtime *rt, struct adac_out *out, struct adac_pending *p, struct adac_error *err)
+{
+	memset(p, 0, sizeof *p);
+	p->rt = rt;
+	struct adac_scan_progress prog = {report, out};
+	if (adac_async_scan(rt, &prog, &p->scan, err))
+		return -1;
+	struct timespec t0, t1;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	if (adac_classic_resolve_awaiters(rt, &p->scan, err))
+		return -1;
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	p->scan.seconds_link += (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+	if (adac_async_graph_build(&p->scan, &p->graph, err))
+		return -1;
+	p->fate = calloc(p->graph.node_count ? p->graph.node_count : 1, sizeof *p->fate);
+	if (!p->fate)
+		return adac_fail(err, ADAC_E_NOMEM, 0, "out of memory");
+	return 0;
+}
+
+void adac_pending_free(struct adac_pending *p)
+{
+	free(p->fate);
+	adac_async_graph_free(&p->graph);
+	adac_async_scan_free(&p->scan);
+	memset(p, 0, sizeof *p);
+}
+
+void adac_pending_task(const struct adac_pending *p, uint64_t addr, struct adac_task_desc *d)
+{
+	memset(d, 0, sizeof *d);
+	d->addr = addr;
+	if (!addr)
+		return;
+	const struct adac_task_layout *layout;
+	uint32_t i = adac_scan_find_task(&p->scan, addr);
+	if (i != ADAC_SCAN_NONE) {
+		d->mt = p->scan.tasks[i].mt;
+		d->flags = p->scan.tasks[i].state_flags;
+		d->has_flags = true;
+	} else if (adac_object_mt(p->rt, addr, &d->mt, NULL) == 0 && adac_task_layout(p->rt, &layout, NULL) == 0) {
+		d->has_flags = adac_read_u32(p->rt->t, addr + layout->state_flags_off, &d->flags, NULL) == 0;
+	}
+	if (d->mt)
+		d->type = adac_type_name(p->rt, d->mt, 0, NULL);
+}
+
+uint64_t adac_pending_node_task(const struct adac_pending *p, const struct adac_async_node *n)
+{
+	if (n->kind == ADAC_NODE_CHAIN)
+		return p->scan.chains[n->index].task;
+	return p->scan.tasks[n->index].addr;
+}
+
+const struct adac_scan_chain *adac_pending_running(const struct adac_pending *p, const struct adac_async_stack *st)
+{
+	const struct adac_async_node *first = &p->graph.nodes[p->graph.stack_nodes[st->first]];
+	if (first->kind != ADAC_NODE_CHAIN || p->scan.chains[first->index].root != ADAC_ROOT_RUNNING)
+		return NULL;
+	return &p->scan.chains[first->index];
+}
+
+bool adac_pending_awaited_task(const struct adac_pending *p, const struct adac_async_stack *st, struct adac_awaiting *a)
+{
+	const struct adac_async_node *first = &p->graph.nodes[p->graph.stack_nodes[st->first]];
+	memset(a, 0, sizeof *a);
+	if (!first->awaits)
+		return false;
+	struct adac_task_desc d;
+	adac_pending_task(p, first->awaits, &d);
+	a->object = d.addr;
+	a->mt = d.mt;
+	a->type = d.type;
+	a->via = "m_continuationObject";
+	a->has_state_flags = d.has_flags;
+	a->state_flags = d.flags;
+	return true;
+}
+
+void adac_pending_set_fate(struct adac_pending *p, const struct adac_async_stack *st, enum adac_pending_fate f)
+{
+	for (uint32_t i = 0; i < st->count; i++) {
+		uint32_t n = p->graph.stack_nodes[st->first + i];
+		if (p->fate[n] < f)
+			p->fate[n] = (uint8_t)f;
+	}
+}
+
+const char *adac_pending_unlisted(const struct adac_pending *p, size_t chain)
+{
+	uint32_t node = p->graph.chain_node[chain];
+	enum adac_pending_fate f = node == ADAC_SCAN_NONE ? ADAC_PENDING_NOT_REACHED : (enum adac_pending_fate)p->fate[node];
+	if (f == ADAC_PENDING_LISTED)
+		return NULL;
+	return p->scan.chains[chain].root == ADAC_ROOT_STALE ? "stale"
+	       : f == ADAC_PENDING_WITHOUT_FRAMES          ? "without frames"
+	       : f == ADAC_PENDING_FILTERED                ? "filtered"
+	                                                   : "not reached";
+}
+
+int adac_pending_heap_complete(const struct adac_pending *p, struct adac_error *err)
+{
+	const struct adac_gc_walk_report *w = &p->scan.walk;
+	if (!w->error_count)
+		return 0;
+	return adac_fail(err, w->errors[0].err.code, w->errors[0].err.addr,
+	                 "the heap walk stopped early in %zu of %llu regions (first: %s)", w->error_count,
+	                 (unsigned long long)w->regions_walked, w->errors[0].err.msg);
+}

@@ -1,0 +1,66 @@
+/* pending.h - every pending async operation of a process as logical stacks: the heap scan's
+ * runtime-async chains and tasks (async_scan.h) stitched with classic state machines
+ * (classic_async.h), the tasks they belong to, and what a listing made of each stack. */
+#ifndef ADAC_PENDING_H
+#define ADAC_PENDING_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "async/async_frame.h"
+#include "async/async_scan.h"
+#include "async/classic_async.h"
+#include "base/error.h"
+
+struct adac_runtime;
+struct adac_out;
+
+/* What became of a node: the best of its stacks' verdicts (ordered). */
+enum adac_pending_fate {
+	ADAC_PENDING_NOT_REACHED,
+	ADAC_PENDING_FILTERED,        /* its stacks do not match the listing's filters */
+	ADAC_PENDING_WITHOUT_FRAMES,  /* a stack nothing owns without a user frame (a sentinel) */
+	ADAC_PENDING_LISTED,
+};
+
+struct adac_pending {
+	struct adac_runtime *rt;
+	struct adac_async_scan scan;
+	struct adac_async_graph graph;
+	uint8_t *fate;                /* per graph node: enum adac_pending_fate */
+};
+
+/* Scans the heap and the threads, resolves the tasks' awaiters and builds the stacks, reporting
+ * progress to out's sink. -1 with err when the heap cannot be walked at all or a layout is not
+ * understood (region failures are kept in p->scan.walk). Free with adac_pending_free. */
+int adac_pending_collect(struct adac_runtime *rt, struct adac_out *out, struct adac_pending *p, struct adac_error *err);
+void adac_pending_free(struct adac_pending *p);
+
+/* A task as listings show it: its MethodTable, type name and m_stateFlags (the scan's when it kept
+ * the task, else read). Parts that cannot be read stay 0 / NULL / !has_flags. */
+struct adac_task_desc {
+	uint64_t addr, mt;
+	const char *type;
+	bool has_flags;
+	uint32_t flags;
+};
+void adac_pending_task(const struct adac_pending *p, uint64_t addr, struct adac_task_desc *d);
+
+/* The task of a node: a chain's owner, a box, a task; 0 when unknown. */
+uint64_t adac_pending_node_task(const struct adac_pending *p, const struct adac_async_node *n);
+/* The chain a stack starts with when it runs on a thread, else NULL. */
+const struct adac_scan_chain *adac_pending_running(const struct adac_pending *p, const struct adac_async_stack *st);
+/* The task a stack's first node awaits through m_continuationObject, when the graph knows one. */
+bool adac_pending_awaited_task(const struct adac_pending *p, const struct adac_async_stack *st, struct adac_awaiting *a);
+
+/* Records a listing's verdict on a stack's nodes. */
+void adac_pending_set_fate(struct adac_pending *p, const struct adac_async_stack *st, enum adac_pending_fate f);
+/* Why scan chain i is in no listed stack: "stale" (left behind after its chain resumed), "without
+ * frames", "filtered" or "not reached"; NULL when it is listed. */
+const char *adac_pending_unlisted(const struct adac_pending *p, size_t chain);
+
+/* 0, or -1 with err when the heap walk stopped early in some region (the listing is incomplete). */
+int adac_pending_heap_complete(const struct adac_pending *p, struct adac_error *err);
+
+#endif

@@ -1,0 +1,174 @@
+/* thread_stack.c - a thread's physical frames, merged with the managed frames only the runtime's
+ * unwind info finds, and the chains its dispatcher records run.
+ *
+ * The backend's unwinder (libdwfl, LLDB) has no unwind info for managed code and falls back to
+ * frame pointers there, which skips frames without one or stopped in a prologue. */
+#include "async/thread_stack.h"
+
+#include <string.h>
+
+#include "base/limits.h"
+#include "code/execution_manager.h"
+#include "code/managed_unwind.h"
+#include "runtime/runtime.h"
+#include "target/target.h"
+#include "types/methoddesc.h"
+#include "types/names.h"
+
+struct walk {
+	struct adac_runtime *rt;
+	const struct adac_stack_visitor *v;
+	unsigned n;                   /* frames given */
+	bool stopped;                 /* the visitor stopped the walk */
+	bool have_regs;               /* regs: the thread's registers, the state of frame 0 */
+	struct adac_regs regs;
+	bool seen_first;
+	bool pending;                 /* next: the caller of the last managed frame, not given yet */
+	struct adac_unwind_state next;
+};
+
+/* JIT-compiled or ReadyToRun code, which has unwind info. */
+static bool is_managed_code(struct adac_runtime *rt, uint64_t pc)
+{
+	struct adac_code_info code;
+	return pc && adac_em_find_code(rt, pc, &code, NULL) == 0 && (code.kind == ADAC_CODE_JIT || code.kind == ADAC_CODE_R2R);
+}
+
+/* Gives one frame, naming managed code the backend could not name. 1 when the visitor stops. */
+static int give_frame(struct walk *w, const struct adac_frame *f, bool recovered)
+{
+	struct adac_stack_frame sf = {.pc = f->pc, .sp = f->sp, .module = f->module, .symbol = f->symbol,
+	                              .offset = f->sym_offset, .file = f->file, .line = f->line, .recovered = recovered};
+	struct adac_code_info code;
+	if (!sf.symbol && adac_em_find_code(w->rt, f->pc, &code, NULL) == 0 && code.method_desc) {
+		struct adac_method_info mi;
+		sf.symbol = adac_method_name(w->rt, code.method_desc, ADAC_NAME_PARAMS, NULL);
+		if (sf.symbol && adac_md_read(w->rt, code.method_desc, &mi, NULL) == 0)
+			sf.module = adac_module_file_name(w->rt, mi.module, NULL);
+		sf.offset = code.offset;
+		sf.managed = sf.symbol != NULL;
+	}
+	if (w->v->frame(w->v->ctx, &sf)) {
+		w->stopped = true;
+		return 1;
+	}
+	w->n++;
+	return 0;
+}
+
+/* Unwinds the managed frame just given; its caller becomes w->next. */
+static void unwind_managed(struct walk *w, const struct adac_unwind_state *st)
+{
+	struct adac_error err = {0};
+	w->next = *st;
+	w->pending = adac_managed_unwind(w->rt, &w->next, &err) == 0;
+	if (!w->pending)
+		w->v->error(w->v->ctx, &err);
+}
+
+/* Gives w->next, a frame the backend did not list, and goes on to its caller. 1: stop. */
+static int give_next(struct walk *w)
+{
+	struct adac_frame f = {.pc = w->next.rip, .sp = w->next.gpr[ADAC_REG_RSP], .fp = w->next.gpr[ADAC_REG_RBP]};
+	bool managed = is_managed_code(w->rt, f.pc);
+	if (!managed) {
+		/* The unwind left managed code for a native caller the backend skipped. */
+		w->pending = false;
+		const struct adac_module *m = adac_target_module_at(w->rt->t, f.pc);
+		if (!m) {
+			struct adac_error err = {0};
+			adac_fail(&err, ADAC_E_CORRUPT, f.pc, "the managed frame above returns to 0x%llx (rsp 0x%llx), which is in no module",
+			          (unsigned long long)f.pc, (unsigned long long)f.sp);
+			w->v->error(w->v->ctx, &err);
+			return 0;
+		}
+		const char *slash = strrchr(m->path, '/');
+		f.module = slash ? slash + 1 : m->path;
+	}
+	if (w->n >= ADAC_MAX_UNWIND_FRAMES) {
+		struct adac_error err = {0};
+		adac_fail(&err, ADAC_E_LIMIT, f.sp, "more than ADAC_MAX_UNWIND_FRAMES (%u) frames", ADAC_MAX_UNWIND_FRAMES);
+		w->v->error(w->v->ctx, &err);
+		w->pending = false;
+		return 1;
+	}
+	if (give_frame(w, &f, true))
+		return 1;
+	if (managed) {
+		struct adac_unwind_state st = w->next;
+		unwind_managed(w, &st);
+	}
+	return 0;
+}
+
+static int on_backend_frame(void *ctx, const struct adac_frame *f)
+{
+	struct walk *w = ctx;
+	bool first = !w->seen_first;
+	w->seen_first = true;
+	struct adac_unwind_state st;
+	bool have_state = false;
+	while (w->pending) {
+		bool sp_known = f->sp != 0;
+		if (f->pc == w->next.rip && (!sp_known || f->sp == w->next.gpr[ADAC_REG_RSP])) {
+			/* The backend's frame again; our state knows more registers. */
+			st = w->next;
+			if (!(st.known & (1u << ADAC_REG_RBP)) && f->fp) {
+				st.gpr[ADAC_REG_RBP] = f->fp;
+				st.known |= 1u << ADAC_REG_RBP;
+			}
+			have_state = true;
+			w->pending = false;
+			break;
+		}
+		if (sp_known && f->sp < w->next.gpr[ADAC_REG_RSP])
+			return 0; /* inside the frames unwound: the backend's guess, not on the stack */
+		if (sp_known && f->sp == w->next.gpr[ADAC_REG_RSP] && !is_managed_code(w->rt, w->next.rip)) {
+			w->pending = false; /* the same native frame, seen differently: the backend's */
+			break;
+		}
+		if (give_next(w))
+			return 1;
+	}
+	if (give_frame(w, f, false))
+		return 1;
+	if (!is_managed_code(w->rt, f->pc))
+		return 0;
+	if (!have_state) {
+		if (first && w->have_regs && w->regs.r[ADAC_REG_RIP] == f->pc)
+			adac_unwind_state_from_regs(&st, &w->regs);
+		else
+			adac_unwind_state_from_frame(&st, f->pc, f->sp, f->fp);
+	}
+	unwind_managed(w, &st);
+	return 0;
+}
+
+int adac_thread_stack_walk(struct adac_runtime *rt, uint64_t tid, const struct adac_stack_visitor *v,
+                           struct adac_error *err)
+{
+	struct walk w = {.rt = rt, .v = v};
+	w.have_regs = adac_target_regs(rt->t, tid, &w.regs, NULL) == 0;
+	struct adac_error e = {0};
+	int rc = adac_target_frames(rt->t, tid, on_backend_frame, &w, &e);
+	/* After the backend's last frame: the managed frames it did not reach. */
+	while (w.pending && !w.stopped)
+		if (give_next(&w))
+			break;
+	if (rc)
+		adac_error_copy(err, &e);
+	return rc ? -1 : 0;
+}
+
+int adac_thread_chains(struct adac_runtime *rt, const struct adac_managed_thread *th, struct adac_thread_chain *out,
+                       size_t *n, struct adac_error *err)
+{
+	struct adac_dispatcher disp[ADAC_MAX_DISPATCHERS];
+	size_t ndisp = 0;
+	*n = 0;
+	int rc = adac_thread_dispatchers(rt, th, disp, ADAC_MAX_DISPATCHERS, &ndisp, err);
+	for (size_t i = 0; i < ndisp; i++)
+		if (disp[i].next_continuation) /* else the running method is the last of its chain */
+			out[(*n)++] = (struct adac_thread_chain){disp[i].next_continuation, disp[i].current_task, disp[i].addr};
+	return rc;
+}

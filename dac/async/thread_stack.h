@@ -1,0 +1,60 @@
+/* thread_stack.h - a thread's stack as asyncdac shows it: its physical frames (the backend's
+ * unwinder's, with the managed frames it skipped recovered from the runtime's own unwind info) and
+ * the async chains it runs (its dispatcher records). */
+#ifndef ADAC_THREAD_STACK_H
+#define ADAC_THREAD_STACK_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "async/dispatcher.h"
+#include "base/error.h"
+
+struct adac_runtime;
+struct adac_managed_thread;
+
+/* One physical frame. Its strings are valid during the visitor's call only. */
+struct adac_stack_frame {
+	uint64_t pc;
+	uint64_t sp;                /* 0 when unknown */
+	const char *module;         /* the module's file name, NULL when unknown */
+	const char *symbol;         /* the backend's symbol, else the managed method's name; NULL if neither */
+	uint64_t offset;            /* from the symbol's start (a managed method: from its code's start) */
+	bool managed;               /* symbol is a managed method named from the runtime */
+	const char *file;           /* the backend's source file, NULL when none */
+	uint32_t line;
+	bool recovered;             /* found by asyncdac's unwinder, not the backend's */
+};
+
+/* What receives a thread's frames, innermost first. frame returns non-zero to stop the walk before
+ * that frame (which is then not part of the stack); error reports a problem unwinding past the last
+ * frame given (the walk goes on with the backend's next frame). */
+struct adac_stack_visitor {
+	int (*frame)(void *ctx, const struct adac_stack_frame *f);
+	void (*error)(void *ctx, const struct adac_error *err);
+	void *ctx;
+};
+
+/* Walks the physical frames of OS thread `tid`. Every managed frame is unwound again from the
+ * runtime's unwind info: when the caller that gives is not the backend's next frame (same PC and
+ * SP), the frames it finds are inserted until one is the backend's again or the unwind leaves
+ * managed code; backend frames below the SP reached are not on the stack and are left out.
+ * -1 with err when the backend's unwinder failed (ADAC_E_UNSUPPORTED: it cannot unwind at all), after
+ * the frames found before. */
+int adac_thread_stack_walk(struct adac_runtime *rt, uint64_t tid, const struct adac_stack_visitor *v,
+                           struct adac_error *err);
+
+/* A chain a thread runs: the rest of it after the method running on the thread. */
+struct adac_thread_chain {
+	uint64_t head;              /* the running method's caller's continuation */
+	uint64_t task;              /* the task being run, 0 when not recorded */
+	uint64_t dispatcher;        /* the dispatch loop's record (AsyncDispatcherInfo) */
+};
+
+/* The chains managed thread th runs, innermost dispatch loop first: *n of them, out having room for
+ * ADAC_MAX_DISPATCHERS. On failure, the chains of the records read before stay in out. */
+int adac_thread_chains(struct adac_runtime *rt, const struct adac_managed_thread *th, struct adac_thread_chain *out,
+                       size_t *n, struct adac_error *err);
+
+#endif

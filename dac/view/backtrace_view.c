@@ -1,0 +1,230 @@
+/* backtrace_view.c - `bt`'s text and JSON of threads and chains. */
+#include "view/backtrace_view.h"
+
+#include <jansson.h>
+
+#include "async/thread_stack.h"
+#include "base/json.h"
+#include "base/output.h"
+#include "runtime/object.h"
+#include "runtime/threads.h"
+#include "target/target.h"
+#include "types/methoddesc.h"
+#include "types/names.h"
+#include "view/chain_view.h"
+
+/* ---- physical frames ---- */
+
+struct frames {
+	struct adac_out *out;
+	json_t *json;          /* the frames array, or NULL for text */
+	json_t *last;          /* JSON of the last frame */
+	size_t count;          /* at most this many, 0: all */
+	unsigned n;            /* frames shown */
+	bool truncated;
+};
+
+static int frame_text(void *ctx, const struct adac_stack_frame *f)
+{
+	struct frames *c = ctx;
+	if (c->count && c->n >= c->count) {
+		c->truncated = true;
+		return 1;
+	}
+	adac_print(c->out, "  frame #%u: 0x%016llx", c->n++, (unsigned long long)f->pc);
+	if (f->symbol)
+		adac_print(c->out, f->managed ? " %s`%s + 0x%llx" : " %s`%s + %llu", f->module ? f->module : "?", f->symbol,
+		           (unsigned long long)f->offset);
+	else if (f->module)
+		adac_print(c->out, " %s", f->module);
+	if (f->file)
+		adac_print(c->out, " at %s:%u", f->file, f->line);
+	adac_print(c->out, "\n");
+	return 0;
+}
+
+static void error_text(void *ctx, const struct adac_error *err)
+{
+	struct frames *c = ctx;
+	adac_print(c->out, "  frame #%u: error: %s\n", c->n, err->msg);
+}
+
+static int frame_json(void *ctx, const struct adac_stack_frame *f)
+{
+	struct frames *c = ctx;
+	if (c->count && c->n >= c->count)
+		return 1;
+	json_t *j = json_object();
+	json_object_set_new(j, "index", json_integer(c->n++));
+	json_object_set_new(j, "pc", adac_json_addr(f->pc));
+	json_object_set_new(j, "sp", f->sp ? adac_json_addr(f->sp) : json_null());
+	json_object_set_new(j, "module", f->module ? json_string(f->module) : json_null());
+	json_object_set_new(j, "symbol", f->symbol ? json_string(f->symbol) : json_null());
+	json_object_set_new(j, "offset", f->symbol ? json_integer((json_int_t)f->offset) : json_null());
+	json_object_set_new(j, "managed", json_boolean(f->managed));
+	json_object_set_new(j, "file", f->file ? json_string(f->file) : json_null());
+	json_object_set_new(j, "line", f->file ? json_integer(f->line) : json_null());
+	if (f->recovered)
+		json_object_set_new(j, "unwound_by", json_string("asyncdac"));
+	json_array_append_new(c->json, j);
+	c->last = j;
+	return 0;
+}
+
+static void error_json(void *ctx, const struct adac_error *err)
+{
+	struct frames *c = ctx;
+	if (c->last)
+		json_object_set_new(c->last, "unwind_error", json_string(err->msg));
+}
+
+/* ---- threads ---- */
+
+/* The chains th runs, as dispatcher records give them; *n = 0 for a thread that is not managed. */
+static int thread_chains(struct adac_runtime *rt, const struct adac_thread *th, struct adac_thread_chain *chains,
+                         size_t *n, struct adac_error *err)
+{
+	struct adac_managed_thread mth;
+	*n = 0;
+	if (adac_managed_thread_of(rt, th->tid, &mth, NULL))
+		return 0;
+	return adac_thread_chains(rt, &mth, chains, n, err);
+}
+
+void adac_bt_thread_print(struct adac_runtime *rt, const struct adac_thread *th, bool selected,
+                          const struct adac_bt_opts *o, struct adac_out *out)
+{
+	adac_print(out, "%c thread #%u", selected ? '*' : ' ', th->index);
+	if (th->name[0])
+		adac_print(out, ", name = '%s'", th->name);
+	adac_print(out, ", tid = %llu\n", (unsigned long long)th->tid);
+	struct frames c = {.out = out, .count = o->count};
+	struct adac_stack_visitor v = {frame_text, error_text, &c};
+	struct adac_error err = {0};
+	if (adac_thread_stack_walk(rt, th->tid, &v, &err) && err.code != ADAC_E_UNSUPPORTED)
+		adac_print(out, "  frame #%u: error: %s\n", c.n, err.msg);
+	if (c.truncated)
+		adac_print(out, "  (shown max number of frames (%zu), use -c 0 for all)\n", o->count);
+
+	struct adac_thread_chain chains[ADAC_MAX_DISPATCHERS];
+	size_t n;
+	adac_error_clear(&err);
+	if (thread_chains(rt, th, chains, &n, &err))
+		adac_print(out, "  async: error: %s\n", err.msg);
+	size_t index = 0;
+	for (size_t i = 0; i < n; i++) {
+		struct adac_resolved_chain cv;
+		adac_error_clear(&err);
+		if (adac_resolved_chain_build(rt, chains[i].head, o->depth, NULL, &cv, &err)) {
+			adac_print(out, "  async #%zu: error: %s\n", index, err.msg);
+			continue;
+		}
+		cv.task = chains[i].task;
+		index += adac_chain_view_print(rt, &cv, out, index, o->count, o->flags);
+		adac_resolved_chain_free(&cv);
+	}
+}
+
+json_t *adac_bt_thread_json(struct adac_runtime *rt, const struct adac_thread *th, const struct adac_bt_opts *o)
+{
+	json_t *tj = json_object(), *chains_json = json_array();
+	json_object_set_new(tj, "index", json_integer(th->index));
+	json_object_set_new(tj, "tid", json_integer((json_int_t)th->tid));
+	json_object_set_new(tj, "name", json_string(th->name));
+	struct frames c = {.json = json_array(), .count = o->count};
+	struct adac_stack_visitor v = {frame_json, error_json, &c};
+	struct adac_error err = {0};
+	adac_thread_stack_walk(rt, th->tid, &v, &err);
+
+	struct adac_thread_chain chains[ADAC_MAX_DISPATCHERS];
+	size_t n;
+	adac_error_clear(&err);
+	if (thread_chains(rt, th, chains, &n, &err))
+		json_object_set_new(tj, "error", json_string(err.msg));
+	for (size_t i = 0; i < n; i++) {
+		struct adac_resolved_chain cv;
+		adac_error_clear(&err);
+		if (adac_resolved_chain_build(rt, chains[i].head, o->depth, NULL, &cv, &err))
+			continue;
+		cv.task = chains[i].task;
+		json_t *cj = adac_chain_view_json(rt, &cv, o->count, o->flags);
+		json_object_set_new(cj, "dispatcher", adac_json_addr(chains[i].dispatcher));
+		json_array_append_new(chains_json, cj);
+		adac_resolved_chain_free(&cv);
+	}
+	json_object_set_new(tj, "frames", c.json);
+	json_object_set_new(tj, "chains", chains_json);
+	return tj;
+}
+
+void adac_bt_chain_print(struct adac_runtime *rt, const struct adac_resolved_chain *v, uint64_t head,
+                         const struct adac_bt_opts *o, struct adac_out *out)
+{
+	adac_print(out, "async chain of ");
+	if (v->task) {
+		uint64_t mt;
+		const char *type = adac_object_mt(rt, v->task, &mt, NULL) == 0 ? adac_type_name(rt, mt, 0, NULL) : NULL;
+		adac_print(out, "task 0x%016llx (%s), ", (unsigned long long)v->task, type ? type : "?");
+	}
+	adac_print(out, "Continuation 0x%016llx\n", (unsigned long long)head);
+	adac_chain_view_print(rt, v, out, 0, o->count, o->flags);
+}
+
+/* ---- frame numbers ---- */
+
+/* Frame `want` among the shown frames of the chain at head; *seen counts the frames passed. */
+static int pick_in_chain(struct adac_runtime *rt, uint64_t head, uint64_t want, uint64_t *seen,
+                         struct adac_async_frame *out, bool *found, struct adac_error *err)
+{
+	struct adac_resolved_chain v;
+	if (adac_resolved_chain_build(rt, head, 0, NULL, &v, err))
+		return -1;
+	for (size_t i = 0; i < v.chain.count && !*found; i++) {
+		if (!adac_async_frame_shown(&v.frames[i]))
+			continue;
+		if (*seen == want) {
+			*out = v.frames[i];
+			if (v.frames[i].method == v.frames[i].name_buf)
+				out->method = out->name_buf; /* a name kept in the frame itself */
+			*found = true;
+		}
+		(*seen)++;
+	}
+	adac_resolved_chain_free(&v);
+	return 0;
+}
+
+int adac_bt_chain_frame(struct adac_runtime *rt, uint64_t head, uint64_t n, struct adac_async_frame *f,
+                        struct adac_error *err)
+{
+	uint64_t seen = 0;
+	bool found = false;
+	if (pick_in_chain(rt, head, n, &seen, f, &found, err))
+		return -1;
+	if (!found)
+		return adac_fail(err, ADAC_E_BAD_ARG, head, "the chain of 0x%llx has %llu async frame%s: there is no frame #%llu",
+		                 (unsigned long long)head, (unsigned long long)seen, seen == 1 ? "" : "s", (unsigned long long)n);
+	return 0;
+}
+
+int adac_bt_thread_frame(struct adac_runtime *rt, uint64_t tid, uint64_t n, struct adac_async_frame *f, uint64_t *head,
+                         struct adac_error *err)
+{
+	struct adac_managed_thread mth;
+	struct adac_thread_chain chains[ADAC_MAX_DISPATCHERS];
+	size_t nchains;
+	if (adac_managed_thread_of(rt, tid, &mth, err) || adac_thread_chains(rt, &mth, chains, &nchains, err))
+		return -1;
+	uint64_t seen = 0;
+	bool found = false;
+	for (size_t i = 0; i < nchains && !found; i++) {
+		if (pick_in_chain(rt, chains[i].head, n, &seen, f, &found, err))
+			return -1;
+		if (found)
+			*head = chains[i].head;
+	}
+	if (!found)
+		return adac_fail(err, ADAC_E_BAD_ARG, 0, "thread %llu has %llu async frame%s: there is no frame #%llu",
+		                 (unsigned long long)tid, (unsigned long long)seen, seen == 1 ? "" : "s", (unsigned long long)n);
+	return 0;
+}

@@ -1,0 +1,225 @@
+/* pending_list.c - resolving, filtering and counting the stacks `ps` lists. */
+#include "view/pending_list.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/output.h"
+#include "types/names.h"
+
+int adac_pending_list_init(struct adac_pending_list *l, struct adac_pending *p, const struct adac_pending_filter *filter,
+                           struct adac_out *out, struct adac_error *err)
+{
+	memset(l, 0, sizeof *l);
+	l->p = p;
+	l->filter = *filter;
+	l->out = out;
+	l->frames = adac_frame_cache_new();
+	l->classic = adac_classic_cache_new();
+	if (!l->frames || !l->classic)
+		return adac_fail(err, ADAC_E_NOMEM, 0, "out of memory");
+	return 0;
+}
+
+static void free_segs(struct adac_pending_list *l, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (l->segs[i].has_view)
+			adac_resolved_chain_free(&l->segs[i].view);
+}
+
+void adac_pending_list_free(struct adac_pending_list *l)
+{
+	free_segs(l, l->segs_live);
+	free(l->segs);
+	adac_frame_cache_free(l->frames);
+	adac_classic_cache_free(l->classic);
+	memset(l, 0, sizeof *l);
+}
+
+/* Resolves the nodes of a stack into l->segs. A chain that cannot be walked at all gets an empty
+ * view ending in its error (shown in its place). */
+static int resolve_stack(struct adac_pending_list *l, const struct adac_async_stack *st, struct adac_error *err)
+{
+	const struct adac_pending *p = l->p;
+	if (st->count > l->segs_cap) {
+		size_t cap = l->segs_cap ? l->segs_cap : 16;
+		while (cap < st->count)
+			cap *= 2;
+		struct adac_pending_seg *s = realloc(l->segs, cap * sizeof *s);
+		if (!s)
+			return adac_fail(err, ADAC_E_NOMEM, 0, "out of memory");
+		l->segs = s;
+		l->segs_cap = cap;
+	}
+	for (uint32_t i = 0; i < st->count; i++) {
+		struct adac_pending_seg *s = &l->segs[i];
+		memset(s, 0, sizeof *s);
+		s->node = &p->graph.nodes[p->graph.stack_nodes[st->first + i]];
+		if (s->node->kind == ADAC_NODE_CHAIN) {
+			const struct adac_scan_chain *ch = &p->scan.chains[s->node->index];
+			struct adac_error e = {0};
+			if (adac_resolved_chain_build(p->rt, ch->head, 0, l->frames, &s->view, &e) == 0) {
+				s->has_view = true;
+				s->view.task = ch->task;
+			} else if (e.code == ADAC_E_NOMEM || e.code == ADAC_E_LAYOUT) {
+				free_segs(l, i);
+				adac_error_copy(err, &e);
+				return -1;
+			} else {
+				/* Keep the failure as a broken, empty chain. */
+				s->has_view = true;
+				s->view.task = ch->task;
+				s->view.chain.end = ADAC_CHAIN_BROKEN;
+				s->view.chain.end_addr = ch->head;
+				s->view.chain.end_err = e;
+			}
+		} else if (s->node->kind == ADAC_NODE_BOX) {
+			const struct adac_scan_task *t = &p->scan.tasks[s->node->index];
+			adac_classic_frame_read(p->rt, l->classic, t->addr, t->mt, &s->classic);
+		}
+	}
+	l->segs_live = st->count;
+	return 0;
+}
+
+size_t adac_pending_seg_frames(const struct adac_pending_seg *s)
+{
+	if (s->node->kind == ADAC_NODE_BOX || s->node->kind == ADAC_NODE_TASK)
+		return 1;
+	size_t n = 0;
+	for (size_t i = 0; i < s->view.chain.count; i++)
+		n += adac_async_frame_shown(&s->view.frames[i]);
+	return n;
+}
+
+/* A stack of continuations nothing owns, without a single user frame (a thread's sentinel, a chain
+ * being built): not listed. */
+static bool without_frames(const struct adac_pending_list *l, const struct adac_async_stack *st)
+{
+	for (uint32_t i = 0; i < st->count; i++) {
+		const struct adac_pending_seg *s = &l->segs[i];
+		if (s->node->kind != ADAC_NODE_CHAIN || l->p->scan.chains[s->node->index].root != ADAC_ROOT_UNOWNED ||
+		    adac_pending_seg_frames(s) || s->view.chain.end == ADAC_CHAIN_BROKEN ||
+		    s->view.chain.end == ADAC_CHAIN_CYCLE)
+			return false;
+	}
+	return true;
+}
+
+static bool awaiting(const struct adac_pending_list *l, const struct adac_async_stack *st, struct adac_awaiting *a)
+{
+	const struct adac_pending_seg *s = &l->segs[0];
+	if (s->node->kind == ADAC_NODE_CHAIN && s->view.has_awaiting) {
+		*a = s->view.awaiting;
+		return true;
+	}
+	return adac_pending_awaited_task(l->p, st, a);
+}
+
+bool adac_pending_stack_awaiting(const struct adac_pending_list *l, const struct adac_pending_stack *st,
+                                 struct adac_awaiting *a)
+{
+	return awaiting(l, st->stack, a);
+}
+
+/* ---- filters ---- */
+
+static bool type_matches(const struct adac_pending_list *l, uint64_t mt, const char *text)
+{
+	if (!mt)
+		return false;
+	const char *name = adac_type_name(l->p->rt, mt, 0, NULL);
+	return name && strstr(name, text);
+}
+
+static bool addr_wanted(const struct adac_pending_filter *f, uint64_t a)
+{
+	for (size_t i = 0; i < f->naddresses; i++)
+		if (f->addresses[i] == a)
+			return true;
+	return false;
+}
+
+static bool matches(const struct adac_pending_list *l, const struct adac_async_stack *st)
+{
+	const struct adac_pending_filter *f = &l->filter;
+	bool want_m = f->method != NULL, want_t = f->type != NULL, want_a = f->naddresses > 0;
+	struct adac_awaiting aw;
+	if (awaiting(l, st, &aw)) {
+		if (want_a && addr_wanted(f, aw.object))
+			want_a = false;
+		if (want_t && aw.type && strstr(aw.type, f->type))
+			want_t = false;
+	}
+	for (uint32_t i = 0; i < st->count && (want_m || want_t || want_a); i++) {
+		const struct adac_pending_seg *s = &l->segs[i];
+		uint64_t task = adac_pending_node_task(l->p, s->node);
+		if (want_a && task && addr_wanted(f, task))
+			want_a = false;
+		if (want_t && task) {
+			struct adac_task_desc d;
+			adac_pending_task(l->p, task, &d);
+			if (d.type && strstr(d.type, f->type))
+				want_t = false;
+		}
+		if (s->node->kind == ADAC_NODE_BOX) {
+			if (want_a && s->classic.state_machine && addr_wanted(f, s->classic.state_machine))
+				want_a = false;
+			if (want_m && s->classic.method && strstr(s->classic.method, f->method))
+				want_m = false;
+			if (want_t && type_matches(l, s->classic.state_machine_mt, f->type))
+				want_t = false;
+			continue;
+		}
+		if (s->node->kind != ADAC_NODE_CHAIN)
+			continue;
+		for (size_t k = 0; k < s->view.chain.count; k++) {
+			const struct adac_async_frame *fr = &s->view.frames[k];
+			if (want_a && addr_wanted(f, fr->cont.addr))
+				want_a = false;
+			if (want_t && type_matches(l, fr->cont.mt, f->type))
+				want_t = false;
+			if (want_m && adac_async_frame_shown(fr) && fr->method && strstr(fr->method, f->method))
+				want_m = false;
+		}
+	}
+	return !want_m && !want_t && !want_a;
+}
+
+/* ---- the listing ---- */
+
+int adac_pending_list_next(struct adac_pending_list *l, struct adac_pending_stack *out, struct adac_error *err)
+{
+	struct adac_pending *p = l->p;
+	const struct adac_pending_filter *f = &l->filter;
+	free_segs(l, l->segs_live);
+	l->segs_live = 0;
+	while (l->next < p->graph.stack_count) {
+		size_t i = l->next++;
+		const struct adac_async_stack *st = &p->graph.stacks[i];
+		adac_progress(l->out, "resolving frames", i, p->graph.stack_count);
+		if (resolve_stack(l, st, err))
+			return -1;
+		if (without_frames(l, st)) {
+			l->without_frames++;
+			adac_pending_set_fate(p, st, ADAC_PENDING_WITHOUT_FRAMES);
+		} else if ((f->method || f->type || f->naddresses) && !matches(l, st)) {
+			l->filtered_out++;
+			adac_pending_set_fate(p, st, ADAC_PENDING_FILTERED);
+		} else {
+			adac_pending_set_fate(p, st, ADAC_PENDING_LISTED);
+			*out = (struct adac_pending_stack){.index = l->listed++, .stack = st, .segs = l->segs,
+			                                   .running = adac_pending_running(p, st)};
+			if (out->running)
+				l->running++;
+			for (uint32_t k = 0; k < st->count; k++)
+				l->frames_listed += adac_pending_seg_frames(&l->segs[k]);
+			return 1;
+		}
+		free_segs(l, l->segs_live);
+		l->segs_live = 0;
+	}
+	adac_progress(l->out, NULL, 0, 0);
+	return 0;
+}

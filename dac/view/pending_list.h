@@ -1,0 +1,70 @@
+/* pending_list.h - the stacks `ps` lists, one at a time: each stack of pending operations
+ * (async/pending.h) resolved into the frames the views show, without the stacks nothing owns that
+ * have no user frame, and only those matching the filters (any frame or object of a stack, as SOS
+ * dumpasync's filters match).
+ * (A listing over resolved chains, view/chain_view.h: it joins async/ when they do.) */
+#ifndef ADAC_PENDING_LIST_H
+#define ADAC_PENDING_LIST_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "async/pending.h"
+#include "view/chain_view.h"
+
+struct adac_out;
+
+struct adac_pending_filter {
+	const char *method;         /* a frame's method name contains it; NULL: any */
+	const char *type;           /* the type name of an object of the stack (task, state machine,
+	                             * continuation, awaited object) contains it; NULL: any */
+	const uint64_t *addresses;  /* an object of the stack is at one of them; none: any */
+	size_t naddresses;
+};
+
+/* One node of a stack, resolved. */
+struct adac_pending_seg {
+	const struct adac_async_node *node;
+	bool has_view;
+	struct adac_resolved_chain view;          /* CHAIN: its frames (a chain that cannot be walked at
+	                                       * all: none, ending in its error) */
+	struct adac_classic_frame classic;    /* BOX */
+};
+
+/* A listed stack, valid until the next call of adac_pending_list_next. */
+struct adac_pending_stack {
+	size_t index;                         /* among the listed stacks */
+	const struct adac_async_stack *stack;
+	struct adac_pending_seg *segs;        /* stack->count of them, innermost first */
+	const struct adac_scan_chain *running; /* the chain it starts with when that runs on a thread */
+};
+
+struct adac_pending_list {
+	struct adac_pending *p;
+	struct adac_pending_filter filter;
+	struct adac_out *out;                 /* progress */
+	struct adac_frame_cache *frames;      /* frames resolved once per suspension point */
+	struct adac_classic_cache *classic;
+	struct adac_pending_seg *segs;
+	size_t segs_cap, segs_live;
+	size_t next;                          /* the next stack of p->graph */
+	/* So far: */
+	size_t listed, without_frames, filtered_out, frames_listed, running;
+};
+
+int adac_pending_list_init(struct adac_pending_list *l, struct adac_pending *p, const struct adac_pending_filter *filter,
+                           struct adac_out *out, struct adac_error *err);
+/* The next listed stack: 1 and *st, 0 after the last one (its progress then ends), or -1 with err
+ * (out of memory, or a layout the frames need is not understood). Marks each stack's fate. */
+int adac_pending_list_next(struct adac_pending_list *l, struct adac_pending_stack *st, struct adac_error *err);
+void adac_pending_list_free(struct adac_pending_list *l);
+
+/* What a stack's innermost frame waits for: its head continuation's awaited object, or the task a
+ * classic frame's box or task awaits (through m_continuationObject). */
+bool adac_pending_stack_awaiting(const struct adac_pending_list *l, const struct adac_pending_stack *st,
+                                 struct adac_awaiting *a);
+/* The frames a segment shows (1 for a box or a task). */
+size_t adac_pending_seg_frames(const struct adac_pending_seg *s);
+
+#endif

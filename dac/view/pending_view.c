@@ -1,0 +1,390 @@
+/* pending_view.c - `ps`'s text and JSON of stacks, its warnings and its summary. */
+#include "view/pending_view.h"
+
+#include <jansson.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "async/task.h"
+#include "base/json.h"
+#include "base/output.h"
+#include "types/names.h"
+#include "view/pending_list.h"
+
+/* ---- text ---- */
+
+static void print_header(const struct adac_pending *p, const struct adac_pending_stack *st, struct adac_out *out)
+{
+	const struct adac_async_node *last = st->segs[st->stack->count - 1].node;
+	adac_print(out, "chain #%zu:", st->index);
+	if (st->running)
+		adac_print(out, " running on thread %llu (managed thread %u),", (unsigned long long)st->running->os_tid,
+		           st->running->managed_id);
+	uint64_t task = adac_pending_node_task(p, last);
+	if (task) {
+		struct adac_task_desc d;
+		adac_pending_task(p, task, &d);
+		adac_print(out, " task 0x%016llx %s", (unsigned long long)task, d.type ? d.type : "?");
+		if (d.has_flags)
+			adac_print(out, " [%s]", adac_task_status(d.flags));
+		adac_print(out, "\n");
+	} else if (last->kind == ADAC_NODE_CHAIN && p->scan.chains[last->index].root == ADAC_ROOT_UNOWNED) {
+		adac_print(out, " no owning task (Continuation 0x%016llx is held by no task or thread)\n",
+		           (unsigned long long)p->scan.chains[last->index].head);
+	} else {
+		adac_print(out, " task unknown\n");
+	}
+}
+
+static void print_stack(const struct adac_pending_list *l, const struct adac_pending_stack *st, unsigned flags,
+                        struct adac_out *out)
+{
+	const struct adac_pending *p = l->p;
+	print_header(p, st, out);
+	size_t frame = 0;
+	for (uint32_t i = 0; i < st->stack->count; i++) {
+		const struct adac_pending_seg *s = &st->segs[i];
+		struct adac_awaiting aw;
+		if (i == 0 && s->node->kind != ADAC_NODE_CHAIN && adac_pending_stack_awaiting(l, st, &aw))
+			adac_awaiting_print(&aw, out);
+		if (s->node->kind == ADAC_NODE_CHAIN) {
+			struct adac_resolved_chain v = s->view;
+			if (i > 0)
+				v.has_awaiting = false; /* it awaits the frame printed before it */
+			frame += adac_chain_view_print(p->rt, &v, out, frame, 0, flags);
+		} else if (s->node->kind == ADAC_NODE_BOX) {
+			const struct adac_classic_frame *c = &s->classic;
+			char where[ADAC_FRAME_WHERE_MAX];
+			adac_print(out, "  async #%zu: 0x%016llx %s`%s%s [classic", frame++, (unsigned long long)c->box,
+			           c->module ? c->module : "?", c->method ? c->method : "<unknown method>",
+			           adac_frame_where(c->has_source, c->file, c->line, c->has_il, c->il_offset, where, sizeof where));
+			if (c->has_state)
+				adac_print(out, ", state %d", c->state);
+			adac_print(out, "]\n");
+			if (c->note[0])
+				adac_print(out, "      note: %s\n", c->note);
+			if ((flags & ADAC_VIEW_LOCALS) && c->state_machine)
+				adac_print(out, "      (its locals are fields of its state machine %s, at 0x%016llx%s)\n",
+				           c->state_machine_mt ? adac_type_name(p->rt, c->state_machine_mt, 0, NULL) : "?",
+				           (unsigned long long)c->state_machine, c->state_machine_inline ? " inside the box" : "");
+		} else {
+			struct adac_task_desc d;
+			adac_pending_task(p, p->scan.tasks[s->node->index].addr, &d);
+			adac_print(out, "  async #%zu: 0x%016llx %s [task%s%s]\n", frame++, (unsigned long long)d.addr,
+			           d.type ? d.type : "?", d.has_flags ? ", " : "", d.has_flags ? adac_task_status(d.flags) : "");
+		}
+	}
+	if (st->running)
+		adac_print(out, "  (the method this chain resumed runs on the thread: see its physical frames with bt)\n");
+	if (st->stack->cycle)
+		adac_print(out, "  (cycle: the last frame's task is awaited by a frame above it: this stack waits on itself)\n");
+	if (st->stack->truncated)
+		adac_print(out, "  (stopped after %u stitched segments, ADAC_MAX_CHAIN_DEPTH)\n", st->stack->count);
+}
+
+void adac_pending_print_warnings(const struct adac_pending *p, struct adac_out *out)
+{
+	if (!p->scan.structures_valid)
+		adac_print(out, "Warning: the GC heap was stopped during a garbage collection "
+		                "(StructureInvalidCount != 0); objects may be missed or misread.\n");
+	for (size_t i = 0; i < p->scan.walk.error_count; i++)
+		adac_print(out, "Warning: heap walk: %s (after %llu objects of that region); its objects are missing.\n",
+		           p->scan.walk.errors[i].err.msg, (unsigned long long)p->scan.walk.errors[i].objects_before);
+	if (adac_failed(&p->scan.threads_err))
+		adac_print(out, "Warning: running chains: %s\n", p->scan.threads_err.msg);
+	if (adac_failed(&p->scan.awaiters_cut))
+		adac_print(out, "Warning: %s\n", p->scan.awaiters_cut.msg);
+	if (p->graph.stacks_capped)
+		adac_print(out, "Warning: stopped after %zu stacks (at most %u stacks, 2^25 frames in all); the others are "
+		                "not listed\n", p->graph.stack_count, ADAC_MAX_CHAINS);
+}
+
+void adac_pending_print_summary(const struct adac_pending_list *l, struct adac_out *out)
+{
+	const struct adac_async_scan *s = &l->p->scan;
+	size_t roots[4] = {0}, boxes = 0;
+	for (size_t i = 0; i < s->chain_count; i++)
+		roots[s->chains[i].root]++;
+	for (size_t i = 0; i < s->task_count; i++)
+		boxes += s->tasks[i].is_box;
+	adac_print(out, "%zu chain%s listed", l->listed, l->listed == 1 ? "" : "s");
+	if (l->filtered_out)
+		adac_print(out, " (%zu more do not match the filters)", l->filtered_out);
+	adac_print(out, "; %zu running. Heap: %zu continuations, %zu pending tasks, %zu classic state machines",
+	           l->running, s->cont_count, s->task_count, boxes);
+	if (roots[ADAC_ROOT_STALE] || l->without_frames)
+		adac_print(out, "; not listed: %zu stale continuation chain%s, %zu without frames", roots[ADAC_ROOT_STALE],
+		           roots[ADAC_ROOT_STALE] == 1 ? "" : "s", l->without_frames);
+	adac_print(out, ".\n");
+}
+
+int adac_pending_print(struct adac_pending_list *l, unsigned flags, struct adac_out *out, struct adac_error *err)
+{
+	adac_pending_print_warnings(l->p, out);
+	struct adac_pending_stack st;
+	int more;
+	while ((more = adac_pending_list_next(l, &st, err)) > 0) {
+		if (st.index)
+			adac_print(out, "\n");
+		print_stack(l, &st, flags, out);
+	}
+	if (more < 0)
+		return -1;
+	if (l->listed)
+		adac_print(out, "\n");
+	adac_pending_print_summary(l, out);
+	return 0;
+}
+
+/* ---- JSON ---- */
+
+static json_t *task_json(const struct adac_pending *p, uint64_t addr)
+{
+	if (!addr)
+		return json_null();
+	struct adac_task_desc d;
+	adac_pending_task(p, addr, &d);
+	json_t *j = json_object();
+	json_object_set_new(j, "address", adac_json_addr(addr));
+	json_object_set_new(j, "method_table", d.mt ? adac_json_addr(d.mt) : json_null());
+	json_object_set_new(j, "type", d.type ? json_string(d.type) : json_null());
+	if (d.has_flags) {
+		char buf[256];
+		json_object_set_new(j, "status", json_string(adac_task_status(d.flags)));
+		json_object_set_new(j, "state_flags", json_integer((json_int_t)d.flags));
+		json_object_set_new(j, "flags", json_string(adac_task_flags_text(d.flags, buf, sizeof buf)));
+	}
+	return j;
+}
+
+static json_t *links_json(const struct adac_chain *c)
+{
+	json_t *a = json_array();
+	for (size_t i = 0; i < c->count; i++)
+		json_array_append_new(a, adac_json_addr(c->links[i].addr));
+	return a;
+}
+
+static json_t *classic_json(const struct adac_pending *p, const struct adac_classic_frame *c, size_t index)
+{
+	json_t *f = json_object();
+	json_object_set_new(f, "index", json_integer((json_int_t)index));
+	json_object_set_new(f, "kind", json_string("classic"));
+	json_object_set_new(f, "box", adac_json_addr(c->box));
+	json_object_set_new(f, "method_table", adac_json_addr(c->mt));
+	json_object_set_new(f, "state_machine_type",
+	                    c->state_machine_mt ? json_string(adac_type_name(p->rt, c->state_machine_mt, 0, NULL)) : json_null());
+	json_object_set_new(f, "state_machine", c->state_machine ? adac_json_addr(c->state_machine) : json_null());
+	json_object_set_new(f, "state", c->has_state ? json_integer(c->state) : json_null());
+	json_object_set_new(f, "method_desc", c->method_desc ? adac_json_addr(c->method_desc) : json_null());
+	json_object_set_new(f, "method", c->method ? json_string(c->method) : json_null());
+	json_object_set_new(f, "module", c->module ? json_string(c->module) : json_null());
+	json_object_set_new(f, "token", c->token ? json_integer(c->token) : json_null());
+	json_object_set_new(f, "il_offset", c->has_il ? json_integer(c->il_offset) : json_null());
+	json_object_set_new(f, "file", c->has_source ? json_string(c->file) : json_null());
+	json_object_set_new(f, "line", c->has_source ? json_integer(c->line) : json_null());
+	json_object_set_new(f, "note", c->note[0] ? json_string(c->note) : json_null());
+	return f;
+}
+
+static json_t *stack_json(const struct adac_pending_list *l, const struct adac_pending_stack *st, unsigned flags)
+{
+	const struct adac_pending *p = l->p;
+	json_t *j = json_object(), *frames = json_array(), *segs = json_array();
+	json_object_set_new(j, "index", json_integer((json_int_t)st->index));
+	json_object_set_new(j, "task", task_json(p, adac_pending_node_task(p, st->segs[st->stack->count - 1].node)));
+	if (st->running) {
+		json_t *r = json_object();
+		json_object_set_new(r, "tid", json_integer((json_int_t)st->running->os_tid));
+		json_object_set_new(r, "managed_id", json_integer(st->running->managed_id));
+		json_object_set_new(r, "dispatcher", adac_json_addr(st->running->dispatcher));
+		json_object_set_new(j, "running", r);
+	} else {
+		json_object_set_new(j, "running", json_null());
+	}
+	struct adac_awaiting aw;
+	json_object_set_new(j, "awaiting", adac_pending_stack_awaiting(l, st, &aw) ? adac_awaiting_json(&aw) : json_null());
+	size_t frame = 0;
+	for (uint32_t i = 0; i < st->stack->count; i++) {
+		const struct adac_pending_seg *s = &st->segs[i];
+		json_t *sj = json_object();
+		if (s->node->kind == ADAC_NODE_CHAIN) {
+			const struct adac_scan_chain *ch = &p->scan.chains[s->node->index];
+			json_t *cj = adac_chain_view_json(p->rt, &s->view, 0, flags);
+			json_t *fr = json_object_get(cj, "frames");
+			size_t k;
+			json_t *f;
+			json_array_foreach(fr, k, f) {
+				json_object_set_new(f, "index", json_integer((json_int_t)frame++));
+				json_object_set_new(f, "kind", json_string("async"));
+				json_array_append(frames, f);
+			}
+			json_object_set_new(sj, "kind", json_string("chain"));
+			json_object_set_new(sj, "root", json_string(adac_chain_root_name(ch->root)));
+			json_object_set(sj, "head", json_object_get(cj, "head"));
+			json_object_set_new(sj, "task", task_json(p, ch->task));
+			json_object_set_new(sj, "links", links_json(&s->view.chain));
+			json_object_set(sj, "end", json_object_get(cj, "end"));
+			json_object_set(sj, "error", json_object_get(cj, "error"));
+			json_decref(cj);
+		} else if (s->node->kind == ADAC_NODE_BOX) {
+			json_array_append_new(frames, classic_json(p, &s->classic, frame++));
+			json_object_set_new(sj, "kind", json_string("box"));
+			json_object_set_new(sj, "task", task_json(p, s->classic.box));
+		} else {
+			uint64_t t = p->scan.tasks[s->node->index].addr;
+			json_t *f = json_object();
+			json_object_set_new(f, "index", json_integer((json_int_t)frame++));
+			json_object_set_new(f, "kind", json_string("task"));
+			json_object_set_new(f, "task", task_json(p, t));
+			json_array_append_new(frames, f);
+			json_object_set_new(sj, "kind", json_string("task"));
+			json_object_set_new(sj, "task", task_json(p, t));
+		}
+		json_array_append_new(segs, sj);
+	}
+	json_object_set_new(j, "frames", frames);
+	json_object_set_new(j, "segments", segs);
+	json_object_set_new(j, "cycle", json_boolean(st->stack->cycle));
+	json_object_set_new(j, "truncated", json_boolean(st->stack->truncated));
+	return j;
+}
+
+static json_t *summary_json(const struct adac_pending_list *l)
+{
+	const struct adac_async_scan *s = &l->p->scan;
+	size_t roots[4] = {0};
+	for (size_t i = 0; i < s->chain_count; i++)
+		roots[s->chains[i].root]++;
+	uint64_t resolved, hits;
+	adac_frame_cache_stats(l->frames, &resolved, &hits);
+	json_t *j = json_object();
+	json_object_set_new(j, "listed", json_integer((json_int_t)l->listed));
+	json_object_set_new(j, "frames_listed", json_integer((json_int_t)l->frames_listed));
+	json_object_set_new(j, "stacks", json_integer((json_int_t)l->p->graph.stack_count));
+	json_object_set_new(j, "filtered_out", json_integer((json_int_t)l->filtered_out));
+	json_object_set_new(j, "without_frames", json_integer((json_int_t)l->without_frames));
+	json_object_set_new(j, "continuations", json_integer((json_int_t)s->cont_count));
+	json_object_set_new(j, "chains", json_integer((json_int_t)s->chain_count));
+	json_object_set_new(j, "running_chains", json_integer((json_int_t)roots[ADAC_ROOT_RUNNING]));
+	json_object_set_new(j, "task_chains", json_integer((json_int_t)roots[ADAC_ROOT_TASK]));
+	json_object_set_new(j, "unowned_chains", json_integer((json_int_t)roots[ADAC_ROOT_UNOWNED]));
+	json_object_set_new(j, "stale_chains", json_integer((json_int_t)roots[ADAC_ROOT_STALE]));
+	size_t boxes = 0;
+	for (size_t i = 0; i < s->task_count; i++)
+		boxes += s->tasks[i].is_box;
+	json_object_set_new(j, "pending_tasks", json_integer((json_int_t)s->task_count));
+	json_object_set_new(j, "state_machines", json_integer((json_int_t)boxes));
+	json_object_set_new(j, "completed_tasks", json_integer((json_int_t)s->tasks_completed));
+	json_object_set_new(j, "heap_objects", json_integer((json_int_t)s->objects));
+	json_object_set_new(j, "frames_resolved", json_integer((json_int_t)resolved));
+	json_object_set_new(j, "frames_cached", json_integer((json_int_t)hits));
+	json_object_set_new(j, "heap_seconds", json_real(s->seconds_heap));
+	json_object_set_new(j, "link_seconds", json_real(s->seconds_link));
+	return j;
+}
+
+/* Chains not in a listed stack, and why, with their heads and the continuations they hold. */
+static json_t *unlisted_json(const struct adac_pending *p)
+{
+	json_t *a = json_array();
+	const struct adac_async_scan *s = &p->scan;
+	for (size_t i = 0; i < s->chain_count; i++) {
+		const char *why = adac_pending_unlisted(p, i);
+		if (!why)
+			continue;
+		const struct adac_scan_chain *ch = &s->chains[i];
+		json_t *j = json_object(), *links = json_array();
+		json_object_set_new(j, "head", adac_json_addr(ch->head));
+		json_object_set_new(j, "root", json_string(adac_chain_root_name(ch->root)));
+		json_object_set_new(j, "reason", json_string(why));
+		for (uint64_t cur = ch->head; cur;) {
+			uint32_t k = adac_scan_find_cont(s, cur);
+			if (k == ADAC_SCAN_NONE || s->conts[k].chain != i)
+				break;
+			json_array_append_new(links, adac_json_addr(cur));
+			cur = s->conts[k].next;
+		}
+		json_object_set_new(j, "links", links);
+		json_array_append_new(a, j);
+	}
+	return a;
+}
+
+void adac_pending_json_members(const struct adac_pending_list *l, json_t *ps)
+{
+	const struct adac_async_scan *s = &l->p->scan;
+	json_object_set_new(ps, "summary", summary_json(l));
+	json_object_set_new(ps, "unlisted", unlisted_json(l->p));
+	json_t *errs = json_array();
+	for (size_t i = 0; i < s->walk.error_count; i++)
+		json_array_append_new(errs, json_string(s->walk.errors[i].err.msg));
+	json_object_set_new(ps, "heap_errors", errs);
+	json_object_set_new(ps, "structures_valid", json_boolean(s->structures_valid));
+	json_object_set_new(ps, "threads_error", adac_failed(&s->threads_err) ? json_string(s->threads_err.msg) : json_null());
+	if (adac_failed(&s->awaiters_cut))
+		json_object_set_new(ps, "awaiters_cut", json_string(s->awaiters_cut.msg));
+}
+
+/* The members of `rest` after a streamed "chains" array, at its indentation, and the document's
+ * end: rest's JSON_INDENT(2) text without its braces, every line indented 2 more. */
+static int print_json_tail(struct adac_out *out, json_t *rest, struct adac_error *err)
+{
+	char *text = json_dumps(rest, JSON_INDENT(2));
+	json_decref(rest);
+	if (!text)
+		return adac_fail(err, ADAC_E_NOMEM, 0, "out of memory formatting JSON");
+	/* "{\n  a,\n  b\n}": keep the members, indented 2 more. */
+	char *open = strchr(text, '\n'), *close = strrchr(text, '\n');
+	if (open && close && close > open) {
+		*close = '\0';
+		size_t len = strlen(open + 1), lines = 1;
+		for (size_t i = 0; i < len; i++)
+			lines += open[1 + i] == '\n';
+		char *buf = malloc(len + lines * 2 + 16);
+		if (!buf) {
+			free(text);
+			return adac_fail(err, ADAC_E_NOMEM, 0, "out of memory formatting JSON");
+		}
+		char *w = buf;
+		*w++ = ',';
+		*w++ = '\n';
+		*w++ = ' ';
+		*w++ = ' ';
+		for (size_t i = 0; i < len; i++) {
+			*w++ = open[1 + i];
+			if (open[1 + i] == '\n') {
+				*w++ = ' ';
+				*w++ = ' ';
+			}
+		}
+		memcpy(w, "\n  }\n}\n", 7);
+		w += 7;
+		out->write(out->ctx, buf, (size_t)(w - buf));
+		free(buf);
+	} else {
+		adac_print(out, "\n  }\n}\n");
+	}
+	free(text);
+	return 0;
+}
+
+int adac_pending_print_json(struct adac_pending_list *l, unsigned flags, struct adac_out *out, struct adac_error *err)
+{
+	adac_print(out, "{\n  \"ps\": {\n    \"chains\": [");
+	struct adac_pending_stack st;
+	int more;
+	while ((more = adac_pending_list_next(l, &st, err)) > 0) {
+		json_t *j = stack_json(l, &st, flags);
+		int rc = adac_json_print_indented(out, st.index ? ",\n" : "\n", j, 6, "", err);
+		json_decref(j);
+		if (rc)
+			return -1;
+	}
+	if (more < 0)
+		return -1;
+	adac_print(out, l->listed ? "\n    ]" : "]");
+	json_t *rest = json_object();
+	adac_pending_json_members(l, rest);
+	return print_json_tail(out, rest, err);
+}

@@ -1,0 +1,30 @@
+/* pending_view.h - the stacks `ps` lists (pending_list.h), as text or JSON. Each stack is
+ *   chain #N: [running on thread <tid> (managed thread <id>), ]task <address> <type> [<status>]
+ *     awaiting: <address> <type> [<status>]
+ *     async #0: <address> <module>`<method> + <off> at <file>:<line> [state <n>]
+ *     async #1: <box> <module>`<method> at <file>:<line> [classic, state <n>]
+ * innermost frame first; a summary line ends the listing. */
+#ifndef ADAC_PENDING_VIEW_H
+#define ADAC_PENDING_VIEW_H
+
+#include "base/error.h"
+
+struct adac_pending;
+struct adac_pending_list;
+struct adac_out;
+struct json_t;
+
+/* Warnings about the scan, each stack as it is resolved, then the summary. flags: ADAC_VIEW_*. */
+int adac_pending_print(struct adac_pending_list *l, unsigned flags, struct adac_out *out, struct adac_error *err);
+/* {"ps": {"chains": [...], "summary", "unlisted", "heap_errors", "structures_valid",
+ * "threads_error"}}, each chain printed as soon as it is resolved (a tree of 10,000 chains would be
+ * tens of megabytes of jansson nodes). */
+int adac_pending_print_json(struct adac_pending_list *l, unsigned flags, struct adac_out *out, struct adac_error *err);
+
+/* The parts other views of the listing share: the warnings before it ("Warning: ..." lines), the
+ * summary line after it, and the members after a JSON listing's own. */
+void adac_pending_print_warnings(const struct adac_pending *p, struct adac_out *out);
+void adac_pending_print_summary(const struct adac_pending_list *l, struct adac_out *out);
+void adac_pending_json_members(const struct adac_pending_list *l, struct json_t *ps);
+
+#endif

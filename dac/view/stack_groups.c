@@ -1,0 +1,509 @@
+/* stack_groups.c - `ps --coalesce` and `ps --stats`: each listed stack as text labels, innermost
+ * first (what it awaits, then its frames without their addresses), grouped in a tree of common
+ * prefixes or counted per label. */
+#include "view/stack_groups.h"
+
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "async/task.h"
+#include "base/json.h"
+#include "base/output.h"
+#include "view/pending_list.h"
+#include "view/pending_view.h"
+
+#define LABEL_MAX 1024u   /* one frame's text */
+
+/* ---- labels interned to ids, a tree of label paths, counts per label ---- */
+
+struct labels {
+	char **text;
+	size_t count, cap;
+	uint32_t *slots;       /* hash table of ids + 1 (0: empty) */
+	size_t nslots;
+};
+
+static uint64_t hash_str(const char *s)
+{
+	uint64_t h = 1469598103934665603ull;
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 1099511628211ull;
+	return h;
+}
+
+/* Id of a label (added when new); UINT32_MAX when out of memory. */
+static uint32_t label_id(struct labels *l, const char *s)
+{
+	if ((l->count + 1) * 2 > l->nslots) {
+		size_t n = l->nslots ? l->nslots * 2 : 256;
+		uint32_t *slots = calloc(n, sizeof *slots);
+		if (!slots)
+			return UINT32_MAX;
+		for (size_t i = 0; i < l->count; i++) {
+			size_t j = hash_str(l->text[i]) & (n - 1);
+			while (slots[j])
+				j = (j + 1) & (n - 1);
+			slots[j] = (uint32_t)i + 1;
+		}
+		free(l->slots);
+		l->slots = slots;
+		l->nslots = n;
+	}
+	size_t j = hash_str(s) & (l->nslots - 1);
+	while (l->slots[j]) {
+		if (strcmp(l->text[l->slots[j] - 1], s) == 0)
+			return l->slots[j] - 1;
+		j = (j + 1) & (l->nslots - 1);
+	}
+	if (l->count == l->cap) {
+		size_t cap = l->cap ? l->cap * 2 : 256;
+		char **p = realloc(l->text, cap * sizeof *p);
+		if (!p)
+			return UINT32_MAX;
+		l->text = p;
+		l->cap = cap;
+	}
+	char *copy = strdup(s);
+	if (!copy)
+		return UINT32_MAX;
+	l->text[l->count] = copy;
+	l->slots[j] = (uint32_t)++l->count;
+	return (uint32_t)l->count - 1;
+}
+
+static void labels_free(struct labels *l)
+{
+	for (size_t i = 0; i < l->count; i++)
+		free(l->text[i]);
+	free(l->text);
+	free(l->slots);
+	memset(l, 0, sizeof *l);
+}
+
+struct tnode {
+	uint32_t label;
+	uint32_t first_child, next_sibling;   /* 0: none (node 0 is the root) */
+	uint64_t count;
+};
+
+struct trie {
+	struct tnode *n;
+	size_t count, cap;
+};
+
+/* Child of `parent` with `label`, added when new; 0 when out of memory. */
+static uint32_t trie_child(struct trie *t, uint32_t parent, uint32_t label)
+{
+	for (uint32_t c = t->n[parent].first_child; c; c = t->n[c].next_sibling)
+		if (t->n[c].label == label)
+			return c;
+	if (t->count == t->cap) {
+		size_t cap = t->cap * 2;
+		struct tnode *p = realloc(t->n, cap * sizeof *p);
+		if (!p)
+			return 0;
+		t->n = p;
+		t->cap = cap;
+	}
+	uint32_t id = (uint32_t)t->count++;
+	t->n[id] = (struct tnode){.label = label, .next_sibling = t->n[parent].first_child};
+	t->n[parent].first_child = id;
+	return id;
+}
+
+/* Per-label counts (--stats). */
+struct counts {
+	uint64_t *n;       /* indexed by label id */
+	size_t cap;
+};
+
+static int count_add(struct counts *c, uint32_t label)
+{
+	if (label >= c->cap) {
+		size_t cap = c->cap ? c->cap : 64;
+		while (cap <= label)
+			cap *= 2;
+		uint64_t *p = realloc(c->n, cap * sizeof *p);
+		if (!p)
+			return -1;
+		memset(p + c->cap, 0, (cap - c->cap) * sizeof *p);
+		c->n = p;
+		c->cap = cap;
+	}
+	c->n[label]++;
+	return 0;
+}
+
+/* ---- labels of a stack ---- */
+
+struct groups {
+	const struct adac_pending_list *l;
+	struct adac_out *out;
+	struct labels labels;
+	struct trie trie;
+	uint32_t cursor;                       /* --coalesce: the trie node of the last label added */
+	struct counts frame_counts, await_counts, task_counts;
+	bool *counted;                         /* --stats: graph nodes already counted */
+	struct adac_error fail;                /* out of memory while grouping */
+};
+
+/* A classic frame without its box address: "<module>`<method> at <file>:<line> [classic, state <n>]"
+ * (as an async frame's, adac_async_frame_label). */
+static const char *classic_label(const struct adac_classic_frame *c, char *buf, size_t size)
+{
+	char tag[48] = "classic";
+	if (c->has_state)
+		snprintf(tag, sizeof tag, "classic, state %d", c->state);
+	return adac_frame_label(c->module, c->method ? c->method : "<unknown method>", c->has_source, c->file, c->line,
+	                        c->has_il, c->il_offset, tag, buf, size);
+}
+
+/* A task between two frames: "task <type> [<status>]". */
+static const char *task_label(struct groups *g, uint64_t addr, char *buf, size_t size)
+{
+	struct adac_task_desc d;
+	adac_pending_task(g->l->p, addr, &d);
+	snprintf(buf, size, "task %s [%s]", d.type ? d.type : "?", d.has_flags ? adac_task_status(d.flags) : "?");
+	return buf;
+}
+
+/* The labels of a stack, innermost first, through cb; the first says what it awaits. */
+typedef int (*label_cb)(struct groups *g, const char *label, size_t level, const struct adac_pending_seg *s);
+
+static int stack_labels(struct groups *g, const struct adac_pending_stack *st, label_cb cb)
+{
+	char buf[LABEL_MAX];
+	struct adac_awaiting aw;
+	if (st->running)
+		snprintf(buf, sizeof buf, "running on a thread");
+	else if (adac_pending_stack_awaiting(g->l, st, &aw))
+		snprintf(buf, sizeof buf, "awaiting %s", aw.type ? aw.type : "an object of unknown type");
+	else
+		snprintf(buf, sizeof buf, "awaiting (not recorded)");
+	size_t level = 0;
+	if (cb(g, buf, level++, NULL))
+		return -1;
+	for (uint32_t i = 0; i < st->stack->count; i++) {
+		const struct adac_pending_seg *s = &st->segs[i];
+		if (s->node->kind == ADAC_NODE_CHAIN) {
+			for (size_t k = 0; k < s->view.chain.count; k++) {
+				if (!adac_async_frame_shown(&s->view.frames[k]))
+					continue;
+				if (cb(g, adac_async_frame_label(&s->view.frames[k], buf, sizeof buf), level++, s))
+					return -1;
+			}
+			if (s->view.chain.end == ADAC_CHAIN_BROKEN || s->view.chain.end == ADAC_CHAIN_CYCLE) {
+				snprintf(buf, sizeof buf, "error: %s", s->view.chain.end_err.msg);
+				if (cb(g, buf, level++, s))
+					return -1;
+			}
+		} else if (s->node->kind == ADAC_NODE_BOX) {
+			if (cb(g, classic_label(&s->classic, buf, sizeof buf), level++, s))
+				return -1;
+		} else {
+			if (cb(g, task_label(g, g->l->p->scan.tasks[s->node->index].addr, buf, sizeof buf), level++, s))
+				return -1;
+		}
+	}
+	return 0;
+}
+
+static int coalesce_cb(struct groups *g, const char *label, size_t level, const struct adac_pending_seg *s)
+{
+	(void)s;
+	uint32_t id = label_id(&g->labels, label);
+	if (id == UINT32_MAX)
+		return adac_fail(&g->fail, ADAC_E_NOMEM, 0, "out of memory grouping stacks");
+	if (level == 0)
+		g->cursor = 0;
+	uint32_t c = trie_child(&g->trie, g->cursor, id);
+	if (!c)
+		return adac_fail(&g->fail, ADAC_E_NOMEM, 0, "out of memory grouping stacks");
+	g->trie.n[c].count++;
+	g->cursor = c;
+	return 0;
+}
+
+static int stats_cb(struct groups *g, const char *label, size_t level, const struct adac_pending_seg *s)
+{
+	if (level == 0) {
+		/* "awaiting X" / "running ...": per stack */
+		uint32_t id = label_id(&g->labels, label);
+		if (id == UINT32_MAX || count_add(&g->await_counts, id))
+			return adac_fail(&g->fail, ADAC_E_NOMEM, 0, "out of memory counting frames");
+		return 0;
+	}
+	/* Frames: each continuation or box once, however many stacks share it. */
+	uint32_t node = (uint32_t)(s->node - g->l->p->graph.nodes);
+	if (g->counted[node])
+		return 0;
+	uint32_t id = label_id(&g->labels, label);
+	if (id == UINT32_MAX || count_add(&g->frame_counts, id))
+		return adac_fail(&g->fail, ADAC_E_NOMEM, 0, "out of memory counting frames");
+	return 0;
+}
+
+static int add_stats(struct groups *g, const struct adac_pending_stack *st)
+{
+	if (stack_labels(g, st, stats_cb))
+		return -1;
+	char buf[LABEL_MAX];
+	for (uint32_t i = 0; i < st->stack->count; i++) {
+		const struct adac_pending_seg *s = &st->segs[i];
+		uint32_t node = (uint32_t)(s->node - g->l->p->graph.nodes);
+		if (g->counted[node])
+			continue;
+		g->counted[node] = true;
+		uint64_t task = adac_pending_node_task(g->l->p, s->node);
+		if (!task)
+			continue;
+		struct adac_task_desc d;
+		adac_pending_task(g->l->p, task, &d);
+		snprintf(buf, sizeof buf, "%-28s %s", d.has_flags ? adac_task_status(d.flags) : "?", d.type ? d.type : "?");
+		uint32_t id = label_id(&g->labels, buf);
+		if (id == UINT32_MAX || count_add(&g->task_counts, id))
+			return adac_fail(&g->fail, ADAC_E_NOMEM, 0, "out of memory counting tasks");
+	}
+	return 0;
+}
+
+struct ranked {
+	uint32_t label;
+	uint64_t count;
+	const char *text;
+};
+
+static int cmp_ranked(const void *a, const void *b)
+{
+	const struct ranked *x = a, *y = b;
+	if (x->count != y->count)
+		return x->count > y->count ? -1 : 1;
+	return strcmp(x->text, y->text);
+}
+
+/* The labels with a count, most frequent first. */
+static struct ranked *rank(struct groups *g, const struct counts *c, size_t *n)
+{
+	*n = 0;
+	struct ranked *r = malloc((c->cap ? c->cap : 1) * sizeof *r);
+	if (!r)
+		return NULL;
+	for (size_t i = 0; i < c->cap; i++)
+		if (c->n[i])
+			r[(*n)++] = (struct ranked){(uint32_t)i, c->n[i], g->labels.text[i]};
+	qsort(r, *n, sizeof *r, cmp_ranked);
+	return r;
+}
+
+/* Children of a trie node, most frequent first. */
+static struct ranked *children(struct groups *g, uint32_t node, size_t *n)
+{
+	*n = 0;
+	for (uint32_t c = g->trie.n[node].first_child; c; c = g->trie.n[c].next_sibling)
+		(*n)++;
+	struct ranked *r = malloc((*n ? *n : 1) * sizeof *r);
+	if (!r)
+		return NULL;
+	size_t i = 0;
+	for (uint32_t c = g->trie.n[node].first_child; c; c = g->trie.n[c].next_sibling)
+		r[i++] = (struct ranked){c, g->trie.n[c].count, g->labels.text[g->trie.n[c].label]};
+	qsort(r, *n, sizeof *r, cmp_ranked);
+	return r;
+}
+
+/* Renders the tree depth first without recursion (stacks can be 100,000 frames deep). */
+static int render_tree(struct groups *g, json_t *json_root)
+{
+	struct level {
+		struct ranked *items;
+		size_t n, next;
+		json_t *array;
+	};
+	size_t cap = 64, depth = 0;
+	struct level *lv = malloc(cap * sizeof *lv);
+	if (!lv)
+		return adac_fail(&g->fail, ADAC_E_NOMEM, 0, "out of memory");
+	lv[0].items = children(g, 0, &lv[0].n);
+	lv[0].next = 0;
+	lv[0].array = json_root;
+	if (!lv[0].items) {
+		free(lv);
+		return adac_fail(&g->fail, ADAC_E_NOMEM, 0, "out of memory");
+	}
+	depth = 1;
+	size_t group = 0;
+	int rc = 0;
+	while (depth && rc == 0) {
+		struct level *l = &lv[depth - 1];
+		if (l->next == l->n) {
+			free(l->items);
+			depth--;
+			continue;
+		}
+		const struct ranked *it = &l->items[l->next++];
+		uint32_t node = it->label; /* children() ranks trie nodes: label is the node id */
+		const char *text = g->labels.text[g->trie.n[node].label];
+		json_t *kids = NULL;
+		if (l->array) {
+			json_t *j = json_object();
+			json_object_set_new(j, "frame", json_string(text));
+			json_object_set_new(j, "count", json_integer((json_int_t)it->count));
+			kids = json_array();
+			json_object_set_new(j, "callers", kids);
+			json_array_append_new(l->array, j);
+		} else {
+			if (depth == 1) {
+				adac_print(g->out, "%sSTACKS %zu: %llu chain%s\n", group ? "\n" : "", group + 1,
+				           (unsigned long long)it->count, it->count == 1 ? "" : "s");
+				group++;
+			}
+			adac_print(g->out, "%*s[%llu] %s\n", (int)(2 * (depth - 1)), "", (unsigned long long)it->count, text);
+		}
+		if (!g->trie.n[node].first_child)
+			continue;
+		if (depth == cap) {
+			size_t c = cap * 2;
+			struct level *q = realloc(lv, c * sizeof *q);
+			if (!q) {
+				rc = adac_fail(&g->fail, ADAC_E_NOMEM, 0, "out of memory");
+				break;
+			}
+			lv = q;
+			cap = c;
+		}
+		struct level *nl = &lv[depth];
+		nl->items = children(g, node, &nl->n);
+		nl->next = 0;
+		nl->array = kids;
+		if (!nl->items) {
+			rc = adac_fail(&g->fail, ADAC_E_NOMEM, 0, "out of memory");
+			break;
+		}
+		depth++;
+	}
+	while (depth)
+		free(lv[--depth].items);
+	free(lv);
+	return rc;
+}
+
+static void print_table(struct groups *g, const char *title, const char *column, const struct counts *c, json_t *json,
+                        const char *key)
+{
+	size_t n;
+	struct ranked *r = rank(g, c, &n);
+	if (!r) {
+		adac_fail(&g->fail, ADAC_E_NOMEM, 0, "out of memory");
+		return;
+	}
+	if (json) {
+		json_t *a = json_array();
+		for (size_t i = 0; i < n; i++) {
+			json_t *j = json_object();
+			json_object_set_new(j, key, json_string(r[i].text));
+			json_object_set_new(j, "count", json_integer((json_int_t)r[i].count));
+			json_array_append_new(a, j);
+		}
+		json_object_set_new(json, title, a);
+	} else {
+		adac_print(g->out, "%s:\n%10s  %s\n", title, "Count", column);
+		for (size_t i = 0; i < n; i++)
+			adac_print(g->out, "%10llu  %s\n", (unsigned long long)r[i].count, r[i].text);
+	}
+	free(r);
+}
+
+/* ---- the listing ---- */
+
+static int group_stacks(struct groups *g, struct adac_pending_list *l, enum adac_stack_grouping how,
+                        struct adac_error *err)
+{
+	struct adac_pending_stack st;
+	int more;
+	while ((more = adac_pending_list_next(l, &st, err)) > 0) {
+		if (how == ADAC_GROUP_COALESCE)
+			stack_labels(g, &st, coalesce_cb);
+		else
+			add_stats(g, &st);
+		if (adac_failed(&g->fail))
+			return -1;
+	}
+	return more;
+}
+
+static void render(struct groups *g, enum adac_stack_grouping how, json_t *root)
+{
+	if (how == ADAC_GROUP_COALESCE) {
+		if (root) {
+			json_t *tree = json_array();
+			json_object_set_new(root, "coalesce", tree);
+			render_tree(g, tree);
+		} else {
+			render_tree(g, NULL);
+			if (g->l->listed)
+				adac_print(g->out, "\n");
+		}
+		return;
+	}
+	json_t *st = root ? json_object() : NULL;
+	print_table(g, "Frames", "Frame (each continuation or state machine once)", &g->frame_counts, st, "frame");
+	if (!root)
+		adac_print(g->out, "\n");
+	print_table(g, "Awaiting", "What the stacks' innermost frames wait for", &g->await_counts, st, "awaiting");
+	if (!root)
+		adac_print(g->out, "\n");
+	print_table(g, "Tasks", "Status                       Type", &g->task_counts, st, "task");
+	if (root)
+		json_object_set_new(root, "stats", st);
+	else
+		adac_print(g->out, "\n");
+}
+
+int adac_stack_groups_print(struct adac_pending_list *l, enum adac_stack_grouping how, bool json, struct adac_out *out,
+                            struct adac_error *err)
+{
+	struct groups g = {.l = l, .out = out};
+	size_t nodes = l->p->graph.node_count;
+	g.counted = calloc(nodes ? nodes : 1, sizeof *g.counted);
+	g.trie.cap = 64;
+	g.trie.n = calloc(g.trie.cap, sizeof *g.trie.n);
+	g.trie.count = 1;
+	int rc = 0;
+	if (!g.counted || !g.trie.n) {
+		rc = adac_fail(err, ADAC_E_NOMEM, 0, "out of memory");
+		goto done;
+	}
+	if (!json)
+		adac_pending_print_warnings(l->p, out);
+	if (group_stacks(&g, l, how, err)) {
+		adac_error_copy(err, &g.fail);
+		rc = -1;
+		goto done;
+	}
+	json_t *root = json ? json_object() : NULL;
+	render(&g, how, root);
+	if (adac_failed(&g.fail)) {
+		json_decref(root);
+		adac_error_copy(err, &g.fail);
+		rc = -1;
+		goto done;
+	}
+	if (root) {
+		adac_pending_json_members(l, root);
+		json_t *top = json_object();
+		json_object_set_new(top, "ps", root);
+		rc = adac_json_print(out, top, err);
+	} else {
+		adac_pending_print_summary(l, out);
+	}
+done:
+	free(g.counted);
+	free(g.trie.n);
+	free(g.frame_counts.n);
+	free(g.await_counts.n);
+	free(g.task_counts.n);
+	labels_free(&g.labels);
+	return rc;
+}

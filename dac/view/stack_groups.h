@@ -1,0 +1,23 @@
+/* stack_groups.h - the stacks `ps` lists, grouped: --coalesce, a tree of the stacks' labels
+ * innermost first, each line "[count] <frame>" with the number of stacks sharing it (the first
+ * level is what they await); --stats, counts of frames per method and await state (each
+ * continuation or state machine once), of stacks per awaited type, and of tasks per type and
+ * status, most frequent first. */
+#ifndef ADAC_STACK_GROUPS_H
+#define ADAC_STACK_GROUPS_H
+
+#include <stdbool.h>
+
+#include "base/error.h"
+
+struct adac_pending_list;
+struct adac_out;
+
+enum adac_stack_grouping { ADAC_GROUP_COALESCE, ADAC_GROUP_STATS };
+
+/* Lists the stacks grouped, between the listing's warnings and its summary (text), or as
+ * {"ps": {"coalesce" | "stats", "summary", ...}}. */
+int adac_stack_groups_print(struct adac_pending_list *l, enum adac_stack_grouping how, bool json, struct adac_out *out,
+                            struct adac_error *err);
+
+#endif
