@@ -69,4 +69,11 @@
                                                 * awaited by several callers (fan-in after fan-out) */
 #define ADAC_MAX_KEPT_OBJECTS (ADAC_MAX_CHAINS * 4ull) /* continuations, and pending tasks, kept from one heap */
 
+#define ADAC_MAX_SYM_METHODS (1u << 20)        /* methods in one symbol file */
+#define ADAC_MAX_SYM_TYPES (1u << 20)          /* types in one symbol file */
+#define ADAC_MAX_SYM_FILES (1u << 20)          /* source files in one symbol file */
+#define ADAC_MAX_SYM_UNITS 65536u              /* compile units (assemblies) in one symbol file */
+#define ADAC_MAX_SYM_SECTIONS 60000u           /* code sections of one symbol file (ELF's limit is 65280) */
+#define ADAC_MAX_SYMFILE_BYTES (1u << 30)      /* one symbol file, and each of its sections */
+
 #endif
