@@ -74,6 +74,7 @@
 #define ADAC_MAX_SYM_FILES (1u << 20)          /* source files in one symbol file */
 #define ADAC_MAX_SYM_UNITS 65536u              /* compile units (assemblies) in one symbol file */
 #define ADAC_MAX_SYM_SECTIONS 60000u           /* code sections of one symbol file (ELF's limit is 65280) */
+#define ADAC_MAX_SYM_TYPE_DEPTH 16u             /* objects laid out below a variable in a symbol file */
 #define ADAC_MAX_SYMFILE_BYTES (1u << 30)      /* one symbol file, and each of its sections */
 
 #endif

@@ -810,15 +810,13 @@ static int jit_function(struct adac_runtime *rt, const struct mu_layout *l, cons
 	                 (unsigned long long)fn->image_base);
 }
 
-/* ReadyToRun code: binary search of the image's sorted RuntimeFunctions (the cold part of a split
- * method has its own entry, chained to the hot one). */
-static int r2r_function(struct adac_runtime *rt, const struct mu_layout *l, const struct adac_code_info *code,
-                        uint64_t ip, struct adac_runtime_function *fn, struct adac_error *err)
+/* The RuntimeFunctions table of a ReadyToRun image: its address and entry count. */
+static int r2r_table(struct adac_runtime *rt, const struct mu_layout *l, const struct adac_code_info *code, uint64_t ip,
+                     uint64_t *table, uint32_t *n, struct adac_error *err)
 {
 	if (!l->has[F_MODULE_R2R] || !l->has[F_INFO_NRF] || !l->has[F_INFO_RF])
 		return adac_fail(err, ADAC_E_LAYOUT, ip, "the runtime does not describe ReadyToRunInfo.RuntimeFunctions");
-	uint64_t info, table;
-	uint32_t n;
+	uint64_t info;
 	if (adac_read_ptr(rt->t, code->r2r_module + l->off[F_MODULE_R2R], &info, err)) {
 		adac_error_wrap(err, "Module at 0x%llx: ", (unsigned long long)code->r2r_module);
 		return -1;
@@ -826,15 +824,27 @@ static int r2r_function(struct adac_runtime *rt, const struct mu_layout *l, cons
 	if (info == 0)
 		return adac_fail(err, ADAC_E_CORRUPT, code->r2r_module, "Module 0x%llx has no ReadyToRunInfo",
 		                 (unsigned long long)code->r2r_module);
-	if (adac_read_ptr(rt->t, info + l->off[F_INFO_RF], &table, err) ||
-	    adac_read_u32(rt->t, info + l->off[F_INFO_NRF], &n, err)) {
+	if (adac_read_ptr(rt->t, info + l->off[F_INFO_RF], table, err) ||
+	    adac_read_u32(rt->t, info + l->off[F_INFO_NRF], n, err)) {
 		adac_error_wrap(err, "ReadyToRunInfo at 0x%llx: ", (unsigned long long)info);
 		return -1;
 	}
-	if (n == 0 || table == 0 || n > ADAC_MAX_RUNTIME_FUNCTIONS)
-		return adac_fail(err, n > ADAC_MAX_RUNTIME_FUNCTIONS ? ADAC_E_LIMIT : ADAC_E_CORRUPT, info,
+	if (*n == 0 || *table == 0 || *n > ADAC_MAX_RUNTIME_FUNCTIONS)
+		return adac_fail(err, *n > ADAC_MAX_RUNTIME_FUNCTIONS ? ADAC_E_LIMIT : ADAC_E_CORRUPT, info,
 		                 "ReadyToRunInfo at 0x%llx has %u RuntimeFunctions at 0x%llx (ADAC_MAX_RUNTIME_FUNCTIONS %u)",
-		                 (unsigned long long)info, n, (unsigned long long)table, ADAC_MAX_RUNTIME_FUNCTIONS);
+		                 (unsigned long long)info, *n, (unsigned long long)*table, ADAC_MAX_RUNTIME_FUNCTIONS);
+	return 0;
+}
+
+/* ReadyToRun code: binary search of the image's sorted RuntimeFunctions (the cold part of a split
+ * method has its own entry, chained to the hot one). *index (may be NULL) receives its position. */
+static int r2r_function(struct adac_runtime *rt, const struct mu_layout *l, const struct adac_code_info *code,
+                        uint64_t ip, struct adac_runtime_function *fn, uint32_t *index, struct adac_error *err)
+{
+	uint64_t table;
+	uint32_t n;
+	if (r2r_table(rt, l, code, ip, &table, &n, err))
+		return -1;
 	uint64_t rva = ip - fn->image_base;
 	uint32_t size = l->off[F_RF_SIZE];
 	/* The last entry whose BeginAddress <= rva. */
@@ -853,40 +863,106 @@ static int r2r_function(struct adac_runtime *rt, const struct mu_layout *l, cons
 		return -1;
 	if (rf.begin <= rva && rva < rf.end) {
 		*fn = rf;
+		if (index)
+			*index = lo;
 		return 0;
 	}
-	return adac_fail(err, ADAC_E_CORRUPT, info,
-	                 "no RuntimeFunction of ReadyToRunInfo 0x%llx contains 0x%llx (RVA 0x%llx; nearest [0x%x, 0x%x))",
-	                 (unsigned long long)info, (unsigned long long)ip, (unsigned long long)rva, rf.begin, rf.end);
+	return adac_fail(err, ADAC_E_CORRUPT, table,
+	                 "no RuntimeFunction of the table at 0x%llx contains 0x%llx (RVA 0x%llx; nearest [0x%x, 0x%x))",
+	                 (unsigned long long)table, (unsigned long long)ip, (unsigned long long)rva, rf.begin, rf.end);
+}
+
+/* The code and RangeSection bounds of ip (JIT or ReadyToRun code only). */
+static int managed_code(struct adac_runtime *rt, uint64_t ip, struct mu_layout *l, struct adac_code_info *code,
+                        struct adac_runtime_function *fn, struct adac_error *err)
+{
+	memset(fn, 0, sizeof *fn);
+	if (resolve_layout(rt, l, err) || adac_em_find_code(rt, ip, code, err))
+		return -1;
+	if (code->kind != ADAC_CODE_JIT && code->kind != ADAC_CODE_R2R)
+		return adac_fail(err, ADAC_E_UNSUPPORTED, ip, "0x%llx is in %s, which has no unwind info here",
+		                 (unsigned long long)ip, code->kind == ADAC_CODE_STUB ? "a stub" : "interpreted code");
+	if (adac_read_u64(rt->t, code->range_section + l->off[F_RS_BEGIN], &fn->image_base, err) ||
+	    adac_read_u64(rt->t, code->range_section + l->off[F_RS_END], &fn->image_end, err)) {
+		adac_error_wrap(err, "RangeSection at 0x%llx: ", (unsigned long long)code->range_section);
+		return -1;
+	}
+	if (ip < fn->image_base || ip >= fn->image_end)
+		return adac_fail(err, ADAC_E_CORRUPT, code->range_section, "RangeSection 0x%llx [0x%llx, 0x%llx) does not contain 0x%llx",
+		                 (unsigned long long)code->range_section, (unsigned long long)fn->image_base,
+		                 (unsigned long long)fn->image_end, (unsigned long long)ip);
+	return 0;
 }
 
 int adac_managed_function(struct adac_runtime *rt, uint64_t ip, struct adac_runtime_function *fn, uint64_t *md,
                           struct adac_error *err)
 {
-	memset(fn, 0, sizeof *fn);
-	if (md)
-		*md = 0;
 	struct mu_layout l;
 	struct adac_code_info code;
-	if (resolve_layout(rt, &l, err) || adac_em_find_code(rt, ip, &code, err))
+	if (md)
+		*md = 0;
+	if (managed_code(rt, ip, &l, &code, fn, err))
 		return -1;
-	if (code.kind != ADAC_CODE_JIT && code.kind != ADAC_CODE_R2R)
-		return adac_fail(err, ADAC_E_UNSUPPORTED, ip, "0x%llx is in %s, which has no unwind info here",
-		                 (unsigned long long)ip, code.kind == ADAC_CODE_STUB ? "a stub" : "interpreted code");
 	if (md)
 		*md = code.method_desc;
-	if (adac_read_u64(rt->t, code.range_section + l.off[F_RS_BEGIN], &fn->image_base, err) ||
-	    adac_read_u64(rt->t, code.range_section + l.off[F_RS_END], &fn->image_end, err)) {
-		adac_error_wrap(err, "RangeSection at 0x%llx: ", (unsigned long long)code.range_section);
-		return -1;
-	}
-	if (ip < fn->image_base || ip >= fn->image_end)
-		return adac_fail(err, ADAC_E_CORRUPT, code.range_section, "RangeSection 0x%llx [0x%llx, 0x%llx) does not contain 0x%llx",
-		                 (unsigned long long)code.range_section, (unsigned long long)fn->image_base,
-		                 (unsigned long long)fn->image_end, (unsigned long long)ip);
 	if (code.kind == ADAC_CODE_JIT)
 		return jit_function(rt, &l, &code, ip, fn, err);
-	return r2r_function(rt, &l, &code, ip, fn, err);
+	return r2r_function(rt, &l, &code, ip, fn, NULL, err);
+}
+
+int adac_managed_code_extent(struct adac_runtime *rt, uint64_t ip, uint32_t funclets_below, uint64_t *start,
+                             uint64_t *end, struct adac_error *err)
+{
+	struct mu_layout l;
+	struct adac_code_info code;
+	struct adac_runtime_function fn;
+	if (managed_code(rt, ip, &l, &code, &fn, err))
+		return -1;
+	uint32_t size = l.off[F_RF_SIZE];
+	if (code.kind == ADAC_CODE_JIT) {
+		/* Every RUNTIME_FUNCTION of the code header: the body, then its funclets. */
+		if (jit_function(rt, &l, &code, code.code_start, &fn, err))
+			return -1;
+		uint32_t n, lo = fn.begin, hi = fn.end;
+		uint64_t array = code.code_header + l.off[F_RCH_INFOS];
+		if (adac_read_u32(rt->t, code.code_header + l.off[F_RCH_NUM], &n, err))
+			return -1;
+		for (uint32_t i = 0; i < n && i < ADAC_MAX_METHOD_UNWIND_INFOS; i++) {
+			struct adac_runtime_function rf = fn;
+			if (read_rf(rt->t, &l, array + (uint64_t)i * size, &rf, err))
+				return -1;
+			if (rf.begin < rf.end && rf.begin < lo)
+				lo = rf.begin;
+			if (rf.begin < rf.end && rf.end > hi)
+				hi = rf.end;
+		}
+		*start = fn.image_base + lo;
+		*end = fn.image_base + hi;
+		return 0;
+	}
+	/* ReadyToRun: the method's RUNTIME_FUNCTION, then the funclets that follow it: entries the code
+	 * map gives the same method and start (as it does for a neighbour whose entry point the runtime
+	 * has not recorded), starting below funclets_below. A cold part of a split method is not
+	 * included. */
+	uint32_t index, n;
+	uint64_t table;
+	if (r2r_function(rt, &l, &code, code.code_start, &fn, &index, err) || r2r_table(rt, &l, &code, ip, &table, &n, err))
+		return -1;
+	*start = fn.image_base + fn.begin;
+	*end = fn.image_base + fn.end;
+	for (uint32_t i = index + 1, steps = 0; i < n && steps < ADAC_MAX_R2R_FUNCLETS; i++, steps++) {
+		struct adac_runtime_function rf = fn;
+		struct adac_code_info next;
+		if (read_rf(rt->t, &l, table + (uint64_t)i * size, &rf, err))
+			return -1;
+		if (rf.begin >= rf.end || fn.image_base + rf.begin >= *start + funclets_below ||
+		    adac_em_find_code(rt, fn.image_base + rf.begin, &next, NULL) ||
+		    next.method_desc != code.method_desc || next.code_start != code.code_start)
+			break;
+		if (fn.image_base + rf.end > *end)
+			*end = fn.image_base + rf.end;
+	}
+	return 0;
 }
 
 static int lookup_managed(void *ctx, uint64_t addr, struct adac_runtime_function *fn, bool *found, struct adac_error *err)

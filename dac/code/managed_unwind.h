@@ -74,6 +74,15 @@ int adac_unwind_amd64(struct adac_target *t, const struct adac_runtime_function 
 int adac_managed_function(struct adac_runtime *rt, uint64_t ip, struct adac_runtime_function *fn, uint64_t *md,
                           struct adac_error *err);
 
+/* The code of the code version (JIT-compiled or ReadyToRun) containing ip, [*start, *end): the body
+ * and its funclets, from their RUNTIME_FUNCTIONs (of a ReadyToRun method split into hot and cold
+ * parts, the hot part). A ReadyToRun image does not mark funclets, and the runtime's code map gives
+ * a funclet and a neighbouring method it has not prepared alike: funclets are taken only when they
+ * start below start + funclets_below (the debug info's last native offset + 1 covers them; 0: the
+ * body only). Errors as adac_managed_function's. */
+int adac_managed_code_extent(struct adac_runtime *rt, uint64_t ip, uint32_t funclets_below, uint64_t *start,
+                             uint64_t *end, struct adac_error *err);
+
 /* Replaces st (a frame in JIT-compiled or ReadyToRun code) with its caller's. Errors are prefixed
  * with the method's name and the IP. */
 int adac_managed_unwind(struct adac_runtime *rt, struct adac_unwind_state *st, struct adac_error *err);

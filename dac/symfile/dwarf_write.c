@@ -18,7 +18,7 @@ enum {
 	AB_THIS_EXPR, AB_THIS_LIST, AB_THIS_NOLOC,
 	AB_VAR_EXPR, AB_VAR_LIST, AB_VAR_NOLOC,
 	AB_BASE, AB_PTR, AB_PTR_VOID, AB_STRUCT, AB_STRUCT_LEAF, AB_STRUCT_DECL, AB_MEMBER,
-	AB_ARRAY, AB_SUBRANGE, AB_SUBRANGE_DYN, AB_ENUM, AB_ENUM_LEAF, AB_ENUMERATOR,
+	AB_ARRAY, AB_SUBRANGE, AB_SUBRANGE_DYN, AB_SUBRANGE_FLEX, AB_ENUM, AB_ENUM_LEAF, AB_ENUMERATOR, AB_TYPEDEF, AB_TYPEDEF_VOID,
 	AB_COUNT
 };
 
@@ -70,9 +70,12 @@ static const struct abbrev abbrevs[AB_COUNT] = {
 	[AB_ARRAY] = {DW_TAG_array_type, true, {TYPE}},
 	[AB_SUBRANGE] = {DW_TAG_subrange_type, false, {{DW_AT_count, DW_FORM_udata}}},
 	[AB_SUBRANGE_DYN] = {DW_TAG_subrange_type, false, {{DW_AT_count, DW_FORM_exprloc}}},
+	[AB_SUBRANGE_FLEX] = {DW_TAG_subrange_type, false, {{0, 0}}},
 	[AB_ENUM] = {DW_TAG_enumeration_type, true, {NAME, {DW_AT_byte_size, DW_FORM_data1}, TYPE}},
 	[AB_ENUM_LEAF] = {DW_TAG_enumeration_type, false, {NAME, {DW_AT_byte_size, DW_FORM_data1}, TYPE}},
 	[AB_ENUMERATOR] = {DW_TAG_enumerator, false, {NAME, {DW_AT_const_value, DW_FORM_sdata}}},
+	[AB_TYPEDEF] = {DW_TAG_typedef, false, {NAME, TYPE}},
+	[AB_TYPEDEF_VOID] = {DW_TAG_typedef, false, {NAME}},
 };
 
 static void write_abbrevs(struct adac_bytebuf *b)
@@ -274,7 +277,9 @@ static void write_type(struct writer *w, uint32_t id)
 	case ADAC_SYM_ARRAY:
 		adac_bytebuf_uleb(b, AB_ARRAY);
 		type_ref(w, t->target);
-		if (t->dynamic) {
+		if (t->dynamic && !w->o->dynamic_counts) {
+			adac_bytebuf_uleb(b, AB_SUBRANGE_FLEX);
+		} else if (t->dynamic) {
 			/* count = the count_size bytes at (the array's address + count_offset) */
 			struct adac_bytebuf e = {0};
 			adac_bytebuf_u8(&e, DW_OP_push_object_address);
@@ -293,6 +298,12 @@ static void write_type(struct writer *w, uint32_t id)
 			adac_bytebuf_uleb(b, t->count);
 		}
 		adac_bytebuf_u8(b, 0);
+		break;
+	case ADAC_SYM_TYPEDEF:
+		adac_bytebuf_uleb(b, t->target ? AB_TYPEDEF : AB_TYPEDEF_VOID);
+		strp(w, t->name);
+		if (t->target)
+			type_ref(w, t->target);
 		break;
 	case ADAC_SYM_ENUM:
 		adac_bytebuf_uleb(b, t->nenumerators ? AB_ENUM : AB_ENUM_LEAF);

@@ -280,6 +280,26 @@ uint32_t adac_symfile_struct_type(struct adac_symfile *sf, const char *name, uin
 	return new_type(sf, &t, err);
 }
 
+int adac_symfile_define_struct(struct adac_symfile *sf, uint32_t struct_type, uint32_t size, struct adac_error *err)
+{
+	struct adac_sym_type *t = type_at(sf, struct_type);
+	if (!t || t->kind != ADAC_SYM_STRUCT || !t->declaration)
+		return adac_fail(err, ADAC_E_BAD_ARG, 0, "type %u is not a declared struct", struct_type);
+	t->declaration = false;
+	t->size = size;
+	return 0;
+}
+
+uint32_t adac_symfile_typedef(struct adac_symfile *sf, const char *name, uint32_t target, struct adac_error *err)
+{
+	if (!name || !*name || check_type(sf, target, true, "typedef", err)) {
+		adac_fail(err, ADAC_E_BAD_ARG, 0, "a typedef needs a name and a type");
+		return 0;
+	}
+	struct adac_sym_type t = {.kind = ADAC_SYM_TYPEDEF, .name = name, .target = target};
+	return new_type(sf, &t, err);
+}
+
 int adac_symfile_add_member(struct adac_symfile *sf, uint32_t struct_type, const char *name, uint32_t type,
                             uint32_t offset, struct adac_error *err)
 {
@@ -289,6 +309,8 @@ int adac_symfile_add_member(struct adac_symfile *sf, uint32_t struct_type, const
 	if (check_type(sf, type, false, "member", err))
 		return -1;
 	const struct adac_sym_type *mt = type_at(sf, type);
+	for (unsigned hops = 0; mt->kind == ADAC_SYM_TYPEDEF && type_at(sf, mt->target) && hops < 8; hops++)
+		mt = type_at(sf, mt->target);
 	uint64_t msize = mt->kind == ADAC_SYM_ARRAY && mt->dynamic ? 0 : mt->kind == ADAC_SYM_POINTER ? 8 : mt->size;
 	if (mt->kind == ADAC_SYM_ARRAY && !mt->dynamic) {
 		const struct adac_sym_type *et = type_at(sf, mt->target);

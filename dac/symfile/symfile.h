@@ -52,6 +52,7 @@ enum adac_sym_type_kind {
 	ADAC_SYM_STRUCT,     /* name, size, members; `declaration` when only named */
 	ADAC_SYM_ARRAY,      /* of target: `count` elements, or a count read at run time (below) */
 	ADAC_SYM_ENUM,       /* name, underlying base type target, enumerators */
+	ADAC_SYM_TYPEDEF,    /* name for target */
 };
 
 struct adac_sym_member {
@@ -68,10 +69,10 @@ struct adac_sym_enumerator {
 /* Type ids are 1-based indexes into types[]; 0 is "no type" (void). */
 struct adac_sym_type {
 	enum adac_sym_type_kind kind;
-	const char *name;           /* BASE, STRUCT, ENUM */
+	const char *name;           /* BASE, STRUCT, ENUM, TYPEDEF */
 	uint32_t size;              /* bytes (BASE, STRUCT, ENUM) */
 	enum adac_sym_encoding encoding;
-	uint32_t target;            /* POINTER, ARRAY element, ENUM underlying type */
+	uint32_t target;            /* POINTER, ARRAY element, ENUM underlying type, TYPEDEF */
 	bool declaration;           /* STRUCT known by name only (no size, no members) */
 	/* ARRAY: a fixed count, or (dynamic) a count of count_size bytes (4 or 8) read at the array's
 	 * own address + count_offset (a negative offset: the length field in front of the elements of
@@ -181,8 +182,11 @@ uint32_t adac_symfile_pointer_type(struct adac_symfile *sf, uint32_t target, str
  * declared by name (a type the file does not lay out). */
 uint32_t adac_symfile_struct_type(struct adac_symfile *sf, const char *name, uint32_t size, bool declaration,
                                   struct adac_error *err);
+/* Turns a declared struct into a complete one of `size` bytes (members follow). */
+int adac_symfile_define_struct(struct adac_symfile *sf, uint32_t struct_type, uint32_t size, struct adac_error *err);
 int adac_symfile_add_member(struct adac_symfile *sf, uint32_t struct_type, const char *name, uint32_t type,
                             uint32_t offset, struct adac_error *err);
+uint32_t adac_symfile_typedef(struct adac_symfile *sf, const char *name, uint32_t target, struct adac_error *err);
 uint32_t adac_symfile_array_type(struct adac_symfile *sf, uint32_t element, uint64_t count, struct adac_error *err);
 uint32_t adac_symfile_dynamic_array_type(struct adac_symfile *sf, uint32_t element, int32_t count_offset,
                                          uint8_t count_size, struct adac_error *err);
@@ -205,6 +209,9 @@ size_t adac_symfile_type_count(const struct adac_symfile *sf);
 struct adac_symfile_opts {
 	unsigned dwarf_version;     /* 4 or 5 */
 	uint16_t language;          /* DW_AT_language of every unit (a DW_LANG_* code) */
+	bool dynamic_counts;        /* run-time array counts as DWARF expressions (gdb evaluates them;
+	                             * LLDB 22 does not, and takes the expression's size for a count):
+	                             * false writes those arrays without a count (flexible) */
 	const char *producer;       /* DW_AT_producer, NULL: "asyncdac" */
 };
 

@@ -111,7 +111,7 @@ static void test_bad_input(struct model *m)
 	CHECK(adac_symfile_add_method(sf, &a, &err) == 0 && adac_symfile_add_method(sf, &b, &err) == 0);
 	uint8_t *image;
 	size_t len;
-	struct adac_symfile_opts o = {5, DW_LANG_C11, NULL};
+	struct adac_symfile_opts o = {.dwarf_version = 5, .language = DW_LANG_C11};
 	adac_error_clear(&err);
 	rc = adac_symfile_image(sf, &o, &image, &len, &err);
 	CHECK_ERR(rc, &err, ADAC_E_BAD_ARG, "B() at 0x1080 overlaps A() (which ends at 0x1100)");
@@ -225,7 +225,7 @@ int main(int argc, char **argv)
 	for (unsigned v = 4; v <= 5; v++) {
 		char path[4096];
 		snprintf(path, sizeof path, "%s/sym%u.so", argv[1], v);
-		struct adac_symfile_opts o = {v, DW_LANG_C11, "asyncdac test"};
+		struct adac_symfile_opts o = {.dwarf_version = v, .language = DW_LANG_C11, .dynamic_counts = v == 5, .producer = "asyncdac test"};
 		struct adac_error err = {0};
 		size_t len = 0;
 		CHECK(adac_symfile_write(m.sf, &o, path, &len, &err) == 0);

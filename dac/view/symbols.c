@@ -1,0 +1,511 @@
+/* symbols.c - the symbol-file model of a process's managed code: which code versions (stacks,
+ * chains), and for each its range, line rows and variables. */
+#include "view/symbols.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "async/async_scan.h"
+#include "async/continuation.h"
+#include "async/dispatcher.h"
+#include "base/addr_map.h"
+#include "base/limits.h"
+#include "code/debuginfo.h"
+#include "code/execution_manager.h"
+#include "code/managed_unwind.h"
+#include "metadata/pdb.h"
+#include "runtime/runtime.h"
+#include "runtime/threads.h"
+#include "symfile/symfile.h"
+#include "target/target.h"
+#include "types/names.h"
+#include "view/method_vars.h"
+#include "view/sym_types.h"
+
+struct seen {
+	uint64_t key;
+};
+
+struct adac_symbols {
+	struct adac_runtime *rt;
+	struct adac_symbols_opts o;
+	struct adac_symfile *sf;
+	struct adac_sym_typer *typer;
+	struct adac_addr_map code;       /* code starts added (or tried) */
+	struct adac_symbols_stats stats;
+};
+
+static bool fatal(const struct adac_error *e) { return e->code == ADAC_E_NOMEM || e->code == ADAC_E_LIMIT; }
+
+struct adac_symbols *adac_symbols_new(struct adac_runtime *rt, const struct adac_symbols_opts *o,
+                                      struct adac_error *err)
+{
+	struct adac_symbols *s = calloc(1, sizeof *s);
+	if (!s) {
+		adac_fail(err, ADAC_E_NOMEM, 0, "out of memory");
+		return NULL;
+	}
+	s->rt = rt;
+	s->o = *o;
+	if (!(s->sf = adac_symfile_new(err)) || !(s->typer = adac_sym_typer_new(rt, s->sf, o->type_depth, err))) {
+		adac_symbols_free(s);
+		return NULL;
+	}
+	return s;
+}
+
+void adac_symbols_free(struct adac_symbols *s)
+{
+	if (!s)
+		return;
+	adac_sym_typer_free(s->typer);
+	adac_symfile_free(s->sf);
+	adac_addr_map_free(&s->code);
+	free(s);
+}
+
+/* A method left out: counted, and the first reasons kept. */
+static void skip(struct adac_symbols *s, uint64_t ip, const struct adac_error *e)
+{
+	s->stats.skipped++;
+	adac_note_add(s->stats.problems, sizeof s->stats.problems, "0x%llx: %s", (unsigned long long)ip, e->msg);
+}
+
+/* ---- one code version ---- */
+
+/* Growing arrays of rows and variables, freed together. */
+struct method_parts {
+	struct adac_sym_row *rows;
+	uint32_t nrows, rows_cap;
+	struct adac_sym_var *vars;
+	uint32_t nvars;
+	struct adac_sym_loc *locs;       /* every variable's, in variable order */
+	uint32_t nlocs;
+};
+
+static void parts_free(struct method_parts *p)
+{
+	free(p->rows);
+	for (uint32_t i = 0; i < p->nvars; i++)
+		free((char *)p->vars[i].name);
+	free(p->vars);
+	free(p->locs);
+	memset(p, 0, sizeof *p);
+}
+
+static int add_row(struct method_parts *p, const struct adac_sym_row *r, struct adac_error *err)
+{
+	if (p->nrows) {
+		const struct adac_sym_row *last = &p->rows[p->nrows - 1];
+		if (last->file == r->file && last->line == r->line && last->column == r->column)
+			return 0;
+	}
+	if (p->nrows == p->rows_cap) {
+		uint32_t cap = p->rows_cap ? p->rows_cap * 2 : 32;
+		struct adac_sym_row *n = realloc(p->rows, cap * sizeof *n);
+		if (!n)
+			return adac_fail(err, ADAC_E_NOMEM, 0, "out of memory");
+		p->rows = n;
+		p->rows_cap = cap;
+	}
+	p->rows[p->nrows++] = *r;
+	return 0;
+}
+
+/* The source position of IL offset il (0 line when none). */
+static int source_of(struct adac_symbols *s, const char *path, uint32_t token, uint32_t il, struct adac_sym_row *r,
+                     struct adac_error *err)
+{
+	struct adac_source_line sl;
+	r->line = 0;
+	if (adac_pdb_source_line(s->rt, path, token, il, &sl, NULL) != 0 || sl.line == 0 || sl.line == ADAC_PDB_HIDDEN_LINE)
+		return 0;
+	if (!(r->file = adac_symfile_file(s->sf, sl.file, err)))
+		return -1;
+	r->line = sl.line;
+	r->column = sl.column;
+	return 0;
+}
+
+static int method_rows(struct adac_symbols *s, const struct adac_debug_info *di, const char *path, uint32_t token,
+                       uint64_t size, const struct adac_sym_row *first, struct method_parts *p, struct adac_error *err)
+{
+	for (uint32_t i = 0; i < di->num_bounds;) {
+		uint32_t off = di->bounds[i].native_offset;
+		while (i < di->num_bounds && di->bounds[i].native_offset == off)
+			i++;
+		if (off >= size)
+			continue;
+		uint32_t il = adac_debuginfo_il_offset(di, off, NULL);
+		struct adac_sym_row r = {.offset = off};
+		if (il == ADAC_IL_PROLOG) {
+			if (!first->line)
+				continue;
+			r.file = first->file;
+			r.line = first->line;
+			r.column = first->column;
+		} else if (il == ADAC_IL_NO_MAPPING || il == ADAC_IL_EPILOG) {
+			continue; /* keeps the line before it */
+		} else if (source_of(s, path, token, il, &r, err)) {
+			return -1;
+		}
+		if (r.line && add_row(p, &r, err))
+			return -1;
+	}
+	return 0;
+}
+
+/* Runtime (AMD64 RegNum) to DWARF register numbers. */
+static int dwarf_reg(int32_t reg, bool fp, uint16_t *out)
+{
+	static const uint16_t gpr[16] = {
+		ADAC_SYM_REG_RAX, ADAC_SYM_REG_RCX, ADAC_SYM_REG_RDX, ADAC_SYM_REG_RBX, ADAC_SYM_REG_RSP, ADAC_SYM_REG_RBP,
+		ADAC_SYM_REG_RSI, ADAC_SYM_REG_RDI, 8, 9, 10, 11, 12, 13, 14, 15,
+	};
+	if (fp) {
+		/* The JIT numbers XMM registers after the 16 integer registers. */
+		int32_t x = reg >= 16 ? reg - 16 : reg;
+		if (x < 0 || x >= 16)
+			return -1;
+		*out = (uint16_t)(ADAC_SYM_REG_XMM0 + x);
+		return 0;
+	}
+	if (reg < 0 || reg >= 16)
+		return -1;
+	*out = gpr[reg];
+	return 0;
+}
+
+/* The location of one native variable record; -1 for kinds a location expression here does not
+ * describe (values split over two places, x87 stack, varargs). */
+static int var_loc(const struct adac_native_var *v, struct adac_sym_loc *l)
+{
+	l->start = v->start_offset;
+	l->end = v->end_offset;
+	l->offset = 0;
+	switch (v->loc_type) {
+	case ADAC_VLT_REG:
+		l->kind = ADAC_SYM_LOC_REG;
+		return dwarf_reg(v->loc[0], false, &l->reg);
+	case ADAC_VLT_REG_FP:
+		l->kind = ADAC_SYM_LOC_REG;
+		return dwarf_reg(v->loc[0], true, &l->reg);
+	case ADAC_VLT_REG_BYREF:           /* the register holds the value's address */
+		l->kind = ADAC_SYM_LOC_MEM;
+		return dwarf_reg(v->loc[0], false, &l->reg);
+	case ADAC_VLT_STK:
+	case ADAC_VLT_STK2:
+		l->kind = ADAC_SYM_LOC_MEM;
+		l->offset = v->loc[1];
+		return dwarf_reg(v->loc[0], false, &l->reg);
+	case ADAC_VLT_STK_BYREF:           /* the stack slot holds the value's address */
+		l->kind = ADAC_SYM_LOC_MEM_REF;
+		l->offset = v->loc[1];
+		return dwarf_reg(v->loc[0], false, &l->reg);
+	default:
+		return -1;
+	}
+}
+
+/* An IL offset inside [start, end) of the code with a real mapping, for naming locals by scope. */
+static uint32_t il_within(const struct adac_debug_info *di, uint32_t start, uint32_t end)
+{
+	for (uint32_t i = 0; i < di->num_bounds; i++) {
+		const struct adac_bound *b = &di->bounds[i];
+		if (b->native_offset >= start && b->native_offset < end && b->il_offset < ADAC_IL_EPILOG)
+			return b->il_offset;
+	}
+	return 0;
+}
+
+static int cmp_native_var(const void *a, const void *b)
+{
+	const struct adac_native_var *x = *(const struct adac_native_var *const *)a;
+	const struct adac_native_var *y = *(const struct adac_native_var *const *)b;
+	if (x->var_number != y->var_number)
+		return x->var_number < y->var_number ? -1 : 1;
+	return x->start_offset < y->start_offset ? -1 : x->start_offset > y->start_offset;
+}
+
+static int method_vars(struct adac_symbols *s, const struct adac_debug_info *di, uint64_t md, uint64_t size,
+                       struct method_parts *p, struct adac_error *err)
+{
+	struct adac_method_vars mv;
+	struct adac_error e = {0};
+	if (!di->num_vars)
+		return 0;
+	if (adac_method_vars_init(s->rt, md, &mv, &e))
+		return fatal(&e) ? adac_error_copy(err, &e) : 0; /* no signatures: no variables */
+	const struct adac_native_var **order = calloc(di->num_vars, sizeof *order);
+	p->vars = calloc(di->num_vars, sizeof *p->vars);
+	p->locs = calloc(di->num_vars, sizeof *p->locs);
+	int rc = -1;
+	if (!order || !p->vars || !p->locs) {
+		adac_fail(err, ADAC_E_NOMEM, 0, "out of memory");
+		goto out;
+	}
+	for (uint32_t i = 0; i < di->num_vars; i++)
+		order[i] = &di->vars[i];
+	qsort(order, di->num_vars, sizeof *order, cmp_native_var);
+	for (uint32_t i = 0; i < di->num_vars;) {
+		int32_t vn = order[i]->var_number;
+		uint32_t first_loc = p->nlocs;
+		for (; i < di->num_vars && order[i]->var_number == vn; i++) {
+			struct adac_sym_loc l;
+			if (var_loc(order[i], &l) == 0 && l.start < l.end && l.start < size) {
+				if (l.end > size)
+					l.end = (uint32_t)size;
+				p->locs[p->nlocs++] = l;
+			}
+		}
+		if (vn < 0)
+			continue; /* the runtime's own (generic context, return buffer...) */
+		uint32_t il = p->nlocs > first_loc ? il_within(di, p->locs[first_loc].start, p->locs[first_loc].end) : 0;
+		struct adac_method_var v;
+		adac_error_clear(&e);
+		if (adac_method_var(s->rt, &mv, vn, il, &v, &e)) {
+			if (fatal(&e)) {
+				adac_error_copy(err, &e);
+				goto out;
+			}
+			continue;
+		}
+		uint32_t type;
+		if (adac_sym_type_of(s->typer, &mv.tctx, v.sig, &v.type, &type, err)) {
+			adac_method_var_free(&v);
+			goto out;
+		}
+		struct adac_sym_var *sv = &p->vars[p->nvars++];
+		sv->name = v.name;
+		v.name = NULL;
+		sv->type = type;
+		sv->is_param = v.kind != ADAC_VAR_LOCAL;
+		sv->artificial = v.kind == ADAC_VAR_THIS;
+		sv->nlocs = p->nlocs - first_loc;
+		sv->locs = sv->nlocs ? p->locs + first_loc : NULL; /* locs has room for every record: it never moves */
+		adac_method_var_free(&v);
+	}
+	rc = 0;
+out:
+	free(order);
+	adac_method_vars_free(&mv);
+	return rc;
+}
+
+static const char *dir_of(const char *path, char *buf, size_t size)
+{
+	const char *slash = strrchr(path, '/');
+	size_t n = slash ? (size_t)(slash - path) : 0;
+	if (n >= size)
+		n = size - 1;
+	memcpy(buf, path, n);
+	buf[n] = '\0';
+	return buf;
+}
+
+static int add_code(struct adac_symbols *s, uint64_t ip, const struct adac_code_info *code, struct adac_error *err)
+{
+	struct adac_error e = {0};
+	uint64_t start, end;
+	struct adac_method_info mi;
+	const char *name;
+	const struct adac_debug_info *di = NULL;
+	if (code->debug_info && adac_debuginfo_get(s->rt, code, &di, &e) != 0) {
+		if (fatal(&e))
+			return adac_error_copy(err, &e);
+		di = NULL; /* no lines or variables */
+		adac_error_clear(&e);
+	}
+	uint32_t last = 0; /* past the last native offset the debug info maps: funclets end there */
+	for (uint32_t i = 0; di && i < di->num_bounds; i++)
+		if (di->bounds[i].native_offset + 1 > last)
+			last = di->bounds[i].native_offset + 1;
+	if (adac_managed_code_extent(s->rt, ip, last, &start, &end, &e) || adac_md_read(s->rt, code->method_desc, &mi, &e) ||
+	    !(name = adac_method_name(s->rt, code->method_desc, ADAC_NAME_PARAMS, &e))) {
+		if (fatal(&e))
+			return adac_error_copy(err, &e);
+		skip(s, ip, &e);
+		return 0;
+	}
+	const char *module = adac_module_file_name(s->rt, mi.module, NULL);
+	const char *path = adac_module_path(s->rt, mi.module, NULL);
+	char dir[ADAC_MAX_PATH_BYTES];
+	uint32_t unit = adac_symfile_unit(s->sf, module && *module ? module : "?", path ? dir_of(path, dir, sizeof dir) : "",
+	                                  err);
+	if (!unit)
+		return -1;
+	struct adac_sym_method m = {.name = name, .unit = unit, .start = start, .size = end - start};
+	struct method_parts p = {0};
+	int rc = -1;
+	struct adac_sym_row first = {0};
+	if (path && *path && mi.token && source_of(s, path, mi.token, 0, &first, err))
+		goto out;
+	m.decl_file = first.file;
+	m.decl_line = first.line;
+	if (di && path && *path && mi.token && method_rows(s, di, path, mi.token, m.size, &first, &p, err))
+		goto out;
+	if (di && mi.token && method_vars(s, di, code->method_desc, m.size, &p, err))
+		goto out;
+	m.rows = p.rows;
+	m.nrows = p.nrows;
+	m.vars = p.vars;
+	m.nvars = p.nvars;
+	if (adac_symfile_add_method(s->sf, &m, &e)) {
+		if (fatal(&e)) {
+			adac_error_copy(err, &e);
+			goto out;
+		}
+		skip(s, ip, &e);
+	} else {
+		s->stats.methods++;
+		s->stats.rows += p.nrows;
+		s->stats.vars += p.nvars;
+	}
+	rc = 0;
+out:
+	parts_free(&p);
+	return rc;
+}
+
+int adac_symbols_add_ip(struct adac_symbols *s, uint64_t ip, struct adac_error *err)
+{
+	struct adac_code_info code;
+	if (!ip || adac_em_find_code(s->rt, ip, &code, NULL) != 0 || (code.kind != ADAC_CODE_JIT && code.kind != ADAC_CODE_R2R) ||
+	    !code.method_desc || !code.code_start)
+		return 0;
+	bool added;
+	if (!adac_addr_map_get(&s->code, code.code_start, sizeof(struct seen), &added))
+		return adac_fail(err, ADAC_E_NOMEM, 0, "out of memory");
+	return added ? add_code(s, ip, &code, err) : 0;
+}
+
+/* ---- what is in view ---- */
+
+struct stack_walk {
+	struct adac_symbols *s;
+	struct adac_addr_map sps;        /* managed frames unwound (by stack pointer) */
+	bool have_regs;
+	struct adac_regs regs;
+	bool first;
+	struct adac_error *err;
+	int rc;
+};
+
+static bool is_managed(struct adac_runtime *rt, uint64_t pc)
+{
+	struct adac_code_info code;
+	return pc && adac_em_find_code(rt, pc, &code, NULL) == 0 && (code.kind == ADAC_CODE_JIT || code.kind == ADAC_CODE_R2R);
+}
+
+/* Each backend frame, and the managed callers the backend's unwinder may skip (it has no unwind
+ * info for managed code): unwound here from the runtime's, until native code or a frame seen. */
+static int stack_frame(void *ctx, const struct adac_frame *f)
+{
+	struct stack_walk *w = ctx;
+	bool first = w->first;
+	w->first = false;
+	if (!is_managed(w->s->rt, f->pc))
+		return 0;
+	struct adac_unwind_state st;
+	if (first && w->have_regs && w->regs.r[ADAC_REG_RIP] == f->pc)
+		adac_unwind_state_from_regs(&st, &w->regs);
+	else
+		adac_unwind_state_from_frame(&st, f->pc, f->sp, f->fp);
+	for (unsigned n = 0; n < ADAC_MAX_UNWIND_FRAMES; n++) {
+		if ((w->rc = adac_symbols_add_ip(w->s, st.rip, w->err)) != 0)
+			return 1;
+		bool added = true;
+		if (st.gpr[ADAC_REG_RSP] && !adac_addr_map_get(&w->sps, st.gpr[ADAC_REG_RSP], sizeof(struct seen), &added)) {
+			w->rc = adac_fail(w->err, ADAC_E_NOMEM, 0, "out of memory");
+			return 1;
+		}
+		if (!added || adac_managed_unwind(w->s->rt, &st, NULL) != 0 || !is_managed(w->s->rt, st.rip))
+			break;
+	}
+	return 0;
+}
+
+static int add_chain(struct adac_symbols *s, uint64_t head, struct adac_error *err)
+{
+	struct adac_chain chain;
+	if (adac_chain_walk(s->rt, head, 0, &chain, NULL) != 0)
+		return 0;
+	int rc = 0;
+	for (size_t i = 0; i < chain.count && rc == 0; i++)
+		rc = adac_symbols_add_ip(s, chain.links[i].diagnostic_ip, err);
+	adac_chain_free(&chain);
+	return rc;
+}
+
+static int add_threads(struct adac_symbols *s, struct adac_error *err)
+{
+	const struct adac_thread *threads;
+	size_t n;
+	if (adac_target_threads(s->rt->t, &threads, &n, err))
+		return -1;
+	for (size_t i = 0; i < n; i++) {
+		struct stack_walk w = {.s = s, .first = true, .err = err};
+		w.have_regs = adac_target_regs(s->rt->t, threads[i].tid, &w.regs, NULL) == 0;
+		adac_target_frames(s->rt->t, threads[i].tid, stack_frame, &w, NULL);
+		adac_addr_map_free(&w.sps);
+		if (w.rc)
+			return -1;
+		/* The chains it runs: the callers of its running async method. */
+		struct adac_managed_thread mth;
+		struct adac_dispatcher disp[ADAC_MAX_DISPATCHERS];
+		size_t ndisp = 0;
+		if (adac_managed_thread_of(s->rt, threads[i].tid, &mth, NULL) != 0 ||
+		    adac_thread_dispatchers(s->rt, &mth, disp, ADAC_MAX_DISPATCHERS, &ndisp, NULL) != 0)
+			continue;
+		for (size_t d = 0; d < ndisp; d++)
+			if (disp[d].next_continuation && add_chain(s, disp[d].next_continuation, err))
+				return -1;
+	}
+	return 0;
+}
+
+/* Every suspended chain on the heap: the DiagnosticIP of each continuation found. */
+static int add_heap_chains(struct adac_symbols *s, struct adac_error *err)
+{
+	struct adac_async_scan scan;
+	if (adac_async_scan(s->rt, NULL, &scan, err))
+		return -1;
+	int rc = 0;
+	struct adac_addr_map infos = {0};   /* ResumeInfos seen: one per method and suspension point */
+	for (size_t i = 0; i < scan.cont_count && rc == 0; i++) {
+		struct adac_continuation c;
+		if (adac_cont_read(s->rt, scan.conts[i].addr, &c, NULL) != 0 || !c.diagnostic_ip)
+			continue;
+		bool added = true;
+		if (c.resume_info && !adac_addr_map_get(&infos, c.resume_info, sizeof(struct seen), &added))
+			rc = adac_fail(err, ADAC_E_NOMEM, 0, "out of memory");
+		else if (added)
+			rc = adac_symbols_add_ip(s, c.diagnostic_ip, err);
+	}
+	adac_addr_map_free(&infos);
+	adac_async_scan_free(&scan);
+	return rc;
+}
+
+int adac_symbols_collect(struct adac_symbols *s, struct adac_error *err)
+{
+	if (add_threads(s, err))
+		return -1;
+	if (s->o.scope == ADAC_SYMBOLS_CHAINS && add_heap_chains(s, err))
+		return -1;
+	return 0;
+}
+
+struct adac_symfile *adac_symbols_finish(struct adac_symbols *s, struct adac_symbols_stats *stats,
+                                         struct adac_error *err)
+{
+	if (adac_sym_typer_finish(s->typer, err))
+		return NULL;
+	s->stats.types = adac_symfile_type_count(s->sf);
+	if (stats)
+		*stats = s->stats;
+	struct adac_symfile *sf = s->sf;
+	s->sf = NULL;
+	return sf;
+}
