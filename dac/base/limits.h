@@ -47,6 +47,7 @@
 
 #define ADAC_MAX_UNWIND_CHAIN 32u              /* chained UNWIND_INFOs followed for one frame */
 #define ADAC_MAX_METHOD_UNWIND_INFOS 65536u    /* RUNTIME_FUNCTIONs (funclets) of one JIT-compiled method */
+#define ADAC_MAX_CFI_ROWS 256u                 /* call-frame rows of one prologue (one per unwind code at most) */
 
 #define ADAC_MAX_ELF_PHDRS 256u                /* program headers of one loaded ELF image */
 #define ADAC_MAX_ELF_DYN_ENTRIES 4096u         /* .dynamic entries of one loaded ELF image */
@@ -74,6 +75,7 @@
 #define ADAC_MAX_SYM_FILES (1u << 20)          /* source files in one symbol file */
 #define ADAC_MAX_SYM_UNITS 65536u              /* compile units (assemblies) in one symbol file */
 #define ADAC_MAX_SYM_SECTIONS 60000u           /* code sections of one symbol file (ELF's limit is 65280) */
+#define ADAC_MAX_SYM_FUNCTIONS 256u            /* RUNTIME_FUNCTIONs (body and funclets) of one method in a symbol file */
 #define ADAC_MAX_SYM_TYPE_DEPTH 16u             /* objects laid out below a variable in a symbol file */
 #define ADAC_MAX_SYMFILE_BYTES (1u << 30)      /* one symbol file, and each of its sections */
 

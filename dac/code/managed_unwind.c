@@ -910,57 +910,196 @@ int adac_managed_function(struct adac_runtime *rt, uint64_t ip, struct adac_runt
 	return r2r_function(rt, &l, &code, ip, fn, NULL, err);
 }
 
-int adac_managed_code_extent(struct adac_runtime *rt, uint64_t ip, uint32_t funclets_below, uint64_t *start,
-                             uint64_t *end, struct adac_error *err)
+/* Adds fn to the list (fns[*n], at most max). */
+static int add_function(const struct adac_runtime_function *fn, struct adac_runtime_function *fns, size_t max,
+                        size_t *n, struct adac_error *err)
+{
+	if (*n >= max)
+		return adac_fail(err, ADAC_E_LIMIT, fn->image_base + fn->begin,
+		                 "the code at 0x%llx has more than %zu RUNTIME_FUNCTIONs (ADAC_MAX_METHOD_UNWIND_INFOS)",
+		                 (unsigned long long)(fn->image_base + fn->begin), max);
+	fns[(*n)++] = *fn;
+	return 0;
+}
+
+int adac_managed_code_functions(struct adac_runtime *rt, uint64_t ip, uint32_t funclets_below,
+                                struct adac_runtime_function *fns, size_t max, size_t *n, struct adac_error *err)
 {
 	struct mu_layout l;
 	struct adac_code_info code;
 	struct adac_runtime_function fn;
+	*n = 0;
 	if (managed_code(rt, ip, &l, &code, &fn, err))
 		return -1;
 	uint32_t size = l.off[F_RF_SIZE];
 	if (code.kind == ADAC_CODE_JIT) {
 		/* Every RUNTIME_FUNCTION of the code header: the body, then its funclets. */
-		if (jit_function(rt, &l, &code, code.code_start, &fn, err))
-			return -1;
-		uint32_t n, lo = fn.begin, hi = fn.end;
+		uint32_t count;
 		uint64_t array = code.code_header + l.off[F_RCH_INFOS];
-		if (adac_read_u32(rt->t, code.code_header + l.off[F_RCH_NUM], &n, err))
+		if (adac_read_u32(rt->t, code.code_header + l.off[F_RCH_NUM], &count, err))
 			return -1;
-		for (uint32_t i = 0; i < n && i < ADAC_MAX_METHOD_UNWIND_INFOS; i++) {
+		if (count == 0 || count > ADAC_MAX_METHOD_UNWIND_INFOS)
+			return adac_fail(err, count ? ADAC_E_LIMIT : ADAC_E_CORRUPT, code.code_header,
+			                 "RealCodeHeader at 0x%llx has %u unwind infos (1 to ADAC_MAX_METHOD_UNWIND_INFOS %u expected)",
+			                 (unsigned long long)code.code_header, count, ADAC_MAX_METHOD_UNWIND_INFOS);
+		for (uint32_t i = 0; i < count; i++) {
 			struct adac_runtime_function rf = fn;
 			if (read_rf(rt->t, &l, array + (uint64_t)i * size, &rf, err))
 				return -1;
-			if (rf.begin < rf.end && rf.begin < lo)
-				lo = rf.begin;
-			if (rf.begin < rf.end && rf.end > hi)
-				hi = rf.end;
+			if (rf.begin < rf.end && add_function(&rf, fns, max, n, err))
+				return -1;
 		}
-		*start = fn.image_base + lo;
-		*end = fn.image_base + hi;
 		return 0;
 	}
 	/* ReadyToRun: the method's RUNTIME_FUNCTION, then the funclets that follow it: entries the code
 	 * map gives the same method and start (as it does for a neighbour whose entry point the runtime
 	 * has not recorded), starting below funclets_below. A cold part of a split method is not
 	 * included. */
-	uint32_t index, n;
+	uint32_t index, count;
 	uint64_t table;
-	if (r2r_function(rt, &l, &code, code.code_start, &fn, &index, err) || r2r_table(rt, &l, &code, ip, &table, &n, err))
+	if (r2r_function(rt, &l, &code, code.code_start, &fn, &index, err) || r2r_table(rt, &l, &code, ip, &table, &count, err) ||
+	    add_function(&fn, fns, max, n, err))
 		return -1;
-	*start = fn.image_base + fn.begin;
-	*end = fn.image_base + fn.end;
-	for (uint32_t i = index + 1, steps = 0; i < n && steps < ADAC_MAX_R2R_FUNCLETS; i++, steps++) {
+	uint64_t start = fn.image_base + fn.begin;
+	for (uint32_t i = index + 1, steps = 0; i < count && steps < ADAC_MAX_R2R_FUNCLETS; i++, steps++) {
 		struct adac_runtime_function rf = fn;
 		struct adac_code_info next;
 		if (read_rf(rt->t, &l, table + (uint64_t)i * size, &rf, err))
 			return -1;
-		if (rf.begin >= rf.end || fn.image_base + rf.begin >= *start + funclets_below ||
-		    adac_em_find_code(rt, fn.image_base + rf.begin, &next, NULL) ||
-		    next.method_desc != code.method_desc || next.code_start != code.code_start)
+		if (rf.begin >= rf.end || fn.image_base + rf.begin >= start + funclets_below ||
+		    adac_em_find_code(rt, fn.image_base + rf.begin, &next, NULL) || next.method_desc != code.method_desc ||
+		    next.code_start != code.code_start)
 			break;
-		if (fn.image_base + rf.end > *end)
-			*end = fn.image_base + rf.end;
+		if (add_function(&rf, fns, max, n, err))
+			return -1;
+	}
+	return 0;
+}
+
+/* ---- the prologue as call-frame rows ------------------------------------------------------------ */
+
+/* The codes of one UNWIND_INFO in the order their instructions run (the array lists them last
+ * first). */
+static unsigned codes_in_order(const struct uinfo *ui, unsigned *order)
+{
+	unsigned n = 0;
+	for (unsigned i = 0; i < ui->count; i += op_slots(code_op(ui->code[i]), code_info(ui->code[i])))
+		order[n++] = i;
+	for (unsigned a = 0, b = n ? n - 1 : 0; a < b; a++, b--) {
+		unsigned t = order[a];
+		order[a] = order[b];
+		order[b] = t;
+	}
+	return n;
+}
+
+/* Applies one unwind code to the state (CFA = cfa_reg + cfa_offset; saves relative to the CFA).
+ * establisher: CFA minus the establisher frame (what UWOP_SAVE_* offsets count from). */
+static void apply_code(const struct uinfo *ui, unsigned i, int64_t establisher, struct adac_cfi_row *r)
+{
+	uint16_t c = ui->code[i];
+	unsigned op = code_op(c), info = code_info(c);
+	bool on_rsp = r->cfa_reg == ADAC_REG_RSP;
+	switch (op) {
+	case UWOP_PUSH_NONVOL:
+		if (on_rsp) { /* pushes come before the frame register is set */
+			r->cfa_offset += 8;
+			r->gpr_saved |= (uint16_t)(1u << info);
+			r->gpr_at[info] = -r->cfa_offset; /* at the new rsp */
+		}
+		break;
+	case UWOP_ALLOC_LARGE:
+		if (on_rsp)
+			r->cfa_offset += (int32_t)(info ? code_u32(ui, i + 1) : (uint32_t)ui->code[i + 1] * 8);
+		break;
+	case UWOP_ALLOC_SMALL:
+		if (on_rsp)
+			r->cfa_offset += (int32_t)(info * 8 + 8);
+		break;
+	case UWOP_SET_FPREG:
+	case UWOP_SET_FPREG_LARGE: {
+		int64_t off = op == UWOP_SET_FPREG ? (int64_t)ui->frame_off * 16 : (int64_t)code_u32(ui, i + 1) * 16;
+		r->cfa_reg = ui->frame_reg;
+		r->cfa_offset = (int32_t)(r->cfa_offset - off); /* frame register = rsp + off */
+		break;
+	}
+	case UWOP_SAVE_NONVOL:
+	case UWOP_SAVE_NONVOL_FAR:
+		r->gpr_saved |= (uint16_t)(1u << info);
+		r->gpr_at[info] = (int32_t)(-establisher + (op == UWOP_SAVE_NONVOL ? (int64_t)ui->code[i + 1] * 8
+		                                                                      : (int64_t)code_u32(ui, i + 1)));
+		break;
+	case UWOP_SAVE_XMM128:
+	case UWOP_SAVE_XMM128_FAR:
+		r->xmm_saved |= (uint16_t)(1u << info);
+		r->xmm_at[info] = (int32_t)(-establisher + (op == UWOP_SAVE_XMM128 ? (int64_t)ui->code[i + 1] * 16
+		                                                                    : (int64_t)code_u32(ui, i + 1)));
+		break;
+	default:
+		break; /* epilog descriptions, machine frames: not in a method's prologue */
+	}
+}
+
+/* CFA minus the establisher frame of ui's function, once its prologue has run from `start`
+ * (cfa_offset so far on rsp): the stack pointer when the frame register is set, else at the end. */
+static int64_t establisher_of(const struct uinfo *ui, const unsigned *order, unsigned n, int32_t start)
+{
+	struct adac_cfi_row r = {.cfa_reg = ADAC_REG_RSP, .cfa_offset = start};
+	for (unsigned k = 0; k < n; k++) {
+		unsigned op = code_op(ui->code[order[k]]);
+		if (op == UWOP_SET_FPREG || op == UWOP_SET_FPREG_LARGE)
+			return r.cfa_offset;
+		apply_code(ui, order[k], 0, &r);
+	}
+	return r.cfa_offset;
+}
+
+int adac_unwind_cfi(struct adac_target *t, const struct adac_runtime_function *fn, struct adac_cfi_row *rows,
+                    size_t max, size_t *n, struct adac_error *err)
+{
+	*n = 0;
+	/* The chain from fn to its primary entry: a chained entry starts where its primary's whole
+	 * prologue has run. */
+	struct uinfo chain[ADAC_MAX_UNWIND_CHAIN];
+	unsigned depth = 0;
+	struct adac_runtime_function cur = *fn;
+	for (;;) {
+		if (depth >= ADAC_MAX_UNWIND_CHAIN)
+			return adac_fail(err, ADAC_E_LIMIT, fn->image_base + fn->unwind_data,
+			                 "UNWIND_INFO at 0x%llx: more than ADAC_MAX_UNWIND_CHAIN (%u) chained entries",
+			                 (unsigned long long)(fn->image_base + fn->unwind_data), ADAC_MAX_UNWIND_CHAIN);
+		if (read_uinfo(t, &cur, &chain[depth], err))
+			return -1;
+		if (!(chain[depth].flags & UNW_FLAG_CHAININFO))
+			break;
+		cur = chain[depth++].chained;
+	}
+	struct adac_cfi_row r = {.cfa_reg = ADAC_REG_RSP, .cfa_offset = 8}; /* at a call: the return address */
+	unsigned order[256];
+	for (unsigned d = depth; d > 0; d--) {
+		const struct uinfo *ui = &chain[d];
+		unsigned nc = codes_in_order(ui, order);
+		int64_t est = establisher_of(ui, order, nc, r.cfa_offset);
+		for (unsigned k = 0; k < nc; k++)
+			apply_code(ui, order[k], est, &r);
+	}
+	const struct uinfo *ui = &chain[0];
+	unsigned nc = codes_in_order(ui, order);
+	int64_t est = establisher_of(ui, order, nc, r.cfa_offset);
+	if (max < 1)
+		return adac_fail(err, ADAC_E_LIMIT, ui->addr, "no room for call-frame rows");
+	rows[(*n)++] = r;
+	for (unsigned k = 0; k < nc; k++) {
+		apply_code(ui, order[k], est, &r);
+		r.offset = code_offset(ui->code[order[k]]);
+		if (*n && rows[*n - 1].offset == r.offset) {
+			rows[*n - 1] = r; /* one instruction, several codes (a large allocation) */
+			continue;
+		}
+		if (*n >= max)
+			return adac_fail(err, ADAC_E_LIMIT, ui->addr, "UNWIND_INFO at 0x%llx: more than %zu call-frame rows",
+			                 (unsigned long long)ui->addr, max);
+		rows[(*n)++] = r;
 	}
 	return 0;
 }

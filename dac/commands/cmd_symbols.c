@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "commands/command.h"
+#include "base/limits.h"
 #include "runtime/runtime.h"
 #include "symfile/symfile.h"
 #include "view/sym_types.h"
@@ -99,27 +100,22 @@ int adac_cmd_symbols(struct adac_target *t, enum adac_frontend fe, int argc, cha
 	                               .dynamic_counts = o.output != NULL, .producer = "asyncdac " ASYNCDAC_VERSION};
 	struct adac_symbols_stats st;
 	struct adac_symfile *sf = NULL;
-	uint8_t *image = NULL;
 	size_t len = 0;
-	const char *where = o.output;
+	char path[ADAC_MAX_PATH_BYTES];
+	const char *where = o.output ? o.output : path;
 	int rc = -1;
 	struct adac_symbols *s = adac_symbols_new(rt, &so, err);
-	if (!s || adac_symbols_collect(s, err) || !(sf = adac_symbols_finish(s, &st, err)))
+	if (!s || adac_symbols_collect(s, err) || !(sf = adac_symbols_finish(s, &st, err)) ||
+	    (!o.output && adac_target_symbols_path(t, path, sizeof path, err)) ||
+	    adac_symfile_write(sf, &fo, where, &len, err) || (!o.output && adac_target_load_symbols(t, path, err)))
 		goto out;
-	if (o.output) {
-		if (adac_symfile_write(sf, &fo, o.output, &len, err))
-			goto out;
-	} else if (adac_symfile_image(sf, &fo, &image, &len, err) || adac_target_load_symbols(t, image, len, &where, err)) {
-		goto out;
-	}
 	adac_print(out, "%s %zu method%s (%zu line rows, %zu variables, %zu types) %s %s (%zu bytes)\n",
 	           o.output ? "Wrote" : "Loaded", st.methods, st.methods == 1 ? "" : "s", st.rows, st.vars, st.types,
-	           o.output ? "to" : "from", where ? where : "?", len);
+	           o.output ? "to" : "from", where, len);
 	if (st.skipped)
 		adac_print(out, "%zu code version%s left out: %s\n", st.skipped, st.skipped == 1 ? "" : "s", st.problems);
 	rc = 0;
 out:
-	free(image);
 	adac_symfile_free(sf);
 	adac_symbols_free(s);
 	adac_runtime_close(rt);

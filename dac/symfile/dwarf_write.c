@@ -501,6 +501,105 @@ static void write_sequence(struct writer *w, const struct adac_sym_method *m)
 	adac_bytebuf_u8(b, DW_LNE_end_sequence);
 }
 
+/* ---- call-frame information ---- */
+
+static void cfa_pad(struct adac_bytebuf *b, size_t start)
+{
+	while ((b->len - start) % 8)
+		adac_bytebuf_u8(b, DW_CFA_nop);
+}
+
+/* The CIE every frame description uses: at a call, the CFA is rsp + 8 and the return address at
+ * CFA - 8. Offsets of saved registers are factored by -8. */
+static void write_cie(struct writer *w)
+{
+	struct adac_bytebuf *b = sec(w, ADAC_DW_FRAME);
+	size_t start = b->len;
+	adac_bytebuf_u32(b, 0);
+	adac_bytebuf_u32(b, 0xffffffffu); /* CIE_id of .debug_frame */
+	adac_bytebuf_u8(b, 4);            /* version (DWARF 4 and 5) */
+	adac_bytebuf_u8(b, 0);            /* augmentation "" */
+	adac_bytebuf_u8(b, 8);            /* address_size */
+	adac_bytebuf_u8(b, 0);            /* segment_selector_size */
+	adac_bytebuf_uleb(b, 1);          /* code_alignment_factor */
+	adac_bytebuf_sleb(b, -8);         /* data_alignment_factor */
+	adac_bytebuf_uleb(b, ADAC_SYM_REG_RA);
+	adac_bytebuf_u8(b, DW_CFA_def_cfa);
+	adac_bytebuf_uleb(b, ADAC_SYM_REG_RSP);
+	adac_bytebuf_uleb(b, 8);
+	adac_bytebuf_u8(b, DW_CFA_offset | ADAC_SYM_REG_RA);
+	adac_bytebuf_uleb(b, 1);
+	cfa_pad(b, start + 4);
+	adac_bytebuf_patch(b, start, b->len - start - 4, 4);
+}
+
+static const struct adac_sym_saved *find_saved(const struct adac_sym_cfa_row *r, uint16_t reg)
+{
+	for (uint32_t i = 0; i < r->nsaved; i++)
+		if (r->saved[i].reg == reg)
+			return &r->saved[i];
+	return NULL;
+}
+
+static void write_fde(struct writer *w, const struct adac_sym_method *m, const struct adac_sym_frame *f)
+{
+	struct adac_bytebuf *b = sec(w, ADAC_DW_FRAME);
+	size_t start = b->len;
+	adac_bytebuf_u32(b, 0);
+	adac_bytebuf_u32(b, 0); /* the CIE at offset 0 */
+	adac_bytebuf_u64(b, m->start + f->start);
+	adac_bytebuf_u64(b, f->end - f->start);
+	struct adac_sym_cfa_row prev = {.cfa_reg = ADAC_SYM_REG_RSP, .cfa_offset = 8};
+	uint32_t at = 0;
+	for (uint32_t i = 0; i < f->nrows; i++) {
+		const struct adac_sym_cfa_row *r = &f->rows[i];
+		uint32_t delta = r->offset - at;
+		if (delta && delta < 0x40) {
+			adac_bytebuf_u8(b, (uint8_t)(DW_CFA_advance_loc | delta));
+		} else if (delta && delta <= 0xff) {
+			adac_bytebuf_u8(b, DW_CFA_advance_loc1);
+			adac_bytebuf_u8(b, (uint8_t)delta);
+		} else if (delta && delta <= 0xffff) {
+			adac_bytebuf_u8(b, DW_CFA_advance_loc2);
+			adac_bytebuf_u16(b, (uint16_t)delta);
+		} else if (delta) {
+			adac_bytebuf_u8(b, DW_CFA_advance_loc4);
+			adac_bytebuf_u32(b, delta);
+		}
+		at = r->offset;
+		if (r->cfa_reg != prev.cfa_reg) {
+			adac_bytebuf_u8(b, DW_CFA_def_cfa);
+			adac_bytebuf_uleb(b, r->cfa_reg);
+			adac_bytebuf_uleb(b, (uint64_t)r->cfa_offset);
+		} else if (r->cfa_offset != prev.cfa_offset) {
+			adac_bytebuf_u8(b, DW_CFA_def_cfa_offset);
+			adac_bytebuf_uleb(b, (uint64_t)r->cfa_offset);
+		}
+		for (uint32_t k = 0; k < r->nsaved; k++) {
+			const struct adac_sym_saved *s = &r->saved[k], *was = find_saved(&prev, s->reg);
+			if (was && was->at == s->at)
+				continue;
+			if (s->reg < 0x40 && s->at <= 0) {
+				adac_bytebuf_u8(b, (uint8_t)(DW_CFA_offset | s->reg));
+				adac_bytebuf_uleb(b, (uint64_t)(s->at / -8));
+			} else {
+				adac_bytebuf_u8(b, DW_CFA_offset_extended_sf);
+				adac_bytebuf_uleb(b, s->reg);
+				adac_bytebuf_sleb(b, s->at / -8);
+			}
+		}
+		for (uint32_t k = 0; k < prev.nsaved; k++) {
+			if (find_saved(r, prev.saved[k].reg))
+				continue;
+			adac_bytebuf_u8(b, DW_CFA_same_value); /* restored: in the register again */
+			adac_bytebuf_uleb(b, prev.saved[k].reg);
+		}
+		prev = *r;
+	}
+	cfa_pad(b, start + 4);
+	adac_bytebuf_patch(b, start, b->len - start - 4, 4);
+}
+
 /* ---- units ---- */
 
 /* A list section's unit header (v5 .debug_loclists and .debug_rnglists); returns where its length
@@ -654,6 +753,7 @@ int adac_dwarf_write(const struct adac_symfile *sf, const struct adac_symfile_op
 	out->name[ADAC_DW_LOC] = v5 ? ".debug_loclists" : ".debug_loc";
 	out->name[ADAC_DW_RANGES] = v5 ? ".debug_rnglists" : ".debug_ranges";
 	out->name[ADAC_DW_ARANGES] = ".debug_aranges";
+	out->name[ADAC_DW_FRAME] = ".debug_frame";
 
 	struct writer w = {.sf = sf, .o = o, .out = out};
 	w.str.sec = &out->sec[ADAC_DW_STR];
@@ -676,6 +776,10 @@ int adac_dwarf_write(const struct adac_symfile *sf, const struct adac_symfile_op
 
 	adac_bytebuf_u8(w.str.sec, 0); /* offset 0: "" */
 	write_abbrevs(&out->sec[ADAC_DW_ABBREV]);
+	write_cie(&w);
+	for (size_t i = 0; i < sf->nmethods; i++)
+		for (uint32_t j = 0; j < sorted[i]->nframes; j++)
+			write_fde(&w, sorted[i], &sorted[i]->frames[j]);
 	for (size_t i = 0; i < sf->nmethods;) {
 		size_t j = i;
 		while (j < sf->nmethods && sorted[j]->unit == sorted[i]->unit)

@@ -7,7 +7,7 @@
 
 /* The sections the DWARF writer makes; the ELF writer adds them under these names. */
 enum adac_dwarf_section {
-	ADAC_DW_ABBREV, ADAC_DW_INFO, ADAC_DW_STR, ADAC_DW_LINE, ADAC_DW_LOC, ADAC_DW_RANGES, ADAC_DW_ARANGES,
+	ADAC_DW_ABBREV, ADAC_DW_INFO, ADAC_DW_STR, ADAC_DW_LINE, ADAC_DW_LOC, ADAC_DW_RANGES, ADAC_DW_ARANGES, ADAC_DW_FRAME,
 	ADAC_DW_COUNT,
 };
 

@@ -99,6 +99,9 @@ static void free_method(struct adac_sym_method *m)
 {
 	free((char *)m->name);
 	free((void *)m->rows);
+	for (uint32_t i = 0; i < m->nframes; i++)
+		free((void *)m->frames[i].rows);
+	free((void *)m->frames);
 	for (uint32_t i = 0; i < m->nvars; i++) {
 		free((char *)m->vars[i].name);
 		free((void *)m->vars[i].locs);
@@ -411,6 +414,22 @@ static int check_method(const struct adac_symfile *sf, const struct adac_sym_met
 		if (r->file < 1 || r->file > sf->nfiles)
 			return adac_fail(err, ADAC_E_BAD_ARG, m->start, "%s: line row %u names no file (%u)", name, i, r->file);
 	}
+	for (uint32_t i = 0; i < m->nframes; i++) {
+		const struct adac_sym_frame *f = &m->frames[i];
+		if (f->start >= f->end || f->end > m->size || !f->nrows)
+			return adac_fail(err, ADAC_E_BAD_ARG, m->start, "%s: frame part [0x%x, 0x%x) is empty or outside the code", name,
+			                 f->start, f->end);
+		for (uint32_t j = 0; j < f->nrows; j++) {
+			const struct adac_sym_cfa_row *r = &f->rows[j];
+			bool ok = r->offset < f->end - f->start && (j == 0 || r->offset >= f->rows[j - 1].offset) &&
+			          r->cfa_offset >= 0 && r->nsaved <= ADAC_SYM_MAX_SAVED;
+			for (uint32_t k = 0; ok && k < r->nsaved; k++)
+				ok = r->saved[k].at % 8 == 0;
+			if (!ok)
+				return adac_fail(err, ADAC_E_BAD_ARG, m->start, "%s: call-frame row %u of part %u is out of order or not "
+				                 "described in 8-byte slots", name, j, i);
+		}
+	}
 	for (uint32_t i = 0; i < m->nvars; i++) {
 		const struct adac_sym_var *v = &m->vars[i];
 		if (!v->name || !*v->name || check_type(sf, v->type, false, v->name ? v->name : "variable", err))
@@ -439,13 +458,26 @@ int adac_symfile_add_method(struct adac_symfile *sf, const struct adac_sym_metho
 	struct adac_sym_method c = *m;
 	struct adac_sym_row *rows = m->nrows ? malloc(m->nrows * sizeof *rows) : NULL;
 	struct adac_sym_var *vars = m->nvars ? calloc(m->nvars, sizeof *vars) : NULL;
+	struct adac_sym_frame *frames = m->nframes ? calloc(m->nframes, sizeof *frames) : NULL;
 	c.name = dup_str(m->name);
 	c.rows = rows;
 	c.vars = vars;
 	c.nvars = 0;
-	if ((m->nrows && !rows) || (m->nvars && !vars) || !c.name) {
+	c.frames = frames;
+	c.nframes = 0;
+	if ((m->nrows && !rows) || (m->nvars && !vars) || (m->nframes && !frames) || !c.name) {
 		free_method(&c);
 		return nomem(err);
+	}
+	for (uint32_t i = 0; i < m->nframes; i++, c.nframes++) {
+		frames[i] = m->frames[i];
+		struct adac_sym_cfa_row *fr = malloc(m->frames[i].nrows * sizeof *fr);
+		frames[i].rows = fr;
+		if (!fr) {
+			free_method(&c);
+			return nomem(err);
+		}
+		memcpy(fr, m->frames[i].rows, m->frames[i].nrows * sizeof *fr);
 	}
 	if (m->nrows)
 		memcpy(rows, m->rows, m->nrows * sizeof *rows);

@@ -14,7 +14,8 @@
  *   - .symtab: one STT_FUNC per method, named by its display name;
  *   - DWARF: one compile unit per unit (a .NET assembly), with its line program, the types its
  *     variables use and one DW_TAG_subprogram per method; variables whose location changes
- *     within the method get a location list. */
+ *     within the method get a location list;
+ *   - .debug_frame: a frame description per part of a method's code that has call-frame rows. */
 #ifndef ADAC_SYMFILE_H
 #define ADAC_SYMFILE_H
 
@@ -120,6 +121,28 @@ struct adac_sym_row {
 	uint32_t column;
 };
 
+/* Call-frame information (.debug_frame), for debuggers that unwind with it: from `offset` of a
+ * part of the code on, the caller's stack pointer (the CFA) is cfa_reg + cfa_offset and each saved
+ * register is in memory at CFA + at (a multiple of 8). The return address is at CFA - 8. */
+#define ADAC_SYM_MAX_SAVED 32       /* x86-64's 16 integer and 16 vector registers */
+struct adac_sym_saved {
+	uint16_t reg;
+	int32_t at;
+};
+struct adac_sym_cfa_row {
+	uint32_t offset;            /* from the start of the part */
+	uint16_t cfa_reg;
+	int32_t cfa_offset;         /* >= 0 */
+	uint32_t nsaved;
+	struct adac_sym_saved saved[ADAC_SYM_MAX_SAVED];
+};
+/* A part of a method's code with frame rules of its own: the body, a funclet. */
+struct adac_sym_frame {
+	uint32_t start, end;        /* offsets from the method's start */
+	uint32_t nrows;             /* ascending offsets below end - start; the last holds to the end */
+	const struct adac_sym_cfa_row *rows;
+};
+
 struct adac_sym_method {
 	const char *name;           /* display name: the symbol and DW_AT_name */
 	uint32_t unit;              /* unit id (adac_symfile_unit) */
@@ -130,6 +153,8 @@ struct adac_sym_method {
 	const struct adac_sym_row *rows;
 	uint32_t nvars;             /* parameters first, then locals */
 	const struct adac_sym_var *vars;
+	uint32_t nframes;           /* call-frame information (0: none) */
+	const struct adac_sym_frame *frames;
 };
 
 /* ---- the model ---- */

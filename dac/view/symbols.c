@@ -74,7 +74,7 @@ static void skip(struct adac_symbols *s, uint64_t ip, const struct adac_error *e
 
 /* ---- one code version ---- */
 
-/* Growing arrays of rows and variables, freed together. */
+/* Growing arrays of rows, variables and frame parts, freed together. */
 struct method_parts {
 	struct adac_sym_row *rows;
 	uint32_t nrows, rows_cap;
@@ -82,6 +82,8 @@ struct method_parts {
 	uint32_t nvars;
 	struct adac_sym_loc *locs;       /* every variable's, in variable order */
 	uint32_t nlocs;
+	struct adac_sym_frame *frames;
+	uint32_t nframes;
 };
 
 static void parts_free(struct method_parts *p)
@@ -91,6 +93,9 @@ static void parts_free(struct method_parts *p)
 		free((char *)p->vars[i].name);
 	free(p->vars);
 	free(p->locs);
+	for (uint32_t i = 0; i < p->nframes; i++)
+		free((void *)p->frames[i].rows);
+	free(p->frames);
 	memset(p, 0, sizeof *p);
 }
 
@@ -304,6 +309,60 @@ static const char *dir_of(const char *path, char *buf, size_t size)
 	return buf;
 }
 
+/* The call-frame rows of each function of the code (body, funclets) from the runtime's unwind
+ * info. A function whose unwind info cannot be read gets none: debuggers then fall back to their
+ * own guesses there. */
+static int method_frames(struct adac_symbols *s, const struct adac_runtime_function *fns, size_t nfns, uint64_t start,
+                         struct method_parts *p, struct adac_error *err)
+{
+	struct adac_cfi_row *cfi = malloc(ADAC_MAX_CFI_ROWS * sizeof *cfi);
+	p->frames = calloc(nfns, sizeof *p->frames);
+	if (!cfi || !p->frames) {
+		free(cfi);
+		return adac_fail(err, ADAC_E_NOMEM, 0, "out of memory");
+	}
+	for (size_t i = 0; i < nfns; i++) {
+		size_t n;
+		struct adac_error e = {0};
+		if (adac_unwind_cfi(s->rt->t, &fns[i], cfi, ADAC_MAX_CFI_ROWS, &n, &e))
+			continue;
+		struct adac_sym_cfa_row *rows = calloc(n, sizeof *rows);
+		if (!rows) {
+			free(cfi);
+			return adac_fail(err, ADAC_E_NOMEM, 0, "out of memory");
+		}
+		uint32_t len = fns[i].end - fns[i].begin, nrows = 0;
+		bool ok = true;
+		for (size_t k = 0; k < n && ok; k++) {
+			if (cfi[k].offset >= len)
+				continue;
+			struct adac_sym_cfa_row *r = &rows[nrows++];
+			r->offset = cfi[k].offset;
+			r->cfa_offset = cfi[k].cfa_offset;
+			ok = cfi[k].cfa_offset >= 0 && dwarf_reg(cfi[k].cfa_reg, false, &r->cfa_reg) == 0;
+			for (unsigned g = 0; g < 16 && ok; g++)
+				if (cfi[k].gpr_saved & (1u << g)) {
+					r->saved[r->nsaved].at = cfi[k].gpr_at[g];
+					ok = dwarf_reg((int32_t)g, false, &r->saved[r->nsaved++].reg) == 0 && cfi[k].gpr_at[g] % 8 == 0;
+				}
+			for (unsigned x = 0; x < 16 && ok; x++)
+				if (cfi[k].xmm_saved & (1u << x)) {
+					r->saved[r->nsaved].at = cfi[k].xmm_at[x];
+					ok = dwarf_reg((int32_t)x, true, &r->saved[r->nsaved++].reg) == 0 && cfi[k].xmm_at[x] % 8 == 0;
+				}
+		}
+		if (!ok || !nrows) {
+			free(rows);
+			continue;
+		}
+		uint64_t begin = fns[i].image_base + fns[i].begin;
+		p->frames[p->nframes++] = (struct adac_sym_frame){(uint32_t)(begin - start), (uint32_t)(begin - start) + len,
+		                                                   nrows, rows};
+	}
+	free(cfi);
+	return 0;
+}
+
 static int add_code(struct adac_symbols *s, uint64_t ip, const struct adac_code_info *code, struct adac_error *err)
 {
 	struct adac_error e = {0};
@@ -321,12 +380,23 @@ static int add_code(struct adac_symbols *s, uint64_t ip, const struct adac_code_
 	for (uint32_t i = 0; di && i < di->num_bounds; i++)
 		if (di->bounds[i].native_offset + 1 > last)
 			last = di->bounds[i].native_offset + 1;
-	if (adac_managed_code_extent(s->rt, ip, last, &start, &end, &e) || adac_md_read(s->rt, code->method_desc, &mi, &e) ||
+	struct adac_runtime_function fns[ADAC_MAX_SYM_FUNCTIONS];
+	size_t nfns = 0;
+	if (adac_managed_code_functions(s->rt, ip, last, fns, ADAC_MAX_SYM_FUNCTIONS, &nfns, &e) ||
+	    adac_md_read(s->rt, code->method_desc, &mi, &e) ||
 	    !(name = adac_method_name(s->rt, code->method_desc, ADAC_NAME_PARAMS, &e))) {
 		if (fatal(&e))
 			return adac_error_copy(err, &e);
 		skip(s, ip, &e);
 		return 0;
+	}
+	start = UINT64_MAX;
+	end = 0;
+	for (size_t i = 0; i < nfns; i++) {
+		if (fns[i].image_base + fns[i].begin < start)
+			start = fns[i].image_base + fns[i].begin;
+		if (fns[i].image_base + fns[i].end > end)
+			end = fns[i].image_base + fns[i].end;
 	}
 	const char *module = adac_module_file_name(s->rt, mi.module, NULL);
 	const char *path = adac_module_path(s->rt, mi.module, NULL);
@@ -347,6 +417,10 @@ static int add_code(struct adac_symbols *s, uint64_t ip, const struct adac_code_
 		goto out;
 	if (di && mi.token && method_vars(s, di, code->method_desc, m.size, &p, err))
 		goto out;
+	if (method_frames(s, fns, nfns, start, &p, err))
+		goto out;
+	m.frames = p.frames;
+	m.nframes = p.nframes;
 	m.rows = p.rows;
 	m.nrows = p.nrows;
 	m.vars = p.vars;

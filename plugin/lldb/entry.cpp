@@ -6,6 +6,8 @@
 
 #include "commands.h"
 #include "shim_sb.h"
+#include "shim_symbols.h"
+#include "symbols_lldb.h"
 #ifdef ADAC_LLDB_PROBE
 #include "probe.h"
 #endif
@@ -39,6 +41,26 @@ private:
 	const char *name_;
 };
 
+// `async symbols ...`: the shared command, plus `--auto on|off` (symbols_lldb.c).
+class SymbolsCommand : public lldb::SBCommandPluginInterface {
+public:
+	bool DoExecute(lldb::SBDebugger debugger, char **args, lldb::SBCommandReturnObject &result) override
+	{
+		adac_lldb_cmd cmd{debugger, &result};
+		return finish(result, adac_lldb_symbols(&cmd, args) == 0);
+	}
+};
+
+// Before a command that shows frames: the symbols of this stop (symbols_lldb.c). Returns false:
+// the command itself runs next.
+bool refresh_symbols(void *baton, const char **)
+{
+	lldb::SBCommandReturnObject ignored;
+	adac_lldb_cmd cmd{*static_cast<lldb::SBDebugger *>(baton), &ignored};
+	adac_lldb_symbols_refresh(&cmd);
+	return false;
+}
+
 // `bt ...`: takes precedence over LLDB's `bt` alias (user commands win), see commands.c.
 class BtCommand : public lldb::SBCommandPluginInterface {
 public:
@@ -64,7 +86,10 @@ public:
 void add_async_command(lldb::SBCommand &async, const adac_command_info *c)
 {
 	std::string syntax = std::string("async ") + c->name + (c->syntax[0] ? " " : "") + c->syntax;
-	lldb::SBCommand sub = async.AddCommand(c->name, new AsyncCommand(c->name), c->summary, syntax.c_str());
+	lldb::SBCommandPluginInterface *impl =
+		std::string(c->name) == "symbols" ? static_cast<lldb::SBCommandPluginInterface *>(new SymbolsCommand)
+		                                  : new AsyncCommand(c->name);
+	lldb::SBCommand sub = async.AddCommand(c->name, impl, c->summary, syntax.c_str());
 	if (c->details[0]) {
 		char *help_long = adac_lldb_help_long(c->details);
 		if (help_long)
@@ -89,6 +114,11 @@ bool lldb::PluginInitialize(lldb::SBDebugger debugger)
 	for (const adac_command_info *c = adac_commands(); c->name; c++)
 		add_async_command(async, c);
 	ci.AddCommand("bt", new BtCommand, adac_lldb_bt_help, adac_lldb_bt_syntax, nullptr);
+	adac_lldb_symbols_init();
+	adac_lldb_add_summaries(debugger);
+	lldb::SBDebugger *baton = new lldb::SBDebugger(debugger);  // lives as long as the commands
+	for (const char *const *name = adac_lldb_symbols_watched; *name; name++)
+		ci.SetCommandOverrideCallback(*name, refresh_symbols, baton);
 #ifdef ADAC_LLDB_PROBE
 	ci.AddCommand("async-probe", new ProbeCommand, "Drive the LLDB data target (test build only)");
 #endif

@@ -2,9 +2,23 @@
  * live or a core, through the SB shim (shim.h). */
 #include "target_lldb.h"
 
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 
 #include "shim.h"
+#include "shim_symbols.h"
+
+/* The symbol files this plugin writes and loads (target.h's load_symbols). */
+#define SYMBOLS_PREFIX "asyncdac-symbols-"
+
+static bool is_symbols_file(const char *path)
+{
+	const char *base = path ? strrchr(path, '/') : NULL;
+	base = base ? base + 1 : path;
+	return base && strncmp(base, SYMBOLS_PREFIX, sizeof SYMBOLS_PREFIX - 1) == 0;
+}
 
 static int64_t lldb_read(void *impl, uint64_t addr, void *buf, size_t len, struct adac_error *err)
 {
@@ -22,6 +36,8 @@ struct module_walk {
 static int canonical_module(void *ctx, const struct adac_module *m)
 {
 	struct module_walk *w = ctx;
+	if (is_symbols_file(m->path))
+		return 0; /* ours, not the process's: it covers managed code that no module maps */
 	struct adac_module copy = *m;
 	char *real = m->path[0] == '/' ? realpath(m->path, NULL) : NULL;
 	if (real)
@@ -47,9 +63,54 @@ static int lldb_regs(void *impl, uint64_t tid, struct adac_regs *regs, struct ad
 	return adac_lldb_process_regs(impl, tid, regs, err);
 }
 
+struct frame_walk {
+	adac_frame_cb cb;
+	void *ctx;
+};
+
+/* A managed frame that LLDB names from our own symbol file is the library's to name (as the other
+ * backends, which do not load it, see it). */
+static int plain_frame(void *ctx, const struct adac_frame *f)
+{
+	struct frame_walk *w = ctx;
+	if (!is_symbols_file(f->module))
+		return w->cb(w->ctx, f);
+	struct adac_frame plain = {.pc = f->pc, .sp = f->sp, .fp = f->fp};
+	return w->cb(w->ctx, &plain);
+}
+
 static int lldb_frames(void *impl, uint64_t tid, adac_frame_cb cb, void *ctx, struct adac_error *err)
 {
-	return adac_lldb_process_frames(impl, tid, cb, ctx, err);
+	struct frame_walk w = {cb, ctx};
+	return adac_lldb_process_frames(impl, tid, plain_frame, &w, err);
+}
+
+/* One LLDB session, one command thread: the file loaded now ("" when none) and the number of the
+ * next one. */
+static char loaded_path[4096];
+static unsigned generation;
+
+static int lldb_symbols_path(void *impl, char *buf, size_t size, struct adac_error *err)
+{
+	(void)impl;
+	const char *dir = getenv("TMPDIR");
+	int n = snprintf(buf, size, "%s/" SYMBOLS_PREFIX "%ld-%u.so", dir && *dir ? dir : "/tmp", (long)getpid(),
+	                 ++generation);
+	if (n < 0 || (size_t)n >= size || (size_t)n >= sizeof loaded_path)
+		return adac_fail(err, ADAC_E_IO, 0, "the temporary directory's path is too long");
+	return 0;
+}
+
+static int lldb_load_symbols(void *impl, const char *path, struct adac_error *err)
+{
+	if (adac_lldb_process_replace_module(impl, loaded_path[0] ? loaded_path : NULL, path, err)) {
+		unlink(path);
+		return -1;
+	}
+	if (loaded_path[0] && strcmp(loaded_path, path) != 0)
+		unlink(loaded_path);
+	snprintf(loaded_path, sizeof loaded_path, "%s", path);
+	return 0;
 }
 
 static uint64_t lldb_stop_id(void *impl)
@@ -78,6 +139,8 @@ static const struct adac_target_ops lldb_ops = {
 	.frames = lldb_frames,
 	.stop_id = lldb_stop_id,
 	.selected_thread = lldb_selected_thread,
+	.symbols_path = lldb_symbols_path,
+	.load_symbols = lldb_load_symbols,
 	.close = lldb_close,
 };
 

@@ -46,7 +46,7 @@ static void build(struct model *m)
 	CHECK(adac_symfile_add_member(sf, t_string, "__methodtable", t_void_ptr, 0, &err) == 0);
 	CHECK(adac_symfile_add_member(sf, t_string, "_stringLength", m->t_int, 8, &err) == 0);
 	CHECK(adac_symfile_add_member(sf, t_string, "_firstChar", t_chars, 12, &err) == 0);
-	m->t_string_ptr = adac_symfile_pointer_type(sf, t_string, &err);
+	m->t_string_ptr = adac_symfile_typedef(sf, "string", adac_symfile_pointer_type(sf, t_string, &err), &err);
 	m->t_pair = adac_symfile_struct_type(sf, "App.Pair", 16, false, &err);
 	CHECK(adac_symfile_add_member(sf, m->t_pair, "Id", m->t_int, 0, &err) == 0);
 	CHECK(adac_symfile_add_member(sf, m->t_pair, "Tag", t_object_ptr, 8, &err) == 0);
@@ -72,14 +72,26 @@ static void build(struct model *m)
 		{"color", m->t_color, false, false, 0, NULL},
 		{"opaque", m->t_opaque_ptr, false, false, 0, NULL},
 	};
-	struct adac_sym_method m1 = {"App.Program.Main(System.String[])", app, M1, 0x80, program, 9, 4, rows1, 5, vars1};
+	/* push rbp (ends at 1); mov rbp, rsp (4); push rbx (5): the CFA moves to rbp + 16. */
+	struct adac_sym_cfa_row cfa1[] = {
+		{.offset = 0, .cfa_reg = ADAC_SYM_REG_RSP, .cfa_offset = 8},
+		{.offset = 1, .cfa_reg = ADAC_SYM_REG_RSP, .cfa_offset = 16, .nsaved = 1, .saved = {{ADAC_SYM_REG_RBP, -16}}},
+		{.offset = 4, .cfa_reg = ADAC_SYM_REG_RBP, .cfa_offset = 16, .nsaved = 1, .saved = {{ADAC_SYM_REG_RBP, -16}}},
+		{.offset = 5, .cfa_reg = ADAC_SYM_REG_RBP, .cfa_offset = 16, .nsaved = 2,
+		 .saved = {{ADAC_SYM_REG_RBP, -16}, {ADAC_SYM_REG_RBX, -24}}},
+	};
+	struct adac_sym_frame frames1[] = {{0, 0x80, 4, cfa1}};
+	struct adac_sym_method m1 = {.name = "App.Program.Main(System.String[])", .unit = app, .start = M1, .size = 0x80,
+	                             .decl_file = program, .decl_line = 9, .nrows = 4, .rows = rows1, .nvars = 5, .vars = vars1,
+	                             .nframes = 1, .frames = frames1};
 	CHECK(adac_symfile_add_method(sf, &m1, &err) == 0);
 	struct adac_sym_row rows2[] = {{0, program, 20, 0}};
-	struct adac_sym_method m2 = {"App.Program.Helper()", app, M2, 0x20, program, 20, 1, rows2, 0, NULL};
+	struct adac_sym_method m2 = {.name = "App.Program.Helper()", .unit = app, .start = M2, .size = 0x20,
+	                             .decl_file = program, .decl_line = 20, .nrows = 1, .rows = rows2};
 	CHECK(adac_symfile_add_method(sf, &m2, &err) == 0);
 	struct adac_sym_loc this_loc[] = {{0, 0x10, ADAC_SYM_LOC_MEM_REF, ADAC_SYM_REG_RSP, 8}};
 	struct adac_sym_var vars3[] = {{"this", m->t_box_ptr, true, true, 1, this_loc}};
-	struct adac_sym_method m3 = {"Lib.Box.Get()", lib, M3, 0x10, 0, 0, 0, NULL, 1, vars3};
+	struct adac_sym_method m3 = {.name = "Lib.Box.Get()", .unit = lib, .start = M3, .size = 0x10, .nvars = 1, .vars = vars3};
 	CHECK(adac_symfile_add_method(sf, &m3, &err) == 0);
 	CHECK(err.code == ADAC_E_OK);
 	CHECK_EQ_U64(adac_symfile_method_count(sf), 3);
@@ -90,11 +102,11 @@ static void test_bad_input(struct model *m)
 {
 	struct adac_error err = {0};
 	struct adac_sym_row past[] = {{0x90, 1, 1, 0}};
-	struct adac_sym_method bad = {"X.Y()", 1, 0x1000, 0x80, 0, 0, 1, past, 0, NULL};
+	struct adac_sym_method bad = {.name = "X.Y()", .unit = 1, .start = 0x1000, .size = 0x80, .nrows = 1, .rows = past};
 	int rc = adac_symfile_add_method(m->sf, &bad, &err);
 	CHECK_ERR(rc, &err, ADAC_E_BAD_ARG, "X.Y(): line row 0 at offset 0x90");
 	adac_error_clear(&err);
-	struct adac_sym_method nounit = {"X.Z()", 7, 0x1000, 0x80, 0, 0, 0, NULL, 0, NULL};
+	struct adac_sym_method nounit = {.name = "X.Z()", .unit = 7, .start = 0x1000, .size = 0x80};
 	rc = adac_symfile_add_method(m->sf, &nounit, &err);
 	CHECK_ERR(rc, &err, ADAC_E_BAD_ARG, "X.Z(): no unit 7");
 	adac_error_clear(&err);
@@ -106,8 +118,8 @@ static void test_bad_input(struct model *m)
 	/* Overlapping methods cannot be written. */
 	struct adac_symfile *sf = adac_symfile_new(&err);
 	uint32_t u = adac_symfile_unit(sf, "a.dll", "", &err);
-	struct adac_sym_method a = {"A()", u, 0x1000, 0x100, 0, 0, 0, NULL, 0, NULL};
-	struct adac_sym_method b = {"B()", u, 0x1080, 0x10, 0, 0, 0, NULL, 0, NULL};
+	struct adac_sym_method a = {.name = "A()", .unit = u, .start = 0x1000, .size = 0x100};
+	struct adac_sym_method b = {.name = "B()", .unit = u, .start = 0x1080, .size = 0x10};
 	CHECK(adac_symfile_add_method(sf, &a, &err) == 0 && adac_symfile_add_method(sf, &b, &err) == 0);
 	uint8_t *image;
 	size_t len;
@@ -167,6 +179,29 @@ static void check_line(Dwarf *dw, Dwarf_Addr pc, const char *file, int line)
 	}
 }
 
+/* The CFA rule at pc (cfa_reg + offset, libdw's DW_OP_bregx) and, when reg >= 0, where reg is
+ * saved (CFA + at: DW_OP_call_frame_cfa, DW_OP_plus_uconst). */
+static void check_cfa(Dwarf *dw, Dwarf_Addr pc, unsigned cfa_reg, int64_t offset, int reg, int64_t at)
+{
+	Dwarf_CFI *cfi = dwarf_getcfi(dw);
+	Dwarf_Frame *frame = NULL;
+	Dwarf_Op *ops, rops[3];
+	size_t nops;
+	if (!cfi || dwarf_cfi_addrframe(cfi, pc, &frame) != 0 || dwarf_frame_cfa(frame, &ops, &nops) != 0 || nops != 1) {
+		fprintf(stderr, "no CFA at 0x%llx: %s\n", (unsigned long long)pc, dwarf_errmsg(-1));
+		check_failures++;
+		free(frame);
+		return;
+	}
+	CHECK(ops[0].atom == DW_OP_bregx && ops[0].number == cfa_reg && (int64_t)ops[0].number2 == offset);
+	if (reg >= 0) {
+		Dwarf_Op *r = rops;
+		CHECK(dwarf_frame_register(frame, reg, rops, &r, &nops) == 0 && nops == 2 && r[0].atom == DW_OP_call_frame_cfa &&
+		      r[1].atom == DW_OP_plus_uconst && (int64_t)r[1].number == at);
+	}
+	free(frame);
+}
+
 static void read_back(const char *path, unsigned version)
 {
 	int fd = open(path, O_RDONLY);
@@ -199,6 +234,9 @@ static void read_back(const char *path, unsigned version)
 	CHECK(var_op_at(&fn, "i", M1 + 0x50, &atom, &num) == 0 && atom == DW_OP_breg6 && num == -16);
 	CHECK(var_op_at(&fn, "i", M1 + 0x08, &atom, &num) != 0); /* not live yet */
 	CHECK(var_op_at(&fn, "args", M1 + 0x08, &atom, &num) == 0 && atom == DW_OP_breg6 && num == -8);
+	check_cfa(dw, M1 + 0, ADAC_SYM_REG_RSP, 8, ADAC_SYM_REG_RA, -8);
+	check_cfa(dw, M1 + 2, ADAC_SYM_REG_RSP, 16, ADAC_SYM_REG_RBP, -16);
+	check_cfa(dw, M1 + 0x40, ADAC_SYM_REG_RBP, 16, ADAC_SYM_REG_RBX, -24);
 	if (!function_at(dw, M3 + 4, &cu, &fn)) {
 		CHECK(!"a function at M3");
 		dwarf_end(dw);
