@@ -3,9 +3,15 @@
 // the file.
 #include <lldb/API/LLDB.h>
 
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <string>
 #include <vector>
 
 #include "shim_symbols.h"
@@ -35,6 +41,43 @@ int adac_lldb_process_replace_module(adac_lldb_process *p, const char *old_path,
 		                 e.GetCString() ? e.GetCString() : "unknown error");
 	}
 	return 0;
+}
+
+namespace {
+constexpr char kDirPrefix[] = "asyncdac-symbols-";
+constexpr char kFileName[] = "managed";
+}  // namespace
+
+int adac_lldb_symbols_file(unsigned n, char *buf, size_t size, adac_error *err)
+{
+	const char *tmp = std::getenv("TMPDIR");
+	int len = std::snprintf(buf, size, "%s/%s%ld-%u", tmp && *tmp ? tmp : "/tmp", kDirPrefix, (long)getpid(), n);
+	if (len < 0 || (size_t)len + sizeof kFileName + 1 > size)
+		return adac_fail(err, ADAC_E_IO, 0, "the temporary directory's path is too long");
+	if (mkdir(buf, 0700) != 0 && errno != EEXIST)
+		return adac_fail(err, ADAC_E_IO, 0, "cannot create %s: %s", buf, std::strerror(errno));
+	std::snprintf(buf + len, size - (size_t)len, "/%s", kFileName);
+	return 0;
+}
+
+int adac_lldb_is_symbols_file(const char *path)
+{
+	const char *slash = path ? std::strrchr(path, '/') : nullptr;
+	if (!slash || std::strcmp(slash + 1, kFileName) != 0)
+		return 0;
+	const char *dir = slash;
+	while (dir > path && dir[-1] != '/')
+		dir--;
+	return std::strncmp(dir, kDirPrefix, sizeof kDirPrefix - 1) == 0;
+}
+
+void adac_lldb_remove_symbols_file(const char *path)
+{
+	if (!adac_lldb_is_symbols_file(path))
+		return;
+	unlink(path);
+	std::string dir(path, std::strrchr(path, '/') - path);
+	rmdir(dir.c_str());
 }
 
 uint64_t adac_lldb_cmd_stop_id(adac_lldb_cmd *cmd)

@@ -5,20 +5,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "shim.h"
 #include "shim_symbols.h"
-
-/* The symbol files this plugin writes and loads (target.h's load_symbols). */
-#define SYMBOLS_PREFIX "asyncdac-symbols-"
-
-static bool is_symbols_file(const char *path)
-{
-	const char *base = path ? strrchr(path, '/') : NULL;
-	base = base ? base + 1 : path;
-	return base && strncmp(base, SYMBOLS_PREFIX, sizeof SYMBOLS_PREFIX - 1) == 0;
-}
 
 static int64_t lldb_read(void *impl, uint64_t addr, void *buf, size_t len, struct adac_error *err)
 {
@@ -36,7 +25,7 @@ struct module_walk {
 static int canonical_module(void *ctx, const struct adac_module *m)
 {
 	struct module_walk *w = ctx;
-	if (is_symbols_file(m->path))
+	if (adac_lldb_is_symbols_file(m->path))
 		return 0; /* ours, not the process's: it covers managed code that no module maps */
 	struct adac_module copy = *m;
 	char *real = m->path[0] == '/' ? realpath(m->path, NULL) : NULL;
@@ -63,26 +52,9 @@ static int lldb_regs(void *impl, uint64_t tid, struct adac_regs *regs, struct ad
 	return adac_lldb_process_regs(impl, tid, regs, err);
 }
 
-struct frame_walk {
-	adac_frame_cb cb;
-	void *ctx;
-};
-
-/* A managed frame that LLDB names from our own symbol file is the library's to name (as the other
- * backends, which do not load it, see it). */
-static int plain_frame(void *ctx, const struct adac_frame *f)
-{
-	struct frame_walk *w = ctx;
-	if (!is_symbols_file(f->module))
-		return w->cb(w->ctx, f);
-	struct adac_frame plain = {.pc = f->pc, .sp = f->sp, .fp = f->fp};
-	return w->cb(w->ctx, &plain);
-}
-
 static int lldb_frames(void *impl, uint64_t tid, adac_frame_cb cb, void *ctx, struct adac_error *err)
 {
-	struct frame_walk w = {cb, ctx};
-	return adac_lldb_process_frames(impl, tid, plain_frame, &w, err);
+	return adac_lldb_process_frames(impl, tid, cb, ctx, err);
 }
 
 /* One LLDB session, one command thread: the file loaded now ("" when none) and the number of the
@@ -93,22 +65,17 @@ static unsigned generation;
 static int lldb_symbols_path(void *impl, char *buf, size_t size, struct adac_error *err)
 {
 	(void)impl;
-	const char *dir = getenv("TMPDIR");
-	int n = snprintf(buf, size, "%s/" SYMBOLS_PREFIX "%ld-%u.so", dir && *dir ? dir : "/tmp", (long)getpid(),
-	                 ++generation);
-	if (n < 0 || (size_t)n >= size || (size_t)n >= sizeof loaded_path)
-		return adac_fail(err, ADAC_E_IO, 0, "the temporary directory's path is too long");
-	return 0;
+	return adac_lldb_symbols_file(++generation, buf, size < sizeof loaded_path ? size : sizeof loaded_path, err);
 }
 
 static int lldb_load_symbols(void *impl, const char *path, struct adac_error *err)
 {
 	if (adac_lldb_process_replace_module(impl, loaded_path[0] ? loaded_path : NULL, path, err)) {
-		unlink(path);
+		adac_lldb_remove_symbols_file(path);
 		return -1;
 	}
 	if (loaded_path[0] && strcmp(loaded_path, path) != 0)
-		unlink(loaded_path);
+		adac_lldb_remove_symbols_file(loaded_path);
 	snprintf(loaded_path, sizeof loaded_path, "%s", path);
 	return 0;
 }
