@@ -16,24 +16,28 @@ const struct adac_command_info adac_cmd_symbols_info = {
 	.name = "symbols",
 	.summary = "Write a symbol file (ELF and DWARF) for the managed code on the stacks and in the async "
 	           "chains, so that native debuggers and tools name its frames and show lines and variables",
-	.syntax = "[-o <file>] [--stacks] [--dwarf <4|5>] [--type-depth <n>]",
+	.syntax = "[-o <file>] [--stacks] [--dwarf <4|5>] [--type-depth <n>] [--auto <on|off>]",
 	.details =
 		"JIT-compiled and ReadyToRun .NET methods have no file a native debugger can\n"
 		"read. This writes one: an ELF object whose addresses are the code's own (load\n"
 		"it with slide 0), with a symbol per method named like the frames of 'bt'\n"
 		"(Namespace.Type.Method(Int32, System.String)) and DWARF: a unit per assembly,\n"
-		"line tables from the runtime's debug info and the portable PDBs, and the\n"
-		"methods' parameters and locals with their registers and stack slots, typed\n"
-		"from metadata and the runtime's field layouts (an object is a pointer to a\n"
-		"struct of its fields; strings and arrays carry their lengths).\n"
+		"line tables from the runtime's debug info and the portable PDBs, the methods'\n"
+		"parameters and locals with their registers and stack slots, typed from metadata\n"
+		"and the runtime's field layouts (an object is a pointer to a struct of its\n"
+		"fields; strings and arrays carry their lengths), and call-frame information\n"
+		"from the runtime's unwind info, so that debuggers unwind managed frames.\n"
 		"\n"
 		"It covers every code version on the threads' stacks and in the async chains\n"
 		"they run, and the methods of every suspended chain on the GC heap. In LLDB\n"
-		"without -o the file is loaded into the target, replacing the one loaded\n"
-		"before; then 'bt', 'image lookup -a', 'frame variable' and 'source list' work\n"
-		"on managed frames. Elsewhere, load it yourself: gdb 'add-symbol-file <file>',\n"
-		"LLDB 'target modules add <file>' and 'target modules load --file <file>\n"
-		"--slide 0', libdw tools with '-e <file>'.\n"
+		"without -o the file is loaded into the target, replacing the one loaded before;\n"
+		"then 'bt', 'image lookup -a', 'frame variable' and 'source list' work on\n"
+		"managed frames. The plugin also loads the symbols of the stacks by itself\n"
+		"whenever the process has stopped since, before the commands that show frames\n"
+		"('async symbols --auto off' stops that; so does ASYNCDAC_AUTO_SYMBOLS=0 in the\n"
+		"environment). Elsewhere, load the file yourself: gdb 'add-symbol-file <file>',\n"
+		"LLDB 'target modules add <file>' and 'target modules load --file <file> --slide\n"
+		"0', libdw tools with '-e <file>'.\n"
 		"\n"
 		"Options:\n"
 		"  -o, --output <file>   Write the file there (required outside LLDB).\n"
@@ -41,7 +45,9 @@ const struct adac_command_info adac_cmd_symbols_info = {
 		"                        scan: faster on large heaps).\n"
 		"      --dwarf <4|5>     DWARF version (default 5).\n"
 		"      --type-depth <n>  Lay out objects n references deep from a variable\n"
-		"                        (default 2); deeper ones are named only.\n",
+		"                        (default 2); deeper ones are named only.\n"
+		"      --auto <on|off>   (LLDB) Load the symbols by itself once per stop\n"
+		"                        (default on).\n",
 };
 
 struct symbols_opts {
@@ -74,6 +80,8 @@ static int parse(int argc, char **argv, struct symbols_opts *o, struct adac_erro
 				return -1;
 			if (o->type_depth > ADAC_MAX_SYM_TYPE_DEPTH)
 				return adac_fail(err, ADAC_E_BAD_ARG, 0, "--type-depth must be at most %u", ADAC_MAX_SYM_TYPE_DEPTH);
+		} else if (adac_opt_is(a, NULL, "--auto")) {
+			return adac_fail(err, ADAC_E_BAD_ARG, 0, "--auto applies in LLDB only, and alone: 'async symbols --auto on|off'");
 		} else {
 			return adac_opt_unknown("symbols", a, err);
 		}
