@@ -9,7 +9,9 @@
 #include "async/dispatcher.h"
 #include "base/limits.h"
 #include "code/execution_manager.h"
+#include "code/debuginfo.h"
 #include "code/managed_unwind.h"
+#include "code/source_map.h"
 #include "commands/command.h"
 #include "runtime/runtime.h"
 #include "runtime/threads.h"
@@ -143,8 +145,9 @@ static int emit_frame(struct phys_ctx *c, const struct adac_frame *f, bool inser
 		c->truncated = true;
 		return 1;
 	}
-	const char *module = f->module, *symbol = f->symbol;
+	const char *module = f->module, *symbol = f->symbol, *file = f->file;
 	uint64_t offset = f->sym_offset;
+	uint32_t line = f->line;
 	bool managed = false;
 	struct adac_code_info code;
 	if (!symbol && adac_em_find_code(c->rt, f->pc, &code, NULL) == 0 && code.method_desc) {
@@ -154,6 +157,15 @@ static int emit_frame(struct phys_ctx *c, const struct adac_frame *f, bool inser
 			module = adac_module_file_name(c->rt, mi.module, NULL);
 		offset = code.offset;
 		managed = symbol != NULL;
+		/* The source line, as the symbol files give it: a caller's at its call instruction. */
+		const struct adac_debug_info *di = NULL;
+		struct adac_source_map map;
+		if (managed && code.debug_info && adac_debuginfo_get(c->rt, &code, &di, NULL) != 0)
+			di = NULL;
+		adac_source_map_init(&map, c->rt, code.method_desc, di);
+		struct adac_source_line sl = adac_source_map_at(&map, (uint32_t)(c->n && offset ? offset - 1 : offset));
+		file = sl.line ? sl.file : NULL;
+		line = sl.line;
 	}
 	if (c->json) {
 		json_t *j = json_object();
@@ -164,8 +176,8 @@ static int emit_frame(struct phys_ctx *c, const struct adac_frame *f, bool inser
 		json_object_set_new(j, "symbol", symbol ? json_string(symbol) : json_null());
 		json_object_set_new(j, "offset", symbol ? json_integer((json_int_t)offset) : json_null());
 		json_object_set_new(j, "managed", json_boolean(managed));
-		json_object_set_new(j, "file", f->file ? json_string(f->file) : json_null());
-		json_object_set_new(j, "line", f->file ? json_integer(f->line) : json_null());
+		json_object_set_new(j, "file", file ? json_string(file) : json_null());
+		json_object_set_new(j, "line", file ? json_integer(line) : json_null());
 		if (inserted)
 			json_object_set_new(j, "unwound_by", json_string("asyncdac"));
 		json_array_append_new(c->json, j);
@@ -177,8 +189,12 @@ static int emit_frame(struct phys_ctx *c, const struct adac_frame *f, bool inser
 			           (unsigned long long)offset);
 		else if (module)
 			adac_print(c->out, " %s", module);
-		if (f->file)
-			adac_print(c->out, " at %s:%u", f->file, f->line);
+		if (file && managed) {
+			const char *base = strrchr(file, '/');
+			adac_print(c->out, " at %s:%u", base ? base + 1 : file, line); /* as async frames show it */
+		} else if (file) {
+			adac_print(c->out, " at %s:%u", file, line);
+		}
 		adac_print(c->out, "\n");
 	}
 	c->n++;

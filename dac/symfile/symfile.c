@@ -363,6 +363,8 @@ uint32_t adac_symfile_dynamic_array_type(struct adac_symfile *sf, uint32_t eleme
 uint32_t adac_symfile_enum_type(struct adac_symfile *sf, const char *name, uint32_t underlying, struct adac_error *err)
 {
 	const struct adac_sym_type *u = type_at(sf, underlying);
+	for (unsigned hops = 0; u && u->kind == ADAC_SYM_TYPEDEF && hops < 8; hops++)
+		u = type_at(sf, u->target);
 	if (!name || !*name || !u || u->kind != ADAC_SYM_BASE) {
 		adac_fail(err, ADAC_E_BAD_ARG, 0, "enum '%s' needs a name and a base type", name ? name : "");
 		return 0;

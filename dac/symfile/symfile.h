@@ -215,6 +215,7 @@ uint32_t adac_symfile_typedef(struct adac_symfile *sf, const char *name, uint32_
 uint32_t adac_symfile_array_type(struct adac_symfile *sf, uint32_t element, uint64_t count, struct adac_error *err);
 uint32_t adac_symfile_dynamic_array_type(struct adac_symfile *sf, uint32_t element, int32_t count_offset,
                                          uint8_t count_size, struct adac_error *err);
+/* An enum over a base type (or a typedef of one). */
 uint32_t adac_symfile_enum_type(struct adac_symfile *sf, const char *name, uint32_t underlying, struct adac_error *err);
 int adac_symfile_add_enumerator(struct adac_symfile *sf, uint32_t enum_type, const char *name, int64_t value,
                                 struct adac_error *err);

@@ -144,26 +144,42 @@ static int pointer_typedef(struct adac_sym_typer *ty, const char *name, uint32_t
 
 /* ---- primitives ---- */
 
+/* A primitive: named by its C# keyword; where C names the type otherwise, a typedef of the C type
+ * (so that debuggers, which know C's types, print its values rightly: a char as UTF-16). */
 static int base_type(struct adac_sym_typer *ty, uint8_t elem, uint32_t *id, struct adac_error *err)
 {
 	static const struct {
-		const char *name;
+		const char *keyword, *c;
 		uint8_t size;
 		enum adac_sym_encoding enc;
 	} prims[0x20] = {
-		[ADAC_ELEM_BOOLEAN] = {"bool", 1, ADAC_SYM_ENC_BOOLEAN}, [ADAC_ELEM_CHAR] = {"char", 2, ADAC_SYM_ENC_UTF},
-		[ADAC_ELEM_I1] = {"sbyte", 1, ADAC_SYM_ENC_SIGNED},      [ADAC_ELEM_U1] = {"byte", 1, ADAC_SYM_ENC_UNSIGNED},
-		[ADAC_ELEM_I2] = {"short", 2, ADAC_SYM_ENC_SIGNED},      [ADAC_ELEM_U2] = {"ushort", 2, ADAC_SYM_ENC_UNSIGNED},
-		[ADAC_ELEM_I4] = {"int", 4, ADAC_SYM_ENC_SIGNED},        [ADAC_ELEM_U4] = {"uint", 4, ADAC_SYM_ENC_UNSIGNED},
-		[ADAC_ELEM_I8] = {"long", 8, ADAC_SYM_ENC_SIGNED},       [ADAC_ELEM_U8] = {"ulong", 8, ADAC_SYM_ENC_UNSIGNED},
-		[ADAC_ELEM_R4] = {"float", 4, ADAC_SYM_ENC_FLOAT},       [ADAC_ELEM_R8] = {"double", 8, ADAC_SYM_ENC_FLOAT},
-		[ADAC_ELEM_I] = {"nint", 8, ADAC_SYM_ENC_SIGNED},        [ADAC_ELEM_U] = {"nuint", 8, ADAC_SYM_ENC_UNSIGNED},
+		[ADAC_ELEM_BOOLEAN] = {"bool", "bool", 1, ADAC_SYM_ENC_BOOLEAN},
+		[ADAC_ELEM_CHAR] = {"char", "char16_t", 2, ADAC_SYM_ENC_UTF},
+		[ADAC_ELEM_I1] = {"sbyte", "signed char", 1, ADAC_SYM_ENC_SIGNED},
+		[ADAC_ELEM_U1] = {"byte", "unsigned char", 1, ADAC_SYM_ENC_UNSIGNED},
+		[ADAC_ELEM_I2] = {"short", "short", 2, ADAC_SYM_ENC_SIGNED},
+		[ADAC_ELEM_U2] = {"ushort", "unsigned short", 2, ADAC_SYM_ENC_UNSIGNED},
+		[ADAC_ELEM_I4] = {"int", "int", 4, ADAC_SYM_ENC_SIGNED},
+		[ADAC_ELEM_U4] = {"uint", "unsigned int", 4, ADAC_SYM_ENC_UNSIGNED},
+		[ADAC_ELEM_I8] = {"long", "long", 8, ADAC_SYM_ENC_SIGNED},
+		[ADAC_ELEM_U8] = {"ulong", "unsigned long", 8, ADAC_SYM_ENC_UNSIGNED},
+		[ADAC_ELEM_R4] = {"float", "float", 4, ADAC_SYM_ENC_FLOAT},
+		[ADAC_ELEM_R8] = {"double", "double", 8, ADAC_SYM_ENC_FLOAT},
+		[ADAC_ELEM_I] = {"nint", "long", 8, ADAC_SYM_ENC_SIGNED},
+		[ADAC_ELEM_U] = {"nuint", "unsigned long", 8, ADAC_SYM_ENC_UNSIGNED},
 	};
-	if (elem >= 0x20 || !prims[elem].name)
+	if (elem >= 0x20 || !prims[elem].keyword)
 		return adac_fail(err, ADAC_E_BAD_ARG, 0, "element type 0x%x is not a primitive", elem);
-	if (!ty->base[elem] && !(ty->base[elem] = adac_symfile_base_type(ty->sf, prims[elem].name, prims[elem].size,
-	                                                                  prims[elem].enc, err)))
-		return -1;
+	if (!ty->base[elem]) {
+		uint32_t *c = named_slot(ty, "base", prims[elem].c, err);
+		if (!c || (!*c && !(*c = adac_symfile_base_type(ty->sf, prims[elem].c, prims[elem].size, prims[elem].enc, err))))
+			return -1;
+		uint32_t c_id = *c;
+		if (strcmp(prims[elem].keyword, prims[elem].c) == 0)
+			ty->base[elem] = c_id;
+		else if (!(ty->base[elem] = adac_symfile_typedef(ty->sf, prims[elem].keyword, c_id, err)))
+			return -1;
+	}
 	*id = ty->base[elem];
 	return 0;
 }

@@ -14,6 +14,7 @@
 #include "code/debuginfo.h"
 #include "code/execution_manager.h"
 #include "code/managed_unwind.h"
+#include "code/source_map.h"
 #include "metadata/pdb.h"
 #include "runtime/runtime.h"
 #include "runtime/threads.h"
@@ -118,44 +119,22 @@ static int add_row(struct method_parts *p, const struct adac_sym_row *r, struct 
 	return 0;
 }
 
-/* The source position of IL offset il (0 line when none). */
-static int source_of(struct adac_symbols *s, const char *path, uint32_t token, uint32_t il, struct adac_sym_row *r,
-                     struct adac_error *err)
+/* A row for each native offset the bounds give, where source_map.h's rule puts it. */
+static int method_rows(struct adac_symbols *s, const struct adac_source_map *map, uint64_t size, struct method_parts *p,
+                       struct adac_error *err)
 {
-	struct adac_source_line sl;
-	r->line = 0;
-	if (adac_pdb_source_line(s->rt, path, token, il, &sl, NULL) != 0 || sl.line == 0 || sl.line == ADAC_PDB_HIDDEN_LINE)
-		return 0;
-	if (!(r->file = adac_symfile_file(s->sf, sl.file, err)))
-		return -1;
-	r->line = sl.line;
-	r->column = sl.column;
-	return 0;
-}
-
-static int method_rows(struct adac_symbols *s, const struct adac_debug_info *di, const char *path, uint32_t token,
-                       uint64_t size, const struct adac_sym_row *first, struct method_parts *p, struct adac_error *err)
-{
-	for (uint32_t i = 0; i < di->num_bounds;) {
+	const struct adac_debug_info *di = map->di;
+	for (uint32_t i = 0; di && i < di->num_bounds;) {
 		uint32_t off = di->bounds[i].native_offset;
 		while (i < di->num_bounds && di->bounds[i].native_offset == off)
 			i++;
 		if (off >= size)
 			continue;
-		uint32_t il = adac_debuginfo_il_offset(di, off, NULL);
-		struct adac_sym_row r = {.offset = off};
-		if (il == ADAC_IL_PROLOG) {
-			if (!first->line)
-				continue;
-			r.file = first->file;
-			r.line = first->line;
-			r.column = first->column;
-		} else if (il == ADAC_IL_NO_MAPPING || il == ADAC_IL_EPILOG) {
-			continue; /* keeps the line before it */
-		} else if (source_of(s, path, token, il, &r, err)) {
-			return -1;
-		}
-		if (r.line && add_row(p, &r, err))
+		struct adac_source_line sl = adac_source_map_at(map, off);
+		if (!sl.line)
+			continue;
+		struct adac_sym_row r = {.offset = off, .line = sl.line, .column = sl.column};
+		if (!(r.file = adac_symfile_file(s->sf, sl.file, err)) || add_row(p, &r, err))
 			return -1;
 	}
 	return 0;
@@ -408,12 +387,12 @@ static int add_code(struct adac_symbols *s, uint64_t ip, const struct adac_code_
 	struct adac_sym_method m = {.name = name, .unit = unit, .start = start, .size = end - start};
 	struct method_parts p = {0};
 	int rc = -1;
-	struct adac_sym_row first = {0};
-	if (path && *path && mi.token && source_of(s, path, mi.token, 0, &first, err))
+	struct adac_source_map map;
+	adac_source_map_init(&map, s->rt, code->method_desc, di);
+	if (map.first.line && !(m.decl_file = adac_symfile_file(s->sf, map.first.file, err)))
 		goto out;
-	m.decl_file = first.file;
-	m.decl_line = first.line;
-	if (di && path && *path && mi.token && method_rows(s, di, path, mi.token, m.size, &first, &p, err))
+	m.decl_line = map.first.line;
+	if (method_rows(s, &map, m.size, &p, err))
 		goto out;
 	if (di && mi.token && method_vars(s, di, code->method_desc, m.size, &p, err))
 		goto out;

@@ -18,7 +18,7 @@ static uint64_t refreshed_process, refreshed_stop;   /* what the loaded symbols 
 
 /* Commands that show frames (the aliases bt, up, down, f, v, image lookup, p resolve to these). */
 const char *const adac_lldb_symbols_watched[] = {
-	"thread backtrace", "thread select", "thread list", "frame select", "frame variable", "frame info",
+	"thread backtrace", "thread select", "frame select", "frame variable", "frame info",
 	"source list", "target modules lookup", "disassemble", "process status", "dwim-print", "expression", NULL,
 };
 

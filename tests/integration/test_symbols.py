@@ -96,12 +96,15 @@ def check_file_tools(path, frames, run_line, stop_line, what):
         t.check(rc == 0 and out.startswith(want), f"{what}: eu-addr2line StopHere: {out!r} {err!r}, want {want!r}")
 
 
-def check_gdb(core, path, tid, run_line, stop_line):
-    """gdb unwinds the thread through the managed frames (the file's call-frame information) and
-    reads their arguments."""
+def check_gdb(core, path, tid, run_line, stop_line, string_slot):
+    """gdb unwinds the thread through the managed frames (the file's call-frame information), reads
+    their arguments, and shows a string's characters (its length-counted array)."""
     d = b.dn()
+    show = f"print *(struct 'System.String' *)*(long *)0x{string_slot:x}"
     rc, out, err = t.run(["gdb", "-batch", "-nx", "-ex", f"add-symbol-file {path}", "-ex", "thread apply all bt 40",
-                          d["DN_HOST"], core], timeout=300)
+                          "-ex", show, d["DN_HOST"], core], timeout=300)
+    t.check(re.search(r'^\$1 = \{_stringLength = 11, _firstChar = u"top-running"\}$', out, re.M),
+            f"gdb: {show}:\n{out[-500:]}")
     thread = re.search(r"^Thread \d+ \(Thread 0x[0-9a-f]+ \(LWP %d\)\):\n((?:#.*\n?)+)" % tid, out, re.M)
     if not t.check(thread, f"gdb: no backtrace of thread {tid}:\n{out[-3000:]}"):
         return
@@ -260,13 +263,13 @@ def running_test(tmp):
     t.check_eq(symbols(live_path), symbols(core_path), "running: the same symbols from the process and its core")
     write_symbols([core], os.path.join(tmp, "core4.so"), "running core, DWARF 4", ["--dwarf", "4"])
     check_file_tools(core_path, frames, run_line, stop_line, "running core")
-    check_gdb(core, core_path, s.tid, run_line, stop_line)
-    # A string the running chain saved (RunTop's topLocal): its slot, for LLDB's summary.
+    # A string the running chain saved (RunTop's topLocal, "top-running" in expected.json): its slot.
     chains = b.cli_json(["bt", core, "--locals"], "running: bt --locals")
     slot = next((h(v["address"]) for th in (chains or {}).get("threads", []) for c in th["chains"]
                  for f in c["frames"] for v in f.get("locals") or [] if v.get("name") == "topLocal"), None)
     leaf_ip = next(ip for ip, m in frames if m == "AsyncdacSamples.RunningApp.RunLeaf()")
     if t.check(slot, "running: asyncdac finds RunTop's topLocal"):
+        check_gdb(core, core_path, s.tid, run_line, stop_line, slot)
         check_lldb(b.lldb_target(core=core), s.tid, run_line, stop_line, leaf_ip, "lldb core", slot)
         check_lldb(b.lldb_target(pid=s.pid), s.tid, run_line, stop_line, leaf_ip, "lldb live", slot)
     check_dap(core, s.tid, run_line)
