@@ -19,6 +19,7 @@
 #include "types/methoddesc.h"
 #include "types/names.h"
 #include "view/chain_view.h"
+#include "view/frame_vars.h"
 
 #define DEFAULT_DEPTH 10000u   /* chain links walked unless --depth says otherwise */
 
@@ -47,7 +48,9 @@ const struct adac_command_info adac_cmd_bt_info = {
 		"                        task (its m_stateObject); may be repeated.\n"
 		"  -c, --count <n>       Show at most n frames per list (0: all).\n"
 		"  -d, --depth <n>       Walk at most n links per chain (default 10000).\n"
-		"  -v, --locals          Show the awaited locals under each async frame.\n"
+		"  -v, --locals          Show the awaited locals under each async frame, and the\n"
+		"                        parameters and locals of managed physical frames\n"
+		"                        (like SOS clrstack -a).\n"
 		"  -j, --json            Print JSON: per chain the raw IP array and the resolved\n"
 		"                        frames.\n"
 		"\n"
@@ -119,6 +122,7 @@ struct phys_ctx {
 	struct adac_runtime *rt;
 	struct adac_out *out;
 	json_t *json;      /* array, or NULL for text */
+	bool locals;       /* --locals: the variables of managed frames */
 	uint64_t count;    /* limit, 0 = all */
 	unsigned n;
 	bool truncated;
@@ -137,9 +141,9 @@ static bool is_managed_code(struct adac_runtime *rt, uint64_t pc)
 	return pc && adac_em_find_code(rt, pc, &code, NULL) == 0 && (code.kind == ADAC_CODE_JIT || code.kind == ADAC_CODE_R2R);
 }
 
-/* Prints one frame (inserted: found by our unwinder, not the backend's). 1 when --count stops the
- * list. */
-static int emit_frame(struct phys_ctx *c, const struct adac_frame *f, bool inserted)
+/* Prints one frame (inserted: found by our unwinder, not the backend's; st: its registers, for
+ * --locals, NULL when it is not managed). 1 when --count stops the list. */
+static int emit_frame(struct phys_ctx *c, const struct adac_frame *f, bool inserted, const struct adac_unwind_state *st)
 {
 	if (c->count && c->n >= c->count) {
 		c->truncated = true;
@@ -180,6 +184,9 @@ static int emit_frame(struct phys_ctx *c, const struct adac_frame *f, bool inser
 		json_object_set_new(j, "line", file ? json_integer(line) : json_null());
 		if (inserted)
 			json_object_set_new(j, "unwound_by", json_string("asyncdac"));
+		json_t *vars = NULL;
+		if (c->locals && managed && st && adac_frame_vars_print(c->rt, st, c->n > 0, "", NULL, &vars, NULL) == 0 && vars)
+			json_object_set_new(j, "locals", vars);
 		json_array_append_new(c->json, j);
 		c->last = j;
 	} else {
@@ -196,6 +203,8 @@ static int emit_frame(struct phys_ctx *c, const struct adac_frame *f, bool inser
 			adac_print(c->out, " at %s:%u", file, line);
 		}
 		adac_print(c->out, "\n");
+		if (c->locals && managed && st)
+			adac_frame_vars_print(c->rt, st, c->n > 0, "      ", c->out, NULL, NULL);
 	}
 	c->n++;
 	return 0;
@@ -246,7 +255,8 @@ static int emit_next(struct phys_ctx *c)
 		c->pending = false;
 		return 1;
 	}
-	if (emit_frame(c, &f, true))
+	struct adac_unwind_state here = c->next;
+	if (emit_frame(c, &f, true, managed ? &here : NULL))
 		return 1;
 	if (managed) {
 		struct adac_unwind_state st = c->next;
@@ -284,16 +294,17 @@ static int walk_phys(void *ctx, const struct adac_frame *f)
 		if (emit_next(c))
 			return 1;
 	}
-	if (emit_frame(c, f, false))
-		return 1;
-	if (!is_managed_code(c->rt, f->pc))
-		return 0;
-	if (!have_state) {
+	bool managed = is_managed_code(c->rt, f->pc);
+	if (managed && !have_state) {
 		if (first && c->have_regs && c->regs.r[ADAC_REG_RIP] == f->pc)
 			adac_unwind_state_from_regs(&st, &c->regs);
 		else
 			adac_unwind_state_from_frame(&st, f->pc, f->sp, f->fp);
 	}
+	if (emit_frame(c, f, false, managed ? &st : NULL))
+		return 1;
+	if (!managed)
+		return 0;
 	unwind_managed(c, &st);
 	return 0;
 }
@@ -326,7 +337,7 @@ static int show_thread(struct adac_runtime *rt, const struct adac_thread *th, bo
 			adac_print(out, ", name = '%s'", th->name);
 		adac_print(out, ", tid = %llu\n", (unsigned long long)th->tid);
 	}
-	struct phys_ctx pc = {.rt = rt, .out = out, .json = frames_json, .count = o->count};
+	struct phys_ctx pc = {.rt = rt, .out = out, .json = frames_json, .count = o->count, .locals = o->locals};
 	struct adac_error err = {0};
 	pc.have_regs = adac_target_regs(rt->t, th->tid, &pc.regs, NULL) == 0;
 	int frames_rc = adac_target_frames(rt->t, th->tid, walk_phys, &pc, &err);

@@ -249,6 +249,26 @@ def check_dap(core, tid, run_line):
                    (f"{t.SOURCE}/targets/dotnet/running/Program.cs", run_line), "lldb-dap: RunLeaf's source and line")
 
 
+def check_cli_bt(core, tid, run_line, stop_line):
+    """The CLI's physical frames: the managed ones with their lines, and with --locals their
+    variables, from the same debug info as the symbol files."""
+    rc, out, err = b.cli(["bt", core, "--thread", str(tid), "--locals"])
+    text = re.sub(r"0x[0-9a-f]{16}", "0xADDR", out)
+    for want in (f"running.dll`AsyncdacSamples.RunningApp.StopHere(Int32) + 0x30b at Program.cs:{stop_line}\n"
+                 "      (int) leafLocal = 808\n",
+                 f"running.dll`AsyncdacSamples.RunningApp.RunLeaf() + 0x83 at Program.cs:{run_line}\n"
+                 "      (int) leafLocal = 808\n      (int) V_1 = 0\n"):
+        t.check(rc == 0 and want in text, f"CLI bt --locals: {want!r} in:\n{text[:3000]}")
+    j = b.cli_json(["bt", core, "--thread", str(tid), "--locals"], "CLI bt --locals")
+    frames = j["threads"][0]["frames"] if j and j.get("threads") else []
+    leaf = [f for f in frames if (f.get("symbol") or "").startswith("AsyncdacSamples.RunningApp.RunLeaf(")]
+    if t.check(len(leaf) == 1, "CLI bt --json: one RunLeaf frame"):
+        t.check_eq((leaf[0].get("file"), leaf[0].get("line")), (f"{t.SOURCE}/targets/dotnet/running/Program.cs", run_line),
+                   "CLI bt --json: RunLeaf's file and line")
+        t.check_eq([(v["name"], v["kind"], v["type"], v["value"]) for v in leaf[0].get("locals", [])],
+                   [("leafLocal", "local", "int", 808), ("V_1", "local", "int", 0)], "CLI bt --json: RunLeaf's locals")
+
+
 def running_test(tmp):
     exp = b.expected("running")["running"]
     run_line = exp["running_frame"]["line"]
@@ -263,6 +283,7 @@ def running_test(tmp):
     t.check_eq(symbols(live_path), symbols(core_path), "running: the same symbols from the process and its core")
     write_symbols([core], os.path.join(tmp, "core4.so"), "running core, DWARF 4", ["--dwarf", "4"])
     check_file_tools(core_path, frames, run_line, stop_line, "running core")
+    check_cli_bt(core, s.tid, run_line, stop_line)
     # A string the running chain saved (RunTop's topLocal, "top-running" in expected.json): its slot.
     chains = b.cli_json(["bt", core, "--locals"], "running: bt --locals")
     slot = next((h(v["address"]) for th in (chains or {}).get("threads", []) for c in th["chains"]
