@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/strf.h"
 #include "code/debuginfo.h"
 #include "metadata/ecma_metadata.h"
 #include "metadata/pdb.h"
@@ -72,28 +73,13 @@ void adac_method_var_free(struct adac_method_var *v)
 	memset(v, 0, sizeof *v);
 }
 
-static int set_str(char **dst, struct adac_error *err, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static int set_str(char **dst, struct adac_error *err, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	char *s = NULL;
-	int n = vasprintf(&s, fmt, ap);
-	va_end(ap);
-	if (n < 0)
-		return adac_fail(err, ADAC_E_NOMEM, 0, "out of memory");
-	free(*dst);
-	*dst = s;
-	return 0;
-}
-
 /* The type's failure, kept as the variable's error (an unknown type is not the caller's failure). */
 static int type_error(struct adac_method_var *v, const struct adac_error *e, struct adac_error *err)
 {
-	if (!v->type.name && set_str(&v->type.name, err, "?"))
+	if (!v->type.name && adac_strf(&v->type.name, err, "?"))
 		return -1;
 	v->type.kind = ADAC_VK_UNKNOWN;
-	return set_str(&v->error, err, "%s", e->msg);
+	return adac_strf(&v->error, err, "%s", e->msg);
 }
 
 int adac_method_var(struct adac_runtime *rt, const struct adac_method_vars *mv, int32_t vn, uint32_t il_offset,
@@ -108,7 +94,7 @@ int adac_method_var(struct adac_runtime *rt, const struct adac_method_vars *mv, 
 		v->index = (uint32_t)vn;
 		if (mv->hasthis && vn == 0) {
 			v->kind = ADAC_VAR_THIS;
-			if (set_str(&v->name, err, "this"))
+			if (adac_strf(&v->name, err, "this"))
 				goto fail;
 			if (adac_vtype_from_th(rt, mv->this_mt, &v->type, &e)) {
 				if (type_error(v, &e, err))
@@ -123,7 +109,7 @@ int adac_method_var(struct adac_runtime *rt, const struct adac_method_vars *mv, 
 				v->type.kind = ADAC_VK_POINTER;
 				v->type.elem = ADAC_ELEM_BYREF;
 				v->type.size = adac_target_ptr_size(rt->t);
-				int rc = set_str(&v->type.name, err, "%s&", name ? name : "?");
+				int rc = adac_strf(&v->type.name, err, "%s&", name ? name : "?");
 				free(name);
 				if (rc)
 					goto fail;
@@ -136,9 +122,9 @@ int adac_method_var(struct adac_runtime *rt, const struct adac_method_vars *mv, 
 		struct adac_ecma_param pr;
 		if (adac_ecma_param_of(mv->md, ADAC_ECMA_TOKEN_RID(mv->mi.token), (uint16_t)(p + 1), &prid, NULL) == 0 &&
 		    adac_ecma_param(mv->md, prid, &pr, NULL) == 0 && pr.name[0]) {
-			if (set_str(&v->name, err, "%s", pr.name))
+			if (adac_strf(&v->name, err, "%s", pr.name))
 				goto fail;
-		} else if (set_str(&v->name, err, "arg%d", vn)) {
+		} else if (adac_strf(&v->name, err, "arg%d", vn)) {
 			goto fail;
 		}
 		v->sig = mv->sig->method.params[p];
@@ -152,7 +138,7 @@ int adac_method_var(struct adac_runtime *rt, const struct adac_method_vars *mv, 
 	const char *name = NULL;
 	if (mv->path && il_offset != ADAC_IL_NO_MAPPING)
 		name = adac_pdb_local_name(rt, mv->path, mv->mi.token, li, il_offset, NULL);
-	if (name ? set_str(&v->name, err, "%s", name) : set_str(&v->name, err, "V_%u", li))
+	if (name ? adac_strf(&v->name, err, "%s", name) : adac_strf(&v->name, err, "V_%u", li))
 		goto fail;
 	v->sig = mv->locals->types[li];
 	if (adac_vtype_from_sig(&mv->tctx, v->sig, &v->type, &e) && type_error(v, &e, err))
