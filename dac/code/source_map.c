@@ -33,22 +33,29 @@ void adac_source_map_init(struct adac_source_map *m, struct adac_runtime *rt, ui
 	m->first = line_of(m, 0);
 }
 
+struct adac_source_line adac_source_map_own(const struct adac_source_map *m, uint32_t native_offset)
+{
+	struct adac_source_line none = {0};
+	if (!m->di || !m->path)
+		return none;
+	uint32_t il = adac_debuginfo_il_offset(m->di, native_offset, NULL);
+	if (il == ADAC_IL_PROLOG)
+		return m->first;
+	if (il == ADAC_IL_NO_MAPPING || il == ADAC_IL_EPILOG)
+		return none;
+	return line_of(m, il);
+}
+
 struct adac_source_line adac_source_map_at(const struct adac_source_map *m, uint32_t native_offset)
 {
 	struct adac_source_line none = {0};
 	if (!m->di || !m->path)
 		return none;
-	/* From the bound that covers the offset back to one with a line. */
+	/* The bounds at or before the offset, from the nearest back, until one has a line. */
 	for (uint32_t off = native_offset, steps = 0; steps < m->di->num_bounds; steps++) {
-		uint32_t il = adac_debuginfo_il_offset(m->di, off, NULL);
-		if (il == ADAC_IL_PROLOG)
-			return m->first;
-		if (il != ADAC_IL_NO_MAPPING && il != ADAC_IL_EPILOG) {
-			struct adac_source_line sl = line_of(m, il);
-			if (sl.line)
-				return sl;
-		}
-		/* The bound before the one used: the greatest native offset below it. */
+		struct adac_source_line sl = adac_source_map_own(m, off);
+		if (sl.line)
+			return sl;
 		uint32_t at = 0, prev = UINT32_MAX;
 		for (uint32_t i = 0; i < m->di->num_bounds; i++)
 			if (m->di->bounds[i].native_offset <= off && m->di->bounds[i].native_offset >= at)

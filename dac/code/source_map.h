@@ -31,4 +31,9 @@ void adac_source_map_init(struct adac_source_map *m, struct adac_runtime *rt, ui
 /* The source position of native_offset; line 0 when it has none. */
 struct adac_source_line adac_source_map_at(const struct adac_source_map *m, uint32_t native_offset);
 
+/* The position the bound covering native_offset gives by itself (line 0 for an epilog, unmapped
+ * code or a hidden sequence point, which keep the line before them): for walking the bounds in
+ * order, where the line before is at hand. */
+struct adac_source_line adac_source_map_own(const struct adac_source_map *m, uint32_t native_offset);
+
 #endif

@@ -119,7 +119,8 @@ static int add_row(struct method_parts *p, const struct adac_sym_row *r, struct 
 	return 0;
 }
 
-/* A row for each native offset the bounds give, where source_map.h's rule puts it. */
+/* A row for each native offset the bounds give, where source_map.h's rule puts it (an offset
+ * without a line of its own keeps the row before it). */
 static int method_rows(struct adac_symbols *s, const struct adac_source_map *map, uint64_t size, struct method_parts *p,
                        struct adac_error *err)
 {
@@ -130,7 +131,7 @@ static int method_rows(struct adac_symbols *s, const struct adac_source_map *map
 			i++;
 		if (off >= size)
 			continue;
-		struct adac_source_line sl = adac_source_map_at(map, off);
+		struct adac_source_line sl = adac_source_map_own(map, off);
 		if (!sl.line)
 			continue;
 		struct adac_sym_row r = {.offset = off, .line = sl.line, .column = sl.column};
@@ -366,6 +367,11 @@ static int add_code(struct adac_symbols *s, uint64_t ip, const struct adac_code_
 	    !(name = adac_method_name(s->rt, code->method_desc, ADAC_NAME_PARAMS, &e))) {
 		if (fatal(&e))
 			return adac_error_copy(err, &e);
+		skip(s, ip, &e);
+		return 0;
+	}
+	if (nfns == 0) {
+		adac_fail(&e, ADAC_E_CORRUPT, ip, "the code at 0x%llx has no RUNTIME_FUNCTION", (unsigned long long)ip);
 		skip(s, ip, &e);
 		return 0;
 	}
