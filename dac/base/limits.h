@@ -22,6 +22,7 @@
 #define ADAC_MAX_UNWIND_FRAMES 100000u         /* physical frames unwound for one thread */
 #define ADAC_MAX_RANGE_FRAGMENTS 4096u         /* RangeSectionFragments in one range-section-map leaf list */
 #define ADAC_MAX_NIBBLE_UNITS (4u << 20)        /* 32-bit nibble-map units scanned back (1 GiB of JIT code) */
+#define ADAC_MAX_CODE_HEAPS 4096u               /* EE JIT code heaps (CodeHeapListNodes) walked */
 #define ADAC_MAX_RUNTIME_FUNCTIONS (16u << 20)  /* RUNTIME_FUNCTIONs (or hot/cold map entries) of one R2R image */
 #define ADAC_MAX_R2R_FUNCLETS 65536u            /* RUNTIME_FUNCTIONs stepped back from a funclet to its method */
 #define ADAC_MAX_HASHMAP_BUCKETS (64u << 20)    /* buckets of one runtime HashMap (R2R entry point map) */

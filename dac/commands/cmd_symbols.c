@@ -16,7 +16,7 @@ const struct adac_command_info adac_cmd_symbols_info = {
 	.name = "symbols",
 	.summary = "Write a symbol file (ELF and DWARF) for the managed code on the stacks and in the async "
 	           "chains, so that native debuggers and tools name its frames and show lines and variables",
-	.syntax = "[-o <file>] [--stacks] [--dwarf <4|5>] [--type-depth <n>] [--auto <on|off>]",
+	.syntax = "[-o <file>] [--stacks | --all] [--dwarf <4|5>] [--type-depth <n>] [--auto <on|off>]",
 	.details =
 		"JIT-compiled and ReadyToRun .NET methods have no file a native debugger can\n"
 		"read. This writes one: an ELF object whose addresses are the code's own (load\n"
@@ -43,6 +43,8 @@ const struct adac_command_info adac_cmd_symbols_info = {
 		"  -o, --output <file>   Write the file there (required outside LLDB).\n"
 		"  -s, --stacks          Only the stacks and their running chains (no heap\n"
 		"                        scan: faster on large heaps).\n"
+		"  -a, --all             Also every JIT-compiled method (the JIT's code heaps);\n"
+		"                        ReadyToRun code as without it.\n"
 		"      --dwarf <4|5>     DWARF version (default 5).\n"
 		"      --type-depth <n>  Lay out objects n references deep from a variable\n"
 		"                        (default 2); deeper ones are named only.\n"
@@ -52,7 +54,7 @@ const struct adac_command_info adac_cmd_symbols_info = {
 
 struct symbols_opts {
 	const char *output;
-	bool stacks;
+	bool stacks, all;
 	uint64_t dwarf;
 	uint64_t type_depth;
 };
@@ -69,6 +71,8 @@ static int parse(int argc, char **argv, struct symbols_opts *o, struct adac_erro
 				return -1;
 		} else if (adac_opt_is(a, "-s", "--stacks")) {
 			o->stacks = true;
+		} else if (adac_opt_is(a, "-a", "--all")) {
+			o->all = true;
 		} else if (adac_opt_is(a, NULL, "--dwarf")) {
 			if (adac_opt_value("symbols", argc, argv, &i, &v, err) || adac_opt_u64("symbols", a, v, &o->dwarf, err))
 				return -1;
@@ -86,6 +90,8 @@ static int parse(int argc, char **argv, struct symbols_opts *o, struct adac_erro
 			return adac_opt_unknown("symbols", a, err);
 		}
 	}
+	if (o->stacks && o->all)
+		return adac_fail(err, ADAC_E_BAD_ARG, 0, "give either --stacks or --all, not both");
 	return 0;
 }
 
@@ -101,7 +107,8 @@ int adac_cmd_symbols(struct adac_target *t, enum adac_frontend fe, int argc, cha
 	struct adac_runtime *rt = adac_runtime_open(t, err);
 	if (!rt)
 		return -1;
-	struct adac_symbols_opts so = {o.stacks ? ADAC_SYMBOLS_STACKS : ADAC_SYMBOLS_CHAINS, (unsigned)o.type_depth};
+	struct adac_symbols_opts so = {o.stacks ? ADAC_SYMBOLS_STACKS : o.all ? ADAC_SYMBOLS_ALL : ADAC_SYMBOLS_CHAINS,
+	                               (unsigned)o.type_depth};
 	/* A file for other tools counts strings and arrays for gdb; one loaded into LLDB leaves them
 	 * flexible (LLDB does not evaluate the counts; the plugin's summaries show them). */
 	struct adac_symfile_opts fo = {.dwarf_version = (unsigned)o.dwarf, .language = DW_LANG_C11,

@@ -632,6 +632,8 @@ static void write_unit(struct writer *w, uint32_t unit, const struct adac_sym_me
 	w->stamp++;
 	w->nunit_files = 0;
 	w->nfixups = 0;
+	for (uint32_t i = 0; i < u->ntypes; i++)
+		mark_type(w, u->types[i]);
 	for (size_t i = 0; i < n; i++) {
 		use_file(w, methods[i]->decl_file);
 		for (uint32_t j = 0; j < methods[i]->nrows; j++)

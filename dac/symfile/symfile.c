@@ -116,6 +116,7 @@ void adac_symfile_free(struct adac_symfile *sf)
 	for (uint32_t i = 0; i < sf->nunits; i++) {
 		free(sf->units[i].name);
 		free(sf->units[i].comp_dir);
+		free(sf->units[i].types);
 	}
 	free(sf->units);
 	for (uint32_t i = 0; i < sf->nfiles; i++)
@@ -154,6 +155,7 @@ uint32_t adac_symfile_unit(struct adac_symfile *sf, const char *name, const char
 	if (grow((void **)&sf->units, &sf->units_cap, sf->nunits, sizeof *sf->units, err))
 		return 0;
 	struct adac_sym_unit *u = &sf->units[sf->nunits];
+	memset(u, 0, sizeof *u);
 	u->name = dup_str(name);
 	u->comp_dir = dup_str(comp_dir);
 	if (!u->name || !u->comp_dir) {
@@ -163,6 +165,23 @@ uint32_t adac_symfile_unit(struct adac_symfile *sf, const char *name, const char
 		return 0;
 	}
 	return ++sf->nunits;
+}
+
+int adac_symfile_unit_type(struct adac_symfile *sf, uint32_t unit, uint32_t type, struct adac_error *err)
+{
+	if (unit < 1 || unit > sf->nunits || type < 1 || type > sf->ntypes)
+		return adac_fail(err, ADAC_E_BAD_ARG, 0, "no unit %u or type %u in the symbol file", unit, type);
+	struct adac_sym_unit *u = &sf->units[unit - 1];
+	for (uint32_t i = 0; i < u->ntypes; i++)
+		if (u->types[i] == type)
+			return 0;
+	if (u->ntypes >= ADAC_MAX_SYM_TYPES)
+		return adac_fail(err, ADAC_E_LIMIT, 0, "more than ADAC_MAX_SYM_TYPES (%u) types in unit %s", ADAC_MAX_SYM_TYPES,
+		                 u->name);
+	if (grow((void **)&u->types, &u->types_cap, u->ntypes, sizeof *u->types, err))
+		return -1;
+	u->types[u->ntypes++] = type;
+	return 0;
 }
 
 struct file_key {

@@ -163,6 +163,8 @@ struct adac_sym_method {
 struct adac_sym_unit {
 	char *name;
 	char *comp_dir;
+	uint32_t *types;                    /* written in the unit even when no variable uses them */
+	uint32_t ntypes, types_cap;
 };
 
 /* Strings to ids (source files). */
@@ -194,6 +196,10 @@ void adac_symfile_free(struct adac_symfile *sf);
  * Returns its id (>= 1), 0 with err on failure. Units are looked up by name: the same name gives
  * the same id. */
 uint32_t adac_symfile_unit(struct adac_symfile *sf, const char *name, const char *comp_dir, struct adac_error *err);
+
+/* Writes type `type` in unit `unit` whatever uses it (a type a debugger is to find by name, such
+ * as those of values saved outside any frame). */
+int adac_symfile_unit_type(struct adac_symfile *sf, uint32_t unit, uint32_t type, struct adac_error *err);
 
 /* A source file by path (the same path gives the same id, >= 1), 0 with err. */
 uint32_t adac_symfile_file(struct adac_symfile *sf, const char *path, struct adac_error *err);

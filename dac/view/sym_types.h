@@ -14,6 +14,9 @@
  *     as gdb, show the characters and elements);
  *   - byrefs and pointers: a typedef named like the type (int&) for void *;
  *   - types whose layout is unknown (an unresolved generic parameter): a declared struct.
+ * A variable whose static type is named N in asyncdac's locals (adac_vtype.name: `frame variable`'s
+ * style) has the DWARF type named N (a base type, typedef, struct or enum), so a debugger finds the
+ * type of a value by that name (SBTarget::FindFirstType).
  * Objects reached from a variable are laid out to a depth (the variable's own class is depth 0,
  * the classes of its fields depth 1, ...); deeper classes are declared structs. Value types are
  * always laid out (their bytes are part of the enclosing value). */

@@ -11,6 +11,7 @@
 #include "async/dispatcher.h"
 #include "base/addr_map.h"
 #include "base/limits.h"
+#include "code/code_heaps.h"
 #include "code/debuginfo.h"
 #include "code/execution_manager.h"
 #include "code/managed_unwind.h"
@@ -289,6 +290,15 @@ static const char *dir_of(const char *path, char *buf, size_t size)
 	return buf;
 }
 
+/* The unit of a module's code: its assembly's file name, in the assembly's directory. */
+static uint32_t module_unit(struct adac_symbols *s, uint64_t module, struct adac_error *err)
+{
+	const char *name = adac_module_file_name(s->rt, module, NULL);
+	const char *path = adac_module_path(s->rt, module, NULL);
+	char dir[ADAC_MAX_PATH_BYTES];
+	return adac_symfile_unit(s->sf, name && *name ? name : "?", path ? dir_of(path, dir, sizeof dir) : "", err);
+}
+
 /* The call-frame rows of each function of the code (body, funclets) from the runtime's unwind
  * info. A function whose unwind info cannot be read gets none: debuggers then fall back to their
  * own guesses there. */
@@ -383,11 +393,7 @@ static int add_code(struct adac_symbols *s, uint64_t ip, const struct adac_code_
 		if (fns[i].image_base + fns[i].end > end)
 			end = fns[i].image_base + fns[i].end;
 	}
-	const char *module = adac_module_file_name(s->rt, mi.module, NULL);
-	const char *path = adac_module_path(s->rt, mi.module, NULL);
-	char dir[ADAC_MAX_PATH_BYTES];
-	uint32_t unit = adac_symfile_unit(s->sf, module && *module ? module : "?", path ? dir_of(path, dir, sizeof dir) : "",
-	                                  err);
+	uint32_t unit = module_unit(s, mi.module, err);
 	if (!unit)
 		return -1;
 	struct adac_sym_method m = {.name = name, .unit = unit, .start = start, .size = end - start};
@@ -485,6 +491,49 @@ static int stack_frame(void *ctx, const struct adac_frame *f)
 	return 0;
 }
 
+/* The types of the variables a continuation saved (its suspension point's), written in its
+ * method's unit: a debugger showing async frames types their values by these names (sym_types.h),
+ * also where the code keeps no such variable in a frame. */
+static int add_saved_types(struct adac_symbols *s, const struct adac_continuation *c, struct adac_error *err)
+{
+	struct adac_code_info code;
+	const struct adac_debug_info *di;
+	const struct adac_suspension_point *sp;
+	struct adac_method_vars mv;
+	struct adac_error e = {0};
+	if (!c->diagnostic_ip || c->state < 0 || adac_em_find_code(s->rt, c->diagnostic_ip, &code, NULL) != 0 ||
+	    !code.method_desc || !code.debug_info || adac_debuginfo_get(s->rt, &code, &di, NULL) != 0 ||
+	    !(sp = adac_debuginfo_suspension_point(di, (uint32_t)c->state)) ||
+	    adac_method_vars_init(s->rt, code.method_desc, &mv, &e) != 0)
+		return fatal(&e) ? adac_error_copy(err, &e) : 0;
+	int rc = 0;
+	uint32_t unit = module_unit(s, mv.mi.module, err);
+	if (!unit)
+		rc = -1;
+	for (uint32_t i = 0; i < sp->num_vars && rc == 0; i++) {
+		struct adac_method_var v;
+		uint32_t type;
+		adac_error_clear(&e);
+		if (sp->vars[i].var_number < 0 || adac_method_var(s->rt, &mv, sp->vars[i].var_number, ADAC_IL_NO_MAPPING, &v, &e)) {
+			if (fatal(&e))
+				rc = adac_error_copy(err, &e);
+			continue;
+		}
+		if (adac_sym_type_of(s->typer, &mv.tctx, v.sig, &v.type, &type, err) ||
+		    adac_symfile_unit_type(s->sf, unit, type, err))
+			rc = -1;
+		adac_method_var_free(&v);
+	}
+	adac_method_vars_free(&mv);
+	return rc;
+}
+
+/* A continuation's method, and the types of what it saved. */
+static int add_continuation(struct adac_symbols *s, const struct adac_continuation *c, struct adac_error *err)
+{
+	return adac_symbols_add_ip(s, c->diagnostic_ip, err) || add_saved_types(s, c, err) ? -1 : 0;
+}
+
 static int add_chain(struct adac_symbols *s, uint64_t head, struct adac_error *err)
 {
 	struct adac_chain chain;
@@ -492,7 +541,7 @@ static int add_chain(struct adac_symbols *s, uint64_t head, struct adac_error *e
 		return 0;
 	int rc = 0;
 	for (size_t i = 0; i < chain.count && rc == 0; i++)
-		rc = adac_symbols_add_ip(s, chain.links[i].diagnostic_ip, err);
+		rc = add_continuation(s, &chain.links[i], err);
 	adac_chain_free(&chain);
 	return rc;
 }
@@ -540,18 +589,25 @@ static int add_heap_chains(struct adac_symbols *s, struct adac_error *err)
 		if (c.resume_info && !adac_addr_map_get(&infos, c.resume_info, sizeof(struct seen), &added))
 			rc = adac_fail(err, ADAC_E_NOMEM, 0, "out of memory");
 		else if (added)
-			rc = adac_symbols_add_ip(s, c.diagnostic_ip, err);
+			rc = add_continuation(s, &c, err);
 	}
 	adac_addr_map_free(&infos);
 	adac_async_scan_free(&scan);
 	return rc;
 }
 
+static int add_jit_code(void *ctx, uint64_t start, struct adac_error *err)
+{
+	return adac_symbols_add_ip(ctx, start, err);
+}
+
 int adac_symbols_collect(struct adac_symbols *s, struct adac_error *err)
 {
 	if (add_threads(s, err))
 		return -1;
-	if (s->o.scope == ADAC_SYMBOLS_CHAINS && add_heap_chains(s, err))
+	if (s->o.scope >= ADAC_SYMBOLS_CHAINS && add_heap_chains(s, err))
+		return -1;
+	if (s->o.scope == ADAC_SYMBOLS_ALL && adac_code_heaps_each(s->rt, add_jit_code, s, err))
 		return -1;
 	return 0;
 }

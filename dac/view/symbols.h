@@ -28,6 +28,7 @@ struct adac_symfile;
 enum adac_symbols_scope {
 	ADAC_SYMBOLS_STACKS,   /* code on the threads' stacks and in the async chains they run */
 	ADAC_SYMBOLS_CHAINS,   /* that, and every suspended async chain on the GC heap */
+	ADAC_SYMBOLS_ALL,      /* that, and every JIT-compiled method (ReadyToRun code: as in CHAINS) */
 };
 
 struct adac_symbols_opts {
@@ -54,8 +55,8 @@ void adac_symbols_free(struct adac_symbols *s);
 int adac_symbols_add_ip(struct adac_symbols *s, uint64_t ip, struct adac_error *err);
 
 /* Adds what the scope covers. Problems with one thread, chain or method are counted in the stats;
- * -1 only when nothing can be collected (no threads, an unreadable heap for CHAINS) or for
- * allocations and limits. */
+ * -1 only when nothing can be collected (no threads, an unreadable heap for CHAINS, no code heaps
+ * for ALL) or for allocations and limits. */
 int adac_symbols_collect(struct adac_symbols *s, struct adac_error *err);
 
 /* Lays out the types and hands over the finished model (the caller frees it). */

@@ -282,6 +282,13 @@ def running_test(tmp):
     write_symbols([core], core_path, "running core")
     t.check_eq(symbols(live_path), symbols(core_path), "running: the same symbols from the process and its core")
     write_symbols([core], os.path.join(tmp, "core4.so"), "running core, DWARF 4", ["--dwarf", "4"])
+    # --all adds every JIT-compiled method: Sample.Ready ran and returned, so only --all has it.
+    all_path = os.path.join(tmp, "all.so")
+    write_symbols([core], all_path, "running core, --all", ["--all"])
+    ready = "AsyncdacSamples.Sample.Ready(System.String, System.String)"
+    t.check(ready in symbols(all_path).values() and ready not in symbols(core_path).values(),
+            f"running: {ready} is in the --all file only")
+    t.check(set(symbols(core_path).items()) <= set(symbols(all_path).items()), "running: --all has the default's symbols")
     check_file_tools(core_path, frames, run_line, stop_line, "running core")
     check_cli_bt(core, s.tid, run_line, stop_line)
     # A string the running chain saved (RunTop's topLocal, "top-running" in expected.json): its slot.
@@ -315,6 +322,16 @@ def chains_test(tmp):
                            f"{scenario}: the frame at DiagnosticIP 0x{f['diagnostic_ip']:x}")
                 checked += 1
         t.check(checked >= 3, f"{scenario}: {checked} chain frames checked")
+        if scenario == "nested":
+            # The types of what the continuations saved are in the file, by the names asyncdac's
+            # locals give them (a struct of the runtime's layout: Pair { int Id; object Tag; int Count }).
+            rc, out, err = t.run([DWARFDUMP, "--name=AsyncdacSamples.Pair", "--show-children", path])
+            members = re.findall(r"DW_TAG_member\n\s+DW_AT_name\t\(\"(\w+)\"\)\n\s+DW_AT_type\t\(0x[0-9a-f]+ \"([^\"]+)\"\)\n"
+                                 r"\s+DW_AT_data_member_location\t\((\d+)\)", out)
+            t.check_eq(sorted((n, ty) for n, ty, _ in members), [("Count", "int"), ("Id", "int"), ("Tag", "object")],
+                       f"nested: the struct AsyncdacSamples.Pair:\n{out}")
+            t.check(re.search(r"DW_AT_byte_size\t\(16\)", out) and len({int(o) for *_, o in members}) == 3,
+                    f"nested: Pair's 16 bytes, its fields apart:\n{out}")
         os.unlink(core)
 
 
