@@ -132,6 +132,28 @@ static int declared(struct adac_sym_typer *ty, const char *name, uint32_t *id, s
 	return 0;
 }
 
+/* The struct of an object of type `name` (a reference type): "<name> object", apart from the
+ * typedef `name` for references to it, so that a debugger looking a type up by name finds the
+ * typedef (what a variable holds). */
+static char *object_name(const char *name, struct adac_error *err)
+{
+	char *s = NULL;
+	if (asprintf(&s, "%s object", name) < 0) {
+		adac_fail(err, ADAC_E_NOMEM, 0, "out of memory building types");
+		return NULL;
+	}
+	return s;
+}
+
+/* A declared object struct of type `name`. */
+static int declared_object(struct adac_sym_typer *ty, const char *name, uint32_t *id, struct adac_error *err)
+{
+	char *obj = object_name(name, err);
+	int rc = obj ? declared(ty, obj, id, err) : -1;
+	free(obj);
+	return rc;
+}
+
 /* A typedef `name` for a pointer to target (0: void). */
 static int pointer_typedef(struct adac_sym_typer *ty, const char *name, uint32_t target, uint32_t *id,
                            struct adac_error *err)
@@ -249,7 +271,9 @@ static int class_type(struct adac_sym_typer *ty, uint64_t mt, const char *name, 
 		char fallback[40];
 		snprintf(fallback, sizeof fallback, "MethodTable 0x%llx", (unsigned long long)mt);
 		bool named = adac_tn_handle(ty->rt, mt, ADAC_STYLE_SOS, 0, &full, NULL) == 0 && adac_sig_text_str(&full)[0];
-		uint32_t obj = adac_symfile_struct_type(ty->sf, named ? adac_sig_text_str(&full) : fallback, 0, true, err);
+		char *oname = object_name(named ? adac_sig_text_str(&full) : fallback, err);
+		uint32_t obj = oname ? adac_symfile_struct_type(ty->sf, oname, 0, true, err) : 0;
+		free(oname);
 		adac_sig_text_free(&full);
 		if (!obj || !(r = adac_addr_map_find(&ty->mts, mt)))
 			return -1;
@@ -308,11 +332,14 @@ static int array_type(struct adac_sym_typer *ty, const struct adac_type_ctx *ctx
 	if (adac_vtype_from_sig(ctx, sig->inner, &et, &e)) {
 		if (fatal(&e))
 			return adac_error_copy(err, &e);
-		return declared(ty, name, id, err) || pointer_typedef(ty, name, *id, id, err) ? -1 : 0;
+		return declared_object(ty, name, id, err) || pointer_typedef(ty, name, *id, id, err) ? -1 : 0;
 	}
 	int rc = sig_type(ty, ctx, sig->inner, &et, &elem_id, err);
 	adac_vtype_free(&et);
-	if (rc || !(object = adac_symfile_struct_type(ty->sf, name, 0, true, err)) ||
+	char *oname = rc ? NULL : object_name(name, err);
+	object = oname ? adac_symfile_struct_type(ty->sf, oname, 0, true, err) : 0;
+	free(oname);
+	if (!object ||
 	    array_object(ty, object, elem_id, rank, err) || pointer_typedef(ty, name, object, id, err))
 		return -1;
 	slot = named_slot(ty, "array", name, err); /* the table may have moved */
@@ -364,7 +391,7 @@ static int sig_type(struct adac_sym_typer *ty, const struct adac_type_ctx *ctx, 
 		*id = *slot;
 		return 0;
 	}
-	if (declared(ty, name, &target, err) || pointer_typedef(ty, name, target, id, err) ||
+	if (declared_object(ty, name, &target, err) || pointer_typedef(ty, name, target, id, err) ||
 	    !(slot = named_slot(ty, "ref", name, err))) /* the table may have moved */
 		return -1;
 	*slot = *id;

@@ -6,8 +6,9 @@
  *   - enums: enumeration types with the constants of their metadata;
  *   - value types: structs of the value's bytes, fields at the runtime's offsets;
  *   - reference types: a typedef named like the variable's type in `frame variable` (string,
- *     AsyncdacSamples.Holder<int>, int[]) for a pointer to a struct of the object (full name:
- *     System.String, AsyncdacSamples.Holder<System.Int32>, System.Int32[]) whose members are the
+ *     AsyncdacSamples.Holder<int>, int[]) for a pointer to a struct of the object, named by the
+ *     full type name and "object" (System.String object, AsyncdacSamples.Holder<System.Int32>
+ *     object, System.Int32[] object; never the typedef's name) whose members are the
  *     instance fields of the type and its parents at their offsets from the object's address;
  *     a string's _firstChar is an array of char counted by _stringLength, an array's Items are
  *     counted by its Length (DWARF's DW_OP_push_object_address: debuggers that evaluate it, such

@@ -91,7 +91,7 @@ namespace {
 constexpr uint32_t kMaxSummaryChars = 256;  // the CLI's default string limit
 
 // A managed string: _stringLength UTF-16 code units from _firstChar. The value is the object's
-// struct (System.String) or a reference to it (the typedef string).
+// struct ("System.String object") or a reference to it (the typedef string).
 bool string_summary(lldb::SBValue value, lldb::SBTypeSummaryOptions, lldb::SBStream &stream)
 {
 	lldb::SBValue obj = value;
@@ -132,6 +132,6 @@ void adac_lldb_add_summaries(lldb::SBDebugger &debugger)
 		cat = debugger.CreateCategory("asyncdac");
 	lldb::SBTypeSummary summary = lldb::SBTypeSummary::CreateWithCallback(string_summary);
 	cat.AddTypeSummary(lldb::SBTypeNameSpecifier("string", false), summary);
-	cat.AddTypeSummary(lldb::SBTypeNameSpecifier("System.String", false), summary);
+	cat.AddTypeSummary(lldb::SBTypeNameSpecifier("System.String object", false), summary);
 	cat.SetEnabled(true);
 }

@@ -37,8 +37,8 @@ uint64_t adac_lldb_cmd_stop_id(struct adac_lldb_cmd *cmd);
 namespace lldb {
 class SBDebugger;
 }
-/* Adds the category "asyncdac" with summaries for managed strings (typedef `string` of the symbol
- * files: the characters, as "..."), and enables it. */
+/* Adds the category "asyncdac" with summaries for managed strings (the typedef `string` and the
+ * struct "System.String object" of the symbol files: the characters, as "..."), and enables it. */
 void adac_lldb_add_summaries(lldb::SBDebugger &debugger);
 #endif
 

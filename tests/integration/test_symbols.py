@@ -100,7 +100,7 @@ def check_gdb(core, path, tid, run_line, stop_line, string_slot):
     """gdb unwinds the thread through the managed frames (the file's call-frame information), reads
     their arguments, and shows a string's characters (its length-counted array)."""
     d = b.dn()
-    show = f"print *(struct 'System.String' *)*(long *)0x{string_slot:x}"
+    show = f"print *(struct 'System.String object' *)*(long *)0x{string_slot:x}"
     rc, out, err = t.run(["gdb", "-batch", "-nx", "-ex", f"add-symbol-file {path}", "-ex", "thread apply all bt 40",
                           "-ex", show, d["DN_HOST"], core], timeout=300)
     t.check(re.search(r'^\$1 = \{_stringLength = 11, _firstChar = u"top-running"\}$', out, re.M),
