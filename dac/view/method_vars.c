@@ -30,12 +30,9 @@ int adac_method_vars_init(struct adac_runtime *rt, uint64_t method_desc, struct 
 	if (!mv->mi.token)
 		return adac_fail(err, ADAC_E_NOT_FOUND, method_desc, "MethodDesc 0x%llx has no metadata token",
 		                 (unsigned long long)method_desc);
-	if (adac_type_ctx_for_mt(rt, mv->mi.method_table, &mv->tctx, err))
+	if (adac_type_ctx_for_method(rt, &mv->mi, 0, &mv->tctx, err))
 		return -1;
 	mv->md = mv->tctx.md;
-	mv->tctx.nmethod = mv->mi.num_generic_args;
-	mv->tctx.method_inst = mv->mi.generic_args_addr;
-	mv->tctx.method_token = mv->mi.token;
 	mv->this_mt = mv->mi.method_table;
 	unsigned ps = adac_target_ptr_size(rt->t);
 	struct adac_ecma_methoddef row;
