@@ -10,9 +10,11 @@
 #include "async/async_frame.h"
 #include "base/cursor.h"
 #include "base/limits.h"
+#include "base/strf.h"
 #include "code/debuginfo.h"
 #include "code/debuginfo_format.h"
 #include "code/execution_manager.h"
+#include "code/method_vars.h"
 #include "metadata/ecma_metadata.h"
 #include "metadata/pdb.h"
 #include "metadata/signature.h"
@@ -46,21 +48,6 @@ static int add_local(struct adac_locals *l, struct adac_local **out, struct adac
 	return 0;
 }
 
-static int set_str(char **dst, struct adac_error *err, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static int set_str(char **dst, struct adac_error *err, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	char *s = NULL;
-	int n = vasprintf(&s, fmt, ap);
-	va_end(ap);
-	if (n < 0)
-		return adac_fail(err, ADAC_E_NOMEM, 0, "out of memory");
-	free(*dst);
-	*dst = s;
-	return 0;
-}
-
 void adac_locals_free(struct adac_locals *l)
 {
 	for (size_t i = 0; i < l->n; i++) {
@@ -75,71 +62,13 @@ void adac_locals_free(struct adac_locals *l)
 	memset(l, 0, sizeof *l);
 }
 
-/* Everything known about the method whose frame this is. */
-struct method_ctx {
-	struct adac_method_info mi;
-	const struct adac_ecma *md;
-	const char *path;               /* the assembly, for its PDB; NULL when unknown */
-	struct adac_sig *sig;           /* method signature */
-	struct adac_sig *locals;        /* local signature, NULL when none */
-	bool hasthis;
-	uint32_t nargs;                 /* IL arguments, `this` included */
-	struct adac_type_ctx tctx;      /* instantiation in effect (exact when known) */
-	uint64_t this_mt;               /* the type of `this` (exact when known) */
-};
-
-static void method_ctx_free(struct method_ctx *m)
-{
-	adac_sig_free(m->sig);
-	adac_sig_free(m->locals);
-}
-
-static int method_ctx_init(struct adac_runtime *rt, uint64_t md_addr, struct method_ctx *m, struct adac_error *err)
-{
-	memset(m, 0, sizeof *m);
-	if (adac_md_read(rt, md_addr, &m->mi, err))
-		return -1;
-	if (!m->mi.token)
-		return adac_fail(err, ADAC_E_NOT_FOUND, md_addr, "MethodDesc 0x%llx has no metadata token",
-		                 (unsigned long long)md_addr);
-	if (adac_type_ctx_for_mt(rt, m->mi.method_table, &m->tctx, err))
-		return -1;
-	m->md = m->tctx.md;
-	m->tctx.nmethod = m->mi.num_generic_args;
-	m->tctx.method_inst = m->mi.generic_args_addr;
-	m->tctx.method_token = m->mi.token;
-	m->this_mt = m->mi.method_table;
-	unsigned ps = adac_target_ptr_size(rt->t);
-	struct adac_ecma_methoddef row;
-	if (adac_ecma_methoddef(m->md, ADAC_ECMA_TOKEN_RID(m->mi.token), &row, err) ||
-	    adac_sig_decode(row.sig, row.sig_len, ADAC_SIG_METHOD, ps, &m->sig, err))
-		return -1;
-	m->hasthis = (m->sig->method.callconv & ADAC_SIG_CC_HASTHIS) != 0;
-	m->nargs = m->sig->method.nparams + (m->hasthis ? 1u : 0u);
-	if (row.rva) {
-		struct adac_ecma_method_body body;
-		const uint8_t *ls;
-		uint32_t ls_len = 0;
-		if (adac_ecma_method_body(m->md, row.rva, &body, err))
-			return -1;
-		if (body.local_sig_token &&
-		    (adac_ecma_standalonesig(m->md, ADAC_ECMA_TOKEN_RID(body.local_sig_token), &ls, &ls_len, err) ||
-		     adac_sig_decode(ls, ls_len, ADAC_SIG_LOCALS, ps, &m->locals, err)))
-			return -1;
-	}
-	m->path = adac_module_path(rt, m->mi.module, NULL);
-	if (m->path && !*m->path)
-		m->path = NULL;
-	return 0;
-}
-
 /* Reads `size` bytes of a flat-layout variable at continuation + offset. */
 static int read_flat(struct adac_runtime *rt, const struct adac_async_frame *f, uint32_t obj_size, struct adac_local *v,
                      struct adac_error *err)
 {
 	v->address = f->cont.addr + v->offset;
 	if ((uint64_t)v->offset + v->type.size > obj_size)
-		return set_str(&v->error, err, "offset 0x%x + %u bytes is past the end of the %u-byte continuation", v->offset,
+		return adac_strf(&v->error, err, "offset 0x%x + %u bytes is past the end of the %u-byte continuation", v->offset,
 		               v->type.size, obj_size);
 	v->bytes = malloc(v->type.size ? v->type.size : 1);
 	if (!v->bytes)
@@ -148,7 +77,7 @@ static int read_flat(struct adac_runtime *rt, const struct adac_async_frame *f, 
 	if (adac_read(rt->t, v->address, v->bytes, v->type.size, &e)) {
 		free(v->bytes);
 		v->bytes = NULL;
-		return set_str(&v->error, err, "%s", e.msg);
+		return adac_strf(&v->error, err, "%s", e.msg);
 	}
 	return 0;
 }
@@ -223,7 +152,7 @@ static int read_array(struct adac_runtime *rt, const struct array_view *data, co
                       struct adac_local *v, struct adac_error *err)
 {
 	if (v->offset == NONE && v->gc_index == NONE)
-		return set_str(&v->error, err, "the debug info gives neither a Data offset nor a GCData index");
+		return adac_strf(&v->error, err, "the debug info gives neither a Data offset nor a GCData index");
 	uint32_t size = v->type.size;
 	uint8_t *b = calloc(1, size ? size : 1);
 	if (!b)
@@ -232,13 +161,13 @@ static int read_array(struct adac_runtime *rt, const struct array_view *data, co
 	if (v->offset != NONE) {
 		if (!data->obj || (uint64_t)v->offset + size > data->length) {
 			free(b);
-			return set_str(&v->error, err, "Data[%u..%llu) is outside the %u-byte Data array", v->offset,
+			return adac_strf(&v->error, err, "Data[%u..%llu) is outside the %u-byte Data array", v->offset,
 			               (unsigned long long)v->offset + size, data->obj ? data->length : 0);
 		}
 		v->address = data->data + v->offset;
 		if (adac_read(rt->t, v->address, b, size, &e)) {
 			free(b);
-			return set_str(&v->error, err, "%s", e.msg);
+			return adac_strf(&v->error, err, "%s", e.msg);
 		}
 	}
 	if (v->gc_index != NONE) {
@@ -251,16 +180,15 @@ static int read_array(struct adac_runtime *rt, const struct array_view *data, co
 		free(offs);
 		if (rc) {
 			free(b);
-			return set_str(&v->error, err, "%s", e.msg);
+			return adac_strf(&v->error, err, "%s", e.msg);
 		}
 	}
 	v->bytes = b;
 	return 0;
 }
 
-/* The exact instantiation of shared code, from the generic context variable or `this`. */
 /* The exact instantiation of shared code, as resolution found it. */
-static void use_exact_context(struct adac_runtime *rt, const struct adac_async_frame *f, struct method_ctx *m,
+static void use_exact_context(struct adac_runtime *rt, const struct adac_async_frame *f, struct adac_method_vars *m,
                               struct adac_locals *out)
 {
 	if (!f->has_exact)
@@ -277,86 +205,41 @@ static void use_exact_context(struct adac_runtime *rt, const struct adac_async_f
 		struct adac_method_info cm;
 		if (adac_md_read(rt, x->method_desc, &cm, NULL) == 0)
 			m->tctx.method_inst = cm.generic_args_addr;
-		set_str(&out->context, NULL, "generic context: InstantiatedMethodDesc 0x%llx", (unsigned long long)x->method_desc);
+		adac_strf(&out->context, NULL, "generic context: InstantiatedMethodDesc 0x%llx", (unsigned long long)x->method_desc);
 		break;
 	}
 	case ADAC_EXACT_METHOD_TABLE:
-		set_str(&out->context, NULL, "generic context: MethodTable 0x%llx", (unsigned long long)x->method_table);
+		adac_strf(&out->context, NULL, "generic context: MethodTable 0x%llx", (unsigned long long)x->method_table);
 		break;
 	case ADAC_EXACT_THIS:
-		set_str(&out->context, NULL, "generic context: the type of this (MethodTable 0x%llx)",
+		adac_strf(&out->context, NULL, "generic context: the type of this (MethodTable 0x%llx)",
 		        (unsigned long long)x->method_table);
 		break;
 	}
 }
 
-/* Type and name of IL variable `vn`. */
-static int describe_var(struct adac_runtime *rt, struct method_ctx *m, uint32_t il_offset, struct adac_local *v,
-                        struct adac_error *err)
+/* Type and name of IL variable `vn` (code/method_vars.h); a number past the method's variables is
+ * that variable's error. */
+static int describe_var(struct adac_runtime *rt, const struct adac_method_vars *m, uint32_t il_offset,
+                        struct adac_local *v, struct adac_error *err)
 {
-	int32_t vn = v->var_number;
-	if ((uint32_t)vn < m->nargs) {
-		v->index = (uint32_t)vn;
-		if (m->hasthis && vn == 0) {
-			v->kind = ADAC_LOCAL_THIS;
-			if (set_str(&v->name, err, "this"))
-				return -1;
-			struct adac_error e = {0};
-			if (adac_vtype_from_th(rt, m->this_mt, &v->type, &e))
-				return set_str(&v->error, err, "%s", e.msg);
-			if (v->type.kind == ADAC_VK_STRUCT) {
-				/* `this` of a value type's method is a byref. */
-				char *name = v->type.name;
-				v->type.name = NULL;
-				adac_vtype_free(&v->type);
-				v->type.kind = ADAC_VK_POINTER;
-				v->type.elem = ADAC_ELEM_BYREF;
-				v->type.size = adac_target_ptr_size(rt->t);
-				if (set_str(&v->type.name, err, "%s&", name ? name : "?")) {
-					free(name);
-					return -1;
-				}
-				free(name);
-			}
-			return 0;
-		}
-		v->kind = ADAC_LOCAL_ARG;
-		uint32_t p = (uint32_t)vn - (m->hasthis ? 1u : 0u);
-		uint32_t prid;
-		struct adac_ecma_param pr;
-		if (adac_ecma_param_of(m->md, ADAC_ECMA_TOKEN_RID(m->mi.token), (uint16_t)(p + 1), &prid, NULL) == 0 &&
-		    adac_ecma_param(m->md, prid, &pr, NULL) == 0 && pr.name[0]) {
-			if (set_str(&v->name, err, "%s", pr.name))
-				return -1;
-		} else if (set_str(&v->name, err, "arg%d", vn)) {
-			return -1;
-		}
-		struct adac_error e = {0};
-		if (adac_vtype_from_sig(&m->tctx, m->sig->method.params[p], &v->type, &e))
-			return set_str(&v->error, err, "%s", e.msg);
-		return 0;
-	}
-	uint32_t li = (uint32_t)vn - m->nargs;
-	v->kind = ADAC_LOCAL_LOCAL;
-	v->index = li;
-	const char *name = NULL;
-	if (m->path && il_offset != ADAC_IL_NO_MAPPING)
-		name = adac_pdb_local_name(rt, m->path, m->mi.token, li, il_offset, NULL);
-	if (name ? set_str(&v->name, err, "%s", name) : set_str(&v->name, err, "V_%u", li))
-		return -1;
-	if (!m->locals || li >= m->locals->count) {
-		if (set_str(&v->type.name, err, "?"))
-			return -1;
-		return set_str(&v->error, err, "VarNumber %d is past the method's %u arguments and %u locals", vn, m->nargs,
-		               m->locals ? m->locals->count : 0);
-	}
+	struct adac_method_var mv;
 	struct adac_error e = {0};
-	if (adac_vtype_from_sig(&m->tctx, m->locals->types[li], &v->type, &e)) {
-		if (!v->type.name && set_str(&v->type.name, err, "?"))
+	if (adac_method_var(rt, m, v->var_number, il_offset, &mv, &e)) {
+		if (e.code != ADAC_E_NOT_FOUND)
+			return adac_error_copy(err, &e);
+		v->kind = ADAC_LOCAL_LOCAL;
+		v->index = (uint32_t)v->var_number - m->nargs;
+		if (adac_strf(&v->name, err, "V_%u", v->index) || adac_strf(&v->type.name, err, "?"))
 			return -1;
-		return set_str(&v->error, err, "%s", e.msg);
+		return adac_strf(&v->error, err, "%s", e.msg);
 	}
-	return 0;
+	v->kind = mv.kind == ADAC_VAR_THIS ? ADAC_LOCAL_THIS : mv.kind == ADAC_VAR_ARG ? ADAC_LOCAL_ARG : ADAC_LOCAL_LOCAL;
+	v->index = mv.index;
+	v->name = mv.name;
+	v->type = mv.type;
+	v->error = mv.error;
+	return 0; /* mv's strings now belong to v */
 }
 
 static const char *special_name(int32_t vn)
@@ -377,12 +260,12 @@ static int describe_special(struct adac_runtime *rt, struct adac_local *v, struc
 	unsigned ps = adac_target_ptr_size(rt->t);
 	const char *name = special_name(v->var_number);
 	v->kind = v->var_number == ADAC_ILNUM_TYPECTXT ? ADAC_LOCAL_GENERIC_CONTEXT : ADAC_LOCAL_SPECIAL;
-	if (name ? set_str(&v->name, err, "%s", name) : set_str(&v->name, err, "var %d", v->var_number))
+	if (name ? adac_strf(&v->name, err, "%s", name) : adac_strf(&v->name, err, "var %d", v->var_number))
 		return -1;
 	v->type.kind = ADAC_VK_POINTER;
 	v->type.elem = ADAC_ELEM_I;
 	v->type.size = ps;
-	return set_str(&v->type.name, err, "nint");
+	return adac_strf(&v->type.name, err, "nint");
 }
 
 static int kind_rank(enum adac_local_kind k)
@@ -418,12 +301,12 @@ static int add_slots(struct adac_runtime *rt, const struct adac_async_frame *f, 
 	if (adac_cont_layout(rt, &cl, err))
 		return -1;
 	struct adac_local *v;
-	if (add_local(out, &v, err) || set_str(&v->name, err, "Flags"))
+	if (add_local(out, &v, err) || adac_strf(&v->name, err, "Flags"))
 		return -1;
 	v->kind = ADAC_LOCAL_SLOT;
 	v->slot = ADAC_LOCAL_FLAGS;
 	if (!cl->has_flags)
-		return set_str(&v->error, err, "%s",
+		return adac_strf(&v->error, err, "%s",
 		               cl->class_mt ? "the Continuation class has no instance field Flags"
 		                            : "the runtime has not loaded the Continuation class");
 	v->type.kind = ADAC_VK_PRIM;
@@ -440,7 +323,7 @@ static int add_slots(struct adac_runtime *rt, const struct adac_async_frame *f, 
 	const struct adac_cont_flags *fl;
 	struct adac_error e = {0};
 	if (adac_cont_flags(rt, &fl, &e))
-		return set_str(&v->error, err, "0x%08x: %s", flags, e.msg);
+		return adac_strf(&v->error, err, "0x%08x: %s", flags, e.msg);
 	unsigned ps = adac_target_ptr_size(rt->t);
 	for (int i = 0; i < ADAC_CONT_SLOT_COUNT; i++) {
 		uint32_t index = adac_cont_flags_index(fl, flags, (enum adac_cont_slot)i);
@@ -456,8 +339,8 @@ static int add_slots(struct adac_runtime *rt, const struct adac_async_frame *f, 
 		const char *static_type = i == ADAC_CONT_SLOT_EXECUTION_CONTEXT ? "System.Threading.ExecutionContext"
 		                        : i == ADAC_CONT_SLOT_EXCEPTION         ? "System.Exception"
 		                                                                : "object";
-		if (set_str(&v->name, err, "%s", result ? "result" : adac_cont_slot_name((enum adac_cont_slot)i)) ||
-		    (!result && set_str(&v->type.name, err, "%s", static_type)))
+		if (adac_strf(&v->name, err, "%s", result ? "result" : adac_cont_slot_name((enum adac_cont_slot)i)) ||
+		    (!result && adac_strf(&v->type.name, err, "%s", static_type)))
 			return -1;
 		/* The result's type is the awaited call's return type, which the continuation does not
 		 * record: its raw pointer-sized contents. */
@@ -556,7 +439,7 @@ int adac_frame_locals_collect(struct adac_runtime *rt, const struct adac_async_f
 	int32_t state = f->cont.state;
 	out->state = (uint32_t)state;
 	out->native_offset = sp->diagnostic_native_offset;
-	if (verdict == ADAC_STATE_MISMATCH && set_str(&out->warning, err, "%s", why))
+	if (verdict == ADAC_STATE_MISMATCH && adac_strf(&out->warning, err, "%s", why))
 		return -1;
 	out->il_offset = f->has_il ? f->il_offset : adac_debuginfo_il_offset(di, sp->diagnostic_native_offset, NULL);
 	if (layout == ADAC_CONT_ARRAY && sp->num_vars % 2) {
@@ -566,9 +449,8 @@ int adac_frame_locals_collect(struct adac_runtime *rt, const struct adac_async_f
 		                 sp->num_vars);
 	}
 
-	struct method_ctx m;
-	if (method_ctx_init(rt, f->method_desc, &m, err)) {
-		method_ctx_free(&m);
+	struct adac_method_vars m;
+	if (adac_method_vars_init(rt, f->method_desc, &m, err)) {
 		adac_locals_free(out);
 		adac_error_wrap(err, "method 0x%llx: ", (unsigned long long)f->method_desc);
 		return -1;
@@ -615,7 +497,7 @@ int adac_frame_locals_collect(struct adac_runtime *rt, const struct adac_async_f
 		if (v->error)
 			continue;
 		if (v->type.kind == ADAC_VK_UNKNOWN || v->type.size == 0) {
-			if (set_str(&v->error, err, "%s", v->type.why ? v->type.why : "the type's size is not known"))
+			if (adac_strf(&v->error, err, "%s", v->type.why ? v->type.why : "the type's size is not known"))
 				goto fail;
 			continue;
 		}
@@ -627,10 +509,10 @@ int adac_frame_locals_collect(struct adac_runtime *rt, const struct adac_async_f
 		qsort(out->v, out->n, sizeof *out->v, cmp_locals);
 	if (layout == ADAC_CONT_FLAT && add_slots(rt, f, obj_size, out, err))
 		goto fail;
-	method_ctx_free(&m);
+	adac_method_vars_free(&m);
 	return 0;
 fail:
-	method_ctx_free(&m);
+	adac_method_vars_free(&m);
 	adac_locals_free(out);
 	return -1;
 }

@@ -8,8 +8,10 @@
 #include <string.h>
 
 #include "base/limits.h"
+#include "code/debuginfo.h"
 #include "code/execution_manager.h"
 #include "code/managed_unwind.h"
+#include "code/source_map.h"
 #include "runtime/runtime.h"
 #include "target/target.h"
 #include "types/methoddesc.h"
@@ -34,11 +36,13 @@ static bool is_managed_code(struct adac_runtime *rt, uint64_t pc)
 	return pc && adac_em_find_code(rt, pc, &code, NULL) == 0 && (code.kind == ADAC_CODE_JIT || code.kind == ADAC_CODE_R2R);
 }
 
-/* Gives one frame, naming managed code the backend could not name. 1 when the visitor stops. */
-static int give_frame(struct walk *w, const struct adac_frame *f, bool recovered)
+/* Gives one frame, naming managed code the backend could not name (st: its registers when it is
+ * managed, else NULL). 1 when the visitor stops. */
+static int give_frame(struct walk *w, const struct adac_frame *f, bool recovered, const struct adac_unwind_state *st)
 {
 	struct adac_stack_frame sf = {.pc = f->pc, .sp = f->sp, .module = f->module, .symbol = f->symbol,
-	                              .offset = f->sym_offset, .file = f->file, .line = f->line, .recovered = recovered};
+	                              .offset = f->sym_offset, .file = f->file, .line = f->line, .recovered = recovered,
+	                              .caller = w->n > 0, .regs = st};
 	struct adac_code_info code;
 	if (!sf.symbol && adac_em_find_code(w->rt, f->pc, &code, NULL) == 0 && code.method_desc) {
 		struct adac_method_info mi;
@@ -47,7 +51,18 @@ static int give_frame(struct walk *w, const struct adac_frame *f, bool recovered
 			sf.module = adac_module_file_name(w->rt, mi.module, NULL);
 		sf.offset = code.offset;
 		sf.managed = sf.symbol != NULL;
+		/* The source line, as the symbol files give it: a caller's at its call instruction. */
+		const struct adac_debug_info *di = NULL;
+		struct adac_source_map map;
+		if (sf.managed && code.debug_info && adac_debuginfo_get(w->rt, &code, &di, NULL) != 0)
+			di = NULL;
+		adac_source_map_init(&map, w->rt, code.method_desc, di);
+		struct adac_source_line sl = adac_source_map_at(&map, (uint32_t)(sf.caller && sf.offset ? sf.offset - 1 : sf.offset));
+		sf.file = sl.line ? sl.file : NULL;
+		sf.line = sl.line;
 	}
+	if (!sf.managed)
+		sf.regs = NULL;
 	if (w->v->frame(w->v->ctx, &sf)) {
 		w->stopped = true;
 		return 1;
@@ -92,7 +107,8 @@ static int give_next(struct walk *w)
 		w->pending = false;
 		return 1;
 	}
-	if (give_frame(w, &f, true))
+	struct adac_unwind_state here = w->next;
+	if (give_frame(w, &f, true, managed ? &here : NULL))
 		return 1;
 	if (managed) {
 		struct adac_unwind_state st = w->next;
@@ -130,16 +146,17 @@ static int on_backend_frame(void *ctx, const struct adac_frame *f)
 		if (give_next(w))
 			return 1;
 	}
-	if (give_frame(w, f, false))
-		return 1;
-	if (!is_managed_code(w->rt, f->pc))
-		return 0;
-	if (!have_state) {
+	bool managed = is_managed_code(w->rt, f->pc);
+	if (managed && !have_state) {
 		if (first && w->have_regs && w->regs.r[ADAC_REG_RIP] == f->pc)
 			adac_unwind_state_from_regs(&st, &w->regs);
 		else
 			adac_unwind_state_from_frame(&st, f->pc, f->sp, f->fp);
 	}
+	if (give_frame(w, f, false, managed ? &st : NULL))
+		return 1;
+	if (!managed)
+		return 0;
 	unwind_managed(w, &st);
 	return 0;
 }

@@ -10,6 +10,7 @@
 
 #include "async/dispatcher.h"
 #include "base/error.h"
+#include "code/managed_unwind.h"
 
 struct adac_runtime;
 struct adac_managed_thread;
@@ -22,9 +23,12 @@ struct adac_stack_frame {
 	const char *symbol;         /* the backend's symbol, else the managed method's name; NULL if neither */
 	uint64_t offset;            /* from the symbol's start (a managed method: from its code's start) */
 	bool managed;               /* symbol is a managed method named from the runtime */
-	const char *file;           /* the backend's source file, NULL when none */
+	const char *file;           /* the backend's source file, else a managed method's (the PDB's
+	                             * path; a caller's line is its call instruction's); NULL when none */
 	uint32_t line;
 	bool recovered;             /* found by asyncdac's unwinder, not the backend's */
+	bool caller;                /* not the innermost frame: pc is a return address */
+	const struct adac_unwind_state *regs; /* a managed frame's registers (for its variables), else NULL */
 };
 
 /* What receives a thread's frames, innermost first. frame returns non-zero to stop the walk before

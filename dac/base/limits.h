@@ -22,6 +22,7 @@
 #define ADAC_MAX_UNWIND_FRAMES 100000u         /* physical frames unwound for one thread */
 #define ADAC_MAX_RANGE_FRAGMENTS 4096u         /* RangeSectionFragments in one range-section-map leaf list */
 #define ADAC_MAX_NIBBLE_UNITS (4u << 20)        /* 32-bit nibble-map units scanned back (1 GiB of JIT code) */
+#define ADAC_MAX_CODE_HEAPS 4096u               /* EE JIT code heaps (CodeHeapListNodes) walked */
 #define ADAC_MAX_RUNTIME_FUNCTIONS (16u << 20)  /* RUNTIME_FUNCTIONs (or hot/cold map entries) of one R2R image */
 #define ADAC_MAX_R2R_FUNCLETS 65536u            /* RUNTIME_FUNCTIONs stepped back from a funclet to its method */
 #define ADAC_MAX_HASHMAP_BUCKETS (64u << 20)    /* buckets of one runtime HashMap (R2R entry point map) */
@@ -52,6 +53,7 @@
 
 #define ADAC_MAX_UNWIND_CHAIN 32u              /* chained UNWIND_INFOs followed for one frame */
 #define ADAC_MAX_METHOD_UNWIND_INFOS 65536u    /* RUNTIME_FUNCTIONs (funclets) of one JIT-compiled method */
+#define ADAC_MAX_CFI_ROWS 256u                 /* call-frame rows of one prologue (one per unwind code at most) */
 
 #define ADAC_MAX_ELF_PHDRS 256u                /* program headers of one loaded ELF image */
 #define ADAC_MAX_ELF_DYN_ENTRIES 4096u         /* .dynamic entries of one loaded ELF image */
@@ -74,5 +76,14 @@
 #define ADAC_MAX_STACK_NODES (1u << 25)        /* nodes of all stacks together: paths multiply where tasks are
                                                 * awaited by several callers (fan-in after fan-out) */
 #define ADAC_MAX_KEPT_OBJECTS (ADAC_MAX_CHAINS * 4ull) /* continuations, and pending tasks, kept from one heap */
+
+#define ADAC_MAX_SYM_METHODS (1u << 20)        /* methods in one symbol file */
+#define ADAC_MAX_SYM_TYPES (1u << 20)          /* types in one symbol file */
+#define ADAC_MAX_SYM_FILES (1u << 20)          /* source files in one symbol file */
+#define ADAC_MAX_SYM_UNITS 65536u              /* compile units (assemblies) in one symbol file */
+#define ADAC_MAX_SYM_SECTIONS 60000u           /* code sections of one symbol file (ELF's limit is 65280) */
+#define ADAC_MAX_SYM_FUNCTIONS 256u            /* RUNTIME_FUNCTIONs (body and funclets) of one method in a symbol file */
+#define ADAC_MAX_SYM_TYPE_DEPTH 16u             /* objects laid out below a variable in a symbol file */
+#define ADAC_MAX_SYMFILE_BYTES (1u << 30)      /* one symbol file, and each of its sections */
 
 #endif

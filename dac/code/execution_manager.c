@@ -411,6 +411,40 @@ int adac_em_nibble_find(struct adac_target *t, enum adac_nibble_kind kind, uint6
 	return 0;
 }
 
+int adac_em_nibble_starts(struct adac_target *t, enum adac_nibble_kind kind, uint64_t map_base, uint64_t header_map,
+                          uint64_t end, adac_code_start_cb cb, void *ctx, struct adac_error *err)
+{
+	if (end <= map_base)
+		return 0;
+	uint64_t units = (end - map_base + NIB_BUCKET * NIB_PER_UNIT - 1) / (NIB_BUCKET * NIB_PER_UNIT);
+	if (units > ADAC_MAX_NIBBLE_UNITS)
+		return adac_fail(err, ADAC_E_LIMIT, header_map,
+		                 "nibble map at 0x%llx: %llu units, more than ADAC_MAX_NIBBLE_UNITS (%u)",
+		                 (unsigned long long)header_map, (unsigned long long)units, ADAC_MAX_NIBBLE_UNITS);
+	uint32_t chunk[1024];
+	for (uint64_t u = 0; u < units; u += 1024) {
+		uint64_t want = units - u < 1024 ? units - u : 1024;
+		/* The map is committed as far as the heap is used: what cannot be read records nothing. */
+		uint64_t n = adac_read_upto(t, header_map + u * 4, chunk, (size_t)want * 4) / 4;
+		for (uint64_t k = 0; k < n; k++) {
+			uint32_t unit = chunk[k];
+			if (unit == 0 || (kind == ADAC_NIBBLE_CONSTANT && unit_is_pointer(unit)))
+				continue; /* no start, or inside a block that began earlier */
+			for (uint32_t b = 0; b < NIB_PER_UNIT; b++) {
+				uint32_t nib = (unit >> (28 - b * 4)) & 0xF;
+				if (nib == 0)
+					continue;
+				int rc = cb(ctx, nibble_addr(map_base, (u + k) * NIB_PER_UNIT + b, nib), err);
+				if (rc)
+					return rc < 0 ? -1 : 0;
+			}
+		}
+		if (n < want)
+			break;
+	}
+	return 0;
+}
+
 /* ---------------------------------------------------------------------------------------------- */
 /* RangeSectionMap (codeman.h): 5 levels of 256 entries over address bits 56..17 on 64-bit targets,
  * 2 levels over bits 31..16 on 32-bit; interior entries and the leaf's fragment pointer carry a

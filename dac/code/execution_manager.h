@@ -87,6 +87,13 @@ enum adac_nibble_kind { ADAC_NIBBLE_LINEAR, ADAC_NIBBLE_CONSTANT };
 int adac_em_nibble_find(struct adac_target *t, enum adac_nibble_kind kind, uint64_t map_base, uint64_t header_map,
                         uint64_t ip, uint64_t *code_start, struct adac_error *err);
 
+/* Calls cb(ctx, start) for every code block the map records for code in [map_base, end), in
+ * address order; cb returns 0 to go on, 1 to stop, -1 with err set. ADAC_E_LIMIT past
+ * ADAC_MAX_NIBBLE_UNITS units. */
+typedef int (*adac_code_start_cb)(void *ctx, uint64_t start, struct adac_error *err);
+int adac_em_nibble_starts(struct adac_target *t, enum adac_nibble_kind kind, uint64_t map_base, uint64_t header_map,
+                          uint64_t end, adac_code_start_cb cb, void *ctx, struct adac_error *err);
+
 /* Which encoding the runtime's EE JIT heaps use (from the ExecutionManager contract version). */
 int adac_em_nibble_kind(struct adac_runtime *rt, enum adac_nibble_kind *kind, struct adac_error *err);
 

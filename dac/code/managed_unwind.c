@@ -810,15 +810,13 @@ static int jit_function(struct adac_runtime *rt, const struct mu_layout *l, cons
 	                 (unsigned long long)fn->image_base);
 }
 
-/* ReadyToRun code: binary search of the image's sorted RuntimeFunctions (the cold part of a split
- * method has its own entry, chained to the hot one). */
-static int r2r_function(struct adac_runtime *rt, const struct mu_layout *l, const struct adac_code_info *code,
-                        uint64_t ip, struct adac_runtime_function *fn, struct adac_error *err)
+/* The RuntimeFunctions table of a ReadyToRun image: its address and entry count. */
+static int r2r_table(struct adac_runtime *rt, const struct mu_layout *l, const struct adac_code_info *code, uint64_t ip,
+                     uint64_t *table, uint32_t *n, struct adac_error *err)
 {
 	if (!l->has[F_MODULE_R2R] || !l->has[F_INFO_NRF] || !l->has[F_INFO_RF])
 		return adac_fail(err, ADAC_E_LAYOUT, ip, "the runtime does not describe ReadyToRunInfo.RuntimeFunctions");
-	uint64_t info, table;
-	uint32_t n;
+	uint64_t info;
 	if (adac_read_ptr(rt->t, code->r2r_module + l->off[F_MODULE_R2R], &info, err)) {
 		adac_error_wrap(err, "Module at 0x%llx: ", (unsigned long long)code->r2r_module);
 		return -1;
@@ -826,15 +824,27 @@ static int r2r_function(struct adac_runtime *rt, const struct mu_layout *l, cons
 	if (info == 0)
 		return adac_fail(err, ADAC_E_CORRUPT, code->r2r_module, "Module 0x%llx has no ReadyToRunInfo",
 		                 (unsigned long long)code->r2r_module);
-	if (adac_read_ptr(rt->t, info + l->off[F_INFO_RF], &table, err) ||
-	    adac_read_u32(rt->t, info + l->off[F_INFO_NRF], &n, err)) {
+	if (adac_read_ptr(rt->t, info + l->off[F_INFO_RF], table, err) ||
+	    adac_read_u32(rt->t, info + l->off[F_INFO_NRF], n, err)) {
 		adac_error_wrap(err, "ReadyToRunInfo at 0x%llx: ", (unsigned long long)info);
 		return -1;
 	}
-	if (n == 0 || table == 0 || n > ADAC_MAX_RUNTIME_FUNCTIONS)
-		return adac_fail(err, n > ADAC_MAX_RUNTIME_FUNCTIONS ? ADAC_E_LIMIT : ADAC_E_CORRUPT, info,
+	if (*n == 0 || *table == 0 || *n > ADAC_MAX_RUNTIME_FUNCTIONS)
+		return adac_fail(err, *n > ADAC_MAX_RUNTIME_FUNCTIONS ? ADAC_E_LIMIT : ADAC_E_CORRUPT, info,
 		                 "ReadyToRunInfo at 0x%llx has %u RuntimeFunctions at 0x%llx (ADAC_MAX_RUNTIME_FUNCTIONS %u)",
-		                 (unsigned long long)info, n, (unsigned long long)table, ADAC_MAX_RUNTIME_FUNCTIONS);
+		                 (unsigned long long)info, *n, (unsigned long long)*table, ADAC_MAX_RUNTIME_FUNCTIONS);
+	return 0;
+}
+
+/* ReadyToRun code: binary search of the image's sorted RuntimeFunctions (the cold part of a split
+ * method has its own entry, chained to the hot one). *index (may be NULL) receives its position. */
+static int r2r_function(struct adac_runtime *rt, const struct mu_layout *l, const struct adac_code_info *code,
+                        uint64_t ip, struct adac_runtime_function *fn, uint32_t *index, struct adac_error *err)
+{
+	uint64_t table;
+	uint32_t n;
+	if (r2r_table(rt, l, code, ip, &table, &n, err))
+		return -1;
 	uint64_t rva = ip - fn->image_base;
 	uint32_t size = l->off[F_RF_SIZE];
 	/* The last entry whose BeginAddress <= rva. */
@@ -853,40 +863,245 @@ static int r2r_function(struct adac_runtime *rt, const struct mu_layout *l, cons
 		return -1;
 	if (rf.begin <= rva && rva < rf.end) {
 		*fn = rf;
+		if (index)
+			*index = lo;
 		return 0;
 	}
-	return adac_fail(err, ADAC_E_CORRUPT, info,
-	                 "no RuntimeFunction of ReadyToRunInfo 0x%llx contains 0x%llx (RVA 0x%llx; nearest [0x%x, 0x%x))",
-	                 (unsigned long long)info, (unsigned long long)ip, (unsigned long long)rva, rf.begin, rf.end);
+	return adac_fail(err, ADAC_E_CORRUPT, table,
+	                 "no RuntimeFunction of the table at 0x%llx contains 0x%llx (RVA 0x%llx; nearest [0x%x, 0x%x))",
+	                 (unsigned long long)table, (unsigned long long)ip, (unsigned long long)rva, rf.begin, rf.end);
+}
+
+/* The code and RangeSection bounds of ip (JIT or ReadyToRun code only). */
+static int managed_code(struct adac_runtime *rt, uint64_t ip, struct mu_layout *l, struct adac_code_info *code,
+                        struct adac_runtime_function *fn, struct adac_error *err)
+{
+	memset(fn, 0, sizeof *fn);
+	if (resolve_layout(rt, l, err) || adac_em_find_code(rt, ip, code, err))
+		return -1;
+	if (code->kind != ADAC_CODE_JIT && code->kind != ADAC_CODE_R2R)
+		return adac_fail(err, ADAC_E_UNSUPPORTED, ip, "0x%llx is in %s, which has no unwind info here",
+		                 (unsigned long long)ip, code->kind == ADAC_CODE_STUB ? "a stub" : "interpreted code");
+	if (adac_read_u64(rt->t, code->range_section + l->off[F_RS_BEGIN], &fn->image_base, err) ||
+	    adac_read_u64(rt->t, code->range_section + l->off[F_RS_END], &fn->image_end, err)) {
+		adac_error_wrap(err, "RangeSection at 0x%llx: ", (unsigned long long)code->range_section);
+		return -1;
+	}
+	if (ip < fn->image_base || ip >= fn->image_end)
+		return adac_fail(err, ADAC_E_CORRUPT, code->range_section, "RangeSection 0x%llx [0x%llx, 0x%llx) does not contain 0x%llx",
+		                 (unsigned long long)code->range_section, (unsigned long long)fn->image_base,
+		                 (unsigned long long)fn->image_end, (unsigned long long)ip);
+	return 0;
 }
 
 int adac_managed_function(struct adac_runtime *rt, uint64_t ip, struct adac_runtime_function *fn, uint64_t *md,
                           struct adac_error *err)
 {
-	memset(fn, 0, sizeof *fn);
-	if (md)
-		*md = 0;
 	struct mu_layout l;
 	struct adac_code_info code;
-	if (resolve_layout(rt, &l, err) || adac_em_find_code(rt, ip, &code, err))
+	if (md)
+		*md = 0;
+	if (managed_code(rt, ip, &l, &code, fn, err))
 		return -1;
-	if (code.kind != ADAC_CODE_JIT && code.kind != ADAC_CODE_R2R)
-		return adac_fail(err, ADAC_E_UNSUPPORTED, ip, "0x%llx is in %s, which has no unwind info here",
-		                 (unsigned long long)ip, code.kind == ADAC_CODE_STUB ? "a stub" : "interpreted code");
 	if (md)
 		*md = code.method_desc;
-	if (adac_read_u64(rt->t, code.range_section + l.off[F_RS_BEGIN], &fn->image_base, err) ||
-	    adac_read_u64(rt->t, code.range_section + l.off[F_RS_END], &fn->image_end, err)) {
-		adac_error_wrap(err, "RangeSection at 0x%llx: ", (unsigned long long)code.range_section);
-		return -1;
-	}
-	if (ip < fn->image_base || ip >= fn->image_end)
-		return adac_fail(err, ADAC_E_CORRUPT, code.range_section, "RangeSection 0x%llx [0x%llx, 0x%llx) does not contain 0x%llx",
-		                 (unsigned long long)code.range_section, (unsigned long long)fn->image_base,
-		                 (unsigned long long)fn->image_end, (unsigned long long)ip);
 	if (code.kind == ADAC_CODE_JIT)
 		return jit_function(rt, &l, &code, ip, fn, err);
-	return r2r_function(rt, &l, &code, ip, fn, err);
+	return r2r_function(rt, &l, &code, ip, fn, NULL, err);
+}
+
+/* Adds fn to the list (fns[*n], at most max). */
+static int add_function(const struct adac_runtime_function *fn, struct adac_runtime_function *fns, size_t max,
+                        size_t *n, struct adac_error *err)
+{
+	if (*n >= max)
+		return adac_fail(err, ADAC_E_LIMIT, fn->image_base + fn->begin,
+		                 "the code at 0x%llx has more than %zu RUNTIME_FUNCTIONs (ADAC_MAX_METHOD_UNWIND_INFOS)",
+		                 (unsigned long long)(fn->image_base + fn->begin), max);
+	fns[(*n)++] = *fn;
+	return 0;
+}
+
+int adac_managed_code_functions(struct adac_runtime *rt, uint64_t ip, uint32_t funclets_below,
+                                struct adac_runtime_function *fns, size_t max, size_t *n, struct adac_error *err)
+{
+	struct mu_layout l;
+	struct adac_code_info code;
+	struct adac_runtime_function fn;
+	*n = 0;
+	if (managed_code(rt, ip, &l, &code, &fn, err))
+		return -1;
+	uint32_t size = l.off[F_RF_SIZE];
+	if (code.kind == ADAC_CODE_JIT) {
+		/* Every RUNTIME_FUNCTION of the code header: the body, then its funclets. */
+		uint32_t count;
+		uint64_t array = code.code_header + l.off[F_RCH_INFOS];
+		if (adac_read_u32(rt->t, code.code_header + l.off[F_RCH_NUM], &count, err))
+			return -1;
+		if (count == 0 || count > ADAC_MAX_METHOD_UNWIND_INFOS)
+			return adac_fail(err, count ? ADAC_E_LIMIT : ADAC_E_CORRUPT, code.code_header,
+			                 "RealCodeHeader at 0x%llx has %u unwind infos (1 to ADAC_MAX_METHOD_UNWIND_INFOS %u expected)",
+			                 (unsigned long long)code.code_header, count, ADAC_MAX_METHOD_UNWIND_INFOS);
+		for (uint32_t i = 0; i < count; i++) {
+			struct adac_runtime_function rf = fn;
+			if (read_rf(rt->t, &l, array + (uint64_t)i * size, &rf, err))
+				return -1;
+			if (rf.begin < rf.end && add_function(&rf, fns, max, n, err))
+				return -1;
+		}
+		return 0;
+	}
+	/* ReadyToRun: the method's RUNTIME_FUNCTION, then the funclets that follow it: entries the code
+	 * map gives the same method and start (as it does for a neighbour whose entry point the runtime
+	 * has not recorded), starting below funclets_below. A cold part of a split method is not
+	 * included. */
+	uint32_t index, count;
+	uint64_t table;
+	if (r2r_function(rt, &l, &code, code.code_start, &fn, &index, err) || r2r_table(rt, &l, &code, ip, &table, &count, err) ||
+	    add_function(&fn, fns, max, n, err))
+		return -1;
+	uint64_t start = fn.image_base + fn.begin;
+	for (uint32_t i = index + 1, steps = 0; i < count && steps < ADAC_MAX_R2R_FUNCLETS; i++, steps++) {
+		struct adac_runtime_function rf = fn;
+		struct adac_code_info next;
+		if (read_rf(rt->t, &l, table + (uint64_t)i * size, &rf, err))
+			return -1;
+		if (rf.begin >= rf.end || fn.image_base + rf.begin >= start + funclets_below ||
+		    adac_em_find_code(rt, fn.image_base + rf.begin, &next, NULL) || next.method_desc != code.method_desc ||
+		    next.code_start != code.code_start)
+			break;
+		if (add_function(&rf, fns, max, n, err))
+			return -1;
+	}
+	return 0;
+}
+
+/* ---- the prologue as call-frame rows ------------------------------------------------------------ */
+
+/* The codes of one UNWIND_INFO in the order their instructions run (the array lists them last
+ * first). */
+static unsigned codes_in_order(const struct uinfo *ui, unsigned *order)
+{
+	unsigned n = 0;
+	for (unsigned i = 0; i < ui->count; i += op_slots(code_op(ui->code[i]), code_info(ui->code[i])))
+		order[n++] = i;
+	for (unsigned a = 0, b = n ? n - 1 : 0; a < b; a++, b--) {
+		unsigned t = order[a];
+		order[a] = order[b];
+		order[b] = t;
+	}
+	return n;
+}
+
+/* Applies one unwind code to the state (CFA = cfa_reg + cfa_offset; saves relative to the CFA).
+ * establisher: CFA minus the establisher frame (what UWOP_SAVE_* offsets count from). */
+static void apply_code(const struct uinfo *ui, unsigned i, int64_t establisher, struct adac_cfi_row *r)
+{
+	uint16_t c = ui->code[i];
+	unsigned op = code_op(c), info = code_info(c);
+	bool on_rsp = r->cfa_reg == ADAC_REG_RSP;
+	switch (op) {
+	case UWOP_PUSH_NONVOL:
+		if (on_rsp) { /* pushes come before the frame register is set */
+			r->cfa_offset += 8;
+			r->gpr_saved |= (uint16_t)(1u << info);
+			r->gpr_at[info] = -r->cfa_offset; /* at the new rsp */
+		}
+		break;
+	case UWOP_ALLOC_LARGE:
+		if (on_rsp)
+			r->cfa_offset += (int32_t)(info ? code_u32(ui, i + 1) : (uint32_t)ui->code[i + 1] * 8);
+		break;
+	case UWOP_ALLOC_SMALL:
+		if (on_rsp)
+			r->cfa_offset += (int32_t)(info * 8 + 8);
+		break;
+	case UWOP_SET_FPREG:
+	case UWOP_SET_FPREG_LARGE: {
+		int64_t off = op == UWOP_SET_FPREG ? (int64_t)ui->frame_off * 16 : (int64_t)code_u32(ui, i + 1) * 16;
+		r->cfa_reg = ui->frame_reg;
+		r->cfa_offset = (int32_t)(r->cfa_offset - off); /* frame register = rsp + off */
+		break;
+	}
+	case UWOP_SAVE_NONVOL:
+	case UWOP_SAVE_NONVOL_FAR:
+		r->gpr_saved |= (uint16_t)(1u << info);
+		r->gpr_at[info] = (int32_t)(-establisher + (op == UWOP_SAVE_NONVOL ? (int64_t)ui->code[i + 1] * 8
+		                                                                      : (int64_t)code_u32(ui, i + 1)));
+		break;
+	case UWOP_SAVE_XMM128:
+	case UWOP_SAVE_XMM128_FAR:
+		r->xmm_saved |= (uint16_t)(1u << info);
+		r->xmm_at[info] = (int32_t)(-establisher + (op == UWOP_SAVE_XMM128 ? (int64_t)ui->code[i + 1] * 16
+		                                                                    : (int64_t)code_u32(ui, i + 1)));
+		break;
+	default:
+		break; /* epilog descriptions, machine frames: not in a method's prologue */
+	}
+}
+
+/* CFA minus the establisher frame of ui's function, once its prologue has run from `start`
+ * (cfa_offset so far on rsp): the stack pointer when the frame register is set, else at the end. */
+static int64_t establisher_of(const struct uinfo *ui, const unsigned *order, unsigned n, int32_t start)
+{
+	struct adac_cfi_row r = {.cfa_reg = ADAC_REG_RSP, .cfa_offset = start};
+	for (unsigned k = 0; k < n; k++) {
+		unsigned op = code_op(ui->code[order[k]]);
+		if (op == UWOP_SET_FPREG || op == UWOP_SET_FPREG_LARGE)
+			return r.cfa_offset;
+		apply_code(ui, order[k], 0, &r);
+	}
+	return r.cfa_offset;
+}
+
+int adac_unwind_cfi(struct adac_target *t, const struct adac_runtime_function *fn, struct adac_cfi_row *rows,
+                    size_t max, size_t *n, struct adac_error *err)
+{
+	*n = 0;
+	/* The chain from fn to its primary entry: a chained entry starts where its primary's whole
+	 * prologue has run. */
+	struct uinfo chain[ADAC_MAX_UNWIND_CHAIN];
+	unsigned depth = 0;
+	struct adac_runtime_function cur = *fn;
+	for (;;) {
+		if (depth >= ADAC_MAX_UNWIND_CHAIN)
+			return adac_fail(err, ADAC_E_LIMIT, fn->image_base + fn->unwind_data,
+			                 "UNWIND_INFO at 0x%llx: more than ADAC_MAX_UNWIND_CHAIN (%u) chained entries",
+			                 (unsigned long long)(fn->image_base + fn->unwind_data), ADAC_MAX_UNWIND_CHAIN);
+		if (read_uinfo(t, &cur, &chain[depth], err))
+			return -1;
+		if (!(chain[depth].flags & UNW_FLAG_CHAININFO))
+			break;
+		cur = chain[depth++].chained;
+	}
+	struct adac_cfi_row r = {.cfa_reg = ADAC_REG_RSP, .cfa_offset = 8}; /* at a call: the return address */
+	unsigned order[256];
+	for (unsigned d = depth; d > 0; d--) {
+		const struct uinfo *ui = &chain[d];
+		unsigned nc = codes_in_order(ui, order);
+		int64_t est = establisher_of(ui, order, nc, r.cfa_offset);
+		for (unsigned k = 0; k < nc; k++)
+			apply_code(ui, order[k], est, &r);
+	}
+	const struct uinfo *ui = &chain[0];
+	unsigned nc = codes_in_order(ui, order);
+	int64_t est = establisher_of(ui, order, nc, r.cfa_offset);
+	if (max < 1)
+		return adac_fail(err, ADAC_E_LIMIT, ui->addr, "no room for call-frame rows");
+	rows[(*n)++] = r;
+	for (unsigned k = 0; k < nc; k++) {
+		apply_code(ui, order[k], est, &r);
+		r.offset = code_offset(ui->code[order[k]]);
+		if (*n && rows[*n - 1].offset == r.offset) {
+			rows[*n - 1] = r; /* one instruction, several codes (a large allocation) */
+			continue;
+		}
+		if (*n >= max)
+			return adac_fail(err, ADAC_E_LIMIT, ui->addr, "UNWIND_INFO at 0x%llx: more than %zu call-frame rows",
+			                 (unsigned long long)ui->addr, max);
+		rows[(*n)++] = r;
+	}
+	return 0;
 }
 
 static int lookup_managed(void *ctx, uint64_t addr, struct adac_runtime_function *fn, bool *found, struct adac_error *err)

@@ -74,6 +74,33 @@ int adac_unwind_amd64(struct adac_target *t, const struct adac_runtime_function 
 int adac_managed_function(struct adac_runtime *rt, uint64_t ip, struct adac_runtime_function *fn, uint64_t *md,
                           struct adac_error *err);
 
+/* The RUNTIME_FUNCTIONs of the code version (JIT-compiled or ReadyToRun) containing ip: the body
+ * first, then its funclets (of a ReadyToRun method split into hot and cold parts, the hot part).
+ * A ReadyToRun image does not mark funclets, and the runtime's code map gives a funclet and a
+ * neighbouring method it has not prepared alike: funclets are taken only when they start below
+ * code start + funclets_below (the debug info's last native offset + 1 covers them; 0: the body
+ * only). At most max (ADAC_MAX_METHOD_UNWIND_INFOS); errors as adac_managed_function's. */
+int adac_managed_code_functions(struct adac_runtime *rt, uint64_t ip, uint32_t funclets_below,
+                                struct adac_runtime_function *fns, size_t max, size_t *n, struct adac_error *err);
+
+/* The prologue of one function as the rows of a call-frame table (DWARF CFI's model, for debuggers
+ * that unwind with it): after the instruction ending at `offset` (from the function's start), the
+ * caller's stack pointer (the CFA) is cfa_reg + cfa_offset, and the saved registers are at CFA +
+ * gpr_at[n] / xmm_at[n]. Row 0 is the state at the start (a chained entry's: its primary's
+ * prologue done), then a row per instruction of the prologue. Epilogs are not described: past the
+ * prologue, the last row holds. Registers are the AMD64 numbers (enum adac_reg). */
+struct adac_cfi_row {
+	uint32_t offset;
+	uint8_t cfa_reg;
+	int32_t cfa_offset;
+	uint16_t gpr_saved;       /* bit n: gpr n is saved */
+	int32_t gpr_at[16];
+	uint16_t xmm_saved;
+	int32_t xmm_at[16];
+};
+int adac_unwind_cfi(struct adac_target *t, const struct adac_runtime_function *fn, struct adac_cfi_row *rows,
+                    size_t max, size_t *n, struct adac_error *err);
+
 /* Replaces st (a frame in JIT-compiled or ReadyToRun code) with its caller's. Errors are prefixed
  * with the method's name and the IP. */
 int adac_managed_unwind(struct adac_runtime *rt, struct adac_unwind_state *st, struct adac_error *err);

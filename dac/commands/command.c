@@ -18,6 +18,7 @@ static const struct entry entries[] = {
 	{&adac_cmd_frame_info, adac_cmd_frame},
 	{&adac_cmd_dumpheap_info, adac_cmd_dumpheap},
 	{&adac_cmd_ps_info, adac_cmd_ps},
+	{&adac_cmd_symbols_info, adac_cmd_symbols},
 };
 #define N_ENTRIES (sizeof entries / sizeof entries[0])
 

@@ -32,6 +32,10 @@ extern const struct adac_command_info adac_cmd_ps_info;
 int adac_cmd_ps(struct adac_target *t, enum adac_frontend fe, int argc, char **argv, struct adac_out *out,
                 struct adac_error *err);
 
+extern const struct adac_command_info adac_cmd_symbols_info;
+int adac_cmd_symbols(struct adac_target *t, enum adac_frontend fe, int argc, char **argv, struct adac_out *out,
+                     struct adac_error *err);
+
 /* Option helpers: true when argv[i] is `-s` or `--long`. */
 bool adac_opt_is(const char *arg, const char *short_opt, const char *long_opt);
 /* Parses a number (decimal or 0x hex) for option `opt`; ADAC_E_BAD_ARG naming it otherwise. */

@@ -503,5 +503,24 @@ uint64_t adac_target_selected_thread(struct adac_target *t)
 	return t->ops->selected_thread ? t->ops->selected_thread(t->impl) : 0;
 }
 
+bool adac_target_can_load_symbols(const struct adac_target *t)
+{
+	return t->ops->load_symbols != NULL && t->ops->symbols_path != NULL;
+}
+
+int adac_target_symbols_path(struct adac_target *t, char *buf, size_t size, struct adac_error *err)
+{
+	if (!adac_target_can_load_symbols(t))
+		return adac_fail(err, ADAC_E_UNSUPPORTED, 0, "this front end cannot load symbol files (write one with -o)");
+	return t->ops->symbols_path(t->impl, buf, size, err);
+}
+
+int adac_target_load_symbols(struct adac_target *t, const char *path, struct adac_error *err)
+{
+	if (!adac_target_can_load_symbols(t))
+		return adac_fail(err, ADAC_E_UNSUPPORTED, 0, "this front end cannot load symbol files (write one with -o)");
+	return t->ops->load_symbols(t->impl, path, err);
+}
+
 void adac_target_stats(const struct adac_target *t, struct adac_read_stats *out) { *out = t->stats; }
 void adac_target_reset_stats(struct adac_target *t) { memset(&t->stats, 0, sizeof t->stats); }

@@ -102,6 +102,15 @@ struct adac_target_ops {
 	 * symbol path"); NULL otherwise. Valid until close. */
 	const char *(*origin)(void *impl, uint64_t addr);
 
+	/* Optional, with load_symbols. A path for the next symbol file, new on each call (debuggers
+	 * cache modules by path) into buf (size bytes). 0, or -1 with err set. */
+	int (*symbols_path)(void *impl, char *buf, size_t size, struct adac_error *err);
+
+	/* Optional. Loads the symbol file at path (an ELF whose addresses are the code's own,
+	 * view/managed_symbols.h) into the debugger at those addresses, replacing (and deleting) the one it
+	 * loaded before. 0, or -1 with err set. NULL: the front end has no debugger to load it into. */
+	int (*load_symbols)(void *impl, const char *path, struct adac_error *err);
+
 	/* Optional. Frees impl. */
 	void (*close)(void *impl);
 };
@@ -178,6 +187,12 @@ int adac_target_frames(struct adac_target *t, uint64_t tid, adac_frame_cb cb, vo
 
 /* The selected thread's tid, or 0 (see ops->selected_thread). */
 uint64_t adac_target_selected_thread(struct adac_target *t);
+
+/* Whether the front end can load symbol files; where to write the next one, and loading it
+ * (ops->symbols_path and ops->load_symbols; ADAC_E_UNSUPPORTED when it cannot). */
+bool adac_target_can_load_symbols(const struct adac_target *t);
+int adac_target_symbols_path(struct adac_target *t, char *buf, size_t size, struct adac_error *err);
+int adac_target_load_symbols(struct adac_target *t, const char *path, struct adac_error *err);
 
 /* What the user selected with `async frame select`, kept per target between commands and dropped
  * when the target runs (the chain may be gone). */

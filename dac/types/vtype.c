@@ -397,6 +397,12 @@ static int resolve_sig(const struct adac_type_ctx *ctx, const struct adac_sig_ty
 	return rc;
 }
 
+int adac_vtype_sig_handle(const struct adac_type_ctx *ctx, const struct adac_sig_type *ty, uint64_t *th,
+                          struct adac_error *err)
+{
+	return sig_th(ctx, ty, 0, th, err);
+}
+
 int adac_vtype_from_sig(const struct adac_type_ctx *ctx, const struct adac_sig_type *ty, struct adac_vtype *out,
                         struct adac_error *err)
 {
@@ -570,3 +576,47 @@ int adac_vtype_ref_offsets(struct adac_runtime *rt, const struct adac_vtype *t, 
 	return 0;
 }
 
+/* ---- Enum constants ---- */
+
+#define FD_STATIC 0x10u
+#define FD_LITERAL 0x40u
+
+/* A constant's integer of element type elem, from its little-endian bytes (sign-extended when
+ * the type is signed). */
+static int64_t constant_value(uint8_t elem, const uint8_t *b, uint32_t len)
+{
+	uint64_t v = 0;
+	for (uint32_t i = 0; i < len && i < 8; i++)
+		v |= (uint64_t)b[i] << (8 * i);
+	bool is_signed = elem == ADAC_ELEM_I1 || elem == ADAC_ELEM_I2 || elem == ADAC_ELEM_I4 || elem == ADAC_ELEM_I8 ||
+	                 elem == ADAC_ELEM_I;
+	if (is_signed && len < 8 && (v >> (8 * len - 1)) & 1)
+		v |= ~0ull << (8 * len);
+	return (int64_t)v;
+}
+
+int adac_vtype_enum_values(struct adac_runtime *rt, const struct adac_vtype *t, adac_enum_value_cb cb, void *ctx,
+                           struct adac_error *err)
+{
+	uint64_t mask = t->size >= 8 ? ~0ull : ((1ull << (t->size * 8)) - 1);
+	struct adac_mt_info mi;
+	const struct adac_ecma *md = NULL;
+	struct adac_ecma_typedef td;
+	bool have = adac_mt_read(rt, t->mt, &mi, NULL) == 0 && (md = adac_ecma_for_module(rt, mi.module, NULL)) != NULL &&
+	            adac_ecma_typedef(md, ADAC_ECMA_TOKEN_RID(mi.typedef_token), &td, NULL) == 0;
+	for (uint32_t pos = have ? td.field_first : 0; have && pos < td.field_end; pos++) {
+		uint32_t rid, crid;
+		struct adac_ecma_field f;
+		struct adac_ecma_constant c;
+		if (adac_ecma_list_item(md, ADAC_ECMA_FIELD, pos, &rid, NULL) || adac_ecma_field(md, rid, &f, NULL) ||
+		    (f.flags & (FD_LITERAL | FD_STATIC)) != (FD_LITERAL | FD_STATIC) ||
+		    adac_ecma_constant_of(md, ADAC_ECMA_TOKEN(ADAC_ECMA_FIELD, rid), &crid, NULL) ||
+		    adac_ecma_constant(md, crid, &c, NULL) || c.value_len == 0 || c.value_len > 8)
+			continue;
+		int64_t value = constant_value(c.type, c.value, c.value_len);
+		int rc = cb(ctx, f.name, value, (uint64_t)value & mask, err);
+		if (rc)
+			return rc < 0 ? -1 : 0;
+	}
+	return 0;
+}

@@ -56,6 +56,19 @@ int adac_vtype_fields(struct adac_runtime *rt, uint64_t mt, int (*cb)(void *ctx,
                                                                        struct adac_error *err),
                       void *ctx, struct adac_error *err);
 
+/* The exact TypeHandle of a signature type in ctx when the runtime has loaded it (*th = 0
+ * otherwise): primitives, string, object, TypeDef/TypeRef tokens, generic variables and loaded
+ * instantiations (not arrays). */
+int adac_vtype_sig_handle(const struct adac_type_ctx *ctx, const struct adac_sig_type *ty, uint64_t *th,
+                          struct adac_error *err);
+
+/* The named constants of enum type t (t->is_enum), from its metadata: each constant's name, its
+ * value as declared and as the enum's bits (masked to t->size). cb returns 0 to go on, 1 to stop,
+ * -1 with err set. A type without readable metadata has none. */
+typedef int (*adac_enum_value_cb)(void *ctx, const char *name, int64_t value, uint64_t bits, struct adac_error *err);
+int adac_vtype_enum_values(struct adac_runtime *rt, const struct adac_vtype *t, adac_enum_value_cb cb, void *ctx,
+                           struct adac_error *err);
+
 /* Offsets of the object references inside a value of type t (the value's own bytes, as stored),
  * ascending: {0} for a reference, the reference fields of a struct and of its nested structs. At
  * most max are stored; *n is the total found. */

@@ -2,6 +2,7 @@
 #include "view/backtrace_view.h"
 
 #include <jansson.h>
+#include <string.h>
 
 #include "async/thread_stack.h"
 #include "base/json.h"
@@ -12,10 +13,13 @@
 #include "types/methoddesc.h"
 #include "types/names.h"
 #include "view/chain_view.h"
+#include "view/frame_vars.h"
 
 /* ---- physical frames ---- */
 
 struct frames {
+	struct adac_runtime *rt;
+	bool locals;           /* the variables of managed frames (--locals) */
 	struct adac_out *out;
 	json_t *json;          /* the frames array, or NULL for text */
 	json_t *last;          /* JSON of the last frame */
@@ -37,9 +41,15 @@ static int frame_text(void *ctx, const struct adac_stack_frame *f)
 		           (unsigned long long)f->offset);
 	else if (f->module)
 		adac_print(c->out, " %s", f->module);
-	if (f->file)
+	if (f->file && f->managed) {
+		const char *base = strrchr(f->file, '/');
+		adac_print(c->out, " at %s:%u", base ? base + 1 : f->file, f->line); /* as async frames show it */
+	} else if (f->file) {
 		adac_print(c->out, " at %s:%u", f->file, f->line);
+	}
 	adac_print(c->out, "\n");
+	if (c->locals && f->regs)
+		adac_frame_vars_print(c->rt, f->regs, f->caller, "      ", c->out, NULL, NULL);
 	return 0;
 }
 
@@ -66,6 +76,9 @@ static int frame_json(void *ctx, const struct adac_stack_frame *f)
 	json_object_set_new(j, "line", f->file ? json_integer(f->line) : json_null());
 	if (f->recovered)
 		json_object_set_new(j, "unwound_by", json_string("asyncdac"));
+	json_t *vars = NULL;
+	if (c->locals && f->regs && adac_frame_vars_print(c->rt, f->regs, f->caller, "", NULL, &vars, NULL) == 0 && vars)
+		json_object_set_new(j, "locals", vars);
 	json_array_append_new(c->json, j);
 	c->last = j;
 	return 0;
@@ -98,7 +111,7 @@ void adac_bt_thread_print(struct adac_runtime *rt, const struct adac_thread *th,
 	if (th->name[0])
 		adac_print(out, ", name = '%s'", th->name);
 	adac_print(out, ", tid = %llu\n", (unsigned long long)th->tid);
-	struct frames c = {.out = out, .count = o->count};
+	struct frames c = {.rt = rt, .locals = o->flags & ADAC_VIEW_LOCALS, .out = out, .count = o->count};
 	struct adac_stack_visitor v = {frame_text, error_text, &c};
 	struct adac_error err = {0};
 	if (adac_thread_stack_walk(rt, th->tid, &v, &err) && err.code != ADAC_E_UNSUPPORTED)
@@ -131,7 +144,7 @@ json_t *adac_bt_thread_json(struct adac_runtime *rt, const struct adac_thread *t
 	json_object_set_new(tj, "index", json_integer(th->index));
 	json_object_set_new(tj, "tid", json_integer((json_int_t)th->tid));
 	json_object_set_new(tj, "name", json_string(th->name));
-	struct frames c = {.json = json_array(), .count = o->count};
+	struct frames c = {.rt = rt, .locals = o->flags & ADAC_VIEW_LOCALS, .json = json_array(), .count = o->count};
 	struct adac_stack_visitor v = {frame_json, error_json, &c};
 	struct adac_error err = {0};
 	adac_thread_stack_walk(rt, th->tid, &v, &err);

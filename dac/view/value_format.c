@@ -18,8 +18,6 @@
 #include "types/names.h"
 #include "types/typename.h"
 
-#define FD_LITERAL 0x40u
-#define FD_STATIC 0x10u
 
 void adac_value_opts_default(struct adac_value_opts *o)
 {
@@ -286,53 +284,47 @@ static int64_t int_value(uint8_t elem, const uint8_t *b, bool *is_unsigned)
 	return get_int(b, adac_vtype_prim_size(elem, 8), !*is_unsigned);
 }
 
+struct enum_name {
+	uint64_t bits;
+	const char *exact;
+	struct adac_sig_text names;
+	uint64_t covered;
+	unsigned parts;
+};
+
+static int enum_name_visit(void *ctx, const char *name, int64_t value, uint64_t bits, struct adac_error *err)
+{
+	struct enum_name *e = ctx;
+	(void)value;
+	if (bits == e->bits) {
+		e->exact = name;
+		return 1;
+	}
+	if (bits && (bits & e->bits) == bits) {
+		if ((e->parts++ && adac_sig_text_put(&e->names, " | ", err)) || adac_sig_text_put(&e->names, name, err))
+			return -1;
+		e->covered |= bits;
+	}
+	return 0;
+}
+
 /* The literal fields of an enum with their values, for naming a value. */
 static int fmt_enum(struct vf *v, struct out *o, const struct adac_vtype *t, const uint8_t *b, struct adac_error *err)
 {
 	bool uns;
 	int64_t val = int_value(t->elem, b, &uns);
-	uint64_t uval = (uint64_t)val & (t->size >= 8 ? ~0ull : ((1ull << (t->size * 8)) - 1));
-	struct adac_mt_info mi;
-	const struct adac_ecma *md = NULL;
-	struct adac_ecma_typedef td;
-	bool have = adac_mt_read(v->rt, t->mt, &mi, NULL) == 0 &&
-	            (md = adac_ecma_for_module(v->rt, mi.module, NULL)) != NULL &&
-	            adac_ecma_typedef(md, ADAC_ECMA_TOKEN_RID(mi.typedef_token), &td, NULL) == 0;
-	struct adac_sig_text names = {0};
-	const char *exact = NULL;
-	uint64_t covered = 0;
-	unsigned parts = 0;
-	for (uint32_t pos = have ? td.field_first : 0; have && pos < td.field_end; pos++) {
-		uint32_t rid, crid;
-		struct adac_ecma_field f;
-		struct adac_ecma_constant c;
-		if (adac_ecma_list_item(md, ADAC_ECMA_FIELD, pos, &rid, NULL) || adac_ecma_field(md, rid, &f, NULL) ||
-		    (f.flags & (FD_LITERAL | FD_STATIC)) != (FD_LITERAL | FD_STATIC) ||
-		    adac_ecma_constant_of(md, ADAC_ECMA_TOKEN(ADAC_ECMA_FIELD, rid), &crid, NULL) ||
-		    adac_ecma_constant(md, crid, &c, NULL) || c.value_len == 0 || c.value_len > 8)
-			continue;
-		uint8_t cb[8] = {0};
-		memcpy(cb, c.value, c.value_len);
-		bool cu;
-		uint64_t cv = (uint64_t)int_value(c.type, cb, &cu) & (t->size >= 8 ? ~0ull : ((1ull << (t->size * 8)) - 1));
-		if (cv == uval) {
-			exact = f.name;
-			break;
-		}
-		if (cv && (cv & uval) == cv) {
-			if ((parts++ && adac_sig_text_put(&names, " | ", err)) || adac_sig_text_put(&names, f.name, err)) {
-				adac_sig_text_free(&names);
-				return -1;
-			}
-			covered |= cv;
-		}
+	struct enum_name e = {.bits = (uint64_t)val & (t->size >= 8 ? ~0ull : ((1ull << (t->size * 8)) - 1))};
+	if (adac_vtype_enum_values(v->rt, t, enum_name_visit, &e, err)) {
+		adac_sig_text_free(&e.names);
+		return -1;
 	}
+	uint64_t uval = e.bits;
 	char num[32];
 	if (uns)
 		snprintf(num, sizeof num, "%llu", (unsigned long long)uval);
 	else
 		snprintf(num, sizeof num, "%lld", (long long)val);
-	const char *shown = exact ? exact : (parts > 1 && covered == uval) ? adac_sig_text_str(&names) : num;
+	const char *shown = e.exact ? e.exact : (e.parts > 1 && e.covered == uval) ? adac_sig_text_str(&e.names) : num;
 	int rc = put(o, err, shown);
 	if (o->json) {
 		json_t *j = json_object();
@@ -343,7 +335,7 @@ static int fmt_enum(struct vf *v, struct out *o, const struct adac_vtype *t, con
 		json_object_set_new(j, "value", uns && val < 0 ? json_string(num) : json_integer(val));
 		*o->json = j;
 	}
-	adac_sig_text_free(&names);
+	adac_sig_text_free(&e.names);
 	return rc;
 }
 

@@ -14,6 +14,8 @@
 #include "commands.h"
 #include "host_check.h"
 #include "shim_sb.h"
+#include "shim_symbols.h"
+#include "symbols_lldb.h"
 #ifdef ADAC_LLDB_PROBE
 #include "probe.h"
 #endif
@@ -70,7 +72,20 @@ private:
 	const char *name_;
 };
 
-// A command of its own: `async threads` and `bt` (commands.c), `async-probe` (probe.c).
+// Before a command that shows frames: the symbols of this stop (symbols_lldb.c), under the same
+// locks as a command. Returns false: the command itself runs next.
+bool refresh_symbols(void *baton, const char **)
+{
+	lldb::SBDebugger debugger = *static_cast<lldb::SBDebugger *>(baton);
+	Serialized lock(debugger);
+	lldb::SBCommandReturnObject ignored;
+	adac_lldb_cmd cmd{debugger, &ignored};
+	adac_lldb_symbols_refresh(&cmd);
+	return false;
+}
+
+// A command of its own: `async threads`, `bt` (commands.c), `async symbols` (symbols_lldb.c),
+// `async-probe` (probe.c).
 class Command : public lldb::SBCommandPluginInterface {
 public:
 	using Fn = int (*)(adac_lldb_cmd *cmd, char **args);
@@ -89,7 +104,10 @@ private:
 void add_async_command(lldb::SBCommand &async, const adac_command_info *c)
 {
 	std::string syntax = std::string("async ") + c->name + (c->syntax[0] ? " " : "") + c->syntax;
-	lldb::SBCommand sub = async.AddCommand(c->name, new AsyncCommand(c->name), c->summary, syntax.c_str());
+	lldb::SBCommandPluginInterface *impl =
+		std::string(c->name) == "symbols" ? static_cast<lldb::SBCommandPluginInterface *>(new Command(adac_lldb_symbols))
+		                                  : new AsyncCommand(c->name);
+	lldb::SBCommand sub = async.AddCommand(c->name, impl, c->summary, syntax.c_str());
 	if (c->details[0]) {
 		char *help_long = adac_lldb_help_long(c->details);
 		if (help_long)
@@ -189,6 +207,11 @@ bool lldb::PluginInitialize(lldb::SBDebugger debugger)
 	async.AddCommand("threads", new Command(adac_lldb_threads), adac_lldb_threads_help, adac_lldb_threads_syntax);
 	// `bt` takes precedence over LLDB's `bt` alias (user commands win), see commands.c.
 	ci.AddCommand("bt", new Command(adac_lldb_bt), adac_lldb_bt_help, adac_lldb_bt_syntax, nullptr);
+	adac_lldb_symbols_init();
+	adac_lldb_add_summaries(debugger);
+	lldb::SBDebugger *baton = new lldb::SBDebugger(debugger);  // lives as long as the commands
+	for (const char *const *name = adac_lldb_symbols_watched; *name; name++)
+		ci.SetCommandOverrideCallback(*name, refresh_symbols, baton);
 #ifdef ADAC_LLDB_PROBE
 	ci.AddCommand("async-probe", new Command(adac_lldb_probe), "Drive the LLDB data target (test build only)");
 #endif

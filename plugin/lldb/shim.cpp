@@ -10,6 +10,7 @@
 #include <string>
 
 #include "shim.h"
+#include "shim_symbols.h"
 
 #include "shim_sb.h"
 
@@ -401,8 +402,15 @@ int adac_lldb_process_frames(adac_lldb_process *p, uint64_t tid, adac_frame_cb c
 		f.pc = fr.GetPC();
 		f.sp = fr.GetSP();
 		f.fp = fr.GetFP();
-		// LLDB's module and symbol names live in its string pool for the whole session.
+		// LLDB's module and symbol names live in its string pool for the whole session. A frame
+		// LLDB names from the plugin's own symbol file is left to dac/ to name, as on the other
+		// backends (which do not load it).
 		lldb::SBModule mod = fr.GetModule();
+		if (mod.IsValid() && mod.GetFileSpec().GetPath(path, sizeof path) && adac_lldb_is_symbols_file(path)) {
+			if (cb(ctx, &f))
+				break;
+			continue;
+		}
 		if (mod.IsValid())
 			f.module = mod.GetFileSpec().GetFilename();
 		lldb::SBSymbol sym = fr.GetSymbol();

@@ -3,11 +3,13 @@
  * while the process stays stopped. */
 #include "target_lldb.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "asyncdac.h"
 #include "shim.h"
+#include "shim_symbols.h"
 #include "symbols_setting.h"
 
 /* A thread's stack as asyncdac's frame provider got it from LLDB's unwinder (see
@@ -78,6 +80,8 @@ struct module_walk {
 static int canonical_module(void *ctx, const struct adac_module *m)
 {
 	struct module_walk *w = ctx;
+	if (adac_lldb_is_symbols_file(m->path))
+		return 0; /* ours, not the process's: it covers managed code that no module maps */
 	struct adac_module copy = *m;
 	char *real = m->path[0] == '/' ? realpath(m->path, NULL) : NULL;
 	if (real)
@@ -132,6 +136,29 @@ static int lldb_frames(void *impl, uint64_t tid, adac_frame_cb cb, void *ctx, st
 	return 0;
 }
 
+/* One LLDB session, one command thread: the file loaded now ("" when none) and the number of the
+ * next one. */
+static char loaded_path[4096];
+static unsigned generation;
+
+static int lldb_symbols_path(void *impl, char *buf, size_t size, struct adac_error *err)
+{
+	(void)impl;
+	return adac_lldb_symbols_file(++generation, buf, size < sizeof loaded_path ? size : sizeof loaded_path, err);
+}
+
+static int lldb_load_symbols(void *impl, const char *path, struct adac_error *err)
+{
+	if (adac_lldb_process_replace_module(impl, loaded_path[0] ? loaded_path : NULL, path, err)) {
+		adac_lldb_remove_symbols_file(path);
+		return -1;
+	}
+	if (loaded_path[0] && strcmp(loaded_path, path) != 0)
+		adac_lldb_remove_symbols_file(loaded_path);
+	snprintf(loaded_path, sizeof loaded_path, "%s", path);
+	return 0;
+}
+
 static uint64_t lldb_stop_id(void *impl)
 {
 	struct backend *b = impl;
@@ -164,6 +191,8 @@ static const struct adac_target_ops lldb_ops = {
 	.frames = lldb_frames,
 	.stop_id = lldb_stop_id,
 	.selected_thread = lldb_selected_thread,
+	.symbols_path = lldb_symbols_path,
+	.load_symbols = lldb_load_symbols,
 	.close = lldb_close,
 };
 

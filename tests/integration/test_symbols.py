@@ -1,431 +1,351 @@
-"""symbols: dumps read on another machine (issue 14), with the app's and the runtime's folders gone.
+"""integration.symbols: symbol files (ELF + DWARF) of managed code, read by other tools.
 
-The nested sample runs from a copy of the runtime, the app and a stripped dnhost (its symbols split
-into dnhost.dbg, reached by .gnu_debuglink and build-id: the native module built here stands for
-libcoreclr.so, whose libcoreclr.so.dbg no local file provides). Three cores are taken: createdump
---full, createdump's default (with heap: the modules' headers, not their bodies) and gcore with the
-process's own filter (no file-backed page at all). Then the copy is moved away, and each core is
-read through every route, asserting exact methods, lines, frame notes and which file came by which
-route (the CLI's "asyncdac: note: <file> from <path> (<route>)" lines, keys computed here
-independently, tests/lib/symstore.py):
-  - nothing: no PDB (createdump), no runtime types (gcore, createdump with heap);
-  - the symbol path (--symbol-path, and ASYNCDAC_SYMBOL_PATH): PDB by CodeView id, assemblies by
-    PE identity or, when the core holds none of their bytes, by name and size (said on the frame),
-    libcoreclr.so and dnhost by build-id, dnhost.dbg by its debuglink name;
-  - a mismatched PDB (the Release build's) refused with the ids on the frame;
-  - a file:// store and an HTTP store on 127.0.0.1 laid out by SSQP keys (asked once, then served
-    from the cache directory, also with the server gone);
-  - Debian's debuginfod on 127.0.0.1 for the ELF files (DEBUGINFOD_URLS);
-  - live (--pid): dnhost.dbg through the symbol path;
-  - a createdump core cut short by 0.1 %: one warning, the cut stack said on its thread, the chain
-    shown; --strict refuses it;
-  - lldb-22: LLDB's own target.exec-search-paths loads the native modules, and the plugin reads
-    target.debug-file-search-paths (a directory, a srv*CACHE*URL server, a mismatched PDB).
+    test_symbols.py running   the `running` sample (Debug, RunLeaf on a thread's stack), live and from a
+                              createdump core: `asyncdac symbols -o`, then llvm-dwarfdump, eu-addr2line,
+                              gdb, lldb-22 (the plugin loads the file by itself) and lldb-dap
+    test_symbols.py chains    the `nested` and `shapes` samples' cores: every frame of every chain
+
+What must be shown comes from the sample sources and expected.json (methods, lines, local values)
+and from the oracle (tests/oracle: ClrMD over Microsoft's DAC: a thread's managed frames, the chains'
+frames with their source lines), never from asyncdac itself.
 """
 import json
 import os
 import re
-import shutil
-import struct
 import subprocess
 import sys
+import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
 import adactest as t  # noqa: E402
 import btsamples as b  # noqa: E402
-import symstore as ss  # noqa: E402
+from btsamples import h  # noqa: E402
 
-NO_DEBUGINFOD = {"DEBUGINFOD_URLS": ""}
-
-
-def cli(args, env=None):
-    e = dict(NO_DEBUGINFOD)
-    e.update(env or {})
-    return t.run([t.CLI] + args, timeout=300, env=e)
+DWARFDUMP = "llvm-dwarfdump-22"
+SUMMARY = re.compile(r"^(Wrote|Loaded) (\d+) methods? \((\d+) line rows, (\d+) variables, (\d+) types\) (to|from) (\S+) "
+                     r"\((\d+) bytes\)\n")
 
 
-def link_or_copy(src, dst):
-    os.makedirs(os.path.dirname(dst), exist_ok=True)
-    try:
-        os.link(os.path.realpath(src), dst)
-    except OSError:
-        shutil.copy(src, dst)
+def source_line(rel, pattern):
+    """1-based line of the first line of targets/dotnet/<rel> matching pattern."""
+    with open(os.path.join(t.SOURCE, "targets", "dotnet", rel)) as f:
+        for n, line in enumerate(f, 1):
+            if re.search(pattern, line):
+                return n
+    t.fail(f"no line matching {pattern!r} in {rel}")
+    return None
 
 
-def notes(err):
-    """The sorted "asyncdac: note:" lines of stderr; anything else there is a failure."""
-    lines = err.splitlines()
-    other = [line for line in lines if not line.startswith("asyncdac: note: ")]
-    t.check_eq(other, [], "stderr lines other than notes")
-    return sorted(lines)
+def write_symbols(target_args, path, what, extra=()):
+    rc, out, err = b.cli(["symbols"] + target_args + ["-o", path] + list(extra))
+    m = SUMMARY.match(out)
+    t.check(rc == 0 and err == "" and m and m.group(7) == path, f"{what}: asyncdac symbols: rc {rc}, {out!r}, {err!r}")
+    rc, out, err = t.run([DWARFDUMP, "--verify", path])
+    t.check(rc == 0 and "No errors." in out and "warning" not in out.lower(),
+            f"{what}: llvm-dwarfdump --verify {path}: rc {rc}\n{out[-3000:]}{err}")
+    return m
 
 
-def note(name, path, route):
-    return f"asyncdac: note: {name} from {path} ({route})"
+def lookup(path, addr):
+    """(subprogram name, file, line) llvm-dwarfdump finds at addr."""
+    rc, out, err = t.run([DWARFDUMP, f"--lookup=0x{addr:x}", path])
+    names = re.findall(r"DW_TAG_subprogram\n\s+DW_AT_name\t\(\"(.*)\"\)", out)
+    m = re.search(r"Line info: file '([^']*)', line (\d+)", out)
+    return (names[0] if names else None, m.group(1) if m else None, int(m.group(2)) if m else None)
 
 
-class Sample:
-    """What the nested sample must show (expected.json), and the machine it ran on."""
+def symbols(path):
+    """{address: name} of the file's function symbols (readelf)."""
+    rc, out, err = t.run(["readelf", "-sW", path])
+    syms = {}
+    for line in out.splitlines():
+        f = line.split(None, 7)
+        if len(f) == 8 and f[3] == "FUNC":
+            syms[int(f[1], 16)] = f[7]
+    return syms
+
+
+def oracle_frames(core, tmp, tid):
+    """The oracle's managed frames of thread tid: [(ip, method)]."""
+    data = b.oracle_objects(core, tmp, stacks=[tid])
+    return [(h(f["ip"]), f["method"]) for f in data["stacks"][str(tid)] if f["kind"] == "ManagedMethod"]
+
+
+# ---- running: one thread's stack -----------------------------------------------------------------
+
+def check_file_tools(path, frames, run_line, stop_line, what):
+    """llvm-dwarfdump and eu-addr2line on the file, at the oracle's frames."""
+    syms = symbols(path)
+    starts = sorted(syms)
+    for i, (ip, method) in enumerate(frames):
+        pc = ip if i == 0 else ip - 1  # a caller's frame: the call instruction
+        name, f, line = lookup(path, pc)
+        t.check(name is not None, f"{what}: the file describes the oracle's frame {i} {method} at 0x{ip:x}")
+        if method.startswith("AsyncdacSamples."):
+            t.check_eq(name, b.display(method), f"{what}: frame {i} method")
+        covered = [s for s in starts if s <= pc]
+        t.check(covered and syms[covered[-1]] == name, f"{what}: symbol at 0x{pc:x} is {name}")
+    leaf = [ip for ip, m in frames if m == "AsyncdacSamples.RunningApp.RunLeaf()"]
+    stop = [ip for ip, m in frames if m == "AsyncdacSamples.RunningApp.StopHere(Int32)"]
+    if t.check(leaf and stop, f"{what}: the oracle has RunLeaf and StopHere on the thread"):
+        name, f, line = lookup(path, leaf[0] - 1)
+        t.check_eq((name, f.endswith("/running/Program.cs") if f else f, line),
+                   ("AsyncdacSamples.RunningApp.RunLeaf()", True, run_line), f"{what}: RunLeaf's line")
+        rc, out, err = t.run(["eu-addr2line", "-f", "-e", path, f"0x{stop[0] - 1:x}"])
+        want = f"AsyncdacSamples.RunningApp.StopHere(Int32)\n{t.SOURCE}/targets/dotnet/running/Program.cs:{stop_line}"
+        t.check(rc == 0 and out.startswith(want), f"{what}: eu-addr2line StopHere: {out!r} {err!r}, want {want!r}")
+
+
+def check_gdb(core, path, tid, run_line, stop_line, string_slot):
+    """gdb unwinds the thread through the managed frames (the file's call-frame information), reads
+    their arguments, and shows a string's characters (its length-counted array)."""
+    d = b.dn()
+    show = f"print *(struct 'System.String object' *)*(long *)0x{string_slot:x}"
+    rc, out, err = t.run(["gdb", "-batch", "-nx", "-ex", f"add-symbol-file {path}", "-ex", "thread apply all bt 40",
+                          "-ex", show, d["DN_HOST"], core], timeout=300)
+    t.check(re.search(r'^\$1 = \{_stringLength = 11, _firstChar = u"top-running"\}$', out, re.M),
+            f"gdb: {show}:\n{out[-500:]}")
+    thread = re.search(r"^Thread \d+ \(Thread 0x[0-9a-f]+ \(LWP %d\)\):\n((?:#.*\n?)+)" % tid, out, re.M)
+    if not t.check(thread, f"gdb: no backtrace of thread {tid}:\n{out[-3000:]}"):
+        return
+    bt = thread.group(1)
+    src = f"{t.SOURCE}/targets/dotnet/running/Program.cs"
+    order = [r"in AsyncdacSamples\.RunningApp\.ParkRunning\(\) \(\) at " + re.escape(src),
+             r"in AsyncdacSamples\.RunningApp\.StopHere\(Int32\) \(leafLocal=808\) at " + re.escape(f"{src}:{stop_line}"),
+             r"in AsyncdacSamples\.RunningApp\.RunLeaf\(\) \(\) at " + re.escape(f"{src}:{run_line}"),
+             r"in IL_STUB_AsyncResume\(System\.Object, Byte&\) \(\)",
+             r"in System\.Runtime\.CompilerServices\.AsyncHelpers\+RuntimeAsyncTask<Int32>\.DispatchContinuations\(\)",
+             r"in System\.Threading\.Thread\.StartCallback\(System\.Threading\.Thread\*\)",
+             r"in start_thread "]
+    at = 0
+    for pattern in order:
+        m = re.compile(pattern).search(bt, at)
+        if not t.check(m, f"gdb: thread {tid}'s backtrace lacks /{pattern}/ (in order):\n{bt}"):
+            return
+        at = m.end()
+    managed = bt.split("Thread.StartCallback")[0]
+    t.check("?? ()" not in managed, f"gdb: no unknown frame up to Thread.StartCallback:\n{bt}")
+
+
+def raw_section(out, command):
+    """The output of `command` as LLDB printed it (its frame lines are not stop events)."""
+    found = [text for cmd, text in b.lldb_sections(out) if cmd == command]
+    return found[0] if t.check(found, f"no output of {command!r} in lldb's output:\n{out[-3000:]}") else ""
+
+
+def check_lldb(setup, tid, run_line, stop_line, leaf_ip, what, string_slot):
+    """Plain lldb-22 commands with the plugin loaded: it loads the symbols by itself."""
+    out = b.run_lldb(setup, ["thread list"], f"{what}: thread list")
+    idx = b.lldb_thread_index(out, tid)
+    if not t.check(idx is not None, f"{what}: lldb lists thread {tid}"):
+        return
+    cmds = [f"thread select {idx}", "bt"]
+    out = b.run_lldb(setup, cmds, f"{what}: bt")
+    bt = raw_section(out, "bt")
+    frames = re.findall(r"^ +(?:\* )?frame #(\d+): 0x[0-9a-f]+ (.*)$", bt, re.M)
+    leaf = [int(n) for n, rest in frames if rest.startswith("managed`AsyncdacSamples.RunningApp.RunLeaf()")]
+    want = {
+        "managed`AsyncdacSamples.RunningApp.ParkRunning() at Program.cs:%d:13" % source_line("running/Program.cs",
+                                                                                           r"^\s+Thread\.Sleep\(Timeout\.Infinite\);"),
+        "managed`AsyncdacSamples.RunningApp.StopHere(leafLocal=808) at Program.cs:%d:13" % stop_line,
+        "managed`AsyncdacSamples.RunningApp.RunLeaf() at Program.cs:%d:13" % run_line,
+    }
+    t.check(want <= {rest for n, rest in frames}, f"{what}: bt names the managed frames with their lines:\n{bt}")
+    t.check(any(r.startswith("managed`System.Threading.Thread.StartCallback(") for n, r in frames) and
+            any(r.startswith("libc.so.6`start_thread") for n, r in frames),
+            f"{what}: bt unwinds through CoreLib's frames to start_thread:\n{bt}")
+    if not t.check(len(leaf) == 1, f"{what}: one RunLeaf frame in bt:\n{bt}"):
+        return
+    cmds = [f"thread select {idx}", f"frame select {leaf[0]}", "frame variable", "source list -c 3",
+            f"image lookup -a 0x{leaf_ip:x}", f"expression -- *(string*)0x{string_slot:x}"]
+    out = b.run_lldb(setup, cmds, f"{what}: frame variable")
+    t.check_eq(b.lldb_output(out, "frame variable"), "(int) leafLocal = 808\n(int) V_1 = 0\n",
+               f"{what}: frame variable of RunLeaf (leafLocal from expected.json)")
+    src = b.lldb_output(out, "source list -c 3")
+    t.check(re.search(r"^   %d\s+StopHere\(leafLocal\); // @running RunLeaf$" % run_line, src, re.M) or
+            re.search(r"^-> %d\s+StopHere\(leafLocal\); // @running RunLeaf$" % run_line,
+                      b.lldb_output(out, f"frame select {leaf[0]}"), re.M),
+            f"{what}: the source of RunLeaf's line {run_line}:\n{src}")
+    look = b.lldb_output(out, f"image lookup -a 0x{leaf_ip:x}")
+    t.check(re.search(r"Summary: managed`AsyncdacSamples\.RunningApp\.RunLeaf\(\) \+ \d+ at Program\.cs:%d:13" % run_line, look),
+            f"{what}: image lookup -a finds RunLeaf:\n{look}")
+    t.check(re.search(r'^\(string\) \$0 = 0x[0-9a-f]{16} "top-running"$', b.lldb_output(out, cmds[-1]), re.M),
+            f"{what}: a managed string's summary:\n{b.lldb_output(out, cmds[-1])}")
+    # Opting out: no symbols, so LLDB has no names for managed frames.
+    rc, out, err = t.lldb(setup + [f"thread select {idx}", "bt"], env={"ASYNCDAC_AUTO_SYMBOLS": "0"}, timeout=600)
+    t.check(rc == 0 and "managed`" not in out and "RunLeaf" not in out, f"{what}: ASYNCDAC_AUTO_SYMBOLS=0 loads none")
+    cmds = ["async symbols --auto off", f"thread select {idx}", "bt"]
+    out = b.run_lldb(setup, cmds, f"{what}: --auto off")
+    t.check_eq(b.lldb_output(out, cmds[0]), "Loading symbols when the process stops: off\n", f"{what}: --auto off")
+    t.check("managed`" not in raw_section(out, "bt"), f"{what}: --auto off loads none")
+
+
+class Dap:
+    """A minimal Debug Adapter Protocol client for lldb-dap."""
 
     def __init__(self):
-        exp = b.expected("nested")
-        frames = exp["chains"][0]["frames"]
-        self.prefixes = []
-        for f in frames:
-            name = b.display(f["type"]) + "." + f["method"]
-            if f.get("generic") and "<" not in f["type"]:
-                name += "<" + ", ".join(b.display(v) for v in f["generic"].values()) + ">"
-            self.prefixes.append(name + "(")
-        self.lines = [f["await_line"] for f in frames]
-        self.source = frames[0]["source"]
+        self.p = subprocess.Popen(["/usr/lib/llvm-22/bin/lldb-dap"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                  stderr=subprocess.DEVNULL, start_new_session=True)
+        self.seq = 0
+
+    def send(self, command, arguments=None):
+        self.seq += 1
+        msg = {"seq": self.seq, "type": "request", "command": command}
+        if arguments is not None:
+            msg["arguments"] = arguments
+        data = json.dumps(msg).encode()
+        self.p.stdin.write(b"Content-Length: %d\r\n\r\n" % len(data) + data)
+        self.p.stdin.flush()
+        return self.seq
+
+    def recv(self):
+        header = b""
+        while not header.endswith(b"\r\n\r\n"):
+            c = self.p.stdout.read(1)
+            if not c:
+                return None
+            header += c
+        n = int(re.search(rb"Content-Length: (\d+)", header).group(1))
+        return json.loads(self.p.stdout.read(n))
+
+    def close(self):
+        try:
+            self.send("disconnect", {"terminateDebuggee": False})
+        except OSError:
+            pass
+        self.p.kill()
+        self.p.wait()
 
 
-def check_chain(rc, out, err, s, want_note, what):
-    """ps --json: one chain, C -> B -> A at their await lines, each frame's note as given."""
-    if not t.check_eq(rc, 0, f"{what}: exit code (stderr {err!r})"):
-        return
+def check_dap(core, tid, run_line):
+    """lldb-dap: the stack of the thread names RunLeaf with its source path and line, the symbols
+    loaded by the plugin through stopCommands."""
+    d = b.dn()
+    dap = Dap()
+    frames = None
     try:
-        chains = json.loads(out)["ps"]["chains"]
-    except (ValueError, KeyError) as e:
-        t.fail(f"{what}: not ps JSON ({e}): {out[:400]}")
+        dap.send("initialize", {"adapterID": "lldb", "clientID": "asyncdac-test", "linesStartAt1": True,
+                                "columnsStartAt1": True, "pathFormat": "path"})
+        dap.send("attach", {"program": d["DN_HOST"], "coreFile": core, "initCommands": [f"plugin load {t.PLUGIN}"],
+                            "stopCommands": ["async symbols --stacks"]})
+        deadline = time.time() + 120
+        while time.time() < deadline and frames is None:
+            m = dap.recv()
+            if m is None:
+                break
+            if m.get("event") == "initialized":
+                dap.send("configurationDone")
+            elif m.get("event") == "stopped":
+                dap.send("stackTrace", {"threadId": tid, "levels": 40})
+            elif m.get("command") == "stackTrace":
+                frames = m.get("body", {}).get("stackFrames", [])
+    finally:
+        dap.close()
+    if not t.check(frames, "lldb-dap: no stackTrace response"):
         return
-    if not t.check_eq(len(chains), 1, f"{what}: chains"):
-        return
-    frames = [f for f in chains[0]["frames"] if f.get("kind") == "async"]
-    if not t.check_eq(len(frames), 3, f"{what}: frames"):
-        return
-    for f, prefix, line in zip(frames, s.prefixes, s.lines):
-        t.check((f.get("method") or "").startswith(prefix), f"{what}: method {f.get('method')} is {prefix}...")
-        if want_note is None or not want_note.startswith("no PDB"):
-            t.check_eq((f.get("line"), (f.get("file") or "").endswith("/" + s.source)), (line, True),
-                       f"{what}: {prefix} line and file ({f.get('file')})")
-        else:
-            t.check_eq(f.get("line"), None, f"{what}: {prefix} has no line")
-        t.check_eq(f.get("note") or None, want_note, f"{what}: {prefix} note")
+    leaf = [f for f in frames if f.get("name") == "AsyncdacSamples.RunningApp.RunLeaf()"]
+    if t.check(len(leaf) == 1, f"lldb-dap: RunLeaf in the stack: {[f.get('name') for f in frames]}"):
+        t.check_eq((leaf[0].get("source", {}).get("path"), leaf[0].get("line")),
+                   (f"{t.SOURCE}/targets/dotnet/running/Program.cs", run_line), "lldb-dap: RunLeaf's source and line")
+
+
+def check_cli_bt(core, tid, run_line, stop_line):
+    """The CLI's physical frames: the managed ones with their lines, and with --locals their
+    variables, from the same debug info as the symbol files."""
+    rc, out, err = b.cli(["bt", core, "--thread", str(tid), "--locals"])
+    text = re.sub(r"0x[0-9a-f]{16}", "0xADDR", out)
+    for want in (f"running.dll`AsyncdacSamples.RunningApp.StopHere(Int32) + 0x30b at Program.cs:{stop_line}\n"
+                 "      (int) leafLocal = 808\n",
+                 f"running.dll`AsyncdacSamples.RunningApp.RunLeaf() + 0x83 at Program.cs:{run_line}\n"
+                 "      (int) leafLocal = 808\n      (int) V_1 = 0\n"):
+        t.check(rc == 0 and want in text, f"CLI bt --locals: {want!r} in:\n{text[:3000]}")
+    j = b.cli_json(["bt", core, "--thread", str(tid), "--locals"], "CLI bt --locals")
+    frames = j["threads"][0]["frames"] if j and j.get("threads") else []
+    leaf = [f for f in frames if (f.get("symbol") or "").startswith("AsyncdacSamples.RunningApp.RunLeaf(")]
+    if t.check(len(leaf) == 1, "CLI bt --json: one RunLeaf frame"):
+        t.check_eq((leaf[0].get("file"), leaf[0].get("line")), (f"{t.SOURCE}/targets/dotnet/running/Program.cs", run_line),
+                   "CLI bt --json: RunLeaf's file and line")
+        t.check_eq([(v["name"], v["kind"], v["type"], v["value"]) for v in leaf[0].get("locals", [])],
+                   [("leafLocal", "local", "int", 808), ("V_1", "local", "int", 0)], "CLI bt --json: RunLeaf's locals")
+
+
+def running_test(tmp):
+    exp = b.expected("running")["running"]
+    run_line = exp["running_frame"]["line"]
+    stop_line = source_line("running/Program.cs", r"^\s+ParkRunning\(\);")
+    s = b.sample("running", "Debug", mode="park")
+    b.wait_parked(s.pid, s.tid)
+    core = b.make_core(s.pid, os.path.join(tmp, "running.core"))
+    frames = oracle_frames(core, tmp, s.tid)
+    live_path, core_path = os.path.join(tmp, "live.so"), os.path.join(tmp, "core.so")
+    write_symbols(["--pid", str(s.pid)], live_path, "running live")
+    write_symbols([core], core_path, "running core")
+    t.check_eq(symbols(live_path), symbols(core_path), "running: the same symbols from the process and its core")
+    write_symbols([core], os.path.join(tmp, "core4.so"), "running core, DWARF 4", ["--dwarf", "4"])
+    # --all adds every JIT-compiled method: Sample.Ready ran and returned, so only --all has it.
+    all_path = os.path.join(tmp, "all.so")
+    write_symbols([core], all_path, "running core, --all", ["--all"])
+    ready = "AsyncdacSamples.Sample.Ready(System.String, System.String)"
+    t.check(ready in symbols(all_path).values() and ready not in symbols(core_path).values(),
+            f"running: {ready} is in the --all file only")
+    t.check(set(symbols(core_path).items()) <= set(symbols(all_path).items()), "running: --all has the default's symbols")
+    check_file_tools(core_path, frames, run_line, stop_line, "running core")
+    check_cli_bt(core, s.tid, run_line, stop_line)
+    # A string the running chain saved (RunTop's topLocal, "top-running" in expected.json): its slot.
+    chains = b.cli_json(["bt", core, "--locals"], "running: bt --locals")
+    slot = next((h(v["address"]) for th in (chains or {}).get("threads", []) for c in th["chains"]
+                 for f in c["frames"] for v in f.get("locals") or [] if v.get("name") == "topLocal"), None)
+    leaf_ip = next(ip for ip, m in frames if m == "AsyncdacSamples.RunningApp.RunLeaf()")
+    if t.check(slot, "running: asyncdac finds RunTop's topLocal"):
+        check_gdb(core, core_path, s.tid, run_line, stop_line, slot)
+        check_lldb(b.lldb_target(core=core), s.tid, run_line, stop_line, leaf_ip, "lldb core", slot)
+        check_lldb(b.lldb_target(pid=s.pid), s.tid, run_line, stop_line, leaf_ip, "lldb live", slot)
+    check_dap(core, s.tid, run_line)
+    s.kill()
+
+
+# ---- chains: every suspended frame ---------------------------------------------------------------
+
+def chains_test(tmp):
+    for scenario in ("nested", "shapes"):
+        core = b.sample_core(scenario, "Debug", tmp)
+        o = b.oracle(core, tmp)
+        path = os.path.join(tmp, scenario + ".so")
+        write_symbols([core], path, scenario)
+        checked = 0
+        for chain in o.chains:
+            for frame in o.user_frames(chain):
+                f = b.frame_facts(o, frame)
+                name, file, line = lookup(path, f["diagnostic_ip"])
+                want_name = f["canonical_method"] or f["method"]
+                t.check_eq((name, file, line), (want_name, f["file"], f["line"]),
+                           f"{scenario}: the frame at DiagnosticIP 0x{f['diagnostic_ip']:x}")
+                checked += 1
+        t.check(checked >= 3, f"{scenario}: {checked} chain frames checked")
+        if scenario == "nested":
+            # The types of what the continuations saved are in the file, by the names asyncdac's
+            # locals give them (a struct of the runtime's layout: Pair { int Id; object Tag; int Count }).
+            rc, out, err = t.run([DWARFDUMP, "--name=AsyncdacSamples.Pair", "--show-children", path])
+            members = re.findall(r"DW_TAG_member\n\s+DW_AT_name\t\(\"(\w+)\"\)\n\s+DW_AT_type\t\(0x[0-9a-f]+ \"([^\"]+)\"\)\n"
+                                 r"\s+DW_AT_data_member_location\t\((\d+)\)", out)
+            t.check_eq(sorted((n, ty) for n, ty, _ in members), [("Count", "int"), ("Id", "int"), ("Tag", "object")],
+                       f"nested: the struct AsyncdacSamples.Pair:\n{out}")
+            t.check(re.search(r"DW_AT_byte_size\t\(16\)", out) and len({int(o) for *_, o in members}) == 3,
+                    f"nested: Pair's 16 bytes, its fields apart:\n{out}")
+        os.unlink(core)
 
 
 def main():
-    s = Sample()
+    mode = sys.argv[1] if len(sys.argv) > 1 else "running"
     tmp = t.tmpdir()
-    d = b.dn()
-    # ---- the production machine: runtime, app, a host whose symbols are split off
-    machine = os.path.join(tmp, "machine")
-    for name in os.listdir(d["DN_RUNTIME11"]):
-        link_or_copy(os.path.join(d["DN_RUNTIME11"], name), os.path.join(machine, "rt", name))
-    app_dir = os.path.join(d["DN_APPS"], "11", "Debug", "nested")
-    for name in ("nested.dll", "nested.pdb"):
-        link_or_copy(os.path.join(app_dir, name), os.path.join(machine, "app", name))
-    debug_dir = os.path.join(tmp, "debug")
-    os.makedirs(debug_dir)
-    os.makedirs(os.path.join(machine, "bin"))
-    host, host_dbg = os.path.join(machine, "bin", "dnhost"), os.path.join(debug_dir, "dnhost.dbg")
-    for argv in (["objcopy", "--only-keep-debug", d["DN_HOST"], host_dbg],
-                 ["objcopy", "--strip-all", f"--add-gnu-debuglink={host_dbg}", d["DN_HOST"], host]):
-        rc, _, err = t.run(argv)
-        if rc:
-            raise SystemExit(f"FAIL: {' '.join(argv)}: {err}")
-    proc, _ = t.start([host, os.path.join(machine, "rt"), os.path.join(machine, "app", "nested.dll")],
-                          timeout=120)
-    pid = proc.pid
-    cores = {}
-    try:
-        b.wait_parked(pid, pid)
-        cores["full"] = b.make_core(pid, os.path.join(tmp, "full.core"), "createdump")
-        cores["gcore"] = b.make_core(pid, os.path.join(tmp, "raw.core"), "gcore-raw")
-        heap = os.path.join(tmp, "heap.core")
-        rc, _, err = t.run([os.path.join(machine, "rt", "createdump"), "-f", heap, str(pid)], timeout=300)
-        if rc or not os.path.exists(heap):
-            raise SystemExit(f"FAIL: createdump (with heap) {pid}: {err}")
-        cores["heap"] = heap
-        # Live, the same native route: dnhost.dbg is not beside dnhost, the symbol path has it.
-        rc, out, err = cli(["bt", "--pid", str(pid), "--symbol-path", debug_dir])
-        t.check_eq(rc, 0, f"live, symbol path: bt exit code ({err})")
-        check_host_frame(out, "live, symbol path")
-        t.check_eq(notes(err), [note("dnhost.dbg", host_dbg, "symbol path")], "live, symbol path: notes")
-        rc, out, err = cli(["bt", "--pid", str(pid)])
-        t.check("dnhost`main" not in out, "live, nothing: dnhost's frame has no name")
-    finally:
-        proc.kill()
-        proc.wait(timeout=10)
-    # ---- the analyst's machine: none of the paths the cores name exist
-    moved = os.path.join(tmp, "moved")
-    os.rename(machine, moved)
-    rt, app, bin_dir = (os.path.join(moved, x) for x in ("rt", "app", "bin"))
-    dll, pdb = os.path.join(app, "nested.dll"), os.path.join(app, "nested.pdb")
-    _, _, pdb_name, want_id = ss.pe_identity(dll)
-    t.check_eq((pdb_name, ss.pdb_id(pdb)), ("nested.pdb", want_id), "the app's PDB is its CodeView entry's")
-
-    check_nothing(s, cores)
-    check_symbol_path(s, cores, moved, debug_dir, tmp)
-    check_mismatch(s, cores, want_id, tmp)
-    check_stores(s, cores, moved, debug_dir, tmp)
-    check_debuginfod(s, cores, moved, debug_dir, tmp)
-    check_truncated(s, cores, app, tmp, pid)
-    check_lldb(s, cores, moved, want_id, tmp)
+    if mode == "running":
+        running_test(tmp)
+    elif mode == "chains":
+        chains_test(tmp)
+    else:
+        raise SystemExit(f"unknown mode {mode}")
     t.finish()
 
 
-PS = ["ps", "--json"]
-CANNOT_READ = re.compile(r"asyncdac: error: Module 0xADDR: .*cannot read the string at 0xADDR\n")
-
-
-def check_nothing(s, cores):
-    rc, out, err = cli(PS + [cores["full"]])
-    check_chain(rc, out, err, s, "no PDB for nested.dll (none beside it, none embedded)", "createdump --full, nothing")
-    t.check_eq(err, "", "createdump --full, nothing: stderr")
-    for kind in ("gcore", "heap"):
-        rc, out, err = cli(PS + [cores[kind]])
-        t.check_eq((rc, out), (1, ""), f"{kind}, nothing: exit code and stdout")
-        t.check(CANNOT_READ.fullmatch(t.normalize(err)), f"{kind}, nothing: the runtime's types are unreadable: {err}")
-
-
-def host_line():
-    with open(os.path.join(t.SOURCE, "targets", "dotnet", "host", "host.c")) as f:
-        return next(i for i, line in enumerate(f, 1) if re.search(r"=\s*exec\(host", line))
-
-
-def check_host_frame(out, what):
-    """The main thread's dnhost frame: named, with its line, from dnhost.dbg."""
-    want = re.compile(r"dnhost`main \+ \d+ at " + re.escape(os.path.join(t.SOURCE, "targets", "dotnet", "host",
-                                                                         "host.c")) + f":{host_line()}$")
-    frames = [line for line in out.splitlines() if " dnhost`" in line or line.endswith(" dnhost")]
-    t.check(any(want.search(f) for f in frames), f"{what}: dnhost's frame is main at host.c:{host_line()}: {frames}")
-
-
-def check_symbol_path(s, cores, moved, debug_dir, tmp):
-    rt, app, bin_dir = (os.path.join(moved, x) for x in ("rt", "app", "bin"))
-    pdb = os.path.join(app, "nested.pdb")
-    # createdump --full: the image is in the core; only the PDB comes from the symbol path.
-    rc, out, err = cli(PS + [cores["full"], "--symbol-path", app])
-    check_chain(rc, out, err, s, None, "createdump --full, symbol path")
-    t.check_eq(notes(err), [note("nested.pdb", pdb, "symbol path")], "createdump --full, symbol path: notes")
-    # The same through ASYNCDAC_SYMBOL_PATH (searched after --symbol-path: here an empty directory).
-    empty = os.path.join(tmp, "empty")
-    os.makedirs(empty)
-    rc, out, err = cli(PS + [cores["full"], f"--symbol-path={empty}"], env={"ASYNCDAC_SYMBOL_PATH": app})
-    check_chain(rc, out, err, s, None, "createdump --full, ASYNCDAC_SYMBOL_PATH")
-    t.check_eq(notes(err), [note("nested.pdb", pdb, "symbol path")], "ASYNCDAC_SYMBOL_PATH: notes")
-
-    # gcore: no byte of any assembly; found by name and size, which the frames say.
-    path = ":".join([app, rt, bin_dir, debug_dir])
-    rc, out, err = cli(PS + [cores["gcore"], "--symbol-path", path])
-    dll = os.path.join(app, "nested.dll")
-    check_chain(rc, out, err, s, f"nested.dll from {dll} (symbol path); matched by name and size only: the core "
-                                 "lacks its headers", "gcore, symbol path")
-    found = notes(err)
-    for want in (note("nested.dll", dll, "symbol path"), note("nested.pdb", pdb, "symbol path"),
-                 note("System.Private.CoreLib.dll", os.path.join(rt, "System.Private.CoreLib.dll"), "symbol path")):
-        t.check(want in found, f"gcore, symbol path: {want!r} in {found}")
-    # Native frames: dnhost by build-id from the symbol path, its symbols from dnhost.dbg.
-    rc, out, err = cli(["bt", cores["gcore"], "--symbol-path", path])
-    t.check_eq(rc, 0, f"gcore, symbol path: bt exit code ({err})")
-    check_host_frame(out, "gcore, symbol path")
-    found = notes(err)
-    for want in (note("dnhost", os.path.join(bin_dir, "dnhost"), "symbol path"),
-                 note("dnhost.dbg", os.path.join(debug_dir, "dnhost.dbg"), "symbol path"),
-                 note("libcoreclr.so", os.path.join(rt, "libcoreclr.so"), "symbol path")):
-        t.check(want in found, f"gcore, symbol path, bt: {want!r} in {found}")
-    rc, out, err = cli(["bt", cores["gcore"]])
-    t.check("dnhost`main" not in out, "gcore, nothing: dnhost's frame has no name")
-
-
-def check_mismatch(s, cores, want_id, tmp):
-    release = os.path.join(b.dn()["DN_APPS"], "11", "Release", "nested", "nested.pdb")
-    wrong = os.path.join(tmp, "wrong")
-    link_or_copy(release, os.path.join(wrong, "nested.pdb"))
-    got = ss.pdb_id(release)
-    t.check(got != want_id, "the Release PDB has another id")
-    rc, out, err = cli(PS + [cores["full"], "--symbol-path", wrong])
-    check_chain(rc, out, err, s, f"no PDB for nested.dll: {wrong}/nested.pdb does not match it (PDB id {got}, the "
-                                 f"assembly wants {want_id})", "mismatched PDB")
-    t.check_eq(err, "", "mismatched PDB: stderr")
-
-
-def ssqp_files(moved, debug_dir):
-    rt, app, bin_dir = (os.path.join(moved, x) for x in ("rt", "app", "bin"))
-    files = [(os.path.join(app, "nested.dll"), False), (os.path.join(app, "nested.pdb"), False),
-             (os.path.join(bin_dir, "dnhost"), False), (os.path.join(debug_dir, "dnhost.dbg"), True)]
-    for name in sorted(os.listdir(rt)):
-        if name.endswith(".dll") or name.endswith(".so"):
-            files.append((os.path.join(rt, name), False))
-    return files
-
-
-def check_stores(s, cores, moved, debug_dir, tmp):
-    store = os.path.join(tmp, "store")
-    keys = ss.lay_out(store, ssqp_files(moved, debug_dir))
-    app = os.path.join(moved, "app")
-    pdb_key = keys[os.path.join(app, "nested.pdb")]
-    # file:// store: files used where they are.
-    url = f"file://{store}"
-    rc, out, err = cli(PS + [cores["full"], "--symbol-path", f"srv*{url}"])
-    check_chain(rc, out, err, s, None, "file:// store")
-    t.check_eq(notes(err), [note("nested.pdb", os.path.join(store, pdb_key), f"symbol server {url}")],
-               "file:// store: notes")
-
-    # HTTP store on 127.0.0.1, downloads into a cache directory.
-    server = ss.HttpStore(store)
-    cache = os.path.join(tmp, "cache")
-    spec = f"srv*{cache}*{server.url}"
-    rc, out, err = cli(PS + [cores["full"], "--symbol-path", spec])
-    check_chain(rc, out, err, s, None, "HTTP store")
-    t.check_eq(notes(err), [note("nested.pdb", os.path.join(cache, pdb_key), f"symbol server {server.url}")],
-               "HTTP store: notes")
-    t.check_eq(server.asked, ["/" + pdb_key], "HTTP store: requests")
-    rc, out, err = cli(PS + [cores["full"], "--symbol-path", spec])
-    t.check_eq(notes(err), [note("nested.pdb", os.path.join(cache, pdb_key), f"cache of symbol server {server.url}")],
-               "HTTP store, again: from the cache")
-    t.check_eq(server.asked, ["/" + pdb_key], "HTTP store, again: no new request")
-
-    # createdump with heap: the modules' headers say their identity; the bodies come from the server.
-    rc, out, err = cli(PS + [cores["heap"], "--symbol-path", spec])
-    check_chain(rc, out, err, s, None, "createdump with heap, HTTP store")
-    by_name = {os.path.basename(p): k for p, k in keys.items()}
-    found = notes(err)
-    for line in found:
-        m = re.fullmatch(r"asyncdac: note: (\S+) from (\S+) \((cache of )?symbol server (\S+)\)", line)
-        if t.check(m, f"createdump with heap: note {line!r}"):
-            name = m.group(1)
-            t.check_eq((m.group(2), m.group(4)), (os.path.join(cache, by_name.get(name, "?")), server.url),
-                       f"createdump with heap: {name} by its key")
-    names = [re.sub(r"asyncdac: note: (\S+) .*", r"\1", line) for line in found]
-    for name in ("System.Private.CoreLib.dll", "libcoreclr.so", "nested.pdb"):
-        t.check(name in names, f"createdump with heap: {name} came from the server: {names}")
-    t.check("/" + keys[os.path.join(moved, "rt", "System.Private.CoreLib.dll")] in server.asked,
-            "createdump with heap: CoreLib asked by its PE key")
-
-    # gcore through the HTTP store: native files by build-id (libcoreclr.so is in the cache since
-    # the core with heap needed it).
-    rc, out, err = cli(["bt", cores["gcore"], "--symbol-path", spec])
-    t.check_eq(rc, 0, f"gcore, HTTP store: bt exit code ({err})")
-    check_host_frame(out, "gcore, HTTP store")
-    found = notes(err)
-    for name, path, route in (("dnhost", os.path.join(moved, "bin", "dnhost"), "symbol server"),
-                              ("dnhost.dbg", os.path.join(debug_dir, "dnhost.dbg"), "symbol server"),
-                              ("libcoreclr.so", os.path.join(moved, "rt", "libcoreclr.so"), "cache of symbol server")):
-        want = note(name, os.path.join(cache, keys[path]), f"{route} {server.url}")
-        t.check(want in found, f"gcore, HTTP store: {want!r} in {found}")
-    server.stop()
-    # The server is gone: the cache still serves what it holds.
-    rc, out, err = cli(["bt", cores["gcore"], "--symbol-path", spec])
-    check_host_frame(out, "gcore, HTTP store gone")
-    want = note("dnhost.dbg", os.path.join(cache, keys[os.path.join(debug_dir, "dnhost.dbg")]),
-                f"cache of symbol server {server.url}")
-    t.check(want in notes(err), f"gcore, HTTP store gone: {want!r}")
-
-
-def check_debuginfod(s, cores, moved, debug_dir, tmp):
-    served = os.path.join(tmp, "debuginfod-files")
-    for path in (os.path.join(moved, "bin", "dnhost"), os.path.join(debug_dir, "dnhost.dbg"),
-                 os.path.join(moved, "rt", "libcoreclr.so")):
-        link_or_copy(path, os.path.join(served, os.path.basename(path)))
-    host_id = ss.elf_build_id(os.path.join(debug_dir, "dnhost.dbg"))
-    server = ss.Debuginfod(served, tmp, host_id)
-    dcache = os.path.join(tmp, "debuginfod-cache")
-    try:
-        rc, out, err = cli(["bt", cores["gcore"]], env={"DEBUGINFOD_URLS": server.url, "DEBUGINFOD_CACHE_PATH": dcache})
-        t.check_eq(rc, 0, f"debuginfod: bt exit code ({err})")
-        check_host_frame(out, "debuginfod")
-        found = notes(err)
-        coreclr_id = ss.elf_build_id(os.path.join(moved, "rt", "libcoreclr.so"))
-        for name, path in (("dnhost", f"{dcache}/{host_id}/executable"), ("dnhost.dbg", f"{dcache}/{host_id}/debuginfo"),
-                           ("libcoreclr.so", f"{dcache}/{coreclr_id}/executable")):
-            want = note(name, path, f"debuginfod {server.url}")
-            t.check(want in found, f"debuginfod: {want!r} in {found}")
-    finally:
-        server.stop()
-
-
-def check_truncated(s, cores, app, tmp, pid):
-    cut = os.path.join(tmp, "cut.core")
-    shutil.copy(cores["full"], cut)
-    size = os.path.getsize(cut)
-    new_size = size - size // 1000
-    os.truncate(cut, new_size)
-    # What is missing, read here from the program headers.
-    with open(cut, "rb") as f:
-        head = f.read(64)
-        phoff, = struct.unpack_from("<Q", head, 32)
-        phnum, = struct.unpack_from("<H", head, 56)
-        f.seek(phoff)
-        phdrs = [struct.unpack("<IIQQQQQQ", f.read(56)) for _ in range(phnum)]
-    end = max(off + filesz for _, _, off, _, _, filesz, _, _ in phdrs)
-    loads = [p for p in phdrs if p[0] == 1]
-    cut_loads = [p for p in loads if p[2] + p[5] > new_size]
-    lost = sum(p[2] + p[5] - max(new_size, p[2]) for p in phdrs if p[0] in (1, 4) and p[2] + p[5] > new_size)
-    rc, out, err = cli(["bt", "--strict", cut])
-    t.check_eq((rc, out, err), (1, "", f"asyncdac: error: {cut}: core file is truncated ({new_size} of {end} bytes)\n"),
-               "cut core, --strict")
-    warning = (f"asyncdac: warning: {cut}: core file is truncated ({new_size} of {end} bytes): {len(cut_loads)} of "
-               f"{len(loads)} memory segments lack {lost} bytes; reads there fail")
-    rc, out, err = cli(PS + [cut, "--symbol-path", app])
-    check_chain(rc, out, err, s, None, "cut core")
-    t.check_eq(err.splitlines(), [warning, note("nested.pdb", os.path.join(app, "nested.pdb"), "symbol path")],
-               "cut core: the warning, then the notes")
-    # The main thread's stack was in the part cut off: its first frame, then why no more.
-    rc, out, err = cli(["bt", cut])
-    t.check_eq(rc, 0, "cut core, bt: exit code")
-    t.check_eq(err.splitlines(), [warning], "cut core, bt: stderr")
-    thread = out.split("\n\n")[0].splitlines()
-    stack = next(p for p in cut_loads if p[3] <= regs_sp(cut, pid) < p[3] + p[6])
-    kept = max(0, new_size - stack[2])
-    want = (f"  frame #1: error: {cut}: the core was cut short of thread {pid}'s stack "
-            f"(0x{stack[3] + kept:x}-0x{stack[3] + stack[5]:x})")
-    t.check_eq(thread[-1:], [want], "cut core, bt: the main thread's stack")
-
-
-def check_lldb(s, cores, moved, want_id, tmp):
-    """In LLDB, the plugin takes its symbol path from target.debug-file-search-paths."""
-    app = os.path.join(moved, "app")
-    wrong = os.path.join(tmp, "wrong")
-    store = os.path.join(tmp, "store")
-    spec = f"srv*{os.path.join(tmp, 'lldb-cache')}*file://{store}"
-    pre = [f"settings append target.exec-search-paths {os.path.join(moved, x)}" for x in ("rt", "bin")]
-    cmds = ["async ps", f"settings append target.debug-file-search-paths {app}", "async ps",
-            f'settings set target.debug-file-search-paths "{spec}"', "async ps",
-            f"settings set target.debug-file-search-paths {wrong}", "async ps"]
-    out = b.run_lldb(pre + [f"target create --core {cores['full']}"], cmds, "lldb")
-    frame = re.compile(r"^  async #(\d): 0x[0-9a-f]{16} nested\.dll`(.*) \+ 0x[0-9a-f]+ (at (\S+):(\d+)|\[IL_[0-9a-f]+\]) "
-                       r"\[state 0\]$")
-    got_id = ss.pdb_id(os.path.join(wrong, "nested.pdb"))
-    for nth, (what, with_lines, want_note) in enumerate([
-            ("nothing", False, "no PDB for nested.dll (none beside it, none embedded)"),
-            ("a directory", True, None), ("a file:// server", True, None),
-            ("a mismatched PDB", False, f"no PDB for nested.dll: {wrong}/nested.pdb does not match it (PDB id {got_id}, "
-                                        f"the assembly wants {want_id})")]):
-        text = b.lldb_output(out, "async ps", nth).splitlines()
-        frames = [(i, frame.match(line)) for i, line in enumerate(text) if line.startswith("  async #")]
-        if not t.check_eq(len(frames), 3, f"lldb, {what}: frames"):
-            continue
-        for (i, m), prefix, line in zip(frames, s.prefixes, s.lines):
-            if not t.check(m, f"lldb, {what}: frame line {text[i]!r}"):
-                continue
-            t.check(m.group(2).startswith(prefix), f"lldb, {what}: {m.group(2)} is {prefix}...")
-            t.check_eq((m.group(4), int(m.group(5))) if with_lines and m.group(4) else None,
-                       ("Program.cs", line) if with_lines else None, f"lldb, {what}: {prefix} line")
-            following = text[i + 1] if i + 1 < len(text) else ""
-            t.check_eq(following if following.startswith("      note: ") else None,
-                       f"      note: {want_note}" if want_note else None, f"lldb, {what}: {prefix} note")
-
-
-def regs_sp(core, tid):
-    """rsp of thread tid from the core's NT_PRSTATUS notes."""
-    with open(core, "rb") as f:
-        data = f.read(1 << 20)  # createdump writes the notes first
-    phoff, = struct.unpack_from("<Q", data, 32)
-    phnum, = struct.unpack_from("<H", data, 56)
-    for i in range(phnum):
-        typ, _, off, _, _, filesz, _, _ = struct.unpack_from("<IIQQQQQQ", data, phoff + 56 * i)
-        if typ != 4:
-            continue
-        pos = off
-        while pos < off + filesz:
-            namesz, descsz, ntype = struct.unpack_from("<III", data, pos)
-            desc = pos + 12 + (namesz + 3) // 4 * 4
-            if ntype == 1 and struct.unpack_from("<I", data, desc + 32)[0] == tid:
-                return struct.unpack_from("<Q", data, desc + 112 + 19 * 8)[0]
-            pos = desc + (descsz + 3) // 4 * 4
-    raise SystemExit(f"FAIL: no NT_PRSTATUS for {tid} in {core}")
-
-
-main()
+if __name__ == "__main__":
+    main()

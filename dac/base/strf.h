@@ -1,0 +1,10 @@
+/* strf.h - a formatted string on the heap, replacing the one a pointer held. */
+#ifndef ADAC_STRF_H
+#define ADAC_STRF_H
+
+#include "base/error.h"
+
+/* *dst = the formatted text (the old *dst freed). 0, or -1 with ADAC_E_NOMEM (*dst unchanged). */
+int adac_strf(char **dst, struct adac_error *err, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+#endif

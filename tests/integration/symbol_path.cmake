@@ -1,0 +1,5 @@
+# integration.symbol_path (issue 14): cores read with the app's and the runtime's folders gone, through the symbol
+# path, file:// and HTTP symbol stores and debuginfod on 127.0.0.1; a mismatched PDB; a truncated
+# core. Needs the `dotnet` fixture (scripts/dotnet-setup), objcopy, gdb and debuginfod.
+add_adac_test(integration.symbol_path integration/test_symbol_path.py)
+set_tests_properties(integration.symbol_path PROPERTIES FIXTURES_REQUIRED dotnet LABELS "dotnet;needs-cli")
