@@ -3,7 +3,7 @@
  * the pending chains as threads, one awaited local as a value. JSON shapes in asyncdac.h.
  *
  * A thread's frames are the debugger's own (which it names itself), managed frames it cannot name,
- * named here, and the async frames of the chains the thread runs: each chain right after the frame
+ * named here (unless asyncdac's symbol file is loaded: then the debugger names them), and the async frames of the chains the thread runs: each chain right after the frame
  * of the dispatch loop that resumed it (the frame holding the loop's AsyncDispatcherInfo on its
  * stack), as Visual Studio shows an async call stack. The frames between the resumed method and
  * that loop (the resume stub, the loop itself) stay, marked artificial: they are what the thread
@@ -274,8 +274,11 @@ int adac_debugger_thread(struct adac_runtime *rt, uint64_t tid, char **json, str
 	json_t *frames = json_array();
 	struct adac_frame_cache *cache = adac_frame_cache_new();
 	struct pcs pcs = {0};
+	/* With asyncdac's symbol file loaded the debugger names managed frames itself, and its own
+	 * frames keep their registers (their variables, from the file): they pass through. */
+	bool named = adac_target_symbol_file_loaded(rt->t);
 	for (size_t i = 0; i < l.n; i++) {
-		json_t *e = managed_entry(rt, l.v[i].pc, i > 0);
+		json_t *e = named ? NULL : managed_entry(rt, l.v[i].pc, i > 0);
 		bool loop = false;
 		for (size_t d = 0; d < ndisp; d++)
 			loop = loop || after[d] == i;

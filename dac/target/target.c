@@ -30,6 +30,7 @@ struct adac_target {
 	struct adac_read_stats stats;
 	struct adac_selection selection;
 	struct adac_symbols *symbols;
+	bool symbol_file_loaded;    /* the front end loaded a symbol file of managed code */
 
 	struct adac_module *mods;
 	size_t nmods;
@@ -519,8 +520,13 @@ int adac_target_load_symbols(struct adac_target *t, const char *path, struct ada
 {
 	if (!adac_target_can_load_symbols(t))
 		return adac_fail(err, ADAC_E_UNSUPPORTED, 0, "this front end cannot load symbol files (write one with -o)");
-	return t->ops->load_symbols(t->impl, path, err);
+	if (t->ops->load_symbols(t->impl, path, err))
+		return -1;
+	t->symbol_file_loaded = true;
+	return 0;
 }
+
+bool adac_target_symbol_file_loaded(const struct adac_target *t) { return t->symbol_file_loaded; }
 
 void adac_target_stats(const struct adac_target *t, struct adac_read_stats *out) { *out = t->stats; }
 void adac_target_reset_stats(struct adac_target *t) { memset(&t->stats, 0, sizeof t->stats); }

@@ -193,6 +193,8 @@ uint64_t adac_target_selected_thread(struct adac_target *t);
 bool adac_target_can_load_symbols(const struct adac_target *t);
 int adac_target_symbols_path(struct adac_target *t, char *buf, size_t size, struct adac_error *err);
 int adac_target_load_symbols(struct adac_target *t, const char *path, struct adac_error *err);
+/* Whether the front end has loaded one: its debugger then names managed code by itself. */
+bool adac_target_symbol_file_loaded(const struct adac_target *t);
 
 /* What the user selected with `async frame select`, kept per target between commands and dropped
  * when the target runs (the chain may be gone). */

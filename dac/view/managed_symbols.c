@@ -120,6 +120,17 @@ static int add_row(struct method_parts *p, const struct adac_sym_row *r, struct 
 	return 0;
 }
 
+/* Is off a suspension point's DiagnosticIP? A debugger looks a caller frame's line up at pc - 1 (the
+ * call), and an async frame is a caller at its DiagnosticIP (LLDB 22 looks up a provider's frames
+ * that way): the await's line row starts one byte early, so that both lookups find the await. */
+static bool is_suspension_point(const struct adac_debug_info *di, uint32_t off)
+{
+	for (uint32_t i = 0; i < di->num_suspension_points; i++)
+		if (di->suspension_points[i].diagnostic_native_offset == off)
+			return true;
+	return false;
+}
+
 /* A row for each native offset the bounds give, where source_map.h's rule puts it (an offset
  * without a line of its own keeps the row before it). */
 static int method_rows(struct adac_managed_symbols *s, const struct adac_source_map *map, uint64_t size, struct method_parts *p,
@@ -136,6 +147,8 @@ static int method_rows(struct adac_managed_symbols *s, const struct adac_source_
 		if (!sl.line)
 			continue;
 		struct adac_sym_row r = {.offset = off, .line = sl.line, .column = sl.column};
+		if (off > 0 && is_suspension_point(di, off) && (p->nrows == 0 || p->rows[p->nrows - 1].offset < off - 1))
+			r.offset = off - 1;
 		if (!(r.file = adac_symfile_file(s->sf, sl.file, err)) || add_row(p, &r, err))
 			return -1;
 	}

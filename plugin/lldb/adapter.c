@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "asyncdac.h"
+#include "shim_symbols.h"
 #include "target_lldb.h"
 
 static bool chain_threads;
@@ -59,8 +60,8 @@ static uint64_t u64(json_t *v)
 	return 0;
 }
 
-/* The stack a frame provider gave: LLDB's frames [pc, sp, fp, module, symbol, offset, file, line]
- * and the innermost one's registers by name. */
+/* The stack a frame provider gave: LLDB's frames [pc, sp, fp, module path, symbol, offset, file,
+ * line] and the innermost one's registers by name. */
 struct given {
 	struct adac_frame *frames;
 	size_t n;
@@ -90,7 +91,11 @@ static int read_given(json_t *req, struct given *g, struct adac_error *err)
 		g->frames[i].pc = u64(json_array_get(f, 0));
 		g->frames[i].sp = u64(json_array_get(f, 1));
 		g->frames[i].fp = u64(json_array_get(f, 2));
-		g->frames[i].module = json_string_value(json_array_get(f, 3));
+		const char *module = json_string_value(json_array_get(f, 3));
+		if (module && adac_lldb_is_symbols_file(module))
+			continue; /* named from the plugin's own symbol file: dac/ names it, as on other backends */
+		const char *slash = module ? strrchr(module, '/') : NULL;
+		g->frames[i].module = slash ? slash + 1 : module;
 		g->frames[i].symbol = json_string_value(json_array_get(f, 4));
 		g->frames[i].sym_offset = u64(json_array_get(f, 5));
 		g->frames[i].file = json_string_value(json_array_get(f, 6));

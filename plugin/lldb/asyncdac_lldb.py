@@ -233,7 +233,7 @@ class AsyncFrame(ScriptedFrame):
 
 
 def _describe(frame, target):
-    """One of LLDB's own frames for the C side: [pc, sp, fp, module, symbol, offset, file, line]
+    """One of LLDB's own frames for the C side: [pc, sp, fp, module path, symbol, offset, file, line]
     (asyncdac's `bt async` prints native frames the way LLDB names them)."""
     pc = _address(frame.GetPC())
     module = frame.GetModule()
@@ -246,7 +246,7 @@ def _describe(frame, target):
     line = frame.GetLineEntry()
     spec = line.GetFileSpec() if line.IsValid() else None
     return [pc, _address(frame.GetSP()), _address(frame.GetFP()),
-            module.GetFileSpec().GetFilename() if module.IsValid() else None, name, offset,
+            module.GetFileSpec().fullpath if module.IsValid() else None, name, offset,
             spec.fullpath if spec is not None and spec.IsValid() else None, line.GetLine() if spec else 0]
 
 

@@ -84,7 +84,7 @@ void adac_lldb_symbols_refresh(struct adac_lldb_cmd *cmd)
 		return;
 	/* The stacks and the chains they run: no heap scan on every stop. */
 	char *argv[] = {"symbols", "--stacks", NULL};
-	struct adac_out quiet = {discard, NULL, NULL};
+	struct adac_out quiet = {.write = discard};
 	adac_command_run(t, ADAC_FRONTEND_LLDB, 2, argv, &quiet, &err);
 }
 

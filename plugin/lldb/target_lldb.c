@@ -31,6 +31,7 @@ struct backend {
 	uint64_t kept_stop;
 	uint64_t building;           /* the thread whose frames LLDB is building (the provider's): its
 	                              * kept stack is the one, and LLDB must not be asked */
+	char *symbols_loaded;        /* the symbol file loaded into this process's target, or NULL */
 };
 
 static void drop_kept(struct backend *b)
@@ -136,26 +137,30 @@ static int lldb_frames(void *impl, uint64_t tid, adac_frame_cb cb, void *ctx, st
 	return 0;
 }
 
-/* One LLDB session, one command thread: the file loaded now ("" when none) and the number of the
- * next one. */
-static char loaded_path[4096];
+/* Symbol files are numbered across the session: debuggers cache modules by path. */
 static unsigned generation;
 
 static int lldb_symbols_path(void *impl, char *buf, size_t size, struct adac_error *err)
 {
 	(void)impl;
-	return adac_lldb_symbols_file(++generation, buf, size < sizeof loaded_path ? size : sizeof loaded_path, err);
+	return adac_lldb_symbols_file(++generation, buf, size, err);
 }
 
 static int lldb_load_symbols(void *impl, const char *path, struct adac_error *err)
 {
-	if (adac_lldb_process_replace_module(impl, loaded_path[0] ? loaded_path : NULL, path, err)) {
+	struct backend *b = impl;
+	char *copy = strdup(path);
+	if (!copy)
+		return adac_fail(err, ADAC_E_NOMEM, 0, "out of memory");
+	if (adac_lldb_process_replace_module(b->p, b->symbols_loaded, path, err)) {
 		adac_lldb_remove_symbols_file(path);
+		free(copy);
 		return -1;
 	}
-	if (loaded_path[0] && strcmp(loaded_path, path) != 0)
-		adac_lldb_remove_symbols_file(loaded_path);
-	snprintf(loaded_path, sizeof loaded_path, "%s", path);
+	if (b->symbols_loaded && strcmp(b->symbols_loaded, path) != 0)
+		adac_lldb_remove_symbols_file(b->symbols_loaded);
+	free(b->symbols_loaded);
+	b->symbols_loaded = copy;
 	return 0;
 }
 
@@ -176,6 +181,9 @@ static void lldb_close(void *impl)
 	struct backend *b = impl;
 	drop_kept(b);
 	free(b->kept);
+	if (b->symbols_loaded)
+		adac_lldb_remove_symbols_file(b->symbols_loaded);
+	free(b->symbols_loaded);
 	adac_lldb_process_close(b->p);
 	free(b);
 }

@@ -45,9 +45,12 @@ def session(target):
 
 
 def lldb_frames(target, tid):
-    """[(pc, name)] of `thread backtrace` for thread tid in lldb-22 with the plugin: what lldb-dap must show."""
+    """[(pc, name)] of `thread backtrace` for thread tid in lldb-22 with the plugin: what lldb-dap must show.
+    Without symbol files (lldb-dap runs no command the plugin refreshes them before; its
+    stopCommands can: integration.symbols), so the provider names the frames in both."""
     setup = b.lldb_target(core=target.get("core"), pid=target.get("pid"))
-    rc, out, err = t.lldb(setup + [f"thread select -t {tid}", "thread backtrace"], pre=QUIET + ["async threads enable"])
+    rc, out, err = t.lldb(setup + [f"thread select -t {tid}", "thread backtrace"],
+                          pre=QUIET + ["async threads enable", "async symbols --auto off"])
     frames = frames_of(raw_section(out, "thread backtrace"), selected_index(out, f"thread select -t {tid}"))
     return [(pc, re.sub(r"( \[synthetic\])?( \[artificial\])?$", "", text)) for _, pc, text in frames]
 

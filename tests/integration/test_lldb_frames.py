@@ -10,9 +10,11 @@ What LLDB shows through the plugin's frame provider is checked against what the 
 commands print on the same process (`async bt`, `async ps`, `async frame variable`), and against
 the samples' sources and expected.json (await lines, locals):
   - plain `bt` / `thread backtrace`: LLDB's frames, with every managed frame `async bt` names
-    named the same (module`method + offset, and its source line), the machinery between the
-    resumed method and its dispatch loop [artificial], and the async frames of the running chain
-    right after the loop's frame, as `async bt` prints them, marked [async];
+    named the same method (LLDB's own frames, named from the plugin's symbol file, with their
+    source lines and arguments), the resume stub and the dispatch loop, and the async frames
+    of the running chain right after the loop's frame at the pcs `async bt` gives them, named by
+    LLDB at their await lines (a pending chain's thread, whose methods no symbol file covers, has
+    the provider's names: module`method + offset at file:line [async]);
   - `frame select`, `up`, `down`, `frame info` on async frames; `frame variable NAME`, `v`, `p`
     give the values `async frame variable` prints;
   - pending chains are threads named "async: <innermost method> [<task status>]" whose frames are
@@ -82,26 +84,35 @@ def check_running(setup, tid, scenario="running"):
     phys, asyncs = async_bt(section(out, "async bt"))
     t.check_eq(section(out, "bt async"), section(out, "async bt"), "bt async vs async bt")
 
-    # The async frames: after the loop's frame, as `async bt` prints them.
-    made = [(pc, text) for _, pc, text in plain if text.endswith(" [async] [synthetic]")]
-    t.check_eq([(pc, text[:-len(" [async] [synthetic]")]) for pc, text in made], asyncs,
-               "the async frames of bt (pc, method + offset, line) vs async bt's")
+    # The async frames: after the loop's frame, at the pcs `async bt` gives them. The plugin's symbol
+    # file covers their methods (they run on this thread's stack), so LLDB names them itself, at
+    # their await lines: module`method at file:line:column.
+    async_pcs = {pc for pc, _ in asyncs}
+    made = [(pc, text) for _, pc, text in plain if pc in async_pcs]
+    t.check_eq([pc for pc, _ in made], [pc for pc, _ in asyncs], "the async frames of bt: pcs vs async bt's")
+    for (pc, text), (_, want) in zip(made, asyncs):
+        m = re.match(r"\S+`(.+) \+ 0x[0-9a-f]+ at (Program\.cs:\d+)$", want)
+        t.check(m and re.match(r"managed`%s at %s:\d+ \[synthetic\]$" % (re.escape(m.group(1)), re.escape(m.group(2))), text),
+                f"async frame at 0x{pc:x}: bt says {text!r}, async bt {want!r}")
     t.check_eq([int(m) for m in re.findall(r"at Program\.cs:(\d+)", " ".join(text for _, text in asyncs))],
                [f["await_line"] for f in exp["dispatcher_frames"]], "await lines of the async frames (expected.json)")
-    first = next((i for i, (_, _, text) in enumerate(plain) if text.endswith("[async] [synthetic]")), None)
+    first = next((i for i, (_, pc, _) in enumerate(plain) if pc in async_pcs), None)
     if not t.check(first is not None and first >= 2, f"async frames in bt:\n{raw_section(out, 'bt')}"):
         return
-    t.check(re.search(r"DispatchContinuations\(\) \+ 0x[0-9a-f]+ \[synthetic\] \[artificial\]$", plain[first - 1][2]),
-            f"the frame before the async frames is the dispatch loop, artificial: {plain[first - 1]}")
-    t.check(re.search(r"IL_STUB_AsyncResume\(.*\) \+ 0x[0-9a-f]+ \[synthetic\] \[artificial\]$", plain[first - 2][2]),
-            f"the frame before the loop is the resume stub, artificial: {plain[first - 2]}")
+    t.check(re.search(r"`System\.Runtime\.CompilerServices\.AsyncHelpers\+RuntimeAsyncTask<Int32>\.DispatchContinuations\(.*\) \+ \d+$",
+                      plain[first - 1][2]), f"the frame before the async frames is the dispatch loop: {plain[first - 1]}")
+    t.check(re.search(r"`IL_STUB_AsyncResume\(.*\) \+ \d+$", plain[first - 2][2]),
+            f"the frame before the loop is the resume stub: {plain[first - 2]}")
 
-    # The physical frames: LLDB's, in order, each managed one named as `async bt` names it.
-    rest = [(pc, text) for _, pc, text in plain if not text.endswith("[async] [synthetic]")]
+    # The physical frames: LLDB's own (the symbol file names them, their registers give their
+    # arguments), in order, each managed one the method `async bt` names (LLDB shows the arguments'
+    # names and values where `async bt` shows their types).
+    rest = [(pc, text) for _, pc, text in plain if pc not in async_pcs]
     t.check_eq([pc for pc, _ in rest], [pc for pc, _ in phys], "pcs of the physical frames: bt vs async bt")
     for (pc, text), (_, want) in zip(rest, phys):
         if ".dll`" in want:
-            t.check(text.startswith(want + " ") and "[synthetic]" in text,
+            name = want.split("`", 1)[1].split("(", 1)[0]
+            t.check(text.startswith("managed`" + name + "(") and "[synthetic]" not in text,
                     f"managed frame at 0x{pc:x}: bt says {text!r}, async bt {want!r}")
     lines = {m.group(1): int(m.group(2)) for _, text in rest
              for m in [re.search(r"RunningApp\.(\w+)\(.*at Program\.cs:(\d+)", text)] if m}

@@ -135,11 +135,8 @@ def raw_section(out, command):
 
 def check_lldb(setup, tid, run_line, stop_line, leaf_ip, what, string_slot):
     """Plain lldb-22 commands with the plugin loaded: it loads the symbols by itself."""
-    out = b.run_lldb(setup, ["thread list"], f"{what}: thread list")
-    idx = b.lldb_thread_index(out, tid)
-    if not t.check(idx is not None, f"{what}: lldb lists thread {tid}"):
-        return
-    cmds = [f"thread select {idx}", "bt"]
+    # Threads are selected by id: a live process's threads get other indexes in each session.
+    cmds = [f"thread select -t {tid}", "bt"]
     out = b.run_lldb(setup, cmds, f"{what}: bt")
     bt = raw_section(out, "bt")
     frames = re.findall(r"^ +(?:\* )?frame #(\d+): 0x[0-9a-f]+ (.*)$", bt, re.M)
@@ -156,7 +153,7 @@ def check_lldb(setup, tid, run_line, stop_line, leaf_ip, what, string_slot):
             f"{what}: bt unwinds through CoreLib's frames to start_thread:\n{bt}")
     if not t.check(len(leaf) == 1, f"{what}: one RunLeaf frame in bt:\n{bt}"):
         return
-    cmds = [f"thread select {idx}", f"frame select {leaf[0]}", "frame variable", "source list -c 3",
+    cmds = [f"thread select -t {tid}", f"frame select {leaf[0]}", "frame variable", "source list -c 3",
             f"image lookup -a 0x{leaf_ip:x}", f"expression -- *(string*)0x{string_slot:x}"]
     out = b.run_lldb(setup, cmds, f"{what}: frame variable")
     t.check_eq(b.lldb_output(out, "frame variable"), "(int) leafLocal = 808\n(int) V_1 = 0\n",
@@ -171,10 +168,12 @@ def check_lldb(setup, tid, run_line, stop_line, leaf_ip, what, string_slot):
             f"{what}: image lookup -a finds RunLeaf:\n{look}")
     t.check(re.search(r'^\(string\) \$0 = 0x[0-9a-f]{16} "top-running"$', b.lldb_output(out, cmds[-1]), re.M),
             f"{what}: a managed string's summary:\n{b.lldb_output(out, cmds[-1])}")
-    # Opting out: no symbols, so LLDB has no names for managed frames.
-    rc, out, err = t.lldb(setup + [f"thread select {idx}", "bt"], env={"ASYNCDAC_AUTO_SYMBOLS": "0"}, timeout=600)
-    t.check(rc == 0 and "managed`" not in out and "RunLeaf" not in out, f"{what}: ASYNCDAC_AUTO_SYMBOLS=0 loads none")
-    cmds = ["async symbols --auto off", f"thread select {idx}", "bt"]
+    # Opting out: no symbol file, so LLDB has no names of its own for managed frames (the frame
+    # provider names them: running.dll`...).
+    rc, out, err = t.lldb(setup + [f"thread select -t {tid}", "bt"], env={"ASYNCDAC_AUTO_SYMBOLS": "0"}, timeout=600)
+    t.check(rc == 0 and "managed`" not in out and "running.dll`AsyncdacSamples.RunningApp.RunLeaf()" in out,
+            f"{what}: ASYNCDAC_AUTO_SYMBOLS=0 loads none:\n{out}")
+    cmds = ["async symbols --auto off", f"thread select -t {tid}", "bt"]
     out = b.run_lldb(setup, cmds, f"{what}: --auto off")
     t.check_eq(b.lldb_output(out, cmds[0]), "Loading symbols when the process stops: off\n", f"{what}: --auto off")
     t.check("managed`" not in raw_section(out, "bt"), f"{what}: --auto off loads none")
