@@ -172,8 +172,10 @@ def main():
                        f"{name}: lldb bt async all: '*' marks the selected thread #{index} only")
             if name == "core" and j is not None:
                 # A core's thread indexes are stable: --thread <index> names the same thread.
+                # (After `thread select`, as above: LLDB's unwinder is better once the plugin has
+                # loaded its symbol file, which it does before LLDB's frame commands.)
                 cmd = f"async bt --thread {index} --json"
-                out = b.run_lldb(setup, [cmd], f"{name}: lldb --thread")
+                out = b.run_lldb(setup, [f"thread select -t {tid}", cmd], f"{name}: lldb --thread")
                 try:
                     t.check_eq(json.loads(b.lldb_output(out, cmd)), j, f"{name}: lldb {cmd} equals the selected thread's")
                 except ValueError as e:
