@@ -176,10 +176,12 @@ def main():
                 # loaded its symbol file, which it does before LLDB's frame commands.)
                 cmd = f"async bt --thread {index} --json"
                 out = b.run_lldb(setup, [f"thread select -t {tid}", cmd], f"{name}: lldb --thread")
+                text = b.lldb_output(out, cmd)
+                text = text[text.find("{\n"):]  # LLDB may print the selection's frame after the next command's echo
                 try:
-                    t.check_eq(json.loads(b.lldb_output(out, cmd)), j, f"{name}: lldb {cmd} equals the selected thread's")
+                    t.check_eq(json.loads(text), j, f"{name}: lldb {cmd} equals the selected thread's")
                 except ValueError as e:
-                    t.fail(f"{name}: lldb {cmd}: not JSON: {e}")
+                    t.fail(f"{name}: lldb {cmd}: not JSON: {e}:\n{out}")
     finally:
         if mode == "sigstop":
             try:
