@@ -78,7 +78,7 @@ static int parse(int argc, char **argv, struct bt_opts *o, struct adac_error *er
 			o->has_thread = true;
 		} else if (adac_opt_is(a, "-A", "--address")) {
 			if (o->naddresses >= ADAC_MAX_ADDRESS_ARGS)
-				return adac_fail(err, ADAC_E_BAD_ARG, 0, "at most %u addresses", ADAC_MAX_ADDRESS_ARGS);
+				return adac_fail(err, ADAC_E_USAGE, 0, "at most %u addresses", ADAC_MAX_ADDRESS_ARGS);
 			if (adac_opt_value("bt", argc, argv, &i, &v, err) ||
 			    adac_opt_u64("bt", a, v, &o->addresses[o->naddresses++], err))
 				return -1;
@@ -89,13 +89,13 @@ static int parse(int argc, char **argv, struct bt_opts *o, struct adac_error *er
 			if (adac_opt_value("bt", argc, argv, &i, &v, err) || adac_opt_u64("bt", a, v, &depth, err))
 				return -1;
 			if (depth == 0 || depth > ADAC_MAX_CHAIN_DEPTH)
-				return adac_fail(err, ADAC_E_BAD_ARG, 0, "--depth must be between 1 and %u", ADAC_MAX_CHAIN_DEPTH);
+				return adac_fail(err, ADAC_E_USAGE, 0, "--depth must be between 1 and %u", ADAC_MAX_CHAIN_DEPTH);
 		} else {
 			return adac_opt_unknown("bt", a, err);
 		}
 	}
 	if (o->all && o->has_thread)
-		return adac_fail(err, ADAC_E_BAD_ARG, 0, "give either --all or --thread, not both");
+		return adac_fail(err, ADAC_E_USAGE, 0, "give either --all or --thread, not both");
 	o->view.count = (size_t)count;
 	o->view.depth = (size_t)depth;
 	return 0;

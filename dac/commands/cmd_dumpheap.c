@@ -59,9 +59,9 @@ int adac_cmd_dumpheap(struct adac_target *t, enum adac_frontend fe, int argc, ch
 		}
 	}
 	if (segments && (opt.stat || opt.has_mt || opt.type || opt.short_list))
-		return adac_fail(err, ADAC_E_BAD_ARG, 0, "--segments of 'dumpheap' takes no object filter or --stat/--short");
+		return adac_fail(err, ADAC_E_USAGE, 0, "--segments of 'dumpheap' takes no object filter or --stat/--short");
 	if (opt.short_list && (opt.stat || opt.json))
-		return adac_fail(err, ADAC_E_BAD_ARG, 0, "--short of 'dumpheap' cannot be combined with --stat or --json");
+		return adac_fail(err, ADAC_E_USAGE, 0, "--short of 'dumpheap' cannot be combined with --stat or --json");
 	struct adac_runtime *rt = adac_runtime_open(t, err);
 	if (!rt)
 		return -1;

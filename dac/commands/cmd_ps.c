@@ -92,7 +92,7 @@ static int parse(int argc, char **argv, struct ps_opts *o, struct adac_error *er
 				return -1;
 		} else if (adac_opt_is(a, "-A", "--address")) {
 			if (o->naddresses >= ADAC_MAX_ADDRESS_ARGS)
-				return adac_fail(err, ADAC_E_BAD_ARG, 0, "at most %u addresses", ADAC_MAX_ADDRESS_ARGS);
+				return adac_fail(err, ADAC_E_USAGE, 0, "at most %u addresses", ADAC_MAX_ADDRESS_ARGS);
 			if (adac_opt_value("ps", argc, argv, &i, &v, err) ||
 			    adac_opt_u64("ps", a, v, &o->addresses[o->naddresses++], err))
 				return -1;
@@ -101,9 +101,9 @@ static int parse(int argc, char **argv, struct ps_opts *o, struct adac_error *er
 		}
 	}
 	if (o->coalesce && o->stats)
-		return adac_fail(err, ADAC_E_BAD_ARG, 0, "give either --coalesce or --stats, not both");
+		return adac_fail(err, ADAC_E_USAGE, 0, "give either --coalesce or --stats, not both");
 	if (o->locals && (o->coalesce || o->stats))
-		return adac_fail(err, ADAC_E_BAD_ARG, 0, "--locals shows frames one by one: it cannot be combined with %s",
+		return adac_fail(err, ADAC_E_USAGE, 0, "--locals shows frames one by one: it cannot be combined with %s",
 		                 o->coalesce ? "--coalesce" : "--stats");
 	return 0;
 }

@@ -111,7 +111,10 @@ static void usage(FILE *f)
 	           "                   separated by ':' or ';', each a directory or a symbol server\n"
 	           "                   srv*<cache-dir>*<url> (http://, https://, file://); searched before\n"
 	           "                   $ASYNCDAC_SYMBOL_PATH, then debuginfod ($DEBUGINFOD_URLS)\n"
-	           "  --strict         Refuse a damaged core (truncated) instead of showing what it holds\n");
+	           "  --strict         Refuse a damaged core (truncated) instead of showing what it holds\n"
+	           "\n"
+	           "Exit status: 0 done, 1 the target could not be read or analysed, 2 a usage error\n"
+	           "(unknown command or option, bad value, no target).\n");
 }
 
 static void command_help(const struct adac_command_info *c)
@@ -125,10 +128,33 @@ static void command_help(const struct adac_command_info *c)
 		printf("\n%s", c->details);
 }
 
+/* Exit codes, one convention for every command: 0 ok, 1 the target or its analysis failed,
+ * 2 the command line is wrong (usage). */
+enum { EXIT_OK = 0, EXIT_TARGET = 1, EXIT_USAGE = 2 };
+
 static int fail(const char *msg)
 {
 	fprintf(stderr, "asyncdac: error: %s\n", msg);
-	return 1;
+	return EXIT_TARGET;
+}
+
+static int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static int usage_error(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	fprintf(stderr, "asyncdac: error: ");
+	vfprintf(stderr, fmt, ap);
+	fprintf(stderr, "\n");
+	va_end(ap);
+	return EXIT_USAGE;
+}
+
+/* A failed command's exit code: usage errors (its options) are 2, the rest 1. */
+static int fail_with(const struct adac_error *err)
+{
+	fprintf(stderr, "asyncdac: error: %s\n", err->msg);
+	return err->code == ADAC_E_USAGE ? EXIT_USAGE : EXIT_TARGET;
 }
 
 /* The symbol path: --symbol-path entries first, then $ASYNCDAC_SYMBOL_PATH's. */
@@ -156,7 +182,7 @@ int main(int argc, char **argv)
 {
 	if (argc < 2) {
 		usage(stderr);
-		return 2;
+		return EXIT_USAGE;
 	}
 	if (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "help") == 0) {
 		if (argc > 2 && adac_command_find(argv[2])) {
@@ -172,8 +198,7 @@ int main(int argc, char **argv)
 	}
 	const struct adac_command_info *cmd = adac_command_find(argv[1]);
 	if (!cmd) {
-		fprintf(stderr, "asyncdac: error: '%s' is not a command (see 'asyncdac --help')\n", argv[1]);
-		return 2;
+		return usage_error("'%s' is not a command (see 'asyncdac --help')", argv[1]);
 	}
 
 	/* Split the target selection (<core-file> or --pid N) from the command's own options. */
@@ -194,15 +219,14 @@ int main(int argc, char **argv)
 		if (strcmp(argv[i], "-p") == 0 || strcmp(argv[i], "--pid") == 0) {
 			if (i + 1 >= argc) {
 				free(rest);
-				return fail("option --pid requires a process id");
+				return usage_error("option --pid requires a process id");
 			}
 			char *end;
 			errno = 0;
 			pid = strtol(argv[++i], &end, 10);
 			if (errno || *end || pid <= 0 || pid > 0x7fffffff) {
-				fprintf(stderr, "asyncdac: error: invalid process id '%s'\n", argv[i]);
 				free(rest);
-				return 1;
+				return usage_error("invalid process id '%s'", argv[i]);
 			}
 		} else if (strcmp(argv[i], "--symbol-path") == 0 || strncmp(argv[i], "--symbol-path=", 14) == 0) {
 			if (argv[i][13] == '=') {
@@ -211,7 +235,7 @@ int main(int argc, char **argv)
 				symbol_path = argv[++i];
 			} else {
 				free(rest);
-				return fail("option --symbol-path requires a path");
+				return usage_error("option --symbol-path requires a path");
 			}
 		} else if (strcmp(argv[i], "--strict") == 0) {
 			strict = true;
@@ -223,19 +247,18 @@ int main(int argc, char **argv)
 	}
 	if (!core && pid < 0) {
 		free(rest);
-		fprintf(stderr, "asyncdac: error: '%s' needs a core file or --pid <pid>\n", cmd->name);
-		return 2;
+		return usage_error("'%s' needs a core file or --pid <pid>", cmd->name);
 	}
 	if (core && pid >= 0) {
 		free(rest);
-		return fail("give either a core file or --pid, not both");
+		return usage_error("give either a core file or --pid, not both");
 	}
 
 	struct adac_error err = {0};
 	struct adac_symbols *symbols = make_symbols(symbol_path, &err);
 	if (!symbols) {
 		free(rest);
-		return fail(err.msg);
+		return usage_error("%s", err.msg);
 	}
 	struct adac_core_options opt = {.strict = strict};
 	struct adac_target *t = core ? adac_target_open_core_ex(core, &opt, &err) : adac_target_open_pid((int)pid, &err);
@@ -276,6 +299,6 @@ int main(int argc, char **argv)
 	adac_target_close(t);
 	free(rest);
 	if (rc)
-		return fail(err.msg);
-	return 0;
+		return fail_with(&err);
+	return EXIT_OK;
 }
