@@ -166,7 +166,7 @@ int adac_cmd_bt(struct adac_target *t, enum adac_frontend fe, int argc, char **a
 		json_object_set_new(root, "threads", threads_json);
 		json_object_set_new(root, "chains", chains_json);
 		if (rc == 0)
-			rc = adac_json_print(out, root, err);
+			rc = adac_json_print_document(out, "bt", root, err);
 		else
 			json_decref(root);
 	}

@@ -214,7 +214,7 @@ int adac_cmd_frame(struct adac_target *t, enum adac_frontend fe, int argc, char 
 	}
 	if (strcmp(o.sub, "variable") != 0) {
 		if (o.json)
-			rc = adac_json_print(out, adac_async_frame_json(&f, index), err);
+			rc = adac_json_print_document(out, "frame", adac_async_frame_json(&f, index), err);
 		else
 			adac_async_frame_print(&f, index, "", out);
 		goto done;

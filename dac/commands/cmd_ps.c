@@ -16,7 +16,7 @@ const struct adac_command_info adac_cmd_ps_info = {
 	.name = "ps",
 	.summary = "List every pending async operation as a logical stack (runtime-async chains and classic "
 	           "state machines, suspended or running)",
-	.syntax = "[--coalesce | --stats] [--method <text>] [--type <text>] [--address <addr>]... [--locals] [--json]",
+	.syntax = "[--coalesce | --stats] [--method <text>] [--type <text>] [--address <addr>]... [--locals] [--json [--timings]]",
 	.details =
 		"Walks the GC heap once and collects every runtime-async Continuation, every\n"
 		"pending task and every classic async state machine (AsyncStateMachineBox). A\n"
@@ -58,14 +58,15 @@ const struct adac_command_info adac_cmd_ps_info = {
 		"                        machine box or state machine, continuation, awaited\n"
 		"                        object); may be repeated.\n"
 		"  -v, --locals          Show the awaited locals under each async frame.\n"
-		"  -j, --json            Print JSON.\n"
+		"  -j, --json            Print JSON (docs/json.md).\n"
+		"      --timings         With --json: the scan's wall times in the summary.\n"
 		"Filters match any frame or object of a stack (as SOS dumpasync's do) and\n"
 		"combine with AND. In the CLI, a scan taking more than a second shows its\n"
 		"progress on stderr when stderr is a terminal.\n",
 };
 
 struct ps_opts {
-	bool coalesce, stats, locals, json;
+	bool coalesce, stats, locals, json, timings;
 	const char *method, *type;
 	uint64_t addresses[ADAC_MAX_ADDRESS_ARGS];
 	size_t naddresses;
@@ -84,6 +85,8 @@ static int parse(int argc, char **argv, struct ps_opts *o, struct adac_error *er
 			o->locals = true;
 		} else if (adac_opt_is(a, "-j", "--json")) {
 			o->json = true;
+		} else if (adac_opt_is(a, NULL, "--timings")) {
+			o->timings = true;
 		} else if (adac_opt_is(a, "-m", "--method")) {
 			if (adac_opt_value("ps", argc, argv, &i, &o->method, err))
 				return -1;
@@ -100,6 +103,8 @@ static int parse(int argc, char **argv, struct ps_opts *o, struct adac_error *er
 			return adac_opt_unknown("ps", a, err);
 		}
 	}
+	if (o->timings && (!o->json || o->coalesce || o->stats))
+		return adac_fail(err, ADAC_E_USAGE, 0, "--timings of 'ps' applies to the JSON listing (--json)");
 	if (o->coalesce && o->stats)
 		return adac_fail(err, ADAC_E_USAGE, 0, "give either --coalesce or --stats, not both");
 	if (o->locals && (o->coalesce || o->stats))
@@ -125,6 +130,7 @@ int adac_cmd_ps(struct adac_target *t, enum adac_frontend fe, int argc, char **a
 	int rc = adac_pending_collect(rt, out, &p, err);
 	if (rc == 0)
 		rc = adac_pending_list_init(&l, &p, &filter, out, err);
+	l.timings = o.timings;
 	if (rc == 0) {
 		if (o.coalesce || o.stats)
 			rc = adac_stack_groups_print(&l, o.coalesce ? ADAC_GROUP_COALESCE : ADAC_GROUP_STATS, o.json, out, err);

@@ -112,6 +112,7 @@ json_t *adac_async_frame_json(const struct adac_async_frame *f, size_t index)
 {
 	json_t *j = json_object();
 	json_object_set_new(j, "index", json_integer((json_int_t)index));
+	json_object_set_new(j, "kind", json_string("async"));
 	json_object_set_new(j, "continuation", adac_json_addr(f->cont.addr));
 	json_object_set_new(j, "method_table", adac_json_addr(f->cont.mt));
 	json_object_set_new(j, "ip", adac_json_addr(frame_ip(f)));

@@ -492,9 +492,7 @@ int adac_stack_groups_print(struct adac_pending_list *l, enum adac_stack_groupin
 	}
 	if (root) {
 		adac_pending_json_members(l, root);
-		json_t *top = json_object();
-		json_object_set_new(top, "ps", root);
-		rc = adac_json_print(out, top, err);
+		rc = adac_json_print_document(out, "ps", root, err);
 	} else {
 		adac_pending_print_summary(l, out);
 	}

@@ -1,6 +1,8 @@
 # Output for people and tools (issue 17): exit codes, JSON documents, coalesced trees, folded
 # stacks, graphs, diffs. Needs the `dotnet` fixture of tests/dotnet (scripts/dotnet-setup).
 #   output.exit_codes   0 ok, 1 target or analysis error, 2 usage, for every command of the CLI
-set(_output_tests output.exit_codes)
+#   output.json         every command's JSON document against docs/json.md, both ways
+set(_output_tests output.exit_codes output.json)
 add_adac_test(output.exit_codes integration/test_output.py exit_codes)
+add_adac_test(output.json integration/test_output.py json)
 set_tests_properties(${_output_tests} PROPERTIES FIXTURES_REQUIRED dotnet LABELS "dotnet;needs-cli")

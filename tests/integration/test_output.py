@@ -2,6 +2,8 @@
 nested sample (and the deep and fanout samples where a part says so).
   exit_codes  one convention for every command of the CLI: 0 ok, 1 the target or its analysis
               failed, 2 the command line is wrong
+  json        every command's document is {"schema": 1, "<command>": payload} with the members
+              docs/json.md lists, no more and no fewer; no timings unless --timings; two runs equal
 """
 import json
 import os
@@ -92,7 +94,111 @@ def exit_codes(tmp):
     expect_rc(["bt", core, "--thread", "999999"], 1, "bt --thread of no thread")
 
 
-PARTS = {"exit_codes": exit_codes}
+# ---- JSON documents (docs/json.md) ----
+
+TYPES = {"address": lambda v: isinstance(v, str) and re.fullmatch(r"0x[0-9a-f]{16}", v) is not None,
+         "number": lambda v: isinstance(v, (int, float)) and not isinstance(v, bool),
+         "string": lambda v: isinstance(v, str), "bool": lambda v: isinstance(v, bool),
+         "object": lambda v: isinstance(v, dict), "array": lambda v: isinstance(v, list), "any": lambda v: True}
+
+
+def documented():
+    """[(invocations, {path: (type, optional)})] from docs/json.md: each table with the
+    `asyncdac ...` invocations on the line above it."""
+    with open(os.path.join(t.SOURCE, "docs", "json.md")) as f:
+        lines = f.read().splitlines()
+    out, invocations, table = [], [], None
+    for line in lines + [""]:
+        row = re.match(r"\| `([^`]*)` \| (\w+) \| (.*)\|$", line)
+        if row:
+            if table is None:
+                table = {}
+                out.append((invocations, table))
+            table[row.group(1)] = (row.group(2), row.group(3).strip().startswith("optional"))
+            continue
+        if line.startswith("| member") or line.startswith("|---"):
+            continue
+        table = None
+        found = re.findall(r"`asyncdac ([^`]*)`", line)
+        if found and line.startswith("`asyncdac "):
+            invocations = found
+    return out
+
+
+def members(value, prefix=""):
+    """{path: value} of every member and element in value, paths as docs/json.md writes them."""
+    out = {}
+    if isinstance(value, dict):
+        for k, v in value.items():
+            path = f"{prefix}.{k}" if prefix else k
+            out.setdefault(path, []).append(v)
+            for p, vs in members(v, path).items():
+                out.setdefault(p, []).extend(vs)
+    elif isinstance(value, list):
+        for v in value:
+            out.setdefault(prefix + "[]", []).append(v)
+            for p, vs in members(v, prefix + "[]").items():
+                out.setdefault(p, []).extend(vs)
+    return out
+
+
+def check_members(payloads, table, what):
+    seen = {}
+    for payload in payloads:
+        for p, vs in members(payload).items():
+            seen.setdefault(p, []).extend(vs)
+    for path, (typ, optional) in table.items():
+        if not optional:
+            t.check(path in seen, f"{what}: {path} is documented but not in any document")
+        for v in seen.get(path, []):
+            if not t.check(v is None or TYPES[typ](v), f"{what}: {path} is documented as {typ}, got {v!r}"):
+                break
+    # An object whose members are listed has no others (the root's are always listed).
+    parents = {""} | {p.rsplit(".", 1)[0] for p in table if "." in p}
+    for path in seen:
+        if path.endswith("[]"):
+            continue  # an element, not a member
+        parent = path.rsplit(".", 1)[0] if "." in path else ""
+        if parent in parents:
+            t.check(path in table, f"{what}: {path} is in the document but not in docs/json.md")
+
+
+def json_documents(tmp):
+    core = b.sample_core("nested", "Debug", tmp)
+    ps = b.cli_json(["ps", core], "ps")
+    chain = ps["chains"][0]
+    frame = chain["frames"][0]
+    values = {"<core>": core, "<task>": chain["task"]["address"], "<continuation>": frame["continuation"],
+              "<ip>": frame["ip"], "<MethodDesc>...": frame["method_desc"], "<text>": "Continuation"}
+    tables = documented()
+    t.check_eq(sorted({inv.split()[0] for invs, _ in tables for inv in invs}),
+               sorted(["bt", "dumpheap", "dumpmd", "frame", "ip2md", "ps", "runtime"]),
+               "docs/json.md documents every command that has --json")
+    for invocations, table in tables:
+        payloads = []
+        for inv in invocations:
+            args = [values.get(a, a) for a in inv.split()]
+            rc, out, err = b.cli(args)
+            if not t.check(rc == 0 and err == "", f"asyncdac {inv}: rc {rc}, stderr {err.strip()[-300:]!r}"):
+                continue
+            try:
+                payloads.append(b.document(out, args[0]))
+            except ValueError as e:
+                t.fail(f"asyncdac {inv}: {e}")
+                continue
+            t.check("seconds" not in out, f"asyncdac {inv}: no wall times without --timings")
+            t.check_eq(b.cli(args)[1], out, f"asyncdac {inv}: a second run prints the same document")
+        check_members(payloads, table, " and ".join(invocations))
+    # --timings adds the wall times, where the tables say.
+    d = b.cli_json(["ps", core, "--timings"], "ps --timings")
+    t.check(d is not None and all(isinstance(d["summary"].get(k), float) for k in ("heap_seconds", "link_seconds")),
+            "ps --json --timings: summary.heap_seconds and link_seconds")
+    d = b.cli_json(["dumpheap", core, "--stat", "--timings"], "dumpheap --timings")
+    t.check(d is not None and isinstance(d["scan"].get("walk_seconds"), float), "dumpheap --json --timings: scan.walk_seconds")
+    expect_rc(["ps", core, "--timings"], 2, "ps --timings without --json")
+
+
+PARTS = {"exit_codes": exit_codes, "json": json_documents}
 
 
 def main():

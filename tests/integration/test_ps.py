@@ -74,7 +74,7 @@ def ps_json(target, *args, what):
     if out is None:
         return None
     try:
-        return json.loads(out)["ps"]
+        return b.document(out, "ps")
     except (ValueError, KeyError) as e:
         t.fail(f"{what}: ps --json is not the expected JSON ({e}): {out[:300]!r}")
         return None
@@ -157,7 +157,7 @@ def fanout_core(core, o, tmp, what):
     exp = b.expected("fanout")
     lines = {c["name"]: [f["await_line"] for f in c["frames"]] for c in exp["chains"]}
     t0 = time.perf_counter()
-    d = ps_json(core, what=what)
+    d = ps_json(core, "--timings", what=what)
     elapsed = time.perf_counter() - t0
     if d is None:
         return
