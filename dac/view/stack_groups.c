@@ -313,6 +313,112 @@ static struct ranked *children(struct groups *g, uint32_t node, size_t *n)
 	return r;
 }
 
+/* ---- the text tree ---- */
+
+static bool name_char(char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '.' ||
+	       c == '+' || c == '`';
+}
+
+/* Appends text[0, len) to buf at *w with each dotted name cut to its last part inside (), <> and
+ * [] ("System.Threading.Tasks.Task<Int32>" -> "Task<Int32>"), and at nesting depth 0 too when
+ * `outer` (a name after a closing bracket keeps its dot: "Outer<T>.Inner"). */
+static void append_short(char *buf, size_t size, size_t *w, const char *text, size_t len, bool outer)
+{
+	unsigned depth = 0;
+	for (size_t i = 0; i < len && *w + 1 < size;) {
+		char c = text[i];
+		if (!name_char(c) || c == '`') {
+			depth += c == '(' || c == '<' || c == '[';
+			depth -= depth && (c == ')' || c == '>' || c == ']');
+			buf[(*w)++] = c;
+			i++;
+			continue;
+		}
+		size_t j = i;
+		while (j < len && name_char(text[j]) && text[j] != '`')
+			j++;
+		size_t from = i;
+		if (depth || outer)
+			for (size_t k = j; k > i; k--)
+				if (text[k - 1] == '.') {
+					from = k - 1 == i ? i : k;
+					break;
+				}
+		for (size_t k = from; k < j && *w + 1 < size; k++)
+			buf[(*w)++] = text[k];
+		i = j;
+	}
+	buf[*w] = '\0';
+}
+
+/* A label as the text tree shows it, short enough for 100 columns: a frame without its module
+ * and namespaces ("Type.Method(Int32, Task<Int32>) at File.cs:12 [state 1]"), awaited objects and
+ * tasks by their type's name; errors and the rest unchanged. */
+static const char *short_label(const char *label, char *buf, size_t size)
+{
+	size_t w = 0;
+	buf[0] = '\0';
+	if (strncmp(label, "awaiting ", 9) == 0 || strncmp(label, "task ", 5) == 0) {
+		append_short(buf, size, &w, label, strlen(label), true);
+		return buf;
+	}
+	const char *open = strchr(label, '(');
+	const char *tick = strchr(label, '`');
+	if (!open || strncmp(label, "error: ", 7) == 0 || strncmp(label, "running ", 8) == 0)
+		return label;
+	const char *name = tick && tick < open ? tick + 1 : label;
+	/* The method keeps its type: from the second dot before the parenthesis, outside brackets. */
+	unsigned dots = 0, depth = 0;
+	for (const char *c = open; c > name; c--) {
+		depth += c[-1] == '>' || c[-1] == ']';
+		depth -= depth && (c[-1] == '<' || c[-1] == '[');
+		if (!depth && c[-1] == '.' && ++dots == 2) {
+			name = c;
+			break;
+		}
+	}
+	/* The signature ends at the parenthesis that closes the first one; the rest (" at File.cs:12
+	 * [state 1]") is kept as it is. */
+	const char *end = open;
+	for (depth = 0; *end; end++) {
+		depth += *end == '(';
+		if (*end == ')' && --depth == 0) {
+			end++;
+			break;
+		}
+	}
+	append_short(buf, size, &w, name, (size_t)(end - name), false);
+	snprintf(buf + w, size - w, "%s", end);
+	return buf;
+}
+
+/* The text tree: a line per node, "[count] label", innermost first; a node's callers follow it
+ * at the same indentation while there is one, and each branch where stacks part starts with "+- "
+ * (its later lines under "|  " while a sibling follows). A run of one frame calling itself is one
+ * line ending in " x <n>" (recursion). */
+struct text_tree {
+	char *prefix;           /* the columns before the lines of the current branch */
+	size_t cap;
+};
+
+static int prefix_set(struct groups *g, struct text_tree *tt, size_t at, const char *what)
+{
+	if (at + 4 > tt->cap) {
+		size_t cap = tt->cap ? tt->cap * 2 : 64;
+		while (cap < at + 4)
+			cap *= 2;
+		char *p = realloc(tt->prefix, cap);
+		if (!p)
+			return adac_fail(&g->fail, ADAC_E_NOMEM, 0, "out of memory");
+		tt->prefix = p;
+		tt->cap = cap;
+	}
+	memcpy(tt->prefix + at, what, 3);
+	return 0;
+}
+
 /* Renders the tree depth first without recursion (stacks can be 100,000 frames deep). */
 static int render_tree(struct groups *g, json_t *json_root)
 {
@@ -320,7 +426,9 @@ static int render_tree(struct groups *g, json_t *json_root)
 		struct ranked *items;
 		size_t n, next;
 		json_t *array;
+		size_t prefix;          /* text: columns of prefix before this level's lines */
 	};
+	struct text_tree tt = {0};
 	size_t cap = 64, depth = 0;
 	struct level *lv = malloc(cap * sizeof *lv);
 	if (!lv)
@@ -328,6 +436,7 @@ static int render_tree(struct groups *g, json_t *json_root)
 	lv[0].items = children(g, 0, &lv[0].n);
 	lv[0].next = 0;
 	lv[0].array = json_root;
+	lv[0].prefix = 0;
 	if (!lv[0].items) {
 		free(lv);
 		return adac_fail(&g->fail, ADAC_E_NOMEM, 0, "out of memory");
@@ -335,6 +444,7 @@ static int render_tree(struct groups *g, json_t *json_root)
 	depth = 1;
 	size_t group = 0;
 	int rc = 0;
+	char buf[LABEL_MAX];
 	while (depth && rc == 0) {
 		struct level *l = &lv[depth - 1];
 		if (l->next == l->n) {
@@ -346,6 +456,7 @@ static int render_tree(struct groups *g, json_t *json_root)
 		uint32_t node = it->label; /* children() ranks trie nodes: label is the node id */
 		const char *text = g->labels.text[g->trie.n[node].label];
 		json_t *kids = NULL;
+		size_t prefix = l->prefix;
 		if (l->array) {
 			json_t *j = json_object();
 			json_object_set_new(j, "frame", json_string(text));
@@ -359,7 +470,29 @@ static int render_tree(struct groups *g, json_t *json_root)
 				           (unsigned long long)it->count, it->count == 1 ? "" : "s");
 				group++;
 			}
-			adac_print(g->out, "%*s[%llu] %s\n", (int)(2 * (depth - 1)), "", (unsigned long long)it->count, text);
+			/* Recursion: the only caller is the same frame, for the same stacks. */
+			uint64_t repeat = 1;
+			for (uint32_t c; (c = g->trie.n[node].first_child) && !g->trie.n[c].next_sibling &&
+			                 g->trie.n[c].label == g->trie.n[node].label && g->trie.n[c].count == it->count;
+			     node = c)
+				repeat++;
+			bool branch = l->n > 1 && depth > 1;
+			if (branch) {
+				if (prefix_set(g, &tt, prefix, "+- ")) {
+					rc = -1;
+					break;
+				}
+				prefix += 3;
+			}
+			adac_print(g->out, "%.*s[%llu] %s", (int)prefix, tt.prefix ? tt.prefix : "",
+			           (unsigned long long)it->count, short_label(text, buf, sizeof buf));
+			if (repeat > 1)
+				adac_print(g->out, " x %llu", (unsigned long long)repeat);
+			adac_print(g->out, "\n");
+			if (branch && prefix_set(g, &tt, prefix - 3, l->next < l->n ? "|  " : "   ")) {
+				rc = -1;
+				break;
+			}
 		}
 		if (!g->trie.n[node].first_child)
 			continue;
@@ -377,6 +510,7 @@ static int render_tree(struct groups *g, json_t *json_root)
 		nl->items = children(g, node, &nl->n);
 		nl->next = 0;
 		nl->array = kids;
+		nl->prefix = prefix;
 		if (!nl->items) {
 			rc = adac_fail(&g->fail, ADAC_E_NOMEM, 0, "out of memory");
 			break;
@@ -386,6 +520,7 @@ static int render_tree(struct groups *g, json_t *json_root)
 	while (depth)
 		free(lv[--depth].items);
 	free(lv);
+	free(tt.prefix);
 	return rc;
 }
 

@@ -1,6 +1,6 @@
 /* stack_groups.h - the stacks `ps` lists, grouped: --coalesce, a tree of the stacks' labels
  * innermost first, each line "[count] <frame>" with the number of stacks sharing it (the first
- * level is what they await); --stats, counts of frames per method and await state (each
+ * level is what they await), indented only where stacks part and a recursion folded to one line; --stats, counts of frames per method and await state (each
  * continuation or state machine once), of stacks per awaited type, and of tasks per type and
  * status, most frequent first. */
 #ifndef ADAC_STACK_GROUPS_H

@@ -2,7 +2,9 @@
 # stacks, graphs, diffs. Needs the `dotnet` fixture of tests/dotnet (scripts/dotnet-setup).
 #   output.exit_codes   0 ok, 1 target or analysis error, 2 usage, for every command of the CLI
 #   output.json         every command's JSON document against docs/json.md, both ways
-set(_output_tests output.exit_codes output.json)
+#   output.coalesce     ps --coalesce folds the deep sample's recursion
+set(_output_tests output.exit_codes output.json output.coalesce)
 add_adac_test(output.exit_codes integration/test_output.py exit_codes)
 add_adac_test(output.json integration/test_output.py json)
+add_adac_test(output.coalesce integration/test_output.py coalesce)
 set_tests_properties(${_output_tests} PROPERTIES FIXTURES_REQUIRED dotnet LABELS "dotnet;needs-cli")

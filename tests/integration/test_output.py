@@ -4,6 +4,8 @@ nested sample (and the deep and fanout samples where a part says so).
               failed, 2 the command line is wrong
   json        every command's document is {"schema": 1, "<command>": payload} with the members
               docs/json.md lists, no more and no fewer; no timings unless --timings; two runs equal
+  coalesce    ps --coalesce of the deep sample (1,000 frames of one recursion): one line per
+              run of a frame calling itself, in 100 columns
 """
 import json
 import os
@@ -198,7 +200,24 @@ def json_documents(tmp):
     expect_rc(["ps", core, "--timings"], 2, "ps --timings without --json")
 
 
-PARTS = {"exit_codes": exit_codes, "json": json_documents}
+# ---- ps --coalesce ----
+
+def coalesce(tmp):
+    core = b.sample_core("deep", "Debug", tmp)
+    exp = b.expected("deep")["chains"][0]
+    lines = ["STACKS 1: 1 chain", "[1] awaiting Task<Int32>"]
+    # The leaf waits at Recurse's first await (state 0), its 999 callers at the second (state 1).
+    for i, f in enumerate(exp["frames"]):
+        text = f"[1] {f['type'].split('.')[-1]}.{f['method']}(Int32) at Program.cs:{f['await_line']} [state {min(i, 1)}]"
+        lines.append(text + (f" x {f['repeat']}" if f["repeat"] > 1 else ""))
+    rc, out, err = b.cli(["ps", core, "--coalesce"])
+    t.check_eq((rc, err), (0, ""), "ps --coalesce: exit code and stderr")
+    tree = out.split("\n\n")[0]
+    t.check_eq(tree, "\n".join(lines), "deep: ps --coalesce folds the recursion")
+    t.check(all(len(x) <= 100 for x in out.splitlines()[:-1]), f"deep: ps --coalesce fits 100 columns:\n{out}")
+
+
+PARTS = {"exit_codes": exit_codes, "json": json_documents, "coalesce": coalesce}
 
 
 def main():
