@@ -16,7 +16,7 @@ const struct adac_command_info adac_cmd_ps_info = {
 	.name = "ps",
 	.summary = "List every pending async operation as a logical stack (runtime-async chains and classic "
 	           "state machines, suspended or running)",
-	.syntax = "[--coalesce | --stats] [--method <text>] [--type <text>] [--address <addr>]... [--locals] [--json [--timings]]",
+	.syntax = "[--coalesce | --format tree|folded|dot | --stats] [--method <text>] [--type <text>] [--address <addr>]... [--locals] [--json [--timings]]",
 	.details =
 		"Walks the GC heap once and collects every runtime-async Continuation, every\n"
 		"pending task and every classic async state machine (AsyncStateMachineBox). A\n"
@@ -51,6 +51,14 @@ const struct adac_command_info adac_cmd_ps_info = {
 		"                        calling itself is one line ending in \"x <n>\". Frames\n"
 		"                        are shown without module and namespaces (--json keeps\n"
 		"                        them).\n"
+		"  -F, --format <fmt>    tree: as --coalesce; folded: one line per distinct\n"
+		"                        stack, outermost frame first, frames ';'-separated,\n"
+		"                        the number of stacks last (flamegraph.pl, speedscope,\n"
+		"                        inferno); dot: the await graph in Graphviz DOT, a box\n"
+		"                        per run of frames the same stacks share, what they\n"
+		"                        await on top (as Parallel Stacks draws it).\n"
+		"      --svg <file>      CLI only: the graph of --format dot drawn into an SVG\n"
+		"                        file by Graphviz's dot.\n"
 		"  -s, --stats           Count frames per method and await state, stacks per\n"
 		"                        awaited type and tasks per type and status.\n"
 		"  -m, --method <text>   Only stacks with a frame whose method name contains\n"
@@ -71,6 +79,7 @@ const struct adac_command_info adac_cmd_ps_info = {
 
 struct ps_opts {
 	bool coalesce, stats, locals, json, timings;
+	int format;                          /* -1: listing, or an adac_stack_grouping */
 	const char *method, *type;
 	uint64_t addresses[ADAC_MAX_ADDRESS_ARGS];
 	size_t naddresses;
@@ -79,6 +88,7 @@ struct ps_opts {
 static int parse(int argc, char **argv, struct ps_opts *o, struct adac_error *err)
 {
 	memset(o, 0, sizeof *o);
+	o->format = -1;
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i], *v;
 		if (adac_opt_is(a, "-C", "--coalesce")) {
@@ -89,6 +99,17 @@ static int parse(int argc, char **argv, struct ps_opts *o, struct adac_error *er
 			o->locals = true;
 		} else if (adac_opt_is(a, "-j", "--json")) {
 			o->json = true;
+		} else if (adac_opt_is(a, "-F", "--format")) {
+			if (adac_opt_value("ps", argc, argv, &i, &v, err))
+				return -1;
+			if (strcmp(v, "tree") == 0)
+				o->format = ADAC_GROUP_COALESCE;
+			else if (strcmp(v, "folded") == 0)
+				o->format = ADAC_GROUP_FOLDED;
+			else if (strcmp(v, "dot") == 0)
+				o->format = ADAC_GROUP_DOT;
+			else
+				return adac_fail(err, ADAC_E_USAGE, 0, "invalid value '%s' for option --format of 'ps' (tree, folded or dot)", v);
 		} else if (adac_opt_is(a, NULL, "--timings")) {
 			o->timings = true;
 		} else if (adac_opt_is(a, "-m", "--method")) {
@@ -107,6 +128,14 @@ static int parse(int argc, char **argv, struct ps_opts *o, struct adac_error *er
 			return adac_opt_unknown("ps", a, err);
 		}
 	}
+	if (o->coalesce && o->format < 0)
+		o->format = ADAC_GROUP_COALESCE;
+	if (o->stats && o->format >= 0)
+		return adac_fail(err, ADAC_E_USAGE, 0, "give either --format or --stats, not both");
+	if (o->format > ADAC_GROUP_COALESCE && (o->json || o->locals))
+		return adac_fail(err, ADAC_E_USAGE, 0, "--format %s cannot be combined with %s",
+		                 o->format == ADAC_GROUP_FOLDED ? "folded" : "dot", o->json ? "--json" : "--locals");
+	o->coalesce = o->format == ADAC_GROUP_COALESCE;
 	if (o->timings && (!o->json || o->coalesce || o->stats))
 		return adac_fail(err, ADAC_E_USAGE, 0, "--timings of 'ps' applies to the JSON listing (--json)");
 	if (o->coalesce && o->stats)
@@ -136,8 +165,9 @@ int adac_cmd_ps(struct adac_target *t, enum adac_frontend fe, int argc, char **a
 		rc = adac_pending_list_init(&l, &p, &filter, out, err);
 	l.timings = o.timings;
 	if (rc == 0) {
-		if (o.coalesce || o.stats)
-			rc = adac_stack_groups_print(&l, o.coalesce ? ADAC_GROUP_COALESCE : ADAC_GROUP_STATS, o.json, out, err);
+		if (o.format >= 0 || o.stats)
+			rc = adac_stack_groups_print(&l, o.stats ? ADAC_GROUP_STATS : (enum adac_stack_grouping)o.format, o.json,
+			                             out, err);
 		else if (o.json)
 			rc = adac_pending_print_json(&l, flags, out, err);
 		else

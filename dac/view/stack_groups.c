@@ -146,6 +146,9 @@ struct groups {
 	uint32_t cursor;                       /* --coalesce: the trie node of the last label added */
 	struct counts frame_counts, await_counts, task_counts;
 	bool *counted;                         /* --stats: graph nodes already counted */
+	bool dot_open;                         /* --format dot: a box's label is being printed, */
+	uint32_t dot_last;                     /* its last line's label */
+	uint64_t dot_repeat;                   /* shown this many times in a row (a recursion) */
 	struct adac_error fail;                /* out of memory while grouping */
 };
 
@@ -524,6 +527,161 @@ static int render_tree(struct groups *g, json_t *json_root)
 	return rc;
 }
 
+/* ---- folded stacks and the await graph ---- */
+
+/* Every stack of the trie, depth first without recursion: cb(g, path, depth, ends) for each node,
+ * path[0..depth) the trie nodes from the root's child to it, ends the stacks that end there. */
+typedef int (*trie_visit)(struct groups *g, const uint32_t *path, size_t depth, uint64_t ends);
+
+static int walk_trie(struct groups *g, trie_visit cb)
+{
+	size_t cap = 64, depth = 0;
+	uint32_t *path = malloc(cap * sizeof *path);
+	if (!path)
+		return adac_fail(&g->fail, ADAC_E_NOMEM, 0, "out of memory");
+	/* Go down first children, then to the next sibling of the deepest node that has one. */
+	uint32_t node = g->trie.n[0].first_child;
+	int rc = 0;
+	while (node && rc == 0) {
+		if (depth == cap) {
+			uint32_t *p = realloc(path, cap * 2 * sizeof *p);
+			if (!p) {
+				rc = adac_fail(&g->fail, ADAC_E_NOMEM, 0, "out of memory");
+				break;
+			}
+			path = p;
+			cap *= 2;
+		}
+		path[depth++] = node;
+		uint64_t ends = g->trie.n[node].count;
+		for (uint32_t c = g->trie.n[node].first_child; c; c = g->trie.n[c].next_sibling)
+			ends -= g->trie.n[c].count;
+		rc = cb(g, path, depth, ends);
+		if (g->trie.n[node].first_child) {
+			node = g->trie.n[node].first_child;
+			continue;
+		}
+		node = 0;
+		while (depth && !(node = g->trie.n[path[depth - 1]].next_sibling))
+			depth--;
+		if (depth)
+			depth--;
+	}
+	free(path);
+	return rc;
+}
+
+/* A label for a folded line or a graph: short, without ';' (the folded format's separator), with
+ * '"' and '\' escaped for DOT when `dot`. */
+static const char *tool_label(const char *label, bool dot, char *buf, size_t size)
+{
+	char tmp[LABEL_MAX];
+	const char *text = short_label(label, tmp, sizeof tmp);
+	size_t w = 0;
+	for (; *text && w + 3 < size; text++) {
+		if (*text == ';' && !dot) {
+			buf[w++] = ',';
+			continue;
+		}
+		if (dot && (*text == '"' || *text == '\\'))
+			buf[w++] = '\\';
+		buf[w++] = *text;
+	}
+	buf[w] = '\0';
+	return buf;
+}
+
+/* Folded stacks (flamegraph.pl, speedscope, inferno): "outermost;...;innermost;awaiting X <count>"
+ * per distinct stack. */
+static int folded_line(struct groups *g, const uint32_t *path, size_t depth, uint64_t ends)
+{
+	if (!ends)
+		return 0;
+	char buf[LABEL_MAX];
+	for (size_t i = depth; i-- > 0;)
+		adac_print(g->out, "%s%s", tool_label(g->labels.text[g->trie.n[path[i]].label], false, buf, sizeof buf),
+		           i ? ";" : "");
+	adac_print(g->out, " %llu\n", (unsigned long long)ends);
+	return 0;
+}
+
+/* The await graph in DOT, as Parallel Stacks draws it: a box per run of frames the same stacks
+ * share (innermost at the top, with the number of stacks), an edge from each box to the box of the
+ * frames it awaits, and what the stacks await as leaves on top. A trie node (path[depth - 1])
+ * starts a box when it is what stacks await or the innermost frame, when its callee has other
+ * callers, or when fewer stacks pass through it. */
+static bool box_start(const struct groups *g, const uint32_t *path, size_t depth)
+{
+	if (depth < 3)
+		return true;
+	uint32_t node = path[depth - 1], callee = path[depth - 2];
+	return g->trie.n[callee].first_child != node || g->trie.n[node].next_sibling ||
+	       g->trie.n[node].count != g->trie.n[callee].count;
+}
+
+/* Ends the open box's last line: " x <n>" for a recursion, then the line's end. */
+static void dot_line_end(struct groups *g)
+{
+	if (g->dot_repeat > 1)
+		adac_print(g->out, " x %llu", (unsigned long long)g->dot_repeat);
+	adac_print(g->out, "\\l");
+}
+
+static int dot_node(struct groups *g, const uint32_t *path, size_t depth, uint64_t ends)
+{
+	(void)ends;
+	uint32_t node = path[depth - 1], label = g->trie.n[node].label;
+	unsigned long long n = (unsigned long long)g->trie.n[node].count;
+	char buf[LABEL_MAX];
+	if (!box_start(g, path, depth)) {
+		if (label == g->dot_last) {
+			g->dot_repeat++;
+			return 0;
+		}
+		dot_line_end(g);
+		adac_print(g->out, "%s", tool_label(g->labels.text[label], true, buf, sizeof buf));
+		g->dot_last = label;
+		g->dot_repeat = 1;
+		return 0;
+	}
+	const char *text = tool_label(g->labels.text[label], true, buf, sizeof buf);
+	if (g->dot_open) {
+		dot_line_end(g);
+		adac_print(g->out, "\"];\n");
+	}
+	g->dot_open = false;
+	if (depth == 1) {
+		adac_print(g->out, "  n%u [shape=ellipse, style=filled, fillcolor=\"#fff3c4\", label=\"%s\\n%llu stack%s\"];\n",
+		           node, text, n, n == 1 ? "" : "s");
+		return 0;
+	}
+	size_t k = depth - 2;
+	while (!box_start(g, path, k + 1))
+		k--;
+	adac_print(g->out, "  n%u -> n%u;\n  n%u [label=\"%llu stack%s\\n%s", node, path[k], node, n, n == 1 ? "" : "s", text);
+	g->dot_open = true;
+	g->dot_last = label;
+	g->dot_repeat = 1;
+	return 0;
+}
+
+static int render_graph(struct groups *g, enum adac_stack_grouping how)
+{
+	if (how == ADAC_GROUP_FOLDED)
+		return walk_trie(g, folded_line);
+	adac_print(g->out, "digraph asyncdac {\n"
+	                   "  rankdir=BT;\n"
+	                   "  node [shape=box, fontname=\"monospace\", fontsize=10];\n"
+	                   "  edge [arrowsize=0.6];\n");
+	int rc = walk_trie(g, dot_node);
+	if (g->dot_open) {
+		dot_line_end(g);
+		adac_print(g->out, "\"];\n");
+	}
+	adac_print(g->out, "}\n");
+	return rc;
+}
+
 static void print_table(struct groups *g, const char *title, const char *column, const struct counts *c, json_t *json,
                         const char *key)
 {
@@ -558,7 +716,7 @@ static int group_stacks(struct groups *g, struct adac_pending_list *l, enum adac
 	struct adac_pending_stack st;
 	int more;
 	while ((more = adac_pending_list_next(l, &st, err)) > 0) {
-		if (how == ADAC_GROUP_COALESCE)
+		if (how != ADAC_GROUP_STATS)
 			stack_labels(g, &st, coalesce_cb);
 		else
 			add_stats(g, &st);
@@ -570,6 +728,10 @@ static int group_stacks(struct groups *g, struct adac_pending_list *l, enum adac
 
 static void render(struct groups *g, enum adac_stack_grouping how, json_t *root)
 {
+	if (how == ADAC_GROUP_FOLDED || how == ADAC_GROUP_DOT) {
+		render_graph(g, how);
+		return;
+	}
 	if (how == ADAC_GROUP_COALESCE) {
 		if (root) {
 			json_t *tree = json_array();
@@ -610,7 +772,9 @@ int adac_stack_groups_print(struct adac_pending_list *l, enum adac_stack_groupin
 		rc = adac_fail(err, ADAC_E_NOMEM, 0, "out of memory");
 		goto done;
 	}
-	if (!json)
+	/* Folded stacks and graphs are read by tools: nothing but the stacks. */
+	bool text = !json && (how == ADAC_GROUP_COALESCE || how == ADAC_GROUP_STATS);
+	if (text)
 		adac_pending_print_warnings(l->p, out);
 	if (group_stacks(&g, l, how, err)) {
 		adac_error_copy(err, &g.fail);
@@ -628,7 +792,7 @@ int adac_stack_groups_print(struct adac_pending_list *l, enum adac_stack_groupin
 	if (root) {
 		adac_pending_json_members(l, root);
 		rc = adac_json_print_document(out, "ps", root, err);
-	} else {
+	} else if (text) {
 		adac_pending_print_summary(l, out);
 	}
 done:

@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <spawn.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "asyncdac.h"
@@ -157,6 +159,53 @@ static int fail_with(const struct adac_error *err)
 	return err->code == ADAC_E_USAGE ? EXIT_USAGE : EXIT_TARGET;
 }
 
+/* `ps --svg FILE`: stdout goes to Graphviz's dot, which draws the graph of `ps --format dot` into
+ * FILE. Returns dot's pid and keeps the real stdout in *saved, or -1 (message printed). */
+extern char **environ;
+
+static pid_t svg_start(const char *file, int *saved)
+{
+	int fds[2];
+	if (pipe(fds)) {
+		fprintf(stderr, "asyncdac: error: --svg: pipe: %s\n", strerror(errno));
+		return -1;
+	}
+	posix_spawn_file_actions_t fa;
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_adddup2(&fa, fds[0], STDIN_FILENO);
+	posix_spawn_file_actions_addclose(&fa, fds[1]);
+	char *args[] = {"dot", "-Tsvg", "-o", (char *)file, NULL};
+	pid_t pid;
+	int rc = posix_spawnp(&pid, "dot", &fa, NULL, args, environ);
+	posix_spawn_file_actions_destroy(&fa);
+	close(fds[0]);
+	if (rc) {
+		close(fds[1]);
+		fprintf(stderr, "asyncdac: error: --svg: cannot run Graphviz's dot: %s\n", strerror(rc));
+		return -1;
+	}
+	fflush(stdout);
+	*saved = dup(STDOUT_FILENO);
+	dup2(fds[1], STDOUT_FILENO);
+	close(fds[1]);
+	return pid;
+}
+
+/* Ends dot's input and waits for it: 0 when it wrote the file. */
+static int svg_finish(pid_t pid, int saved, const char *file)
+{
+	fflush(stdout);
+	dup2(saved, STDOUT_FILENO);
+	close(saved);
+	int status;
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
+		return 0;
+	fprintf(stderr, "asyncdac: error: --svg: dot could not draw %s\n", file);
+	return -1;
+}
+
 /* The symbol path: --symbol-path entries first, then $ASYNCDAC_SYMBOL_PATH's. */
 static struct adac_symbols *make_symbols(const char *option, struct adac_error *err)
 {
@@ -202,7 +251,7 @@ int main(int argc, char **argv)
 	}
 
 	/* Split the target selection (<core-file> or --pid N) from the command's own options. */
-	const char *core = NULL, *symbol_path = NULL;
+	const char *core = NULL, *symbol_path = NULL, *svg = NULL;
 	bool strict = false;
 	long pid = -1;
 	char **rest = calloc((size_t)argc + 1, sizeof *rest);
@@ -239,6 +288,14 @@ int main(int argc, char **argv)
 			}
 		} else if (strcmp(argv[i], "--strict") == 0) {
 			strict = true;
+		} else if (strcmp(argv[i], "--svg") == 0 && strcmp(cmd->name, "ps") == 0) {
+			if (i + 1 >= argc) {
+				free(rest);
+				return usage_error("option --svg of 'ps' requires a file name");
+			}
+			svg = argv[++i];
+			rest[nrest++] = "--format";
+			rest[nrest++] = "dot";
 		} else if (argv[i][0] != '-' && !core && pid < 0) {
 			core = argv[i];
 		} else {
@@ -283,9 +340,12 @@ int main(int argc, char **argv)
 	                            .delay = delay && *delay ? strtod(delay, NULL) : PROGRESS_DELAY};
 	struct adac_out out = {.write = write_stdout, .ctx = &progress, .vprint = vprint_stdout,
 	                       .progress = isatty(STDERR_FILENO) == 1 ? show_progress : NULL};
-	int rc = adac_command_run(t, ADAC_FRONTEND_CLI, nrest, rest, &out, &err);
+	int saved_stdout = -1;
+	pid_t dot = svg ? svg_start(svg, &saved_stdout) : 0;
+	int rc = dot < 0 ? 0 : adac_command_run(t, ADAC_FRONTEND_CLI, nrest, rest, &out, &err);
 	show_progress(&progress, NULL, 0, 0);
 	fflush(stdout);
+	bool svg_failed = dot < 0 || (dot > 0 && svg_finish(dot, saved_stdout, svg));
 	if (getenv("ASYNCDAC_STATS")) {
 		/* For scripts/bench: how the command read the target. */
 		struct adac_read_stats st;
@@ -300,5 +360,5 @@ int main(int argc, char **argv)
 	free(rest);
 	if (rc)
 		return fail_with(&err);
-	return EXIT_OK;
+	return svg_failed ? EXIT_TARGET : EXIT_OK;
 }

@@ -3,8 +3,10 @@
 #   output.exit_codes   0 ok, 1 target or analysis error, 2 usage, for every command of the CLI
 #   output.json         every command's JSON document against docs/json.md, both ways
 #   output.coalesce     ps --coalesce folds the deep sample's recursion
-set(_output_tests output.exit_codes output.json output.coalesce)
+#   output.graphs       ps --format folded, --format dot and --svg (Graphviz) on the fanout sample
+set(_output_tests output.exit_codes output.json output.coalesce output.graphs)
 add_adac_test(output.exit_codes integration/test_output.py exit_codes)
 add_adac_test(output.json integration/test_output.py json)
 add_adac_test(output.coalesce integration/test_output.py coalesce)
+add_adac_test(output.graphs integration/test_output.py graphs)
 set_tests_properties(${_output_tests} PROPERTIES FIXTURES_REQUIRED dotnet LABELS "dotnet;needs-cli")

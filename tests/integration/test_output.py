@@ -5,12 +5,16 @@ nested sample (and the deep and fanout samples where a part says so).
   json        every command's document is {"schema": 1, "<command>": payload} with the members
               docs/json.md lists, no more and no fewer; no timings unless --timings; two runs equal
   coalesce    ps --coalesce of the deep sample (1,000 frames of one recursion): one line per
-              run of a frame calling itself, in 100 columns
+              run of a frame calling itself, in 100 columns; its folded stack and graph
+  graphs      ps --format folded and --format dot / --svg of the fanout sample: the stacks, the
+              boxes and edges of the await graph, and the SVG Graphviz draws of it
 """
 import json
 import os
 import re
+import shutil
 import sys
+import xml.etree.ElementTree as ET
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
 import adactest as t  # noqa: E402
@@ -215,9 +219,82 @@ def coalesce(tmp):
     tree = out.split("\n\n")[0]
     t.check_eq(tree, "\n".join(lines), "deep: ps --coalesce folds the recursion")
     t.check(all(len(x) <= 100 for x in out.splitlines()[:-1]), f"deep: ps --coalesce fits 100 columns:\n{out}")
+    # Folded: the whole stack, outermost first (flame graphs show the true depth).
+    frames = [line[len("[1] "):].split(" x ")[0] for line in lines[2:]]
+    stack = [frames[1]] * exp["frames"][1]["repeat"] + [frames[0], "awaiting Task<Int32>"]
+    rc, out, err = b.cli(["ps", core, "--format", "folded"])
+    t.check_eq((rc, err, out), (0, "", ";".join(stack) + " 1\n"), "deep: ps --format folded")
+    # The graph: one box, the recursion folded in it.
+    rc, out, err = b.cli(["ps", core, "--format", "dot"])
+    t.check(rc == 0 and f"\\l{frames[1]} x 999\\l" in out, f"deep: ps --format dot folds the recursion:\n{out[:2000]}")
 
 
-PARTS = {"exit_codes": exit_codes, "json": json_documents, "coalesce": coalesce}
+# ---- folded stacks, the await graph ----
+
+def fanout_stacks():
+    """The fanout sample's distinct stacks, outermost frame first, as ps labels them in folded
+    stacks and graphs, with the number of chains; awaited objects last."""
+    def frame(f, args):
+        return f"{f['type'].split('.')[-1]}.{f['method']}({args}) at Program.cs:{f['await_line']} [state 0]"
+    out = []
+    for c in b.expected("fanout")["chains"]:
+        # From the sample's source: Beta awaits a Task, Alpha and Gamma a Task<int>.
+        task = "Task" if c["name"] == "Beta" else "Task<Int32>"
+        out.append(([frame(f, f"Int32, {task}") for f in reversed(c["frames"])] + [f"awaiting {task}"], c["count"]))
+    return out
+
+
+def graphs(tmp):
+    core = b.sample_core("fanout", "Debug", tmp)
+    stacks = fanout_stacks()
+    rc, out, err = b.cli(["ps", core, "--format", "folded"])
+    t.check_eq((rc, err), (0, ""), "ps --format folded: exit code and stderr")
+    # flamegraph.pl and speedscope read "frame;frame;... <count>": the count after the last space.
+    t.check_eq(sorted(out.splitlines()), sorted(f"{';'.join(s)} {n}" for s, n in stacks), "fanout: ps --format folded")
+    t.check(all(re.fullmatch(r"[^;\n]+(;[^;\n]+)* \d+", x) for x in out.splitlines()), "folded lines: frames;... count")
+
+    # DOT: what the stacks await (ellipses), a box per run of frames the same stacks share, innermost
+    # first, and an edge from each box to the box (or awaited object) above it.
+    rc, dot, err = b.cli(["ps", core, "--format", "dot"])
+    t.check_eq((rc, err), (0, ""), "ps --format dot: exit code and stderr")
+    labels = dict(re.findall(r'^  (n\d+) \[.*label="(.*)"\];$', dot, re.M))
+    edges = {(labels.get(a), labels.get(b_)) for a, b_ in re.findall(r"^  (n\d+) -> (n\d+);$", dot, re.M)}
+    alpha, beta, gamma = (
+        next(s for s, n in stacks if n == 5000), next(s for s, n in stacks if n == 3000), next(s for s, n in stacks if n == 2000))
+    want_boxes = {
+        "t_alpha": f"awaiting Task<Int32>\\n7000 stacks",
+        "t_beta": f"awaiting Task\\n3000 stacks",
+        "leaf": f"7000 stacks\\n{alpha[2]}\\l",
+        "alpha": f"5000 stacks\\n{alpha[1]}\\l{alpha[0]}\\l",
+        "gamma": f"2000 stacks\\n{gamma[0]}\\l",
+        "beta": f"3000 stacks\\n{beta[1]}\\l{beta[0]}\\l",
+    }
+    t.check_eq(sorted(labels.values()), sorted(want_boxes.values()), "fanout: the graph's boxes")
+    w = want_boxes
+    t.check_eq(edges, {(w["leaf"], w["t_alpha"]), (w["alpha"], w["leaf"]), (w["gamma"], w["leaf"]),
+                       (w["beta"], w["t_beta"])}, "fanout: the graph's edges (caller -> what it awaits)")
+
+    # --svg: Graphviz draws it; the SVG has a node per box with its text, and the edges.
+    svg = os.path.join(tmp, "fanout.svg")
+    if not t.check(shutil.which("dot") is not None, "Graphviz's dot is installed (scripts/deps)"):
+        return
+    rc, out, err = b.cli(["ps", core, "--svg", svg])
+    t.check_eq((rc, out, err), (0, "", ""), "ps --svg: exit code, stdout, stderr")
+    ns = {"s": "http://www.w3.org/2000/svg"}
+    root = ET.parse(svg).getroot()
+    nodes = root.findall(".//s:g[@class='node']", ns)
+    t.check_eq(len(nodes), 6, "fanout.svg: nodes")
+    t.check_eq(len(root.findall(".//s:g[@class='edge']", ns)), 4, "fanout.svg: edges")
+    texts = sorted(" | ".join(x.text for x in n.findall("s:text", ns)) for n in nodes)
+    want = sorted(v.replace("\\n", " | ").replace("\\l", " | ").rstrip(" |") for v in want_boxes.values())
+    t.check_eq(texts, [x.replace("&lt;", "<") for x in want], "fanout.svg: the text of each node")
+    rc, out, err = b.cli(["ps", core, "--svg", os.path.join(tmp, "no", "such", "dir", "x.svg")])
+    t.check(rc == 1 and err.splitlines()[-1].startswith("asyncdac: error: --svg: dot could not draw"), f"--svg into no directory: {rc} {err!r}")
+    expect_rc(["ps", core, "--format", "dot", "--json"], 2, "--format dot --json")
+    expect_rc(["ps", core, "--format", "svg"], 2, "--format svg")
+
+
+PARTS = {"exit_codes": exit_codes, "json": json_documents, "coalesce": coalesce, "graphs": graphs}
 
 
 def main():
