@@ -26,6 +26,10 @@ enum adac_frontend { ADAC_FRONTEND_CLI, ADAC_FRONTEND_LLDB };
 int adac_command_run(struct adac_target *t, enum adac_frontend fe, int argc, char **argv,
                      struct adac_out *out, struct adac_error *err);
 
+/* `diff` (commands/cmd_diff.c): argv[0] "diff" and its options, on targets A and B. */
+int adac_command_run_diff(struct adac_target *a, struct adac_target *b, int argc, char **argv,
+                          struct adac_out *out, struct adac_error *err);
+
 /* A command's help, shared by `help async <cmd>` in LLDB and `asyncdac <cmd> --help`. */
 struct adac_command_info {
 	const char *name;     /* "runtime" */

@@ -19,6 +19,7 @@ static const struct entry entries[] = {
 	{&adac_cmd_dumpheap_info, adac_cmd_dumpheap},
 	{&adac_cmd_ps_info, adac_cmd_ps},
 	{&adac_cmd_symbols_info, adac_cmd_symbols},
+	{&adac_cmd_diff_info, NULL},   /* two targets: adac_command_run_diff */
 };
 #define N_ENTRIES (sizeof entries / sizeof entries[0])
 
@@ -44,9 +45,18 @@ int adac_command_run(struct adac_target *t, enum adac_frontend fe, int argc, cha
 	if (argc < 1)
 		return adac_fail(err, ADAC_E_USAGE, 0, "no command given");
 	for (size_t i = 0; i < N_ENTRIES; i++)
-		if (strcmp(entries[i].info->name, argv[0]) == 0)
+		if (strcmp(entries[i].info->name, argv[0]) == 0 && entries[i].run)
 			return entries[i].run(t, fe, argc, argv, out, err);
+	if (strcmp(argv[0], "diff") == 0)
+		return adac_fail(err, ADAC_E_USAGE, 0, "'diff' compares two targets: run it in the CLI, "
+		                                       "'asyncdac diff <core-A> <core-B>'");
 	return adac_fail(err, ADAC_E_USAGE, 0, "'%s' is not a valid command", argv[0]);
+}
+
+int adac_command_run_diff(struct adac_target *a, struct adac_target *b, int argc, char **argv, struct adac_out *out,
+                          struct adac_error *err)
+{
+	return adac_cmd_diff(a, b, argc, argv, out, err);
 }
 
 bool adac_opt_is(const char *arg, const char *short_opt, const char *long_opt)

@@ -187,7 +187,7 @@ static json_t *classic_json(const struct adac_pending *p, const struct adac_clas
 	return f;
 }
 
-static json_t *stack_json(const struct adac_pending_list *l, const struct adac_pending_stack *st, unsigned flags)
+json_t *adac_pending_stack_json(const struct adac_pending_list *l, const struct adac_pending_stack *st, unsigned flags)
 {
 	const struct adac_pending *p = l->p;
 	json_t *j = json_object(), *frames = json_array(), *segs = json_array();
@@ -378,7 +378,7 @@ int adac_pending_print_json(struct adac_pending_list *l, unsigned flags, struct 
 	struct adac_pending_stack st;
 	int more;
 	while ((more = adac_pending_list_next(l, &st, err)) > 0) {
-		json_t *j = stack_json(l, &st, flags);
+		json_t *j = adac_pending_stack_json(l, &st, flags);
 		int rc = adac_json_print_indented(out, st.index ? ",\n" : "\n", j, 6, "", err);
 		json_decref(j);
 		if (rc)

@@ -124,8 +124,12 @@ static void command_help(const struct adac_command_info *c)
 	char summary[512];
 	snprintf(summary, sizeof summary, "%s.", c->summary);
 	print_wrapped(stdout, summary, 0, 0);
-	printf("\nUsage: asyncdac %s <core-file> %s\n       asyncdac %s --pid <pid> %s\n", c->name, c->syntax, c->name,
-	       c->syntax);
+	if (strcmp(c->name, "diff") == 0)
+		printf("\nUsage: asyncdac diff <core-A> <core-B> %s\n       asyncdac diff <core-A> --pid <pid> %s\n", c->syntax,
+		       c->syntax);
+	else
+		printf("\nUsage: asyncdac %s <core-file> %s\n       asyncdac %s --pid <pid> %s\n", c->name, c->syntax,
+		       c->name, c->syntax);
 	if (c->details[0])
 		printf("\n%s", c->details);
 }
@@ -227,6 +231,81 @@ static void print_found(void *ctx, const char *name, const struct adac_symbol_fo
 	fprintf(stderr, "asyncdac: note: %s from %s (%s)\n", name, f->path, f->route);
 }
 
+/* Opens a core or a live process with the symbol path; NULL with the error printed. */
+static struct adac_target *open_target(const char *core, long pid, const char *symbol_path, bool strict)
+{
+	struct adac_error err = {0};
+	struct adac_symbols *symbols = make_symbols(symbol_path, &err);
+	if (!symbols) {
+		fail(err.msg);
+		return NULL;
+	}
+	struct adac_core_options opt = {.strict = strict};
+	struct adac_target *t = core ? adac_target_open_core_ex(core, &opt, &err) : adac_target_open_pid((int)pid, &err);
+	if (!t) {
+		adac_symbols_free(symbols);
+		fail(err.msg);
+		return NULL;
+	}
+	adac_target_set_symbols(t, symbols);
+	if (opt.warning[0])
+		fprintf(stderr, "asyncdac: warning: %s\n", opt.warning);
+	return t;
+}
+
+/* asyncdac diff <core-A> <core-B> | <core-A> --pid <pid> [options]: two targets. */
+static int run_diff(const struct adac_command_info *cmd, int argc, char **argv)
+{
+	const char *cores[2] = {NULL, NULL}, *symbol_path = NULL;
+	size_t ncores = 0;
+	long pid = -1;
+	bool strict = false;
+	char *rest[16] = {argv[1]};
+	int nrest = 1;
+	for (int i = 2; i < argc; i++) {
+		if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
+			command_help(cmd);
+			return EXIT_OK;
+		}
+		if (strcmp(argv[i], "-p") == 0 || strcmp(argv[i], "--pid") == 0) {
+			char *end;
+			errno = 0;
+			pid = i + 1 < argc ? strtol(argv[++i], &end, 10) : -1;
+			if (pid <= 0 || pid > 0x7fffffff || errno || *end)
+				return usage_error("invalid process id '%s'", i < argc ? argv[i] : "");
+		} else if (strcmp(argv[i], "--symbol-path") == 0 && i + 1 < argc) {
+			symbol_path = argv[++i];
+		} else if (strcmp(argv[i], "--strict") == 0) {
+			strict = true;
+		} else if (argv[i][0] != '-') {
+			if (ncores == 2)
+				return usage_error("'diff' compares two targets: unexpected '%s'", argv[i]);
+			cores[ncores++] = argv[i];
+		} else if (nrest < 16) {
+			rest[nrest++] = argv[i];
+		} else {
+			return usage_error("too many options for 'diff'");
+		}
+	}
+	if (ncores + (pid > 0) != 2)
+		return usage_error("'diff' needs two targets: <core-A> <core-B>, or <core-A> --pid <pid>");
+	struct adac_target *a = open_target(cores[0], -1, symbol_path, strict);
+	if (!a)
+		return EXIT_TARGET;
+	struct adac_target *b = open_target(cores[1], pid, symbol_path, strict);
+	if (!b) {
+		adac_target_close(a);
+		return EXIT_TARGET;
+	}
+	struct adac_error err = {0};
+	struct adac_out out = {.write = write_stdout, .vprint = vprint_stdout};
+	int rc = adac_command_run_diff(a, b, nrest, rest, &out, &err);
+	fflush(stdout);
+	adac_target_close(b);
+	adac_target_close(a);
+	return rc ? fail_with(&err) : EXIT_OK;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 2) {
@@ -249,6 +328,8 @@ int main(int argc, char **argv)
 	if (!cmd) {
 		return usage_error("'%s' is not a command (see 'asyncdac --help')", argv[1]);
 	}
+	if (strcmp(cmd->name, "diff") == 0)
+		return run_diff(cmd, argc, argv);
 
 	/* Split the target selection (<core-file> or --pid N) from the command's own options. */
 	const char *core = NULL, *symbol_path = NULL, *svg = NULL;

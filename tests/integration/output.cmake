@@ -4,9 +4,11 @@
 #   output.json         every command's JSON document against docs/json.md, both ways
 #   output.coalesce     ps --coalesce folds the deep sample's recursion
 #   output.graphs       ps --format folded, --format dot and --svg (Graphviz) on the fanout sample
-set(_output_tests output.exit_codes output.json output.coalesce output.graphs)
+#   output.diff         asyncdac diff: unchanged (a hang), new and finished, progressed
+set(_output_tests output.exit_codes output.json output.coalesce output.graphs output.diff)
 add_adac_test(output.exit_codes integration/test_output.py exit_codes)
 add_adac_test(output.json integration/test_output.py json)
 add_adac_test(output.coalesce integration/test_output.py coalesce)
 add_adac_test(output.graphs integration/test_output.py graphs)
+add_adac_test(output.diff integration/test_output.py diff)
 set_tests_properties(${_output_tests} PROPERTIES FIXTURES_REQUIRED dotnet LABELS "dotnet;needs-cli")

@@ -37,7 +37,7 @@ def cli_command_help(name):
     """(syntax after the target, details) from `asyncdac <name> --help`."""
     rc, out, err = t.run([t.CLI, name, "--help"])
     t.check_eq(rc, 0, f"asyncdac {name} --help: exit code")
-    m = re.search(rf"^Usage: asyncdac {re.escape(name)} <core-file> ?(.*)$", out, re.M)
+    m = re.search(rf"^Usage: asyncdac {re.escape(name)} (?:<core-file>|<core-A> <core-B>) ?(.*)$", out, re.M)
     syntax = m.group(1) if m else None
     t.check(syntax is not None, f"no usage line in asyncdac {name} --help:\n{out}")
     details = out.split("\n\n", 2)[2] if out.count("\n\n") >= 2 else ""

@@ -8,6 +8,9 @@ nested sample (and the deep and fanout samples where a part says so).
               run of a frame calling itself, in 100 columns; its folded stack and graph
   graphs      ps --format folded and --format dot / --svg of the fanout sample: the stacks, the
               boxes and edges of the await graph, and the SVG Graphviz draws of it
+  diff        asyncdac diff: a dump against itself and against the live process (a hang:
+              everything unchanged), against another sample's (new, finished), against a copy
+              whose Continuation State was patched (progressed)
 """
 import json
 import os
@@ -19,6 +22,8 @@ import xml.etree.ElementTree as ET
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
 import adactest as t  # noqa: E402
 import btsamples as b  # noqa: E402
+import corecore  # noqa: E402
+import struct  # noqa: E402
 
 
 def h(v):
@@ -44,8 +49,9 @@ def expect_rc(args, rc, what, stderr=None):
 def exit_codes(tmp):
     core = b.sample_core("nested", "Debug", tmp)
     names = commands()
-    t.check_eq(sorted(names), sorted(["runtime", "bt", "ip2md", "dumpmd", "frame", "dumpheap", "ps", "symbols"]),
+    t.check_eq(sorted(names), sorted(["runtime", "bt", "ip2md", "dumpmd", "frame", "dumpheap", "ps", "symbols", "diff"]),
                "the commands --help lists")
+    names.remove("diff")  # two targets: the diff part tests its exit codes
     notcore = os.path.join(tmp, "notcore")
     with open(notcore, "w") as f:
         f.write("not a core\n")
@@ -174,11 +180,11 @@ def json_documents(tmp):
     ps = b.cli_json(["ps", core], "ps")
     chain = ps["chains"][0]
     frame = chain["frames"][0]
-    values = {"<core>": core, "<task>": chain["task"]["address"], "<continuation>": frame["continuation"],
+    values = {"<core>": core, "<core-B>": b.sample_core("deep", "Debug", tmp), "<task>": chain["task"]["address"], "<continuation>": frame["continuation"],
               "<ip>": frame["ip"], "<MethodDesc>...": frame["method_desc"], "<text>": "Continuation"}
     tables = documented()
     t.check_eq(sorted({inv.split()[0] for invs, _ in tables for inv in invs}),
-               sorted(["bt", "dumpheap", "dumpmd", "frame", "ip2md", "ps", "runtime"]),
+               sorted(["bt", "diff", "dumpheap", "dumpmd", "frame", "ip2md", "ps", "runtime"]),
                "docs/json.md documents every command that has --json")
     for invocations, table in tables:
         payloads = []
@@ -294,7 +300,62 @@ def graphs(tmp):
     expect_rc(["ps", core, "--format", "svg"], 2, "--format svg")
 
 
-PARTS = {"exit_codes": exit_codes, "json": json_documents, "coalesce": coalesce, "graphs": graphs}
+# ---- diff ----
+
+def diff(tmp):
+    s = b.sample("nested", "Debug")
+    try:
+        core = b.make_core(s.pid, os.path.join(tmp, "nested.core"))
+        hang = "A has 1 pending stack, B 1: 0 progressed, 0 new, 0 finished, 1 unchanged.\n"
+        rc, out, err = b.cli(["diff", core, core])
+        t.check_eq((rc, out, err), (0, hang, ""), "diff of a dump with itself")
+        rc, out, err = b.cli(["diff", core, "--pid", str(s.pid)])
+        t.check_eq((rc, out, err), (0, hang, ""), "diff of a dump with the parked process")
+    finally:
+        s.kill()
+    a = b.cli_json(["ps", core], "nested: ps")["chains"][0]
+    deep = b.sample_core("deep", "Debug", tmp)
+    d = b.cli_json(["ps", deep], "deep: ps")["chains"][0]
+    j = b.cli_json(["diff", core, deep], "diff nested deep")
+    if j:
+        t.check_eq((j["stacks_a"], j["stacks_b"], j["progressed"], j["unchanged"]), (1, 1, [], []), "diff nested deep: counts")
+        t.check_eq([x["key"] for x in j["new"]], [d["task"]["address"]], "diff nested deep: new is deep's task")
+        t.check_eq([x["key"] for x in j["finished"]], [a["task"]["address"]], "diff nested deep: finished is nested's task")
+        t.check_eq(len(j["new"][0]["frames"]), 1000, "diff nested deep: the new stack's frames")
+    rc, out, err = b.cli(["diff", core, deep])
+    first = lambda c: f"{c['frames'][0]['method']} at {os.path.basename(c['frames'][0]['file'])}:{c['frames'][0]['line']} [state 0]"  # noqa: E731
+    t.check_eq((rc, err, out), (0, "", "A has 1 pending stack, B 1: 0 progressed, 1 new, 1 finished, 0 unchanged.\n"
+                                f"\nNew (in B only):\n  task {d['task']['address']} {d['task']['type']} [WaitingForActivation]\n"
+                                f"    {first(d)}\n"
+                                f"\nFinished (in A only):\n  task {a['task']['address']} {a['task']['type']} [WaitingForActivation]\n"
+                                f"    {first(a)}\n"), "diff nested deep: text")
+
+    # Progress: the middle frame's Continuation moved to another await (State 0 -> 7).
+    o = b.oracle(core, tmp)
+    moved = os.path.join(tmp, "moved.core")
+    mid = a["frames"][1]
+    corecore.patched_copy(core, moved, [(int(mid["continuation"], 16) + o.fields["State"], struct.pack("<I", 7))])
+    j = b.cli_json(["diff", core, moved], "diff nested moved")
+    if j and t.check_eq(len(j["progressed"]), 1, "diff nested moved: one stack progressed"):
+        p = j["progressed"][0]
+        t.check_eq((p["key"], j["new"], j["finished"], j["unchanged"]), (a["task"]["address"], [], [], []),
+                   "diff nested moved: the stack, nothing else")
+        t.check_eq([x == y for x, y in zip(p["frames_a"], p["frames_b"])], [True, False, True],
+                   "diff nested moved: only the middle frame changed")
+        t.check(p["frames_a"][1].endswith(" [state 0]") and p["frames_b"][1].endswith(" [state 7]"),
+                f"diff nested moved: state 0 -> 7: {p['frames_a'][1]!r} -> {p['frames_b'][1]!r}")
+    rc, out, err = b.cli(["diff", core, moved])
+    t.check(rc == 0 and out.startswith("A has 1 pending stack, B 1: 1 progressed, 0 new, 0 finished, 0 unchanged.\n\n"
+                                       "Progressed (a frame or its await state changed):\n"
+                                       f"  task {a['task']['address']} ") and "    A: " in out and "    B: " in out,
+            f"diff nested moved: text:\n{out}{err}")
+    expect_rc(["diff", core], 2, "diff with one target")
+    expect_rc(["diff", core, core, core], 2, "diff with three targets")
+    expect_rc(["diff", core, core, "--bogus"], 2, "diff --bogus")
+    expect_rc(["diff", core, os.path.join(tmp, "missing.core")], 1, "diff with a missing core")
+
+
+PARTS = {"exit_codes": exit_codes, "json": json_documents, "coalesce": coalesce, "graphs": graphs, "diff": diff}
 
 
 def main():
