@@ -94,6 +94,7 @@ static void usage(FILE *f)
 {
 	fprintf(f, "Usage: asyncdac <command> <core-file> [options]\n"
 	           "       asyncdac <command> --pid <pid> [options]\n"
+	           "       asyncdac diff <core-A> <core-B> | <core-A> --pid <pid> [options]\n"
 	           "       asyncdac <command> --help\n"
 	           "\n"
 	           "Shows what asynchronous .NET code is doing in a core dump or a live process,\n"
