@@ -16,6 +16,11 @@
 #include "target/target.h"
 
 #define ASYNCDAC_VERSION "0.1.0"
+/* What this version reads and runs in (`asyncdac --version`), one line each. */
+#define ASYNCDAC_SUPPORTED_RUNTIMES                                                          \
+	"  .NET 11 on Linux x64: runtime async and classic async, every command\n"            \
+	"  .NET 10 with DOTNET_RuntimeAsync=1: bt only (no async debug info, no GC heap)\n"
+#define ASYNCDAC_SUPPORTED_LLDB "  LLDB 22 (loaded into another version, the plugin refuses with one line)\n"
 
 /* Which front end runs a command: options that name threads differ (LLDB index vs OS tid). */
 enum adac_frontend { ADAC_FRONTEND_CLI, ADAC_FRONTEND_LLDB };

@@ -322,7 +322,8 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	if (strcmp(argv[1], "-V") == 0 || strcmp(argv[1], "--version") == 0) {
-		printf("asyncdac %s\n", ASYNCDAC_VERSION);
+		printf("asyncdac %s\nTargets:\n%sLLDB plugin:\n%s", ASYNCDAC_VERSION, ASYNCDAC_SUPPORTED_RUNTIMES,
+		       ASYNCDAC_SUPPORTED_LLDB);
 		return 0;
 	}
 	const struct adac_command_info *cmd = adac_command_find(argv[1]);

@@ -5,7 +5,9 @@
 #   output.coalesce     ps --coalesce folds the deep sample's recursion
 #   output.graphs       ps --format folded, --format dot and --svg (Graphviz) on the fanout sample
 #   output.diff         asyncdac diff: unchanged (a hang), new and finished, progressed
+#   output.install      cmake --install: CLI, plugin, adapter, man pages, ~/.lldbinit line (no samples)
 set(_output_tests output.exit_codes output.json output.coalesce output.graphs output.diff)
+add_adac_test(output.install integration/test_output.py install)
 add_adac_test(output.exit_codes integration/test_output.py exit_codes)
 add_adac_test(output.json integration/test_output.py json)
 add_adac_test(output.coalesce integration/test_output.py coalesce)

@@ -11,6 +11,8 @@ nested sample (and the deep and fanout samples where a part says so).
   diff        asyncdac diff: a dump against itself and against the live process (a hang:
               everything unchanged), against another sample's (new, finished), against a copy
               whose Continuation State was patched (progressed)
+  install     cmake --install into a scratch prefix: the CLI, the plugin and its adapter, man
+              pages for every command, the ~/.lldbinit line, which loads the plugin in lldb-22
 """
 import json
 import os
@@ -355,7 +357,36 @@ def diff(tmp):
     expect_rc(["diff", core, os.path.join(tmp, "missing.core")], 1, "diff with a missing core")
 
 
-PARTS = {"exit_codes": exit_codes, "json": json_documents, "coalesce": coalesce, "graphs": graphs, "diff": diff}
+# ---- installation ----
+
+def install(tmp):
+    root = os.path.join(tmp, "root")
+    rc, out, err = t.run(["cmake", "--install", t.BUILD, "--prefix", root], timeout=300)
+    if not t.check_eq(rc, 0, f"cmake --install: {err.strip()[-1000:]}"):
+        return
+    cli = os.path.join(root, "bin", "asyncdac")
+    rc, out, err = t.run([cli, "--version"])
+    t.check(rc == 0 and re.match(r"asyncdac \d+\.\d+\.\d+\nTargets:\n  \.NET 11 .*\n.*\nLLDB plugin:\n  LLDB 22 ", out),
+            f"installed asyncdac --version:\n{out}{err}")
+    names = commands()
+    man = os.path.join(root, "share", "man", "man1")
+    t.check_eq(sorted(os.listdir(man)), sorted(["asyncdac.1"] + [f"asyncdac-{c}.1" for c in names]),
+               "man pages: asyncdac(1) and one per command")
+    for c in names:
+        rc, out, err = t.run(["man", "-l", "-P", "cat", os.path.join(man, f"asyncdac-{c}.1")], env={"MANWIDTH": "100"})
+        summary = re.search(rf"^  {c} +(.*(?:\n {{13}}\S.*)*)", b.cli(["--help"])[1], re.M).group(1)
+        t.check(rc == 0 and f"asyncdac-{c} - " in re.sub(r"\s+", " ", out) and
+                " ".join(summary.split()) in re.sub(r"\s+", " ", out), f"man asyncdac-{c}: the table's summary:\n{out[:800]}{err}")
+    lldbinit = os.path.join(root, "share", "doc", "asyncdac", "lldbinit")
+    plugin = os.path.join(root, "lib", "asyncdac", "libasyncdac-lldb.so")
+    with open(lldbinit) as f:
+        t.check_eq(f.read().splitlines()[-1], f"plugin load {plugin}", "the ~/.lldbinit line names the installed plugin")
+    t.check(os.path.exists(os.path.join(root, "lib", "asyncdac", "asyncdac_lldb.py")), "the adapter is beside the plugin")
+    rc, out, err = t.lldb([f"command source {lldbinit}", "help async ps"], plugin=False)
+    t.check(rc == 0 and "Syntax: async ps" in out and err == "", f"lldb-22 with the installed plugin: help async ps:\n{out[-800:]}{err}")
+
+
+PARTS = {"install": install, "exit_codes": exit_codes, "json": json_documents, "coalesce": coalesce, "graphs": graphs, "diff": diff}
 
 
 def main():
