@@ -12,7 +12,9 @@ nested sample (and the deep and fanout samples where a part says so).
               everything unchanged), against another sample's (new, finished), against a copy
               whose Continuation State was patched (progressed)
   install     cmake --install into a scratch prefix: the CLI, the plugin and its adapter, man
-              pages for every command, the ~/.lldbinit line, which loads the plugin in lldb-22
+              pages for every command, the ~/.lldbinit line, which loads the plugin in lldb-22;
+              the .deb CPack builds, installed with dpkg into a scratch root: its files, its
+              plugin loaded by lldb-22, its CLI run
 """
 import json
 import os
@@ -384,6 +386,34 @@ def install(tmp):
     t.check(os.path.exists(os.path.join(root, "lib", "asyncdac", "asyncdac_lldb.py")), "the adapter is beside the plugin")
     rc, out, err = t.lldb([f"command source {lldbinit}", "help async ps"], plugin=False)
     t.check(rc == 0 and "Syntax: async ps" in out and err == "", f"lldb-22 with the installed plugin: help async ps:\n{out[-800:]}{err}")
+
+    # The Debian package: the same files under /usr, installed by dpkg into a scratch root (its
+    # dependencies are this machine's, not the root's: --force-depends).
+    pkg = os.path.join(tmp, "pkg")
+    rc, out, err = t.run(["cpack", "-G", "DEB", "--config", os.path.join(t.BUILD, "CPackConfig.cmake"), "-B", pkg],
+                         timeout=300)
+    debs = [x for x in os.listdir(pkg) if x.endswith(".deb")] if rc == 0 else []
+    if not t.check_eq(len(debs), 1, f"cpack -G DEB: one package ({rc}: {err.strip()[-800:]})"):
+        return
+    droot = os.path.join(tmp, "droot")
+    for d in ("info", "updates"):
+        os.makedirs(os.path.join(droot, "var", "lib", "dpkg", d))
+    open(os.path.join(droot, "var", "lib", "dpkg", "status"), "w").close()
+    rc, out, err = t.run(["dpkg", f"--root={droot}", "--force-depends", "--force-script-chrootless", "-i",
+                          os.path.join(pkg, debs[0])], timeout=300)
+    t.check_eq(rc, 0, f"dpkg -i into a scratch root: {err.strip()[-800:]}")
+    rc, out, err = t.run(["dpkg", f"--root={droot}", "-L", "asyncdac"])
+    files = sorted(x for x in out.splitlines() if os.path.isfile(os.path.join(droot, x.lstrip("/"))))
+    t.check_eq(files, sorted(["/usr/bin/asyncdac", "/usr/lib/asyncdac/libasyncdac-lldb.so", "/usr/lib/asyncdac/asyncdac_lldb.py",
+                              "/usr/share/doc/asyncdac/lldbinit", "/usr/share/man/man1/asyncdac.1"] +
+                             [f"/usr/share/man/man1/asyncdac-{c}.1" for c in names]), "the package's files")
+    with open(os.path.join(droot, "usr", "share", "doc", "asyncdac", "lldbinit")) as f:
+        t.check_eq(f.read().splitlines()[-1], "plugin load /usr/lib/asyncdac/libasyncdac-lldb.so", "the package's lldbinit line")
+    rc, out, err = t.run([os.path.join(droot, "usr", "bin", "asyncdac"), "--version"])
+    t.check(rc == 0 and out.startswith("asyncdac "), f"the package's asyncdac --version: {rc} {out}{err}")
+    rc, out, err = t.lldb([f"plugin load {os.path.join(droot, 'usr', 'lib', 'asyncdac', 'libasyncdac-lldb.so')}",
+                           "help async ps"], plugin=False)
+    t.check(rc == 0 and "Syntax: async ps" in out and err == "", f"lldb-22 with the package's plugin:\n{out[-800:]}{err}")
 
 
 PARTS = {"install": install, "exit_codes": exit_codes, "json": json_documents, "coalesce": coalesce, "graphs": graphs, "diff": diff}
