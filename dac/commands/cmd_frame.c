@@ -28,7 +28,7 @@ const struct adac_command_info adac_cmd_frame_info = {
 	.name = "frame",
 	.summary = "Select an async frame and show its awaited locals",
 	.syntax = "select <n> | variable [<name>] | info [--address <addr> | --thread <id>] [--frame <n>] [-D <depth>] "
-	          "[-Z <count>] [--json]",
+	          "[-Z <count>] [--all] [--json]",
 	.details =
 		"Async frames are numbered as 'bt' numbers them: the user frames of the chain of\n"
 		"an address (a Continuation, or a task whose state object is one) from #0, or a\n"
@@ -51,7 +51,10 @@ const struct adac_command_info adac_cmd_frame_info = {
 		"  -f, --frame <n>       With --address or --thread: the frame (default 0).\n"
 		"  -D, --depth <n>       Levels of objects and structs expanded (default 1).\n"
 		"  -Z, --elements <n>    Elements and fields shown per object (default 16).\n"
-		"  -j, --json            Print JSON.\n"
+		"  -a, --all             Also the compiler's temporaries (V_<n>) and the\n"
+		"                        continuation's internals ([Flags], [result], ...),\n"
+		"                        after the source's variables (-I, --internals too).\n"
+		"  -j, --json            Print JSON (every variable; docs/json.md).\n"
 		"\n"
 		"In the CLI the target comes first:\n"
 		"  asyncdac frame <core-file> variable --address <addr> [--frame <n>]\n",
@@ -103,6 +106,8 @@ static int parse(int argc, char **argv, struct frame_opts *o, struct adac_error 
 			o->values.max_elements = (unsigned)n;
 		} else if (adac_opt_is(a, "-j", "--json")) {
 			o->json = true;
+		} else if (adac_opt_is(a, "-a", "--all") || adac_opt_is(a, "-I", "--internals")) {
+			o->values.internals = true;
 		} else if (a[0] != '-' && strcmp(o->sub, "select") == 0 && !o->has_index) {
 			if (adac_opt_u64("frame", "select", a, &o->index, err))
 				return -1;

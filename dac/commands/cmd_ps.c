@@ -16,7 +16,7 @@ const struct adac_command_info adac_cmd_ps_info = {
 	.name = "ps",
 	.summary = "List every pending async operation as a logical stack (runtime-async chains and classic "
 	           "state machines, suspended or running)",
-	.syntax = "[--coalesce | --format tree|folded|dot | --stats] [--method <text>] [--type <text>] [--address <addr>]... [--locals] [--json [--timings]]",
+	.syntax = "[--coalesce | --format tree|folded|dot | --stats] [--method <text>] [--type <text>] [--address <addr>]... [--locals | --internals] [--json [--timings]]",
 	.details =
 		"Walks the GC heap once and collects every runtime-async Continuation, every\n"
 		"pending task and every classic async state machine (AsyncStateMachineBox). A\n"
@@ -69,7 +69,10 @@ const struct adac_command_info adac_cmd_ps_info = {
 		"  -A, --address <addr>  Only stacks with an object at <addr> (task, state\n"
 		"                        machine box or state machine, continuation, awaited\n"
 		"                        object); may be repeated.\n"
-		"  -v, --locals          Show the awaited locals under each async frame.\n"
+		"  -v, --locals          Show the awaited locals under each async frame (the\n"
+		"                        source's variables; a last line counts the others).\n"
+		"  -I, --internals       --locals with the compiler's temporaries and the\n"
+		"                        continuation's internals.\n"
 		"  -j, --json            Print JSON (docs/json.md).\n"
 		"      --timings         With --json: the scan's wall times in the summary.\n"
 		"Filters match any frame or object of a stack (as SOS dumpasync's do) and\n"
@@ -78,7 +81,7 @@ const struct adac_command_info adac_cmd_ps_info = {
 };
 
 struct ps_opts {
-	bool coalesce, stats, locals, json, timings;
+	bool coalesce, stats, locals, internals, json, timings;
 	int format;                          /* -1: listing, or an adac_stack_grouping */
 	const char *method, *type;
 	uint64_t addresses[ADAC_MAX_ADDRESS_ARGS];
@@ -97,6 +100,8 @@ static int parse(int argc, char **argv, struct ps_opts *o, struct adac_error *er
 			o->stats = true;
 		} else if (adac_opt_is(a, "-v", "--locals")) {
 			o->locals = true;
+		} else if (adac_opt_is(a, "-I", "--internals")) {
+			o->locals = o->internals = true;
 		} else if (adac_opt_is(a, "-j", "--json")) {
 			o->json = true;
 		} else if (adac_opt_is(a, "-F", "--format")) {
@@ -131,7 +136,7 @@ static int parse(int argc, char **argv, struct ps_opts *o, struct adac_error *er
 	if (o->coalesce && o->format < 0)
 		o->format = ADAC_GROUP_COALESCE;
 	if (o->stats && o->format >= 0)
-		return adac_fail(err, ADAC_E_USAGE, 0, "give either --format or --stats, not both");
+		return adac_fail(err, ADAC_E_USAGE, 0, "give either %s or --stats, not both", o->coalesce ? "--coalesce" : "--format");
 	if (o->format > ADAC_GROUP_COALESCE && (o->json || o->locals))
 		return adac_fail(err, ADAC_E_USAGE, 0, "--format %s cannot be combined with %s",
 		                 o->format == ADAC_GROUP_FOLDED ? "folded" : "dot", o->json ? "--json" : "--locals");
@@ -159,7 +164,7 @@ int adac_cmd_ps(struct adac_target *t, enum adac_frontend fe, int argc, char **a
 	struct adac_pending p;
 	struct adac_pending_list l = {0};
 	struct adac_pending_filter filter = {o.method, o.type, o.addresses, o.naddresses};
-	unsigned flags = o.locals ? ADAC_VIEW_LOCALS : 0;
+	unsigned flags = (o.locals ? ADAC_VIEW_LOCALS : 0) | (o.internals ? ADAC_VIEW_INTERNALS : 0);
 	int rc = adac_pending_collect(rt, out, &p, err);
 	if (rc == 0)
 		rc = adac_pending_list_init(&l, &p, &filter, out, err);

@@ -77,7 +77,7 @@ size_t adac_chain_view_print(struct adac_runtime *rt, const struct adac_resolved
 		adac_async_frame_print(&v->frames[i], first_index + printed, "  ", out);
 		if (flags & ADAC_VIEW_LOCALS) {
 			struct adac_error err = {0};
-			if (adac_frame_locals_print(rt, &v->frames[i], NULL, "      ", out, &err))
+			if (adac_frame_locals_print(rt, &v->frames[i], NULL, "      ", flags & ADAC_VIEW_INTERNALS, out, &err))
 				adac_print(out, "      error: %s\n", err.msg);
 		}
 		printed++;

@@ -15,6 +15,8 @@ nested sample (and the deep and fanout samples where a part says so).
               pages for every command, the ~/.lldbinit line, which loads the plugin in lldb-22;
               the .deb CPack builds, installed with dpkg into a scratch root: its files, its
               plugin loaded by lldb-22, its CLI run
+  locals      bt --locals / frame variable: the source's variables first and alone, a count of
+              the others, which --internals (frame: --all) shows after them; m_stateFlags decoded
 """
 import json
 import os
@@ -416,7 +418,47 @@ def install(tmp):
     t.check(rc == 0 and "Syntax: async ps" in out and err == "", f"lldb-22 with the package's plugin:\n{out[-800:]}{err}")
 
 
-PARTS = {"install": install, "exit_codes": exit_codes, "json": json_documents, "coalesce": coalesce, "graphs": graphs, "diff": diff}
+# ---- locals ----
+
+def locals_defaults(tmp):
+    core = b.sample_core("nested", "Debug", tmp)
+    chain = b.cli_json(["ps", core], "ps")["chains"][0]
+    task = chain["task"]["address"]
+    bt = b.cli_json(["bt", core, "--address", task, "--locals"], "bt --locals")
+    _, text, _ = b.cli(["bt", core, "--address", task, "--locals"])
+    _, full, _ = b.cli(["bt", core, "--address", task, "--internals"])
+    per_frame = re.split(r"^  async #\d+: .*\n", text, flags=re.M)[1:]
+    per_frame_all = re.split(r"^  async #\d+: .*\n", full, flags=re.M)[1:]
+    frames = bt["chains"][0]["frames"]
+    t.check_eq(len(per_frame), len(frames), "bt --locals: a block per frame")
+    hidden_somewhere = False
+    for i, f in enumerate(frames):
+        lines = [x[6:] for x in per_frame[i].splitlines() if x.startswith("      ") and not x.startswith("      note:")]
+        every = [x[6:] for x in per_frame_all[i].splitlines() if x.startswith("      ") and not x.startswith("      note:")]
+        named = [v for v in f["locals"] if v["kind"] in ("this", "arg") or (v["kind"] == "local" and not v["temporary"])]
+        others = [v for v in f["locals"] if v not in named]
+        hidden_somewhere |= bool(others)
+        want_named = [x for x in every if any(re.match(r"\([^)]*\) %s = " % re.escape(v["name"]), x) for v in named)]
+        t.check_eq(len(want_named), len(named), f"frame #{i}: --internals shows every source variable")
+        hint = [f"({len(others)} more: compiler temporaries and continuation internals; --internals shows them)"] if others else []
+        t.check_eq(lines, want_named + hint, f"frame #{i}: --locals shows the source's variables, then counts the others")
+        t.check_eq(len(every), len(f["locals"]), f"frame #{i}: --internals shows every variable")
+        t.check_eq(every[:len(named)], want_named, f"frame #{i}: --internals: the source's variables first")
+        t.check(all(x.startswith("[") for x in every[len(every) - sum(v["kind"] not in ("this", "arg", "local") for v in f["locals"]):]),
+                f"frame #{i}: --internals: the continuation's internals last:\n{per_frame_all[i]}")
+        # frame variable: the same lines (and --all the same as --internals).
+        rc, out, err = b.cli(["frame", core, "variable", "--address", task, "--frame", str(i)])
+        t.check_eq((rc, out.splitlines(), err), (0, lines, ""), f"frame #{i}: frame variable")
+        rc, out, err = b.cli(["frame", core, "variable", "--address", task, "--frame", str(i), "--all"])
+        t.check_eq((rc, out.splitlines(), err), (0, every, ""), f"frame #{i}: frame variable --all")
+    t.check(hidden_somewhere, "the nested sample's frames have temporaries or internals to hide")
+    # The awaited task's flags as its status.
+    aw = chain["awaiting"]
+    want = f"m_stateFlags = {aw['state_flags']} ({aw['status']}"
+    t.check(want in text, f"bt --locals: {want!r}... in the gate task's fields:\n{text[:3000]}")
+
+
+PARTS = {"install": install, "locals": locals_defaults, "exit_codes": exit_codes, "json": json_documents, "coalesce": coalesce, "graphs": graphs, "diff": diff}
 
 
 def main():
