@@ -16,6 +16,11 @@
 #include "target/target.h"
 
 #define ASYNCDAC_VERSION "0.1.0"
+/* What this version reads and runs in (`asyncdac --version`), one line each. */
+#define ASYNCDAC_SUPPORTED_RUNTIMES                                                          \
+	"  .NET 11 on Linux x64: runtime async and classic async, every command\n"            \
+	"  .NET 10 with DOTNET_RuntimeAsync=1: bt only (no async debug info, no GC heap)\n"
+#define ASYNCDAC_SUPPORTED_LLDB "  LLDB 22 (loaded into another version, the plugin refuses with one line)\n"
 
 /* Which front end runs a command: options that name threads differ (LLDB index vs OS tid). */
 enum adac_frontend { ADAC_FRONTEND_CLI, ADAC_FRONTEND_LLDB };
@@ -25,6 +30,10 @@ enum adac_frontend { ADAC_FRONTEND_CLI, ADAC_FRONTEND_LLDB };
  * "asyncdac: error: ..."). Output produced before a failure stays printed. */
 int adac_command_run(struct adac_target *t, enum adac_frontend fe, int argc, char **argv,
                      struct adac_out *out, struct adac_error *err);
+
+/* `diff` (commands/cmd_diff.c): argv[0] "diff" and its options, on targets A and B. */
+int adac_command_run_diff(struct adac_target *a, struct adac_target *b, int argc, char **argv,
+                          struct adac_out *out, struct adac_error *err);
 
 /* A command's help, shared by `help async <cmd>` in LLDB and `asyncdac <cmd> --help`. */
 struct adac_command_info {

@@ -236,6 +236,7 @@ static int describe_var(struct adac_runtime *rt, const struct adac_method_vars *
 	}
 	v->kind = mv.kind == ADAC_VAR_THIS ? ADAC_LOCAL_THIS : mv.kind == ADAC_VAR_ARG ? ADAC_LOCAL_ARG : ADAC_LOCAL_LOCAL;
 	v->index = mv.index;
+	v->temporary = mv.temporary;
 	v->name = mv.name;
 	v->type = mv.type;
 	v->error = mv.error;

@@ -40,6 +40,7 @@ struct adac_local {
 	int slot;                  /* SLOT: enum adac_cont_slot, or ADAC_LOCAL_FLAGS (the Flags field) */
 	uint32_t slot_index;       /* SLOT other than Flags: its index in the Flags (1-based) */
 	char *error;               /* why the value cannot be read or decoded; owned */
+	bool temporary;            /* LOCAL: the compiler's, not the source's (code/method_vars.h) */
 };
 
 struct adac_locals {

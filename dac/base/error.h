@@ -15,6 +15,7 @@
 	X(CORRUPT, "corrupt data")                                      \
 	X(NO_RUNTIME, "no .NET runtime found")                          \
 	X(BAD_ARG, "bad argument")                                      \
+	X(USAGE, "usage error")                                         \
 	X(IO, "I/O error")                                              \
 	X(NOMEM, "out of memory")                                       \
 	X(UNSUPPORTED, "not supported")                                 \

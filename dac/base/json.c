@@ -26,6 +26,23 @@ int adac_json_print(struct adac_out *out, json_t *value, struct adac_error *err)
 	return 0;
 }
 
+int adac_json_print_document(struct adac_out *out, const char *command, json_t *payload, struct adac_error *err)
+{
+	json_t *doc = payload ? json_object() : NULL;
+	if (doc) {
+		json_object_set_new(doc, "schema", json_integer(ADAC_JSON_SCHEMA));
+		json_object_set_new(doc, command, payload);
+	} else {
+		json_decref(payload);
+	}
+	return adac_json_print(out, doc, err);
+}
+
+void adac_json_document_open(struct adac_out *out, const char *command)
+{
+	adac_print(out, "{\n  \"schema\": %d,\n  \"%s\": ", ADAC_JSON_SCHEMA, command);
+}
+
 int adac_json_print_indented(struct adac_out *out, const char *before, json_t *value, unsigned indent,
                              const char *after, struct adac_error *err)
 {

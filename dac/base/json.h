@@ -10,12 +10,25 @@
 struct adac_out;
 struct json_t;
 
+/* The version of the JSON documents commands print (docs/json.md): raised when a member changes
+ * meaning or goes away, not when one is added. */
+#define ADAC_JSON_SCHEMA 1
+
 /* A target address as a JSON string: "0x00007f0000001000" (16 hex digits). */
 struct json_t *adac_json_addr(uint64_t v);
 
 /* Prints value with two-space indentation and a newline, then releases it (value may be NULL:
  * jansson's constructors return NULL when out of memory). */
 int adac_json_print(struct adac_out *out, struct json_t *value, struct adac_error *err);
+
+/* Prints the one top-level shape of every command's JSON, {"schema": ADAC_JSON_SCHEMA,
+ * "<command>": payload}, as adac_json_print does (payload is released; NULL: out of memory). */
+int adac_json_print_document(struct adac_out *out, const char *command, struct json_t *payload,
+                             struct adac_error *err);
+
+/* The start of such a document printed a member at a time, up to the payload:
+ * "{\n  \"schema\": 1,\n  \"<command>\": "; the caller prints the payload indented by 2 and "\n}\n". */
+void adac_json_document_open(struct adac_out *out, const char *command);
 
 /* Prints `before`, value as adac_json_print formats it with every line indented by `indent`
  * spaces, then `after`, in one write; for documents printed a member at a time. value stays the

@@ -137,6 +137,8 @@ int adac_method_var(struct adac_runtime *rt, const struct adac_method_vars *mv, 
 		name = adac_pdb_local_name(rt, mv->path, mv->mi.token, li, il_offset, NULL);
 	if (name ? adac_strf(&v->name, err, "%s", name) : adac_strf(&v->name, err, "V_%u", li))
 		goto fail;
+	/* Without a PDB no local has a name: none can be told from the compiler's own. */
+	v->temporary = !name && mv->path && il_offset != ADAC_IL_NO_MAPPING;
 	v->sig = mv->locals->types[li];
 	if (adac_vtype_from_sig(&mv->tctx, v->sig, &v->type, &e) && type_error(v, &e, err))
 		goto fail;

@@ -43,6 +43,7 @@ struct adac_method_var {
 	struct adac_vtype type;
 	const struct adac_sig_type *sig; /* its signature type in mv->tctx (NULL for `this`) */
 	char *error;          /* owned: why the type is unknown (type.kind is then ADAC_VK_UNKNOWN) */
+	bool temporary;       /* a local the method's PDB gives no name: the compiler's, not the source's */
 };
 
 /* IL variable var_number (>= 0) at il_offset (ADAC_IL_NO_MAPPING: no scope known). A value type's

@@ -18,7 +18,7 @@ const struct adac_command_info adac_cmd_bt_info = {
 	.name = "bt",
 	.summary = "Show async backtraces: a thread's frames followed by the async frames it is running, or the "
 	           "chain of a continuation or task",
-	.syntax = "[--all | --thread <id>] [--address <addr>]... [-c <count>] [--depth <n>] [--locals] [--json]",
+	.syntax = "[--all | --thread <id>] [--address <addr>]... [-c <count>] [--depth <n>] [--locals | --internals] [--json]",
 	.details =
 		"Async frames are the logical callers of the code a thread runs: suspended async\n"
 		"methods (runtime-async Continuation objects linked callee -> caller). Each is\n"
@@ -41,7 +41,10 @@ const struct adac_command_info adac_cmd_bt_info = {
 		"  -d, --depth <n>       Walk at most n links per chain (default 10000).\n"
 		"  -v, --locals          Show the awaited locals under each async frame, and the\n"
 		"                        parameters and locals of managed physical frames\n"
-		"                        (like SOS clrstack -a).\n"
+		"                        (like SOS clrstack -a): the source's variables; a\n"
+		"                        last line counts the others.\n"
+		"  -I, --internals       --locals with the compiler's temporaries (V_<n>) and\n"
+		"                        the continuation's internals ([Flags], [result], ...).\n"
 		"  -j, --json            Print JSON: per chain the raw IP array and the resolved\n"
 		"                        frames.\n"
 		"\n"
@@ -70,6 +73,8 @@ static int parse(int argc, char **argv, struct bt_opts *o, struct adac_error *er
 			o->all = true;
 		} else if (adac_opt_is(a, "-v", "--locals")) {
 			o->view.flags |= ADAC_VIEW_LOCALS;
+		} else if (adac_opt_is(a, "-I", "--internals")) {
+			o->view.flags |= ADAC_VIEW_LOCALS | ADAC_VIEW_INTERNALS;
 		} else if (adac_opt_is(a, "-j", "--json")) {
 			o->json = true;
 		} else if (adac_opt_is(a, "-t", "--thread")) {
@@ -78,7 +83,7 @@ static int parse(int argc, char **argv, struct bt_opts *o, struct adac_error *er
 			o->has_thread = true;
 		} else if (adac_opt_is(a, "-A", "--address")) {
 			if (o->naddresses >= ADAC_MAX_ADDRESS_ARGS)
-				return adac_fail(err, ADAC_E_BAD_ARG, 0, "at most %u addresses", ADAC_MAX_ADDRESS_ARGS);
+				return adac_fail(err, ADAC_E_USAGE, 0, "at most %u addresses", ADAC_MAX_ADDRESS_ARGS);
 			if (adac_opt_value("bt", argc, argv, &i, &v, err) ||
 			    adac_opt_u64("bt", a, v, &o->addresses[o->naddresses++], err))
 				return -1;
@@ -89,13 +94,13 @@ static int parse(int argc, char **argv, struct bt_opts *o, struct adac_error *er
 			if (adac_opt_value("bt", argc, argv, &i, &v, err) || adac_opt_u64("bt", a, v, &depth, err))
 				return -1;
 			if (depth == 0 || depth > ADAC_MAX_CHAIN_DEPTH)
-				return adac_fail(err, ADAC_E_BAD_ARG, 0, "--depth must be between 1 and %u", ADAC_MAX_CHAIN_DEPTH);
+				return adac_fail(err, ADAC_E_USAGE, 0, "--depth must be between 1 and %u", ADAC_MAX_CHAIN_DEPTH);
 		} else {
 			return adac_opt_unknown("bt", a, err);
 		}
 	}
 	if (o->all && o->has_thread)
-		return adac_fail(err, ADAC_E_BAD_ARG, 0, "give either --all or --thread, not both");
+		return adac_fail(err, ADAC_E_USAGE, 0, "give either --all or --thread, not both");
 	o->view.count = (size_t)count;
 	o->view.depth = (size_t)depth;
 	return 0;
@@ -166,7 +171,7 @@ int adac_cmd_bt(struct adac_target *t, enum adac_frontend fe, int argc, char **a
 		json_object_set_new(root, "threads", threads_json);
 		json_object_set_new(root, "chains", chains_json);
 		if (rc == 0)
-			rc = adac_json_print(out, root, err);
+			rc = adac_json_print_document(out, "bt", root, err);
 		else
 			json_decref(root);
 	}

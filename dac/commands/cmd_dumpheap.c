@@ -8,7 +8,7 @@
 const struct adac_command_info adac_cmd_dumpheap_info = {
 	.name = "dumpheap",
 	.summary = "List the objects of the GC heap, or count them per type",
-	.syntax = "[--stat] [--mt <MethodTable>] [--type <substring>] [--short] [--segments] [--json]",
+	.syntax = "[--stat] [--mt <MethodTable>] [--type <substring>] [--short] [--segments] [--json [--timings]]",
 	.details =
 		"Walks every region (or segment) of every GC heap from the runtime's GC data, in\n"
 		"address order, skipping free objects and the unused parts of allocation\n"
@@ -28,7 +28,8 @@ const struct adac_command_info adac_cmd_dumpheap_info = {
 		"      --short           Print only the addresses of the objects, one per line.\n"
 		"      --segments        Print the GC's heaps, generations, regions/segments and\n"
 		"                        allocation contexts instead of objects.\n"
-		"  -j, --json            Print the same facts as one JSON object.\n",
+		"  -j, --json            Print the same facts as one JSON object (docs/json.md).\n"
+		"      --timings         With --json: the heap walk's wall time.\n",
 };
 
 int adac_cmd_dumpheap(struct adac_target *t, enum adac_frontend fe, int argc, char **argv, struct adac_out *out,
@@ -43,6 +44,8 @@ int adac_cmd_dumpheap(struct adac_target *t, enum adac_frontend fe, int argc, ch
 			opt.stat = true;
 		} else if (adac_opt_is(argv[i], "-j", "--json")) {
 			opt.json = true;
+		} else if (adac_opt_is(argv[i], NULL, "--timings")) {
+			opt.timings = true;
 		} else if (adac_opt_is(argv[i], NULL, "--segments")) {
 			segments = true;
 		} else if (adac_opt_is(argv[i], NULL, "--short")) {
@@ -59,9 +62,11 @@ int adac_cmd_dumpheap(struct adac_target *t, enum adac_frontend fe, int argc, ch
 		}
 	}
 	if (segments && (opt.stat || opt.has_mt || opt.type || opt.short_list))
-		return adac_fail(err, ADAC_E_BAD_ARG, 0, "--segments of 'dumpheap' takes no object filter or --stat/--short");
+		return adac_fail(err, ADAC_E_USAGE, 0, "--segments of 'dumpheap' takes no object filter or --stat/--short");
+	if (opt.timings && (!opt.json || segments))
+		return adac_fail(err, ADAC_E_USAGE, 0, "--timings of 'dumpheap' applies to the JSON of a heap walk (--json)");
 	if (opt.short_list && (opt.stat || opt.json))
-		return adac_fail(err, ADAC_E_BAD_ARG, 0, "--short of 'dumpheap' cannot be combined with --stat or --json");
+		return adac_fail(err, ADAC_E_USAGE, 0, "--short of 'dumpheap' cannot be combined with --stat or --json");
 	struct adac_runtime *rt = adac_runtime_open(t, err);
 	if (!rt)
 		return -1;

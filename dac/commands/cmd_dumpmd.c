@@ -45,7 +45,7 @@ int adac_cmd_dumpmd(struct adac_target *t, enum adac_frontend fe, int argc, char
 		}
 	}
 	if (!count)
-		return adac_fail(err, ADAC_E_BAD_ARG, 0, "'dumpmd' needs a MethodDesc address");
+		return adac_fail(err, ADAC_E_USAGE, 0, "'dumpmd' needs a MethodDesc address");
 	struct adac_runtime *rt = adac_runtime_open(t, err);
 	if (!rt)
 		return -1;
@@ -82,9 +82,7 @@ int adac_cmd_dumpmd(struct adac_target *t, enum adac_frontend fe, int argc, char
 		}
 	}
 	if (arr) {
-		json_t *root = json_object();
-		json_object_set_new(root, "dumpmd", arr);
-		if (adac_json_print(out, root, rc ? NULL : err))
+		if (adac_json_print_document(out, "dumpmd", arr, rc ? NULL : err))
 			rc = -1;
 	}
 	adac_runtime_close(rt);

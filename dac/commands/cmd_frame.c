@@ -28,7 +28,7 @@ const struct adac_command_info adac_cmd_frame_info = {
 	.name = "frame",
 	.summary = "Select an async frame and show its awaited locals",
 	.syntax = "select <n> | variable [<name>] | info [--address <addr> | --thread <id>] [--frame <n>] [-D <depth>] "
-	          "[-Z <count>] [--json]",
+	          "[-Z <count>] [--all] [--json]",
 	.details =
 		"Async frames are numbered as 'bt' numbers them: the user frames of the chain of\n"
 		"an address (a Continuation, or a task whose state object is one) from #0, or a\n"
@@ -51,7 +51,10 @@ const struct adac_command_info adac_cmd_frame_info = {
 		"  -f, --frame <n>       With --address or --thread: the frame (default 0).\n"
 		"  -D, --depth <n>       Levels of objects and structs expanded (default 1).\n"
 		"  -Z, --elements <n>    Elements and fields shown per object (default 16).\n"
-		"  -j, --json            Print JSON.\n"
+		"  -a, --all             Also the compiler's temporaries (V_<n>) and the\n"
+		"                        continuation's internals ([Flags], [result], ...),\n"
+		"                        after the source's variables (-I, --internals too).\n"
+		"  -j, --json            Print JSON (every variable; docs/json.md).\n"
 		"\n"
 		"In the CLI the target comes first:\n"
 		"  asyncdac frame <core-file> variable --address <addr> [--frame <n>]\n",
@@ -70,10 +73,10 @@ static int parse(int argc, char **argv, struct frame_opts *o, struct adac_error 
 	memset(o, 0, sizeof *o);
 	adac_value_opts_default(&o->values);
 	if (argc < 2)
-		return adac_fail(err, ADAC_E_BAD_ARG, 0, "'frame' needs a subcommand: select, variable or info");
+		return adac_fail(err, ADAC_E_USAGE, 0, "'frame' needs a subcommand: select, variable or info");
 	o->sub = argv[1];
 	if (strcmp(o->sub, "select") && strcmp(o->sub, "variable") && strcmp(o->sub, "info"))
-		return adac_fail(err, ADAC_E_BAD_ARG, 0, "'%s' is not a 'frame' subcommand (select, variable, info)", o->sub);
+		return adac_fail(err, ADAC_E_USAGE, 0, "'%s' is not a 'frame' subcommand (select, variable, info)", o->sub);
 	for (int i = 2; i < argc; i++) {
 		const char *a = argv[i], *v;
 		uint64_t n;
@@ -93,16 +96,18 @@ static int parse(int argc, char **argv, struct frame_opts *o, struct adac_error 
 			if (adac_opt_value("frame", argc, argv, &i, &v, err) || adac_opt_u64("frame", a, v, &n, err))
 				return -1;
 			if (n > 16)
-				return adac_fail(err, ADAC_E_BAD_ARG, 0, "--depth must be at most 16");
+				return adac_fail(err, ADAC_E_USAGE, 0, "--depth must be at most 16");
 			o->values.max_depth = (unsigned)n;
 		} else if (adac_opt_is(a, "-Z", "--elements")) {
 			if (adac_opt_value("frame", argc, argv, &i, &v, err) || adac_opt_u64("frame", a, v, &n, err))
 				return -1;
 			if (n == 0 || n > 100000)
-				return adac_fail(err, ADAC_E_BAD_ARG, 0, "--elements must be between 1 and 100000");
+				return adac_fail(err, ADAC_E_USAGE, 0, "--elements must be between 1 and 100000");
 			o->values.max_elements = (unsigned)n;
 		} else if (adac_opt_is(a, "-j", "--json")) {
 			o->json = true;
+		} else if (adac_opt_is(a, "-a", "--all") || adac_opt_is(a, "-I", "--internals")) {
+			o->values.internals = true;
 		} else if (a[0] != '-' && strcmp(o->sub, "select") == 0 && !o->has_index) {
 			if (adac_opt_u64("frame", "select", a, &o->index, err))
 				return -1;
@@ -114,13 +119,13 @@ static int parse(int argc, char **argv, struct frame_opts *o, struct adac_error 
 		}
 	}
 	if (o->has_address && o->has_thread)
-		return adac_fail(err, ADAC_E_BAD_ARG, 0, "give either --address or --thread, not both");
+		return adac_fail(err, ADAC_E_USAGE, 0, "give either --address or --thread, not both");
 	if (strcmp(o->sub, "select") == 0 && !o->has_index)
-		return adac_fail(err, ADAC_E_BAD_ARG, 0, "'frame select' needs a frame number");
+		return adac_fail(err, ADAC_E_USAGE, 0, "'frame select' needs a frame number");
 	if (o->has_frame && strcmp(o->sub, "select") == 0)
-		return adac_fail(err, ADAC_E_BAD_ARG, 0, "'frame select' takes the frame number as its argument, not --frame");
+		return adac_fail(err, ADAC_E_USAGE, 0, "'frame select' takes the frame number as its argument, not --frame");
 	if (o->has_frame && !o->has_address && !o->has_thread)
-		return adac_fail(err, ADAC_E_BAD_ARG, 0, "--frame needs --address or --thread (or use 'frame select')");
+		return adac_fail(err, ADAC_E_USAGE, 0, "--frame needs --address or --thread (or use 'frame select')");
 	return 0;
 }
 
@@ -131,7 +136,7 @@ static int thread_tid(struct adac_target *t, enum adac_frontend fe, const struct
 	if (!o->has_thread) {
 		*tid = fe == ADAC_FRONTEND_LLDB ? adac_target_selected_thread(t) : 0;
 		if (!*tid)
-			return adac_fail(err, ADAC_E_BAD_ARG, 0, "no thread is selected: give --address or --thread");
+			return adac_fail(err, ADAC_E_USAGE, 0, "no thread is selected: give --address or --thread");
 		return 0;
 	}
 	const struct adac_thread *threads;
@@ -159,8 +164,10 @@ static int resolve_target_frame(struct adac_runtime *rt, enum adac_frontend fe, 
 	bool by_selection = strcmp(o->sub, "select") != 0 && !o->has_address && !o->has_thread;
 	if (by_selection) {
 		if (!sel->valid)
-			return adac_fail(err, ADAC_E_BAD_ARG, 0,
-			                 "no async frame is selected: use 'frame select <n>' first, or give --address or --thread");
+			/* Each CLI run starts afresh: there is no earlier 'frame select' to remember. */
+			return adac_fail(err, ADAC_E_USAGE, 0, fe == ADAC_FRONTEND_LLDB
+			                     ? "no async frame is selected: use 'frame select <n>' first, or give --address or --thread"
+			                     : "give the frame by --address or --thread (with --frame <n>)");
 		struct adac_continuation c;
 		if (adac_cont_read(rt, sel->continuation, &c, err)) {
 			adac_error_wrap(err, "the selected frame #%u: ", sel->frame);
@@ -212,7 +219,7 @@ int adac_cmd_frame(struct adac_target *t, enum adac_frontend fe, int argc, char 
 	}
 	if (strcmp(o.sub, "variable") != 0) {
 		if (o.json)
-			rc = adac_json_print(out, adac_async_frame_json(&f, index), err);
+			rc = adac_json_print_document(out, "frame", adac_async_frame_json(&f, index), err);
 		else
 			adac_async_frame_print(&f, index, "", out);
 		goto done;

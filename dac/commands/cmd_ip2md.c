@@ -37,7 +37,7 @@ int adac_cmd_ip2md(struct adac_target *t, enum adac_frontend fe, int argc, char 
 			return adac_opt_unknown("ip2md", argv[i], err);
 	}
 	if (!have_ip)
-		return adac_fail(err, ADAC_E_BAD_ARG, 0, "'ip2md' needs an address");
+		return adac_fail(err, ADAC_E_USAGE, 0, "'ip2md' needs an address");
 	struct adac_runtime *rt = adac_runtime_open(t, err);
 	if (!rt)
 		return -1;

@@ -16,7 +16,7 @@ const struct adac_command_info adac_cmd_ps_info = {
 	.name = "ps",
 	.summary = "List every pending async operation as a logical stack (runtime-async chains and classic "
 	           "state machines, suspended or running)",
-	.syntax = "[--coalesce | --stats] [--method <text>] [--type <text>] [--address <addr>]... [--locals] [--json]",
+	.syntax = "[--coalesce | --format tree|folded|dot | --stats] [--method <text>] [--type <text>] [--address <addr>]... [--locals | --internals] [--json [--timings]]",
 	.details =
 		"Walks the GC heap once and collects every runtime-async Continuation, every\n"
 		"pending task and every classic async state machine (AsyncStateMachineBox). A\n"
@@ -46,7 +46,19 @@ const struct adac_command_info adac_cmd_ps_info = {
 		"  -C, --coalesce        Group identical stacks into a tree, innermost frame\n"
 		"                        first, each line with the number of stacks sharing it:\n"
 		"                        \"[count] <frame>\" (the first level is what the stacks\n"
-		"                        await).\n"
+		"                        await). Callers follow at the same indentation; where\n"
+		"                        stacks part, each branch starts with \"+- \". A frame\n"
+		"                        calling itself is one line ending in \"x <n>\". Frames\n"
+		"                        are shown without module and namespaces (--json keeps\n"
+		"                        them).\n"
+		"  -F, --format <fmt>    tree: as --coalesce; folded: one line per distinct\n"
+		"                        stack, outermost frame first, frames ';'-separated,\n"
+		"                        the number of stacks last (flamegraph.pl, speedscope,\n"
+		"                        inferno); dot: the await graph in Graphviz DOT, a box\n"
+		"                        per run of frames the same stacks share, what they\n"
+		"                        await on top (as Parallel Stacks draws it).\n"
+		"      --svg <file>      CLI only: the graph of --format dot drawn into an SVG\n"
+		"                        file by Graphviz's dot.\n"
 		"  -s, --stats           Count frames per method and await state, stacks per\n"
 		"                        awaited type and tasks per type and status.\n"
 		"  -m, --method <text>   Only stacks with a frame whose method name contains\n"
@@ -57,15 +69,20 @@ const struct adac_command_info adac_cmd_ps_info = {
 		"  -A, --address <addr>  Only stacks with an object at <addr> (task, state\n"
 		"                        machine box or state machine, continuation, awaited\n"
 		"                        object); may be repeated.\n"
-		"  -v, --locals          Show the awaited locals under each async frame.\n"
-		"  -j, --json            Print JSON.\n"
+		"  -v, --locals          Show the awaited locals under each async frame (the\n"
+		"                        source's variables; a last line counts the others).\n"
+		"  -I, --internals       --locals with the compiler's temporaries and the\n"
+		"                        continuation's internals.\n"
+		"  -j, --json            Print JSON (docs/json.md).\n"
+		"      --timings         With --json: the scan's wall times in the summary.\n"
 		"Filters match any frame or object of a stack (as SOS dumpasync's do) and\n"
 		"combine with AND. In the CLI, a scan taking more than a second shows its\n"
 		"progress on stderr when stderr is a terminal.\n",
 };
 
 struct ps_opts {
-	bool coalesce, stats, locals, json;
+	bool coalesce, stats, locals, internals, json, timings;
+	int format;                          /* -1: listing, or an adac_stack_grouping */
 	const char *method, *type;
 	uint64_t addresses[ADAC_MAX_ADDRESS_ARGS];
 	size_t naddresses;
@@ -74,6 +91,7 @@ struct ps_opts {
 static int parse(int argc, char **argv, struct ps_opts *o, struct adac_error *err)
 {
 	memset(o, 0, sizeof *o);
+	o->format = -1;
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i], *v;
 		if (adac_opt_is(a, "-C", "--coalesce")) {
@@ -82,8 +100,23 @@ static int parse(int argc, char **argv, struct ps_opts *o, struct adac_error *er
 			o->stats = true;
 		} else if (adac_opt_is(a, "-v", "--locals")) {
 			o->locals = true;
+		} else if (adac_opt_is(a, "-I", "--internals")) {
+			o->locals = o->internals = true;
 		} else if (adac_opt_is(a, "-j", "--json")) {
 			o->json = true;
+		} else if (adac_opt_is(a, "-F", "--format")) {
+			if (adac_opt_value("ps", argc, argv, &i, &v, err))
+				return -1;
+			if (strcmp(v, "tree") == 0)
+				o->format = ADAC_GROUP_COALESCE;
+			else if (strcmp(v, "folded") == 0)
+				o->format = ADAC_GROUP_FOLDED;
+			else if (strcmp(v, "dot") == 0)
+				o->format = ADAC_GROUP_DOT;
+			else
+				return adac_fail(err, ADAC_E_USAGE, 0, "invalid value '%s' for option --format of 'ps' (tree, folded or dot)", v);
+		} else if (adac_opt_is(a, NULL, "--timings")) {
+			o->timings = true;
 		} else if (adac_opt_is(a, "-m", "--method")) {
 			if (adac_opt_value("ps", argc, argv, &i, &o->method, err))
 				return -1;
@@ -92,7 +125,7 @@ static int parse(int argc, char **argv, struct ps_opts *o, struct adac_error *er
 				return -1;
 		} else if (adac_opt_is(a, "-A", "--address")) {
 			if (o->naddresses >= ADAC_MAX_ADDRESS_ARGS)
-				return adac_fail(err, ADAC_E_BAD_ARG, 0, "at most %u addresses", ADAC_MAX_ADDRESS_ARGS);
+				return adac_fail(err, ADAC_E_USAGE, 0, "at most %u addresses", ADAC_MAX_ADDRESS_ARGS);
 			if (adac_opt_value("ps", argc, argv, &i, &v, err) ||
 			    adac_opt_u64("ps", a, v, &o->addresses[o->naddresses++], err))
 				return -1;
@@ -100,10 +133,20 @@ static int parse(int argc, char **argv, struct ps_opts *o, struct adac_error *er
 			return adac_opt_unknown("ps", a, err);
 		}
 	}
+	if (o->coalesce && o->format < 0)
+		o->format = ADAC_GROUP_COALESCE;
+	if (o->stats && o->format >= 0)
+		return adac_fail(err, ADAC_E_USAGE, 0, "give either %s or --stats, not both", o->coalesce ? "--coalesce" : "--format");
+	if (o->format > ADAC_GROUP_COALESCE && (o->json || o->locals))
+		return adac_fail(err, ADAC_E_USAGE, 0, "--format %s cannot be combined with %s",
+		                 o->format == ADAC_GROUP_FOLDED ? "folded" : "dot", o->json ? "--json" : "--locals");
+	o->coalesce = o->format == ADAC_GROUP_COALESCE;
+	if (o->timings && (!o->json || o->coalesce || o->stats))
+		return adac_fail(err, ADAC_E_USAGE, 0, "--timings of 'ps' applies to the JSON listing (--json)");
 	if (o->coalesce && o->stats)
-		return adac_fail(err, ADAC_E_BAD_ARG, 0, "give either --coalesce or --stats, not both");
+		return adac_fail(err, ADAC_E_USAGE, 0, "give either --coalesce or --stats, not both");
 	if (o->locals && (o->coalesce || o->stats))
-		return adac_fail(err, ADAC_E_BAD_ARG, 0, "--locals shows frames one by one: it cannot be combined with %s",
+		return adac_fail(err, ADAC_E_USAGE, 0, "--locals shows frames one by one: it cannot be combined with %s",
 		                 o->coalesce ? "--coalesce" : "--stats");
 	return 0;
 }
@@ -121,13 +164,15 @@ int adac_cmd_ps(struct adac_target *t, enum adac_frontend fe, int argc, char **a
 	struct adac_pending p;
 	struct adac_pending_list l = {0};
 	struct adac_pending_filter filter = {o.method, o.type, o.addresses, o.naddresses};
-	unsigned flags = o.locals ? ADAC_VIEW_LOCALS : 0;
+	unsigned flags = (o.locals ? ADAC_VIEW_LOCALS : 0) | (o.internals ? ADAC_VIEW_INTERNALS : 0);
 	int rc = adac_pending_collect(rt, out, &p, err);
 	if (rc == 0)
 		rc = adac_pending_list_init(&l, &p, &filter, out, err);
+	l.timings = o.timings;
 	if (rc == 0) {
-		if (o.coalesce || o.stats)
-			rc = adac_stack_groups_print(&l, o.coalesce ? ADAC_GROUP_COALESCE : ADAC_GROUP_STATS, o.json, out, err);
+		if (o.format >= 0 || o.stats)
+			rc = adac_stack_groups_print(&l, o.stats ? ADAC_GROUP_STATS : (enum adac_stack_grouping)o.format, o.json,
+			                             out, err);
 		else if (o.json)
 			rc = adac_pending_print_json(&l, flags, out, err);
 		else

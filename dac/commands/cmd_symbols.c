@@ -77,21 +77,21 @@ static int parse(int argc, char **argv, struct symbols_opts *o, struct adac_erro
 			if (adac_opt_value("symbols", argc, argv, &i, &v, err) || adac_opt_u64("symbols", a, v, &o->dwarf, err))
 				return -1;
 			if (o->dwarf != 4 && o->dwarf != 5)
-				return adac_fail(err, ADAC_E_BAD_ARG, 0, "--dwarf must be 4 or 5");
+				return adac_fail(err, ADAC_E_USAGE, 0, "--dwarf must be 4 or 5");
 		} else if (adac_opt_is(a, NULL, "--type-depth")) {
 			if (adac_opt_value("symbols", argc, argv, &i, &v, err) ||
 			    adac_opt_u64("symbols", a, v, &o->type_depth, err))
 				return -1;
 			if (o->type_depth > ADAC_MAX_SYM_TYPE_DEPTH)
-				return adac_fail(err, ADAC_E_BAD_ARG, 0, "--type-depth must be at most %u", ADAC_MAX_SYM_TYPE_DEPTH);
+				return adac_fail(err, ADAC_E_USAGE, 0, "--type-depth must be at most %u", ADAC_MAX_SYM_TYPE_DEPTH);
 		} else if (adac_opt_is(a, NULL, "--auto")) {
-			return adac_fail(err, ADAC_E_BAD_ARG, 0, "--auto applies in LLDB only, and alone: 'async symbols --auto on|off'");
+			return adac_fail(err, ADAC_E_USAGE, 0, "--auto applies in LLDB only, and alone: 'async symbols --auto on|off'");
 		} else {
 			return adac_opt_unknown("symbols", a, err);
 		}
 	}
 	if (o->stacks && o->all)
-		return adac_fail(err, ADAC_E_BAD_ARG, 0, "give either --stacks or --all, not both");
+		return adac_fail(err, ADAC_E_USAGE, 0, "give either --stacks or --all, not both");
 	return 0;
 }
 
@@ -103,7 +103,7 @@ int adac_cmd_symbols(struct adac_target *t, enum adac_frontend fe, int argc, cha
 	if (parse(argc, argv, &o, err))
 		return -1;
 	if (!o.output && !adac_target_can_load_symbols(t))
-		return adac_fail(err, ADAC_E_BAD_ARG, 0, "'symbols' needs -o <file>: where to write the symbol file");
+		return adac_fail(err, ADAC_E_USAGE, 0, "'symbols' needs -o <file>: where to write the symbol file");
 	struct adac_runtime *rt = adac_runtime_open(t, err);
 	if (!rt)
 		return -1;

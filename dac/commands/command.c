@@ -19,6 +19,7 @@ static const struct entry entries[] = {
 	{&adac_cmd_dumpheap_info, adac_cmd_dumpheap},
 	{&adac_cmd_ps_info, adac_cmd_ps},
 	{&adac_cmd_symbols_info, adac_cmd_symbols},
+	{&adac_cmd_diff_info, NULL},   /* two targets: adac_command_run_diff */
 };
 #define N_ENTRIES (sizeof entries / sizeof entries[0])
 
@@ -42,11 +43,20 @@ int adac_command_run(struct adac_target *t, enum adac_frontend fe, int argc, cha
                      struct adac_error *err)
 {
 	if (argc < 1)
-		return adac_fail(err, ADAC_E_BAD_ARG, 0, "no command given");
+		return adac_fail(err, ADAC_E_USAGE, 0, "no command given");
 	for (size_t i = 0; i < N_ENTRIES; i++)
-		if (strcmp(entries[i].info->name, argv[0]) == 0)
+		if (strcmp(entries[i].info->name, argv[0]) == 0 && entries[i].run)
 			return entries[i].run(t, fe, argc, argv, out, err);
-	return adac_fail(err, ADAC_E_BAD_ARG, 0, "'%s' is not a valid command", argv[0]);
+	if (strcmp(argv[0], "diff") == 0)
+		return adac_fail(err, ADAC_E_USAGE, 0, "'diff' compares two targets: run it in the CLI, "
+		                                       "'asyncdac diff <core-A> <core-B>'");
+	return adac_fail(err, ADAC_E_USAGE, 0, "'%s' is not a valid command", argv[0]);
+}
+
+int adac_command_run_diff(struct adac_target *a, struct adac_target *b, int argc, char **argv, struct adac_out *out,
+                          struct adac_error *err)
+{
+	return adac_cmd_diff(a, b, argc, argv, out, err);
 }
 
 bool adac_opt_is(const char *arg, const char *short_opt, const char *long_opt)
@@ -59,10 +69,10 @@ int adac_opt_u64(const char *cmd, const char *opt, const char *value, uint64_t *
 	char *end;
 	errno = 0;
 	if (!value || !*value || *value == '-')
-		return adac_fail(err, ADAC_E_BAD_ARG, 0, "invalid value '%s' for option %s of '%s'", value ? value : "", opt, cmd);
+		return adac_fail(err, ADAC_E_USAGE, 0, "invalid value '%s' for option %s of '%s'", value ? value : "", opt, cmd);
 	unsigned long long v = strtoull(value, &end, 0);
 	if (errno || *end)
-		return adac_fail(err, ADAC_E_BAD_ARG, 0, "invalid value '%s' for option %s of '%s'", value, opt, cmd);
+		return adac_fail(err, ADAC_E_USAGE, 0, "invalid value '%s' for option %s of '%s'", value, opt, cmd);
 	*out = (uint64_t)v;
 	return 0;
 }
@@ -70,7 +80,7 @@ int adac_opt_u64(const char *cmd, const char *opt, const char *value, uint64_t *
 int adac_opt_value(const char *cmd, int argc, char **argv, int *i, const char **value, struct adac_error *err)
 {
 	if (*i + 1 >= argc)
-		return adac_fail(err, ADAC_E_BAD_ARG, 0, "option %s of '%s' requires a value", argv[*i], cmd);
+		return adac_fail(err, ADAC_E_USAGE, 0, "option %s of '%s' requires a value", argv[*i], cmd);
 	*value = argv[++*i];
 	return 0;
 }
@@ -78,8 +88,8 @@ int adac_opt_value(const char *cmd, int argc, char **argv, int *i, const char **
 int adac_opt_unknown(const char *cmd, const char *arg, struct adac_error *err)
 {
 	if (arg[0] == '-')
-		return adac_fail(err, ADAC_E_BAD_ARG, 0, "unknown option '%s' for '%s'", arg, cmd);
-	return adac_fail(err, ADAC_E_BAD_ARG, 0, "unexpected argument '%s' for '%s'", arg, cmd);
+		return adac_fail(err, ADAC_E_USAGE, 0, "unknown option '%s' for '%s'", arg, cmd);
+	return adac_fail(err, ADAC_E_USAGE, 0, "unexpected argument '%s' for '%s'", arg, cmd);
 }
 
 uint64_t adac_opt_thread_id(enum adac_frontend fe, const struct adac_thread *th)
@@ -89,6 +99,6 @@ uint64_t adac_opt_thread_id(enum adac_frontend fe, const struct adac_thread *th)
 
 int adac_opt_no_thread(enum adac_frontend fe, uint64_t id, struct adac_error *err)
 {
-	return adac_fail(err, ADAC_E_BAD_ARG, 0, "no thread %llu in the target%s", (unsigned long long)id,
+	return adac_fail(err, ADAC_E_NOT_FOUND, 0, "no thread %llu in the target%s", (unsigned long long)id,
 	                 fe == ADAC_FRONTEND_LLDB ? " (give its index, as 'thread list' shows)" : "");
 }

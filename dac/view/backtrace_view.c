@@ -66,6 +66,7 @@ static int frame_json(void *ctx, const struct adac_stack_frame *f)
 		return 1;
 	json_t *j = json_object();
 	json_object_set_new(j, "index", json_integer(c->n++));
+	json_object_set_new(j, "kind", json_string(f->managed ? "managed" : "native"));
 	json_object_set_new(j, "pc", adac_json_addr(f->pc));
 	json_object_set_new(j, "sp", f->sp ? adac_json_addr(f->sp) : json_null());
 	json_object_set_new(j, "module", f->module ? json_string(f->module) : json_null());

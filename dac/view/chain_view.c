@@ -77,7 +77,7 @@ size_t adac_chain_view_print(struct adac_runtime *rt, const struct adac_resolved
 		adac_async_frame_print(&v->frames[i], first_index + printed, "  ", out);
 		if (flags & ADAC_VIEW_LOCALS) {
 			struct adac_error err = {0};
-			if (adac_frame_locals_print(rt, &v->frames[i], NULL, "      ", out, &err))
+			if (adac_frame_locals_print(rt, &v->frames[i], NULL, "      ", flags & ADAC_VIEW_INTERNALS, out, &err))
 				adac_print(out, "      error: %s\n", err.msg);
 		}
 		printed++;
@@ -112,6 +112,7 @@ json_t *adac_async_frame_json(const struct adac_async_frame *f, size_t index)
 {
 	json_t *j = json_object();
 	json_object_set_new(j, "index", json_integer((json_int_t)index));
+	json_object_set_new(j, "kind", json_string("async"));
 	json_object_set_new(j, "continuation", adac_json_addr(f->cont.addr));
 	json_object_set_new(j, "method_table", adac_json_addr(f->cont.mt));
 	json_object_set_new(j, "ip", adac_json_addr(frame_ip(f)));

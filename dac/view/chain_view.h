@@ -17,6 +17,7 @@ struct json_t;
 
 /* Flags for printing. */
 #define ADAC_VIEW_LOCALS 0x1u   /* the awaited locals under each frame */
+#define ADAC_VIEW_INTERNALS 0x2u /* with them the compiler temporaries and continuation internals */
 
 /* Prints "  async #N: ..." lines (user frames only, numbered from first_index), the awaiting line,
  * and an error line where the chain broke. `limit` caps the frames printed (0: all; the cut is

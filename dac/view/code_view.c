@@ -44,9 +44,7 @@ int adac_code_info_print_json(struct adac_runtime *rt, uint64_t ip, const struct
 	}
 	const char *name = ci->method_desc ? adac_method_name(rt, ci->method_desc, ADAC_NAME_PARAMS, NULL) : NULL;
 	json_object_set_new(r, "method_name", name ? json_string(name) : json_null());
-	json_t *root = json_object();
-	json_object_set_new(root, "ip2md", r);
-	return adac_json_print(out, root, err);
+	return adac_json_print_document(out, "ip2md", r, err);
 }
 
 void adac_code_info_print(struct adac_runtime *rt, uint64_t ip, const struct adac_code_info *ci, struct adac_out *out)

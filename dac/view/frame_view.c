@@ -45,7 +45,7 @@ int adac_frame_variables_print_json(struct adac_runtime *rt, const struct adac_a
 		json_object_set_new(j, "frame", adac_async_frame_json(f, index));
 		json_object_set_new(j, "locals", json_null());
 		json_object_set_new(j, "locals_error", json_string(e.msg));
-		return adac_json_print(out, j, err);
+		return adac_json_print_document(out, "frame", j, err);
 	}
 	int rc = -1;
 	json_t *locals = adac_locals_json(rt, &l, name, o, err);
@@ -57,7 +57,7 @@ int adac_frame_variables_print_json(struct adac_runtime *rt, const struct adac_a
 		json_object_set_new(j, "warning", l.warning ? json_string(l.warning) : json_null());
 		json_object_set_new(j, "generic_context", l.context ? json_string(l.context) : json_null());
 		json_object_set_new(j, "locals", locals);
-		rc = adac_json_print(out, j, err);
+		rc = adac_json_print_document(out, "frame", j, err);
 	}
 	adac_locals_free(&l);
 	return rc;

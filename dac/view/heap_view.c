@@ -238,12 +238,11 @@ int adac_heap_print(struct adac_runtime *rt, const struct adac_heap_opts *opt, s
 		json_object_set_new(scan, "allocation_contexts_skipped", json_integer((json_int_t)rep.contexts_skipped));
 		json_object_set_new(scan, "method_tables", json_integer((json_int_t)rep.method_tables));
 		/* Wall time of the walk alone (callbacks included, runtime and GC info reading excluded). */
-		json_object_set_new(scan, "walk_seconds", json_real(walk_seconds));
+		if (opt->timings)
+			json_object_set_new(scan, "walk_seconds", json_real(walk_seconds));
 		json_object_set_new(r, "scan", scan);
 		json_object_set_new(r, "errors", errors_json(&rep));
-		json_t *root = json_object();
-		json_object_set_new(root, "dumpheap", r);
-		rc = adac_json_print(out, root, err);
+		rc = adac_json_print_document(out, "dumpheap", r, err);
 	} else if (!opt->short_list) {
 		char b1[32], b2[32];
 		if (!opt->stat)
@@ -336,9 +335,7 @@ int adac_gc_info_print_json(const struct adac_gc_info *info, struct adac_out *ou
 	}
 	json_object_set_new(r, "allocation_contexts", ctxs);
 	json_object_set_new(r, "threads_unreadable", json_integer((json_int_t)info->threads_unreadable));
-	json_t *root = json_object();
-	json_object_set_new(root, "gc", r);
-	return adac_json_print(out, root, err);
+	return adac_json_print_document(out, "dumpheap", r, err);
 }
 
 void adac_gc_info_print(const struct adac_gc_info *info, struct adac_out *out)

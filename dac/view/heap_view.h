@@ -16,6 +16,7 @@ struct adac_heap_opts {
 	bool stat;          /* only the statistics */
 	bool short_list;    /* only the objects' addresses */
 	bool json;
+	bool timings;       /* JSON: the walk's wall time (runs differ: off unless asked) */
 	bool has_mt;
 	uint64_t mt;        /* only objects of this MethodTable */
 	const char *type;   /* only objects whose type name contains this; NULL: all */
@@ -27,7 +28,7 @@ struct adac_heap_opts {
 int adac_heap_print(struct adac_runtime *rt, const struct adac_heap_opts *opt, struct adac_out *out,
                     struct adac_error *err);
 
-/* The GC's heaps, generations, regions/segments and allocation contexts; or as {"gc": {...}}. */
+/* The GC's heaps, generations, regions/segments and allocation contexts; or as {"schema": 1, "dumpheap": {...}}. */
 void adac_gc_info_print(const struct adac_gc_info *info, struct adac_out *out);
 int adac_gc_info_print_json(const struct adac_gc_info *info, struct adac_out *out, struct adac_error *err);
 

@@ -127,14 +127,26 @@ static const char *kind_name(enum adac_local_kind k)
 	}
 }
 
+/* The order locals are shown in: this, arguments and the source's locals, then the compiler's
+ * temporaries, then the continuation's internals (flags, saved contexts, result slot). */
+static int rank(const struct adac_local *v)
+{
+	return bracketed(v) ? 2 : v->temporary ? 1 : 0;
+}
+
 int adac_locals_print(struct adac_runtime *rt, const struct adac_locals *l, const char *name, const char *indent,
                       const struct adac_value_opts *o, struct adac_out *out, struct adac_error *err)
 {
-	size_t shown = 0;
-	for (size_t i = 0; i < l->n; i++) {
-		const struct adac_local *v = &l->v[i];
-		if (!matches(v, name))
+	size_t shown = 0, hidden = 0;
+	for (size_t k = 0; k < 3 * l->n; k++) {
+		const struct adac_local *v = &l->v[k % l->n];
+		if (rank(v) != (int)(k / l->n) || !matches(v, name))
 			continue;
+		/* A variable asked for by name is shown whatever it is. */
+		if (!name && rank(v) && !o->internals) {
+			hidden++;
+			continue;
+		}
 		struct adac_sig_text text = {0};
 		if (value_of(rt, v, o, &text, NULL, err)) {
 			adac_sig_text_free(&text);
@@ -150,8 +162,11 @@ int adac_locals_print(struct adac_runtime *rt, const struct adac_locals *l, cons
 	}
 	if (name && !shown)
 		return adac_fail(err, ADAC_E_NOT_FOUND, 0, "no variable named '%s' at this await", name);
-	if (!name && !shown)
+	if (!name && !shown && !hidden)
 		adac_print(out, "%s(no locals: the suspension point saves no variables)\n", indent);
+	if (hidden)
+		adac_print(out, "%s(%zu more: compiler temporaries and continuation internals; --internals shows them)\n",
+		           indent, hidden);
 	return 0;
 }
 
@@ -179,6 +194,8 @@ json_t *adac_locals_json(struct adac_runtime *rt, const struct adac_locals *l, c
 			json_object_set_new(j, "var_number", json_integer(v->var_number));
 			if (v->kind == ADAC_LOCAL_THIS || v->kind == ADAC_LOCAL_ARG || v->kind == ADAC_LOCAL_LOCAL)
 				json_object_set_new(j, "index", json_integer(v->index));
+			if (v->kind == ADAC_LOCAL_LOCAL)
+				json_object_set_new(j, "temporary", json_boolean(v->temporary));
 		}
 		json_object_set_new(j, "type", v->type.name ? json_string(v->type.name) : json_null());
 		json_object_set_new(j, "offset", v->offset != NONE ? json_integer(v->offset) : json_null());
@@ -208,7 +225,7 @@ static bool no_info(const struct adac_error *e)
 }
 
 int adac_frame_locals_print(struct adac_runtime *rt, const struct adac_async_frame *f, const char *name,
-                            const char *indent, struct adac_out *out, struct adac_error *err)
+                            const char *indent, bool internals, struct adac_out *out, struct adac_error *err)
 {
 	struct adac_locals l;
 	struct adac_error e = {0};
@@ -223,6 +240,7 @@ int adac_frame_locals_print(struct adac_runtime *rt, const struct adac_async_fra
 	}
 	struct adac_value_opts o;
 	adac_value_opts_default(&o);
+	o.internals = internals;
 	int rc = adac_locals_print(rt, &l, name, indent, &o, out, err);
 	adac_locals_free(&l);
 	return rc;

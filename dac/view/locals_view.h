@@ -28,10 +28,10 @@ struct json_t *adac_locals_json(struct adac_runtime *rt, const struct adac_local
 
 /* For `bt --locals`: collect + print with the default limits; a frame without usable information
  * prints "(no locals: <reason>)" and returns 0 unless the debug info or State is corrupt. `name`
- * (may be NULL) restricts the output to one variable. Only a failure for the whole frame returns
- * -1. */
+ * (may be NULL) restricts the output to one variable; `internals` shows the compiler temporaries
+ * and continuation internals too. Only a failure for the whole frame returns -1. */
 int adac_frame_locals_print(struct adac_runtime *rt, const struct adac_async_frame *f, const char *name,
-                            const char *indent, struct adac_out *out, struct adac_error *err);
+                            const char *indent, bool internals, struct adac_out *out, struct adac_error *err);
 
 /* The same as a JSON array; NULL with err when the frame has no usable information. */
 struct json_t *adac_frame_locals_json(struct adac_runtime *rt, const struct adac_async_frame *f, struct adac_error *err);

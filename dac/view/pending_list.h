@@ -49,6 +49,7 @@ struct adac_pending_list {
 	struct adac_pending_seg *segs;
 	size_t segs_cap, segs_live;
 	size_t next;                          /* the next stack of p->graph */
+	bool timings;                         /* JSON: the scan's wall times (ps --timings) */
 	/* So far: */
 	size_t listed, without_frames, filtered_out, frames_listed, running;
 };

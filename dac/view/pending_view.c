@@ -187,7 +187,7 @@ static json_t *classic_json(const struct adac_pending *p, const struct adac_clas
 	return f;
 }
 
-static json_t *stack_json(const struct adac_pending_list *l, const struct adac_pending_stack *st, unsigned flags)
+json_t *adac_pending_stack_json(const struct adac_pending_list *l, const struct adac_pending_stack *st, unsigned flags)
 {
 	const struct adac_pending *p = l->p;
 	json_t *j = json_object(), *frames = json_array(), *segs = json_array();
@@ -216,7 +216,6 @@ static json_t *stack_json(const struct adac_pending_list *l, const struct adac_p
 			json_t *f;
 			json_array_foreach(fr, k, f) {
 				json_object_set_new(f, "index", json_integer((json_int_t)frame++));
-				json_object_set_new(f, "kind", json_string("async"));
 				json_array_append(frames, f);
 			}
 			json_object_set_new(sj, "kind", json_string("chain"));
@@ -279,8 +278,11 @@ static json_t *summary_json(const struct adac_pending_list *l)
 	json_object_set_new(j, "heap_objects", json_integer((json_int_t)s->objects));
 	json_object_set_new(j, "frames_resolved", json_integer((json_int_t)resolved));
 	json_object_set_new(j, "frames_cached", json_integer((json_int_t)hits));
-	json_object_set_new(j, "heap_seconds", json_real(s->seconds_heap));
-	json_object_set_new(j, "link_seconds", json_real(s->seconds_link));
+	if (l->timings) {
+		/* Wall times differ between runs: only when asked, so that two documents of one dump diff. */
+		json_object_set_new(j, "heap_seconds", json_real(s->seconds_heap));
+		json_object_set_new(j, "link_seconds", json_real(s->seconds_link));
+	}
 	return j;
 }
 
@@ -371,11 +373,12 @@ static int print_json_tail(struct adac_out *out, json_t *rest, struct adac_error
 
 int adac_pending_print_json(struct adac_pending_list *l, unsigned flags, struct adac_out *out, struct adac_error *err)
 {
-	adac_print(out, "{\n  \"ps\": {\n    \"chains\": [");
+	adac_json_document_open(out, "ps");
+	adac_print(out, "{\n    \"chains\": [");
 	struct adac_pending_stack st;
 	int more;
 	while ((more = adac_pending_list_next(l, &st, err)) > 0) {
-		json_t *j = stack_json(l, &st, flags);
+		json_t *j = adac_pending_stack_json(l, &st, flags);
 		int rc = adac_json_print_indented(out, st.index ? ",\n" : "\n", j, 6, "", err);
 		json_decref(j);
 		if (rc)

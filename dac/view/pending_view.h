@@ -13,6 +13,7 @@ struct adac_pending;
 struct adac_pending_list;
 struct adac_out;
 struct json_t;
+struct adac_pending_stack;
 
 /* Warnings about the scan, each stack as it is resolved, then the summary. flags: ADAC_VIEW_*. */
 int adac_pending_print(struct adac_pending_list *l, unsigned flags, struct adac_out *out, struct adac_error *err);
@@ -20,6 +21,10 @@ int adac_pending_print(struct adac_pending_list *l, unsigned flags, struct adac_
  * "threads_error"}}, each chain printed as soon as it is resolved (a tree of 10,000 chains would be
  * tens of megabytes of jansson nodes). */
 int adac_pending_print_json(struct adac_pending_list *l, unsigned flags, struct adac_out *out, struct adac_error *err);
+
+/* One stack as an element of the listing's "chains" (docs/json.md). */
+struct json_t *adac_pending_stack_json(const struct adac_pending_list *l, const struct adac_pending_stack *st,
+                                       unsigned flags);
 
 /* The parts other views of the listing share: the warnings before it ("Warning: ..." lines), the
  * summary line after it, and the members after a JSON listing's own. */

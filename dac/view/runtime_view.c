@@ -45,9 +45,7 @@ int adac_runtime_print_json(const struct adac_runtime *rt, struct adac_out *out,
 	for (size_t i = 1; i < adac_desc_blob_count(d); i++)
 		json_array_append_new(subs, json_string(adac_desc_blob(d, i)->name));
 	json_object_set_new(r, "sub_descriptors", subs);
-	json_t *root = json_object();
-	json_object_set_new(root, "runtime", r);
-	return adac_json_print(out, root, err);
+	return adac_json_print_document(out, "runtime", r, err);
 }
 
 void adac_runtime_print(const struct adac_runtime *rt, struct adac_out *out)

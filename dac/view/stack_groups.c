@@ -146,6 +146,9 @@ struct groups {
 	uint32_t cursor;                       /* --coalesce: the trie node of the last label added */
 	struct counts frame_counts, await_counts, task_counts;
 	bool *counted;                         /* --stats: graph nodes already counted */
+	bool dot_open;                         /* --format dot: a box's label is being printed, */
+	uint32_t dot_last;                     /* its last line's label */
+	uint64_t dot_repeat;                   /* shown this many times in a row (a recursion) */
 	struct adac_error fail;                /* out of memory while grouping */
 };
 
@@ -313,6 +316,112 @@ static struct ranked *children(struct groups *g, uint32_t node, size_t *n)
 	return r;
 }
 
+/* ---- the text tree ---- */
+
+static bool name_char(char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '.' ||
+	       c == '+' || c == '`';
+}
+
+/* Appends text[0, len) to buf at *w with each dotted name cut to its last part inside (), <> and
+ * [] ("System.Threading.Tasks.Task<Int32>" -> "Task<Int32>"), and at nesting depth 0 too when
+ * `outer` (a name after a closing bracket keeps its dot: "Outer<T>.Inner"). */
+static void append_short(char *buf, size_t size, size_t *w, const char *text, size_t len, bool outer)
+{
+	unsigned depth = 0;
+	for (size_t i = 0; i < len && *w + 1 < size;) {
+		char c = text[i];
+		if (!name_char(c) || c == '`') {
+			depth += c == '(' || c == '<' || c == '[';
+			depth -= depth && (c == ')' || c == '>' || c == ']');
+			buf[(*w)++] = c;
+			i++;
+			continue;
+		}
+		size_t j = i;
+		while (j < len && name_char(text[j]) && text[j] != '`')
+			j++;
+		size_t from = i;
+		if (depth || outer)
+			for (size_t k = j; k > i; k--)
+				if (text[k - 1] == '.') {
+					from = k - 1 == i ? i : k;
+					break;
+				}
+		for (size_t k = from; k < j && *w + 1 < size; k++)
+			buf[(*w)++] = text[k];
+		i = j;
+	}
+	buf[*w] = '\0';
+}
+
+/* A label as the text tree shows it, short enough for 100 columns: a frame without its module
+ * and namespaces ("Type.Method(Int32, Task<Int32>) at File.cs:12 [state 1]"), awaited objects and
+ * tasks by their type's name; errors and the rest unchanged. */
+static const char *short_label(const char *label, char *buf, size_t size)
+{
+	size_t w = 0;
+	buf[0] = '\0';
+	if (strncmp(label, "awaiting ", 9) == 0 || strncmp(label, "task ", 5) == 0) {
+		append_short(buf, size, &w, label, strlen(label), true);
+		return buf;
+	}
+	const char *open = strchr(label, '(');
+	const char *tick = strchr(label, '`');
+	if (!open || strncmp(label, "error: ", 7) == 0 || strncmp(label, "running ", 8) == 0)
+		return label;
+	const char *name = tick && tick < open ? tick + 1 : label;
+	/* The method keeps its type: from the second dot before the parenthesis, outside brackets. */
+	unsigned dots = 0, depth = 0;
+	for (const char *c = open; c > name; c--) {
+		depth += c[-1] == '>' || c[-1] == ']';
+		depth -= depth && (c[-1] == '<' || c[-1] == '[');
+		if (!depth && c[-1] == '.' && ++dots == 2) {
+			name = c;
+			break;
+		}
+	}
+	/* The signature ends at the parenthesis that closes the first one; the rest (" at File.cs:12
+	 * [state 1]") is kept as it is. */
+	const char *end = open;
+	for (depth = 0; *end; end++) {
+		depth += *end == '(';
+		if (*end == ')' && --depth == 0) {
+			end++;
+			break;
+		}
+	}
+	append_short(buf, size, &w, name, (size_t)(end - name), false);
+	snprintf(buf + w, size - w, "%s", end);
+	return buf;
+}
+
+/* The text tree: a line per node, "[count] label", innermost first; a node's callers follow it
+ * at the same indentation while there is one, and each branch where stacks part starts with "+- "
+ * (its later lines under "|  " while a sibling follows). A run of one frame calling itself is one
+ * line ending in " x <n>" (recursion). */
+struct text_tree {
+	char *prefix;           /* the columns before the lines of the current branch */
+	size_t cap;
+};
+
+static int prefix_set(struct groups *g, struct text_tree *tt, size_t at, const char *what)
+{
+	if (at + 4 > tt->cap) {
+		size_t cap = tt->cap ? tt->cap * 2 : 64;
+		while (cap < at + 4)
+			cap *= 2;
+		char *p = realloc(tt->prefix, cap);
+		if (!p)
+			return adac_fail(&g->fail, ADAC_E_NOMEM, 0, "out of memory");
+		tt->prefix = p;
+		tt->cap = cap;
+	}
+	memcpy(tt->prefix + at, what, 3);
+	return 0;
+}
+
 /* Renders the tree depth first without recursion (stacks can be 100,000 frames deep). */
 static int render_tree(struct groups *g, json_t *json_root)
 {
@@ -320,7 +429,9 @@ static int render_tree(struct groups *g, json_t *json_root)
 		struct ranked *items;
 		size_t n, next;
 		json_t *array;
+		size_t prefix;          /* text: columns of prefix before this level's lines */
 	};
+	struct text_tree tt = {0};
 	size_t cap = 64, depth = 0;
 	struct level *lv = malloc(cap * sizeof *lv);
 	if (!lv)
@@ -328,6 +439,7 @@ static int render_tree(struct groups *g, json_t *json_root)
 	lv[0].items = children(g, 0, &lv[0].n);
 	lv[0].next = 0;
 	lv[0].array = json_root;
+	lv[0].prefix = 0;
 	if (!lv[0].items) {
 		free(lv);
 		return adac_fail(&g->fail, ADAC_E_NOMEM, 0, "out of memory");
@@ -335,6 +447,7 @@ static int render_tree(struct groups *g, json_t *json_root)
 	depth = 1;
 	size_t group = 0;
 	int rc = 0;
+	char buf[LABEL_MAX];
 	while (depth && rc == 0) {
 		struct level *l = &lv[depth - 1];
 		if (l->next == l->n) {
@@ -346,6 +459,7 @@ static int render_tree(struct groups *g, json_t *json_root)
 		uint32_t node = it->label; /* children() ranks trie nodes: label is the node id */
 		const char *text = g->labels.text[g->trie.n[node].label];
 		json_t *kids = NULL;
+		size_t prefix = l->prefix;
 		if (l->array) {
 			json_t *j = json_object();
 			json_object_set_new(j, "frame", json_string(text));
@@ -359,7 +473,29 @@ static int render_tree(struct groups *g, json_t *json_root)
 				           (unsigned long long)it->count, it->count == 1 ? "" : "s");
 				group++;
 			}
-			adac_print(g->out, "%*s[%llu] %s\n", (int)(2 * (depth - 1)), "", (unsigned long long)it->count, text);
+			/* Recursion: the only caller is the same frame, for the same stacks. */
+			uint64_t repeat = 1;
+			for (uint32_t c; (c = g->trie.n[node].first_child) && !g->trie.n[c].next_sibling &&
+			                 g->trie.n[c].label == g->trie.n[node].label && g->trie.n[c].count == it->count;
+			     node = c)
+				repeat++;
+			bool branch = l->n > 1 && depth > 1;
+			if (branch) {
+				if (prefix_set(g, &tt, prefix, "+- ")) {
+					rc = -1;
+					break;
+				}
+				prefix += 3;
+			}
+			adac_print(g->out, "%.*s[%llu] %s", (int)prefix, tt.prefix ? tt.prefix : "",
+			           (unsigned long long)it->count, short_label(text, buf, sizeof buf));
+			if (repeat > 1)
+				adac_print(g->out, " x %llu", (unsigned long long)repeat);
+			adac_print(g->out, "\n");
+			if (branch && prefix_set(g, &tt, prefix - 3, l->next < l->n ? "|  " : "   ")) {
+				rc = -1;
+				break;
+			}
 		}
 		if (!g->trie.n[node].first_child)
 			continue;
@@ -377,6 +513,7 @@ static int render_tree(struct groups *g, json_t *json_root)
 		nl->items = children(g, node, &nl->n);
 		nl->next = 0;
 		nl->array = kids;
+		nl->prefix = prefix;
 		if (!nl->items) {
 			rc = adac_fail(&g->fail, ADAC_E_NOMEM, 0, "out of memory");
 			break;
@@ -386,6 +523,162 @@ static int render_tree(struct groups *g, json_t *json_root)
 	while (depth)
 		free(lv[--depth].items);
 	free(lv);
+	free(tt.prefix);
+	return rc;
+}
+
+/* ---- folded stacks and the await graph ---- */
+
+/* Every stack of the trie, depth first without recursion: cb(g, path, depth, ends) for each node,
+ * path[0..depth) the trie nodes from the root's child to it, ends the stacks that end there. */
+typedef int (*trie_visit)(struct groups *g, const uint32_t *path, size_t depth, uint64_t ends);
+
+static int walk_trie(struct groups *g, trie_visit cb)
+{
+	size_t cap = 64, depth = 0;
+	uint32_t *path = malloc(cap * sizeof *path);
+	if (!path)
+		return adac_fail(&g->fail, ADAC_E_NOMEM, 0, "out of memory");
+	/* Go down first children, then to the next sibling of the deepest node that has one. */
+	uint32_t node = g->trie.n[0].first_child;
+	int rc = 0;
+	while (node && rc == 0) {
+		if (depth == cap) {
+			uint32_t *p = realloc(path, cap * 2 * sizeof *p);
+			if (!p) {
+				rc = adac_fail(&g->fail, ADAC_E_NOMEM, 0, "out of memory");
+				break;
+			}
+			path = p;
+			cap *= 2;
+		}
+		path[depth++] = node;
+		uint64_t ends = g->trie.n[node].count;
+		for (uint32_t c = g->trie.n[node].first_child; c; c = g->trie.n[c].next_sibling)
+			ends -= g->trie.n[c].count;
+		rc = cb(g, path, depth, ends);
+		if (g->trie.n[node].first_child) {
+			node = g->trie.n[node].first_child;
+			continue;
+		}
+		node = 0;
+		while (depth && !(node = g->trie.n[path[depth - 1]].next_sibling))
+			depth--;
+		if (depth)
+			depth--;
+	}
+	free(path);
+	return rc;
+}
+
+/* A label for a folded line or a graph: short, without ';' (the folded format's separator), with
+ * '"' and '\' escaped for DOT when `dot`. */
+static const char *tool_label(const char *label, bool dot, char *buf, size_t size)
+{
+	char tmp[LABEL_MAX];
+	const char *text = short_label(label, tmp, sizeof tmp);
+	size_t w = 0;
+	for (; *text && w + 3 < size; text++) {
+		if (*text == ';' && !dot) {
+			buf[w++] = ',';
+			continue;
+		}
+		if (dot && (*text == '"' || *text == '\\'))
+			buf[w++] = '\\';
+		buf[w++] = *text;
+	}
+	buf[w] = '\0';
+	return buf;
+}
+
+/* Folded stacks (flamegraph.pl, speedscope, inferno): "outermost;...;innermost;awaiting X <count>"
+ * per distinct stack. */
+static int folded_line(struct groups *g, const uint32_t *path, size_t depth, uint64_t ends)
+{
+	if (!ends)
+		return 0;
+	char buf[LABEL_MAX];
+	for (size_t i = depth; i-- > 0;)
+		adac_print(g->out, "%s%s", tool_label(g->labels.text[g->trie.n[path[i]].label], false, buf, sizeof buf),
+		           i ? ";" : "");
+	adac_print(g->out, " %llu\n", (unsigned long long)ends);
+	return 0;
+}
+
+/* The await graph in DOT, as Parallel Stacks draws it: a box per run of frames the same stacks
+ * share (innermost at the top, with the number of stacks), an edge from each box to the box of the
+ * frames it awaits, and what the stacks await as leaves on top. A trie node (path[depth - 1])
+ * starts a box when it is what stacks await or the innermost frame, when its callee has other
+ * callers, or when fewer stacks pass through it. */
+static bool box_start(const struct groups *g, const uint32_t *path, size_t depth)
+{
+	if (depth < 3)
+		return true;
+	uint32_t node = path[depth - 1], callee = path[depth - 2];
+	return g->trie.n[callee].first_child != node || g->trie.n[node].next_sibling ||
+	       g->trie.n[node].count != g->trie.n[callee].count;
+}
+
+/* Ends the open box's last line: " x <n>" for a recursion, then the line's end. */
+static void dot_line_end(struct groups *g)
+{
+	if (g->dot_repeat > 1)
+		adac_print(g->out, " x %llu", (unsigned long long)g->dot_repeat);
+	adac_print(g->out, "\\l");
+}
+
+static int dot_node(struct groups *g, const uint32_t *path, size_t depth, uint64_t ends)
+{
+	(void)ends;
+	uint32_t node = path[depth - 1], label = g->trie.n[node].label;
+	unsigned long long n = (unsigned long long)g->trie.n[node].count;
+	char buf[LABEL_MAX];
+	if (!box_start(g, path, depth)) {
+		if (label == g->dot_last) {
+			g->dot_repeat++;
+			return 0;
+		}
+		dot_line_end(g);
+		adac_print(g->out, "%s", tool_label(g->labels.text[label], true, buf, sizeof buf));
+		g->dot_last = label;
+		g->dot_repeat = 1;
+		return 0;
+	}
+	const char *text = tool_label(g->labels.text[label], true, buf, sizeof buf);
+	if (g->dot_open) {
+		dot_line_end(g);
+		adac_print(g->out, "\"];\n");
+	}
+	g->dot_open = false;
+	if (depth == 1) {
+		adac_print(g->out, "  n%u [shape=ellipse, style=filled, fillcolor=\"#fff3c4\", label=\"%s\\n%llu stack%s\"];\n",
+		           node, text, n, n == 1 ? "" : "s");
+		return 0;
+	}
+	size_t k = depth - 2;
+	while (!box_start(g, path, k + 1))
+		k--;
+	adac_print(g->out, "  n%u -> n%u;\n  n%u [label=\"%llu stack%s\\n%s", node, path[k], node, n, n == 1 ? "" : "s", text);
+	g->dot_open = true;
+	g->dot_last = label;
+	g->dot_repeat = 1;
+	return 0;
+}
+
+static int render_graph(struct groups *g, enum adac_stack_grouping how)
+{
+	if (how == ADAC_GROUP_FOLDED)
+		return walk_trie(g, folded_line);
+	adac_print(g->out, "digraph asyncdac {\n"
+	                   "  rankdir=BT;\n"
+	                   "  node [shape=box, fontname=\"monospace\", fontsize=10];\n"
+	                   "  edge [arrowsize=0.6];\n");
+	int rc = walk_trie(g, dot_node);
+	if (g->dot_open) {
+		dot_line_end(g);
+		adac_print(g->out, "\"];\n");
+	}
+	adac_print(g->out, "}\n");
 	return rc;
 }
 
@@ -423,7 +716,7 @@ static int group_stacks(struct groups *g, struct adac_pending_list *l, enum adac
 	struct adac_pending_stack st;
 	int more;
 	while ((more = adac_pending_list_next(l, &st, err)) > 0) {
-		if (how == ADAC_GROUP_COALESCE)
+		if (how != ADAC_GROUP_STATS)
 			stack_labels(g, &st, coalesce_cb);
 		else
 			add_stats(g, &st);
@@ -435,6 +728,10 @@ static int group_stacks(struct groups *g, struct adac_pending_list *l, enum adac
 
 static void render(struct groups *g, enum adac_stack_grouping how, json_t *root)
 {
+	if (how == ADAC_GROUP_FOLDED || how == ADAC_GROUP_DOT) {
+		render_graph(g, how);
+		return;
+	}
 	if (how == ADAC_GROUP_COALESCE) {
 		if (root) {
 			json_t *tree = json_array();
@@ -475,7 +772,9 @@ int adac_stack_groups_print(struct adac_pending_list *l, enum adac_stack_groupin
 		rc = adac_fail(err, ADAC_E_NOMEM, 0, "out of memory");
 		goto done;
 	}
-	if (!json)
+	/* Folded stacks and graphs are read by tools: nothing but the stacks. */
+	bool text = !json && (how == ADAC_GROUP_COALESCE || how == ADAC_GROUP_STATS);
+	if (text)
 		adac_pending_print_warnings(l->p, out);
 	if (group_stacks(&g, l, how, err)) {
 		adac_error_copy(err, &g.fail);
@@ -492,10 +791,8 @@ int adac_stack_groups_print(struct adac_pending_list *l, enum adac_stack_groupin
 	}
 	if (root) {
 		adac_pending_json_members(l, root);
-		json_t *top = json_object();
-		json_object_set_new(top, "ps", root);
-		rc = adac_json_print(out, top, err);
-	} else {
+		rc = adac_json_print_document(out, "ps", root, err);
+	} else if (text) {
 		adac_pending_print_summary(l, out);
 	}
 done:

@@ -1,6 +1,6 @@
 /* stack_groups.h - the stacks `ps` lists, grouped: --coalesce, a tree of the stacks' labels
  * innermost first, each line "[count] <frame>" with the number of stacks sharing it (the first
- * level is what they await); --stats, counts of frames per method and await state (each
+ * level is what they await), indented only where stacks part and a recursion folded to one line; --stats, counts of frames per method and await state (each
  * continuation or state machine once), of stacks per awaited type, and of tasks per type and
  * status, most frequent first. */
 #ifndef ADAC_STACK_GROUPS_H
@@ -13,10 +13,15 @@
 struct adac_pending_list;
 struct adac_out;
 
-enum adac_stack_grouping { ADAC_GROUP_COALESCE, ADAC_GROUP_STATS };
+enum adac_stack_grouping {
+	ADAC_GROUP_COALESCE,
+	ADAC_GROUP_STATS,
+	ADAC_GROUP_FOLDED,   /* "outermost;...;innermost;awaiting X <count>" per distinct stack */
+	ADAC_GROUP_DOT,      /* the await graph in Graphviz DOT, boxes of shared frames (Parallel Stacks) */
+};
 
-/* Lists the stacks grouped, between the listing's warnings and its summary (text), or as
- * {"ps": {"coalesce" | "stats", "summary", ...}}. */
+/* Lists the stacks grouped, between the listing's warnings and its summary (coalesce, stats), or
+ * as {"schema": 1, "ps": {"coalesce" | "stats", "summary", ...}}; folded stacks and DOT alone. */
 int adac_stack_groups_print(struct adac_pending_list *l, enum adac_stack_grouping how, bool json, struct adac_out *out,
                             struct adac_error *err);
 

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "async/task.h"
 #include "base/cursor.h"
 #include "base/limits.h"
 #include "metadata/ecma_metadata.h"
@@ -24,6 +25,7 @@ void adac_value_opts_default(struct adac_value_opts *o)
 	o->max_depth = ADAC_VALUE_DEFAULT_DEPTH;
 	o->max_elements = ADAC_VALUE_DEFAULT_ELEMENTS;
 	o->max_string = ADAC_VALUE_DEFAULT_STRING;
+	o->internals = false;
 }
 
 /* ---- Runtime facts used while formatting ---- */
@@ -358,6 +360,18 @@ struct fmt_fields_ctx {
 	bool truncated;
 };
 
+/* Task.m_stateFlags, an int, read as the Task.Status it holds and its flags (SOS dumpasync's):
+ * "33555456 (WaitingForActivation)". */
+static int note_state_flags(struct out *o, const struct adac_vfield *f, const uint8_t *b, struct adac_error *err)
+{
+	if (strcmp(f->name, "m_stateFlags") != 0 || f->type.kind != ADAC_VK_PRIM || f->type.size != 4)
+		return 0;
+	uint32_t flags = adac_get_u32(b, 0);
+	char buf[256];
+	const char *more = adac_task_flags_text(flags, buf, sizeof buf);
+	return adac_sig_text_putf(o->text, err, " (%s%s%s)", adac_task_status(flags), more[0] ? ", " : "", more);
+}
+
 static int fmt_field(void *ctx, struct adac_vfield *f, struct adac_error *err)
 {
 	struct fmt_fields_ctx *c = ctx;
@@ -385,7 +399,8 @@ static int fmt_field(void *ctx, struct adac_vfield *f, struct adac_error *err)
 			uint64_t ref = v->ps == 8 ? adac_get_u64(c->bytes, f->offset) : adac_get_u32(c->bytes, f->offset);
 			rc = fmt_ref(v, &f->type, ref, c->depth, true, &fo, err);
 		} else {
-			rc = fmt_value(v, &f->type, c->bytes + f->offset, c->depth, &fo, err);
+			rc = fmt_value(v, &f->type, c->bytes + f->offset, c->depth, &fo, err) ||
+			     note_state_flags(&fo, f, c->bytes + f->offset, err);
 		}
 	} else {
 		uint8_t small[64];
@@ -402,7 +417,7 @@ static int fmt_field(void *ctx, struct adac_vfield *f, struct adac_error *err)
 			uint64_t ref = v->ps == 8 ? adac_get_u64(buf, 0) : adac_get_u32(buf, 0);
 			rc = fmt_ref(v, &f->type, ref, c->depth, true, &fo, err);
 		} else {
-			rc = fmt_value(v, &f->type, buf, c->depth, &fo, err);
+			rc = fmt_value(v, &f->type, buf, c->depth, &fo, err) || note_state_flags(&fo, f, buf, err);
 		}
 		if (buf != small)
 			free(buf);

@@ -49,6 +49,7 @@ struct adac_value_opts {
 	unsigned max_depth;
 	unsigned max_elements;
 	unsigned max_string;
+	bool internals;   /* locals: compiler temporaries and continuation internals too (text) */
 };
 void adac_value_opts_default(struct adac_value_opts *o);
 

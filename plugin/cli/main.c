@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <spawn.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "asyncdac.h"
@@ -92,6 +94,7 @@ static void usage(FILE *f)
 {
 	fprintf(f, "Usage: asyncdac <command> <core-file> [options]\n"
 	           "       asyncdac <command> --pid <pid> [options]\n"
+	           "       asyncdac diff <core-A> <core-B> | <core-A> --pid <pid> [options]\n"
 	           "       asyncdac <command> --help\n"
 	           "\n"
 	           "Shows what asynchronous .NET code is doing in a core dump or a live process,\n"
@@ -111,7 +114,10 @@ static void usage(FILE *f)
 	           "                   separated by ':' or ';', each a directory or a symbol server\n"
 	           "                   srv*<cache-dir>*<url> (http://, https://, file://); searched before\n"
 	           "                   $ASYNCDAC_SYMBOL_PATH, then debuginfod ($DEBUGINFOD_URLS)\n"
-	           "  --strict         Refuse a damaged core (truncated) instead of showing what it holds\n");
+	           "  --strict         Refuse a damaged core (truncated) instead of showing what it holds\n"
+	           "\n"
+	           "Exit status: 0 done, 1 the target could not be read or analysed, 2 a usage error\n"
+	           "(unknown command or option, bad value, no target).\n");
 }
 
 static void command_help(const struct adac_command_info *c)
@@ -119,16 +125,90 @@ static void command_help(const struct adac_command_info *c)
 	char summary[512];
 	snprintf(summary, sizeof summary, "%s.", c->summary);
 	print_wrapped(stdout, summary, 0, 0);
-	printf("\nUsage: asyncdac %s <core-file> %s\n       asyncdac %s --pid <pid> %s\n", c->name, c->syntax, c->name,
-	       c->syntax);
+	if (strcmp(c->name, "diff") == 0)
+		printf("\nUsage: asyncdac diff <core-A> <core-B> %s\n       asyncdac diff <core-A> --pid <pid> %s\n", c->syntax,
+		       c->syntax);
+	else
+		printf("\nUsage: asyncdac %s <core-file> %s\n       asyncdac %s --pid <pid> %s\n", c->name, c->syntax,
+		       c->name, c->syntax);
 	if (c->details[0])
 		printf("\n%s", c->details);
 }
 
+/* Exit codes, one convention for every command: 0 ok, 1 the target or its analysis failed,
+ * 2 the command line is wrong (usage). */
+enum { EXIT_OK = 0, EXIT_TARGET = 1, EXIT_USAGE = 2 };
+
 static int fail(const char *msg)
 {
 	fprintf(stderr, "asyncdac: error: %s\n", msg);
-	return 1;
+	return EXIT_TARGET;
+}
+
+static int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static int usage_error(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	fprintf(stderr, "asyncdac: error: ");
+	vfprintf(stderr, fmt, ap);
+	fprintf(stderr, "\n");
+	va_end(ap);
+	return EXIT_USAGE;
+}
+
+/* A failed command's exit code: usage errors (its options) are 2, the rest 1. */
+static int fail_with(const struct adac_error *err)
+{
+	fprintf(stderr, "asyncdac: error: %s\n", err->msg);
+	return err->code == ADAC_E_USAGE ? EXIT_USAGE : EXIT_TARGET;
+}
+
+/* `ps --svg FILE`: stdout goes to Graphviz's dot, which draws the graph of `ps --format dot` into
+ * FILE. Returns dot's pid and keeps the real stdout in *saved, or -1 (message printed). */
+extern char **environ;
+
+static pid_t svg_start(const char *file, int *saved)
+{
+	int fds[2];
+	if (pipe(fds)) {
+		fprintf(stderr, "asyncdac: error: --svg: pipe: %s\n", strerror(errno));
+		return -1;
+	}
+	posix_spawn_file_actions_t fa;
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_adddup2(&fa, fds[0], STDIN_FILENO);
+	posix_spawn_file_actions_addclose(&fa, fds[1]);
+	char *args[] = {"dot", "-Tsvg", "-o", (char *)file, NULL};
+	pid_t pid;
+	int rc = posix_spawnp(&pid, "dot", &fa, NULL, args, environ);
+	posix_spawn_file_actions_destroy(&fa);
+	close(fds[0]);
+	if (rc) {
+		close(fds[1]);
+		fprintf(stderr, "asyncdac: error: --svg: cannot run Graphviz's dot: %s\n", strerror(rc));
+		return -1;
+	}
+	fflush(stdout);
+	*saved = dup(STDOUT_FILENO);
+	dup2(fds[1], STDOUT_FILENO);
+	close(fds[1]);
+	return pid;
+}
+
+/* Ends dot's input and waits for it: 0 when it wrote the file. */
+static int svg_finish(pid_t pid, int saved, const char *file)
+{
+	fflush(stdout);
+	dup2(saved, STDOUT_FILENO);
+	close(saved);
+	int status;
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
+		return 0;
+	fprintf(stderr, "asyncdac: error: --svg: dot could not draw %s\n", file);
+	return -1;
 }
 
 /* The symbol path: --symbol-path entries first, then $ASYNCDAC_SYMBOL_PATH's. */
@@ -152,11 +232,86 @@ static void print_found(void *ctx, const char *name, const struct adac_symbol_fo
 	fprintf(stderr, "asyncdac: note: %s from %s (%s)\n", name, f->path, f->route);
 }
 
+/* Opens a core or a live process with the symbol path; NULL with the error printed. */
+static struct adac_target *open_target(const char *core, long pid, const char *symbol_path, bool strict)
+{
+	struct adac_error err = {0};
+	struct adac_symbols *symbols = make_symbols(symbol_path, &err);
+	if (!symbols) {
+		fail(err.msg);
+		return NULL;
+	}
+	struct adac_core_options opt = {.strict = strict};
+	struct adac_target *t = core ? adac_target_open_core_ex(core, &opt, &err) : adac_target_open_pid((int)pid, &err);
+	if (!t) {
+		adac_symbols_free(symbols);
+		fail(err.msg);
+		return NULL;
+	}
+	adac_target_set_symbols(t, symbols);
+	if (opt.warning[0])
+		fprintf(stderr, "asyncdac: warning: %s\n", opt.warning);
+	return t;
+}
+
+/* asyncdac diff <core-A> <core-B> | <core-A> --pid <pid> [options]: two targets. */
+static int run_diff(const struct adac_command_info *cmd, int argc, char **argv)
+{
+	const char *cores[2] = {NULL, NULL}, *symbol_path = NULL;
+	size_t ncores = 0;
+	long pid = -1;
+	bool strict = false;
+	char *rest[16] = {argv[1]};
+	int nrest = 1;
+	for (int i = 2; i < argc; i++) {
+		if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
+			command_help(cmd);
+			return EXIT_OK;
+		}
+		if (strcmp(argv[i], "-p") == 0 || strcmp(argv[i], "--pid") == 0) {
+			char *end;
+			errno = 0;
+			pid = i + 1 < argc ? strtol(argv[++i], &end, 10) : -1;
+			if (pid <= 0 || pid > 0x7fffffff || errno || *end)
+				return usage_error("invalid process id '%s'", i < argc ? argv[i] : "");
+		} else if (strcmp(argv[i], "--symbol-path") == 0 && i + 1 < argc) {
+			symbol_path = argv[++i];
+		} else if (strcmp(argv[i], "--strict") == 0) {
+			strict = true;
+		} else if (argv[i][0] != '-') {
+			if (ncores == 2)
+				return usage_error("'diff' compares two targets: unexpected '%s'", argv[i]);
+			cores[ncores++] = argv[i];
+		} else if (nrest < 16) {
+			rest[nrest++] = argv[i];
+		} else {
+			return usage_error("too many options for 'diff'");
+		}
+	}
+	if (ncores + (pid > 0) != 2)
+		return usage_error("'diff' needs two targets: <core-A> <core-B>, or <core-A> --pid <pid>");
+	struct adac_target *a = open_target(cores[0], -1, symbol_path, strict);
+	if (!a)
+		return EXIT_TARGET;
+	struct adac_target *b = open_target(cores[1], pid, symbol_path, strict);
+	if (!b) {
+		adac_target_close(a);
+		return EXIT_TARGET;
+	}
+	struct adac_error err = {0};
+	struct adac_out out = {.write = write_stdout, .vprint = vprint_stdout};
+	int rc = adac_command_run_diff(a, b, nrest, rest, &out, &err);
+	fflush(stdout);
+	adac_target_close(b);
+	adac_target_close(a);
+	return rc ? fail_with(&err) : EXIT_OK;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 2) {
 		usage(stderr);
-		return 2;
+		return EXIT_USAGE;
 	}
 	if (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "help") == 0) {
 		if (argc > 2 && adac_command_find(argv[2])) {
@@ -167,17 +322,19 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	if (strcmp(argv[1], "-V") == 0 || strcmp(argv[1], "--version") == 0) {
-		printf("asyncdac %s\n", ASYNCDAC_VERSION);
+		printf("asyncdac %s\nTargets:\n%sLLDB plugin:\n%s", ASYNCDAC_VERSION, ASYNCDAC_SUPPORTED_RUNTIMES,
+		       ASYNCDAC_SUPPORTED_LLDB);
 		return 0;
 	}
 	const struct adac_command_info *cmd = adac_command_find(argv[1]);
 	if (!cmd) {
-		fprintf(stderr, "asyncdac: error: '%s' is not a command (see 'asyncdac --help')\n", argv[1]);
-		return 2;
+		return usage_error("'%s' is not a command (see 'asyncdac --help')", argv[1]);
 	}
+	if (strcmp(cmd->name, "diff") == 0)
+		return run_diff(cmd, argc, argv);
 
 	/* Split the target selection (<core-file> or --pid N) from the command's own options. */
-	const char *core = NULL, *symbol_path = NULL;
+	const char *core = NULL, *symbol_path = NULL, *svg = NULL;
 	bool strict = false;
 	long pid = -1;
 	char **rest = calloc((size_t)argc + 1, sizeof *rest);
@@ -194,15 +351,14 @@ int main(int argc, char **argv)
 		if (strcmp(argv[i], "-p") == 0 || strcmp(argv[i], "--pid") == 0) {
 			if (i + 1 >= argc) {
 				free(rest);
-				return fail("option --pid requires a process id");
+				return usage_error("option --pid requires a process id");
 			}
 			char *end;
 			errno = 0;
 			pid = strtol(argv[++i], &end, 10);
 			if (errno || *end || pid <= 0 || pid > 0x7fffffff) {
-				fprintf(stderr, "asyncdac: error: invalid process id '%s'\n", argv[i]);
 				free(rest);
-				return 1;
+				return usage_error("invalid process id '%s'", argv[i]);
 			}
 		} else if (strcmp(argv[i], "--symbol-path") == 0 || strncmp(argv[i], "--symbol-path=", 14) == 0) {
 			if (argv[i][13] == '=') {
@@ -211,10 +367,18 @@ int main(int argc, char **argv)
 				symbol_path = argv[++i];
 			} else {
 				free(rest);
-				return fail("option --symbol-path requires a path");
+				return usage_error("option --symbol-path requires a path");
 			}
 		} else if (strcmp(argv[i], "--strict") == 0) {
 			strict = true;
+		} else if (strcmp(argv[i], "--svg") == 0 && strcmp(cmd->name, "ps") == 0) {
+			if (i + 1 >= argc) {
+				free(rest);
+				return usage_error("option --svg of 'ps' requires a file name");
+			}
+			svg = argv[++i];
+			rest[nrest++] = "--format";
+			rest[nrest++] = "dot";
 		} else if (argv[i][0] != '-' && !core && pid < 0) {
 			core = argv[i];
 		} else {
@@ -223,19 +387,18 @@ int main(int argc, char **argv)
 	}
 	if (!core && pid < 0) {
 		free(rest);
-		fprintf(stderr, "asyncdac: error: '%s' needs a core file or --pid <pid>\n", cmd->name);
-		return 2;
+		return usage_error("'%s' needs a core file or --pid <pid>", cmd->name);
 	}
 	if (core && pid >= 0) {
 		free(rest);
-		return fail("give either a core file or --pid, not both");
+		return usage_error("give either a core file or --pid, not both");
 	}
 
 	struct adac_error err = {0};
 	struct adac_symbols *symbols = make_symbols(symbol_path, &err);
 	if (!symbols) {
 		free(rest);
-		return fail(err.msg);
+		return usage_error("%s", err.msg);
 	}
 	struct adac_core_options opt = {.strict = strict};
 	struct adac_target *t = core ? adac_target_open_core_ex(core, &opt, &err) : adac_target_open_pid((int)pid, &err);
@@ -260,9 +423,12 @@ int main(int argc, char **argv)
 	                            .delay = delay && *delay ? strtod(delay, NULL) : PROGRESS_DELAY};
 	struct adac_out out = {.write = write_stdout, .ctx = &progress, .vprint = vprint_stdout,
 	                       .progress = isatty(STDERR_FILENO) == 1 ? show_progress : NULL};
-	int rc = adac_command_run(t, ADAC_FRONTEND_CLI, nrest, rest, &out, &err);
+	int saved_stdout = -1;
+	pid_t dot = svg ? svg_start(svg, &saved_stdout) : 0;
+	int rc = dot < 0 ? 0 : adac_command_run(t, ADAC_FRONTEND_CLI, nrest, rest, &out, &err);
 	show_progress(&progress, NULL, 0, 0);
 	fflush(stdout);
+	bool svg_failed = dot < 0 || (dot > 0 && svg_finish(dot, saved_stdout, svg));
 	if (getenv("ASYNCDAC_STATS")) {
 		/* For scripts/bench: how the command read the target. */
 		struct adac_read_stats st;
@@ -276,6 +442,6 @@ int main(int argc, char **argv)
 	adac_target_close(t);
 	free(rest);
 	if (rc)
-		return fail(err.msg);
-	return 0;
+		return fail_with(&err);
+	return svg_failed ? EXIT_TARGET : EXIT_OK;
 }

@@ -205,8 +205,18 @@ bool lldb::PluginInitialize(lldb::SBDebugger debugger)
 	for (const adac_command_info *c = adac_commands(); c->name; c++)
 		add_async_command(async, c);
 	async.AddCommand("threads", new Command(adac_lldb_threads), adac_lldb_threads_help, adac_lldb_threads_syntax);
-	// `bt` takes precedence over LLDB's `bt` alias (user commands win), see commands.c.
-	ci.AddCommand("bt", new Command(adac_lldb_bt), adac_lldb_bt_help, adac_lldb_bt_syntax, nullptr);
+	// `bt` takes precedence over LLDB's `bt` alias (user commands win), see commands.c. Its long
+	// help is `async bt`'s; the alias goes (forms other than `bt async` call `_regexp-bt` itself),
+	// so that `help bt` describes this bt instead of calling it an abbreviation of `_regexp-bt`.
+	lldb::SBCommand bt = ci.AddCommand("bt", new Command(adac_lldb_bt), adac_lldb_bt_help, adac_lldb_bt_syntax, nullptr);
+	const adac_command_info *bt_info = adac_command_find("bt");
+	if (bt.IsValid() && bt_info && bt_info->details[0]) {
+		char *help_long = adac_lldb_help_long(bt_info->details);
+		if (help_long)
+			bt.SetHelpLong(help_long);
+		free(help_long);
+	}
+	run(debugger, "command unalias bt", nullptr);
 	adac_lldb_symbols_init();
 	adac_lldb_add_summaries(debugger);
 	lldb::SBDebugger *baton = new lldb::SBDebugger(debugger);  // lives as long as the commands

@@ -195,17 +195,17 @@ stop(p)
 # ---- bad arguments ----
 
 expect_error(["runtime"], "'runtime' needs a core file or --pid <pid>", "no target", rc=2)
-expect_error(["runtime", "--pid", "abc"], "invalid process id 'abc'", "--pid abc", rc=1)
-expect_error(["runtime", "--pid", "0"], "invalid process id '0'", "--pid 0", rc=1)
-expect_error(["runtime", "--pid"], "option --pid requires a process id", "--pid without a value", rc=1)
+expect_error(["runtime", "--pid", "abc"], "invalid process id 'abc'", "--pid abc", rc=2)
+expect_error(["runtime", "--pid", "0"], "invalid process id '0'", "--pid 0", rc=2)
+expect_error(["runtime", "--pid"], "option --pid requires a process id", "--pid without a value", rc=2)
 expect_error(["nosuch"], "'nosuch' is not a command (see 'asyncdac --help')", "unknown command", rc=2)
-expect_error(["runtime", good, "--bogus"], "unknown option '--bogus' for 'runtime'", "unknown option (core)", rc=1)
+expect_error(["runtime", good, "--bogus"], "unknown option '--bogus' for 'runtime'", "unknown option (core)", rc=2)
 p = spin([tl.TARGET, "spin"])
 expect_error(["runtime", "--pid", str(p.pid), "--bogus"], "unknown option '--bogus' for 'runtime'",
-             "unknown option (pid)", rc=1)
+             "unknown option (pid)", rc=2)
 tl.check_untouched(p.pid, "S", "unknown option: target after the CLI")
 expect_error(["runtime", good, "--pid", str(p.pid)], "give either a core file or --pid, not both", "core and pid",
-             rc=1)
+             rc=2)
 stop(p)
 
 t.finish()

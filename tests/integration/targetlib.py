@@ -236,7 +236,8 @@ def check_runtime_json(out, lib, base, label):
         t.fail(f"{label}: --json output is not JSON ({e}):\n{out}")
         return
     rt = doc.get("runtime", {})
-    t.check_eq(sorted(doc), ["runtime"], f"{label}: top-level keys")
+    t.check_eq(list(doc), ["schema", "runtime"], f"{label}: top-level keys")
+    t.check_eq(doc.get("schema"), 1, f"{label}: schema")
     expected = {
         "module": lib,
         "base": f"0x{base:016x}",

@@ -87,7 +87,7 @@ def main():
             t.check_eq(b.lldb_output(out, cmds[1]), want_c10, f"{name}: lldb {cmds[1]}")
             t.check_eq(b.lldb_output(out, cmds[2]), want_depth(5), f"{name}: lldb {cmds[2]}")
             try:
-                j = json.loads(b.lldb_output(out, cmds[3]))
+                j = b.document(b.lldb_output(out, cmds[3]), "bt")
                 if t.check_eq(len(j["chains"]), 1, f"{name}: lldb --json chains"):
                     b.check_chain_json(j["chains"][0], frames, f"{name}: lldb --json", head=head, task=task,
                                        awaiting=want_awaiting)

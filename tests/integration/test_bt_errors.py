@@ -34,6 +34,9 @@ def chain_depth_cap():
     return int(m.group(1))
 
 
+USAGE_MESSAGES = ("--depth must", "unknown option", "option --", "invalid value", "give either", "at most")
+
+
 def main():
     tmp = t.tmpdir()
     s = b.sample("nested", "Debug")
@@ -45,7 +48,8 @@ def main():
         t.check_eq(objs["statics"][EMPTY].get("type"), "System.String", "String.Empty's type (oracle)")
         cap = chain_depth_cap()
         neither = "is neither a Continuation nor a task whose state object is a Continuation"
-        # (arguments, exact message or a regex that must match it whole, lldb's message if different)
+        # (arguments, exact message or a regex that must match it whole, lldb's message if different);
+        # errors in the options themselves are usage errors: the CLI exits 2 for them, 1 for the rest
         cases = [
             (["--address", "0x1"], "0x1 is not an object address", None),
             (["--address", "0xdeadbeef000"], re.compile(r"(?=.*0xdeadbeef000)(?!.*0xdeadbeef000.*0xdeadbeef000).*cannot read.*"), None),
@@ -71,7 +75,10 @@ def main():
                     continue  # argument errors do not depend on the target
                 what = f"{name}: CLI bt {' '.join(args[:4])}"
                 rc, out, err = b.cli(["bt"] + target + args)
-                t.check(rc == 1 and out == "", f"{what}: want exit 1 and no output, got {rc} and {out[:300]!r}")
+                usage = isinstance(msg, str) and msg.startswith(USAGE_MESSAGES)
+                want_rc = 2 if usage else 1
+                t.check(rc == want_rc and out == "",
+                        f"{what}: want exit {want_rc} and no output, got {rc} and {out[:300]!r}")
                 m = re.fullmatch(r"asyncdac: error: (.*)\n", err)
                 t.check(m is not None and matches(msg, m.group(1)),
                         f"{what}: want the one line 'asyncdac: error: {getattr(msg, 'pattern', msg)}', got {err!r}")

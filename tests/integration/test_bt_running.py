@@ -162,7 +162,7 @@ def main():
                               f"{name}: lldb bt async (thread #{index} selected)")
             j = None
             try:
-                j = json.loads(b.lldb_output(out, cmds[3]))
+                j = b.document(b.lldb_output(out, cmds[3]), "bt")
                 check_json(j, tid, rec, frames, stack_contains, f"{name}: lldb --json")
                 t.check_eq(j["threads"][0]["index"] if j.get("threads") else None, index, f"{name}: lldb thread index")
             except ValueError as e:
@@ -179,7 +179,7 @@ def main():
                 text = b.lldb_output(out, cmd)
                 text = text[text.find("{\n"):]  # LLDB may print the selection's frame after the next command's echo
                 try:
-                    t.check_eq(json.loads(text), j, f"{name}: lldb {cmd} equals the selected thread's")
+                    t.check_eq(b.document(text, "bt"), j, f"{name}: lldb {cmd} equals the selected thread's")
                 except ValueError as e:
                     t.fail(f"{name}: lldb {cmd}: not JSON: {e}:\n{out}")
     finally:

@@ -123,7 +123,7 @@ def check_core(core, oracle, flavour, what):
     # 5. The regions/segments and the allocation contexts.
     out, ok = dumpheap([core], "--segments", "--json", what=what)
     if ok:
-        g = json.loads(out)["gc"]
+        g = json.loads(out)["dumpheap"]
         got = sorted((h(s["address"]), s["kind"], s["heap"], h(s["start"]), h(s["end"])) for s in g["segments"])
         want = sorted((h(s["address"]), KINDS.get(s["kind"], s["kind"]), s["heap"], h(s["start"]), h(s["end"]))
                       for s in oracle["segments"])

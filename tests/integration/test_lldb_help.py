@@ -37,7 +37,7 @@ def cli_command_help(name):
     """(syntax after the target, details) from `asyncdac <name> --help`."""
     rc, out, err = t.run([t.CLI, name, "--help"])
     t.check_eq(rc, 0, f"asyncdac {name} --help: exit code")
-    m = re.search(rf"^Usage: asyncdac {re.escape(name)} <core-file> ?(.*)$", out, re.M)
+    m = re.search(rf"^Usage: asyncdac {re.escape(name)} (?:<core-file>|<core-A> <core-B>) ?(.*)$", out, re.M)
     syntax = m.group(1) if m else None
     t.check(syntax is not None, f"no usage line in asyncdac {name} --help:\n{out}")
     details = out.split("\n\n", 2)[2] if out.count("\n\n") >= 2 else ""
@@ -83,6 +83,10 @@ def main():
     rc, out, err = t.lldb(["help bt"])
     t.check_eq((rc, err), (0, ""), "help bt: exit code and stderr")
     t.check("Syntax: bt [<digit> | all | async [<options>]]\n" in out, f"help bt: syntax line\n{out}")
+    # help bt describes this bt, with async bt's details, and no longer LLDB's alias of _regexp-bt.
+    _, bt_details = cli_command_help("bt")
+    t.check("abbreviation for '_regexp-bt'" not in out, f"help bt: not an alias of _regexp-bt any more\n{out}")
+    t.check(words(bt_details) in words(out), f"help bt: async bt's details\n{out}")
     t.check("'bt async'" in out, f"help bt does not mention 'bt async':\n{out}")
     t.finish()
 

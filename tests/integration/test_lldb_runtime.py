@@ -56,7 +56,7 @@ def expected_text(module, base):
 
 def expected_json(module, base):
     desc, gc = symbol_offsets()
-    return {"runtime": {
+    return {"schema": 1, "runtime": {
         "module": module, "base": f"0x{base:016x}", "descriptor": f"0x{base + desc:016x}",
         "version": 2, "baseline": "empty", "pointer_size": 8,
         "product_version": "0.0.1-synthetic", "architecture": "x64",

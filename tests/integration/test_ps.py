@@ -74,7 +74,7 @@ def ps_json(target, *args, what):
     if out is None:
         return None
     try:
-        return json.loads(out)["ps"]
+        return b.document(out, "ps")
     except (ValueError, KeyError) as e:
         t.fail(f"{what}: ps --json is not the expected JSON ({e}): {out[:300]!r}")
         return None
@@ -141,6 +141,17 @@ def label(f):
     return f"{f['module']}`{f['method']}{where} [state {f['state']}]"
 
 
+def short(label):
+    """A label as the --coalesce text tree shows it: no module, the method with its type, types
+    without namespaces."""
+    label = label.split("`", 1)[-1]
+    strip = lambda text: re.sub(r"\b(?:\w+\.)+(?=\w)", "", text)  # noqa: E731
+    if label.startswith("awaiting "):
+        return strip(label)
+    name, rest = label.split("(", 1)
+    return ".".join(name.split(".")[-2:]) + "(" + strip(rest.split(")", 1)[0]) + ")" + rest.split(")", 1)[1]
+
+
 def summary_line(listed, running, conts, tasks, boxes, stale, empty, filtered=0):
     s = f"{listed} chain{'' if listed == 1 else 's'} listed"
     if filtered:
@@ -157,7 +168,7 @@ def fanout_core(core, o, tmp, what):
     exp = b.expected("fanout")
     lines = {c["name"]: [f["await_line"] for f in c["frames"]] for c in exp["chains"]}
     t0 = time.perf_counter()
-    d = ps_json(core, what=what)
+    d = ps_json(core, "--timings", what=what)
     elapsed = time.perf_counter() - t0
     if d is None:
         return
@@ -210,14 +221,18 @@ def fanout_core(core, o, tmp, what):
     summary = summary_line(10000, 0, len(o.conts), 20000, 0, 0, 1)
     # --coalesce: the documented groups, innermost frame first.
     lab = {m: label(f) for m, f in facts.items()}
-    want = (f"STACKS 1: 7000 chains\n[7000] awaiting {awaited_type['Alpha']}\n"
-            f"  [7000] {lab['AlphaLeaf']}\n    [5000] {lab['AlphaMid']}\n      [5000] {lab['AlphaTop']}\n"
-            f"    [2000] {lab['GammaTop']}\n\n"
-            f"STACKS 2: 3000 chains\n[3000] awaiting {awaited_type['Beta']}\n"
-            f"  [3000] {lab['BetaLeaf']}\n    [3000] {lab['BetaTop']}\n\n" + summary)
+    # A line per frame; only where the stacks part is there a branch ("+- ", "|  " while a sibling
+    # follows); labels shortened to fit 100 columns.
+    sl = {m: short(x) for m, x in lab.items()}
+    want = (f"STACKS 1: 7000 chains\n[7000] {short('awaiting ' + awaited_type['Alpha'])}\n"
+            f"[7000] {sl['AlphaLeaf']}\n+- [5000] {sl['AlphaMid']}\n|  [5000] {sl['AlphaTop']}\n"
+            f"+- [2000] {sl['GammaTop']}\n\n"
+            f"STACKS 2: 3000 chains\n[3000] {short('awaiting ' + awaited_type['Beta'])}\n"
+            f"[3000] {sl['BetaLeaf']}\n[3000] {sl['BetaTop']}\n\n" + summary)
     out = ps(core, "--coalesce", what=what)
     if out is not None:
         t.check_eq(out, want, f"{what}: --coalesce")
+        t.check_eq(max(len(x) for x in out.split("\n\n")[0].splitlines()) <= 100, True, f"{what}: --coalesce in 100 columns")
     cj = ps_json(core, "--coalesce", what=what)
     if cj:
         def tree(nodes):
@@ -263,8 +278,8 @@ def fanout_core(core, o, tmp, what):
                f"{what}: two --address")
     out = ps(core, "--method", "GammaTop", "--coalesce", what=what)
     if out is not None:
-        t.check_eq(out, f"STACKS 1: 2000 chains\n[2000] awaiting {awaited_type['Gamma']}\n  [2000] {lab['AlphaLeaf']}\n"
-                   f"    [2000] {lab['GammaTop']}\n\n" + summary_line(2000, 0, len(o.conts), 20000, 0, 0, 1, 8000),
+        t.check_eq(out, f"STACKS 1: 2000 chains\n[2000] {short('awaiting ' + awaited_type['Gamma'])}\n"
+                   f"[2000] {short(lab['AlphaLeaf'])}\n[2000] {short(lab['GammaTop'])}\n\n" + summary_line(2000, 0, len(o.conts), 20000, 0, 0, 1, 8000),
                    f"{what}: --method GammaTop --coalesce")
     # Text: one block per chain; the first block exactly.
     out = ps(core, what=what)
@@ -441,10 +456,10 @@ def mixed_core(core, o, config, tmp, what, thunks, classic):
             t.check_eq(got, names, f"{what}: {' '.join(args)}")
     out = ps(core, "--coalesce", what=what)
     if out is not None:
-        t.check(out.startswith(f"STACKS 1: 3 chains\n[3] awaiting {TASK_INT}\n"), f"{what}: --coalesce: one group:\n{out}")
-        t.check_eq(len(re.findall(r"^  \[1\] ", out, re.M)), 3, f"{what}: --coalesce: three innermost frames")
+        t.check(out.startswith(f"STACKS 1: 3 chains\n[3] {short('awaiting ' + TASK_INT)}\n"), f"{what}: --coalesce: one group:\n{out}")
+        t.check_eq(len(re.findall(r"^\+- \[1\] ", out, re.M)), 3, f"{what}: --coalesce: three innermost frames")
         src, line = classic["AsyncdacSamples.Classic.ClassicLeaf"]
-        t.check(f"  [1] MixedClassic.dll`AsyncdacSamples.Classic.ClassicLeaf(System.Threading.Tasks.Task<Int32>) at "
+        t.check(f"+- [1] Classic.ClassicLeaf(Task<Int32>) at "
                 f"{os.path.basename(src)}:{line} [classic, state 0]\n" in out, f"{what}: --coalesce classic frame:\n{out}")
     return d
 
@@ -511,7 +526,7 @@ def running():
                     "running core: the running hint")
         out = ps(core, "--coalesce", what="running core")
         if out is not None:
-            t.check(out.startswith("STACKS 1: 1 chain\n[1] running on a thread\n  [1] running.dll`AsyncdacSamples.RunningApp.RunMiddle() at Program.cs:"),
+            t.check(out.startswith("STACKS 1: 1 chain\n[1] running on a thread\n[1] RunningApp.RunMiddle() at Program.cs:"),
                     f"running core: --coalesce:\n{out}")
     finally:
         s.kill()

@@ -370,12 +370,22 @@ def cli(args, timeout=300):
     return t.run([t.CLI] + args, timeout=timeout)
 
 
+def document(text, command):
+    """The payload of a command's JSON document (docs/json.md): {"schema": 1, "<command>": payload}.
+    Raises ValueError when text is not JSON or not of that shape."""
+    doc = json.loads(text)
+    if not isinstance(doc, dict) or list(doc) != ["schema", command] or doc["schema"] != 1:
+        raise ValueError(f"not a schema 1 document of {command!r}: top level {list(doc) if isinstance(doc, dict) else doc!r}")
+    return doc[command]
+
+
 def cli_json(args, what):
+    """The payload of `asyncdac <args> --json`."""
     rc, out, err = cli(args + ["--json"])
     if not t.check(rc == 0 and err == "", f"{what}: asyncdac {' '.join(args)} --json: rc {rc}, stderr {err!r}"):
         return None
     try:
-        return json.loads(out)
+        return document(out, args[0])
     except ValueError as e:
         t.fail(f"{what}: not JSON ({e}): {out[:500]!r}")
         return None

@@ -286,6 +286,20 @@ static void test_locals_from_frame(struct rts *r)
 		struct adac_out out = {.write = buf_write, .ctx = &b};
 		struct adac_value_opts o;
 		adac_value_opts_default(&o);
+		/* By default the source's variables, and how many others there are. */
+		CHECK(adac_locals_print(rt, &l, NULL, "", &o, &out, &err) == 0);
+		CHECK_EQ_STR(b.p, "(int) count = 42\n"
+		                  "(string) label = \"work\"\n"
+		                  "(string) text = \"work\"\n"
+		                  "(3 more: compiler temporaries and continuation internals; --internals shows them)\n");
+		free(b.p);
+		b = (struct buf){0};
+		/* A hidden one asked for by name is shown. */
+		CHECK(adac_locals_print(rt, &l, "ExecutionContext", "", &o, &out, &err) == 0);
+		CHECK_EQ_STR(b.p, "[ExecutionContext] = null\n");
+		free(b.p);
+		b = (struct buf){0};
+		o.internals = true;
 		CHECK(adac_locals_print(rt, &l, NULL, "", &o, &out, &err) == 0);
 		CHECK_EQ_STR(b.p, "(int) count = 42\n"
 		                  "(string) label = \"work\"\n"

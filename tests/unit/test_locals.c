@@ -59,6 +59,7 @@ static char *print_locals(struct adac_runtime *rt, const struct adac_locals *l, 
 	struct adac_value_opts o;
 	adac_value_opts_default(&o);
 	o.max_depth = depth;
+	o.internals = true;   /* every variable: these tests are about the values */
 	*rc = adac_locals_print(rt, l, name, "", &o, &out, err);
 	if (!b.p)
 		b.p = strdup("");

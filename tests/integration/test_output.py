@@ -1,0 +1,472 @@
+"""output.<part>: what asyncdac prints for people and tools (issue 17), on a createdump core of the
+nested sample (and the deep and fanout samples where a part says so).
+  exit_codes  one convention for every command of the CLI: 0 ok, 1 the target or its analysis
+              failed, 2 the command line is wrong
+  json        every command's document is {"schema": 1, "<command>": payload} with the members
+              docs/json.md lists, no more and no fewer; no timings unless --timings; two runs equal
+  coalesce    ps --coalesce of the deep sample (1,000 frames of one recursion): one line per
+              run of a frame calling itself, in 100 columns; its folded stack and graph
+  graphs      ps --format folded and --format dot / --svg of the fanout sample: the stacks, the
+              boxes and edges of the await graph, and the SVG Graphviz draws of it
+  diff        asyncdac diff: a dump against itself and against the live process (a hang:
+              everything unchanged), against another sample's (new, finished), against a copy
+              whose Continuation State was patched (progressed)
+  install     cmake --install into a scratch prefix: the CLI, the plugin and its adapter, man
+              pages for every command, the ~/.lldbinit line, which loads the plugin in lldb-22;
+              the .deb CPack builds, installed with dpkg into a scratch root: its files, its
+              plugin loaded by lldb-22, its CLI run
+  locals      bt --locals / frame variable: the source's variables first and alone, a count of
+              the others, which --internals (frame: --all) shows after them; m_stateFlags decoded
+"""
+import json
+import os
+import re
+import shutil
+import sys
+import xml.etree.ElementTree as ET
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+import adactest as t  # noqa: E402
+import btsamples as b  # noqa: E402
+import corecore  # noqa: E402
+import struct  # noqa: E402
+
+
+def h(v):
+    return int(v, 16)
+
+
+def commands():
+    """The commands `asyncdac --help` lists."""
+    rc, out, _ = b.cli(["--help"])
+    t.check_eq(rc, 0, "--help: exit code")
+    text = out.split("\nCommands:\n", 1)[1].split("\n\n", 1)[0]
+    return [m.group(1) for m in re.finditer(r"^  (\w+) ", text, re.M)]
+
+
+def expect_rc(args, rc, what, stderr=None):
+    got, out, err = b.cli(args)
+    t.check_eq(got, rc, f"{what}: asyncdac {' '.join(args)}: exit code (stderr {err.strip()[-300:]!r})")
+    if stderr is not None:
+        t.check_eq(err, stderr, f"{what}: stderr")
+    return out
+
+
+def exit_codes(tmp):
+    core = b.sample_core("nested", "Debug", tmp)
+    names = commands()
+    t.check_eq(sorted(names), sorted(["runtime", "bt", "ip2md", "dumpmd", "frame", "dumpheap", "ps", "symbols", "diff"]),
+               "the commands --help lists")
+    names.remove("diff")  # two targets: the diff part tests its exit codes
+    notcore = os.path.join(tmp, "notcore")
+    with open(notcore, "w") as f:
+        f.write("not a core\n")
+    # A chain, a managed frame's ip and its MethodDesc, for the commands that take addresses.
+    chain = json.loads(expect_rc(["ps", core, "--json"], 0, "ps"))["ps"]["chains"][0]
+    frame = chain["frames"][0]
+    ok = {
+        "runtime": [],
+        "bt": ["--all"],
+        "ps": ["--coalesce"],
+        "dumpheap": ["--stat"],
+        "ip2md": [frame["ip"]],
+        "dumpmd": [frame["method_desc"]],
+        "frame": ["variable", "--address", frame["continuation"]],
+        "symbols": ["-o", os.path.join(tmp, "nested.sym")],
+    }
+    # Each command's own way of failing on a good core (the analysis, not the command line).
+    target_error = {
+        "runtime": None,
+        "bt": ["--address", "0x1"],
+        "ps": None,
+        "dumpheap": None,
+        "ip2md": ["0x10"],
+        "dumpmd": ["0x1234"],
+        "frame": ["variable", "--address", "0x1"],
+        "symbols": None,
+    }
+    for name in names:
+        expect_rc([name, core] + ok[name], 0, f"{name}: a good run")
+        expect_rc([name, "--help"], 0, f"{name}: --help")
+        expect_rc([name], 2, f"{name}: no target")
+        expect_rc([name, core, "--no-such-option"] + ok[name], 2, f"{name}: unknown option")
+        expect_rc([name, core, "--pid", "1"] + ok[name], 2, f"{name}: a core and --pid")
+        expect_rc([name, "--pid", "x"] + ok[name], 2, f"{name}: a bad pid")
+        expect_rc([name, os.path.join(tmp, "missing.core")] + ok[name], 1, f"{name}: a missing core")
+        expect_rc([name, notcore] + ok[name], 1, f"{name}: not a core")
+        if target_error[name]:
+            expect_rc([name, core] + target_error[name], 1, f"{name}: an address that is not what it should be")
+    expect_rc(["nosuch", core], 2, "an unknown command")
+    expect_rc([], 2, "no command")
+    expect_rc(["--version"], 0, "--version")
+    # Errors in a command's own options are usage errors too.
+    expect_rc(["bt", core, "--depth", "0"], 2, "bt --depth 0")
+    expect_rc(["bt", core, "--all", "--thread", "1"], 2, "bt --all --thread")
+    expect_rc(["ps", core, "--coalesce", "--stats"], 2, "ps --coalesce --stats")
+    expect_rc(["ps", core, "--address", "zz"], 2, "ps --address zz")
+    expect_rc(["dumpmd", core], 2, "dumpmd without an address")
+    expect_rc(["frame", core, "nosuch"], 2, "frame nosuch")
+    # Each CLI run starts afresh: 'frame variable' without a frame says how to name one.
+    expect_rc(["frame", core, "variable"], 2, "frame variable without a frame",
+              stderr="asyncdac: error: give the frame by --address or --thread (with --frame <n>)\n")
+    expect_rc(["bt", core, "--thread", "999999"], 1, "bt --thread of no thread")
+
+
+# ---- JSON documents (docs/json.md) ----
+
+TYPES = {"address": lambda v: isinstance(v, str) and re.fullmatch(r"0x[0-9a-f]{16}", v) is not None,
+         "number": lambda v: isinstance(v, (int, float)) and not isinstance(v, bool),
+         "string": lambda v: isinstance(v, str), "bool": lambda v: isinstance(v, bool),
+         "object": lambda v: isinstance(v, dict), "array": lambda v: isinstance(v, list), "any": lambda v: True}
+
+
+def documented():
+    """[(invocations, {path: (type, optional)})] from docs/json.md: each table with the
+    `asyncdac ...` invocations on the line above it."""
+    with open(os.path.join(t.SOURCE, "docs", "json.md")) as f:
+        lines = f.read().splitlines()
+    out, invocations, table = [], [], None
+    for line in lines + [""]:
+        row = re.match(r"\| `([^`]*)` \| (\w+) \| (.*)\|$", line)
+        if row:
+            if table is None:
+                table = {}
+                out.append((invocations, table))
+            table[row.group(1)] = (row.group(2), row.group(3).strip().startswith("optional"))
+            continue
+        if line.startswith("| member") or line.startswith("|---"):
+            continue
+        table = None
+        found = re.findall(r"`asyncdac ([^`]*)`", line)
+        if found and line.startswith("`asyncdac "):
+            invocations = found
+    return out
+
+
+def members(value, prefix=""):
+    """{path: value} of every member and element in value, paths as docs/json.md writes them."""
+    out = {}
+    if isinstance(value, dict):
+        for k, v in value.items():
+            path = f"{prefix}.{k}" if prefix else k
+            out.setdefault(path, []).append(v)
+            for p, vs in members(v, path).items():
+                out.setdefault(p, []).extend(vs)
+    elif isinstance(value, list):
+        for v in value:
+            out.setdefault(prefix + "[]", []).append(v)
+            for p, vs in members(v, prefix + "[]").items():
+                out.setdefault(p, []).extend(vs)
+    return out
+
+
+def check_members(payloads, table, what):
+    seen = {}
+    for payload in payloads:
+        for p, vs in members(payload).items():
+            seen.setdefault(p, []).extend(vs)
+    for path, (typ, optional) in table.items():
+        if not optional:
+            t.check(path in seen, f"{what}: {path} is documented but not in any document")
+        for v in seen.get(path, []):
+            if not t.check(v is None or TYPES[typ](v), f"{what}: {path} is documented as {typ}, got {v!r}"):
+                break
+    # An object whose members are listed has no others (the root's are always listed).
+    parents = {""} | {p.rsplit(".", 1)[0] for p in table if "." in p}
+    for path in seen:
+        if path.endswith("[]"):
+            continue  # an element, not a member
+        parent = path.rsplit(".", 1)[0] if "." in path else ""
+        if parent in parents:
+            t.check(path in table, f"{what}: {path} is in the document but not in docs/json.md")
+
+
+def json_documents(tmp):
+    core = b.sample_core("nested", "Debug", tmp)
+    ps = b.cli_json(["ps", core], "ps")
+    chain = ps["chains"][0]
+    frame = chain["frames"][0]
+    values = {"<core>": core, "<core-B>": b.sample_core("deep", "Debug", tmp), "<task>": chain["task"]["address"], "<continuation>": frame["continuation"],
+              "<ip>": frame["ip"], "<MethodDesc>...": frame["method_desc"], "<text>": "Continuation"}
+    tables = documented()
+    t.check_eq(sorted({inv.split()[0] for invs, _ in tables for inv in invs}),
+               sorted(["bt", "diff", "dumpheap", "dumpmd", "frame", "ip2md", "ps", "runtime"]),
+               "docs/json.md documents every command that has --json")
+    for invocations, table in tables:
+        payloads = []
+        for inv in invocations:
+            args = [values.get(a, a) for a in inv.split()]
+            rc, out, err = b.cli(args)
+            if not t.check(rc == 0 and err == "", f"asyncdac {inv}: rc {rc}, stderr {err.strip()[-300:]!r}"):
+                continue
+            try:
+                payloads.append(b.document(out, args[0]))
+            except ValueError as e:
+                t.fail(f"asyncdac {inv}: {e}")
+                continue
+            t.check("seconds" not in out, f"asyncdac {inv}: no wall times without --timings")
+            t.check_eq(b.cli(args)[1], out, f"asyncdac {inv}: a second run prints the same document")
+        check_members(payloads, table, " and ".join(invocations))
+    # --timings adds the wall times, where the tables say.
+    d = b.cli_json(["ps", core, "--timings"], "ps --timings")
+    t.check(d is not None and all(isinstance(d["summary"].get(k), float) for k in ("heap_seconds", "link_seconds")),
+            "ps --json --timings: summary.heap_seconds and link_seconds")
+    d = b.cli_json(["dumpheap", core, "--stat", "--timings"], "dumpheap --timings")
+    t.check(d is not None and isinstance(d["scan"].get("walk_seconds"), float), "dumpheap --json --timings: scan.walk_seconds")
+    expect_rc(["ps", core, "--timings"], 2, "ps --timings without --json")
+
+
+# ---- ps --coalesce ----
+
+def coalesce(tmp):
+    core = b.sample_core("deep", "Debug", tmp)
+    exp = b.expected("deep")["chains"][0]
+    lines = ["STACKS 1: 1 chain", "[1] awaiting Task<Int32>"]
+    # The leaf waits at Recurse's first await (state 0), its 999 callers at the second (state 1).
+    for i, f in enumerate(exp["frames"]):
+        text = f"[1] {f['type'].split('.')[-1]}.{f['method']}(Int32) at Program.cs:{f['await_line']} [state {min(i, 1)}]"
+        lines.append(text + (f" x {f['repeat']}" if f["repeat"] > 1 else ""))
+    rc, out, err = b.cli(["ps", core, "--coalesce"])
+    t.check_eq((rc, err), (0, ""), "ps --coalesce: exit code and stderr")
+    tree = out.split("\n\n")[0]
+    t.check_eq(tree, "\n".join(lines), "deep: ps --coalesce folds the recursion")
+    t.check(all(len(x) <= 100 for x in out.splitlines()[:-1]), f"deep: ps --coalesce fits 100 columns:\n{out}")
+    # Folded: the whole stack, outermost first (flame graphs show the true depth).
+    frames = [line[len("[1] "):].split(" x ")[0] for line in lines[2:]]
+    stack = [frames[1]] * exp["frames"][1]["repeat"] + [frames[0], "awaiting Task<Int32>"]
+    rc, out, err = b.cli(["ps", core, "--format", "folded"])
+    t.check_eq((rc, err, out), (0, "", ";".join(stack) + " 1\n"), "deep: ps --format folded")
+    # The graph: one box, the recursion folded in it.
+    rc, out, err = b.cli(["ps", core, "--format", "dot"])
+    t.check(rc == 0 and f"\\l{frames[1]} x 999\\l" in out, f"deep: ps --format dot folds the recursion:\n{out[:2000]}")
+
+
+# ---- folded stacks, the await graph ----
+
+def fanout_stacks():
+    """The fanout sample's distinct stacks, outermost frame first, as ps labels them in folded
+    stacks and graphs, with the number of chains; awaited objects last."""
+    def frame(f, args):
+        return f"{f['type'].split('.')[-1]}.{f['method']}({args}) at Program.cs:{f['await_line']} [state 0]"
+    out = []
+    for c in b.expected("fanout")["chains"]:
+        # From the sample's source: Beta awaits a Task, Alpha and Gamma a Task<int>.
+        task = "Task" if c["name"] == "Beta" else "Task<Int32>"
+        out.append(([frame(f, f"Int32, {task}") for f in reversed(c["frames"])] + [f"awaiting {task}"], c["count"]))
+    return out
+
+
+def graphs(tmp):
+    core = b.sample_core("fanout", "Debug", tmp)
+    stacks = fanout_stacks()
+    rc, out, err = b.cli(["ps", core, "--format", "folded"])
+    t.check_eq((rc, err), (0, ""), "ps --format folded: exit code and stderr")
+    # flamegraph.pl and speedscope read "frame;frame;... <count>": the count after the last space.
+    t.check_eq(sorted(out.splitlines()), sorted(f"{';'.join(s)} {n}" for s, n in stacks), "fanout: ps --format folded")
+    t.check(all(re.fullmatch(r"[^;\n]+(;[^;\n]+)* \d+", x) for x in out.splitlines()), "folded lines: frames;... count")
+
+    # DOT: what the stacks await (ellipses), a box per run of frames the same stacks share, innermost
+    # first, and an edge from each box to the box (or awaited object) above it.
+    rc, dot, err = b.cli(["ps", core, "--format", "dot"])
+    t.check_eq((rc, err), (0, ""), "ps --format dot: exit code and stderr")
+    labels = dict(re.findall(r'^  (n\d+) \[.*label="(.*)"\];$', dot, re.M))
+    edges = {(labels.get(a), labels.get(b_)) for a, b_ in re.findall(r"^  (n\d+) -> (n\d+);$", dot, re.M)}
+    alpha, beta, gamma = (
+        next(s for s, n in stacks if n == 5000), next(s for s, n in stacks if n == 3000), next(s for s, n in stacks if n == 2000))
+    want_boxes = {
+        "t_alpha": f"awaiting Task<Int32>\\n7000 stacks",
+        "t_beta": f"awaiting Task\\n3000 stacks",
+        "leaf": f"7000 stacks\\n{alpha[2]}\\l",
+        "alpha": f"5000 stacks\\n{alpha[1]}\\l{alpha[0]}\\l",
+        "gamma": f"2000 stacks\\n{gamma[0]}\\l",
+        "beta": f"3000 stacks\\n{beta[1]}\\l{beta[0]}\\l",
+    }
+    t.check_eq(sorted(labels.values()), sorted(want_boxes.values()), "fanout: the graph's boxes")
+    w = want_boxes
+    t.check_eq(edges, {(w["leaf"], w["t_alpha"]), (w["alpha"], w["leaf"]), (w["gamma"], w["leaf"]),
+                       (w["beta"], w["t_beta"])}, "fanout: the graph's edges (caller -> what it awaits)")
+
+    # --svg: Graphviz draws it; the SVG has a node per box with its text, and the edges.
+    svg = os.path.join(tmp, "fanout.svg")
+    if not t.check(shutil.which("dot") is not None, "Graphviz's dot is installed (scripts/deps)"):
+        return
+    rc, out, err = b.cli(["ps", core, "--svg", svg])
+    t.check_eq((rc, out, err), (0, "", ""), "ps --svg: exit code, stdout, stderr")
+    ns = {"s": "http://www.w3.org/2000/svg"}
+    root = ET.parse(svg).getroot()
+    nodes = root.findall(".//s:g[@class='node']", ns)
+    t.check_eq(len(nodes), 6, "fanout.svg: nodes")
+    t.check_eq(len(root.findall(".//s:g[@class='edge']", ns)), 4, "fanout.svg: edges")
+    texts = sorted(" | ".join(x.text for x in n.findall("s:text", ns)) for n in nodes)
+    want = sorted(v.replace("\\n", " | ").replace("\\l", " | ").rstrip(" |") for v in want_boxes.values())
+    t.check_eq(texts, [x.replace("&lt;", "<") for x in want], "fanout.svg: the text of each node")
+    rc, out, err = b.cli(["ps", core, "--svg", os.path.join(tmp, "no", "such", "dir", "x.svg")])
+    t.check(rc == 1 and err.splitlines()[-1].startswith("asyncdac: error: --svg: dot could not draw"), f"--svg into no directory: {rc} {err!r}")
+    expect_rc(["ps", core, "--format", "dot", "--json"], 2, "--format dot --json")
+    expect_rc(["ps", core, "--format", "svg"], 2, "--format svg")
+
+
+# ---- diff ----
+
+def diff(tmp):
+    s = b.sample("nested", "Debug")
+    try:
+        core = b.make_core(s.pid, os.path.join(tmp, "nested.core"))
+        hang = "A has 1 pending stack, B 1: 0 progressed, 0 new, 0 finished, 1 unchanged.\n"
+        rc, out, err = b.cli(["diff", core, core])
+        t.check_eq((rc, out, err), (0, hang, ""), "diff of a dump with itself")
+        rc, out, err = b.cli(["diff", core, "--pid", str(s.pid)])
+        t.check_eq((rc, out, err), (0, hang, ""), "diff of a dump with the parked process")
+    finally:
+        s.kill()
+    a = b.cli_json(["ps", core], "nested: ps")["chains"][0]
+    deep = b.sample_core("deep", "Debug", tmp)
+    d = b.cli_json(["ps", deep], "deep: ps")["chains"][0]
+    j = b.cli_json(["diff", core, deep], "diff nested deep")
+    if j:
+        t.check_eq((j["stacks_a"], j["stacks_b"], j["progressed"], j["unchanged"]), (1, 1, [], []), "diff nested deep: counts")
+        t.check_eq([x["key"] for x in j["new"]], [d["task"]["address"]], "diff nested deep: new is deep's task")
+        t.check_eq([x["key"] for x in j["finished"]], [a["task"]["address"]], "diff nested deep: finished is nested's task")
+        t.check_eq(len(j["new"][0]["frames"]), 1000, "diff nested deep: the new stack's frames")
+    rc, out, err = b.cli(["diff", core, deep])
+    first = lambda c: f"{c['frames'][0]['method']} at {os.path.basename(c['frames'][0]['file'])}:{c['frames'][0]['line']} [state 0]"  # noqa: E731
+    t.check_eq((rc, err, out), (0, "", "A has 1 pending stack, B 1: 0 progressed, 1 new, 1 finished, 0 unchanged.\n"
+                                f"\nNew (in B only):\n  task {d['task']['address']} {d['task']['type']} [WaitingForActivation]\n"
+                                f"    {first(d)}\n"
+                                f"\nFinished (in A only):\n  task {a['task']['address']} {a['task']['type']} [WaitingForActivation]\n"
+                                f"    {first(a)}\n"), "diff nested deep: text")
+
+    # Progress: the middle frame's Continuation moved to another await (State 0 -> 7).
+    o = b.oracle(core, tmp)
+    moved = os.path.join(tmp, "moved.core")
+    mid = a["frames"][1]
+    corecore.patched_copy(core, moved, [(int(mid["continuation"], 16) + o.fields["State"], struct.pack("<I", 7))])
+    j = b.cli_json(["diff", core, moved], "diff nested moved")
+    if j and t.check_eq(len(j["progressed"]), 1, "diff nested moved: one stack progressed"):
+        p = j["progressed"][0]
+        t.check_eq((p["key"], j["new"], j["finished"], j["unchanged"]), (a["task"]["address"], [], [], []),
+                   "diff nested moved: the stack, nothing else")
+        t.check_eq([x == y for x, y in zip(p["frames_a"], p["frames_b"])], [True, False, True],
+                   "diff nested moved: only the middle frame changed")
+        t.check(p["frames_a"][1].endswith(" [state 0]") and p["frames_b"][1].endswith(" [state 7]"),
+                f"diff nested moved: state 0 -> 7: {p['frames_a'][1]!r} -> {p['frames_b'][1]!r}")
+    rc, out, err = b.cli(["diff", core, moved])
+    t.check(rc == 0 and out.startswith("A has 1 pending stack, B 1: 1 progressed, 0 new, 0 finished, 0 unchanged.\n\n"
+                                       "Progressed (a frame or its await state changed):\n"
+                                       f"  task {a['task']['address']} ") and "    A: " in out and "    B: " in out,
+            f"diff nested moved: text:\n{out}{err}")
+    expect_rc(["diff", core], 2, "diff with one target")
+    expect_rc(["diff", core, core, core], 2, "diff with three targets")
+    expect_rc(["diff", core, core, "--bogus"], 2, "diff --bogus")
+    expect_rc(["diff", core, os.path.join(tmp, "missing.core")], 1, "diff with a missing core")
+
+
+# ---- installation ----
+
+def install(tmp):
+    root = os.path.join(tmp, "root")
+    rc, out, err = t.run(["cmake", "--install", t.BUILD, "--prefix", root], timeout=300)
+    if not t.check_eq(rc, 0, f"cmake --install: {err.strip()[-1000:]}"):
+        return
+    cli = os.path.join(root, "bin", "asyncdac")
+    rc, out, err = t.run([cli, "--version"])
+    t.check(rc == 0 and re.match(r"asyncdac \d+\.\d+\.\d+\nTargets:\n  \.NET 11 .*\n.*\nLLDB plugin:\n  LLDB 22 ", out),
+            f"installed asyncdac --version:\n{out}{err}")
+    names = commands()
+    man = os.path.join(root, "share", "man", "man1")
+    t.check_eq(sorted(os.listdir(man)), sorted(["asyncdac.1"] + [f"asyncdac-{c}.1" for c in names]),
+               "man pages: asyncdac(1) and one per command")
+    for c in names:
+        rc, out, err = t.run(["man", "-l", "-P", "cat", os.path.join(man, f"asyncdac-{c}.1")], env={"MANWIDTH": "100"})
+        summary = re.search(rf"^  {c} +(.*(?:\n {{13}}\S.*)*)", b.cli(["--help"])[1], re.M).group(1)
+        t.check(rc == 0 and f"asyncdac-{c} - " in re.sub(r"\s+", " ", out) and
+                " ".join(summary.split()) in re.sub(r"\s+", " ", out), f"man asyncdac-{c}: the table's summary:\n{out[:800]}{err}")
+    lldbinit = os.path.join(root, "share", "doc", "asyncdac", "lldbinit")
+    plugin = os.path.join(root, "lib", "asyncdac", "libasyncdac-lldb.so")
+    with open(lldbinit) as f:
+        t.check_eq(f.read().splitlines()[-1], f"plugin load {plugin}", "the ~/.lldbinit line names the installed plugin")
+    t.check(os.path.exists(os.path.join(root, "lib", "asyncdac", "asyncdac_lldb.py")), "the adapter is beside the plugin")
+    rc, out, err = t.lldb([f"command source {lldbinit}", "help async ps"], plugin=False)
+    t.check(rc == 0 and "Syntax: async ps" in out and err == "", f"lldb-22 with the installed plugin: help async ps:\n{out[-800:]}{err}")
+
+    # The Debian package: the same files under /usr, installed by dpkg into a scratch root (its
+    # dependencies are this machine's, not the root's: --force-depends).
+    pkg = os.path.join(tmp, "pkg")
+    rc, out, err = t.run(["cpack", "-G", "DEB", "--config", os.path.join(t.BUILD, "CPackConfig.cmake"), "-B", pkg],
+                         timeout=300)
+    debs = [x for x in os.listdir(pkg) if x.endswith(".deb")] if rc == 0 else []
+    if not t.check_eq(len(debs), 1, f"cpack -G DEB: one package ({rc}: {err.strip()[-800:]})"):
+        return
+    droot = os.path.join(tmp, "droot")
+    for d in ("info", "updates"):
+        os.makedirs(os.path.join(droot, "var", "lib", "dpkg", d))
+    open(os.path.join(droot, "var", "lib", "dpkg", "status"), "w").close()
+    rc, out, err = t.run(["dpkg", f"--root={droot}", "--force-depends", "--force-script-chrootless", "-i",
+                          os.path.join(pkg, debs[0])], timeout=300)
+    t.check_eq(rc, 0, f"dpkg -i into a scratch root: {err.strip()[-800:]}")
+    rc, out, err = t.run(["dpkg", f"--root={droot}", "-L", "asyncdac"])
+    files = sorted(x for x in out.splitlines() if os.path.isfile(os.path.join(droot, x.lstrip("/"))))
+    t.check_eq(files, sorted(["/usr/bin/asyncdac", "/usr/lib/asyncdac/libasyncdac-lldb.so", "/usr/lib/asyncdac/asyncdac_lldb.py",
+                              "/usr/share/doc/asyncdac/lldbinit", "/usr/share/man/man1/asyncdac.1"] +
+                             [f"/usr/share/man/man1/asyncdac-{c}.1" for c in names]), "the package's files")
+    with open(os.path.join(droot, "usr", "share", "doc", "asyncdac", "lldbinit")) as f:
+        t.check_eq(f.read().splitlines()[-1], "plugin load /usr/lib/asyncdac/libasyncdac-lldb.so", "the package's lldbinit line")
+    rc, out, err = t.run([os.path.join(droot, "usr", "bin", "asyncdac"), "--version"])
+    t.check(rc == 0 and out.startswith("asyncdac "), f"the package's asyncdac --version: {rc} {out}{err}")
+    rc, out, err = t.lldb([f"plugin load {os.path.join(droot, 'usr', 'lib', 'asyncdac', 'libasyncdac-lldb.so')}",
+                           "help async ps"], plugin=False)
+    t.check(rc == 0 and "Syntax: async ps" in out and err == "", f"lldb-22 with the package's plugin:\n{out[-800:]}{err}")
+
+
+# ---- locals ----
+
+def locals_defaults(tmp):
+    core = b.sample_core("nested", "Debug", tmp)
+    chain = b.cli_json(["ps", core], "ps")["chains"][0]
+    task = chain["task"]["address"]
+    bt = b.cli_json(["bt", core, "--address", task, "--locals"], "bt --locals")
+    _, text, _ = b.cli(["bt", core, "--address", task, "--locals"])
+    _, full, _ = b.cli(["bt", core, "--address", task, "--internals"])
+    per_frame = re.split(r"^  async #\d+: .*\n", text, flags=re.M)[1:]
+    per_frame_all = re.split(r"^  async #\d+: .*\n", full, flags=re.M)[1:]
+    frames = bt["chains"][0]["frames"]
+    t.check_eq(len(per_frame), len(frames), "bt --locals: a block per frame")
+    hidden_somewhere = False
+    for i, f in enumerate(frames):
+        lines = [x[6:] for x in per_frame[i].splitlines() if x.startswith("      ") and not x.startswith("      note:")]
+        every = [x[6:] for x in per_frame_all[i].splitlines() if x.startswith("      ") and not x.startswith("      note:")]
+        named = [v for v in f["locals"] if v["kind"] in ("this", "arg") or (v["kind"] == "local" and not v["temporary"])]
+        others = [v for v in f["locals"] if v not in named]
+        hidden_somewhere |= bool(others)
+        want_named = [x for x in every if any(re.match(r"\([^)]*\) %s = " % re.escape(v["name"]), x) for v in named)]
+        t.check_eq(len(want_named), len(named), f"frame #{i}: --internals shows every source variable")
+        hint = [f"({len(others)} more: compiler temporaries and continuation internals; --internals shows them)"] if others else []
+        t.check_eq(lines, want_named + hint, f"frame #{i}: --locals shows the source's variables, then counts the others")
+        t.check_eq(len(every), len(f["locals"]), f"frame #{i}: --internals shows every variable")
+        t.check_eq(every[:len(named)], want_named, f"frame #{i}: --internals: the source's variables first")
+        t.check(all(x.startswith("[") for x in every[len(every) - sum(v["kind"] not in ("this", "arg", "local") for v in f["locals"]):]),
+                f"frame #{i}: --internals: the continuation's internals last:\n{per_frame_all[i]}")
+        # frame variable: the same lines (and --all the same as --internals).
+        rc, out, err = b.cli(["frame", core, "variable", "--address", task, "--frame", str(i)])
+        t.check_eq((rc, out.splitlines(), err), (0, lines, ""), f"frame #{i}: frame variable")
+        rc, out, err = b.cli(["frame", core, "variable", "--address", task, "--frame", str(i), "--all"])
+        t.check_eq((rc, out.splitlines(), err), (0, every, ""), f"frame #{i}: frame variable --all")
+    t.check(hidden_somewhere, "the nested sample's frames have temporaries or internals to hide")
+    # The awaited task's flags as its status.
+    aw = chain["awaiting"]
+    want = f"m_stateFlags = {aw['state_flags']} ({aw['status']}"
+    t.check(want in text, f"bt --locals: {want!r}... in the gate task's fields:\n{text[:3000]}")
+
+
+PARTS = {"install": install, "locals": locals_defaults, "exit_codes": exit_codes, "json": json_documents, "coalesce": coalesce, "graphs": graphs, "diff": diff}
+
+
+def main():
+    part = sys.argv[1]
+    tmp = t.tmpdir()
+    PARTS[part](tmp)
+    t.finish()
+
+
+if __name__ == "__main__":
+    main()
