@@ -142,10 +142,12 @@ int adac_cmd_bt(struct adac_target *t, enum adac_frontend fe, int argc, char **a
 	size_t n = 0;
 	if (rc == 0 && want_threads && adac_target_threads(t, &threads, &n, err))
 		rc = -1;
-	/* LLDB's selected thread; without LLDB, the first one (a core's: the thread that got the signal,
-	 * which LLDB and gdb select too). */
+	/* LLDB's selected thread, which alone is shown by default; without LLDB every thread is shown
+	 * and the marked one is the core's signalled thread, else the first. */
 	uint64_t selected = fe == ADAC_FRONTEND_LLDB ? adac_target_selected_thread(t) : 0;
-	uint64_t marked = selected ? selected : n ? threads[0].tid : 0;
+	uint64_t marked = selected ? selected : adac_target_selected_thread(t);
+	if (!marked && n)
+		marked = threads[0].tid;
 	bool any = false;
 	for (size_t i = 0; rc == 0 && want_threads && i < n; i++) {
 		const struct adac_thread *th = &threads[i];
