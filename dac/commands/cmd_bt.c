@@ -5,12 +5,15 @@
 #include <string.h>
 
 #include "async/continuation.h"
+#include "async/pending.h"
 #include "base/json.h"
 #include "base/limits.h"
 #include "commands/command.h"
 #include "runtime/runtime.h"
 #include "view/backtrace_view.h"
 #include "view/chain_view.h"
+#include "view/pending_list.h"
+#include "view/pending_view.h"
 
 #define DEFAULT_DEPTH 10000u   /* chain links walked unless --depth says otherwise */
 
@@ -36,7 +39,11 @@ const struct adac_command_info adac_cmd_bt_info = {
 		"  -t, --thread <id>     One thread: its LLDB index in LLDB, its OS thread id in\n"
 		"                        the CLI.\n"
 		"  -A, --address <addr>  The chain starting at a Continuation, or owned by a\n"
-		"                        task (its m_stateObject); may be repeated.\n"
+		"                        task (its m_stateObject); any other object `ps` prints\n"
+		"                        (classic state machine box, awaited task or source)\n"
+		"                        and a chain joined with classic code: the logical\n"
+		"                        stacks holding it, as `ps --address` shows them; may\n"
+		"                        be repeated.\n"
 		"  -c, --count <n>       Show at most n frames per list (0: all).\n"
 		"  -d, --depth <n>       Walk at most n links per chain (default 10000).\n"
 		"  -v, --locals          Show the awaited locals under each async frame, and the\n"
@@ -101,13 +108,66 @@ static int parse(int argc, char **argv, struct bt_opts *o, struct adac_error *er
 	return 0;
 }
 
-/* The chain of a Continuation, or of the task owning one. */
-static int show_address(struct adac_runtime *rt, uint64_t addr, const struct bt_opts *o, struct adac_out *out,
-                        json_t *chains_json, struct adac_error *err)
+/* The heap's pending stacks, collected on the first address. */
+struct stacks {
+	bool collected;
+	struct adac_pending p;
+};
+
+/* The logical stacks holding the object at addr, as `ps --address` lists them: printed when `print`,
+ * else only counted; *listed of them, with *classic state machine frames between them. */
+static int stacks_of(struct adac_runtime *rt, uint64_t addr, struct stacks *s, bool print, const struct bt_opts *o,
+                     struct adac_out *out, json_t *chains_json, size_t *listed, size_t *classic,
+                     struct adac_error *err)
+{
+	*listed = *classic = 0;
+	if (!s->collected) {
+		if (adac_pending_collect(rt, out, &s->p, err))
+			return -1;
+		s->collected = true;
+	}
+	struct adac_pending_list l = {0};
+	struct adac_pending_filter filter = {NULL, NULL, &addr, 1};
+	int rc = adac_pending_list_init(&l, &s->p, &filter, out, err);
+	if (rc == 0 && print) {
+		rc = adac_pending_print_stacks(&l, o->view.flags & ADAC_VIEW_LOCALS, out, o->json ? chains_json : NULL, err);
+	} else if (rc == 0) {
+		struct adac_pending_stack st;
+		while ((rc = adac_pending_list_next(&l, &st, err)) > 0)
+			for (size_t i = 0; i < st.stack->count; i++)
+				*classic += st.segs[i].node->kind == ADAC_NODE_BOX;
+	}
+	*listed = l.listed;
+	adac_pending_list_free(&l);
+	return rc < 0 ? -1 : 0;
+}
+
+/* The chain of a Continuation, or of the task owning one. Anything else `ps` prints (a classic state
+ * machine box, an awaited task or source), and a chain `ps` joins with classic state machines, is
+ * shown as `ps` shows the stacks holding it. (Runtime-async chains joined through the tasks they
+ * await keep bt's own view: its awaiting line names the next task.) */
+static int show_address(struct adac_runtime *rt, uint64_t addr, struct stacks *s, const struct bt_opts *o,
+                        struct adac_out *out, json_t *chains_json, struct adac_error *err)
 {
 	uint64_t head = 0, task = 0;
+	struct adac_error not_head = {0};
+	bool chain = adac_chain_head_of(rt, addr, &head, &task, &not_head) == 0;
+	if (!chain && not_head.code != ADAC_E_BAD_ARG)
+		return adac_error_copy(err, &not_head);
+	size_t listed, classic;
+	struct adac_error no_stacks = {0};
+	if (stacks_of(rt, addr, s, false, o, out, chains_json, &listed, &classic, &no_stacks)) {
+		/* No heap to scan (a runtime without the GC contract): what the object itself says. */
+		if (!chain)
+			return adac_error_copy(err, &not_head);
+		listed = classic = 0;
+	}
+	if (!chain && !listed)
+		return adac_fail(err, ADAC_E_BAD_ARG, addr, "%s, and no pending async stack holds it (see `ps`)", not_head.msg);
+	if (!chain || classic)
+		return stacks_of(rt, addr, s, true, o, out, chains_json, &listed, &classic, err);
 	struct adac_resolved_chain v;
-	if (adac_chain_head_of(rt, addr, &head, &task, err) || adac_resolved_chain_build(rt, head, o->view.depth, NULL, &v, err))
+	if (adac_resolved_chain_build(rt, head, o->view.depth, NULL, &v, err))
 		return -1;
 	v.task = task;
 	if (o->json)
@@ -131,11 +191,14 @@ int adac_cmd_bt(struct adac_target *t, enum adac_frontend fe, int argc, char **a
 	json_t *root = o.json ? json_object() : NULL;
 	json_t *threads_json = o.json ? json_array() : NULL, *chains_json = o.json ? json_array() : NULL;
 
+	struct stacks stacks = {0};
 	for (size_t i = 0; i < o.naddresses && rc == 0; i++) {
 		if (i && !o.json)
 			adac_print(out, "\n");
-		rc = show_address(rt, o.addresses[i], &o, out, chains_json, err);
+		rc = show_address(rt, o.addresses[i], &stacks, &o, out, chains_json, err);
 	}
+	if (stacks.collected)
+		adac_pending_free(&stacks.p);
 	/* Threads: the ones asked for; by default the selected one (LLDB) or all (CLI). */
 	bool want_threads = o.all || o.has_thread || o.naddresses == 0;
 	const struct adac_thread *threads;

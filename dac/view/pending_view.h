@@ -21,6 +21,12 @@ int adac_pending_print(struct adac_pending_list *l, unsigned flags, struct adac_
  * tens of megabytes of jansson nodes). */
 int adac_pending_print_json(struct adac_pending_list *l, unsigned flags, struct adac_out *out, struct adac_error *err);
 
+/* The stacks alone, no warnings and no summary: as text, or appended to the JSON array `json` when
+ * it is not NULL (the objects "chains" holds). For `bt --address`: the logical stacks holding an
+ * object, as `ps` shows them. l->listed says how many. */
+int adac_pending_print_stacks(struct adac_pending_list *l, unsigned flags, struct adac_out *out, struct json_t *json,
+                              struct adac_error *err);
+
 /* The parts other views of the listing share: the warnings before it ("Warning: ..." lines), the
  * summary line after it, and the members after a JSON listing's own. */
 void adac_pending_print_warnings(const struct adac_pending *p, struct adac_out *out);
