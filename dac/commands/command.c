@@ -19,6 +19,8 @@ static const struct entry entries[] = {
 	{&adac_cmd_dumpheap_info, adac_cmd_dumpheap},
 	{&adac_cmd_ps_info, adac_cmd_ps},
 	{&adac_cmd_symbols_info, adac_cmd_symbols},
+	{&adac_cmd_dumpobj_info, adac_cmd_dumpobj},
+	{&adac_cmd_pe_info, adac_cmd_pe},
 };
 #define N_ENTRIES (sizeof entries / sizeof entries[0])
 

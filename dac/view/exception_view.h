@@ -19,4 +19,13 @@ int adac_exception_summary(struct adac_runtime *rt, uint64_t obj, struct adac_si
 /* {"address", "type", "message"} (message null when there is none). */
 struct json_t *adac_exception_summary_json(struct adac_runtime *rt, uint64_t obj);
 
+struct adac_out;
+
+/* `pe`: an exception as SOS pe shows it ("Exception object:", "Exception type:", "Message:",
+ * "InnerException:", "StackTrace (generated):" decoded from _stackTrace, "StackTraceString:",
+ * "HResult:"), then its inner exceptions the same way. For a task: its status and each exception
+ * it holds (m_contingentProperties.m_exceptionsHolder.m_faultExceptions). -1 prints nothing when
+ * obj is neither an exception nor a task, and fails for a task that holds no exception. */
+int adac_exception_print(struct adac_runtime *rt, uint64_t obj, struct adac_out *out, struct adac_error *err);
+
 #endif

@@ -118,6 +118,33 @@ namespace Asyncdac.Oracle
             j.WriteString("method_table", Hex(t.MethodTable));
             j.WriteNumber("size", o.Size);
             WriteFields(j, o, t);
+            if (o.IsException)
+                WriteException(j, o.AsException());
+            j.WriteEndObject();
+        }
+
+        // What ClrMD reads of an exception (pe's facts): type, message, inner, HResult, stack trace.
+        private static void WriteException(Utf8JsonWriter j, ClrException? e)
+        {
+            if (e == null)
+                return;
+            j.WriteStartObject("exception");
+            j.WriteString("type", e.Type.Name);
+            j.WriteString("message", e.Message);
+            if (e.Inner != null)
+                j.WriteString("inner", Hex(e.Inner.Address));
+            else
+                j.WriteNull("inner");
+            j.WriteNumber("hresult", e.HResult);
+            j.WriteStartArray("stack");
+            foreach (ClrStackFrame f in e.StackTrace)
+            {
+                j.WriteStartObject();
+                j.WriteString("ip", Hex(f.InstructionPointer));
+                j.WriteString("method", f.Method?.Signature);
+                j.WriteEndObject();
+            }
+            j.WriteEndArray();
             j.WriteEndObject();
         }
 

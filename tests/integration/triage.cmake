@@ -1,0 +1,5 @@
+# Hang and crash triage (issue 13) on the real .NET 11.0.0 runtime, against the oracle and the samples'
+# sources. Included by tests/CMakeLists.txt; needs the `dotnet` fixture (scripts/dotnet-setup).
+#   pe.faulted   pe of a faulted task and of its exceptions, dumpobj of an exception (CLI and lldb)
+add_adac_test(pe.faulted integration/test_pe.py)
+set_tests_properties(pe.faulted PROPERTIES FIXTURES_REQUIRED dotnet LABELS "dotnet;needs-cli")
