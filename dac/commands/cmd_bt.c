@@ -178,6 +178,29 @@ static int show_address(struct adac_runtime *rt, uint64_t addr, struct stacks *s
 	return 0;
 }
 
+/* "note: ..." after threads that run no chain: how many stacks `ps` lists, nothing when none or
+ * when the heap cannot be scanned. */
+static void pending_hint(struct adac_runtime *rt, struct stacks *s, bool any_thread, struct adac_out *out)
+{
+	struct adac_error e = {0};
+	if (!s->collected && adac_pending_collect(rt, out, &s->p, &e))
+		return;
+	s->collected = true;
+	struct adac_pending_list l = {0};
+	struct adac_pending_filter all = {0};
+	struct adac_pending_stack st;
+	if (adac_pending_list_init(&l, &s->p, &all, out, &e) == 0) {
+		int more;
+		while ((more = adac_pending_list_next(&l, &st, &e)) > 0)
+			;
+		if (more == 0 && l.listed)
+			adac_print(out, "\nnote: no async chain is running on %s; %zu async %s suspended: `ps` lists %s, "
+			           "`bt --address <task>` shows one\n", any_thread ? "any thread" : "this thread", l.listed,
+			           l.listed == 1 ? "stack is" : "stacks are", l.listed == 1 ? "it" : "them");
+	}
+	adac_pending_list_free(&l);
+}
+
 int adac_cmd_bt(struct adac_target *t, enum adac_frontend fe, int argc, char **argv, struct adac_out *out,
                 struct adac_error *err)
 {
@@ -197,8 +220,6 @@ int adac_cmd_bt(struct adac_target *t, enum adac_frontend fe, int argc, char **a
 			adac_print(out, "\n");
 		rc = show_address(rt, o.addresses[i], &stacks, &o, out, chains_json, err);
 	}
-	if (stacks.collected)
-		adac_pending_free(&stacks.p);
 	/* Threads: the ones asked for; by default the selected one (LLDB) or all (CLI). */
 	bool want_threads = o.all || o.has_thread || o.naddresses == 0;
 	const struct adac_thread *threads;
@@ -212,6 +233,7 @@ int adac_cmd_bt(struct adac_target *t, enum adac_frontend fe, int argc, char **a
 	if (!marked && n)
 		marked = threads[0].tid;
 	bool any = false;
+	size_t running = 0;
 	for (size_t i = 0; rc == 0 && want_threads && i < n; i++) {
 		const struct adac_thread *th = &threads[i];
 		bool wanted = o.has_thread ? adac_opt_thread_id(fe, th) == o.thread : o.all || !selected || th->tid == selected;
@@ -223,10 +245,13 @@ int adac_cmd_bt(struct adac_target *t, enum adac_frontend fe, int argc, char **a
 		if (o.json)
 			json_array_append_new(threads_json, adac_bt_thread_json(rt, th, &o.view));
 		else
-			adac_bt_thread_print(rt, th, th->tid == marked, &o.view, out);
+			running += adac_bt_thread_print(rt, th, th->tid == marked, &o.view, out);
 	}
 	if (rc == 0 && o.has_thread && !any)
 		rc = adac_opt_no_thread(fe, o.thread, err);
+	/* A hung process: every chain suspended, none on the threads shown. Say where they are. */
+	if (rc == 0 && any && !running && !o.json && !o.naddresses)
+		pending_hint(rt, &stacks, o.all || (!o.has_thread && !selected), out);
 	if (o.json) {
 		json_object_set_new(root, "threads", threads_json);
 		json_object_set_new(root, "chains", chains_json);
@@ -235,6 +260,8 @@ int adac_cmd_bt(struct adac_target *t, enum adac_frontend fe, int argc, char **a
 		else
 			json_decref(root);
 	}
+	if (stacks.collected)
+		adac_pending_free(&stacks.p);
 	adac_runtime_close(rt);
 	return rc;
 }

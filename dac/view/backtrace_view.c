@@ -118,7 +118,7 @@ static uint64_t thread_exception(struct adac_runtime *rt, const struct adac_thre
 	return *unhandled || th->stop_reason[0] ? obj : 0;
 }
 
-void adac_bt_thread_print(struct adac_runtime *rt, const struct adac_thread *th, bool selected,
+size_t adac_bt_thread_print(struct adac_runtime *rt, const struct adac_thread *th, bool selected,
                           const struct adac_bt_opts *o, struct adac_out *out)
 {
 	adac_print(out, "%c thread #%u", selected ? '*' : ' ', th->index);
@@ -162,6 +162,7 @@ void adac_bt_thread_print(struct adac_runtime *rt, const struct adac_thread *th,
 		index += adac_chain_view_print(rt, &cv, out, index, o->count, o->flags);
 		adac_resolved_chain_free(&cv);
 	}
+	return n;
 }
 
 json_t *adac_bt_thread_json(struct adac_runtime *rt, const struct adac_thread *th, const struct adac_bt_opts *o)

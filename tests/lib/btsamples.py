@@ -431,12 +431,15 @@ def run_lldb(setup, commands, what, want_rc=0):
 
 def bt_sections(text):
     """`bt` text output for threads: [(header, [frame lines], [async lines], [other lines])]."""
-    threads = []
+    threads, outside = [], False
     for line in text.splitlines():
         if line.startswith("* thread #") or line.startswith("  thread #"):
             threads.append((line, [], [], []))
-        elif not threads:
+            outside = False
+        elif not threads or outside:
             continue
+        elif line and not line.startswith(" "):
+            outside = True  # after the threads (bt's note on pending stacks)
         elif line.startswith("  frame #"):
             threads[-1][1].append(line)
         elif line.startswith("  async") or line.startswith("      note:"):
