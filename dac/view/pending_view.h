@@ -1,6 +1,6 @@
 /* pending_view.h - the stacks `ps` lists (pending_list.h), as text or JSON. Each stack is
  *   chain #N: [running on thread <tid> (managed thread <id>), ]task <address> <type> [<status>]
- *     awaiting: <address> <type> [<status>]
+ *     awaiting: <address> <type> [<status>] [(<what it is>: async/awaited.h)]
  *     async #0: <address> <module>`<method> + <off> at <file>:<line> [state <n>]
  *     async #1: <box> <module>`<method> at <file>:<line> [classic, state <n>]
  * innermost frame first; a summary line ends the listing. */

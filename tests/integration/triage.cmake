@@ -3,3 +3,6 @@
 #   pe.faulted   pe of a faulted task and of its exceptions, dumpobj of an exception (CLI and lldb)
 add_adac_test(pe.faulted integration/test_pe.py)
 set_tests_properties(pe.faulted PROPERTIES FIXTURES_REQUIRED dotnet LABELS "dotnet;needs-cli")
+#   ps.leaves    what each chain awaits: Task.Delay, WhenAll, WhenAny, SemaphoreSlim waiters, a promise
+add_adac_test(ps.leaves integration/test_ps_leaves.py)
+set_tests_properties(ps.leaves PROPERTIES FIXTURES_REQUIRED dotnet LABELS "dotnet;needs-cli")
