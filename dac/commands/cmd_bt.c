@@ -127,7 +127,7 @@ static int stacks_of(struct adac_runtime *rt, uint64_t addr, struct stacks *s, b
 		s->collected = true;
 	}
 	struct adac_pending_list l = {0};
-	struct adac_pending_filter filter = {NULL, NULL, &addr, 1};
+	struct adac_pending_filter filter = {.addresses = &addr, .naddresses = 1};
 	int rc = adac_pending_list_init(&l, &s->p, &filter, out, err);
 	if (rc == 0 && print) {
 		rc = adac_pending_print_stacks(&l, o->view.flags & ADAC_VIEW_LOCALS, out, o->json ? chains_json : NULL, err);

@@ -8,6 +8,8 @@ segment's task or box, chain heads and every Continuation link):
   - `bt --address A` (text): that stack's `ps` block, numbered #0;
   - in lldb, `async bt --address <box>` prints the same block as the CLI.
 An address no stack holds that is neither a Continuation nor a task gets one exact error line.
+`ps` filters on the same core: --mt <a box's MethodTable> lists the stacks holding such a box,
+--status (any case), --type and --method ignoring case, an unknown status's exact error.
 """
 import json
 import os
@@ -87,6 +89,28 @@ def main():
                 t.check_eq((rc, err), (0, ""), f"bt --address {addr}: exit code and stderr")
                 t.check_eq(blocks(out), [texts[k]], f"bt --address {addr}: ps's block #{k}")
         t.check(tried >= 20, f"addresses tried: {tried}")
+
+        # ps's own filters on the same stacks: --mt, --status, case-insensitive --type and --method.
+        def listed(args):
+            j = b.cli_json(["ps", core] + args, f"ps {' '.join(args)}")
+            return [h(c["task"]["address"]) for c in j["ps"]["chains"]] if j else None
+
+        owners = [h(st["task"]["address"]) for st in stacks]
+        for k, st in enumerate(stacks):
+            for f in st["frames"]:
+                if f.get("box"):
+                    want = [owners[i] for i, other in enumerate(stacks)
+                            if any(g.get("method_table") == f["method_table"] for g in other["frames"])]
+                    t.check_eq(listed(["--mt", f["method_table"]]), want, f"ps --mt {f['method_table']} (a box's)")
+        t.check_eq(listed(["--status", "waitingforactivation"]), owners, "ps --status waitingforactivation")
+        t.check_eq(listed(["--status", "Faulted"]), [], "ps --status Faulted")
+        t.check_eq(listed(["--type", "classic+<classicmiddle>"]), listed(["--type", "Classic+<ClassicMiddle>"]),
+                   "ps --type ignores case")
+        t.check_eq(listed(["--method", "RALEAF2"]), [owners[2]], "ps --method ignores case")
+        rc, out, err = b.cli(["ps", core, "--status", "Stuck"])
+        t.check_eq((rc, out, err), (1, "", "asyncdac: error: unknown task status 'Stuck' (want one of Created, "
+                                           "WaitingForActivation, WaitingToRun, Running, WaitingForChildrenToComplete, "
+                                           "RanToCompletion, Canceled, Faulted)\n"), "ps --status Stuck")
 
         box = next(f["box"] for f in stacks[0]["frames"] if f.get("box"))
         cmd = f"async bt --address {box}"
