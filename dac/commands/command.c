@@ -21,6 +21,7 @@ static const struct entry entries[] = {
 	{&adac_cmd_symbols_info, adac_cmd_symbols},
 	{&adac_cmd_dumpobj_info, adac_cmd_dumpobj},
 	{&adac_cmd_pe_info, adac_cmd_pe},
+	{&adac_cmd_report_info, adac_cmd_report},
 };
 #define N_ENTRIES (sizeof entries / sizeof entries[0])
 

@@ -119,7 +119,7 @@ static uint64_t thread_exception(struct adac_runtime *rt, const struct adac_thre
 }
 
 size_t adac_bt_thread_print(struct adac_runtime *rt, const struct adac_thread *th, bool selected,
-                          const struct adac_bt_opts *o, struct adac_out *out)
+                            const struct adac_bt_opts *o, struct adac_out *out)
 {
 	adac_print(out, "%c thread #%u", selected ? '*' : ' ', th->index);
 	if (th->name[0])

@@ -6,3 +6,6 @@ set_tests_properties(pe.faulted PROPERTIES FIXTURES_REQUIRED dotnet LABELS "dotn
 #   ps.leaves    what each chain awaits: Task.Delay, WhenAll, WhenAny, SemaphoreSlim waiters, a promise
 add_adac_test(ps.leaves integration/test_ps_leaves.py)
 set_tests_properties(ps.leaves PROPERTIES FIXTURES_REQUIRED dotnet LABELS "dotnet;needs-cli")
+#   report.crash one page: findings, runtime, crashed threads, ps --coalesce, ps --stats
+add_adac_test(report.crash integration/test_report.py)
+set_tests_properties(report.crash PROPERTIES FIXTURES_REQUIRED dotnet LABELS "dotnet;needs-cli")
