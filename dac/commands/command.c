@@ -22,6 +22,7 @@ static const struct entry entries[] = {
 	{&adac_cmd_dumpobj_info, adac_cmd_dumpobj},
 	{&adac_cmd_pe_info, adac_cmd_pe},
 	{&adac_cmd_report_info, adac_cmd_report},
+	{&adac_cmd_refs_info, adac_cmd_refs},
 };
 #define N_ENTRIES (sizeof entries / sizeof entries[0])
 

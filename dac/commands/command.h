@@ -41,6 +41,9 @@ int adac_cmd_pe(struct adac_target *t, enum adac_frontend fe, int argc, char **a
 extern const struct adac_command_info adac_cmd_report_info;
 int adac_cmd_report(struct adac_target *t, enum adac_frontend fe, int argc, char **argv, struct adac_out *out,
                     struct adac_error *err);
+extern const struct adac_command_info adac_cmd_refs_info;
+int adac_cmd_refs(struct adac_target *t, enum adac_frontend fe, int argc, char **argv, struct adac_out *out,
+                  struct adac_error *err);
 extern const struct adac_command_info adac_cmd_symbols_info;
 int adac_cmd_symbols(struct adac_target *t, enum adac_frontend fe, int argc, char **argv, struct adac_out *out,
                      struct adac_error *err);

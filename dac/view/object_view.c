@@ -9,6 +9,8 @@
 #include "runtime/object.h"
 #include "runtime/runtime.h"
 #include "target/target.h"
+#include "runtime/gc_heap.h"
+#include "types/heap_refs.h"
 #include "types/methoddesc.h"
 #include "types/names.h"
 #include "types/vtype.h"
@@ -109,4 +111,41 @@ int adac_object_print(struct adac_runtime *rt, uint64_t obj, unsigned depth, str
 		}
 	}
 	return 0;
+}
+
+struct refs {
+	struct adac_runtime *rt;
+	struct adac_out *out;
+	uint64_t n;
+};
+
+static int ref_line(void *ctx, const struct adac_heap_ref *r)
+{
+	struct refs *c = ctx;
+	const char *type = adac_type_name(c->rt, r->mt, 0, NULL);
+	adac_print(c->out, "  0x%016llx %s, %s\n", (unsigned long long)r->obj, type ? type : "?", r->where);
+	c->n++;
+	return 0;
+}
+
+int adac_refs_print(struct adac_runtime *rt, uint64_t obj, struct adac_out *out, struct adac_error *err)
+{
+	uint64_t mt;
+	const char *type;
+	if (adac_object_mt(rt, obj, &mt, err) || !(type = adac_type_name(rt, mt, 0, err))) {
+		adac_error_wrap(err, "0x%llx is not an object: ", (unsigned long long)obj);
+		return -1;
+	}
+	adac_print(out, "0x%016llx %s is referenced by:\n", (unsigned long long)obj, type);
+	struct refs c = {rt, out, 0};
+	struct adac_gc_walk_report rep = {0};
+	int rc = adac_heap_refs(rt, obj, ref_line, &c, &rep, err);
+	if (rc == 0) {
+		adac_print(out, "%llu reference%s (heap objects only: statics, handles and stacks are roots, not listed)\n",
+		           (unsigned long long)c.n, c.n == 1 ? "" : "s");
+		for (size_t i = 0; i < rep.error_count; i++)
+			adac_print(out, "warning: the heap walk stopped early in a region: %s\n", rep.errors[i].err.msg);
+	}
+	adac_gc_walk_report_free(&rep);
+	return rc;
 }

@@ -17,4 +17,9 @@ struct adac_out;
 int adac_object_print(struct adac_runtime *rt, uint64_t obj, unsigned depth, struct adac_out *out,
                       struct adac_error *err);
 
+/* `refs`: "0x<obj> <Type> is referenced by:", one line per referencing slot, then how many,
+ * "  0x<referrer> <Type>, <field or [i]>", in heap order (one heap pass, types/heap_refs.h); roots
+ * are not objects and are not listed. */
+int adac_refs_print(struct adac_runtime *rt, uint64_t obj, struct adac_out *out, struct adac_error *err);
+
 #endif

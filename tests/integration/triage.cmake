@@ -9,3 +9,6 @@ set_tests_properties(ps.leaves PROPERTIES FIXTURES_REQUIRED dotnet LABELS "dotne
 #   report.crash one page: findings, runtime, crashed threads, ps --coalesce, ps --stats
 add_adac_test(report.crash integration/test_report.py)
 set_tests_properties(report.crash PROPERTIES FIXTURES_REQUIRED dotnet LABELS "dotnet;needs-cli")
+#   refs.mixed   refs of every object ps prints: the referencing objects and fields (oracle --refs-to)
+add_adac_test(refs.mixed integration/test_refs.py)
+set_tests_properties(refs.mixed PROPERTIES FIXTURES_REQUIRED dotnet LABELS "dotnet;needs-cli")
