@@ -5,6 +5,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "async/awaited.h"
 #include "async/task.h"
 #include "base/output.h"
 #include "runtime/object.h"
@@ -95,6 +96,7 @@ bool adac_pending_awaited_task(const struct adac_pending *p, const struct adac_a
 	a->via = "m_continuationObject";
 	a->has_state_flags = d.has_flags;
 	a->state_flags = d.flags;
+	adac_awaited_describe(p->rt, a->object, a->mt, a->type, a->has_state_flags, a->state_flags, a->leaf, sizeof a->leaf);
 	return true;
 }
 

@@ -36,6 +36,28 @@ static bool is_managed_code(struct adac_runtime *rt, uint64_t pc)
 	return pc && adac_em_find_code(rt, pc, &code, NULL) == 0 && (code.kind == ADAC_CODE_JIT || code.kind == ADAC_CODE_R2R);
 }
 
+void adac_stack_frame_name(struct adac_runtime *rt, struct adac_stack_frame *sf)
+{
+	struct adac_code_info code;
+	if (adac_em_find_code(rt, sf->pc, &code, NULL) || !code.method_desc)
+		return;
+	struct adac_method_info mi;
+	sf->symbol = adac_method_name(rt, code.method_desc, ADAC_NAME_PARAMS, NULL);
+	if (sf->symbol && adac_md_read(rt, code.method_desc, &mi, NULL) == 0)
+		sf->module = adac_module_file_name(rt, mi.module, NULL);
+	sf->offset = code.offset;
+	sf->managed = sf->symbol != NULL;
+	/* The source line, as the symbol files give it: a caller's at its call instruction. */
+	const struct adac_debug_info *di = NULL;
+	struct adac_source_map map;
+	if (sf->managed && code.debug_info && adac_debuginfo_get(rt, &code, &di, NULL) != 0)
+		di = NULL;
+	adac_source_map_init(&map, rt, code.method_desc, di);
+	struct adac_source_line sl = adac_source_map_at(&map, (uint32_t)(sf->caller && sf->offset ? sf->offset - 1 : sf->offset));
+	sf->file = sl.line ? sl.file : NULL;
+	sf->line = sl.line;
+}
+
 /* Gives one frame, naming managed code the backend could not name (st: its registers when it is
  * managed, else NULL). 1 when the visitor stops. */
 static int give_frame(struct walk *w, const struct adac_frame *f, bool recovered, const struct adac_unwind_state *st)
@@ -43,24 +65,8 @@ static int give_frame(struct walk *w, const struct adac_frame *f, bool recovered
 	struct adac_stack_frame sf = {.pc = f->pc, .sp = f->sp, .module = f->module, .symbol = f->symbol,
 	                              .offset = f->sym_offset, .file = f->file, .line = f->line, .recovered = recovered,
 	                              .caller = w->n > 0, .regs = st};
-	struct adac_code_info code;
-	if (!sf.symbol && adac_em_find_code(w->rt, f->pc, &code, NULL) == 0 && code.method_desc) {
-		struct adac_method_info mi;
-		sf.symbol = adac_method_name(w->rt, code.method_desc, ADAC_NAME_PARAMS, NULL);
-		if (sf.symbol && adac_md_read(w->rt, code.method_desc, &mi, NULL) == 0)
-			sf.module = adac_module_file_name(w->rt, mi.module, NULL);
-		sf.offset = code.offset;
-		sf.managed = sf.symbol != NULL;
-		/* The source line, as the symbol files give it: a caller's at its call instruction. */
-		const struct adac_debug_info *di = NULL;
-		struct adac_source_map map;
-		if (sf.managed && code.debug_info && adac_debuginfo_get(w->rt, &code, &di, NULL) != 0)
-			di = NULL;
-		adac_source_map_init(&map, w->rt, code.method_desc, di);
-		struct adac_source_line sl = adac_source_map_at(&map, (uint32_t)(sf.caller && sf.offset ? sf.offset - 1 : sf.offset));
-		sf.file = sl.line ? sl.file : NULL;
-		sf.line = sl.line;
-	}
+	if (!sf.symbol)
+		adac_stack_frame_name(w->rt, &sf);
 	if (!sf.managed)
 		sf.regs = NULL;
 	if (w->v->frame(w->v->ctx, &sf)) {

@@ -31,6 +31,10 @@ struct adac_stack_frame {
 	const struct adac_unwind_state *regs; /* a managed frame's registers (for its variables), else NULL */
 };
 
+/* Names sf->pc when it is managed code: symbol (the method), module, offset, managed, and the source
+ * file and line (a caller's at its call instruction). Left as it was otherwise. */
+void adac_stack_frame_name(struct adac_runtime *rt, struct adac_stack_frame *sf);
+
 /* What receives a thread's frames, innermost first. frame returns non-zero to stop the walk before
  * that frame (which is then not part of the stack); error reports a problem unwinding past the last
  * frame given (the walk goes on with the backend's next frame). */

@@ -64,6 +64,9 @@
 #define ADAC_MAX_TYPE_HASH_ENTRIES (1u << 22)  /* entries visited in one EETypeHashTable */
 #define ADAC_MAX_TYPE_FIELDS 65535u            /* FieldDescs of one type (the EEClass counts are 16-bit) */
 #define ADAC_MAX_PARENT_DEPTH 64u              /* parent types walked up from one MethodTable */
+#define ADAC_MAX_GC_SERIES 4096u               /* series of one GCDesc `refs` reads */
+#define ADAC_MAX_INNER_EXCEPTIONS 32u          /* inner exceptions `pe` follows from one exception */
+#define ADAC_MAX_STACK_TRACE_FRAMES 4096u      /* frames `pe` decodes from one exception's _stackTrace */
 #define ADAC_MAX_EPILOG_POPS 16u               /* pops in one epilog (there are 16 registers) */
 #define ADAC_MAX_FLAG_NAMES 16u                /* single-bit ContinuationFlags members named */
 #define ADAC_MAX_REF_OFFSETS 4096u             /* object references collected from one value type */

@@ -5,12 +5,15 @@
 #include <string.h>
 
 #include "async/continuation.h"
+#include "async/pending.h"
 #include "base/json.h"
 #include "base/limits.h"
 #include "commands/command.h"
 #include "runtime/runtime.h"
 #include "view/backtrace_view.h"
 #include "view/chain_view.h"
+#include "view/pending_list.h"
+#include "view/pending_view.h"
 
 #define DEFAULT_DEPTH 10000u   /* chain links walked unless --depth says otherwise */
 
@@ -36,7 +39,11 @@ const struct adac_command_info adac_cmd_bt_info = {
 		"  -t, --thread <id>     One thread: its LLDB index in LLDB, its OS thread id in\n"
 		"                        the CLI.\n"
 		"  -A, --address <addr>  The chain starting at a Continuation, or owned by a\n"
-		"                        task (its m_stateObject); may be repeated.\n"
+		"                        task (its m_stateObject); any other object `ps` prints\n"
+		"                        (classic state machine box, awaited task or source)\n"
+		"                        and a chain joined with classic code: the logical\n"
+		"                        stacks holding it, as `ps --address` shows them; may\n"
+		"                        be repeated.\n"
 		"  -c, --count <n>       Show at most n frames per list (0: all).\n"
 		"  -d, --depth <n>       Walk at most n links per chain (default 10000).\n"
 		"  -v, --locals          Show the awaited locals under each async frame, and the\n"
@@ -106,13 +113,66 @@ static int parse(int argc, char **argv, struct bt_opts *o, struct adac_error *er
 	return 0;
 }
 
-/* The chain of a Continuation, or of the task owning one. */
-static int show_address(struct adac_runtime *rt, uint64_t addr, const struct bt_opts *o, struct adac_out *out,
-                        json_t *chains_json, struct adac_error *err)
+/* The heap's pending stacks, collected on the first address. */
+struct stacks {
+	bool collected;
+	struct adac_pending p;
+};
+
+/* The logical stacks holding the object at addr, as `ps --address` lists them: printed when `print`,
+ * else only counted; *listed of them, with *classic state machine frames between them. */
+static int stacks_of(struct adac_runtime *rt, uint64_t addr, struct stacks *s, bool print, const struct bt_opts *o,
+                     struct adac_out *out, json_t *chains_json, size_t *listed, size_t *classic,
+                     struct adac_error *err)
+{
+	*listed = *classic = 0;
+	if (!s->collected) {
+		if (adac_pending_collect(rt, out, &s->p, err))
+			return -1;
+		s->collected = true;
+	}
+	struct adac_pending_list l = {0};
+	struct adac_pending_filter filter = {.addresses = &addr, .naddresses = 1};
+	int rc = adac_pending_list_init(&l, &s->p, &filter, out, err);
+	if (rc == 0 && print) {
+		rc = adac_pending_print_stacks(&l, o->view.flags & ADAC_VIEW_LOCALS, out, o->json ? chains_json : NULL, err);
+	} else if (rc == 0) {
+		struct adac_pending_stack st;
+		while ((rc = adac_pending_list_next(&l, &st, err)) > 0)
+			for (size_t i = 0; i < st.stack->count; i++)
+				*classic += st.segs[i].node->kind == ADAC_NODE_BOX;
+	}
+	*listed = l.listed;
+	adac_pending_list_free(&l);
+	return rc < 0 ? -1 : 0;
+}
+
+/* The chain of a Continuation, or of the task owning one. Anything else `ps` prints (a classic state
+ * machine box, an awaited task or source), and a chain `ps` joins with classic state machines, is
+ * shown as `ps` shows the stacks holding it. (Runtime-async chains joined through the tasks they
+ * await keep bt's own view: its awaiting line names the next task.) */
+static int show_address(struct adac_runtime *rt, uint64_t addr, struct stacks *s, const struct bt_opts *o,
+                        struct adac_out *out, json_t *chains_json, struct adac_error *err)
 {
 	uint64_t head = 0, task = 0;
+	struct adac_error not_head = {0};
+	bool chain = adac_chain_head_of(rt, addr, &head, &task, &not_head) == 0;
+	if (!chain && not_head.code != ADAC_E_BAD_ARG)
+		return adac_error_copy(err, &not_head);
+	size_t listed, classic;
+	struct adac_error no_stacks = {0};
+	if (stacks_of(rt, addr, s, false, o, out, chains_json, &listed, &classic, &no_stacks)) {
+		/* No heap to scan (a runtime without the GC contract): what the object itself says. */
+		if (!chain)
+			return adac_error_copy(err, &not_head);
+		listed = classic = 0;
+	}
+	if (!chain && !listed)
+		return adac_fail(err, ADAC_E_BAD_ARG, addr, "%s, and no pending async stack holds it (see `ps`)", not_head.msg);
+	if (!chain || classic)
+		return stacks_of(rt, addr, s, true, o, out, chains_json, &listed, &classic, err);
 	struct adac_resolved_chain v;
-	if (adac_chain_head_of(rt, addr, &head, &task, err) || adac_resolved_chain_build(rt, head, o->view.depth, NULL, &v, err))
+	if (adac_resolved_chain_build(rt, head, o->view.depth, NULL, &v, err))
 		return -1;
 	v.task = task;
 	if (o->json)
@@ -121,6 +181,29 @@ static int show_address(struct adac_runtime *rt, uint64_t addr, const struct bt_
 		adac_bt_chain_print(rt, &v, head, &o->view, out);
 	adac_resolved_chain_free(&v);
 	return 0;
+}
+
+/* "note: ..." after threads that run no chain: how many stacks `ps` lists, nothing when none or
+ * when the heap cannot be scanned. */
+static void pending_hint(struct adac_runtime *rt, struct stacks *s, bool any_thread, struct adac_out *out)
+{
+	struct adac_error e = {0};
+	if (!s->collected && adac_pending_collect(rt, out, &s->p, &e))
+		return;
+	s->collected = true;
+	struct adac_pending_list l = {0};
+	struct adac_pending_filter all = {0};
+	struct adac_pending_stack st;
+	if (adac_pending_list_init(&l, &s->p, &all, out, &e) == 0) {
+		int more;
+		while ((more = adac_pending_list_next(&l, &st, &e)) > 0)
+			;
+		if (more == 0 && l.listed)
+			adac_print(out, "\nnote: no async chain is running on %s; %zu async %s suspended: `ps` lists %s, "
+			           "`bt --address <task>` shows one\n", any_thread ? "any thread" : "this thread", l.listed,
+			           l.listed == 1 ? "stack is" : "stacks are", l.listed == 1 ? "it" : "them");
+	}
+	adac_pending_list_free(&l);
 }
 
 int adac_cmd_bt(struct adac_target *t, enum adac_frontend fe, int argc, char **argv, struct adac_out *out,
@@ -136,10 +219,11 @@ int adac_cmd_bt(struct adac_target *t, enum adac_frontend fe, int argc, char **a
 	json_t *root = o.json ? json_object() : NULL;
 	json_t *threads_json = o.json ? json_array() : NULL, *chains_json = o.json ? json_array() : NULL;
 
+	struct stacks stacks = {0};
 	for (size_t i = 0; i < o.naddresses && rc == 0; i++) {
 		if (i && !o.json)
 			adac_print(out, "\n");
-		rc = show_address(rt, o.addresses[i], &o, out, chains_json, err);
+		rc = show_address(rt, o.addresses[i], &stacks, &o, out, chains_json, err);
 	}
 	/* Threads: the ones asked for; by default the selected one (LLDB) or all (CLI). */
 	bool want_threads = o.all || o.has_thread || o.naddresses == 0;
@@ -147,11 +231,14 @@ int adac_cmd_bt(struct adac_target *t, enum adac_frontend fe, int argc, char **a
 	size_t n = 0;
 	if (rc == 0 && want_threads && adac_target_threads(t, &threads, &n, err))
 		rc = -1;
-	/* LLDB's selected thread; without LLDB, the first one (a core's: the thread that got the signal,
-	 * which LLDB and gdb select too). */
+	/* LLDB's selected thread, which alone is shown by default; without LLDB every thread is shown
+	 * and the marked one is the core's signalled thread, else the first. */
 	uint64_t selected = fe == ADAC_FRONTEND_LLDB ? adac_target_selected_thread(t) : 0;
-	uint64_t marked = selected ? selected : n ? threads[0].tid : 0;
+	uint64_t marked = selected ? selected : adac_target_selected_thread(t);
+	if (!marked && n)
+		marked = threads[0].tid;
 	bool any = false;
+	size_t running = 0;
 	for (size_t i = 0; rc == 0 && want_threads && i < n; i++) {
 		const struct adac_thread *th = &threads[i];
 		bool wanted = o.has_thread ? adac_opt_thread_id(fe, th) == o.thread : o.all || !selected || th->tid == selected;
@@ -163,10 +250,13 @@ int adac_cmd_bt(struct adac_target *t, enum adac_frontend fe, int argc, char **a
 		if (o.json)
 			json_array_append_new(threads_json, adac_bt_thread_json(rt, th, &o.view));
 		else
-			adac_bt_thread_print(rt, th, th->tid == marked, &o.view, out);
+			running += adac_bt_thread_print(rt, th, th->tid == marked, &o.view, out);
 	}
 	if (rc == 0 && o.has_thread && !any)
 		rc = adac_opt_no_thread(fe, o.thread, err);
+	/* A hung process: every chain suspended, none on the threads shown. Say where they are. */
+	if (rc == 0 && any && !running && !o.json && !o.naddresses)
+		pending_hint(rt, &stacks, o.all || (!o.has_thread && !selected), out);
 	if (o.json) {
 		json_object_set_new(root, "threads", threads_json);
 		json_object_set_new(root, "chains", chains_json);
@@ -175,6 +265,8 @@ int adac_cmd_bt(struct adac_target *t, enum adac_frontend fe, int argc, char **a
 		else
 			json_decref(root);
 	}
+	if (stacks.collected)
+		adac_pending_free(&stacks.p);
 	adac_runtime_close(rt);
 	return rc;
 }

@@ -2,6 +2,7 @@
  * (async/pending.h), listed one block per stack (view/pending_view.h), grouped or counted
  * (view/stack_groups.h). */
 #include <string.h>
+#include <strings.h>
 
 #include "async/pending.h"
 #include "base/limits.h"
@@ -16,7 +17,8 @@ const struct adac_command_info adac_cmd_ps_info = {
 	.name = "ps",
 	.summary = "List every pending async operation as a logical stack (runtime-async chains and classic "
 	           "state machines, suspended or running)",
-	.syntax = "[--coalesce | --format tree|folded|dot | --stats] [--method <text>] [--type <text>] [--address <addr>]... [--locals | --internals] [--json [--timings]]",
+	.syntax = "[--coalesce | --format tree|folded|dot | --stats] [--method <text>] [--type <text>] [--status <status>] "
+	          "[--mt <MethodTable>] [--address <addr>]... [--locals | --internals] [--json [--timings]]",
 	.details =
 		"Walks the GC heap once and collects every runtime-async Continuation, every\n"
 		"pending task and every classic async state machine (AsyncStateMachineBox). A\n"
@@ -42,6 +44,11 @@ const struct adac_command_info adac_cmd_ps_info = {
 		"(left behind after their chain resumed) and sentinels without frames are\n"
 		"counted, not listed.\n"
 		"\n"
+		"After the status, the awaiting line may say what the object is: a promise never\n"
+		"completed (a TaskCompletionSource's task), a Task.Delay timer and its due time,\n"
+		"Task.WhenAll progress (k of n done), Task.WhenAny, a SemaphoreSlim.WaitAsync\n"
+		"waiter, or a completed task whose continuation has not run.\n"
+		"\n"
 		"Options:\n"
 		"  -C, --coalesce        Group identical stacks into a tree, innermost frame\n"
 		"                        first, each line with the number of stacks sharing it:\n"
@@ -62,10 +69,14 @@ const struct adac_command_info adac_cmd_ps_info = {
 		"  -s, --stats           Count frames per method and await state, stacks per\n"
 		"                        awaited type and tasks per type and status.\n"
 		"  -m, --method <text>   Only stacks with a frame whose method name contains\n"
-		"                        <text>.\n"
+		"                        <text> (ignoring case).\n"
 		"  -t, --type <text>     Only stacks with an object (task, state machine,\n"
 		"                        continuation, awaited object) whose type name contains\n"
-		"                        <text>.\n"
+		"                        <text> (ignoring case).\n"
+		"  -S, --status <status> Only stacks with a task whose Task.Status is <status>\n"
+		"                        (WaitingForActivation, RanToCompletion, Faulted, ...).\n"
+		"  -M, --mt <addr>       Only stacks with an object whose MethodTable is <addr>\n"
+		"                        (task, state machine, continuation, awaited object).\n"
 		"  -A, --address <addr>  Only stacks with an object at <addr> (task, state\n"
 		"                        machine box or state machine, continuation, awaited\n"
 		"                        object); may be repeated.\n"
@@ -83,10 +94,25 @@ const struct adac_command_info adac_cmd_ps_info = {
 struct ps_opts {
 	bool coalesce, stats, locals, internals, json, timings;
 	int format;                          /* -1: listing, or an adac_stack_grouping */
-	const char *method, *type;
+	const char *method, *type, *status;
+	uint64_t mt;
 	uint64_t addresses[ADAC_MAX_ADDRESS_ARGS];
 	size_t naddresses;
 };
+
+#define STATUSES "Created, WaitingForActivation, WaitingToRun, Running, WaitingForChildrenToComplete, " \
+                 "RanToCompletion, Canceled, Faulted"
+
+/* One of Task.Status's names (ignoring case), as adac_task_status spells them. */
+static bool known_status(const char *s)
+{
+	static const char *const names[] = {"Created", "WaitingForActivation", "WaitingToRun", "Running",
+	                                    "WaitingForChildrenToComplete", "RanToCompletion", "Canceled", "Faulted"};
+	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+		if (strcasecmp(s, names[i]) == 0)
+			return true;
+	return false;
+}
 
 static int parse(int argc, char **argv, struct ps_opts *o, struct adac_error *err)
 {
@@ -122,6 +148,15 @@ static int parse(int argc, char **argv, struct ps_opts *o, struct adac_error *er
 				return -1;
 		} else if (adac_opt_is(a, "-t", "--type")) {
 			if (adac_opt_value("ps", argc, argv, &i, &o->type, err))
+				return -1;
+		} else if (adac_opt_is(a, "-S", "--status")) {
+			if (adac_opt_value("ps", argc, argv, &i, &o->status, err))
+				return -1;
+			if (!known_status(o->status))
+				return adac_fail(err, ADAC_E_BAD_ARG, 0, "unknown task status '%s' (want one of %s)", o->status,
+				                 STATUSES);
+		} else if (adac_opt_is(a, "-M", "--mt")) {
+			if (adac_opt_value("ps", argc, argv, &i, &v, err) || adac_opt_u64("ps", a, v, &o->mt, err))
 				return -1;
 		} else if (adac_opt_is(a, "-A", "--address")) {
 			if (o->naddresses >= ADAC_MAX_ADDRESS_ARGS)
@@ -163,7 +198,7 @@ int adac_cmd_ps(struct adac_target *t, enum adac_frontend fe, int argc, char **a
 		return -1;
 	struct adac_pending p;
 	struct adac_pending_list l = {0};
-	struct adac_pending_filter filter = {o.method, o.type, o.addresses, o.naddresses};
+	struct adac_pending_filter filter = {o.method, o.type, o.addresses, o.naddresses, o.status, o.mt};
 	unsigned flags = (o.locals ? ADAC_VIEW_LOCALS : 0) | (o.internals ? ADAC_VIEW_INTERNALS : 0);
 	int rc = adac_pending_collect(rt, out, &p, err);
 	if (rc == 0)

@@ -19,6 +19,10 @@ static const struct entry entries[] = {
 	{&adac_cmd_dumpheap_info, adac_cmd_dumpheap},
 	{&adac_cmd_ps_info, adac_cmd_ps},
 	{&adac_cmd_symbols_info, adac_cmd_symbols},
+	{&adac_cmd_dumpobj_info, adac_cmd_dumpobj},
+	{&adac_cmd_pe_info, adac_cmd_pe},
+	{&adac_cmd_report_info, adac_cmd_report},
+	{&adac_cmd_refs_info, adac_cmd_refs},
 	{&adac_cmd_diff_info, NULL},   /* two targets: adac_command_run_diff */
 };
 #define N_ENTRIES (sizeof entries / sizeof entries[0])

@@ -32,6 +32,18 @@ extern const struct adac_command_info adac_cmd_ps_info;
 int adac_cmd_ps(struct adac_target *t, enum adac_frontend fe, int argc, char **argv, struct adac_out *out,
                 struct adac_error *err);
 
+extern const struct adac_command_info adac_cmd_dumpobj_info;
+int adac_cmd_dumpobj(struct adac_target *t, enum adac_frontend fe, int argc, char **argv, struct adac_out *out,
+                     struct adac_error *err);
+extern const struct adac_command_info adac_cmd_pe_info;
+int adac_cmd_pe(struct adac_target *t, enum adac_frontend fe, int argc, char **argv, struct adac_out *out,
+                struct adac_error *err);
+extern const struct adac_command_info adac_cmd_report_info;
+int adac_cmd_report(struct adac_target *t, enum adac_frontend fe, int argc, char **argv, struct adac_out *out,
+                    struct adac_error *err);
+extern const struct adac_command_info adac_cmd_refs_info;
+int adac_cmd_refs(struct adac_target *t, enum adac_frontend fe, int argc, char **argv, struct adac_out *out,
+                  struct adac_error *err);
 /* Two targets: run by adac_command_run_diff. */
 extern const struct adac_command_info adac_cmd_diff_info;
 int adac_cmd_diff(struct adac_target *a, struct adac_target *b, int argc, char **argv, struct adac_out *out,

@@ -27,7 +27,9 @@
 	X(TSI_SIZE, "ThreadStaticsInfo", NULL, 0, true)                        \
 	X(TSI_NONGC, "ThreadStaticsInfo", "NonGCTlsIndex", 4, true)            \
 	X(TSI_GC, "ThreadStaticsInfo", "GCTlsIndex", 4, true)                  \
-	X(MT_AUX, "MethodTable", "AuxiliaryData", 8, true)
+	X(MT_AUX, "MethodTable", "AuxiliaryData", 8, true)                     \
+	X(TH_THROWN, "Thread", "LastThrownObject", 8, false)                   \
+	X(TH_THROWN_UNHANDLED, "Thread", "LastThrownObjectIsUnhandled", 1, false)
 
 enum {
 #define X(id, type, field, width, req) id,
@@ -44,6 +46,7 @@ static const struct adac_field_spec thread_specs[TF_COUNT] = {
 
 struct threads_state {
 	uint32_t off[TF_COUNT];
+	uint8_t has[TF_COUNT];
 	uint64_t thread_store;
 	uint64_t unused_nc_slots;   /* NumberOfTlsOffsetsNotUsedInNoncollectibleArray */
 	uint64_t ptr_array_data;    /* PtrArrayOffsetToDataArray */
@@ -61,9 +64,8 @@ static int init_state(struct adac_runtime *rt, struct threads_state **out, struc
 	s = calloc(1, sizeof *s);
 	if (!s)
 		return adac_fail(err, ADAC_E_NOMEM, 0, "out of memory");
-	uint8_t has[TF_COUNT];
 	uint64_t where;
-	if (adac_desc_resolve(rt->desc, thread_specs, TF_COUNT, s->off, has, err) ||
+	if (adac_desc_resolve(rt->desc, thread_specs, TF_COUNT, s->off, s->has, err) ||
 	    adac_desc_global(rt->desc, "ThreadStore", &where, err) || adac_read_ptr(rt->t, where, &s->thread_store, err) ||
 	    adac_desc_global(rt->desc, "NumberOfTlsOffsetsNotUsedInNoncollectibleArray", &s->unused_nc_slots, err) ||
 	    adac_desc_global(rt->desc, "PtrArrayOffsetToDataArray", &s->ptr_array_data, err)) {
@@ -255,5 +257,28 @@ int adac_thread_static_addr(struct adac_runtime *rt, const struct adac_managed_t
 		return -1;
 	if (base)
 		*addr = base + offset;
+	return 0;
+}
+
+/* Thread.LastThrownObject is a GC handle (a slot holding the object), or 0. */
+int adac_thread_last_thrown(struct adac_runtime *rt, const struct adac_managed_thread *th, uint64_t *obj,
+                            bool *unhandled, struct adac_error *err)
+{
+	struct threads_state *s;
+	*obj = 0;
+	*unhandled = false;
+	if (init_state(rt, &s, err))
+		return -1;
+	if (!s->has[TH_THROWN])
+		return adac_fail(err, ADAC_E_LAYOUT, 0, "the runtime does not describe Thread.LastThrownObject");
+	uint64_t handle = 0;
+	uint8_t flag = 0;
+	if (adac_read_ptr(rt->t, th->thread + s->off[TH_THROWN], &handle, err) ||
+	    (handle && adac_read_ptr(rt->t, handle, obj, err)) ||
+	    (s->has[TH_THROWN_UNHANDLED] && adac_read_u8(rt->t, th->thread + s->off[TH_THROWN_UNHANDLED], &flag, err))) {
+		adac_error_wrap(err, "Thread 0x%llx: last thrown object: ", (unsigned long long)th->thread);
+		return -1;
+	}
+	*unhandled = *obj && flag;
 	return 0;
 }

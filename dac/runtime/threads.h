@@ -35,6 +35,11 @@ int adac_managed_threads(struct adac_runtime *rt, adac_managed_thread_cb cb, voi
 int adac_managed_thread_of(struct adac_runtime *rt, uint64_t os_tid, struct adac_managed_thread *out,
                            struct adac_error *err);
 
+/* The exception object thread th threw last (Thread.LastThrownObject, SOS `threads`' Exception
+ * column; *obj = 0 when none) and whether the runtime marked it unhandled. ADAC_E_LAYOUT when the
+ * runtime does not describe it. */
+int adac_thread_last_thrown(struct adac_runtime *rt, const struct adac_managed_thread *th, uint64_t *obj,
+                            bool *unhandled, struct adac_error *err);
 /* Address of a thread-static field of type enclosing_mt (at `offset` in the type's GC or non-GC
  * thread-statics block) on thread th; *addr = 0 when the thread has not allocated that type's thread
  * statics yet. adac_field_thread_static_addr (types/fielddesc.h) takes a FieldDesc instead. */

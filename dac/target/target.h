@@ -36,6 +36,9 @@ struct adac_thread {
 	uint64_t tid;      /* OS thread id (LWP) */
 	uint32_t index;    /* 1-based index as the debugger numbers threads */
 	char name[64];     /* thread name if known, else "" */
+	/* Why the thread stopped, in LLDB's words ("signal SIGABRT"), when the backend knows and it is
+	 * worth saying (a core's signalled thread, LLDB's stop description); else "". */
+	char stop_reason[96];
 };
 
 /* One physical frame, as the backend's unwinder sees it. */
@@ -89,8 +92,8 @@ struct adac_target_ops {
 	 * id). When it changes, every cache of target data is dropped. NULL: the target never runs. */
 	uint64_t (*stop_id)(void *impl);
 
-	/* Optional. The thread the user has selected (LLDB's selected thread), or 0 when there is no
-	 * such notion; commands default to it. */
+	/* Optional. The thread the user has selected (LLDB's selected thread; a core's: the thread that
+	 * got the fatal signal), or 0 when there is no such notion; commands default to it. */
 	uint64_t (*selected_thread)(void *impl);
 
 	/* Optional. Tells the backend where to look for files its target lacks (NULL: nowhere); the

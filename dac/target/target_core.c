@@ -27,9 +27,11 @@
 #include "target/native_symbols.h"
 #include "target/pe_image.h"
 #include "target/symbol_store.h"
+#include "target/stop_reason.h"
 #include "target/symbols.h"
 
 /* struct elf_prstatus on x86-64 (linux/elfcore.h), read by offset so any host can parse it. */
+#define PRSTATUS_CURSIG_OFF 12u  /* after struct elf_siginfo {si_signo, si_code, si_errno} */
 #define PRSTATUS_PID_OFF 32u
 #define PRSTATUS_REGS_OFF 112u
 #define USER_REGS_COUNT 27u  /* struct user_regs_struct: 27 longs */
@@ -44,6 +46,13 @@ static const unsigned user_reg_slot[ADAC_REG_COUNT] = {
 	[ADAC_REG_R12] = 3,  [ADAC_REG_R13] = 2,  [ADAC_REG_R14] = 1,  [ADAC_REG_R15] = 0,
 	[ADAC_REG_RIP] = 16, [ADAC_REG_FS_BASE] = 21,
 };
+
+/* siginfo_t on x86-64 (NT_SIGINFO): si_signo, si_errno, si_code, then the fault address. */
+#define NT_SIGINFO_TYPE 0x53494749u
+#define SIGINFO_SIGNO_OFF 0u
+#define SIGINFO_CODE_OFF 8u
+#define SIGINFO_ADDR_OFF 16u
+#define SIGINFO_MIN_SIZE 24u
 
 #define PAGE_BYTES 4096u
 
@@ -71,6 +80,10 @@ struct core_map {
 struct core_thread {
 	uint64_t tid;
 	struct adac_regs regs;
+	int cursig;       /* NT_PRSTATUS pr_cursig (the kernel writes the fatal signal on every thread) */
+	bool siginfo;     /* an NT_SIGINFO followed this thread's NT_PRSTATUS: it took the signal */
+	int si_signo, si_code;
+	uint64_t si_addr;
 };
 
 struct core {
@@ -400,13 +413,36 @@ static int core_modules(void *impl, adac_module_cb cb, void *ctx, struct adac_er
 	return 0;
 }
 
+/* The thread that got the fatal signal: the one the core's NT_SIGINFO belongs to (kernel cores write
+ * one, right after the dumping thread's NT_PRSTATUS), else the first with a signal in its status. */
+static const struct core_thread *signalled_thread(const struct core *c)
+{
+	for (size_t i = 0; i < c->nthreads; i++)
+		if (c->threads[i].siginfo && c->threads[i].si_signo > 0)
+			return &c->threads[i];
+	for (size_t i = 0; i < c->nthreads; i++)
+		if (c->threads[i].cursig > 0)
+			return &c->threads[i];
+	return NULL;
+}
+
+static uint64_t core_selected_thread(void *impl)
+{
+	const struct core_thread *th = signalled_thread(impl);
+	return th ? th->tid : 0;
+}
+
 static int core_threads(void *impl, adac_thread_cb cb, void *ctx, struct adac_error *err)
 {
 	(void)err;
 	struct core *c = impl;
 	for (size_t i = 0; i < c->nthreads; i++) {
 		/* NT_PRPSINFO names only the process, so threads stay unnamed. */
-		struct adac_thread th = {.tid = c->threads[i].tid, .index = (uint32_t)i + 1};
+		const struct core_thread *ct = &c->threads[i];
+		struct adac_thread th = {.tid = ct->tid, .index = (uint32_t)i + 1};
+		if (ct == signalled_thread(c))
+			adac_stop_reason_signal(th.stop_reason, sizeof th.stop_reason, ct->siginfo ? ct->si_signo : ct->cursig,
+			                        ct->siginfo ? ct->si_code : 0, ct->si_addr);
 		if (cb(ctx, &th))
 			break;
 	}
@@ -703,7 +739,9 @@ static int parse_prstatus(struct core *c, const uint8_t *desc, size_t size, stru
 		return adac_fail(err, ADAC_E_NOMEM, 0, "%s: out of memory reading threads", c->path);
 	c->threads = grown;
 	struct core_thread *th = &c->threads[c->nthreads++];
+	memset(th, 0, sizeof *th);
 	th->tid = (uint32_t)adac_get_u32(desc, PRSTATUS_PID_OFF);
+	th->cursig = (int16_t)adac_get_u16(desc, PRSTATUS_CURSIG_OFF);
 	for (unsigned r = 0; r < ADAC_REG_COUNT; r++)
 		th->regs.r[r] = adac_get_u64(desc, PRSTATUS_REGS_OFF + user_reg_slot[r] * 8u);
 	return 0;
@@ -729,6 +767,14 @@ static int parse_notes(struct core *c, const GElf_Phdr *ph, uint64_t *note_bytes
 		if (nh.n_type == NT_PRSTATUS) {
 			if (parse_prstatus(c, base + desc_at, nh.n_descsz, err))
 				return -1;
+		} else if (nh.n_type == NT_SIGINFO_TYPE && c->nthreads && nh.n_descsz >= SIGINFO_MIN_SIZE) {
+			/* It describes the thread whose NT_PRSTATUS came last. */
+			struct core_thread *th = &c->threads[c->nthreads - 1];
+			const uint8_t *d = base + desc_at;
+			th->siginfo = true;
+			th->si_signo = (int32_t)adac_get_u32(d, SIGINFO_SIGNO_OFF);
+			th->si_code = (int32_t)adac_get_u32(d, SIGINFO_CODE_OFF);
+			th->si_addr = adac_get_u64(d, SIGINFO_ADDR_OFF);
 		} else if (nh.n_type == NT_FILE && !c->have_files) {
 			c->have_files = true;
 			if (parse_nt_file(c, base + desc_at, nh.n_descsz, err))
@@ -835,6 +881,7 @@ static const struct adac_target_ops core_ops = {
 	.threads = core_threads,
 	.regs = core_regs,
 	.frames = core_frames,
+	.selected_thread = core_selected_thread,
 	.set_symbols = core_set_symbols,
 	.origin = core_origin,
 	.close = core_close,

@@ -89,6 +89,7 @@ enum {
 #define MTF_CATEGORY_TRUEPRIMITIVE 0x00070000u
 #define MTF_CATEGORY_INTERFACE 0x000c0000u
 #define MTF_HAS_COMPONENT_SIZE 0x80000000u
+#define MTF_CONTAINS_GC_POINTERS 0x01000000u
 #define MTF_GENERICS_MASK 0x00000030u
 #define MTF_GENERICS_SHAREDINST 0x00000020u
 #define MTF_GENERICS_TYPICALINST 0x00000030u
@@ -297,6 +298,7 @@ int adac_mt_read(struct adac_runtime *rt, uint64_t method_table, struct adac_mt_
 	uint32_t cat = flags & MTF_CATEGORY_MASK;
 	bool has_component = (flags & MTF_HAS_COMPONENT_SIZE) != 0;
 	info->component_size = has_component ? (flags & 0xffff) : 0;
+	info->contains_gc_pointers = (flags & MTF_CONTAINS_GC_POINTERS) != 0;
 	info->is_array = (flags & MTF_CATEGORY_ARRAY_MASK) == MTF_CATEGORY_ARRAY;
 	info->is_string = has_component && !info->is_array && info->component_size == 2;
 	info->is_interface = cat == MTF_CATEGORY_INTERFACE;

@@ -125,6 +125,7 @@ struct adac_mt_info {
 	bool is_string;
 	bool is_value_type;
 	bool is_interface;
+	bool contains_gc_pointers; /* its instances hold references: a GCDesc precedes the MethodTable */
 	uint32_t num_generic_args; /* instantiation arity, 0 if not generic */
 	uint64_t instantiation;    /* address of the TypeHandle array of the instantiation, 0 if none */
 

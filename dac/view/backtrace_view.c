@@ -13,6 +13,7 @@
 #include "types/methoddesc.h"
 #include "types/names.h"
 #include "view/chain_view.h"
+#include "view/exception_view.h"
 #include "view/frame_vars.h"
 
 /* ---- physical frames ---- */
@@ -105,13 +106,38 @@ static int thread_chains(struct adac_runtime *rt, const struct adac_thread *th, 
 	return adac_thread_chains(rt, &mth, chains, n, err);
 }
 
-void adac_bt_thread_print(struct adac_runtime *rt, const struct adac_thread *th, bool selected,
-                          const struct adac_bt_opts *o, struct adac_out *out)
+/* The exception worth showing on th's line: the one the runtime marked unhandled, or on a thread that
+ * stopped for a reason (a crash: FailFast keeps no exception of its own, its argument was thrown
+ * last). 0 when none or unreadable. */
+static uint64_t thread_exception(struct adac_runtime *rt, const struct adac_thread *th, bool *unhandled)
+{
+	struct adac_managed_thread mth;
+	uint64_t obj = 0;
+	*unhandled = false;
+	if (adac_managed_thread_of(rt, th->tid, &mth, NULL) || adac_thread_last_thrown(rt, &mth, &obj, unhandled, NULL))
+		return 0;
+	return *unhandled || th->stop_reason[0] ? obj : 0;
+}
+
+size_t adac_bt_thread_print(struct adac_runtime *rt, const struct adac_thread *th, bool selected,
+                            const struct adac_bt_opts *o, struct adac_out *out)
 {
 	adac_print(out, "%c thread #%u", selected ? '*' : ' ', th->index);
 	if (th->name[0])
 		adac_print(out, ", name = '%s'", th->name);
-	adac_print(out, ", tid = %llu\n", (unsigned long long)th->tid);
+	adac_print(out, ", tid = %llu", (unsigned long long)th->tid);
+	if (th->stop_reason[0])
+		adac_print(out, ", stop reason = %s", th->stop_reason);
+	adac_print(out, "\n");
+	bool unhandled;
+	uint64_t exc = thread_exception(rt, th, &unhandled);
+	if (exc) {
+		struct adac_sig_text text = {0};
+		struct adac_error e = {0};
+		if (adac_exception_summary(rt, exc, &text, &e) == 0)
+			adac_print(out, "  exception: %s (%s)\n", adac_sig_text_str(&text), unhandled ? "unhandled" : "last thrown");
+		adac_sig_text_free(&text);
+	}
 	struct frames c = {.rt = rt, .locals = o->flags & ADAC_VIEW_LOCALS, .out = out, .count = o->count};
 	struct adac_stack_visitor v = {frame_text, error_text, &c};
 	struct adac_error err = {0};
@@ -137,6 +163,7 @@ void adac_bt_thread_print(struct adac_runtime *rt, const struct adac_thread *th,
 		index += adac_chain_view_print(rt, &cv, out, index, o->count, o->flags);
 		adac_resolved_chain_free(&cv);
 	}
+	return n;
 }
 
 json_t *adac_bt_thread_json(struct adac_runtime *rt, const struct adac_thread *th, const struct adac_bt_opts *o)
@@ -145,6 +172,15 @@ json_t *adac_bt_thread_json(struct adac_runtime *rt, const struct adac_thread *t
 	json_object_set_new(tj, "index", json_integer(th->index));
 	json_object_set_new(tj, "tid", json_integer((json_int_t)th->tid));
 	json_object_set_new(tj, "name", json_string(th->name));
+	if (th->stop_reason[0])
+		json_object_set_new(tj, "stop_reason", json_string(th->stop_reason));
+	bool unhandled;
+	uint64_t exc = thread_exception(rt, th, &unhandled);
+	if (exc) {
+		json_t *ej = adac_exception_summary_json(rt, exc);
+		json_object_set_new(ej, "unhandled", json_boolean(unhandled));
+		json_object_set_new(tj, "exception", ej);
+	}
 	struct frames c = {.rt = rt, .locals = o->flags & ADAC_VIEW_LOCALS, .json = json_array(), .count = o->count};
 	struct adac_stack_visitor v = {frame_json, error_json, &c};
 	struct adac_error err = {0};

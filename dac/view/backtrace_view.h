@@ -22,12 +22,13 @@ struct adac_bt_opts {
 	unsigned flags;     /* ADAC_VIEW_* (chain_view.h) */
 };
 
-/* "<*| > thread #N[, name = '<name>'], tid = <tid>" (selected: marked '*' as LLDB marks its
- * selected thread), its frames ("  frame #N: <pc> <module>`<symbol> + <offset>[ at <file>:<line>]",
- * managed offsets in hex; a problem unwinding past a frame on its own line after it), then the
- * async frames of each chain it runs, numbered on from one chain to the next. */
-void adac_bt_thread_print(struct adac_runtime *rt, const struct adac_thread *th, bool selected,
-                          const struct adac_bt_opts *o, struct adac_out *out);
+/* "<*| > thread #N[, name = '<name>'], tid = <tid>[, stop reason = <why>]" (selected: marked '*' as
+ * LLDB marks its selected thread), "  exception: ..." when it crashed with one, its frames
+ * ("  frame #N: <pc> <module>`<symbol> + <offset>[ at <file>:<line>]", managed offsets in hex; a
+ * problem unwinding past a frame on its own line after it), then the async frames of each chain it
+ * runs, numbered on from one chain to the next. Returns how many chains it runs. */
+size_t adac_bt_thread_print(struct adac_runtime *rt, const struct adac_thread *th, bool selected,
+                            const struct adac_bt_opts *o, struct adac_out *out);
 /* The same as {"index", "tid", "name", "frames", "chains", "error"?}; frames recovered by
  * asyncdac carry "unwound_by": "asyncdac", and a problem unwinding past one "unwind_error". */
 struct json_t *adac_bt_thread_json(struct adac_runtime *rt, const struct adac_thread *th, const struct adac_bt_opts *o);

@@ -43,6 +43,8 @@ void adac_awaiting_print(const struct adac_awaiting *a, struct adac_out *out)
 		adac_print(out, " (token %d)", a->token);
 	if (a->has_state_flags)
 		adac_print(out, " [%s]", adac_task_status(a->state_flags));
+	if (a->leaf[0])
+		adac_print(out, " (%s)", a->leaf);
 	adac_print(out, "\n");
 }
 
@@ -58,6 +60,8 @@ json_t *adac_awaiting_json(const struct adac_awaiting *a)
 		json_object_set_new(j, "status", json_string(adac_task_status(a->state_flags)));
 		json_object_set_new(j, "state_flags", json_integer(a->state_flags));
 	}
+	if (a->leaf[0])
+		json_object_set_new(j, "what", json_string(a->leaf));
 	return j;
 }
 

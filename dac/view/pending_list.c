@@ -1,9 +1,12 @@
 /* pending_list.c - resolving, filtering and counting the stacks `ps` lists. */
 #include "view/pending_list.h"
 
+#include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
+#include "async/task.h"
 #include "base/output.h"
 #include "types/names.h"
 
@@ -125,14 +128,6 @@ bool adac_pending_stack_awaiting(const struct adac_pending_list *l, const struct
 
 /* ---- filters ---- */
 
-static bool type_matches(const struct adac_pending_list *l, uint64_t mt, const char *text)
-{
-	if (!mt)
-		return false;
-	const char *name = adac_type_name(l->p->rt, mt, 0, NULL);
-	return name && strstr(name, text);
-}
-
 static bool addr_wanted(const struct adac_pending_filter *f, uint64_t a)
 {
 	for (size_t i = 0; i < f->naddresses; i++)
@@ -141,50 +136,95 @@ static bool addr_wanted(const struct adac_pending_filter *f, uint64_t a)
 	return false;
 }
 
+/* Does s contain text, ignoring ASCII case ("task<int32>" finds Task<Int32>)? */
+static bool contains(const char *s, const char *text)
+{
+	size_t n = strlen(text);
+	for (; s && *s; s++) {
+		size_t i = 0;
+		while (i < n && s[i] && tolower((unsigned char)s[i]) == tolower((unsigned char)text[i]))
+			i++;
+		if (i == n)
+			return true;
+	}
+	return n == 0 && s;
+}
+
+static bool type_matches(const struct adac_pending_list *l, uint64_t mt, const char *text)
+{
+	if (!mt)
+		return false;
+	return contains(adac_type_name(l->p->rt, mt, 0, NULL), text);
+}
+
+/* A filter not yet satisfied by the stack's objects seen so far. */
+struct wants {
+	bool m, t, a, status, mt;
+};
+
+static void see_task(const struct adac_pending_list *l, uint64_t task, struct wants *w)
+{
+	const struct adac_pending_filter *f = &l->filter;
+	if (!task)
+		return;
+	if (w->a && addr_wanted(f, task))
+		w->a = false;
+	if (!w->t && !w->status && !w->mt)
+		return;
+	struct adac_task_desc d;
+	adac_pending_task(l->p, task, &d);
+	if (w->t && contains(d.type, f->type))
+		w->t = false;
+	if (w->status && d.has_flags && strcasecmp(adac_task_status(d.flags), f->status) == 0)
+		w->status = false;
+	if (w->mt && d.mt == f->mt)
+		w->mt = false;
+}
+
 static bool matches(const struct adac_pending_list *l, const struct adac_async_stack *st)
 {
 	const struct adac_pending_filter *f = &l->filter;
-	bool want_m = f->method != NULL, want_t = f->type != NULL, want_a = f->naddresses > 0;
+	struct wants w = {f->method != NULL, f->type != NULL, f->naddresses > 0, f->status != NULL, f->mt != 0};
 	struct adac_awaiting aw;
 	if (awaiting(l, st, &aw)) {
-		if (want_a && addr_wanted(f, aw.object))
-			want_a = false;
-		if (want_t && aw.type && strstr(aw.type, f->type))
-			want_t = false;
+		if (w.a && addr_wanted(f, aw.object))
+			w.a = false;
+		if (w.t && contains(aw.type, f->type))
+			w.t = false;
+		if (w.mt && aw.mt == f->mt)
+			w.mt = false;
+		if (w.status && aw.has_state_flags && strcasecmp(adac_task_status(aw.state_flags), f->status) == 0)
+			w.status = false;
 	}
-	for (uint32_t i = 0; i < st->count && (want_m || want_t || want_a); i++) {
+	for (uint32_t i = 0; i < st->count && (w.m || w.t || w.a || w.status || w.mt); i++) {
 		const struct adac_pending_seg *s = &l->segs[i];
-		uint64_t task = adac_pending_node_task(l->p, s->node);
-		if (want_a && task && addr_wanted(f, task))
-			want_a = false;
-		if (want_t && task) {
-			struct adac_task_desc d;
-			adac_pending_task(l->p, task, &d);
-			if (d.type && strstr(d.type, f->type))
-				want_t = false;
-		}
+		see_task(l, adac_pending_node_task(l->p, s->node), &w);
 		if (s->node->kind == ADAC_NODE_BOX) {
-			if (want_a && s->classic.state_machine && addr_wanted(f, s->classic.state_machine))
-				want_a = false;
-			if (want_m && s->classic.method && strstr(s->classic.method, f->method))
-				want_m = false;
-			if (want_t && type_matches(l, s->classic.state_machine_mt, f->type))
-				want_t = false;
+			if (w.a && s->classic.state_machine && addr_wanted(f, s->classic.state_machine))
+				w.a = false;
+			if (w.m && contains(s->classic.method, f->method))
+				w.m = false;
+			if (w.t && type_matches(l, s->classic.state_machine_mt, f->type))
+				w.t = false;
+			if (w.mt && s->classic.state_machine_mt == f->mt)
+				w.mt = false;
 			continue;
 		}
 		if (s->node->kind != ADAC_NODE_CHAIN)
 			continue;
 		for (size_t k = 0; k < s->view.chain.count; k++) {
 			const struct adac_async_frame *fr = &s->view.frames[k];
-			if (want_a && addr_wanted(f, fr->cont.addr))
-				want_a = false;
-			if (want_t && type_matches(l, fr->cont.mt, f->type))
-				want_t = false;
-			if (want_m && adac_async_frame_shown(fr) && fr->method && strstr(fr->method, f->method))
-				want_m = false;
+			if (w.a && addr_wanted(f, fr->cont.addr))
+				w.a = false;
+			if (w.t && type_matches(l, fr->cont.mt, f->type))
+				w.t = false;
+			if (w.mt && fr->cont.mt == f->mt)
+				w.mt = false;
+			if (w.m && adac_async_frame_shown(fr) && contains(fr->method, f->method))
+				w.m = false;
 		}
 	}
-	return !want_m && !want_t && !want_a;
+	return !w.m && !w.t && !w.a && !w.status && !w.mt;
 }
 
 /* ---- the listing ---- */
@@ -204,7 +244,7 @@ int adac_pending_list_next(struct adac_pending_list *l, struct adac_pending_stac
 		if (without_frames(l, st)) {
 			l->without_frames++;
 			adac_pending_set_fate(p, st, ADAC_PENDING_WITHOUT_FRAMES);
-		} else if ((f->method || f->type || f->naddresses) && !matches(l, st)) {
+		} else if ((f->method || f->type || f->naddresses || f->status || f->mt) && !matches(l, st)) {
 			l->filtered_out++;
 			adac_pending_set_fate(p, st, ADAC_PENDING_FILTERED);
 		} else {

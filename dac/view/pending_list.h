@@ -16,11 +16,13 @@
 struct adac_out;
 
 struct adac_pending_filter {
-	const char *method;         /* a frame's method name contains it; NULL: any */
+	const char *method;         /* a frame's method name contains it (ignoring case); NULL: any */
 	const char *type;           /* the type name of an object of the stack (task, state machine,
-	                             * continuation, awaited object) contains it; NULL: any */
+	                             * continuation, awaited object) contains it (ignoring case); NULL: any */
 	const uint64_t *addresses;  /* an object of the stack is at one of them; none: any */
 	size_t naddresses;
+	const char *status;         /* a task of the stack has this Task.Status (adac_task_status); NULL: any */
+	uint64_t mt;                /* an object of the stack has this MethodTable; 0: any */
 };
 
 /* One node of a stack, resolved. */

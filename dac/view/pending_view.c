@@ -391,3 +391,20 @@ int adac_pending_print_json(struct adac_pending_list *l, unsigned flags, struct 
 	adac_pending_json_members(l, rest);
 	return print_json_tail(out, rest, err);
 }
+
+int adac_pending_print_stacks(struct adac_pending_list *l, unsigned flags, struct adac_out *out, json_t *json,
+                              struct adac_error *err)
+{
+	struct adac_pending_stack st;
+	int more;
+	while ((more = adac_pending_list_next(l, &st, err)) > 0) {
+		if (json) {
+			json_array_append_new(json, stack_json(l, &st, flags));
+		} else {
+			if (st.index)
+				adac_print(out, "\n");
+			print_stack(l, &st, flags, out);
+		}
+	}
+	return more < 0 ? -1 : 0;
+}

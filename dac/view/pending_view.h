@@ -1,6 +1,6 @@
 /* pending_view.h - the stacks `ps` lists (pending_list.h), as text or JSON. Each stack is
  *   chain #N: [running on thread <tid> (managed thread <id>), ]task <address> <type> [<status>]
- *     awaiting: <address> <type> [<status>]
+ *     awaiting: <address> <type> [<status>] [(<what it is>: async/awaited.h)]
  *     async #0: <address> <module>`<method> + <off> at <file>:<line> [state <n>]
  *     async #1: <box> <module>`<method> at <file>:<line> [classic, state <n>]
  * innermost frame first; a summary line ends the listing. */
@@ -25,6 +25,11 @@ int adac_pending_print_json(struct adac_pending_list *l, unsigned flags, struct 
 /* One stack as an element of the listing's "chains" (docs/json.md). */
 struct json_t *adac_pending_stack_json(const struct adac_pending_list *l, const struct adac_pending_stack *st,
                                        unsigned flags);
+/* The stacks alone, no warnings and no summary: as text, or appended to the JSON array `json` when
+ * it is not NULL (the objects "chains" holds). For `bt --address`: the logical stacks holding an
+ * object, as `ps` shows them. l->listed says how many. */
+int adac_pending_print_stacks(struct adac_pending_list *l, unsigned flags, struct adac_out *out, struct json_t *json,
+                              struct adac_error *err);
 
 /* The parts other views of the listing share: the warnings before it ("Warning: ..." lines), the
  * summary line after it, and the members after a JSON listing's own. */

@@ -338,6 +338,12 @@ int adac_lldb_process_threads(adac_lldb_process *p, adac_thread_cb cb, void *ctx
 		t.index = th.GetIndexID();
 		if (const char *name = th.GetName())
 			std::snprintf(t.name, sizeof t.name, "%s", name);
+		// What LLDB's own thread line says after "stop reason = " (nothing for threads that did
+		// not stop for a reason of their own).
+		lldb::StopReason why = th.GetStopReason();
+		if (why != lldb::eStopReasonNone && why != lldb::eStopReasonInvalid &&
+		    !(why == lldb::eStopReasonSignal && th.GetStopReasonDataCount() && th.GetStopReasonDataAtIndex(0) == 0))
+			th.GetStopDescription(t.stop_reason, sizeof t.stop_reason);
 		if (cb(ctx, &t))
 			break;
 	}

@@ -9,6 +9,8 @@
 #   bt.corrupt           patched copies of a core: cycle, wild Next, unreadable ResumeInfo, ...
 #   bt.errors            bad input: exact one-line errors, exit codes
 #   bt.net10             .NET 10 (array layout): frames through the resume-stub route
+#   bt.address           every object address ps prints, through bt --address: ps's stack for it
+#   bt.crash.<mode>      a kernel core of a SIGABRT crash: signalled thread, stop reason, exception
 set(_bt_tests)
 foreach(config Debug Release)
   add_adac_test(bt.nested.${config} integration/test_bt_nested.py ${config})
@@ -21,6 +23,12 @@ add_adac_test(bt.corrupt integration/test_bt_corrupt.py)
 add_adac_test(bt.errors integration/test_bt_errors.py)
 add_adac_test(bt.net10 integration/test_bt_net10.py)
 list(APPEND _bt_tests bt.deep bt.fanout bt.corrupt bt.errors bt.net10)
+add_adac_test(bt.address integration/test_bt_address.py)
+list(APPEND _bt_tests bt.address)
+foreach(mode failfast unhandled)
+  add_adac_test(bt.crash.${mode} integration/test_bt_crash.py ${mode})
+  list(APPEND _bt_tests bt.crash.${mode})
+endforeach()
 foreach(mode park sigstop segv failfast throw)
   add_adac_test(bt.running.${mode} integration/test_bt_running.py ${mode})
   list(APPEND _bt_tests bt.running.${mode})

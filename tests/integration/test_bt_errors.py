@@ -5,8 +5,8 @@ System.String::Empty, the TaskCompletionSource's task NestedApp.s_gate._task, wh
 owns no continuation), and live for the thread and address cases:
   --address 0x1              not an object address (misaligned); the address named once
   --address 0xdeadbeef000    unreadable; the address named once
-  --address <a string>       "(System.String) is neither a Continuation nor a task ..."
-  --address <s_gate.Task>    "(System.Threading.Tasks.Task<Int32>) is neither ..."
+  --address <a string>       "(System.String) is neither a Continuation nor a task ..., and no
+                             pending async stack holds it" (s_gate.Task is accepted: bt.address)
   --thread 999999            no such thread
   --depth 0, --depth <cap+1> out of range (the cap is ADAC_MAX_CHAIN_DEPTH of dac/base/limits.h)
   --frobnicate, --address with no value, --address zz, --all with --thread, 65 addresses
@@ -53,8 +53,8 @@ def main():
         cases = [
             (["--address", "0x1"], "0x1 is not an object address", None),
             (["--address", "0xdeadbeef000"], re.compile(r"(?=.*0xdeadbeef000)(?!.*0xdeadbeef000.*0xdeadbeef000).*cannot read.*"), None),
-            (["--address", hex(string)], f"{hex(string)} (System.String) {neither}", None),
-            (["--address", hex(gate)], f"{hex(gate)} (System.Threading.Tasks.Task<Int32>) {neither}", None),
+            (["--address", hex(string)], f"{hex(string)} (System.String) {neither}, and no pending async stack holds it "
+                                         "(see `ps`)", None),
             (["--thread", "999999"], "no thread 999999 in the target",
              "no thread 999999 in the target (give its index, as 'thread list' shows)"),
             (["--depth", "0"], f"--depth must be between 1 and {cap}", None),

@@ -15,7 +15,8 @@ Starts targets/dotnet/nested, takes a createdump and a gcore core of it, and run
   - `--json`: per frame MethodDesc, DiagnosticIP, code start, offset, IL offset, file, line, token,
     State, Resume equal to the oracle's; the ips array; head, task, awaiting;
   - `bt` over all threads (CLI default; lldb `bt async all`): every thread, the main thread's
-    managed frames named, and no async frames and no errors (no chain is running).
+    managed frames named, and no async frames and no errors (no chain is running), then the note
+    that one async stack is suspended (see `ps`).
 """
 import json
 import os
@@ -146,6 +147,10 @@ def check_all_threads(text, what):
     extra = [f"{header}: {line}" for header, frames, asyncs, other in threads for line in asyncs + other]
     t.check_eq("\n".join(extra), "", f"{what}: lines after the physical frames")
     t.check(all(frames for _, frames, _, _ in threads), f"{what}: a thread without frames:\n{text}")
+    # Nothing runs: bt says where the one pending stack is.
+    t.check_eq(text.rstrip("\n").splitlines()[-1],
+               "note: no async chain is running on any thread; 1 async stack is suspended: `ps` lists it, "
+               "`bt --address <task>` shows one", f"{what}: the note on the pending stack")
     main_frames = "\n".join(threads[0][1])
     for name in ("AsyncdacSamples.Sample.ParkForever()", "AsyncdacSamples.NestedApp.Main(System.String[])"):
         t.check(f"nested.dll`{name} + 0x" in main_frames, f"{what}: thread #1 shows {name}:\n{main_frames}")

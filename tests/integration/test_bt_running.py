@@ -32,6 +32,15 @@ import btsamples as b  # noqa: E402
 from btsamples import h  # noqa: E402
 
 CRASH_MODES = ("segv", "failfast", "throw")
+# What the crashed thread's line says (targets/dotnet/running/Program.cs): the signal the runtime
+# aborts with, and the exception the runtime recorded as the thread's last thrown object.
+CRASH_REASON = {"segv": "signal SIGABRT", "failfast": "signal SIGABRT", "throw": "signal SIGABRT"}
+CRASH_EXCEPTION = {
+    "segv": "  exception: 0x... System.ExecutionEngineException (unhandled)",
+    "failfast": "  exception: 0x... System.ExecutionEngineException (unhandled)",
+    "throw": '  exception: 0x... System.InvalidOperationException: "asyncdac running scenario: unhandled exception in a '
+             'native callback" (last thrown)',
+}
 
 
 def managed_name(sig):
@@ -59,12 +68,13 @@ def subsequence(seq, sub):
     return all(any(x == y for y in it) for x in sub)
 
 
-def check_thread_text(text, tid, want_async, stack_contains, dac_stack, what):
-    threads = [th for th in b.bt_sections(text) if re.search(r", tid = %d$" % tid, th[0])]
+def check_thread_text(text, tid, want_async, stack_contains, dac_stack, what, want_other=()):
+    threads = [th for th in b.bt_sections(text) if re.search(r", tid = %d(,|$)" % tid, th[0])]
     if not t.check_eq(len(threads), 1, f"{what}: sections for thread {tid} in\n{text}"):
         return
     header, frames, asyncs, other = threads[0]
-    t.check_eq(other, [], f"{what}: other lines (errors) in thread {tid}")
+    t.check_eq([re.sub(r"0x[0-9a-f]{16} ", "0x... ", l) for l in other], list(want_other),
+               f"{what}: other lines (the exception, errors) in thread {tid}")
     t.check(frames, f"{what}: physical frames")
     t.check(text.rstrip("\n").endswith("".join(want_async).rstrip("\n")),
             f"{what}: the async frames come last")
@@ -135,7 +145,9 @@ def main():
         for name, target, setup in targets:
             rc, out, err = b.cli(["bt"] + target + ["--thread", str(tid)])
             t.check_eq((rc, err), (0, ""), f"{name}: CLI bt --thread {tid}: exit code and stderr")
-            check_thread_text(out, tid, want_async, stack_contains, dac_stack, f"{name}: CLI bt --thread")
+            crashed = name == "core" and mode in CRASH_MODES
+            want_other = [CRASH_EXCEPTION[mode]] if crashed else []
+            check_thread_text(out, tid, want_async, stack_contains, dac_stack, f"{name}: CLI bt --thread", want_other)
             j = b.cli_json(["bt"] + target + ["--thread", str(tid)], f"{name}: CLI")
             if j:
                 check_json(j, tid, rec, frames, stack_contains, f"{name}: CLI --json")
@@ -144,12 +156,20 @@ def main():
             t.check_eq((rc, err), (0, ""), f"{name}: CLI bt (all threads): exit code and stderr")
             sections = b.bt_sections(out)
             for header, _, asyncs, other in sections:
-                mine = header.endswith(f", tid = {tid}")
-                t.check_eq(asyncs + other, [l.rstrip("\n") for l in want_async] if mine else [],
+                mine = re.search(rf", tid = {tid}(,|$)", header) is not None
+                t.check_eq(asyncs + [re.sub(r"0x[0-9a-f]{16} ", "0x... ", l) for l in other],
+                           ([l.rstrip("\n") for l in want_async] if mine else []) + (want_other if mine else []),
                            f"{name}: CLI bt (all threads): {header}")
-            # As LLDB marks its selected thread: the first one (a core's signalled thread), only.
-            t.check_eq([hd[:10] for hd, *_ in sections], ["* thread #1"[:10]] + ["  thread #"] * (len(sections) - 1),
-                       f"{name}: CLI bt (all threads): the '*' marks thread #1 only")
+                # Only a crashed core's signalled thread says why it stopped.
+                want_reason = f", stop reason = {CRASH_REASON[mode]}" if mine and crashed else ""
+                t.check_eq(header[header.find(", tid = "):], f", tid = {header.split(', tid = ')[1].split(',')[0]}{want_reason}",
+                           f"{name}: CLI bt (all threads): stop reason of {header}")
+            # As LLDB marks its selected thread: a crashed core's signalled thread (the one running the
+            # chain), else the first one, only.
+            marked = [re.search(r"tid = (\d+)", hd).group(1) for hd, *_ in sections if hd.startswith("*")]
+            first = re.search(r"tid = (\d+)", sections[0][0]).group(1) if sections else None
+            t.check_eq(marked, [str(tid) if crashed else first],
+                       f"{name}: CLI bt (all threads): the '*' marks the signalled (or the first) thread only")
 
             # LLDB, in one session (a live process may move, and LLDB renumber its threads, between
             # two attaches): select the thread by its OS id, bt async; its index from `thread list`.
@@ -159,7 +179,12 @@ def main():
             if not t.check(index is not None, f"{name}: lldb lists no thread with tid {tid}:\n{out}"):
                 continue
             check_thread_text(b.lldb_output(out, "bt async"), tid, want_async, stack_contains, dac_stack,
-                              f"{name}: lldb bt async (thread #{index} selected)")
+                              f"{name}: lldb bt async (thread #{index} selected)", want_other)
+            # The thread line keeps LLDB's stop reason (LLDB's words: "SIGABRT: sent by tkill ...").
+            headers = [hd for hd, *_ in b.bt_sections(b.lldb_output(out, "bt async")) if f", tid = {tid}" in hd]
+            if crashed:
+                t.check(len(headers) == 1 and ", stop reason = SIGABRT" in headers[0],
+                        f"{name}: lldb bt async: the thread line says it stopped for SIGABRT: {headers}")
             j = None
             try:
                 j = b.document(b.lldb_output(out, cmds[3]), "bt")

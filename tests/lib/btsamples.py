@@ -317,11 +317,33 @@ def expected_awaiting(obj, info, via, token=None):
     if token is not None:
         js["token"] = token
         line += f" (token {token})"
-    flags = (info.get("fields") or {}).get("m_stateFlags")
+    fields = info.get("fields") or {}
+    flags = fields.get("m_stateFlags")
     if isinstance(flags, int):
         js["status"], js["state_flags"] = task_status(flags), flags
         line += f" [{task_status(flags)}]"
+    what = awaited_what(typ, fields, flags)
+    if what:
+        js["what"] = what
+        line += f" ({what})"
     return line + "\n", js
+
+
+PROMISE = "never completed: a promise, such as a TaskCompletionSource's task"
+NOT_RUN = "completed, but the continuation awaiting it has not run: a starved thread pool?"
+
+
+def awaited_what(typ, fields, flags):
+    """What asyncdac adds about an awaited object (dac/async/awaited.c), from the oracle's fields: a
+    completed task; a plain task without a delegate (m_action null) is a promise never completed."""
+    if not isinstance(flags, int):
+        return None
+    if flags & 0x1600000:
+        return NOT_RUN
+    plain = typ == "System.Threading.Tasks.Task" or typ.startswith("System.Threading.Tasks.Task<")
+    if plain and h(fields.get("m_action")) == 0 and "m_action" in fields:
+        return PROMISE
+    return None
 
 
 def expected_frame_line(index, f):
@@ -441,12 +463,15 @@ def run_lldb(setup, commands, what, want_rc=0):
 
 def bt_sections(text):
     """`bt` text output for threads: [(header, [frame lines], [async lines], [other lines])]."""
-    threads = []
+    threads, outside = [], False
     for line in text.splitlines():
         if line.startswith("* thread #") or line.startswith("  thread #"):
             threads.append((line, [], [], []))
-        elif not threads:
+            outside = False
+        elif not threads or outside:
             continue
+        elif line and not line.startswith(" "):
+            outside = True  # after the threads (bt's note on pending stacks)
         elif line.startswith("  frame #"):
             threads[-1][1].append(line)
         elif line.startswith("  async") or line.startswith("      note:"):

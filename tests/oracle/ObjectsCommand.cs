@@ -5,11 +5,13 @@
 //
 //   oracle objects <core> --dac <libmscordaccore.so> [--out <file.json>]
 //                  [--static <Namespace.Type>::<field>[.<field>...]]... [--stack <os-thread-id>]...
-//                  [<address>...]
+//                  [--refs-to <address>]... [<address>...]
 //
 // Writes {"objects": {"0x..": {"type", "method_table", "size", "fields": {name: value}}},
 //         "statics": {"<path>": {"address", "type", "fields"} or {"error"}},
-//         "stacks": {"<os-thread-id>": [{"kind", "ip", "sp", "method", "frame_name"}, ...]}}.
+//         "stacks": {"<os-thread-id>": [{"kind", "ip", "sp", "method", "frame_name"}, ...]},
+//         "refs_to": {"0x..": ["0x.." of every heap object referencing it]}}; an exception object
+// also has "exception": {"type", "message", "inner", "hresult", "stack": [{"ip", "method"}]}.
 // A stack is ClrMD's EnumerateStackTrace of that thread: "kind" ManagedMethod for frames of managed
 // code (ip = the frame's instruction pointer: the return address except in the leaf), Runtime for
 // the runtime's explicit Frames (which may name a method that is not running, e.g. a method being
@@ -33,6 +35,7 @@ namespace Asyncdac.Oracle
         {
             var statics = new List<string>();
             var stacks = new List<uint>();
+            var refsTo = new List<ulong>();
             var rest = new List<string>();
             for (int i = 0; i < argv.Length; i++)
             {
@@ -47,6 +50,15 @@ namespace Asyncdac.Oracle
                     if (i + 1 >= argv.Length || !uint.TryParse(argv[i + 1], out uint tid))
                         throw new OracleException("--stack needs an OS thread id");
                     stacks.Add(tid);
+                    i++;
+                }
+                else if (argv[i] == "--refs-to")
+                {
+                    string a = i + 1 < argv.Length ? argv[i + 1] : "";
+                    string h = a.StartsWith("0x", StringComparison.OrdinalIgnoreCase) ? a[2..] : a;
+                    if (!ulong.TryParse(h, System.Globalization.NumberStyles.HexNumber, null, out ulong v))
+                        throw new OracleException("--refs-to needs an object address");
+                    refsTo.Add(v);
                     i++;
                 }
                 else
@@ -89,6 +101,17 @@ namespace Asyncdac.Oracle
                     foreach (uint tid in stacks)
                         WriteStack(j, rt, tid);
                     j.WriteEndObject();
+                    // Every heap object holding a reference to each --refs-to address (ClrMD's GCDesc walk).
+                    j.WriteStartObject("refs_to");
+                    foreach (ulong target in refsTo)
+                    {
+                        j.WriteStartArray(Hex(target));
+                        foreach (ClrObject o in rt.Heap.EnumerateObjects())
+                            if (o.Type != null && o.EnumerateReferences(false, false).Any(r => r.Address == target))
+                                j.WriteStringValue(Hex(o.Address));
+                        j.WriteEndArray();
+                    }
+                    j.WriteEndObject();
                     j.WriteEndObject();
                 }
                 if (outPath == null)
@@ -118,6 +141,33 @@ namespace Asyncdac.Oracle
             j.WriteString("method_table", Hex(t.MethodTable));
             j.WriteNumber("size", o.Size);
             WriteFields(j, o, t);
+            if (o.IsException)
+                WriteException(j, o.AsException());
+            j.WriteEndObject();
+        }
+
+        // What ClrMD reads of an exception (pe's facts): type, message, inner, HResult, stack trace.
+        private static void WriteException(Utf8JsonWriter j, ClrException? e)
+        {
+            if (e == null)
+                return;
+            j.WriteStartObject("exception");
+            j.WriteString("type", e.Type.Name);
+            j.WriteString("message", e.Message);
+            if (e.Inner != null)
+                j.WriteString("inner", Hex(e.Inner.Address));
+            else
+                j.WriteNull("inner");
+            j.WriteNumber("hresult", e.HResult);
+            j.WriteStartArray("stack");
+            foreach (ClrStackFrame f in e.StackTrace)
+            {
+                j.WriteStartObject();
+                j.WriteString("ip", Hex(f.InstructionPointer));
+                j.WriteString("method", f.Method?.Signature);
+                j.WriteEndObject();
+            }
+            j.WriteEndArray();
             j.WriteEndObject();
         }
 

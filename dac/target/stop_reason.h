@@ -1,0 +1,17 @@
+/* stop_reason.h - why a thread stopped, in LLDB's words ("signal SIGABRT"), from the Linux signal
+ * facts a core or a process records (signal number, si_code, fault address). */
+#ifndef ADAC_STOP_REASON_H
+#define ADAC_STOP_REASON_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* The Linux x86-64 name of signal signo ("SIGABRT"), or NULL when it has none (realtime signals). */
+const char *adac_signal_name(int signo);
+
+/* Writes "signal SIGSEGV" (or "signal 40" for an unnamed one) into buf; for a fault the kernel
+ * raised (SIGSEGV, SIGBUS, SIGILL, SIGFPE with si_code > 0) it adds the fault address:
+ * "signal SIGSEGV (fault address: 0x10)". buf stays "" when signo is 0. */
+void adac_stop_reason_signal(char *buf, size_t size, int signo, int code, uint64_t fault_addr);
+
+#endif

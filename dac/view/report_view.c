@@ -1,0 +1,126 @@
+/* report_view.c - see report_view.h. Each section is another command's view of the same data. */
+#include "view/report_view.h"
+
+#include "async/pending.h"
+#include "async/task.h"
+#include "base/limits.h"
+#include "base/output.h"
+#include "runtime/runtime.h"
+#include "target/target.h"
+#include "view/backtrace_view.h"
+#include "view/pending_list.h"
+#include "view/runtime_view.h"
+#include "view/stack_groups.h"
+
+/* Deadlocks and starvation, from one pass over the stacks; how many findings. */
+static int findings(struct adac_pending *p, struct adac_out *out, size_t *n, struct adac_error *err)
+{
+	struct adac_pending_list l = {0};
+	struct adac_pending_filter all = {0};
+	struct adac_pending_stack st;
+	int more;
+	if (adac_pending_list_init(&l, p, &all, out, err))
+		return -1;
+	while ((more = adac_pending_list_next(&l, &st, err)) > 0) {
+		struct adac_awaiting aw;
+		uint64_t task = adac_pending_node_task(p, st.segs[0].node);
+		if (st.stack->cycle) {
+			adac_print(out, "deadlock: chain #%zu (task 0x%016llx) is part of an await cycle: see `ps`\n", st.index,
+			           (unsigned long long)task);
+			(*n)++;
+		}
+		if (adac_pending_stack_awaiting(&l, &st, &aw) && aw.has_state_flags &&
+		    (aw.state_flags & ADAC_TASK_COMPLETED_MASK)) {
+			adac_print(out, "not resumed: chain #%zu awaits 0x%016llx, which is %s: a starved thread pool?\n",
+			           st.index, (unsigned long long)aw.object, adac_task_status(aw.state_flags));
+			(*n)++;
+		}
+	}
+	adac_pending_list_free(&l);
+	return more < 0 ? -1 : 0;
+}
+
+/* "crash: thread #N (tid T): <stop reason>" per thread that stopped for a reason; how many. */
+static size_t crash_findings(struct adac_runtime *rt, struct adac_out *out)
+{
+	const struct adac_thread *threads;
+	size_t n = 0, found = 0;
+	if (adac_target_threads(rt->t, &threads, &n, NULL))
+		return 0;
+	for (size_t i = 0; i < n; i++)
+		if (threads[i].stop_reason[0]) {
+			adac_print(out, "crash: thread #%u (tid %llu): %s\n", threads[i].index,
+			           (unsigned long long)threads[i].tid, threads[i].stop_reason);
+			found++;
+		}
+	return found;
+}
+
+/* The threads that stopped for a reason of their own (a crash), as `bt` shows them. */
+static size_t crashed_threads(struct adac_runtime *rt, struct adac_out *out)
+{
+	const struct adac_thread *threads;
+	size_t n = 0, shown = 0;
+	struct adac_error e = {0};
+	if (adac_target_threads(rt->t, &threads, &n, &e)) {
+		adac_print(out, "error: %s\n", e.msg);
+		return 0;
+	}
+	struct adac_bt_opts o = {.count = 0, .depth = ADAC_MAX_CHAIN_DEPTH};
+	for (size_t i = 0; i < n; i++) {
+		if (!threads[i].stop_reason[0])
+			continue;
+		if (shown++)
+			adac_print(out, "\n");
+		adac_bt_thread_print(rt, &threads[i], true, &o, out);
+	}
+	return shown;
+}
+
+int adac_report_print(struct adac_runtime *rt, struct adac_out *out, struct adac_error *err)
+{
+	struct adac_pending p;
+	struct adac_error scan = {0};
+	bool have = adac_pending_collect(rt, out, &p, &scan) == 0;
+	size_t found = 0;
+	adac_print(out, "== Findings\n");
+	found += crash_findings(rt, out);
+	if (!have)
+		adac_print(out, "error: the heap cannot be scanned: %s\n", scan.msg);
+	else if (findings(&p, out, &found, err))
+		goto fail;
+	if (have && !found)
+		adac_print(out, "none: no crash, no await cycle, no completed task whose awaiter has not resumed\n");
+
+	adac_print(out, "\n== Runtime\n");
+	adac_runtime_print(rt, out);
+
+	adac_print(out, "\n== Threads that stopped for a reason\n");
+	size_t crashed = crashed_threads(rt, out);
+	if (!crashed)
+		adac_print(out, "none (see `bt` for every thread)\n");
+
+	if (have) {
+		static const struct {
+			const char *title;
+			enum adac_stack_grouping how;
+		} groups[] = {{"Async stacks, grouped by what they await", ADAC_GROUP_COALESCE},
+		              {"Top frames", ADAC_GROUP_STATS}};
+		for (size_t i = 0; i < sizeof groups / sizeof groups[0]; i++) {
+			struct adac_pending_list l = {0};
+			struct adac_pending_filter all = {0};
+			adac_print(out, "\n== %s\n", groups[i].title);
+			int rc = adac_pending_list_init(&l, &p, &all, out, err);
+			if (rc == 0)
+				rc = adac_stack_groups_print(&l, groups[i].how, false, out, err);
+			adac_pending_list_free(&l);
+			if (rc)
+				goto fail;
+		}
+		adac_pending_free(&p);
+	}
+	return 0;
+fail:
+	adac_pending_free(&p);
+	return -1;
+}

@@ -1,0 +1,20 @@
+/* report_view.h - `report`: one page for an incident ticket. Sections, findings first:
+ *   Findings      deadlocks (stacks in an await cycle), completed tasks whose awaiting frames have
+ *                 not resumed (a starved thread pool?), crashed threads (stop reason, exception)
+ *   Runtime       the runtime found (as `runtime` prints it)
+ *   Threads       the threads that stopped for a reason, with their frames and chains (as `bt`)
+ *   Async stacks  every pending stack grouped by what it awaits (as `ps --coalesce`)
+ *   Top frames    frames per method and await state, stacks per awaited type (as `ps --stats`) */
+#ifndef ADAC_REPORT_VIEW_H
+#define ADAC_REPORT_VIEW_H
+
+#include "base/error.h"
+
+struct adac_runtime;
+struct adac_out;
+
+/* -1 only when the heap cannot be scanned at all or memory runs out; a section that cannot be made
+ * says why in its place. */
+int adac_report_print(struct adac_runtime *rt, struct adac_out *out, struct adac_error *err);
+
+#endif

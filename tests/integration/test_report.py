@@ -1,0 +1,86 @@
+"""report.crash: `asyncdac report` on a kernel core of targets/dotnet/crash (--mode unhandled): the
+sections in order, each exactly what the command it stands for prints of the same core:
+  == Findings        "crash: thread #N (tid T): signal SIGABRT" for the signalled thread only
+  == Runtime         `runtime`
+  == Threads that stopped for a reason   `bt --thread T` (its stop reason, exception, frames)
+  == Async stacks, grouped by what they await   `ps --coalesce`
+  == Top frames      `ps --stats`
+and on a createdump core of targets/dotnet/mixed (nothing crashed, no cycle): "none: ..." findings
+and "none (see `bt` for every thread)".
+"""
+import os
+import re
+import shutil
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "lib"))
+sys.path.insert(0, HERE)
+import adactest as t  # noqa: E402
+import btsamples as b  # noqa: E402
+import targetlib as tl  # noqa: E402
+
+TITLES = ["Findings", "Runtime", "Threads that stopped for a reason", "Async stacks, grouped by what they await",
+          "Top frames"]
+
+
+def sections(text):
+    found, cur = {}, None
+    for line in text.splitlines(keepends=True):
+        m = re.match(r"== (.*)\n", line)
+        if m:
+            cur = m.group(1)
+            found[cur] = ""
+        elif cur is not None:
+            found[cur] += line
+    return {k: v.rstrip("\n") + "\n" for k, v in found.items()}
+
+
+def cli_text(args, what):
+    rc, out, err = b.cli(args)
+    t.check_eq((rc, err), (0, ""), f"{what}: exit code and stderr")
+    return out.rstrip("\n") + "\n"
+
+
+def main():
+    d = t.dotnet_env()
+    tmp = t.tmpdir()
+    try:
+        app = os.path.join(d["DN_APPS"], "11", "Debug", "crash", "crash.dll")
+        core = tl.kernel_core([d["DN_HOST"], d["DN_RUNTIME11"], app, "--mode", "unhandled"], tmp, timeout=120)
+        if core is None:
+            print("SKIP: no kernel core")
+            t.finish()
+        text = cli_text(["report", core], "report (crash)")
+        sec = sections(text)
+        t.check_eq(list(sec), TITLES, "report (crash): the sections, in order")
+        marked = [hd for hd, *_ in b.bt_sections(cli_text(["bt", core], "bt")) if hd.startswith("*")]
+        tid = re.search(r"tid = (\d+)", marked[0]).group(1) if marked else "?"
+        index = re.search(r"thread #(\d+)", marked[0]).group(1) if marked else "?"
+        t.check_eq(sec.get("Findings"), f"crash: thread #{index} (tid {tid}): signal SIGABRT\n", "report (crash): findings")
+        t.check_eq(sec.get("Runtime"), cli_text(["runtime", core], "runtime"), "report (crash): runtime")
+        bt = re.sub(r"\n\nnote: [^\n]*\n$", "\n", cli_text(["bt", core, "--thread", tid], "bt --thread"))
+        t.check_eq(sec.get(TITLES[2]), bt, "report (crash): threads (bt's, without its note on pending stacks)")
+        t.check_eq(sec.get(TITLES[3]), cli_text(["ps", core, "--coalesce"], "ps --coalesce"), "report (crash): stacks")
+        t.check_eq(sec.get(TITLES[4]), cli_text(["ps", core, "--stats"], "ps --stats"), "report (crash): top frames")
+        t.check("awaiting" in sec.get(TITLES[3], ""), f"report (crash): the parked chain is listed:\n{text}")
+
+        s = b.sample("mixed", "Debug")
+        try:
+            b.wait_parked(s.pid, s.pid)
+            mcore = b.make_core(s.pid, os.path.join(tmp, "mixed.core"), "createdump")
+        finally:
+            s.kill()
+        sec = sections(cli_text(["report", mcore], "report (mixed)"))
+        t.check_eq(list(sec), TITLES, "report (mixed): the sections, in order")
+        t.check_eq(sec.get("Findings"), "none: no crash, no await cycle, no completed task whose awaiter has not resumed\n",
+                   "report (mixed): findings")
+        t.check_eq(sec.get(TITLES[2]), "none (see `bt` for every thread)\n", "report (mixed): threads")
+        t.check_eq(sec.get(TITLES[3]), cli_text(["ps", mcore, "--coalesce"], "ps --coalesce"), "report (mixed): stacks")
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    t.finish()
+
+
+if __name__ == "__main__":
+    main()
