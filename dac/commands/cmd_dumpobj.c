@@ -34,7 +34,7 @@ int adac_cmd_dumpobj(struct adac_target *t, enum adac_frontend fe, int argc, cha
 			if (adac_opt_value("dumpobj", argc, argv, &i, &v, err) || adac_opt_u64("dumpobj", argv[i - 1], v, &depth, err))
 				return -1;
 			if (depth > MAX_DEPTH)
-				return adac_fail(err, ADAC_E_BAD_ARG, 0, "--depth must be at most %u", MAX_DEPTH);
+				return adac_fail(err, ADAC_E_USAGE, 0, "--depth must be at most %u", MAX_DEPTH);
 		} else if (argv[i][0] != '-' && !have) {
 			if (adac_opt_u64("dumpobj", "<object address>", argv[i], &obj, err))
 				return -1;
@@ -44,7 +44,7 @@ int adac_cmd_dumpobj(struct adac_target *t, enum adac_frontend fe, int argc, cha
 		}
 	}
 	if (!have)
-		return adac_fail(err, ADAC_E_BAD_ARG, 0, "'dumpobj' needs an object address");
+		return adac_fail(err, ADAC_E_USAGE, 0, "'dumpobj' needs an object address");
 	struct adac_runtime *rt = adac_runtime_open(t, err);
 	if (!rt)
 		return -1;

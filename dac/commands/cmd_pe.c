@@ -35,7 +35,7 @@ int adac_cmd_pe(struct adac_target *t, enum adac_frontend fe, int argc, char **a
 		}
 	}
 	if (!have)
-		return adac_fail(err, ADAC_E_BAD_ARG, 0, "'pe' needs an exception or task address");
+		return adac_fail(err, ADAC_E_USAGE, 0, "'pe' needs an exception or task address");
 	struct adac_runtime *rt = adac_runtime_open(t, err);
 	if (!rt)
 		return -1;

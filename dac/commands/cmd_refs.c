@@ -30,7 +30,7 @@ int adac_cmd_refs(struct adac_target *t, enum adac_frontend fe, int argc, char *
 		}
 	}
 	if (!have)
-		return adac_fail(err, ADAC_E_BAD_ARG, 0, "'refs' needs an object address");
+		return adac_fail(err, ADAC_E_USAGE, 0, "'refs' needs an object address");
 	struct adac_runtime *rt = adac_runtime_open(t, err);
 	if (!rt)
 		return -1;

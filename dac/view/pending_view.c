@@ -399,7 +399,7 @@ int adac_pending_print_stacks(struct adac_pending_list *l, unsigned flags, struc
 	int more;
 	while ((more = adac_pending_list_next(l, &st, err)) > 0) {
 		if (json) {
-			json_array_append_new(json, stack_json(l, &st, flags));
+			json_array_append_new(json, adac_pending_stack_json(l, &st, flags));
 		} else {
 			if (st.index)
 				adac_print(out, "\n");

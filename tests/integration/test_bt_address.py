@@ -72,7 +72,7 @@ def main():
         ps = b.cli_json(["ps", core], "ps")
         rc, ps_text, err = b.cli(["ps", core])
         t.check_eq((rc, err), (0, ""), "ps: exit code and stderr")
-        stacks = ps["ps"]["chains"]
+        stacks = ps["chains"]
         texts = blocks(ps_text)
         if not t.check_eq(len(stacks), 3, "ps: three stacks (mixed)") or not t.check_eq(len(texts), 3, "ps text blocks"):
             t.finish()
@@ -93,7 +93,7 @@ def main():
         # ps's own filters on the same stacks: --mt, --status, case-insensitive --type and --method.
         def listed(args):
             j = b.cli_json(["ps", core] + args, f"ps {' '.join(args)}")
-            return [h(c["task"]["address"]) for c in j["ps"]["chains"]] if j else None
+            return [h(c["task"]["address"]) for c in j["chains"]] if j else None
 
         owners = [h(st["task"]["address"]) for st in stacks]
         for k, st in enumerate(stacks):

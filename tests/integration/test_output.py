@@ -55,9 +55,11 @@ def expect_rc(args, rc, what, stderr=None):
 def exit_codes(tmp):
     core = b.sample_core("nested", "Debug", tmp)
     names = commands()
-    t.check_eq(sorted(names), sorted(["runtime", "bt", "ip2md", "dumpmd", "frame", "dumpheap", "ps", "symbols", "diff"]),
+    t.check_eq(sorted(names), sorted(["runtime", "bt", "ip2md", "dumpmd", "frame", "dumpheap", "ps", "symbols", "diff",
+                                      "dumpobj", "pe", "refs", "report"]),
                "the commands --help lists")
     names.remove("diff")  # two targets: the diff part tests its exit codes
+    names.remove("pe")    # the nested sample has no exception: below
     notcore = os.path.join(tmp, "notcore")
     with open(notcore, "w") as f:
         f.write("not a core\n")
@@ -73,6 +75,9 @@ def exit_codes(tmp):
         "dumpmd": [frame["method_desc"]],
         "frame": ["variable", "--address", frame["continuation"]],
         "symbols": ["-o", os.path.join(tmp, "nested.sym")],
+        "dumpobj": [frame["continuation"]],
+        "refs": [frame["continuation"]],
+        "report": [],
     }
     # Each command's own way of failing on a good core (the analysis, not the command line).
     target_error = {
@@ -84,6 +89,9 @@ def exit_codes(tmp):
         "dumpmd": ["0x1234"],
         "frame": ["variable", "--address", "0x1"],
         "symbols": None,
+        "dumpobj": ["0x1"],
+        "refs": ["0x1"],
+        "report": None,
     }
     for name in names:
         expect_rc([name, core] + ok[name], 0, f"{name}: a good run")
@@ -96,6 +104,9 @@ def exit_codes(tmp):
         expect_rc([name, notcore] + ok[name], 1, f"{name}: not a core")
         if target_error[name]:
             expect_rc([name, core] + target_error[name], 1, f"{name}: an address that is not what it should be")
+    expect_rc(["pe", core], 2, "pe without an address")
+    expect_rc(["pe", core, frame["continuation"], "--no-such-option"], 2, "pe: unknown option")
+    expect_rc(["pe", core, frame["continuation"]], 1, "pe of an object that is no exception or task")
     expect_rc(["nosuch", core], 2, "an unknown command")
     expect_rc([], 2, "no command")
     expect_rc(["--version"], 0, "--version")

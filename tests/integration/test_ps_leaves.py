@@ -33,7 +33,7 @@ def main():
         rc, text, err = b.cli(["ps", core])
         t.check_eq((rc, err), (0, ""), "ps: exit code and stderr")
         by_method = {}
-        for st in j["ps"]["chains"]:
+        for st in j["chains"]:
             leaf = st["frames"][0]["method"].split("(")[0].rsplit(".", 1)[-1]
             by_method.setdefault(leaf, []).append(st)
         t.check_eq(sorted((k, len(v)) for k, v in by_method.items()),

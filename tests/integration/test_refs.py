@@ -26,7 +26,7 @@ def main():
     try:
         ps = b.cli_json(["ps", core], "ps")
         targets = set()
-        for st in ps["ps"]["chains"]:
+        for st in ps["chains"]:
             targets.add(h(st["task"]["address"]))
             targets.add(h(st["awaiting"]["object"]))
             targets.update(h(f["box"]) for f in st["frames"] if f.get("box"))
