@@ -496,10 +496,10 @@ static bool of_static_type(struct adac_runtime *rt, uint64_t obj, const struct a
 /* Gives reply r what a debugger needs to build the value from target memory with the type the
  * loaded symbol file has for it (sym_types.h names types like `frame variable`; their fields then
  * expand): "symbol_type", the name, and "slot", where the value is (a reference: the reference
- * itself). An array (one-dimensional,
- * elements not primitives) is rather its elements, "elements" of "symbol_type" from "slot", as
- * LLDB shows arrays of primitives. Enums, structs and objects only, and only when their bytes are
- * in one piece in the target (a Continuation of the array layout keeps values apart). */
+ * itself). A one-dimensional array whose elements are not primitives is rather its elements:
+ * "elements" of "symbol_type" from "slot", as LLDB shows arrays of primitives. Enums, structs and
+ * objects only, and only when their bytes are in one piece in the target (a Continuation of the
+ * array layout keeps values apart). */
 static int add_symbol_type(struct adac_runtime *rt, json_t *r, const struct adac_value_part *p)
 {
 	const struct adac_vtype *t = &p->type;

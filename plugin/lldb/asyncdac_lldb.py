@@ -264,7 +264,9 @@ def _fail(error, message):
 def _typed_value(target, reply):
     """The value from target memory with the type the C side named in the loaded symbol file
     (structs and objects then expand with their fields; an array: its elements of that type), or
-    None when that module or type is not found."""
+    None when that module or type is not found. LLDB asks for a variable from a command or an SB
+    call (lldb-dap's evaluate) that holds the target's API lock, not while it builds frames: these
+    SB calls need no try_lock (see the module's notes)."""
     if "symbol_type" not in reply or "module" not in reply or not target.IsValid():
         return None
     module = target.FindModule(lldb.SBFileSpec(reply["module"], False))
