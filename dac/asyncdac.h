@@ -81,10 +81,15 @@ int adac_debugger_chains(struct adac_runtime *rt, char **json, struct adac_error
 /* A variable of the async frame of Continuation `frame` (an awaited local, argument or `this`), or a
  * member or element of it: path is "name", "name.Field", "name[2]", "name.Field[0].Other"...
  *   {"name": path, "type": "<C# type>", "basic": "<LLDB basic type>", "bytes": "<hex, target order>",
- *    "count"?: n, "address"?: a}
+ *    "count"?: n, "address"?: a, "symbol_type"?: "<type name>", "slot"?: a, "elements"?: n}
  * basic names one of LLDB's eBasicType* ("Int", "Long", "Double", "Bool", "Char16", ...); with
  * "count" the value is an array of n of them (strings and composite values: their UTF-8 text);
- * "address" is where the value lives in the target, when it does. */
+ * "address" is where the value lives in the target, when it does. With a symbol file of managed
+ * code loaded (adac_target_symbol_file_loaded), an enum, struct or object whose bytes are in
+ * the target also has "symbol_type", the name of its type in that file (view/sym_types.h), and
+ * "slot", where its bytes are (a reference: the reference itself); with "elements" (an array
+ * whose elements are not primitives) the value is that many elements of "symbol_type" from
+ * "slot". "basic" and "bytes" then describe its text, for a debugger that does not find the type. */
 int adac_debugger_value(struct adac_runtime *rt, uint64_t frame, const char *path, char **json,
                         struct adac_error *err);
 

@@ -16,7 +16,7 @@ const struct adac_command_info adac_cmd_symbols_info = {
 	.name = "symbols",
 	.summary = "Write a symbol file (ELF and DWARF) for the managed code on the stacks and in the async "
 	           "chains, so that native debuggers and tools name its frames and show lines and variables",
-	.syntax = "[-o <file>] [--stacks | --all] [--dwarf <4|5>] [--type-depth <n>] [--auto <on|off>]",
+	.syntax = "[-o <file>] [--stacks [--chain-types] | --all] [--dwarf <4|5>] [--type-depth <n>] [--auto <on|off>]",
 	.details =
 		"JIT-compiled and ReadyToRun .NET methods have no file a native debugger can\n"
 		"read. This writes one: an ELF object whose addresses are the code's own (load\n"
@@ -43,6 +43,8 @@ const struct adac_command_info adac_cmd_symbols_info = {
 		"  -o, --output <file>   Write the file there (required outside LLDB).\n"
 		"  -s, --stacks          Only the stacks and their running chains (no heap\n"
 		"                        scan: faster on large heaps).\n"
+		"      --chain-types     With --stacks: also the types of the variables of\n"
+		"                        every suspended chain (not their methods).\n"
 		"  -a, --all             Also every JIT-compiled method (the JIT's code heaps);\n"
 		"                        ReadyToRun code as without it.\n"
 		"      --dwarf <4|5>     DWARF version (default 5).\n"
@@ -54,7 +56,7 @@ const struct adac_command_info adac_cmd_symbols_info = {
 
 struct symbols_opts {
 	const char *output;
-	bool stacks, all;
+	bool stacks, chain_types, all;
 	uint64_t dwarf;
 	uint64_t type_depth;
 };
@@ -71,6 +73,8 @@ static int parse(int argc, char **argv, struct symbols_opts *o, struct adac_erro
 				return -1;
 		} else if (adac_opt_is(a, "-s", "--stacks")) {
 			o->stacks = true;
+		} else if (adac_opt_is(a, NULL, "--chain-types")) {
+			o->chain_types = true;
 		} else if (adac_opt_is(a, "-a", "--all")) {
 			o->all = true;
 		} else if (adac_opt_is(a, NULL, "--dwarf")) {
@@ -92,6 +96,8 @@ static int parse(int argc, char **argv, struct symbols_opts *o, struct adac_erro
 	}
 	if (o->stacks && o->all)
 		return adac_fail(err, ADAC_E_USAGE, 0, "give either --stacks or --all, not both");
+	if (o->chain_types && !o->stacks)
+		return adac_fail(err, ADAC_E_USAGE, 0, "--chain-types goes with --stacks (without it, the chains are covered)");
 	return 0;
 }
 
@@ -108,7 +114,7 @@ int adac_cmd_symbols(struct adac_target *t, enum adac_frontend fe, int argc, cha
 	if (!rt)
 		return -1;
 	struct adac_managed_symbols_opts so = {o.stacks ? ADAC_MANAGED_SYMBOLS_STACKS : o.all ? ADAC_MANAGED_SYMBOLS_ALL : ADAC_MANAGED_SYMBOLS_CHAINS,
-	                               (unsigned)o.type_depth};
+	                               (unsigned)o.type_depth, o.chain_types};
 	/* A file for other tools counts strings and arrays for gdb; one loaded into LLDB leaves them
 	 * flexible (LLDB does not evaluate the counts; the plugin's summaries show them). */
 	struct adac_symfile_opts fo = {.dwarf_version = (unsigned)o.dwarf, .language = DW_LANG_C11,

@@ -23,10 +23,12 @@
 #include "code/debuginfo.h"
 #include "code/execution_manager.h"
 #include "metadata/pdb.h"
+#include "runtime/object.h"
 #include "runtime/runtime.h"
 #include "runtime/threads.h"
 #include "types/methoddesc.h"
 #include "types/names.h"
+#include "types/vtype.h"
 #include "view/chain_view.h"
 #include "async/locals.h"
 #include "view/locals_view.h"
@@ -446,16 +448,23 @@ static json_t *basic_reply(const char *name, const char *type, const char *basic
 	return r;
 }
 
+/* The object a reference value refers to, 0 for null. */
+static uint64_t referent(struct adac_runtime *rt, const struct adac_value_part *p)
+{
+	unsigned ps = adac_target_ptr_size(rt->t);
+	uint64_t obj = 0;
+	memcpy(&obj, p->bytes, ps < sizeof obj ? ps : sizeof obj);
+	return obj;
+}
+
 /* A string, or a one-dimensional array of primitives, as an array of an LLDB basic type where its
  * elements are in the target (LLDB reads and shows them itself: u"text", {1, 2, 3}); NULL when the
  * reference is not one, null, empty or too large to show so. */
 static json_t *elements_reply(struct adac_runtime *rt, const char *name, const struct adac_value_part *p)
 {
-	unsigned ps = adac_target_ptr_size(rt->t);
-	uint64_t obj = 0, first;
+	uint64_t obj = referent(rt, p), first;
 	uint32_t count;
 	struct adac_vtype et;
-	memcpy(&obj, p->bytes, ps < sizeof obj ? ps : sizeof obj);
 	if (!obj || adac_value_elements(rt, obj, &first, &count, &et, NULL))
 		return NULL;
 	const char *basic = et.kind == ADAC_VK_PRIM && !et.is_enum ? basic_type(et.elem) : NULL;
@@ -466,10 +475,59 @@ static json_t *elements_reply(struct adac_runtime *rt, const char *name, const s
 	return r;
 }
 
+/* Whether the object at obj is of class t exactly: an object of another class (a derived one, a
+ * boxed value in an object) has fields t does not describe, and null has none; their text says
+ * more. */
+static bool of_static_type(struct adac_runtime *rt, uint64_t obj, const struct adac_vtype *t)
+{
+	uint64_t mt;
+	if (!obj || adac_object_mt(rt, obj, &mt, NULL))
+		return false;
+	if (t->mt)
+		return mt == t->mt;
+	struct adac_vtype exact;
+	if (adac_vtype_from_th(rt, mt, &exact, NULL))
+		return false;
+	bool same = exact.name && strcmp(exact.name, t->name) == 0;
+	adac_vtype_free(&exact);
+	return same;
+}
+
+/* Gives reply r what a debugger needs to build the value from target memory with the type the
+ * loaded symbol file has for it (sym_types.h names types like `frame variable`; their fields then
+ * expand): "symbol_type", the name, and "slot", where the value is (a reference: the reference
+ * itself). A one-dimensional array whose elements are not primitives is rather its elements:
+ * "elements" of "symbol_type" from "slot", as LLDB shows arrays of primitives. Enums, structs and
+ * objects only, and only when their bytes are in one piece in the target (a Continuation of the
+ * array layout keeps values apart). */
+static int add_symbol_type(struct adac_runtime *rt, json_t *r, const struct adac_value_part *p)
+{
+	const struct adac_vtype *t = &p->type;
+	if (!adac_target_symbol_file_loaded(rt->t) || !(t->is_enum || t->kind == ADAC_VK_STRUCT || t->kind == ADAC_VK_REF))
+		return 0;
+	uint64_t obj = t->kind == ADAC_VK_REF ? referent(rt, p) : 0, first;
+	uint32_t count;
+	struct adac_vtype et;
+	if (obj && adac_value_elements(rt, obj, &first, &count, &et, NULL) == 0) {
+		int rc = 0;
+		if (et.name && et.name[0] && count && (uint64_t)count * et.size <= ADAC_MAX_VALUE_BYTES)
+			rc = json_object_set_new(r, "symbol_type", json_string(et.name)) ||
+			     json_object_set_new(r, "slot", json_integer((json_int_t)first)) ||
+			     json_object_set_new(r, "elements", json_integer(count));
+		adac_vtype_free(&et);
+		return rc;
+	}
+	if (!p->address || !t->name || !t->name[0] || (t->kind == ADAC_VK_REF && !of_static_type(rt, obj, t)))
+		return 0;
+	return json_object_set_new(r, "symbol_type", json_string(t->name)) ||
+	       json_object_set_new(r, "slot", json_integer((json_int_t)p->address));
+}
+
 /* A value as LLDB can build it: a primitive as an LLDB basic type (read from target memory when it
  * lives there: a value LLDB reads from memory stays right when an expression copies it), strings
  * and arrays of primitives as arrays of one; anything else (enums, structs, objects, null) as the
- * text asyncdac prints for it, an array of char. */
+ * text asyncdac prints for it, an array of char, which a debugger with the symbol file's types
+ * shows rather from memory with its type (add_symbol_type). */
 static json_t *value_reply(struct adac_runtime *rt, const char *name, const struct adac_value_part *p,
                            struct adac_error *err)
 {
@@ -491,6 +549,11 @@ static json_t *value_reply(struct adac_runtime *rt, const char *name, const stru
 	size_t len = strlen(s);
 	r = basic_reply(name, t->name, "Char", (const uint8_t *)s, len + 1, 0, (uint32_t)len + 1);
 	adac_sig_text_free(&text);
+	if (r && add_symbol_type(rt, r, p)) {
+		json_decref(r);
+		adac_fail(err, ADAC_E_NOMEM, 0, "out of memory");
+		return NULL;
+	}
 	return r;
 }
 

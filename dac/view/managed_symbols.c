@@ -586,8 +586,9 @@ static int add_threads(struct adac_managed_symbols *s, struct adac_error *err)
 	return 0;
 }
 
-/* Every suspended chain on the heap: the DiagnosticIP of each continuation found. */
-static int add_heap_chains(struct adac_managed_symbols *s, struct adac_error *err)
+/* Every suspended chain on the heap: the method of each continuation found and the types of what
+ * it saved, or (types_only) those types alone. */
+static int add_heap_chains(struct adac_managed_symbols *s, bool types_only, struct adac_error *err)
 {
 	struct adac_async_scan scan;
 	if (adac_async_scan(s->rt, NULL, &scan, err))
@@ -602,7 +603,7 @@ static int add_heap_chains(struct adac_managed_symbols *s, struct adac_error *er
 		if (c.resume_info && !adac_addr_map_get(&infos, c.resume_info, sizeof(struct seen), &added))
 			rc = adac_fail(err, ADAC_E_NOMEM, 0, "out of memory");
 		else if (added)
-			rc = add_continuation(s, &c, err);
+			rc = types_only ? add_saved_types(s, &c, err) : add_continuation(s, &c, err);
 	}
 	adac_addr_map_free(&infos);
 	adac_async_scan_free(&scan);
@@ -618,7 +619,8 @@ int adac_managed_symbols_collect(struct adac_managed_symbols *s, struct adac_err
 {
 	if (add_threads(s, err))
 		return -1;
-	if (s->o.scope >= ADAC_MANAGED_SYMBOLS_CHAINS && add_heap_chains(s, err))
+	if ((s->o.scope >= ADAC_MANAGED_SYMBOLS_CHAINS || s->o.chain_types) &&
+	    add_heap_chains(s, s->o.scope < ADAC_MANAGED_SYMBOLS_CHAINS, err))
 		return -1;
 	if (s->o.scope == ADAC_MANAGED_SYMBOLS_ALL && adac_code_heaps_each(s->rt, add_jit_code, s, err))
 		return -1;

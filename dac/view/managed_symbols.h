@@ -17,6 +17,7 @@
 #ifndef ADAC_MANAGED_SYMBOLS_H
 #define ADAC_MANAGED_SYMBOLS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -34,6 +35,9 @@ enum adac_managed_symbols_scope {
 struct adac_managed_symbols_opts {
 	enum adac_managed_symbols_scope scope;
 	unsigned type_depth;           /* sym_types.h; ADAC_SYM_DEFAULT_TYPE_DEPTH */
+	bool chain_types;              /* STACKS: also the types of what every suspended chain on the GC
+	                                * heap saved, not their methods (a debugger that shows those
+	                                * chains' frames itself types their variables by name) */
 };
 
 struct adac_managed_symbols_stats {

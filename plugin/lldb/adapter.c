@@ -6,7 +6,8 @@
  *   {"op": "chains", "debugger", "target"}
  *       the pending chains as threads (adac_debugger_chains), or none while `async threads` is off;
  *   {"op": "value", "debugger", "target", "frame": "0x..", "path": "aPair.Id"}
- *       a variable of an async frame (adac_debugger_value).
+ *       a variable of an async frame (adac_debugger_value); one it types from the symbol file
+ *       ("symbol_type", "slot") also gets "module": the path of the loaded symbol file.
  * A failure is {"error": "<one line>"}. ctypes calls release Python's lock: the call may take the
  * time it needs. */
 #include "adapter.h"
@@ -124,6 +125,29 @@ static int keep_stack(json_t *req, struct adac_target *t, struct adac_error *err
 	return rc;
 }
 
+/* A variable of an async frame; one to be typed from the symbol file also gets "module", the
+ * file's path (the module LLDB finds the type in). */
+static char *value_reply(struct adac_target *t, struct adac_runtime *rt, json_t *req, struct adac_error *err)
+{
+	char *reply = NULL;
+	if (adac_debugger_value(rt, u64(json_object_get(req, "frame")), json_string_value(json_object_get(req, "path")),
+	                        &reply, err))
+		return NULL;
+	const char *module = adac_lldb_target_symbols_file(t);
+	json_t *r = module ? json_loads(reply, 0, NULL) : NULL;
+	if (!r || !json_object_get(r, "symbol_type")) {
+		json_decref(r);
+		return reply;
+	}
+	json_object_set_new(r, "module", json_string(module));
+	char *typed = json_dumps(r, JSON_COMPACT);
+	json_decref(r);
+	if (!typed)
+		return reply;  /* out of memory: the value as text */
+	free(reply);
+	return typed;
+}
+
 static char *handle(json_t *req, struct adac_error *err)
 {
 	const char *op = json_string_value(json_object_get(req, "op"));
@@ -149,8 +173,7 @@ static char *handle(json_t *req, struct adac_error *err)
 	else if (strcmp(op, "chains") == 0)
 		adac_debugger_chains(rt, &reply, err);
 	else if (strcmp(op, "value") == 0)
-		adac_debugger_value(rt, u64(json_object_get(req, "frame")), json_string_value(json_object_get(req, "path")),
-		                    &reply, err);
+		reply = value_reply(t, rt, req, err);
 	else
 		adac_fail(err, ADAC_E_BAD_ARG, 0, "unknown op '%s'", op);
 	return reply;

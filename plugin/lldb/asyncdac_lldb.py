@@ -261,9 +261,31 @@ def _fail(error, message):
     return None
 
 
+def _typed_value(target, reply):
+    """The value from target memory with the type the C side named in the loaded symbol file
+    (structs and objects then expand with their fields; an array: its elements of that type), or
+    None when that module or type is not found. LLDB asks for a variable from a command or an SB
+    call (lldb-dap's evaluate) that holds the target's API lock, not while it builds frames: these
+    SB calls need no try_lock (see the module's notes)."""
+    if "symbol_type" not in reply or "module" not in reply or not target.IsValid():
+        return None
+    module = target.FindModule(lldb.SBFileSpec(reply["module"], False))
+    ty = module.FindFirstType(reply["symbol_type"]) if module.IsValid() else None
+    if ty is None or not ty.IsValid():
+        return None
+    if "elements" in reply:
+        ty = ty.GetArrayType(reply["elements"])
+    value = target.CreateValueFromAddress(reply["name"], lldb.SBAddress(reply["slot"], target), ty)
+    return value if value.IsValid() else None
+
+
 def _make_value(target, reply, error):
-    """An SBValue for a value the C side described: a basic type of LLDB and its bytes, or an
-    array of one (text). LLDB's SB API can create no other types."""
+    """An SBValue for a value the C side described: with its type from the loaded symbol file, else
+    a basic type of LLDB and its bytes, or an array of one (text). LLDB's SB API can create no other
+    types itself."""
+    value = _typed_value(target, reply)
+    if value is not None:
+        return value
     basic = getattr(lldb, "eBasicType" + reply["basic"], None)
     if basic is None or not target.IsValid():
         return _fail(error, "cannot show a value of kind %s" % reply.get("basic"))

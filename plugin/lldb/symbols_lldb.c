@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "adapter.h"
 #include "asyncdac.h"
 #include "commands.h"
 #include "shim.h"
@@ -82,9 +83,12 @@ void adac_lldb_symbols_refresh(struct adac_lldb_cmd *cmd)
 	struct adac_target *t = adac_lldb_target(cmd, &err);
 	if (!t)
 		return;
-	/* The stacks and the chains they run: no heap scan on every stop. */
-	char *argv[] = {"symbols", "--stacks", NULL};
+	/* The stacks and the chains they run: no heap scan on every stop, unless the pending chains
+	 * are threads (`async threads enable` scans the heap for them anyway): then the types of their
+	 * variables too, for their frames' values. Not their methods: LLDB would then tell their
+	 * frames apart by function rather than pc, and a recursion's frames would be one. */
+	char *argv[] = {"symbols", "--stacks", "--chain-types", NULL};
 	struct adac_out quiet = {.write = discard};
-	adac_command_run(t, ADAC_FRONTEND_LLDB, 2, argv, &quiet, &err);
+	adac_command_run(t, ADAC_FRONTEND_LLDB, adac_lldb_chain_threads() ? 3 : 2, argv, &quiet, &err);
 }
 

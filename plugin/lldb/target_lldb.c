@@ -423,6 +423,12 @@ int adac_lldb_target_keep_stack(struct adac_target *t, uint64_t tid, const struc
 	return 0;
 }
 
+const char *adac_lldb_target_symbols_file(struct adac_target *t)
+{
+	struct session *s = session_of(t);
+	return s ? s->b->symbols_loaded : NULL;
+}
+
 void adac_lldb_target_building(struct adac_target *t, uint64_t tid)
 {
 	struct session *s = session_of(t);

@@ -32,5 +32,7 @@ int adac_lldb_target_keep_stack(struct adac_target *t, uint64_t tid, const struc
 /* While LLDB builds thread tid's frames (a frame provider's request; 0: none), its stack is the one
  * kept, and LLDB itself is not asked (it would run the provider again, or abort). */
 void adac_lldb_target_building(struct adac_target *t, uint64_t tid);
+/* The path of the plugin's symbol file loaded into t's target, NULL when none is. */
+const char *adac_lldb_target_symbols_file(struct adac_target *t);
 
 #endif

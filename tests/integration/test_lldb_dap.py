@@ -12,7 +12,9 @@ Checked, exactly:
     equal to `thread backtrace`'s, same order and pcs), the async frames right after the dispatch
     loop, the loop and resume stub presented "subtle" (LLDB: artificial);
   - stackTrace of a chain thread: the chain's frames (C -> B -> A), each with its own id;
-  - evaluate on an async frame (watch, hover and repl contexts) gives the awaited local's value.
+  - evaluate on an async frame (watch, hover and repl contexts) gives the awaited local's value;
+    with the plugin's symbol file loaded (stopCommands), structs, objects, enums and arrays of
+    references typed from it, their fields and elements as the value's variables.
 A live process is attached with stopOnEntry (else lldb-dap may let it run after the attach).
 """
 import os
@@ -32,10 +34,12 @@ LLDB_DAP = os.environ.get("ADAC_LLDB_DAP") or os.path.join(
 INIT = [f"plugin load {t.PLUGIN}", "async threads enable"]
 
 
-def session(target):
+def session(target, stop=()):
     dap = DapClient([LLDB_DAP], timeout=120)
     dap.initialize()
     args = {"initCommands": INIT}
+    if stop:
+        args["stopCommands"] = list(stop)
     if "core" in target:
         args.update({"coreFile": target["core"], "program": b.dn()["DN_HOST"]})
     else:
@@ -92,9 +96,25 @@ def check_running(target, tid):
         dap.close()
 
 
+def variables(dap, reply):
+    """[(name, value, type)] of the children of an evaluate reply's value ([] without any)."""
+    ref = reply.get("body", {}).get("variablesReference")
+    if not ref:
+        return []
+    return [(v["name"], v["value"], v.get("type")) for v in
+            dap.request("variables", {"variablesReference": ref})["body"]["variables"]]
+
+
+def matches(got, want):
+    """got equals want, where ADDR in want stands for any 16-digit address."""
+    return re.fullmatch(re.escape(repr(want)).replace("ADDR", "0x[0-9a-f]{16}"), repr(got)) is not None
+
+
 def check_nested(target):
     exp = b.expected("nested")["chains"][0]
-    dap = session(target)
+    # The stop loads the symbol file with the types of the chains' variables (lldb-dap runs no
+    # command the plugin would load it before).
+    dap = session(target, stop=["async symbols --stacks --chain-types"])
     try:
         chains = [th for th in dap.threads() if th["name"].startswith("async: ")]
         t.check_eq([th["name"] for th in chains],
@@ -115,6 +135,21 @@ def check_nested(target):
                                    (1, "bGeneric", "77"), (2, "seed", "1"), (2, "aInt", "42")):
             r = dap.evaluate(name, frames[frame]["id"], "watch")
             t.check_eq(r.get("body", {}).get("result"), value, f"evaluate {name} on frame {frame}")
+        # Structs, objects, enums and arrays of references from the continuation's memory with the
+        # symbol file's types: an IDE expands them to their fields (strings: their text).
+        typed = ((2, "aPair", "AsyncdacSamples.Pair", "AsyncdacSamples.Pair",
+                  [("Id", "11", "int"), ("Tag", "ADDR", "object"), ("Count", "12", "int")]),
+                 (0, "cPayload", "ADDR", "AsyncdacSamples.Payload", [("Value", "3", "int"), ("Name", 'ADDR "p-c"', "string")]),
+                 (1, "this", "ADDR", "AsyncdacSamples.Holder<int>",
+                  [("Field", "500", "int"), ("Label", 'ADDR "holder-label"', "string")]),
+                 (0, "cColor", "Red", "AsyncdacSamples.Color", []),
+                 (0, "cArray", "System.String object *[2]", "System.String object *[2]",
+                  [("[0]", 'ADDR "x"', "System.String object *"), ("[1]", 'ADDR "y"', "System.String object *")]))
+        for frame, name, result, type_, children in typed:
+            r = dap.evaluate(name, frames[frame]["id"], "watch")
+            got = (r.get("body", {}).get("result"), r.get("body", {}).get("type"), variables(dap, r))
+            t.check(matches(got, (result, type_, children)),
+                    f"evaluate {name} on frame {frame}: {got}, expected {(result, type_, children)}")
         r = dap.evaluate("nope", frames[0]["id"], "watch")
         t.check(not r.get("success"), f"evaluate of a name the frame does not have fails: {r}")
     except DapError as e:

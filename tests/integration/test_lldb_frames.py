@@ -13,10 +13,14 @@ the samples' sources and expected.json (await lines, locals):
     named the same method (LLDB's own frames, named from the plugin's symbol file, with their
     source lines and arguments), the resume stub and the dispatch loop, and the async frames
     of the running chain right after the loop's frame at the pcs `async bt` gives them, named by
-    LLDB at their await lines (a pending chain's thread, whose methods no symbol file covers, has
-    the provider's names: module`method + offset at file:line [async]);
+    LLDB at their await lines (a pending chain's thread, whose methods the symbol file does not
+    cover, has the provider's names: module`method + offset at file:line [async]; the file has the
+    types of its variables);
   - `frame select`, `up`, `down`, `frame info` on async frames; `frame variable NAME`, `v`, `p`
-    give the values `async frame variable` prints;
+    give the values `async frame variable` prints: primitives, strings and arrays of primitives
+    as LLDB's types; enums, structs and objects with the symbol file's types, from the
+    continuation's memory (`v -P 1`, `v -T` expand their fields); arrays of references as their
+    elements; an object of another class than its static type as asyncdac's text;
   - pending chains are threads named "async: <innermost method> [<task status>]" whose frames are
     the chain's (`async ps`), selectable like any thread;
   - `bt async` still prints what it printed before.
@@ -174,10 +178,11 @@ def check_nested(setup):
         return
     tid = next(iter(threads))
     frames_vars = {0: ["cInt", "cLong", "cBool", "cChar", "cString", "cColor", "cDouble", "cArray", "cArray[1]",
-                       "cPair.Id", "cPayload.Name", "cString[0]"],
-                   1: ["bInt", "bLong", "bGeneric", "this", "bPair", "this.Field", "this.Label", "bArray", "bArray[1]"],
+                       "cPair.Id", "cPayload.Name", "cString[0]", "cPair", "-P 1 cPayload", "cObj"],
+                   1: ["bInt", "bLong", "bGeneric", "this", "bPair", "this.Field", "this.Label", "bArray", "bArray[1]",
+                       "-T bPair", "-P 1 this", "bObj"],
                    2: ["seed", "aInt", "aString", "aArray", "aArray[2]", "aPair.Count", "aPair.Tag", "aArray[3]",
-                       "aPair.Nope"]}
+                       "aPair.Nope", "aPair", "-P 1 holder"]}
     cmds = [f"thread select -t {tid}", "bt", "frame select 1", "frame info", "up", "frame info"]
     for k, names in frames_vars.items():
         cmds.append(f"frame select {k}")
@@ -194,8 +199,9 @@ def check_nested(setup):
     want_values = {
         "cInt": "(int) cInt = 7", "cLong": "(long) cLong = 9223372036854775807", "cBool": "(bool) cBool = true",
         "cChar": "(char16_t) cChar = U+00e9 u'é'", "cString": '(char16_t[5]) cString = u"gamma"',
-        "cColor": '(char[4]) cColor = "Red"', "cDouble": "(double) cDouble = 1.0E+100",
-        "cArray": '(char[23]) cArray = "string[2] { \\"x\\", \\"y\\" }"',
+        "cColor": "(AsyncdacSamples.Color) cColor = Red", "cDouble": "(double) cDouble = 1.0E+100",
+        # An array of references: its elements, typed from the symbol file (strings: their text).
+        "cArray": '(System.String object *[2]) cArray = {\n  [0] = ADDR "x"\n  [1] = ADDR "y"\n}',
         "cArray[1]": '(char16_t[1]) cArray[1] = u"y"', "cPair.Id": "(int) cPair.Id = 33",
         "cPayload.Name": '(char16_t[3]) cPayload.Name = u"p-c"', "cString[0]": "(char16_t) cString[0] = U+0067 u'g'",
         "bInt": "(int) bInt = -200", "bLong": "(long) bLong = -9876543210", "bGeneric": "(int) bGeneric = 77",
@@ -205,6 +211,18 @@ def check_nested(setup):
         "aArray": "(int[3]) aArray = ([0] = 1, [1] = 2, [2] = 3)", "aArray[2]": "(int) aArray[2] = 3",
         "aPair.Count": "(int) aPair.Count = 12",
         "aPair.Tag": '(char16_t[5]) aPair.Tag = u"tag-a"',  # an object field holding a string
+        # Structs and objects from the continuation's memory, with the symbol file's types: they
+        # expand to their fields (an object whose class is not its static type's keeps its text).
+        "cPair": "(AsyncdacSamples.Pair) cPair = (Id = 33, Tag = ADDR, Count = 35)",
+        "-P 1 cPayload": '(AsyncdacSamples.Payload) cPayload = ADDR {\n  Value = 3\n  Name = ADDR "p-c"\n}',
+        "cObj": '(char16_t[5]) cObj = u"obj-c"',
+        "this": "(AsyncdacSamples.Holder<int>) this = ADDR",
+        "bPair": "(AsyncdacSamples.Pair) bPair = (Id = 22, Tag = ADDR, Count = 23)",
+        "-T bPair": "(AsyncdacSamples.Pair) bPair = {\n  (int) Id = 22\n  (object) Tag = ADDR\n  (int) Count = 23\n}",
+        "-P 1 this": '(AsyncdacSamples.Holder<int>) this = ADDR {\n  Field = 500\n  Label = ADDR "holder-label"\n}',
+        "bObj": '(char[30]) bObj = "ADDR double 2.5"',
+        "aPair": "(AsyncdacSamples.Pair) aPair = (Id = 11, Tag = ADDR, Count = 12)",
+        "-P 1 holder": '(AsyncdacSamples.Holder<int>) holder = ADDR {\n  Field = 500\n  Label = ADDR "holder-label"\n}',
     }
     errors = {"aArray[3]": "error: aArray: index 3 is past its end (length 3)",
               "aPair.Nope": "error: aPair: no field named 'Nope'"}
@@ -216,10 +234,8 @@ def check_nested(setup):
                 t.check_eq((rc, err), (1, errors[n] + "\n"), f"frame {k}: v {n} fails")
                 continue
             got = section(out, f"v {n}").rstrip("\n")
-            if n in want_values:
-                t.check_eq(got, want_values[n], f"frame {k}: v {n}")
-            else:  # composite: the text `async frame variable` prints, as a char array
-                t.check(re.match(r'^\(char\[\d+\]\) ' + re.escape(n) + r' = "', got), f"frame {k}: v {n}: {got!r}")
+            want = re.escape(want_values[n]).replace("ADDR", "0x[0-9a-f]{16}")
+            t.check(re.fullmatch(want, got), f"frame {k}: v {n}: {got!r}, expected {want_values[n]!r}")
     # The same values through the plugin's own command, on the same chain (its task: the tid).
     if True:
         addr = hex(tid)

@@ -331,6 +331,19 @@ def chains_test(tmp):
                        f"nested: the struct AsyncdacSamples.Pair:\n{out}")
             t.check(re.search(r"DW_AT_byte_size\t\(16\)", out) and len({int(o) for *_, o in members}) == 3,
                     f"nested: Pair's 16 bytes, its fields apart:\n{out}")
+            # --stacks --chain-types (what the LLDB plugin loads with async threads enabled): the
+            # pending chain's saved types without its methods; --stacks alone, neither.
+            for extra, typed in ((["--stacks", "--chain-types"], True), (["--stacks"], False)):
+                part = os.path.join(tmp, "nested-" + "-".join(x.strip("-") for x in extra) + ".so")
+                write_symbols([core], part, f"nested {' '.join(extra)}", extra)
+                rc, out, err = t.run([DWARFDUMP, "--name=AsyncdacSamples.Pair", "--show-children", part])
+                t.check_eq(bool(re.search(r'DW_AT_name\t\("AsyncdacSamples\.Pair"\)', out)), typed,
+                           f"nested {' '.join(extra)}: the struct AsyncdacSamples.Pair in the file")
+                t.check_eq([lookup(part, b.frame_facts(o, fr)["diagnostic_ip"])[0] for fr in o.user_frames(o.chains[0])],
+                           [None] * len(o.user_frames(o.chains[0])), f"nested {' '.join(extra)}: no chain method")
+            rc, out, err = b.cli(["symbols", core, "--chain-types", "-o", os.path.join(tmp, "x.so")])
+            t.check_eq((rc, out, err), (2, "", "asyncdac: error: --chain-types goes with --stacks (without it, the "
+                                              "chains are covered)\n"), "nested: --chain-types without --stacks")
         os.unlink(core)
 
 
