@@ -48,8 +48,27 @@ constexpr char kDirPrefix[] = "asyncdac-symbols-";
 constexpr char kFileName[] = "managed";
 }  // namespace
 
+// The numbers handed out in this process: their files are removed when LLDB exits (a target's
+// session removes its own when it ends, which LLDB does not do at exit).
+static unsigned g_last_file;
+
+static void remove_all_files()
+{
+	const char *tmp = std::getenv("TMPDIR");
+	char path[4096];
+	for (unsigned n = 1; n <= g_last_file; n++) {
+		std::snprintf(path, sizeof path, "%s/%s%ld-%u/%s", tmp && *tmp ? tmp : "/tmp", kDirPrefix, (long)getpid(), n,
+		              kFileName);
+		adac_lldb_remove_symbols_file(path);
+	}
+}
+
 int adac_lldb_symbols_file(unsigned n, char *buf, size_t size, adac_error *err)
 {
+	if (g_last_file == 0)
+		std::atexit(remove_all_files);
+	if (n > g_last_file)
+		g_last_file = n;
 	const char *tmp = std::getenv("TMPDIR");
 	int len = std::snprintf(buf, size, "%s/%s%ld-%u", tmp && *tmp ? tmp : "/tmp", kDirPrefix, (long)getpid(), n);
 	if (len < 0 || (size_t)len + sizeof kFileName + 1 > size)
