@@ -18,6 +18,15 @@ const char *adac_errstr(enum adac_errcode code)
 	return errstr_table[code];
 }
 
+/* Messages are one line whatever they quote (an argument, a name read from the target): control
+ * characters become '?'. */
+static void one_line(char *s)
+{
+	for (; *s; s++)
+		if ((unsigned char)*s < 0x20 || *s == 0x7f)
+			*s = '?';
+}
+
 int adac_fail(struct adac_error *err, enum adac_errcode code, uint64_t addr, const char *fmt, ...)
 {
 	if (!err || err->code != ADAC_E_OK)
@@ -28,6 +37,7 @@ int adac_fail(struct adac_error *err, enum adac_errcode code, uint64_t addr, con
 	va_start(ap, fmt);
 	vsnprintf(err->msg, sizeof err->msg, fmt, ap);
 	va_end(ap);
+	one_line(err->msg);
 	return -1;
 }
 
@@ -50,6 +60,7 @@ void adac_error_wrap(struct adac_error *err, const char *fmt, ...)
 		o = sizeof err->msg - 1 - p;
 	memcpy(err->msg + p, old, o);
 	err->msg[p + o] = '\0';
+	one_line(err->msg);
 }
 
 void adac_error_clear(struct adac_error *err)
@@ -74,6 +85,7 @@ void adac_note_add(char *list, size_t size, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(list + used, size - used, fmt, ap);
 	va_end(ap);
+	one_line(list + used);
 }
 
 int adac_error_copy(struct adac_error *err, const struct adac_error *src)
