@@ -50,6 +50,8 @@
 	X(RS_RANGELIST, RS, "RangeList", W_PTR, 0)                       \
 	X(RANGELIST_TYPE, RANGELIST, "RangeListType", 4, 0)              \
 	X(JITMGR_RICH, JITMGR, "StoreRichDebugInfo", 1, 0)               \
+	X(JITMGR_HEAPS, JITMGR, "AllCodeHeaps", W_PTR, 0)                \
+	X(HEAP_NEXT, HEAP, "Next", W_PTR, 0)                             \
 	X(HEAP_START, HEAP, "StartAddress", W_PTR, 1)                    \
 	X(HEAP_END, HEAP, "EndAddress", W_PTR, 1)                        \
 	X(HEAP_MAPBASE, HEAP, "MapBase", W_PTR, 1)                       \
@@ -289,6 +291,44 @@ int adac_em_nibble_kind(struct adac_runtime *rt, enum adac_nibble_kind *kind, st
 	if (!st)
 		return -1;
 	*kind = st->nibble;
+	return 0;
+}
+
+int adac_em_code_starts(struct adac_runtime *rt, adac_code_start_cb cb, void *ctx, struct adac_error *err)
+{
+	struct em_state *st = em_state(rt, err);
+	if (!st)
+		return -1;
+	if (!st->em.has[F_JITMGR_HEAPS] || !st->em.has[F_HEAP_NEXT])
+		return adac_fail(err, ADAC_E_LAYOUT, 0,
+		                 "the runtime does not describe its code heaps (EEJitManager.AllCodeHeaps, CodeHeapListNode.Next)");
+	uint64_t global, jit, node;
+	/* The global is where the runtime keeps its pointer to the EEJitManager. */
+	if (adac_desc_global(rt->desc, "EEJitManagerAddress", &global, err))
+		return -1;
+	if (adac_read_ptr(rt->t, global, &jit, err)) {
+		adac_error_wrap(err, "EEJitManagerAddress: ");
+		return -1;
+	}
+	if (adac_read_ptr(rt->t, jit + st->em.off[F_JITMGR_HEAPS], &node, err)) {
+		adac_error_wrap(err, "EEJitManager at 0x%llx: ", (unsigned long long)jit);
+		return -1;
+	}
+	uint8_t buf[ADAC_MAX_TYPE_SIZE];
+	for (unsigned n = 0; node; n++) {
+		if (n >= ADAC_MAX_CODE_HEAPS)
+			return adac_fail(err, ADAC_E_LIMIT, node, "more than ADAC_MAX_CODE_HEAPS (%u) code heaps", ADAC_MAX_CODE_HEAPS);
+		if (read_obj(rt->t, &st->em, em_type_names, T_HEAP, node, buf, err))
+			return -1;
+		uint64_t end = EM_GET(st, buf, HEAP_END), map_base = EM_GET(st, buf, HEAP_MAPBASE);
+		uint64_t header_map = EM_GET(st, buf, HEAP_HEADERMAP);
+		if (header_map && end > map_base) {
+			int rc = adac_em_nibble_starts(rt->t, st->nibble, map_base, header_map, end, cb, ctx, err);
+			if (rc)
+				return rc;
+		}
+		node = EM_GET(st, buf, HEAP_NEXT);
+	}
 	return 0;
 }
 

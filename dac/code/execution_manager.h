@@ -94,6 +94,12 @@ typedef int (*adac_code_start_cb)(void *ctx, uint64_t start, struct adac_error *
 int adac_em_nibble_starts(struct adac_target *t, enum adac_nibble_kind kind, uint64_t map_base, uint64_t header_map,
                           uint64_t end, adac_code_start_cb cb, void *ctx, struct adac_error *err);
 
+/* Calls cb for the start of every code block (a method's code, a stub block) of every EE JIT code
+ * heap (EEJitManager.AllCodeHeaps: CodeHeapListNodes, each a range with its nibble map), heap by
+ * heap. ADAC_E_LAYOUT when the runtime does not describe its code heaps, ADAC_E_LIMIT past
+ * ADAC_MAX_CODE_HEAPS heaps. */
+int adac_em_code_starts(struct adac_runtime *rt, adac_code_start_cb cb, void *ctx, struct adac_error *err);
+
 /* Which encoding the runtime's EE JIT heaps use (from the ExecutionManager contract version). */
 int adac_em_nibble_kind(struct adac_runtime *rt, enum adac_nibble_kind *kind, struct adac_error *err);
 

@@ -11,7 +11,6 @@
 #include "async/dispatcher.h"
 #include "base/addr_map.h"
 #include "base/limits.h"
-#include "code/code_heaps.h"
 #include "code/debuginfo.h"
 #include "code/execution_manager.h"
 #include "code/managed_unwind.h"
@@ -622,7 +621,7 @@ int adac_managed_symbols_collect(struct adac_managed_symbols *s, struct adac_err
 	if ((s->o.scope >= ADAC_MANAGED_SYMBOLS_CHAINS || s->o.chain_types) &&
 	    add_heap_chains(s, s->o.scope < ADAC_MANAGED_SYMBOLS_CHAINS, err))
 		return -1;
-	if (s->o.scope == ADAC_MANAGED_SYMBOLS_ALL && adac_code_heaps_each(s->rt, add_jit_code, s, err))
+	if (s->o.scope == ADAC_MANAGED_SYMBOLS_ALL && adac_em_code_starts(s->rt, add_jit_code, s, err))
 		return -1;
 	return 0;
 }
