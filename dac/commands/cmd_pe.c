@@ -24,18 +24,8 @@ int adac_cmd_pe(struct adac_target *t, enum adac_frontend fe, int argc, char **a
 {
 	(void)fe;
 	uint64_t obj = 0;
-	bool have = false;
-	for (int i = 1; i < argc; i++) {
-		if (argv[i][0] != '-' && !have) {
-			if (adac_opt_u64("pe", "<exception or task address>", argv[i], &obj, err))
-				return -1;
-			have = true;
-		} else {
-			return adac_opt_unknown("pe", argv[i], err);
-		}
-	}
-	if (!have)
-		return adac_fail(err, ADAC_E_USAGE, 0, "'pe' needs an exception or task address");
+	if (adac_opt_only_address("pe", "<exception or task address>", "an exception or task address", argc, argv, &obj, err))
+		return -1;
 	struct adac_runtime *rt = adac_runtime_open(t, err);
 	if (!rt)
 		return -1;

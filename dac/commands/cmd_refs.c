@@ -19,18 +19,8 @@ int adac_cmd_refs(struct adac_target *t, enum adac_frontend fe, int argc, char *
 {
 	(void)fe;
 	uint64_t obj = 0;
-	bool have = false;
-	for (int i = 1; i < argc; i++) {
-		if (argv[i][0] != '-' && !have) {
-			if (adac_opt_u64("refs", "<object address>", argv[i], &obj, err))
-				return -1;
-			have = true;
-		} else {
-			return adac_opt_unknown("refs", argv[i], err);
-		}
-	}
-	if (!have)
-		return adac_fail(err, ADAC_E_USAGE, 0, "'refs' needs an object address");
+	if (adac_opt_only_address("refs", "<object address>", "an object address", argc, argv, &obj, err))
+		return -1;
 	struct adac_runtime *rt = adac_runtime_open(t, err);
 	if (!rt)
 		return -1;

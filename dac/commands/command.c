@@ -96,6 +96,18 @@ int adac_opt_unknown(const char *cmd, const char *arg, struct adac_error *err)
 	return adac_fail(err, ADAC_E_USAGE, 0, "unexpected argument '%s' for '%s'", arg, cmd);
 }
 
+int adac_opt_only_address(const char *cmd, const char *syntax, const char *need, int argc, char **argv, uint64_t *addr,
+                          struct adac_error *err)
+{
+	if (argc < 2)
+		return adac_fail(err, ADAC_E_USAGE, 0, "'%s' needs %s", cmd, need);
+	if (argv[1][0] == '-')
+		return adac_opt_unknown(cmd, argv[1], err);
+	if (adac_opt_u64(cmd, syntax, argv[1], addr, err))
+		return -1;
+	return argc > 2 ? adac_opt_unknown(cmd, argv[2], err) : 0;
+}
+
 uint64_t adac_opt_thread_id(enum adac_frontend fe, const struct adac_thread *th)
 {
 	return fe == ADAC_FRONTEND_LLDB ? th->index : th->tid;

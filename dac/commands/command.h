@@ -55,11 +55,15 @@ int adac_cmd_symbols(struct adac_target *t, enum adac_frontend fe, int argc, cha
 
 /* Option helpers: true when argv[i] is `-s` or `--long`. */
 bool adac_opt_is(const char *arg, const char *short_opt, const char *long_opt);
-/* Parses a number (decimal or 0x hex) for option `opt`; ADAC_E_BAD_ARG naming it otherwise. */
+/* Parses a number (decimal or 0x hex) for option `opt`; ADAC_E_USAGE naming it otherwise. */
 int adac_opt_u64(const char *cmd, const char *opt, const char *value, uint64_t *out, struct adac_error *err);
-/* The value after option argv[*i] (advancing *i), or ADAC_E_BAD_ARG when it is missing. */
+/* The value after option argv[*i] (advancing *i), or ADAC_E_USAGE when it is missing. */
 int adac_opt_value(const char *cmd, int argc, char **argv, int *i, const char **value, struct adac_error *err);
 int adac_opt_unknown(const char *cmd, const char *arg, struct adac_error *err);
+/* The whole command line of a command taking one address and nothing else (`pe`, `refs`): syntax
+ * names it ("<object address>"), need says what is missing ("an object address"). */
+int adac_opt_only_address(const char *cmd, const char *syntax, const char *need, int argc, char **argv, uint64_t *addr,
+                          struct adac_error *err);
 
 /* The number option --thread names a thread by: its LLDB index in LLDB, its OS thread id in the
  * CLI; and the error for a number no thread has. */

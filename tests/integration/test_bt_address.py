@@ -62,12 +62,7 @@ def without_index(stack):
 
 def main():
     tmp = t.tmpdir()
-    s = b.sample("mixed", "Debug")
-    try:
-        b.wait_parked(s.pid, s.pid)
-        core = b.make_core(s.pid, os.path.join(tmp, "mixed.core"), "createdump")
-    finally:
-        s.kill()
+    core = b.sample_core("mixed", "Debug", tmp, parked=True)
     try:
         ps = b.cli_json(["ps", core], "ps")
         rc, ps_text, err = b.cli(["ps", core])

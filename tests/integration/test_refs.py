@@ -17,12 +17,7 @@ from btsamples import h  # noqa: E402
 
 def main():
     tmp = t.tmpdir()
-    s = b.sample("mixed", "Debug")
-    try:
-        b.wait_parked(s.pid, s.pid)
-        core = b.make_core(s.pid, os.path.join(tmp, "mixed.core"), "createdump")
-    finally:
-        s.kill()
+    core = b.sample_core("mixed", "Debug", tmp, parked=True)
     try:
         ps = b.cli_json(["ps", core], "ps")
         targets = set()

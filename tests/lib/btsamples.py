@@ -7,7 +7,7 @@ oracle and the samples' expected.json, never from asyncdac itself:
   sample(scenario, config, mode=None, env=None) -> Sample(proc, pid, ready, fields)
   wait_parked(pid, tid)                        until the thread is parked (READY comes just before)
   make_core(pid, path, how)                    scripts/make-core (createdump | gcore)
-  sample_core(scenario, config, tmp)           a createdump core of a sample, which is then killed
+  sample_core(scenario, config, tmp, parked)   a createdump core of a sample, which is then killed
   oracle(core, tmp) -> Oracle                  `oracle dump`, indexed (continuations, chains, tasks)
   oracle_objects(core, tmp, addrs, statics, stacks)
                                                `oracle objects`: fields of objects, static paths,
@@ -134,10 +134,13 @@ def make_core(pid, path, how="createdump"):
     return path
 
 
-def sample_core(scenario, config, tmp):
-    """A createdump core of a sample (tmp/<scenario>.core); the sample is killed once it is written."""
+def sample_core(scenario, config, tmp, parked=False):
+    """A createdump core of a sample (tmp/<scenario>.core); the sample is killed once it is written.
+    parked: first wait until its main thread is parked (wait_parked)."""
     s = sample(scenario, config)
     try:
+        if parked:
+            wait_parked(s.pid, s.pid)
         return make_core(s.pid, os.path.join(tmp, f"{scenario}.core"))
     finally:
         s.kill()
