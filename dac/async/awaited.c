@@ -33,9 +33,7 @@ static bool field_u32(struct adac_runtime *rt, uint64_t obj, uint64_t mt, const 
 
 static bool array_length(struct adac_runtime *rt, uint64_t arr, uint32_t *n)
 {
-	uint32_t off;
-	return arr && adac_desc_field(rt->desc, "Array", "m_NumComponents", &off, NULL) == 0 &&
-	       adac_read_u32(rt->t, arr + off, n, NULL) == 0;
+	return arr && adac_object_array_length(rt, arr, n, NULL) == 0;
 }
 
 static void describe_delay(struct adac_runtime *rt, uint64_t obj, uint64_t mt, char *buf, size_t size)

@@ -99,17 +99,17 @@ static int array_view(struct adac_runtime *rt, uint64_t obj, const char *what, s
 		return 0;
 	uint64_t mt;
 	struct adac_mt_info mi;
-	uint32_t len_off;
-	if (adac_object_mt(rt, obj, &mt, err) || adac_mt_read(rt, mt, &mi, err) ||
-	    adac_desc_field(rt->desc, "Array", "m_NumComponents", &len_off, err)) {
+	if (adac_object_mt(rt, obj, &mt, err) || adac_mt_read(rt, mt, &mi, err)) {
 		adac_error_wrap(err, "%s 0x%llx: ", what, (unsigned long long)obj);
 		return -1;
 	}
 	if (!mi.is_array || !mi.is_szarray || mi.component_size == 0)
 		return adac_fail(err, ADAC_E_CORRUPT, obj, "%s 0x%llx is not a one-dimensional array", what,
 		                 (unsigned long long)obj);
-	if (adac_read_u32(rt->t, obj + len_off, &a->length, err))
+	if (adac_object_array_length(rt, obj, &a->length, err)) {
+		adac_error_wrap(err, "%s 0x%llx: ", what, (unsigned long long)obj);
 		return -1;
+	}
 	a->data = obj + mi.base_size - adac_target_ptr_size(rt->t);
 	a->esize = mi.component_size;
 	return 0;

@@ -43,8 +43,7 @@
 	X(TH_RUNTIME_LOCALS, "Thread", "RuntimeThreadLocals", 8, true)                     \
 	X(RTL_ALLOC_CONTEXT, "RuntimeThreadLocals", "AllocContext", 0, true)               \
 	X(MT_FLAGS, "MethodTable", "MTFlags", 4, true)                                     \
-	X(MT_BASE_SIZE, "MethodTable", "BaseSize", 4, true)                                \
-	X(ARRAY_NUM_COMPONENTS, "Array", "m_NumComponents", 4, true)
+	X(MT_BASE_SIZE, "MethodTable", "BaseSize", 4, true)
 
 enum {
 #define X(id, type, field, width, req) F_##id,
@@ -148,6 +147,10 @@ static int init_state(struct adac_runtime *rt, struct gc_state **out, struct ada
 	if (adac_object_layout(rt, &s->object, err)) {
 		free_state(s);
 		return -1;
+	}
+	if (!s->object->has_array) {
+		free_state(s);
+		return adac_fail(err, ADAC_E_LAYOUT, 0, "GC heap: the runtime's descriptor does not describe Array.m_NumComponents");
 	}
 	uint32_t a = s->off[F_MT_FLAGS] + 4, b = s->off[F_MT_BASE_SIZE] + 4;
 	s->mt_span = a > b ? a : b;
@@ -782,7 +785,7 @@ static int walk_region(struct walk *w, const struct adac_gc_region *r, uint64_t 
 	const struct adac_gc_alloc_context *ctxs = info->contexts;
 	while (ci < nctx && ctxs[ci].ptr < r->mem)
 		ci++;
-	uint32_t ncomp = w->s->off[F_ARRAY_NUM_COMPONENTS];
+	uint32_t ncomp = w->s->object->arr_len_off;
 	uint64_t last_mt = 0;
 	const struct mt_entry *e = NULL;
 	uint64_t obj = r->mem;
@@ -870,7 +873,7 @@ int adac_gc_walk(struct adac_runtime *rt, adac_gc_object_cb cb, void *ctx, struc
 	if (!s->window && !(s->window = malloc(ADAC_GC_READ_BLOCK)))
 		return adac_fail(err, ADAC_E_NOMEM, 0, "out of memory for the heap read buffer");
 	struct walk w = {.rt = rt, .s = s, .info = info, .cb = cb, .ctx = ctx, .rep = r};
-	w.header = s->off[F_ARRAY_NUM_COMPONENTS] + 4;
+	w.header = s->object->arr_len_off + 4;
 	if (w.header < 2 * info->ptr_size)
 		w.header = 2 * info->ptr_size;
 	if (w.header < s->object->mt_offset + info->ptr_size)

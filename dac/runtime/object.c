@@ -1,4 +1,5 @@
-/* object.c - Object contract: Object.m_pMethTab and ObjectToMethodTableUnmask. */
+/* object.c - Object contract: Object.m_pMethTab and ObjectToMethodTableUnmask; String and Array
+ * headers. */
 #include "runtime/object.h"
 
 #include <stdlib.h>
@@ -30,6 +31,14 @@ int adac_object_layout(struct adac_runtime *rt, const struct adac_object_layout 
 	} else {
 		l->mt_unmask = adac_desc_ptr_size(d) == 8 ? 7 : 3;
 	}
+	/* String and Array are optional here: what needs them says so when they are missing. */
+	l->has_string = adac_desc_has_field(d, "String", "m_StringLength") && adac_desc_has_field(d, "String", "m_FirstChar");
+	if (l->has_string && (adac_desc_field(d, "String", "m_StringLength", &l->str_len_off, err) ||
+	                      adac_desc_field(d, "String", "m_FirstChar", &l->str_chars_off, err)))
+		goto fail;
+	l->has_array = adac_desc_has_field(d, "Array", "m_NumComponents");
+	if (l->has_array && adac_desc_field(d, "Array", "m_NumComponents", &l->arr_len_off, err))
+		goto fail;
 	adac_runtime_set_slot(rt, ADAC_SLOT_OBJECT, l, free_state);
 	*out = l;
 	return 0;
@@ -51,4 +60,14 @@ int adac_object_mt(struct adac_runtime *rt, uint64_t obj, uint64_t *mt, struct a
 		return -1;
 	*mt = adac_object_mt_of(l, v);
 	return 0;
+}
+
+int adac_object_array_length(struct adac_runtime *rt, uint64_t arr, uint32_t *n, struct adac_error *err)
+{
+	const struct adac_object_layout *l;
+	if (adac_object_layout(rt, &l, err))
+		return -1;
+	if (!l->has_array)
+		return adac_fail(err, ADAC_E_LAYOUT, arr, "the runtime's descriptor does not describe Array.m_NumComponents");
+	return adac_read_u32(rt->t, arr + l->arr_len_off, n, err);
 }

@@ -40,11 +40,16 @@ struct vf {
 
 int adac_value_layout(struct adac_runtime *rt, struct adac_value_layout *out, struct adac_error *err)
 {
-	return adac_desc_field(rt->desc, "String", "m_StringLength", &out->str_len_off, err) ||
-	               adac_desc_field(rt->desc, "String", "m_FirstChar", &out->str_chars_off, err) ||
-	               adac_desc_field(rt->desc, "Array", "m_NumComponents", &out->arr_len_off, err)
-	           ? -1
-	           : 0;
+	const struct adac_object_layout *l;
+	if (adac_object_layout(rt, &l, err))
+		return -1;
+	if (!l->has_string || !l->has_array)
+		return adac_fail(err, ADAC_E_LAYOUT, 0, "the runtime's descriptor does not describe %s",
+		                 l->has_string ? "Array.m_NumComponents" : "String.m_StringLength/m_FirstChar");
+	out->str_len_off = l->str_len_off;
+	out->str_chars_off = l->str_chars_off;
+	out->arr_len_off = l->arr_len_off;
+	return 0;
 }
 
 static int vf_init(struct adac_runtime *rt, const struct adac_value_opts *o, struct vf *v, struct adac_error *err)
