@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "runtime/runtime.h"
+#include "target/target.h"
 #include "types/corelib.h"
 #include "types/fielddesc.h"
 #include "types/methoddesc.h"
@@ -139,4 +140,43 @@ bool adac_task_is_state_machine_box(struct adac_runtime *rt, uint64_t mt)
 {
 	struct adac_field f;
 	return adac_mt_find_field(rt, mt, "StateMachine", &f, NULL) == 0 && !f.is_static;
+}
+
+int adac_task_exceptions(struct adac_runtime *rt, uint64_t task, uint64_t *exc, unsigned max, unsigned *n,
+                         uint32_t *held, struct adac_error *err)
+{
+	uint64_t props = 0, holder = 0, list = 0, items = 0, first = 0;
+	uint32_t count = 0, elem_size = 0;
+	*n = 0;
+	*held = 0;
+	if (adac_object_field_ptr(rt, task, "m_contingentProperties", &props, err))
+		return -1;
+	if (!props)
+		return 0;
+	if (adac_object_field_ptr(rt, props, "m_exceptionsHolder", &holder, err))
+		return -1;
+	if (!holder)
+		return 0;
+	if (adac_object_field_ptr(rt, holder, "m_faultExceptions", &list, err))
+		return -1;
+	if (!list)
+		return 0;
+	/* A List<ExceptionDispatchInfo>: _size of the _items array are used. */
+	if (adac_object_field_ptr(rt, list, "_items", &items, err) || adac_object_field_u32(rt, list, "_size", held, err))
+		return -1;
+	if (!items || !*held)
+		return 0;
+	if (adac_array_elements(rt, items, &first, &count, &elem_size, err))
+		return -1;
+	if (elem_size != adac_target_ptr_size(rt->t))
+		return adac_fail(err, ADAC_E_CORRUPT, items, "task 0x%llx: its exception list 0x%llx is not an array of references",
+		                 (unsigned long long)task, (unsigned long long)items);
+	for (uint32_t i = 0; i < *held && i < count && *n < max; i++) {
+		uint64_t edi = 0;
+		if (adac_read_ptr(rt->t, first + (uint64_t)i * elem_size, &edi, err) ||
+		    adac_object_field_ptr(rt, edi, "_exception", &exc[*n], err))
+			return -1;
+		(*n)++;
+	}
+	return 0;
 }

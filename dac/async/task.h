@@ -49,4 +49,10 @@ int adac_task_is_task_mt(struct adac_runtime *rt, uint64_t mt, bool *yes, struct
  * field StateMachine)? The caller has checked that it derives from Task. */
 bool adac_task_is_state_machine_box(struct adac_runtime *rt, uint64_t mt);
 
+/* The exceptions a faulted task holds (m_contingentProperties.m_exceptionsHolder.m_faultExceptions,
+ * each an ExceptionDispatchInfo's _exception): up to max into exc, *n of them; *held is how many
+ * the task holds (0 when it holds none). */
+int adac_task_exceptions(struct adac_runtime *rt, uint64_t task, uint64_t *exc, unsigned max, unsigned *n,
+                         uint32_t *held, struct adac_error *err);
+
 #endif

@@ -6,6 +6,7 @@
 #include "base/limits.h"
 #include "metadata/ecma_metadata.h"
 #include "runtime/descriptor.h"
+#include "runtime/object.h"
 #include "runtime/runtime.h"
 #include "runtime/threads.h"
 #include "target/target.h"
@@ -197,6 +198,27 @@ int adac_mt_field_offset(struct adac_runtime *rt, uint64_t mt, const char *name,
 		return adac_fail(err, ADAC_E_LAYOUT, mt, "field %s of MethodTable 0x%llx is static", name, (unsigned long long)mt);
 	*offset = f.offset + adac_target_ptr_size(rt->t);
 	return 0;
+}
+
+static int object_field_offset(struct adac_runtime *rt, uint64_t obj, const char *name, uint32_t *off,
+                               struct adac_error *err)
+{
+	uint64_t mt;
+	return adac_object_mt(rt, obj, &mt, err) || adac_mt_field_offset(rt, mt, name, off, err) ? -1 : 0;
+}
+
+int adac_object_field_ptr(struct adac_runtime *rt, uint64_t obj, const char *name, uint64_t *v, struct adac_error *err)
+{
+	uint32_t off;
+	*v = 0;
+	return object_field_offset(rt, obj, name, &off, err) || adac_read_ptr(rt->t, obj + off, v, err) ? -1 : 0;
+}
+
+int adac_object_field_u32(struct adac_runtime *rt, uint64_t obj, const char *name, uint32_t *v, struct adac_error *err)
+{
+	uint32_t off;
+	*v = 0;
+	return object_field_offset(rt, obj, name, &off, err) || adac_read_u32(rt->t, obj + off, v, err) ? -1 : 0;
 }
 
 /* Element types whose thread statics live in the GC statics block. */

@@ -37,6 +37,11 @@ int adac_mt_find_field(struct adac_runtime *rt, uint64_t mt, const char *name, s
 int adac_mt_field_offset(struct adac_runtime *rt, uint64_t mt, const char *name, uint32_t *offset,
                          struct adac_error *err);
 
+/* A reference (pointer-sized) or 4-byte instance field of the object at obj, by name, through
+ * the object's own MethodTable. */
+int adac_object_field_ptr(struct adac_runtime *rt, uint64_t obj, const char *name, uint64_t *v, struct adac_error *err);
+int adac_object_field_u32(struct adac_runtime *rt, uint64_t obj, const char *name, uint32_t *v, struct adac_error *err);
+
 /* Address of thread-static field f on thread th (runtime/threads.h); *addr = 0 when the thread has
  * not allocated that type's thread statics yet. ADAC_E_BAD_ARG when f is not thread-static. */
 struct adac_managed_thread;

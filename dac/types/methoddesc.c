@@ -10,6 +10,7 @@
 #include "base/limits.h"
 #include "metadata/signature.h"
 #include "runtime/descriptor.h"
+#include "runtime/object.h"
 #include "runtime/runtime.h"
 #include "target/target.h"
 
@@ -399,6 +400,23 @@ int adac_mt_read(struct adac_runtime *rt, uint64_t method_table, struct adac_mt_
 	}
 	slot->key = method_table;
 	slot->info = *info;
+	return 0;
+}
+
+int adac_array_elements(struct adac_runtime *rt, uint64_t arr, uint64_t *first, uint32_t *count,
+                        uint32_t *element_size, struct adac_error *err)
+{
+	uint64_t mt;
+	struct adac_mt_info mi;
+	if (adac_object_mt(rt, arr, &mt, err) || adac_mt_read(rt, mt, &mi, err))
+		return -1;
+	if (!mi.is_array || mi.rank > 1)
+		return adac_fail(err, ADAC_E_BAD_ARG, arr, "0x%llx is not a one-dimensional array", (unsigned long long)arr);
+	if (adac_object_array_length(rt, arr, count, err))
+		return -1;
+	/* The elements start where the fixed part (header, MethodTable, length) ends. */
+	*first = arr + mi.base_size - adac_target_ptr_size(rt->t);
+	*element_size = mi.component_size;
 	return 0;
 }
 

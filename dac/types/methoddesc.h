@@ -142,6 +142,11 @@ struct adac_mt_info {
 
 int adac_mt_read(struct adac_runtime *rt, uint64_t method_table, struct adac_mt_info *info, struct adac_error *err);
 
+/* The elements of the one-dimensional array at arr: the address of the first, how many
+ * (Array.m_NumComponents) and each one's size. ADAC_E_BAD_ARG when arr is not such an array. */
+int adac_array_elements(struct adac_runtime *rt, uint64_t arr, uint64_t *first, uint32_t *count,
+                        uint32_t *element_size, struct adac_error *err);
+
 /* The Continuation class as the runtime records it (global ContinuationMethodTable, which also
  * validates its layout subtypes): 0 until the runtime has created the first subtype.
  * async/continuation.h owns the Continuation class and its fallbacks. */

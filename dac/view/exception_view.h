@@ -1,5 +1,5 @@
-/* exception_view.h - what an Exception object says: its type and message (the Exception fields the
- * runtime's descriptor names), for thread lines (a crashed thread's last thrown exception) and `pe`. */
+/* exception_view.h - an Exception object as text and JSON: its type and message (read through
+ * types/exception.h), for thread lines (a crashed thread's last thrown exception) and `pe`. */
 #ifndef ADAC_EXCEPTION_VIEW_H
 #define ADAC_EXCEPTION_VIEW_H
 
