@@ -8,6 +8,9 @@ nested sample (and the deep and fanout samples where a part says so).
               run of a frame calling itself, in 100 columns; its folded stack and graph
   graphs      ps --format folded and --format dot / --svg of the fanout sample: the stacks, the
               boxes and edges of the await graph, and the SVG Graphviz draws of it
+  tools       ps --format folded of the fanout sample, unchanged, into flamegraph.pl (Debian's
+              libdevel-nytprof-perl) and speedscope 1.25.0 (npm, in headless Chromium): every
+              frame of the flame graph's SVG with its count, speedscope's imported profile
   diff        asyncdac diff: a dump against itself and against the live process (a hang:
               everything unchanged), against another sample's (new, finished), against a copy
               whose Continuation State was patched (progressed)
@@ -317,6 +320,88 @@ def graphs(tmp):
     expect_rc(["ps", core, "--format", "svg"], 2, "--format svg")
 
 
+# ---- the folded stacks in the tools that read them ----
+
+FLAMEGRAPH = "/usr/share/perl5/Devel/NYTProf/flamegraph.pl"  # libdevel-nytprof-perl (scripts/deps)
+SPEEDSCOPE = {"speedscope": "1.25.0", "playwright-core": "1.57.0"}
+CHROMIUM = "/usr/bin/chromium"  # Debian's (scripts/deps)
+
+
+def speedscope_dir():
+    """speedscope and playwright-core from npm, installed once under build/tools/speedscope."""
+    d = os.path.join(t.BUILD, "tools", "speedscope")
+    stamp = os.path.join(d, "installed-" + "-".join(f"{k}@{v}" for k, v in SPEEDSCOPE.items()))
+    if not os.path.exists(stamp):
+        os.makedirs(d, exist_ok=True)
+        with open(os.path.join(d, "package.json"), "w") as f:
+            json.dump({"private": True, "dependencies": SPEEDSCOPE}, f)
+        rc, out, err = t.run(["npm", "install", "--no-audit", "--no-fund", "--prefix", d], timeout=600)
+        if not t.check_eq(rc, 0, f"npm install {SPEEDSCOPE}: {err.strip()[-800:]}"):
+            return None
+        open(stamp, "w").close()
+    return d
+
+
+def tools(tmp):
+    core = b.sample_core("fanout", "Debug", tmp)
+    stacks = {tuple(s): n for s, n in fanout_stacks()}
+    folded = os.path.join(tmp, "fanout.folded")
+    rc, out, err = b.cli(["ps", core, "--format", "folded"])
+    t.check_eq((rc, err), (0, ""), "ps --format folded: exit code and stderr")
+    with open(folded, "w") as f:
+        f.write(out)
+
+    # flamegraph.pl: one rectangle per distinct prefix of the stacks (outermost frame at the
+    # bottom), titled "<frame> (<count> samples, <pct>%)", and "all" under them. flamegraph.pl
+    # itself turns '<' and '>' into '(' and ')' ("clean up SVG breaking characters": Task(Int32)).
+    svg = os.path.join(tmp, "fanout-flame.svg")
+    if t.check(os.path.exists(FLAMEGRAPH), f"{FLAMEGRAPH} (libdevel-nytprof-perl, scripts/deps)"):
+        rc, out, err = t.run(["perl", FLAMEGRAPH, folded])
+        t.check_eq((rc, err), (0, ""), "flamegraph.pl: exit code and stderr")
+        with open(svg, "w") as f:
+            f.write(out)
+        total = sum(stacks.values())
+        prefixes = {}
+        for s, n in stacks.items():
+            for i in range(1, len(s) + 1):
+                prefixes[s[:i]] = prefixes.get(s[:i], 0) + n
+        want = sorted([f"all ({total:,} samples, 100%)"] +
+                      [f"{p[-1].replace('<', '(').replace('>', ')')} ({n:,} samples, {100 * n / total:.2f}%)"
+                       for p, n in prefixes.items()])
+        root = ET.parse(svg).getroot()
+        titles = sorted(x.text for x in root.iter("{http://www.w3.org/2000/svg}title"))
+        t.check_eq(titles, want, "flamegraph.pl: every frame of the fanout stacks with its count")
+
+    # speedscope: its own web app imports the file (as collapsed stacks) and exports the profile;
+    # replaying the profile's open/close events gives each stack and its weight.
+    if not t.check(os.path.exists(CHROMIUM), f"{CHROMIUM} (chromium, scripts/deps)"):
+        return
+    d = speedscope_dir()
+    if not d:
+        return
+    exported = os.path.join(tmp, "fanout.speedscope.json")
+    rc, out, err = t.run(["node", os.path.join(t.SOURCE, "tests", "integration", "speedscope_import.mjs"), d, CHROMIUM,
+                          folded, exported], timeout=300)
+    if not t.check_eq((rc, out, err), (0, "Importing as collapsed stack format\n", ""), "speedscope: import and export"):
+        return
+    with open(exported) as f:
+        doc = json.load(f)
+    t.check_eq((doc["exporter"], len(doc["profiles"])), ("speedscope@1.25.0", 1), "speedscope: exporter, one profile")
+    names = [x["name"] for x in doc["shared"]["frames"]]
+    t.check_eq(sorted(names), sorted({x for s in stacks for x in s}), "speedscope: the frames")
+    got, stack, at = {}, [], 0
+    for e in doc["profiles"][0]["events"]:
+        if stack and e["at"] > at:
+            got[tuple(stack)] = got.get(tuple(stack), 0) + e["at"] - at
+        at = e["at"]
+        if e["type"] == "O":
+            stack.append(names[e["frame"]])
+        elif t.check(stack and stack[-1] == names[e["frame"]], f"speedscope: closes the frame it opened last: {e}"):
+            stack.pop()
+    t.check_eq(got, stacks, "speedscope: each stack and its count")
+    t.check_eq(doc["profiles"][0]["endValue"], sum(stacks.values()), "speedscope: the profile's total")
+
+
 # ---- diff ----
 
 def diff(tmp):
@@ -469,7 +554,7 @@ def locals_defaults(tmp):
     t.check(want in text, f"bt --locals: {want!r}... in the gate task's fields:\n{text[:3000]}")
 
 
-PARTS = {"install": install, "locals": locals_defaults, "exit_codes": exit_codes, "json": json_documents, "coalesce": coalesce, "graphs": graphs, "diff": diff}
+PARTS = {"tools": tools, "install": install, "locals": locals_defaults, "exit_codes": exit_codes, "json": json_documents, "coalesce": coalesce, "graphs": graphs, "diff": diff}
 
 
 def main():
