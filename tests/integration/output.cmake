@@ -7,8 +7,10 @@
 #   output.tools        ps --format folded unchanged into flamegraph.pl and speedscope (headless Chromium)
 #   output.diff         asyncdac diff: unchanged (a hang), new and finished, progressed
 #   output.install      cmake --install: CLI, plugin, adapter, man pages, ~/.lldbinit line (no samples)
+#   output.deb          the .deb installed by apt into a Debian 12 root (debootstrap, cached under
+#                       build/debian12): asyncdac and lldb-22's plugin there, on a sample's core
 #   output.locals       locals by default: the source's variables; --internals, --all; m_stateFlags
-set(_output_tests output.exit_codes output.json output.coalesce output.graphs output.tools output.diff output.locals)
+set(_output_tests output.exit_codes output.json output.coalesce output.graphs output.tools output.diff output.locals output.deb)
 add_adac_test(output.install integration/test_output.py install)
 add_adac_test(output.exit_codes integration/test_output.py exit_codes)
 add_adac_test(output.json integration/test_output.py json)
@@ -17,4 +19,7 @@ add_adac_test(output.graphs integration/test_output.py graphs)
 add_adac_test(output.tools integration/test_output.py tools)
 add_adac_test(output.diff integration/test_output.py diff)
 add_adac_test(output.locals integration/test_output.py locals)
+add_adac_test(output.deb integration/test_output.py deb)
 set_tests_properties(${_output_tests} PROPERTIES FIXTURES_REQUIRED dotnet LABELS "dotnet;needs-cli")
+# The first run makes the Debian root (about 3 minutes, then kept); runs share it.
+set_tests_properties(output.deb PROPERTIES TIMEOUT 1800 RESOURCE_LOCK debian12)

@@ -18,6 +18,11 @@ nested sample (and the deep and fanout samples where a part says so).
               pages for every command, the ~/.lldbinit line, which loads the plugin in lldb-22;
               the .deb CPack builds, installed with dpkg into a scratch root: its files, its
               plugin loaded by lldb-22, its CLI run
+  deb         the .deb on a fresh Debian 12: a minimal bookworm root (debootstrap, made once under
+              build/debian12 by scripts/debian-root), a scratch copy of it, the package and lldb-22
+              installed there by apt from Debian; in it asyncdac --version, asyncdac ps on a core
+              of the nested sample, and lldb-22 loading the plugin by the package's lldbinit line,
+              async ps on the same core (each exactly as this build prints it)
   locals      bt --locals / frame variable: the source's variables first and alone, a count of
               the others, which --internals (frame: --all) shows after them; m_stateFlags decoded
 """
@@ -514,6 +519,90 @@ def install(tmp):
     t.check(rc == 0 and "Syntax: async ps" in out and err == "", f"lldb-22 with the package's plugin:\n{out[-800:]}{err}")
 
 
+# ---- the .deb on a fresh Debian 12 ----
+
+def chroot(root, argv, timeout=300):
+    """argv run in root, with a /proc of its own (LLDB needs one) that goes when it exits."""
+    return t.run(["unshare", "--mount", "--pid", "--fork", f"--mount-proc={os.path.join(root, 'proc')}", "chroot", root,
+                  "env", "-i", "PATH=/usr/sbin:/usr/bin:/sbin:/bin", "HOME=/root", "LANG=C.UTF-8",
+                  "DEBIAN_FRONTEND=noninteractive"] + argv, timeout=timeout)
+
+
+def installed(root):
+    rc, out, err = chroot(root, ["dpkg-query", "-W", "-f", "${Package}\\n"])
+    t.check(rc == 0 and "dpkg" in out.split(), f"dpkg-query in the root: {rc} {err.strip()[-300:]}")
+    return set(out.split())
+
+
+def deb(tmp):
+    base = os.path.join(t.BUILD, "debian12", "root")
+    rc, out, err = t.run([os.path.join(t.SOURCE, "scripts", "debian-root"), base], timeout=1200)
+    if not t.check_eq((rc, err), (0, ""), "scripts/debian-root: a Debian 12 root"):
+        return
+    pkg = os.path.join(tmp, "pkg")
+    rc, out, err = t.run(["cpack", "-G", "DEB", "--config", os.path.join(t.BUILD, "CPackConfig.cmake"), "-B", pkg],
+                         timeout=300)
+    debs = [x for x in os.listdir(pkg) if x.endswith(".deb")] if rc == 0 else []
+    if not t.check_eq(len(debs), 1, f"cpack -G DEB: one package ({rc}: {err.strip()[-800:]})"):
+        return
+    # A scratch copy of the root (the cached one stays fresh); the packages apt downloads are kept
+    # in build/debian12/archives for the next run.
+    root = os.path.join(tmp, "debian12")
+    rc, out, err = t.run(["cp", "-a", "--reflink=auto", base, root], timeout=300)
+    if not t.check_eq((rc, err), (0, ""), "a scratch copy of the Debian 12 root"):
+        return
+    archives = os.path.join(t.BUILD, "debian12", "archives")
+    os.makedirs(archives, exist_ok=True)
+    inside = os.path.join(root, "var", "cache", "apt", "archives")
+    for x in os.listdir(archives):
+        shutil.copy(os.path.join(archives, x), inside)
+    shutil.copy(os.path.join(pkg, debs[0]), os.path.join(root, "tmp"))
+    before = installed(root)
+    t.check("asyncdac" not in before and "lldb-22" not in before and "libjansson4" not in before,
+            "the fresh root has neither asyncdac, lldb-22 nor libjansson4")
+    rc, out, err = chroot(root, ["apt-get", "install", "-y", "-q", "--no-install-recommends", f"/tmp/{debs[0]}", "lldb-22"],
+                          timeout=900)
+    if not t.check_eq(rc, 0, f"apt-get install the .deb and lldb-22 in the Debian 12 root:\n{out[-1500:]}{err[-1500:]}"):
+        return
+    for x in os.listdir(inside):
+        if x.endswith(".deb") and not x.startswith("asyncdac_"):
+            shutil.copy(os.path.join(inside, x), archives)
+    # apt resolved the package's dependencies from Debian.
+    rc, out, err = t.run(["dpkg-deb", "-f", os.path.join(pkg, debs[0]), "Depends"])
+    depends = [x.strip().split()[0] for x in out.split(",")]
+    now = installed(root)
+    t.check_eq(sorted(x for x in depends + ["asyncdac", "lldb-22", "python3-lldb-22"] if x not in now), [],
+               f"installed in the root: asyncdac, its Depends ({', '.join(depends)}), lldb-22")
+
+    rc, want, _ = b.cli(["--version"])
+    rc, out, err = chroot(root, ["asyncdac", "--version"])
+    t.check_eq((rc, out, err), (0, want, ""), "the installed asyncdac --version")
+
+    # A core of the nested sample, with the files a user would have beside it: the sample (its PDB:
+    # source lines) and the runtime's ELF files (LLDB finds a core's modules by their paths).
+    core = b.sample_core("nested", "Debug", tmp)
+    d = b.dn()
+    files = [d["DN_HOST"]] + [os.path.join(d["DN_RUNTIME11"], x) for x in os.listdir(d["DN_RUNTIME11"]) if x.endswith(".so")]
+    app = os.path.join(d["DN_APPS"], "11", "Debug", "nested")
+    files += [os.path.join(app, x) for x in os.listdir(app)]
+    for f in files:
+        os.makedirs(os.path.dirname(root + f), exist_ok=True)
+        shutil.copy(f, root + f)  # follows links: the runtime's files are links into its pack
+    try:
+        os.link(core, os.path.join(root, "tmp", "nested.core"))
+    except OSError:
+        shutil.copy(core, os.path.join(root, "tmp", "nested.core"))
+    rc, want, err = b.cli(["ps", core])
+    t.check_eq((rc, err), (0, ""), "this build's asyncdac ps")
+    t.check(" at Program.cs:" in want, f"ps names source lines:\n{want}")
+    rc, out, err = chroot(root, ["asyncdac", "ps", "/tmp/nested.core"])
+    t.check_eq((rc, out, err), (0, want, ""), "the installed asyncdac ps")
+    rc, out, err = chroot(root, ["lldb-22", "-b", "-x", "-o", "command source /usr/share/doc/asyncdac/lldbinit",
+                                 "-o", "target create --core /tmp/nested.core", "-o", "async ps"])
+    t.check_eq((rc, err), (0, ""), f"lldb-22 in the root: the package's plugin, async ps: exit code and stderr\n{out}")
+    t.check_eq(out.split("(lldb) async ps\n", 1)[-1], want, "lldb-22 in the root: async ps")
+
+
 # ---- locals ----
 
 def locals_defaults(tmp):
@@ -554,7 +643,7 @@ def locals_defaults(tmp):
     t.check(want in text, f"bt --locals: {want!r}... in the gate task's fields:\n{text[:3000]}")
 
 
-PARTS = {"tools": tools, "install": install, "locals": locals_defaults, "exit_codes": exit_codes, "json": json_documents, "coalesce": coalesce, "graphs": graphs, "diff": diff}
+PARTS = {"tools": tools, "deb": deb, "install": install, "locals": locals_defaults, "exit_codes": exit_codes, "json": json_documents, "coalesce": coalesce, "graphs": graphs, "diff": diff}
 
 
 def main():
