@@ -488,7 +488,7 @@ def install(tmp):
         t.check_eq(f.read().splitlines()[-1], f"plugin load {plugin}", "the ~/.lldbinit line names the installed plugin")
     t.check(os.path.exists(os.path.join(root, "lib", "asyncdac", "asyncdac_lldb.py")), "the adapter is beside the plugin")
     rc, out, err = t.lldb([f"command source {lldbinit}", "help async ps"], plugin=False)
-    t.check(rc == 0 and "Syntax: async ps" in out and err == "", f"lldb-22 with the installed plugin: help async ps:\n{out[-800:]}{err}")
+    t.check(rc == 0 and "\nUsage: async ps " in out and err == "", f"lldb-22 with the installed plugin: help async ps:\n{out[-800:]}{err}")
 
     # The Debian package: the same files under /usr, installed by dpkg into a scratch root (its
     # dependencies are this machine's, not the root's: --force-depends).
@@ -516,7 +516,7 @@ def install(tmp):
     t.check(rc == 0 and out.startswith("asyncdac "), f"the package's asyncdac --version: {rc} {out}{err}")
     rc, out, err = t.lldb([f"plugin load {os.path.join(droot, 'usr', 'lib', 'asyncdac', 'libasyncdac-lldb.so')}",
                            "help async ps"], plugin=False)
-    t.check(rc == 0 and "Syntax: async ps" in out and err == "", f"lldb-22 with the package's plugin:\n{out[-800:]}{err}")
+    t.check(rc == 0 and "\nUsage: async ps " in out and err == "", f"lldb-22 with the package's plugin:\n{out[-800:]}{err}")
 
 
 # ---- the .deb on a fresh Debian 12 ----
