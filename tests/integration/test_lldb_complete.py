@@ -7,11 +7,13 @@ The options each command completes are those its `asyncdac <command> --help` lis
 --auto, frame's subcommands) complete to exactly their values; `bt` completes `all`, `async`
 and, after `async`, async bt's options. A single match completes the rest of the word and a
 space, as LLDB does for its own commands. The words a command forwards to `_async` (quoted by
-the adapter) arrive there exactly as typed.
+the adapter) arrive there exactly as typed. Without the adapter, the plugin's own commands are
+`async <command>` and `bt` (without completion).
 """
 import json
 import os
 import re
+import shutil
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
@@ -132,6 +134,16 @@ def main():
     # Options come with the first line of their help (LLDB shows it beside each).
     n, m, d = got["async ps --"]
     t.check_eq(list(zip(m[1:], d[1:])), options["ps"], "async ps --: each option with its help")
+
+    # Without the adapter (no asyncdac_lldb.py beside the plugin) the plugin's own commands are
+    # `async <command>` and `bt`, as before: no completion, LLDB's syntax line is the table's.
+    alone = os.path.join(tmp, "alone")
+    os.makedirs(alone)
+    shutil.copy(t.PLUGIN, alone)
+    rc, out, err = t.lldb([f"plugin load {os.path.join(alone, os.path.basename(t.PLUGIN))}", "help async ps", "help bt"],
+                          plugin=False)
+    t.check(rc == 0 and "\nSyntax: async ps [--coalesce" in out and "\nSyntax: bt [<digit> | all | async [<options>]]" in out
+            and "asyncdac_lldb.py not found" in err, f"the plugin without its adapter:\n{out[-1500:]}{err}")
     t.finish()
 
 
