@@ -22,7 +22,8 @@ nested sample (and the deep and fanout samples where a part says so).
               build/debian12 by scripts/debian-root), a scratch copy of it, the package and lldb-22
               installed there by apt from Debian; in it asyncdac --version, asyncdac ps on a core
               of the nested sample, and lldb-22 loading the plugin by the package's lldbinit line,
-              async ps on the same core (each exactly as this build prints it)
+              async ps on the same core (each exactly as this build prints it), async ps --form
+              completing to --format
   locals      bt --locals / frame variable: the source's variables first and alone, a count of
               the others, which --internals (frame: --all) shows after them; m_stateFlags decoded
 """
@@ -601,6 +602,11 @@ def deb(tmp):
                                  "-o", "target create --core /tmp/nested.core", "-o", "async ps"])
     t.check_eq((rc, err), (0, ""), f"lldb-22 in the root: the package's plugin, async ps: exit code and stderr\n{out}")
     t.check_eq(out.split("(lldb) async ps\n", 1)[-1], want, "lldb-22 in the root: async ps")
+    # The adapter runs on the root's python3-lldb-22: async ps is its command, which completes.
+    rc, out, err = chroot(root, ["lldb-22", "-b", "-x", "-o", "command source /usr/share/doc/asyncdac/lldbinit",
+                                 "-o", "script m = lldb.SBStringList(); print(lldb.debugger.GetCommandInterpreter()"
+                                       ".HandleCompletion('async ps --form', 15, 0, -1, m), m.GetStringAtIndex(1))"])
+    t.check_eq((rc, out.splitlines()[-1:], err), (0, ["1 --format"], ""), "lldb-22 in the root: async ps --form<TAB>")
 
 
 # ---- locals ----
