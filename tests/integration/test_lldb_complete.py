@@ -1,6 +1,7 @@
 """Tab completion of asyncdac's commands in lldb-22 (issue 17): LLDB's own completer
 (SBCommandInterpreter.HandleCompletionWithDescriptions, what the tab key calls), run inside the
-real lldb-22 with the plugin loaded, on command lines typed up to the cursor.
+real lldb-22 with the plugin loaded, on command lines typed up to the cursor; and the tab key
+itself, typed into lldb-22 on a pseudo-terminal.
 
 The options each command completes are those its `asyncdac <command> --help` lists under
 "Options:", in that order; enumerated values (ps --format and --status, symbols --dwarf and
@@ -73,6 +74,55 @@ def cli_commands():
     return [m.group(1) for m in re.finditer(r"^  (\S+)\s", listing, re.M)]
 
 
+def interactive(steps):
+    """lldb-22 with the plugin on a pseudo-terminal of 120x40: for each (text, key) types text, then
+    key, and returns what the terminal showed after the key (the line is cleared after each)."""
+    import fcntl
+    import pty
+    import select
+    import struct
+    import termios
+    import time
+
+    pid, fd = pty.fork()
+    if pid == 0:
+        os.environ["TERM"] = "xterm"
+        os.execvp(t.LLDB, [t.LLDB, "-x", "-O", f"plugin load {t.PLUGIN}"])
+    fcntl.ioctl(fd, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 120, 0, 0))
+
+    def read(quiet=0.5, limit=20.0):
+        out, end, last = b"", time.time() + limit, time.time()
+        while time.time() < end and time.time() - last < quiet:
+            if select.select([fd], [], [], 0.1)[0]:
+                try:
+                    out += os.read(fd, 65536)
+                except OSError:
+                    break
+                last = time.time()
+        return out.decode(errors="replace")
+
+    shown = []
+    try:
+        read(quiet=1.5)
+        for text, key in steps:
+            os.write(fd, text.encode())
+            read()
+            os.write(fd, key.encode())
+            shown.append(read())
+            os.write(fd, b"\x15")  # ^U: clear the line
+            read()
+        os.write(fd, b"quit\n")
+        read()
+    finally:
+        try:
+            os.kill(pid, 9)
+        except OSError:
+            pass
+        os.waitpid(pid, 0)
+        os.close(fd)
+    return shown
+
+
 def main():
     tmp = t.tmpdir()
     commands = cli_commands()
@@ -134,6 +184,14 @@ def main():
     # Options come with the first line of their help (LLDB shows it beside each).
     n, m, d = got["async ps --"]
     t.check_eq(list(zip(m[1:], d[1:])), options["ps"], "async ps --: each option with its help")
+
+    # The tab key itself: lldb-22 on a terminal (a pty with a window size: LLDB 22's editline
+    # completes nothing on a 0x0 terminal), typing, then tab.
+    typed = interactive([("async ps --f", "\t"), ("async ps --format ", "\t"), ("bt async --lo", "\t")])
+    t.check(re.match(r"\r\x1b\[\d+Gormat \x1b", typed[0]) is not None, f"tab after 'async ps --f' inserts 'ormat ': {typed[0]!r}")
+    t.check(re.search(r"Available completions:\r\n +tree *\r\n +folded *\r\n +dot *\r\n", typed[1]) is not None,
+            f"tab after 'async ps --format ' lists tree, folded, dot: {typed[1]!r}")
+    t.check(re.match(r"\r\x1b\[\d+Gcals \x1b", typed[2]) is not None, f"tab after 'bt async --lo' inserts 'cals ': {typed[2]!r}")
 
     # Without the adapter (no asyncdac_lldb.py beside the plugin) the plugin's own commands are
     # `async <command>` and `bt`, as before: no completion, LLDB's syntax line is the table's.
