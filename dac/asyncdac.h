@@ -57,6 +57,10 @@ const struct adac_command_info *adac_command_find(const char *name);
  * of the details' "Options:" list, or a value of the command's enumerations) with each one's
  * description, none when nothing completes it; -1 with err for an unknown command. */
 int adac_command_complete(const char *name, int n, const char *const *words, char **json, struct adac_error *err);
+/* The same for a command of a front end's own whose first argument's words `values` names, in
+ * adac_command_info.values's form ("=enable|disable"). */
+int adac_command_complete_values(const char *values, int n, const char *const *words, char **json,
+                                 struct adac_error *err);
 
 /* ---- For a debugger that keeps frames and threads of its own (commands/debugger.c) ----
  *

@@ -126,11 +126,26 @@ static void add_values(struct candidates *c, const char *values, const char *key
 	}
 }
 
+static int complete(const char *details, const char *values, int n, const char *const *words, char **json,
+                    struct adac_error *err);
+
 int adac_command_complete(const char *name, int n, const char *const *words, char **json, struct adac_error *err)
 {
 	const struct adac_command_info *info = adac_command_find(name);
 	if (!info)
 		return adac_fail(err, ADAC_E_USAGE, 0, "'%s' is not a valid command", name);
+	return complete(info->details, info->values, n, words, json, err);
+}
+
+int adac_command_complete_values(const char *values, int n, const char *const *words, char **json,
+                                 struct adac_error *err)
+{
+	return complete("", values, n, words, json, err);
+}
+
+static int complete(const char *details, const char *values, int n, const char *const *words, char **json,
+                    struct adac_error *err)
+{
 	struct candidates c = {json_array(), json_array(), n > 0 && words[n - 1] ? words[n - 1] : "", NULL, NULL, 0};
 	if (!c.values || !c.descriptions) {
 		json_decref(c.values);
@@ -140,19 +155,19 @@ int adac_command_complete(const char *name, int n, const char *const *words, cha
 	const char *previous = n > 1 ? words[n - 2] : NULL;
 	if (previous && previous[0] == '-' && previous[1]) {
 		c.option = previous;
-		each_option(info->details, find_option, &c);
+		each_option(details, find_option, &c);
 	}
 	if (c.option_long) {
-		add_values(&c, info->values, c.option_long, c.option_long_len);
+		add_values(&c, values, c.option_long, c.option_long_len);
 	} else if (c.prefix[0] == '-') {
-		each_option(info->details, add_option, &c);
+		each_option(details, add_option, &c);
 	} else {
 		/* The first argument: only options before it (an option's value counts as an argument). */
 		bool first = true;
 		for (int i = 0; i < n - 1 && first; i++)
 			first = words[i][0] == '-';
 		if (first)
-			add_values(&c, info->values, "", 0);
+			add_values(&c, values, "", 0);
 	}
 	json_t *doc = json_pack("{s:o, s:o}", "values", c.values, "descriptions", c.descriptions);
 	*json = doc ? json_dumps(doc, JSON_COMPACT) : NULL;

@@ -151,7 +151,7 @@ static char *value_reply(struct adac_target *t, struct adac_runtime *rt, json_t 
 
 /* {"op": "commands"}: every command of the shared table, for the adapter's `async <name>`
  * commands: {"commands": [{"name", "summary", "syntax", "help_long"}] (help_long as
- * adac_lldb_help_long), "bt": {"summary", "syntax"}} (LLDB's `bt`). */
+ * adac_lldb_help_long), "bt": {"summary", "syntax"} (LLDB's `bt`), "threads": {...}}. */
 static char *commands_reply(struct adac_error *err)
 {
 	json_t *list = json_array();
@@ -161,8 +161,9 @@ static char *commands_reply(struct adac_error *err)
 		                                      "syntax", c->syntax, "help_long", help_long ? help_long : ""));
 		free(help_long);
 	}
-	json_t *doc = list ? json_pack("{s:o, s:{s:s, s:s}}", "commands", list, "bt", "summary", adac_lldb_bt_help,
-	                               "syntax", adac_lldb_bt_syntax) : NULL;
+	json_t *doc = list ? json_pack("{s:o, s:{s:s, s:s}, s:{s:s, s:s}}", "commands", list, "bt", "summary",
+	                               adac_lldb_bt_help, "syntax", adac_lldb_bt_syntax, "threads", "summary",
+	                               adac_lldb_threads_help, "syntax", adac_lldb_threads_syntax) : NULL;
 	char *reply = doc ? json_dumps(doc, JSON_COMPACT) : NULL;
 	json_decref(doc);
 	if (!reply)
@@ -191,7 +192,10 @@ static char *complete_reply(json_t *req, struct adac_error *err)
 			w[i] = "";
 	}
 	char *reply = NULL;
-	adac_command_complete(name, (int)n, w, &reply, err);
+	if (strcmp(name, "threads") == 0)  /* the plugin's own: enable | disable */
+		adac_command_complete_values(adac_lldb_threads_words, (int)n, w, &reply, err);
+	else
+		adac_command_complete(name, (int)n, w, &reply, err);
 	return reply;
 }
 

@@ -201,6 +201,8 @@ def add_commands(debugger):
     bt = next(c for c in reply["commands"] if c["name"] == "bt")
     commands.append((dict(bt, summary=reply["bt"]["summary"], usage=reply["bt"]["syntax"]), "bt", "_async _bt",
                      BtCommand))
+    commands.append((dict(name="threads", summary=reply["threads"]["summary"], usage=reply["threads"]["syntax"],
+                          help_long=""), "async threads", "_async threads", AsyncCommand))
     for info, path, impl, base in commands:
         cls = "AsyncCommand_" + path.replace(" ", "_")
         globals()[cls] = type(cls, (base,), {"INFO": info, "IMPL": impl})

@@ -1,6 +1,6 @@
 // entry.cpp - PluginInitialize (the plugin's one exported LLDB symbol): wiring only. Refuses a foreign
-// LLDB before any SB call; registers every entry of the shared command table and the `bt` override
-// under `_async`, `async threads`, each SB command object calling its C function (commands.c, or
+// LLDB before any SB call; registers every entry of the shared command table, `threads` and the `bt`
+// override under `_async`, each SB command object calling its C function (commands.c, or
 // probe.c in the test build); then starts the Python adapter (asyncdac_lldb.py, next to the
 // plugin), which puts asyncdac's frames and threads into LLDB itself and adds `async <command>` and
 // `bt` as commands LLDB completes, running those of `_async`. Without the adapter the SB commands
@@ -210,7 +210,6 @@ bool lldb::PluginInitialize(lldb::SBDebugger debugger)
 	}
 	lldb::SBCommandInterpreter ci = debugger.GetCommandInterpreter();
 	lldb::SBCommand async = ci.AddMultiwordCommand("async", adac_lldb_async_help);
-	async.AddCommand("threads", new Command(adac_lldb_threads), adac_lldb_threads_help, adac_lldb_threads_syntax);
 	// The commands themselves are under _async: the adapter's `async <command>` and `bt` (LLDB parsed
 	// commands, which LLDB asks for completions) run them; without the adapter they are `async
 	// <command>` and `bt` themselves (below).
@@ -218,6 +217,7 @@ bool lldb::PluginInitialize(lldb::SBDebugger debugger)
 	for (const adac_command_info *c = adac_commands(); c->name; c++)
 		add_async_command(impl, c);
 	impl.AddCommand("_bt", new Command(adac_lldb_bt), adac_lldb_bt_help, adac_lldb_bt_syntax);
+	impl.AddCommand("threads", new Command(adac_lldb_threads), adac_lldb_threads_help, adac_lldb_threads_syntax);
 	// `bt` takes precedence over LLDB's `bt` alias (user commands win), see commands.c. Its long
 	// help is `async bt`'s; the alias goes (forms other than `bt async` call `_regexp-bt` itself),
 	// so that `help bt` describes this bt instead of calling it an abbreviation of `_regexp-bt`.
@@ -244,8 +244,10 @@ bool lldb::PluginInitialize(lldb::SBDebugger debugger)
 		fronts = start_adapter(debugger, real ? real : self.dli_fname);
 		free(real);
 	}
-	if (!fronts)
+	if (!fronts) {
 		for (const adac_command_info *c = adac_commands(); c->name; c++)
 			add_async_command(async, c);
+		async.AddCommand("threads", new Command(adac_lldb_threads), adac_lldb_threads_help, adac_lldb_threads_syntax);
+	}
 	return true;
 }

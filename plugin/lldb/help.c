@@ -19,6 +19,7 @@ const char adac_lldb_threads_help[] =
 	"Show each pending async chain (suspended, on no thread) as a thread of its own, named after its "
 	"innermost method and its task's status, or stop showing them";
 const char adac_lldb_threads_syntax[] = "async threads enable | disable";
+const char adac_lldb_threads_words[] = "=enable|disable";
 
 char *adac_lldb_help_long(const char *details)
 {

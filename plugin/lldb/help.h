@@ -14,6 +14,8 @@ extern const char adac_lldb_bt_help[];
 extern const char adac_lldb_bt_syntax[];
 extern const char adac_lldb_threads_help[];
 extern const char adac_lldb_threads_syntax[];
+/* What completes `async threads`'s argument, in adac_command_info.values's form. */
+extern const char adac_lldb_threads_words[];
 
 /* A command's details as LLDB's long help (paragraphs joined into lines LLDB wraps itself).
  * Returns a heap string (caller frees) or NULL when out of memory. */

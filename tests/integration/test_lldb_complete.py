@@ -5,11 +5,11 @@ itself, typed into lldb-22 on a pseudo-terminal.
 
 The options each command completes are those its `asyncdac <command> --help` lists under
 "Options:", in that order; enumerated values (ps --format and --status, symbols --dwarf and
---auto, frame's subcommands) complete to exactly their values; `bt` completes `all`, `async`
-and, after `async`, async bt's options. A single match completes the rest of the word and a
-space, as LLDB does for its own commands. The words a command forwards to `_async` (quoted by
-the adapter) arrive there exactly as typed. Without the adapter, the plugin's own commands are
-`async <command>` and `bt` (without completion).
+--auto, frame's subcommands, async threads' enable and disable) complete to exactly their
+values; `bt` completes `all`, `async` and, after `async`, async bt's options. A single match
+completes the rest of the word and a space, as LLDB does for its own commands. The words a
+command forwards to `_async` (quoted by the adapter) arrive there exactly as typed. Without the
+adapter, the plugin's own commands are `async <command>` and `bt` (without completion).
 """
 import json
 import os
@@ -135,6 +135,7 @@ def main():
         "async symbols --auto ": ["on", "off"],
         "async frame ": ["select", "variable", "info"],
         "async frame v": ["variable"],
+        "async threads ": ["enable", "disable"],
         "bt ": ["all", "async"],
         "bt a": ["all", "async"],
         "async ps --method ": [],   # free text: nothing to offer

@@ -63,7 +63,7 @@ def main():
                "async subcommands and summaries (help async) vs the CLI's commands and LLDB's own")
     rc, out, err = t.lldb(["help async threads"])
     t.check_eq((rc, err), (0, ""), "help async threads: exit code and stderr")
-    t.check("\nSyntax: async threads enable | disable\n" in out, f"help async threads: syntax line\n{out}")
+    t.check("\nUsage: async threads enable | disable\n" in out, f"help async threads: usage line\n{out}")
 
     for name, summary in commands.items():
         syntax, details = cli_command_help(name)
