@@ -561,6 +561,9 @@ def deb(tmp):
     before = installed(root)
     t.check("asyncdac" not in before and "lldb-22" not in before and "libjansson4" not in before,
             "the fresh root has neither asyncdac, lldb-22 nor libjansson4")
+    # Today's package lists (the cached root's may name versions Debian no longer serves).
+    rc, out, err = chroot(root, ["apt-get", "update", "-qq"], timeout=600)
+    t.check_eq((rc, err), (0, ""), "apt-get update in the Debian 12 root")
     rc, out, err = chroot(root, ["apt-get", "install", "-y", "-q", "--no-install-recommends", f"/tmp/{debs[0]}", "lldb-22"],
                           timeout=900)
     if not t.check_eq(rc, 0, f"apt-get install the .deb and lldb-22 in the Debian 12 root:\n{out[-1500:]}{err[-1500:]}"):
