@@ -128,14 +128,14 @@ class AsyncCommand(ParsedCommand):
 
     def setup_command_definition(self):
         parser = self.get_parser()
-        parser.add_argument_set([parser.make_argument_element(lldb.eArgRawInput, "star")])
+        parser.add_argument_set([parser.make_argument_element(lldb.eArgRawInput, "optional")])
 
     def get_short_help(self):
         return self.INFO["summary"]
 
     def get_long_help(self):
-        # LLDB 22 writes the syntax line of a parsed command itself ("ps [<raw-input> ...]"):
-        # the usage that names the options follows it.
+        # LLDB 22 writes the syntax line of a parsed command itself ("ps [<raw-input>]": one
+        # optional argument, LLDB does not count the words); the usage naming the options follows.
         return "\nUsage: %s\n%s" % (self.INFO["usage"], self.INFO["help_long"])
 
     def get_flags(self):

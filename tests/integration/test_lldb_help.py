@@ -1,7 +1,7 @@
 """`help async`, `help async <command>` and `help bt` with the plugin loaded.
 
 `async <command>` and `bt` are LLDB parsed commands (the only kind LLDB 22 completes): LLDB writes
-their syntax line ("ps [<raw-input> ...]"); the usage line after it names the options.
+their syntax line ("ps [<raw-input>]"); the usage line after it names the options.
 
 The list of commands, their summaries and syntaxes come from the table both front ends share
 (adac_commands()), so they are checked against the CLI's help: every command the CLI lists is an
@@ -75,7 +75,7 @@ def main():
         # `async <name>` is an LLDB parsed command (those complete: lldb.complete), whose syntax line
         # LLDB 22 writes itself; the usage with the command's options follows it.
         syntax_line, _, rest = rest.partition("\n")
-        t.check_eq(syntax_line, f"{name} [<raw-input> [<raw-input> [...]]]", f"help async {name}: LLDB's syntax line")
+        t.check_eq(syntax_line, f"{name} [<raw-input>]", f"help async {name}: LLDB's syntax line")
         usage, _, long_help = rest.lstrip("\n").partition("\n\n")
         t.check_eq(words(usage), words(f"Usage: async {name} {syntax}"), f"help async {name}: usage")
         long_help = "\n" + long_help
