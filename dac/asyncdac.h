@@ -41,11 +41,26 @@ struct adac_command_info {
 	const char *summary;  /* one line, no trailing period, like LLDB's command summaries */
 	const char *syntax;   /* the options after the command (and, in the CLI, after the target) */
 	const char *details;  /* paragraphs and an option list; may be "" */
+	/* What completes option values and the first argument, where they are enumerations:
+	 * "--format=tree|folded|dot --dwarf=4|5", and "=select|variable|info" for the first argument
+	 * (NULL: none). The options themselves are those the details' "Options:" list names. */
+	const char *values;
 };
 
 /* The commands in the order help lists them; the array ends with a NULL name. */
 const struct adac_command_info *adac_commands(void);
 const struct adac_command_info *adac_command_find(const char *name);
+
+/* Completion of a command line (a debugger's tab key), commands/completion.c: words[0..n) are the
+ * command's arguments up to the cursor, words[n-1] the one being typed (maybe ""). Returns 0 with
+ * *json {"values": [...], "descriptions": [...]}: the words that complete words[n-1] (an option
+ * of the details' "Options:" list, or a value of the command's enumerations) with each one's
+ * description, none when nothing completes it; -1 with err for an unknown command. */
+int adac_command_complete(const char *name, int n, const char *const *words, char **json, struct adac_error *err);
+/* The same for a command of a front end's own whose first argument's words `values` names, in
+ * adac_command_info.values's form ("=enable|disable"). */
+int adac_command_complete_values(const char *values, int n, const char *const *words, char **json,
+                                 struct adac_error *err);
 
 /* ---- For a debugger that keeps frames and threads of its own (commands/debugger.c) ----
  *

@@ -58,6 +58,7 @@ const struct adac_command_info adac_cmd_frame_info = {
 		"\n"
 		"In the CLI the target comes first:\n"
 		"  asyncdac frame <core-file> variable --address <addr> [--frame <n>]\n",
+	.values = "=select|variable|info",
 };
 
 struct frame_opts {

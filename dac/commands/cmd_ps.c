@@ -89,6 +89,8 @@ const struct adac_command_info adac_cmd_ps_info = {
 		"Filters match any frame or object of a stack (as SOS dumpasync's do) and\n"
 		"combine with AND. In the CLI, a scan taking more than a second shows its\n"
 		"progress on stderr when stderr is a terminal.\n",
+	.values = "--format=tree|folded|dot --status=Created|WaitingForActivation|WaitingToRun|Running|"
+	          "WaitingForChildrenToComplete|RanToCompletion|Canceled|Faulted",
 };
 
 struct ps_opts {

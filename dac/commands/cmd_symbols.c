@@ -52,6 +52,7 @@ const struct adac_command_info adac_cmd_symbols_info = {
 		"                        (default 2); deeper ones are named only.\n"
 		"      --auto <on|off>   (LLDB) Load the symbols by itself once per stop\n"
 		"                        (default on).\n",
+	.values = "--dwarf=4|5 --auto=on|off",
 };
 
 struct symbols_opts {

@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "asyncdac.h"
+#include "help.h"
 #include "shim_symbols.h"
 #include "target_lldb.h"
 
@@ -148,6 +149,56 @@ static char *value_reply(struct adac_target *t, struct adac_runtime *rt, json_t 
 	return typed;
 }
 
+/* {"op": "commands"}: every command of the shared table, for the adapter's `async <name>`
+ * commands: {"commands": [{"name", "summary", "syntax", "help_long"}] (help_long as
+ * adac_lldb_help_long), "bt": {"summary", "syntax"} (LLDB's `bt`), "threads": {...}}. */
+static char *commands_reply(struct adac_error *err)
+{
+	json_t *list = json_array();
+	for (const struct adac_command_info *c = adac_commands(); list && c->name; c++) {
+		char *help_long = adac_lldb_help_long(c->details);
+		json_array_append_new(list, json_pack("{s:s, s:s, s:s, s:s}", "name", c->name, "summary", c->summary,
+		                                      "syntax", c->syntax, "help_long", help_long ? help_long : ""));
+		free(help_long);
+	}
+	json_t *doc = list ? json_pack("{s:o, s:{s:s, s:s}, s:{s:s, s:s}}", "commands", list, "bt", "summary",
+	                               adac_lldb_bt_help, "syntax", adac_lldb_bt_syntax, "threads", "summary",
+	                               adac_lldb_threads_help, "syntax", adac_lldb_threads_syntax) : NULL;
+	char *reply = doc ? json_dumps(doc, JSON_COMPACT) : NULL;
+	json_decref(doc);
+	if (!reply)
+		adac_fail(err, ADAC_E_NOMEM, 0, "out of memory");
+	return reply;
+}
+
+/* The words of a command line a complete request may carry. */
+#define MAX_COMPLETION_WORDS 256
+
+/* {"op": "complete", "command": "ps", "words": ["--f"]}: adac_command_complete's reply. */
+static char *complete_reply(json_t *req, struct adac_error *err)
+{
+	const char *name = json_string_value(json_object_get(req, "command"));
+	json_t *words = json_object_get(req, "words");
+	if (!name || !json_is_array(words) || json_array_size(words) > MAX_COMPLETION_WORDS) {
+		adac_fail(err, ADAC_E_BAD_ARG, 0, "a complete request wants a command and at most %d words",
+		          MAX_COMPLETION_WORDS);
+		return NULL;
+	}
+	const char *w[MAX_COMPLETION_WORDS];
+	size_t n = json_array_size(words);
+	for (size_t i = 0; i < n; i++) {
+		w[i] = json_string_value(json_array_get(words, i));
+		if (!w[i])
+			w[i] = "";
+	}
+	char *reply = NULL;
+	if (strcmp(name, "threads") == 0)  /* the plugin's own: enable | disable */
+		adac_command_complete_values(adac_lldb_threads_words, (int)n, w, &reply, err);
+	else
+		adac_command_complete(name, (int)n, w, &reply, err);
+	return reply;
+}
+
 static char *handle(json_t *req, struct adac_error *err)
 {
 	const char *op = json_string_value(json_object_get(req, "op"));
@@ -157,6 +208,10 @@ static char *handle(json_t *req, struct adac_error *err)
 	}
 	if (strcmp(op, "chains") == 0 && !chain_threads)
 		return strdup("{\"threads\":[]}");
+	if (strcmp(op, "commands") == 0)
+		return commands_reply(err);
+	if (strcmp(op, "complete") == 0)
+		return complete_reply(req, err);
 	struct adac_target *t = adac_lldb_target_find(u64(json_object_get(req, "debugger")),
 	                                              u64(json_object_get(req, "target")), err);
 	if (!t || (strcmp(op, "thread") == 0 && keep_stack(req, t, err)))

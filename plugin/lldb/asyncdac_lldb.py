@@ -13,6 +13,11 @@ takes); not meant to be imported by hand.
                          the process's target when LLDB first reads its threads, before any frame
                          of that stop is built, and adds one thread per pending chain after
                          `async threads enable`
+  AsyncCommand           `async <command>` for each command of the shared table, and `bt`: LLDB
+                         parsed commands, the only kind LLDB 22 asks for completions (SB plugin
+                         commands and raw Python commands have no hook); what completes a word
+                         comes from C (adac_command_complete), running one forwards its words
+                         unchanged to the plugin's own command under `_async`
 
 This file is an adapter: what a frame is called, which frames there are and what a value is all
 come from C (asyncdac_lldb_call, JSON in and out); nothing here knows the .NET runtime.
@@ -40,6 +45,7 @@ import threading
 import lldb
 from lldb.plugins.scripted_frame_provider import ScriptedFrameProvider
 from lldb.plugins.scripted_process import ScriptedFrame
+from lldb.plugins.parsed_cmd import ParsedCommand
 
 
 class _State(object):
@@ -107,6 +113,103 @@ def start(debugger, library):
         _state.lib = lib
     for i in range(debugger.GetNumTargets()):
         register(debugger.GetTargetAtIndex(i))
+
+
+# ---- commands: `async <command>` and `bt`, with completion ----------------------------------
+
+class AsyncCommand(ParsedCommand):
+    """One command of the plugin, as an LLDB parsed command without options of its own: LLDB hands
+    it the words as typed (quotes removed), in order, and asks it what completes a word. INFO is
+    the command's entry from C ({"name", "summary", "syntax", "help_long"}), IMPL the plugin
+    command that runs it (`_async ps`), COMPLETE the table entry whose options complete it."""
+
+    INFO = None
+    IMPL = None
+
+    def setup_command_definition(self):
+        parser = self.get_parser()
+        parser.add_argument_set([parser.make_argument_element(lldb.eArgRawInput, "optional")])
+
+    def get_short_help(self):
+        return self.INFO["summary"]
+
+    def get_long_help(self):
+        # LLDB 22 writes the syntax line of a parsed command itself ("ps [<raw-input>]": one
+        # optional argument, LLDB does not count the words); the usage naming the options follows.
+        return "\nUsage: %s\n%s" % (self.INFO["usage"], self.INFO["help_long"])
+
+    def get_flags(self):
+        return 0
+
+    def __call__(self, debugger, args, exe_ctx, result):
+        words = [args.GetItemAtIndex(i).GetStringValue(1 << 20) for i in range(args.GetSize())]
+        line = " ".join([self.IMPL] + [_quoted(w) for w in words])
+        debugger.GetCommandInterpreter().HandleCommand(line, exe_ctx, result, False)
+
+    def handle_argument_completion(self, args, arg_pos, cursor_pos):
+        words = list(args[:arg_pos]) + [args[arg_pos][:cursor_pos] if arg_pos < len(args) else ""]
+        name, words = self.complete_words(words)
+        if name is None:
+            return False
+        reply = _call({"op": "complete", "command": name, "words": words})
+        values = reply.get("values") or []
+        if not values:
+            return True  # handled: nothing completes it
+        if len(values) == 1:
+            return {"completion": values[0], "mode": "complete"}
+        return {"values": values, "descriptions": reply.get("descriptions") or [""] * len(values)}
+
+    def complete_words(self, words):
+        """(the table command whose options complete words, the words it sees)."""
+        return self.INFO["name"], words
+
+
+class BtCommand(AsyncCommand):
+    """`bt`: `bt async ...` is `async bt ...`; other forms are LLDB's own (the plugin's `bt`
+    forwards them to `_regexp-bt`), which complete nothing but `all` and `async`."""
+
+    def complete_words(self, words):
+        if words[0] == "async":
+            return "bt", words[1:]
+        return None, words
+
+    def handle_argument_completion(self, args, arg_pos, cursor_pos):
+        if arg_pos == 0:
+            word = args[0][:cursor_pos] if args else ""
+            values = [v for v in ("all", "async") if v.startswith(word)]
+            if len(values) == 1:
+                return {"completion": values[0], "mode": "complete"}
+            return {"values": values} if values else True
+        return AsyncCommand.handle_argument_completion(self, args, arg_pos, cursor_pos)
+
+
+def _quoted(word):
+    """word as one argument of an LLDB command line."""
+    return '"' + word.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def add_commands(debugger):
+    """Adds `async <command>` for every command of the shared table and `bt`, each running the
+    plugin's own command of the same name under `_async` (PluginInitialize made them). Raises
+    when LLDB refuses one (the plugin then adds its own commands as `async <command>`)."""
+    reply = _call({"op": "commands"})
+    if "error" in reply:
+        raise RuntimeError(reply["error"])
+    interpreter = debugger.GetCommandInterpreter()
+    commands = [(dict(c, usage=("async %s %s" % (c["name"], c["syntax"])).strip()), "async " + c["name"],
+                 "_async " + c["name"], AsyncCommand) for c in reply["commands"]]
+    bt = next(c for c in reply["commands"] if c["name"] == "bt")
+    commands.append((dict(bt, summary=reply["bt"]["summary"], usage=reply["bt"]["syntax"]), "bt", "_async _bt",
+                     BtCommand))
+    commands.append((dict(name="threads", summary=reply["threads"]["summary"], usage=reply["threads"]["syntax"],
+                          help_long=""), "async threads", "_async threads", AsyncCommand))
+    for info, path, impl, base in commands:
+        cls = "AsyncCommand_" + path.replace(" ", "_")
+        globals()[cls] = type(cls, (base,), {"INFO": info, "IMPL": impl})
+        result = lldb.SBCommandReturnObject()
+        interpreter.HandleCommand("command script add -o -p -c %s.%s %s" % (__name__, cls, path), result, False)
+        if not result.Succeeded():
+            raise RuntimeError("%s: %s" % (path, (result.GetError() or "").strip()))
 
 
 def _key(target):

@@ -8,17 +8,6 @@ extern "C" {
 
 struct adac_lldb_cmd;
 
-/* Help texts PluginInitialize registers with the commands. */
-extern const char adac_lldb_async_help[];
-extern const char adac_lldb_bt_help[];
-extern const char adac_lldb_bt_syntax[];
-extern const char adac_lldb_threads_help[];
-extern const char adac_lldb_threads_syntax[];
-
-/* A command's details as LLDB's long help (paragraphs joined into lines LLDB wraps itself).
- * Returns a heap string (caller frees) or NULL when out of memory. */
-char *adac_lldb_help_long(const char *details);
-
 /* `async <name> <args...>`: runs the shared command `name` on the selected process. args is
  * LLDB's NULL-terminated argument vector (without the command words). 0, or -1 after the
  * failure was reported to LLDB. */

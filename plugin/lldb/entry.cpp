@@ -1,8 +1,10 @@
 // entry.cpp - PluginInitialize (the plugin's one exported LLDB symbol): wiring only. Refuses a foreign
-// LLDB before any SB call; registers `async <command>` for every entry of the shared command table,
-// `async threads` and the `bt` override, each SB command object calling its C function
-// (commands.c, or probe.c in the test build); then starts the Python adapter (asyncdac_lldb.py,
-// next to the plugin), which puts asyncdac's frames and threads into LLDB itself.
+// LLDB before any SB call; registers every entry of the shared command table, `threads` and the `bt`
+// override under `_async`, each SB command object calling its C function (commands.c, or
+// probe.c in the test build); then starts the Python adapter (asyncdac_lldb.py, next to the
+// plugin), which puts asyncdac's frames and threads into LLDB itself and adds `async <command>` and
+// `bt` as commands LLDB completes, running those of `_async`. Without the adapter the SB commands
+// are `async <command>` and `bt` themselves.
 #include <dlfcn.h>
 
 #include <cstdio>
@@ -12,6 +14,7 @@
 
 #include "adapter.h"
 #include "commands.h"
+#include "help.h"
 #include "host_check.h"
 #include "shim_sb.h"
 #include "shim_symbols.h"
@@ -152,7 +155,7 @@ std::string setting(lldb::SBDebugger &debugger, const char *name)
 // the C side through ctypes), and made LLDB's OS plugin for every process (the hook that registers
 // the frame provider on each new target, live or core, before any frame is built). Without it the
 // plugin still works: `async ...` and `bt async` print, LLDB's own frames stay as they are.
-void start_adapter(lldb::SBDebugger &debugger, const std::string &plugin)
+bool start_adapter(lldb::SBDebugger &debugger, const std::string &plugin)
 {
 	std::string dir = plugin.substr(0, plugin.find_last_of('/') + 1);
 	std::string py = dir + "asyncdac_lldb.py", why;
@@ -160,24 +163,29 @@ void start_adapter(lldb::SBDebugger &debugger, const std::string &plugin)
 	if (stat(py.c_str(), &st) != 0) {
 		std::fprintf(stderr, "warning: asyncdac: %s not found: LLDB's frames and threads stay its own "
 		             "(async commands and 'bt async' work)\n", py.c_str());
-		return;
+		return false;
 	}
 	if (!run(debugger, "command script import " + quoted(py, '"'), &why) ||
 	    !run(debugger, "script asyncdac_lldb.start(lldb.debugger, " + quoted(plugin, '\'') + ")", &why)) {
 		std::fprintf(stderr, "warning: asyncdac: the Python adapter did not start (%s): LLDB's frames and "
 		             "threads stay its own (async commands and 'bt async' work)\n", why.c_str());
-		return;
+		return false;
 	}
+	// The commands as LLDB parsed commands (they complete their options), running those of _async.
+	bool commands = run(debugger, "script asyncdac_lldb.add_commands(lldb.debugger)", &why);
+	if (!commands)
+		std::fprintf(stderr, "warning: asyncdac: no completion for the async commands (%s)\n", why.c_str());
 	std::string current = setting(debugger, "target.process.python-os-plugin-path");
 	if (!current.empty() && current != py) {
 		std::fprintf(stderr, "warning: asyncdac: target.process.python-os-plugin-path is %s: targets created "
 		             "from now on get asyncdac's frames only after an asyncdac command, and 'async threads' "
 		             "is not available\n", current.c_str());
-		return;
+		return commands;
 	}
 	// The OS plugin says it does not report all threads (the process's own stay): LLDB's
 	// experimental.os-plugin-reports-all-threads setting is left as the user has it.
 	run(debugger, "settings set target.process.python-os-plugin-path " + quoted(py, '"'), nullptr);
+	return commands;
 }
 
 }  // namespace
@@ -202,9 +210,14 @@ bool lldb::PluginInitialize(lldb::SBDebugger debugger)
 	}
 	lldb::SBCommandInterpreter ci = debugger.GetCommandInterpreter();
 	lldb::SBCommand async = ci.AddMultiwordCommand("async", adac_lldb_async_help);
+	// The commands themselves are under _async: the adapter's `async <command>` and `bt` (LLDB parsed
+	// commands, which LLDB asks for completions) run them; without the adapter they are `async
+	// <command>` and `bt` themselves (below).
+	lldb::SBCommand impl = ci.AddMultiwordCommand("_async", adac_lldb_impl_help);
 	for (const adac_command_info *c = adac_commands(); c->name; c++)
-		add_async_command(async, c);
-	async.AddCommand("threads", new Command(adac_lldb_threads), adac_lldb_threads_help, adac_lldb_threads_syntax);
+		add_async_command(impl, c);
+	impl.AddCommand("_bt", new Command(adac_lldb_bt), adac_lldb_bt_help, adac_lldb_bt_syntax);
+	impl.AddCommand("threads", new Command(adac_lldb_threads), adac_lldb_threads_help, adac_lldb_threads_syntax);
 	// `bt` takes precedence over LLDB's `bt` alias (user commands win), see commands.c. Its long
 	// help is `async bt`'s; the alias goes (forms other than `bt async` call `_regexp-bt` itself),
 	// so that `help bt` describes this bt instead of calling it an abbreviation of `_regexp-bt`.
@@ -225,10 +238,16 @@ bool lldb::PluginInitialize(lldb::SBDebugger debugger)
 #ifdef ADAC_LLDB_PROBE
 	ci.AddCommand("async-probe", new Command(adac_lldb_probe), "Drive the LLDB data target (test build only)");
 #endif
+	bool fronts = false;
 	if (dladdr(reinterpret_cast<void *>(&lldb::PluginInitialize), &self) && self.dli_fname) {
 		char *real = realpath(self.dli_fname, nullptr);
-		start_adapter(debugger, real ? real : self.dli_fname);
+		fronts = start_adapter(debugger, real ? real : self.dli_fname);
 		free(real);
+	}
+	if (!fronts) {
+		for (const adac_command_info *c = adac_commands(); c->name; c++)
+			add_async_command(async, c);
+		async.AddCommand("threads", new Command(adac_lldb_threads), adac_lldb_threads_help, adac_lldb_threads_syntax);
 	}
 	return true;
 }

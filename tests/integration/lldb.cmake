@@ -2,6 +2,7 @@
 # from build/lib on the synthetic target, live and from gcore cores.
 add_adac_test(lldb.exports integration/test_lldb_exports.py)
 add_adac_test(lldb.help integration/test_lldb_help.py)
+add_adac_test(lldb.complete integration/test_lldb_complete.py)
 add_adac_test(lldb.foreign integration/test_lldb_foreign.py)
 add_adac_test(lldb.runtime_launch integration/test_lldb_runtime.py launch)
 add_adac_test(lldb.runtime_attach integration/test_lldb_runtime.py attach)

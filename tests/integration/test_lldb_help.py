@@ -1,5 +1,8 @@
 """`help async`, `help async <command>` and `help bt` with the plugin loaded.
 
+`async <command>` and `bt` are LLDB parsed commands (the only kind LLDB 22 completes): LLDB writes
+their syntax line ("ps [<raw-input>]"); the usage line after it names the options.
+
 The list of commands, their summaries and syntaxes come from the table both front ends share
 (adac_commands()), so they are checked against the CLI's help: every command the CLI lists is an
 `async` subcommand with the same summary, and `help async <command>` shows `async <command>` with
@@ -60,7 +63,7 @@ def main():
                "async subcommands and summaries (help async) vs the CLI's commands and LLDB's own")
     rc, out, err = t.lldb(["help async threads"])
     t.check_eq((rc, err), (0, ""), "help async threads: exit code and stderr")
-    t.check("\nSyntax: async threads enable | disable\n" in out, f"help async threads: syntax line\n{out}")
+    t.check("\nUsage: async threads enable | disable\n" in out, f"help async threads: usage line\n{out}")
 
     for name, summary in commands.items():
         syntax, details = cli_command_help(name)
@@ -69,8 +72,13 @@ def main():
         body = out.split(f"(lldb) help async {name}\n", 1)[-1]
         head, _, rest = body.partition("\nSyntax: ")
         t.check_eq(words(head), words(summary), f"help async {name}: summary")
-        syntax_line, _, long_help = rest.partition("\n")
-        t.check_eq(syntax_line, f"async {name} {syntax}".rstrip(), f"help async {name}: syntax line")
+        # `async <name>` is an LLDB parsed command (those complete: lldb.complete), whose syntax line
+        # LLDB 22 writes itself; the usage with the command's options follows it.
+        syntax_line, _, rest = rest.partition("\n")
+        t.check_eq(syntax_line, f"{name} [<raw-input>]", f"help async {name}: LLDB's syntax line")
+        usage, _, long_help = rest.lstrip("\n").partition("\n\n")
+        t.check_eq(words(usage), words(f"Usage: async {name} {syntax}"), f"help async {name}: usage")
+        long_help = "\n" + long_help
         t.check_eq(words(long_help), words(details), f"help async {name}: details")
         if details:
             t.check(long_help.startswith("\n"), f"help async {name}: no blank line before the details")
@@ -82,7 +90,7 @@ def main():
 
     rc, out, err = t.lldb(["help bt"])
     t.check_eq((rc, err), (0, ""), "help bt: exit code and stderr")
-    t.check("Syntax: bt [<digit> | all | async [<options>]]\n" in out, f"help bt: syntax line\n{out}")
+    t.check("\nUsage: bt [<digit> | all | async [<options>]]\n" in out, f"help bt: usage line\n{out}")
     # help bt describes this bt, with async bt's details, and no longer LLDB's alias of _regexp-bt.
     _, bt_details = cli_command_help("bt")
     t.check("abbreviation for '_regexp-bt'" not in out, f"help bt: not an alias of _regexp-bt any more\n{out}")

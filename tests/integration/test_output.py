@@ -8,6 +8,9 @@ nested sample (and the deep and fanout samples where a part says so).
               run of a frame calling itself, in 100 columns; its folded stack and graph
   graphs      ps --format folded and --format dot / --svg of the fanout sample: the stacks, the
               boxes and edges of the await graph, and the SVG Graphviz draws of it
+  tools       ps --format folded of the fanout sample, unchanged, into flamegraph.pl (Debian's
+              libdevel-nytprof-perl) and speedscope 1.25.0 (npm, in headless Chromium): every
+              frame of the flame graph's SVG with its count, speedscope's imported profile
   diff        asyncdac diff: a dump against itself and against the live process (a hang:
               everything unchanged), against another sample's (new, finished), against a copy
               whose Continuation State was patched (progressed)
@@ -15,6 +18,12 @@ nested sample (and the deep and fanout samples where a part says so).
               pages for every command, the ~/.lldbinit line, which loads the plugin in lldb-22;
               the .deb CPack builds, installed with dpkg into a scratch root: its files, its
               plugin loaded by lldb-22, its CLI run
+  deb         the .deb on a fresh Debian 12: a minimal bookworm root (debootstrap, made once under
+              build/debian12 by scripts/debian-root), a scratch copy of it, the package and lldb-22
+              installed there by apt from Debian; in it asyncdac --version, asyncdac ps on a core
+              of the nested sample, and lldb-22 loading the plugin by the package's lldbinit line,
+              async ps on the same core (each exactly as this build prints it), async ps --form
+              completing to --format
   locals      bt --locals / frame variable: the source's variables first and alone, a count of
               the others, which --internals (frame: --all) shows after them; m_stateFlags decoded
 """
@@ -317,6 +326,88 @@ def graphs(tmp):
     expect_rc(["ps", core, "--format", "svg"], 2, "--format svg")
 
 
+# ---- the folded stacks in the tools that read them ----
+
+FLAMEGRAPH = "/usr/share/perl5/Devel/NYTProf/flamegraph.pl"  # libdevel-nytprof-perl (scripts/deps)
+SPEEDSCOPE = {"speedscope": "1.25.0", "playwright-core": "1.57.0"}
+CHROMIUM = "/usr/bin/chromium"  # Debian's (scripts/deps)
+
+
+def speedscope_dir():
+    """speedscope and playwright-core from npm, installed once under build/tools/speedscope."""
+    d = os.path.join(t.BUILD, "tools", "speedscope")
+    stamp = os.path.join(d, "installed-" + "-".join(f"{k}@{v}" for k, v in SPEEDSCOPE.items()))
+    if not os.path.exists(stamp):
+        os.makedirs(d, exist_ok=True)
+        with open(os.path.join(d, "package.json"), "w") as f:
+            json.dump({"private": True, "dependencies": SPEEDSCOPE}, f)
+        rc, out, err = t.run(["npm", "install", "--no-audit", "--no-fund", "--prefix", d], timeout=600)
+        if not t.check_eq(rc, 0, f"npm install {SPEEDSCOPE}: {err.strip()[-800:]}"):
+            return None
+        open(stamp, "w").close()
+    return d
+
+
+def tools(tmp):
+    core = b.sample_core("fanout", "Debug", tmp)
+    stacks = {tuple(s): n for s, n in fanout_stacks()}
+    folded = os.path.join(tmp, "fanout.folded")
+    rc, out, err = b.cli(["ps", core, "--format", "folded"])
+    t.check_eq((rc, err), (0, ""), "ps --format folded: exit code and stderr")
+    with open(folded, "w") as f:
+        f.write(out)
+
+    # flamegraph.pl: one rectangle per distinct prefix of the stacks (outermost frame at the
+    # bottom), titled "<frame> (<count> samples, <pct>%)", and "all" under them. flamegraph.pl
+    # itself turns '<' and '>' into '(' and ')' ("clean up SVG breaking characters": Task(Int32)).
+    svg = os.path.join(tmp, "fanout-flame.svg")
+    if t.check(os.path.exists(FLAMEGRAPH), f"{FLAMEGRAPH} (libdevel-nytprof-perl, scripts/deps)"):
+        rc, out, err = t.run(["perl", FLAMEGRAPH, folded])
+        t.check_eq((rc, err), (0, ""), "flamegraph.pl: exit code and stderr")
+        with open(svg, "w") as f:
+            f.write(out)
+        total = sum(stacks.values())
+        prefixes = {}
+        for s, n in stacks.items():
+            for i in range(1, len(s) + 1):
+                prefixes[s[:i]] = prefixes.get(s[:i], 0) + n
+        want = sorted([f"all ({total:,} samples, 100%)"] +
+                      [f"{p[-1].replace('<', '(').replace('>', ')')} ({n:,} samples, {100 * n / total:.2f}%)"
+                       for p, n in prefixes.items()])
+        root = ET.parse(svg).getroot()
+        titles = sorted(x.text for x in root.iter("{http://www.w3.org/2000/svg}title"))
+        t.check_eq(titles, want, "flamegraph.pl: every frame of the fanout stacks with its count")
+
+    # speedscope: its own web app imports the file (as collapsed stacks) and exports the profile;
+    # replaying the profile's open/close events gives each stack and its weight.
+    if not t.check(os.path.exists(CHROMIUM), f"{CHROMIUM} (chromium, scripts/deps)"):
+        return
+    d = speedscope_dir()
+    if not d:
+        return
+    exported = os.path.join(tmp, "fanout.speedscope.json")
+    rc, out, err = t.run(["node", os.path.join(t.SOURCE, "tests", "integration", "speedscope_import.mjs"), d, CHROMIUM,
+                          folded, exported], timeout=300)
+    if not t.check_eq((rc, out, err), (0, "Importing as collapsed stack format\n", ""), "speedscope: import and export"):
+        return
+    with open(exported) as f:
+        doc = json.load(f)
+    t.check_eq((doc["exporter"], len(doc["profiles"])), ("speedscope@1.25.0", 1), "speedscope: exporter, one profile")
+    names = [x["name"] for x in doc["shared"]["frames"]]
+    t.check_eq(sorted(names), sorted({x for s in stacks for x in s}), "speedscope: the frames")
+    got, stack, at = {}, [], 0
+    for e in doc["profiles"][0]["events"]:
+        if stack and e["at"] > at:
+            got[tuple(stack)] = got.get(tuple(stack), 0) + e["at"] - at
+        at = e["at"]
+        if e["type"] == "O":
+            stack.append(names[e["frame"]])
+        elif t.check(stack and stack[-1] == names[e["frame"]], f"speedscope: closes the frame it opened last: {e}"):
+            stack.pop()
+    t.check_eq(got, stacks, "speedscope: each stack and its count")
+    t.check_eq(doc["profiles"][0]["endValue"], sum(stacks.values()), "speedscope: the profile's total")
+
+
 # ---- diff ----
 
 def diff(tmp):
@@ -398,7 +489,7 @@ def install(tmp):
         t.check_eq(f.read().splitlines()[-1], f"plugin load {plugin}", "the ~/.lldbinit line names the installed plugin")
     t.check(os.path.exists(os.path.join(root, "lib", "asyncdac", "asyncdac_lldb.py")), "the adapter is beside the plugin")
     rc, out, err = t.lldb([f"command source {lldbinit}", "help async ps"], plugin=False)
-    t.check(rc == 0 and "Syntax: async ps" in out and err == "", f"lldb-22 with the installed plugin: help async ps:\n{out[-800:]}{err}")
+    t.check(rc == 0 and "\nUsage: async ps " in out and err == "", f"lldb-22 with the installed plugin: help async ps:\n{out[-800:]}{err}")
 
     # The Debian package: the same files under /usr, installed by dpkg into a scratch root (its
     # dependencies are this machine's, not the root's: --force-depends).
@@ -426,7 +517,99 @@ def install(tmp):
     t.check(rc == 0 and out.startswith("asyncdac "), f"the package's asyncdac --version: {rc} {out}{err}")
     rc, out, err = t.lldb([f"plugin load {os.path.join(droot, 'usr', 'lib', 'asyncdac', 'libasyncdac-lldb.so')}",
                            "help async ps"], plugin=False)
-    t.check(rc == 0 and "Syntax: async ps" in out and err == "", f"lldb-22 with the package's plugin:\n{out[-800:]}{err}")
+    t.check(rc == 0 and "\nUsage: async ps " in out and err == "", f"lldb-22 with the package's plugin:\n{out[-800:]}{err}")
+
+
+# ---- the .deb on a fresh Debian 12 ----
+
+def chroot(root, argv, timeout=300):
+    """argv run in root, with a /proc of its own (LLDB needs one) that goes when it exits."""
+    return t.run(["unshare", "--mount", "--pid", "--fork", f"--mount-proc={os.path.join(root, 'proc')}", "chroot", root,
+                  "env", "-i", "PATH=/usr/sbin:/usr/bin:/sbin:/bin", "HOME=/root", "LANG=C.UTF-8",
+                  "DEBIAN_FRONTEND=noninteractive"] + argv, timeout=timeout)
+
+
+def installed(root):
+    rc, out, err = chroot(root, ["dpkg-query", "-W", "-f", "${Package}\\n"])
+    t.check(rc == 0 and "dpkg" in out.split(), f"dpkg-query in the root: {rc} {err.strip()[-300:]}")
+    return set(out.split())
+
+
+def deb(tmp):
+    base = os.path.join(t.BUILD, "debian12", "root")
+    rc, out, err = t.run([os.path.join(t.SOURCE, "scripts", "debian-root"), base], timeout=1200)
+    if not t.check_eq((rc, err), (0, ""), "scripts/debian-root: a Debian 12 root"):
+        return
+    pkg = os.path.join(tmp, "pkg")
+    rc, out, err = t.run(["cpack", "-G", "DEB", "--config", os.path.join(t.BUILD, "CPackConfig.cmake"), "-B", pkg],
+                         timeout=300)
+    debs = [x for x in os.listdir(pkg) if x.endswith(".deb")] if rc == 0 else []
+    if not t.check_eq(len(debs), 1, f"cpack -G DEB: one package ({rc}: {err.strip()[-800:]})"):
+        return
+    # A scratch copy of the root (the cached one stays fresh); the packages apt downloads are kept
+    # in build/debian12/archives for the next run.
+    root = os.path.join(tmp, "debian12")
+    rc, out, err = t.run(["cp", "-a", "--reflink=auto", base, root], timeout=300)
+    if not t.check_eq((rc, err), (0, ""), "a scratch copy of the Debian 12 root"):
+        return
+    archives = os.path.join(t.BUILD, "debian12", "archives")
+    os.makedirs(archives, exist_ok=True)
+    inside = os.path.join(root, "var", "cache", "apt", "archives")
+    for x in os.listdir(archives):
+        shutil.copy(os.path.join(archives, x), inside)
+    shutil.copy(os.path.join(pkg, debs[0]), os.path.join(root, "tmp"))
+    before = installed(root)
+    t.check("asyncdac" not in before and "lldb-22" not in before and "libjansson4" not in before,
+            "the fresh root has neither asyncdac, lldb-22 nor libjansson4")
+    # Today's package lists (the cached root's may name versions Debian no longer serves).
+    rc, out, err = chroot(root, ["apt-get", "update", "-qq"], timeout=600)
+    t.check_eq((rc, err), (0, ""), "apt-get update in the Debian 12 root")
+    rc, out, err = chroot(root, ["apt-get", "install", "-y", "-q", "--no-install-recommends", f"/tmp/{debs[0]}", "lldb-22"],
+                          timeout=900)
+    if not t.check_eq(rc, 0, f"apt-get install the .deb and lldb-22 in the Debian 12 root:\n{out[-1500:]}{err[-1500:]}"):
+        return
+    for x in os.listdir(inside):
+        if x.endswith(".deb") and not x.startswith("asyncdac_"):
+            shutil.copy(os.path.join(inside, x), archives)
+    # apt resolved the package's dependencies from Debian.
+    rc, out, err = t.run(["dpkg-deb", "-f", os.path.join(pkg, debs[0]), "Depends"])
+    depends = [x.strip().split()[0] for x in out.split(",")]
+    now = installed(root)
+    t.check_eq(sorted(x for x in depends + ["asyncdac", "lldb-22", "python3-lldb-22"] if x not in now), [],
+               f"installed in the root: asyncdac, its Depends ({', '.join(depends)}), lldb-22")
+
+    rc, want, _ = b.cli(["--version"])
+    rc, out, err = chroot(root, ["asyncdac", "--version"])
+    t.check_eq((rc, out, err), (0, want, ""), "the installed asyncdac --version")
+
+    # A core of the nested sample, with the files a user would have beside it: the sample (its PDB:
+    # source lines) and the runtime's ELF files (LLDB finds a core's modules by their paths).
+    core = b.sample_core("nested", "Debug", tmp)
+    d = b.dn()
+    files = [d["DN_HOST"]] + [os.path.join(d["DN_RUNTIME11"], x) for x in os.listdir(d["DN_RUNTIME11"]) if x.endswith(".so")]
+    app = os.path.join(d["DN_APPS"], "11", "Debug", "nested")
+    files += [os.path.join(app, x) for x in os.listdir(app)]
+    for f in files:
+        os.makedirs(os.path.dirname(root + f), exist_ok=True)
+        shutil.copy(f, root + f)  # follows links: the runtime's files are links into its pack
+    try:
+        os.link(core, os.path.join(root, "tmp", "nested.core"))
+    except OSError:
+        shutil.copy(core, os.path.join(root, "tmp", "nested.core"))
+    rc, want, err = b.cli(["ps", core])
+    t.check_eq((rc, err), (0, ""), "this build's asyncdac ps")
+    t.check(" at Program.cs:" in want, f"ps names source lines:\n{want}")
+    rc, out, err = chroot(root, ["asyncdac", "ps", "/tmp/nested.core"])
+    t.check_eq((rc, out, err), (0, want, ""), "the installed asyncdac ps")
+    rc, out, err = chroot(root, ["lldb-22", "-b", "-x", "-o", "command source /usr/share/doc/asyncdac/lldbinit",
+                                 "-o", "target create --core /tmp/nested.core", "-o", "async ps"])
+    t.check_eq((rc, err), (0, ""), f"lldb-22 in the root: the package's plugin, async ps: exit code and stderr\n{out}")
+    t.check_eq(out.split("(lldb) async ps\n", 1)[-1], want, "lldb-22 in the root: async ps")
+    # The adapter runs on the root's python3-lldb-22: async ps is its command, which completes.
+    rc, out, err = chroot(root, ["lldb-22", "-b", "-x", "-o", "command source /usr/share/doc/asyncdac/lldbinit",
+                                 "-o", "script m = lldb.SBStringList(); print(lldb.debugger.GetCommandInterpreter()"
+                                       ".HandleCompletion('async ps --form', 15, 0, -1, m), m.GetStringAtIndex(1))"])
+    t.check_eq((rc, out.splitlines()[-1:], err), (0, ["1 --format"], ""), "lldb-22 in the root: async ps --form<TAB>")
 
 
 # ---- locals ----
@@ -469,7 +652,7 @@ def locals_defaults(tmp):
     t.check(want in text, f"bt --locals: {want!r}... in the gate task's fields:\n{text[:3000]}")
 
 
-PARTS = {"install": install, "locals": locals_defaults, "exit_codes": exit_codes, "json": json_documents, "coalesce": coalesce, "graphs": graphs, "diff": diff}
+PARTS = {"tools": tools, "deb": deb, "install": install, "locals": locals_defaults, "exit_codes": exit_codes, "json": json_documents, "coalesce": coalesce, "graphs": graphs, "diff": diff}
 
 
 def main():

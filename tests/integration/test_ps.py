@@ -712,7 +712,7 @@ def lldb():
         if cli is not None:
             t.check_eq(b.lldb_output(out, cmd), cli, f"lldb: {cmd}")
     out = b.run_lldb([], ["help async ps"], "lldb help async ps")
-    t.check("--coalesce" in out and "Syntax: async ps" in out, f"lldb: help async ps:\n{out[-1500:]}")
+    t.check("--coalesce" in out and "\nUsage: async ps " in out, f"lldb: help async ps:\n{out[-1500:]}")
 
 
 def main():

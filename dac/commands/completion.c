@@ -1,0 +1,178 @@
+/* completion.c - what completes a command line (a debugger's tab key), from the command table:
+ * the options are those each command's details list under "Options:" (the help the user reads,
+ * also the man pages), their values and the first argument's words those its `values` names. */
+#include <jansson.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/error.h"
+#include "commands/command.h"
+
+/* One line of an "Options:" list: "  -s, --long <arg>  Help" or "      --long <arg>  Help". */
+struct option_line {
+	const char *name;  /* "--long" */
+	size_t name_len;
+	char short_name;   /* 's' of "-s, --long", or 0 */
+	bool takes_value;  /* "<arg>" follows */
+	const char *help;  /* the first line of its help */
+	size_t help_len;
+};
+
+/* Parses the option line at p (its end at eol); false when p is no option line. */
+static bool option_line(const char *p, const char *eol, struct option_line *o)
+{
+	o->short_name = 0;
+	if (eol - p > 8 && strncmp(p, "      --", 8) == 0) {
+		p += 6;
+	} else if (eol - p > 8 && p[0] == ' ' && p[1] == ' ' && p[2] == '-' && p[3] != '-' && p[4] == ',' &&
+	           p[5] == ' ' && p[6] == '-' && p[7] == '-') {
+		o->short_name = p[3];
+		p += 6;
+	} else {
+		return false;
+	}
+	o->name = p;
+	while (p < eol && *p != ' ')
+		p++;
+	o->name_len = (size_t)(p - o->name);
+	o->takes_value = p + 1 < eol && p[1] == '<';
+	if (o->takes_value) {
+		while (p < eol && *p != '>')
+			p++;
+		if (p < eol)
+			p++;
+	}
+	while (p < eol && *p == ' ')
+		p++;
+	o->help = p;
+	o->help_len = (size_t)(eol - p);
+	return o->name_len > 2;
+}
+
+/* Calls fn for each option the details list under "Options:" (to the first line that is neither
+ * an option nor the indented rest of one). */
+static void each_option(const char *details, void (*fn)(const struct option_line *o, void *ctx), void *ctx)
+{
+	const char *p = strstr(details, "\nOptions:\n");
+	if (!p && strncmp(details, "Options:\n", 9) == 0)
+		p = details - 1;
+	if (!p)
+		return;
+	p += strlen("\nOptions:\n");
+	while (*p) {
+		const char *eol = strchr(p, '\n');
+		if (!eol)
+			eol = p + strlen(p);
+		struct option_line o;
+		if (option_line(p, eol, &o))
+			fn(&o, ctx);
+		else if (strncmp(p, "        ", 8) != 0)
+			break;
+		p = *eol ? eol + 1 : eol;
+	}
+}
+
+struct candidates {
+	json_t *values, *descriptions;
+	const char *prefix;          /* what is being completed */
+	const char *option;          /* or: the option whose value it may be ("--format" or "-F") */
+	const char *option_long;     /* that option's long name, when it takes a value */
+	size_t option_long_len;
+};
+
+static void add(struct candidates *c, const char *value, size_t len, const char *desc, size_t desc_len)
+{
+	if (len < strlen(c->prefix) || strncmp(value, c->prefix, strlen(c->prefix)) != 0)
+		return;
+	json_array_append_new(c->values, json_stringn(value, len));
+	json_array_append_new(c->descriptions, json_stringn(desc, desc_len));
+}
+
+static void add_option(const struct option_line *o, void *ctx)
+{
+	add(ctx, o->name, o->name_len, o->help, o->help_len);
+}
+
+static void find_option(const struct option_line *o, void *ctx)
+{
+	struct candidates *c = ctx;
+	bool is_long = strlen(c->option) == o->name_len && strncmp(o->name, c->option, o->name_len) == 0;
+	bool is_short = o->short_name && c->option[1] == o->short_name && !c->option[2];
+	if ((is_long || is_short) && o->takes_value) {
+		c->option_long = o->name;
+		c->option_long_len = o->name_len;
+	}
+}
+
+/* The values `values` gives key ("--format", or "" for the first argument). */
+static void add_values(struct candidates *c, const char *values, const char *key, size_t key_len)
+{
+	for (const char *p = values; p && *p;) {
+		const char *end = strchr(p, ' ');
+		if (!end)
+			end = p + strlen(p);
+		const char *eq = memchr(p, '=', (size_t)(end - p));
+		if (eq && (size_t)(eq - p) == key_len && strncmp(p, key, key_len) == 0) {
+			for (const char *v = eq + 1; v < end;) {
+				const char *bar = memchr(v, '|', (size_t)(end - v));
+				if (!bar)
+					bar = end;
+				add(c, v, (size_t)(bar - v), "", 0);
+				v = bar < end ? bar + 1 : end;
+			}
+		}
+		p = *end ? end + 1 : end;
+	}
+}
+
+static int complete(const char *details, const char *values, int n, const char *const *words, char **json,
+                    struct adac_error *err);
+
+int adac_command_complete(const char *name, int n, const char *const *words, char **json, struct adac_error *err)
+{
+	const struct adac_command_info *info = adac_command_find(name);
+	if (!info)
+		return adac_fail(err, ADAC_E_USAGE, 0, "'%s' is not a valid command", name);
+	return complete(info->details, info->values, n, words, json, err);
+}
+
+int adac_command_complete_values(const char *values, int n, const char *const *words, char **json,
+                                 struct adac_error *err)
+{
+	return complete("", values, n, words, json, err);
+}
+
+static int complete(const char *details, const char *values, int n, const char *const *words, char **json,
+                    struct adac_error *err)
+{
+	struct candidates c = {json_array(), json_array(), n > 0 && words[n - 1] ? words[n - 1] : "", NULL, NULL, 0};
+	if (!c.values || !c.descriptions) {
+		json_decref(c.values);
+		json_decref(c.descriptions);
+		return adac_fail(err, ADAC_E_NOMEM, 0, "out of memory");
+	}
+	const char *previous = n > 1 ? words[n - 2] : NULL;
+	if (previous && previous[0] == '-' && previous[1]) {
+		c.option = previous;
+		each_option(details, find_option, &c);
+	}
+	if (c.option_long) {
+		add_values(&c, values, c.option_long, c.option_long_len);
+	} else if (c.prefix[0] == '-') {
+		each_option(details, add_option, &c);
+	} else {
+		/* The first argument: only options before it (an option's value counts as an argument). */
+		bool first = true;
+		for (int i = 0; i < n - 1 && first; i++)
+			first = words[i][0] == '-';
+		if (first)
+			add_values(&c, values, "", 0);
+	}
+	json_t *doc = json_pack("{s:o, s:o}", "values", c.values, "descriptions", c.descriptions);
+	*json = doc ? json_dumps(doc, JSON_COMPACT) : NULL;
+	json_decref(doc);
+	if (!*json)
+		return adac_fail(err, ADAC_E_NOMEM, 0, "out of memory");
+	return 0;
+}
