@@ -463,14 +463,6 @@ class AsyncFrameProvider(ScriptedFrameProvider):
         return AsyncFrame(index, entry, self.key)
 
     def _compute(self):
-        # A pending chain's thread (an OS plugin thread of this stop, made from the chains read
-        # when LLDB asked for the threads): its frames are all asyncdac's, already made; its input
-        # frames (LLDB unwinding a made-up register set) are not read, and no lock is needed.
-        tid = self.input_frames.GetThread().GetThreadID()
-        with _state.lock:
-            chains = _state.chains.get(self.key)
-        if chains is not None and tid in chains[1]:
-            return _ChainFrames(*chains[1][tid])
         mutex = _mutex(self.key) if self.key else None
         _trace("provider for", self.key, "mutex", mutex is not None)
         if mutex is None or not mutex.try_lock():
@@ -490,6 +482,13 @@ class AsyncFrameProvider(ScriptedFrameProvider):
         thread = frames.GetThread()
         tid = thread.GetThreadID()
         did, gid = self.key
+        with _state.lock:
+            chains = _state.chains.get(self.key)
+        if chains is not None and tid in chains[1]:
+            # A pending chain (OS plugin thread, of this stop: LLDB made it from the threads the OS
+            # plugin gave): its frames are all asyncdac's; its input frames (LLDB unwinding a
+            # made-up register set) are not read.
+            return _ChainFrames(*chains[1][tid])
         nested = _nesting.__dict__.setdefault("plans", 0)
         count = frames.GetSize()
         if _nesting.__dict__.get("plans", 0) != nested:
