@@ -34,6 +34,8 @@ int adac_pending_collect(struct adac_runtime *rt, struct adac_out *out, struct a
 	p->scan.seconds_link += (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
 	if (adac_async_graph_build(&p->scan, &p->graph, err))
 		return -1;
+	if (adac_awaited_owners_build(rt, &p->scan, &p->owners, err))
+		return -1;
 	p->fate = calloc(p->graph.node_count ? p->graph.node_count : 1, sizeof *p->fate);
 	if (!p->fate)
 		return adac_fail(err, ADAC_E_NOMEM, 0, "out of memory");
@@ -43,6 +45,7 @@ int adac_pending_collect(struct adac_runtime *rt, struct adac_out *out, struct a
 void adac_pending_free(struct adac_pending *p)
 {
 	free(p->fate);
+	adac_awaited_owners_free(&p->owners);
 	adac_async_graph_free(&p->graph);
 	adac_async_scan_free(&p->scan);
 	memset(p, 0, sizeof *p);
@@ -96,7 +99,8 @@ bool adac_pending_awaited_task(const struct adac_pending *p, const struct adac_a
 	a->via = "m_continuationObject";
 	a->has_state_flags = d.has_flags;
 	a->state_flags = d.flags;
-	adac_awaited_describe(p->rt, a->object, a->mt, a->type, a->has_state_flags, a->state_flags, a->leaf, sizeof a->leaf);
+	a->kind = adac_awaited_describe(p->rt, a->object, a->mt, a->type, a->has_state_flags, a->state_flags, a->leaf,
+	                                sizeof a->leaf);
 	return true;
 }
 

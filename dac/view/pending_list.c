@@ -187,7 +187,8 @@ static bool matches(const struct adac_pending_list *l, const struct adac_async_s
 	struct wants w = {f->method != NULL, f->type != NULL, f->naddresses > 0, f->status != NULL, f->mt != 0};
 	struct adac_awaiting aw;
 	if (awaiting(l, st, &aw)) {
-		if (w.a && addr_wanted(f, aw.object))
+		const struct adac_awaited_owner *owner = adac_awaited_owner_of(&l->p->owners, aw.object);
+		if (w.a && (addr_wanted(f, aw.object) || (owner && addr_wanted(f, owner->addr))))
 			w.a = false;
 		if (w.t && contains(aw.type, f->type))
 			w.t = false;

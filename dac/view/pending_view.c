@@ -2,6 +2,7 @@
 #include "view/pending_view.h"
 
 #include <jansson.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -34,6 +35,73 @@ static void print_header(const struct adac_pending *p, const struct adac_pending
 	} else {
 		adac_print(out, " task unknown\n");
 	}
+}
+
+/* ---- await cycles ---- */
+
+/* A node of a cycle as the deadlock line names it: its innermost frame (where it waits) and where,
+ * or a task's type. */
+static void cycle_node(const struct adac_pending *p, const struct adac_pending_seg *s, FILE *f)
+{
+	char where[ADAC_FRAME_WHERE_MAX];
+	if (s->node->kind == ADAC_NODE_CHAIN) {
+		for (size_t k = 0; k < s->view.chain.count; k++) {
+			const struct adac_async_frame *fr = &s->view.frames[k];
+			if (!adac_async_frame_shown(fr))
+				continue;
+			fprintf(f, "%s%s", fr->method ? fr->method : "<unknown method>",
+			        adac_frame_where(fr->has_source, fr->file, fr->line, fr->has_il, fr->il_offset, where, sizeof where));
+			return;
+		}
+		fprintf(f, "chain 0x%016llx", (unsigned long long)p->scan.chains[s->node->index].head);
+	} else if (s->node->kind == ADAC_NODE_BOX) {
+		const struct adac_classic_frame *c = &s->classic;
+		fprintf(f, "%s%s", c->method ? c->method : "<unknown method>",
+		        adac_frame_where(c->has_source, c->file, c->line, c->has_il, c->il_offset, where, sizeof where));
+	} else {
+		struct adac_task_desc d;
+		adac_pending_task(p, p->scan.tasks[s->node->index].addr, &d);
+		fprintf(f, "%s 0x%016llx", d.type ? d.type : "task", (unsigned long long)d.addr);
+	}
+}
+
+/* "... awaits task 0x... of <node>" for the edge into node s (what the previous node awaits). */
+static void cycle_edge(const struct adac_pending *p, const struct adac_pending_seg *s, bool first, FILE *f)
+{
+	fprintf(f, "%s", first ? " awaits " : ", which awaits ");
+	if (s->node->kind != ADAC_NODE_TASK)
+		fprintf(f, "task 0x%016llx of ", (unsigned long long)adac_pending_node_task(p, s->node));
+	cycle_node(p, s, f);
+}
+
+char *adac_pending_cycle_text(const struct adac_pending_list *l, const struct adac_pending_stack *st)
+{
+	const struct adac_pending *p = l->p;
+	const struct adac_async_stack *a = st->stack;
+	if (!a->cycle || !a->count)
+		return NULL;
+	/* Innermost first, each node's caller follows it: node i + 1 awaits node i's task. The last
+	 * node's caller is on the stack already, at k: the cycle is nodes k .. last, and node k awaits
+	 * the last one's task. */
+	uint32_t last = p->graph.stack_nodes[a->first + a->count - 1], k = 0;
+	const struct adac_async_node *ln = &p->graph.nodes[last];
+	bool found = false;
+	for (k = 0; k < a->count && !found; k++)
+		for (uint32_t c = 0; c < ln->callers_count && !found; c++)
+			found = p->graph.callers[ln->callers_first + c] == p->graph.stack_nodes[a->first + k];
+	if (!found)
+		return NULL;
+	k--; /* the loop went one past it */
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+	if (!f)
+		return NULL;
+	cycle_node(p, &st->segs[k], f);
+	for (uint32_t i = a->count; i-- > k;)
+		cycle_edge(p, &st->segs[i], i == a->count - 1, f);
+	fclose(f);
+	return text;
 }
 
 static void print_stack(const struct adac_pending_list *l, const struct adac_pending_stack *st, unsigned flags,
@@ -76,8 +144,11 @@ static void print_stack(const struct adac_pending_list *l, const struct adac_pen
 	}
 	if (st->running)
 		adac_print(out, "  (the method this chain resumed runs on the thread: see its physical frames with bt)\n");
-	if (st->stack->cycle)
-		adac_print(out, "  (cycle: the last frame's task is awaited by a frame above it: this stack waits on itself)\n");
+	if (st->stack->cycle) {
+		char *cycle = adac_pending_cycle_text(l, st);
+		adac_print(out, "  deadlock: %s\n", cycle ? cycle : "the last frame's task is awaited by a frame above it");
+		free(cycle);
+	}
 	if (st->stack->truncated)
 		adac_print(out, "  (stopped after %u stitched segments, ADAC_MAX_CHAIN_DEPTH)\n", st->stack->count);
 }
@@ -245,6 +316,12 @@ json_t *adac_pending_stack_json(const struct adac_pending_list *l, const struct 
 	json_object_set_new(j, "frames", frames);
 	json_object_set_new(j, "segments", segs);
 	json_object_set_new(j, "cycle", json_boolean(st->stack->cycle));
+	if (st->stack->cycle) {
+		char *cycle = adac_pending_cycle_text(l, st);
+		if (cycle)
+			json_object_set_new(j, "deadlock", json_string(cycle));
+		free(cycle);
+	}
 	json_object_set_new(j, "truncated", json_boolean(st->stack->truncated));
 	return j;
 }

@@ -33,6 +33,11 @@ int adac_pending_print_stacks(struct adac_pending_list *l, unsigned flags, struc
 
 /* The parts other views of the listing share: the warnings before it ("Warning: ..." lines), the
  * summary line after it, and the members after a JSON listing's own. */
+/* A stack on an await cycle as one line (a heap string; NULL when it is not one, or out of memory):
+ * "<frame> at <file>:<line> awaits task 0x... of <frame> at ..., which awaits task 0x... of <the
+ * first frame> at ...", each node by its innermost frame, from the node whose caller closes the
+ * cycle round to it. */
+char *adac_pending_cycle_text(const struct adac_pending_list *l, const struct adac_pending_stack *st);
 void adac_pending_print_warnings(const struct adac_pending *p, struct adac_out *out);
 void adac_pending_print_summary(const struct adac_pending_list *l, struct adac_out *out);
 void adac_pending_json_members(const struct adac_pending_list *l, struct json_t *ps);

@@ -1,6 +1,8 @@
 /* report_view.c - see report_view.h. Each section is another command's view of the same data. */
 #include "view/report_view.h"
 
+#include <stdlib.h>
+
 #include "async/pending.h"
 #include "async/task.h"
 #include "base/limits.h"
@@ -9,10 +11,12 @@
 #include "target/target.h"
 #include "view/backtrace_view.h"
 #include "view/pending_list.h"
+#include "view/pending_view.h"
 #include "view/runtime_view.h"
 #include "view/stack_groups.h"
 
-/* Deadlocks and starvation, from one pass over the stacks; how many findings. */
+/* Deadlocks and starvation, from one pass over the stacks, then the objects many chains await; how
+ * many findings. */
 static int findings(struct adac_pending *p, struct adac_out *out, size_t *n, struct adac_error *err)
 {
 	struct adac_pending_list l = {0};
@@ -25,8 +29,13 @@ static int findings(struct adac_pending *p, struct adac_out *out, size_t *n, str
 		struct adac_awaiting aw;
 		uint64_t task = adac_pending_node_task(p, st.segs[0].node);
 		if (st.stack->cycle) {
-			adac_print(out, "deadlock: chain #%zu (task 0x%016llx) is part of an await cycle: see `ps`\n", st.index,
-			           (unsigned long long)task);
+			char *cycle = adac_pending_cycle_text(&l, &st);
+			if (cycle)
+				adac_print(out, "deadlock: %s\n", cycle);
+			else
+				adac_print(out, "deadlock: chain #%zu (task 0x%016llx) is part of an await cycle: see `ps`\n",
+				           st.index, (unsigned long long)task);
+			free(cycle);
 			(*n)++;
 		}
 		if (adac_pending_stack_awaiting(&l, &st, &aw) && aw.has_state_flags &&
@@ -37,7 +46,14 @@ static int findings(struct adac_pending *p, struct adac_out *out, size_t *n, str
 		}
 	}
 	adac_pending_list_free(&l);
-	return more < 0 ? -1 : 0;
+	if (more < 0)
+		return -1;
+	/* Convoys: many chains behind one lock or one promise. */
+	if (adac_pending_list_init(&l, p, &all, out, err))
+		return -1;
+	int rc = adac_stack_groups_shared(&l, out, n, err);
+	adac_pending_list_free(&l);
+	return rc;
 }
 
 /* "crash: thread #N (tid T): <stop reason>" per thread that stopped for a reason; how many. */
@@ -90,7 +106,8 @@ int adac_report_print(struct adac_runtime *rt, struct adac_out *out, struct adac
 	else if (findings(&p, out, &found, err))
 		goto fail;
 	if (have && !found)
-		adac_print(out, "none: no crash, no await cycle, no completed task whose awaiter has not resumed\n");
+		adac_print(out, "none: no crash, no await cycle, no completed task whose awaiter has not resumed, no object "
+		                "several chains await\n");
 
 	adac_print(out, "\n== Runtime\n");
 	adac_runtime_print(rt, out);
