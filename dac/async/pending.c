@@ -34,7 +34,8 @@ int adac_pending_collect(struct adac_runtime *rt, struct adac_out *out, struct a
 	p->scan.seconds_link += (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
 	if (adac_async_graph_build(&p->scan, &p->graph, err))
 		return -1;
-	if (adac_awaited_owners_build(rt, &p->scan, &p->owners, err))
+	if (adac_awaited_owners_build(rt, &p->scan, &p->owners, err) ||
+	    adac_sync_waits_find(rt, &p->scan, &p->sync_waits, err))
 		return -1;
 	p->fate = calloc(p->graph.node_count ? p->graph.node_count : 1, sizeof *p->fate);
 	if (!p->fate)
@@ -46,6 +47,7 @@ void adac_pending_free(struct adac_pending *p)
 {
 	free(p->fate);
 	adac_awaited_owners_free(&p->owners);
+	adac_sync_waits_free(&p->sync_waits);
 	adac_async_graph_free(&p->graph);
 	adac_async_scan_free(&p->scan);
 	memset(p, 0, sizeof *p);

@@ -11,6 +11,7 @@
 #include "async/async_frame.h"
 #include "async/async_scan.h"
 #include "async/awaited.h"
+#include "async/sync_wait.h"
 #include "async/classic_async.h"
 #include "base/error.h"
 
@@ -31,6 +32,7 @@ struct adac_pending {
 	struct adac_async_graph graph;
 	uint8_t *fate;                /* per graph node: enum adac_pending_fate */
 	struct adac_awaited_owners owners; /* the SemaphoreSlims behind awaited waiters */
+	struct adac_sync_waits sync_waits; /* threads blocked synchronously on the tasks */
 };
 
 /* Scans the heap and the threads, resolves the tasks' awaiters and builds the stacks, reporting

@@ -104,6 +104,88 @@ char *adac_pending_cycle_text(const struct adac_pending_list *l, const struct ad
 	return text;
 }
 
+/* ---- synchronous waits ---- */
+
+#define SYNC_WAYS "Task.Wait(), .Result or GetAwaiter().GetResult()"
+
+/* Where the waiter was found: " at 0x... in its stack" / " in a register of it". */
+static void print_holder(const struct adac_sync_wait *w, const char *whose, struct adac_out *out)
+{
+	if (w->in_register)
+		adac_print(out, " in a register of %s", whose);
+	else
+		adac_print(out, " at 0x%016llx in %s stack", (unsigned long long)w->slot, whose);
+}
+
+/* cb for each synchronous wait on a task of the stack. */
+static void each_wait(const struct adac_pending *p, const struct adac_pending_stack *st,
+                      void (*cb)(void *ctx, const struct adac_sync_wait *w), void *ctx)
+{
+	for (uint32_t i = 0; i < st->stack->count; i++) {
+		uint64_t task = adac_pending_node_task(p, st->segs[i].node);
+		for (size_t k = 0; task && k < p->sync_waits.count; k++)
+			if (p->sync_waits.waits[k].task == task)
+				cb(ctx, &p->sync_waits.waits[k]);
+	}
+}
+
+/* "  blocked on: task 0x... is waited for synchronously (...) by thread tid T (managed thread M): ..." */
+static void print_wait(void *ctx, const struct adac_sync_wait *w)
+{
+	struct adac_out *out = ctx;
+	adac_print(out, "  blocked on: task 0x%016llx is waited for synchronously (%s) ", (unsigned long long)w->task,
+	           SYNC_WAYS);
+	if (!w->os_tid) {
+		adac_print(out, "through Task+SetOnInvokeMres 0x%016llx, by no thread whose stack holds it\n",
+		           (unsigned long long)w->waiter);
+		return;
+	}
+	adac_print(out, "by thread tid %llu (managed thread %u): its Task+SetOnInvokeMres 0x%016llx is",
+	           (unsigned long long)w->os_tid, w->managed_id, (unsigned long long)w->waiter);
+	print_holder(w, w->in_register ? "that thread" : "that thread's", out);
+	adac_print(out, "\n");
+}
+
+static void wait_json(void *ctx, const struct adac_sync_wait *w)
+{
+	json_t **a = ctx;
+	json_t *j = json_object();
+	json_object_set_new(j, "task", adac_json_addr(w->task));
+	json_object_set_new(j, "waiter", adac_json_addr(w->waiter));
+	json_object_set_new(j, "tid", w->os_tid ? json_integer((json_int_t)w->os_tid) : json_null());
+	json_object_set_new(j, "managed_id", w->os_tid ? json_integer(w->managed_id) : json_null());
+	json_object_set_new(j, "slot", w->os_tid && !w->in_register ? adac_json_addr(w->slot) : json_null());
+	json_object_set_new(j, "in_register", json_boolean(w->in_register));
+	if (!*a)
+		*a = json_array();
+	json_array_append_new(*a, j);
+}
+
+int adac_pending_print_thread_waits(struct adac_pending *p, uint64_t tid, unsigned flags, struct adac_out *out,
+                                    struct adac_error *err)
+{
+	for (size_t k = 0; k < p->sync_waits.count; k++) {
+		const struct adac_sync_wait *w = &p->sync_waits.waits[k];
+		if (w->os_tid != tid)
+			continue;
+		adac_print(out, "  blocked on: task 0x%016llx, waited for synchronously (%s): its Task+SetOnInvokeMres "
+		           "0x%016llx is", (unsigned long long)w->task, SYNC_WAYS, (unsigned long long)w->waiter);
+		print_holder(w, w->in_register ? "this thread" : "this thread's", out);
+		adac_print(out, "; the task's stacks:\n");
+		struct adac_pending_list l = {0};
+		struct adac_pending_filter filter = {.addresses = &w->task, .naddresses = 1};
+		int rc = adac_pending_list_init(&l, p, &filter, out, err);
+		if (rc == 0)
+			rc = adac_pending_print_stacks(&l, flags, out, NULL, err);
+		if (rc == 0 && !l.listed)
+			adac_print(out, "  (no pending stack holds it)\n");
+		adac_pending_list_free(&l);
+		if (rc)
+			return -1;
+	}
+	return 0;
+}
+
 static void print_stack(const struct adac_pending_list *l, const struct adac_pending_stack *st, unsigned flags,
                         struct adac_out *out)
 {
@@ -151,6 +233,7 @@ static void print_stack(const struct adac_pending_list *l, const struct adac_pen
 	}
 	if (st->stack->truncated)
 		adac_print(out, "  (stopped after %u stitched segments, ADAC_MAX_CHAIN_DEPTH)\n", st->stack->count);
+	each_wait(p, st, print_wait, out);
 }
 
 void adac_pending_print_warnings(const struct adac_pending *p, struct adac_out *out)
@@ -316,6 +399,10 @@ json_t *adac_pending_stack_json(const struct adac_pending_list *l, const struct 
 	json_object_set_new(j, "frames", frames);
 	json_object_set_new(j, "segments", segs);
 	json_object_set_new(j, "cycle", json_boolean(st->stack->cycle));
+	json_t *waits = NULL;
+	each_wait(l->p, st, wait_json, &waits);
+	if (waits)
+		json_object_set_new(j, "sync_waits", waits);
 	if (st->stack->cycle) {
 		char *cycle = adac_pending_cycle_text(l, st);
 		if (cycle)

@@ -48,6 +48,20 @@ static int findings(struct adac_pending *p, struct adac_out *out, size_t *n, str
 	adac_pending_list_free(&l);
 	if (more < 0)
 		return -1;
+	/* Sync-over-async: threads blocked on tasks. */
+	for (size_t k = 0; k < p->sync_waits.count; k++) {
+		const struct adac_sync_wait *w = &p->sync_waits.waits[k];
+		if (w->os_tid)
+			adac_print(out, "blocked: thread tid %llu (managed thread %u) waits synchronously for task 0x%016llx "
+			           "(Task.Wait(), .Result or GetAwaiter().GetResult()): see `bt --thread %llu`\n",
+			           (unsigned long long)w->os_tid, w->managed_id, (unsigned long long)w->task,
+			           (unsigned long long)w->os_tid);
+		else
+			adac_print(out, "blocked: task 0x%016llx is waited for synchronously by no thread whose stack holds "
+			           "its Task+SetOnInvokeMres 0x%016llx\n", (unsigned long long)w->task,
+			           (unsigned long long)w->waiter);
+		(*n)++;
+	}
 	/* Convoys: many chains behind one lock or one promise. */
 	if (adac_pending_list_init(&l, p, &all, out, err))
 		return -1;

@@ -18,3 +18,6 @@ set_tests_properties(ps.convoy PROPERTIES FIXTURES_REQUIRED dotnet LABELS "dotne
 #   ps.deadlock  an await cycle A -> B -> C -> A printed as one line, in ps and report's findings
 add_adac_test(ps.deadlock integration/test_ps_deadlock.py)
 set_tests_properties(ps.deadlock PROPERTIES FIXTURES_REQUIRED dotnet LABELS "dotnet;needs-cli")
+#   ps.syncwait  threads blocked in Task.Wait/.Result/GetResult on a chain: ps, bt --thread, report
+add_adac_test(ps.syncwait integration/test_ps_syncwait.py)
+set_tests_properties(ps.syncwait PROPERTIES FIXTURES_REQUIRED dotnet LABELS "dotnet;needs-cli")
