@@ -242,16 +242,22 @@ int adac_pending_list_next(struct adac_pending_list *l, struct adac_pending_stac
 		adac_progress(l->out, "resolving frames", i, p->graph.stack_count);
 		if (resolve_stack(l, st, err))
 			return -1;
+		bool filtered = false;
 		if (without_frames(l, st)) {
 			l->without_frames++;
 			adac_pending_set_fate(p, st, ADAC_PENDING_WITHOUT_FRAMES);
-		} else if ((f->method || f->type || f->naddresses || f->status || f->mt) && !matches(l, st)) {
+			filtered = true;
+		}
+		size_t number = filtered ? 0 : l->numbered++;
+		if (!filtered && (f->method || f->type || f->naddresses || f->status || f->mt) && !matches(l, st)) {
 			l->filtered_out++;
 			adac_pending_set_fate(p, st, ADAC_PENDING_FILTERED);
-		} else {
+			filtered = true;
+		}
+		if (!filtered) {
 			adac_pending_set_fate(p, st, ADAC_PENDING_LISTED);
-			*out = (struct adac_pending_stack){.index = l->listed++, .stack = st, .segs = l->segs,
-			                                   .running = adac_pending_running(p, st)};
+			*out = (struct adac_pending_stack){.index = l->listed++, .number = number, .stack = st,
+			                                   .segs = l->segs, .running = adac_pending_running(p, st)};
 			if (out->running)
 				l->running++;
 			for (uint32_t k = 0; k < st->count; k++)

@@ -37,6 +37,8 @@ struct adac_pending_seg {
 /* A listed stack, valid until the next call of adac_pending_list_next. */
 struct adac_pending_stack {
 	size_t index;                         /* among the listed stacks */
+	size_t number;                        /* its number among every stack with frames, filtered or
+	                                       * not: `chain #N`, the same whatever the filters */
 	const struct adac_async_stack *stack;
 	struct adac_pending_seg *segs;        /* stack->count of them, innermost first */
 	const struct adac_scan_chain *running; /* the chain it starts with when that runs on a thread */
@@ -54,6 +56,7 @@ struct adac_pending_list {
 	bool timings;                         /* JSON: the scan's wall times (ps --timings) */
 	/* So far: */
 	size_t listed, without_frames, filtered_out, frames_listed, running;
+	size_t numbered;                      /* stacks with frames so far, filtered or not */
 };
 
 int adac_pending_list_init(struct adac_pending_list *l, struct adac_pending *p, const struct adac_pending_filter *filter,

@@ -17,7 +17,7 @@
 static void print_header(const struct adac_pending *p, const struct adac_pending_stack *st, struct adac_out *out)
 {
 	const struct adac_async_node *last = st->segs[st->stack->count - 1].node;
-	adac_print(out, "chain #%zu:", st->index);
+	adac_print(out, "chain #%zu:", st->number);
 	if (st->running)
 		adac_print(out, " running on thread %llu (managed thread %u),", (unsigned long long)st->running->os_tid,
 		           st->running->managed_id);
@@ -345,7 +345,7 @@ json_t *adac_pending_stack_json(const struct adac_pending_list *l, const struct 
 {
 	const struct adac_pending *p = l->p;
 	json_t *j = json_object(), *frames = json_array(), *segs = json_array();
-	json_object_set_new(j, "index", json_integer((json_int_t)st->index));
+	json_object_set_new(j, "index", json_integer((json_int_t)st->number));
 	json_object_set_new(j, "task", task_json(p, adac_pending_node_task(p, st->segs[st->stack->count - 1].node)));
 	if (st->running) {
 		json_t *r = json_object();

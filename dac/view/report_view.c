@@ -34,14 +34,14 @@ static int findings(struct adac_pending *p, struct adac_out *out, size_t *n, str
 				adac_print(out, "deadlock: %s\n", cycle);
 			else
 				adac_print(out, "deadlock: chain #%zu (task 0x%016llx) is part of an await cycle: see `ps`\n",
-				           st.index, (unsigned long long)task);
+				           st.number, (unsigned long long)task);
 			free(cycle);
 			(*n)++;
 		}
 		if (adac_pending_stack_awaiting(&l, &st, &aw) && aw.has_state_flags &&
 		    (aw.state_flags & ADAC_TASK_COMPLETED_MASK)) {
 			adac_print(out, "not resumed: chain #%zu awaits 0x%016llx, which is %s: a starved thread pool?\n",
-			           st.index, (unsigned long long)aw.object, adac_task_status(aw.state_flags));
+			           st.number, (unsigned long long)aw.object, adac_task_status(aw.state_flags));
 			(*n)++;
 		}
 	}

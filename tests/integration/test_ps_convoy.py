@@ -86,6 +86,16 @@ def main():
 
         aj = b.cli_json(["ps", core, "--address", sem], "ps --address <SemaphoreSlim>")
         t.check_eq(len(aj["chains"]) if aj else None, 1000, "ps --address <the SemaphoreSlim>: its waiters' chains")
+        # Chain numbers are the unfiltered listing's: a filter does not renumber them.
+        number = {c["task"]["address"]: c["index"] for c in j["chains"]}
+        t.check_eq(sorted(number.values()), list(range(1503)), "ps: chains #0 .. #1502")
+        fj = b.cli_json(["ps", core, "--method", "SharedWait"], "ps --method SharedWait")
+        got = [(c["index"], number.get(c["task"]["address"])) for c in fj["chains"]] if fj else []
+        t.check(len(got) == 3 and all(a == b_ for a, b_ in got) and got[0][0] >= 1500,
+                f"ps --method SharedWait: the three chains keep their numbers: {got}")
+        rc, out, err = b.cli(["ps", core, "--method", "SharedWait"])
+        t.check_eq([int(x) for x in re.findall(r"^chain #(\d+):", out, re.M)], [g[0] for g in got],
+                   "ps --method SharedWait: text numbers as JSON's")
 
         rc, out, err = b.cli(["report", core])
         t.check_eq((rc, err), (0, ""), "report: exit code and stderr")

@@ -9,7 +9,7 @@ Task.SpinThenBlockingWait) and the core's bytes (the stack slot holds the waiter
                thread M): its Task+SetOnInvokeMres 0x.. is at 0x.. in that thread's stack"
   bt --thread  the thread's frames, then "  blocked on: task 0x.., waited for synchronously (...): its
                Task+SetOnInvokeMres 0x.. is at 0x.. in this thread's stack; the task's stacks:" and
-               the chain SyncLeaf -> SyncTop
+               the chain SyncLeaf -> SyncTop, numbered as ps numbers it (chain #N, not renumbered)
   report       one "blocked: thread tid T (managed thread M) waits synchronously for task 0x.." per wait
 The main thread polled m_continuationObject by reflection before READY, so its stack keeps a stale
 copy of a waiter: it has no Task.SpinThenBlockingWait frame and must not be named.
@@ -82,7 +82,7 @@ def main():
             t.check_eq((rc, err), (0, ""), f"bt --thread {w['tid']}: exit code and stderr")
             head = (f"  blocked on: task 0x{tasks[i]:016x}, waited for synchronously ({WAYS}): its Task+SetOnInvokeMres "
                     f"0x{mres[i]:016x} is at 0x{h(w['slot']):016x} in this thread's stack; the task's stacks:\n"
-                    f"chain #0: task 0x{tasks[i]:016x} ")
+                    f"chain #{by_id[i]['index']}: task 0x{tasks[i]:016x} ")
             t.check(head in bt and "SyncWaitApp.SyncLeaf(Int32)" in bt.split(head, 1)[-1] and
                     "SyncWaitApp.SyncTop(Int32)" in bt.split(head, 1)[-1], f"bt --thread {w['tid']}: {head!r} in\n{bt}")
             finding = (f"blocked: thread tid {w['tid']} (managed thread {w['managed_id']}) waits synchronously for task "
