@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "async/pending.h"
+#include "types/typename.h"
 #include "view/chain_view.h"
 
 struct adac_out;
@@ -18,7 +19,8 @@ struct adac_out;
 struct adac_pending_filter {
 	const char *method;         /* a frame's method name contains it (ignoring case); NULL: any */
 	const char *type;           /* the type name of an object of the stack (task, state machine,
-	                             * continuation, awaited object) contains it (ignoring case); NULL: any */
+	                             * continuation, awaited object) contains it, in any spelling
+	                             * (adac_type_filter); NULL: any */
 	const uint64_t *addresses;  /* an object of the stack is at one of them; none: any */
 	size_t naddresses;
 	const char *status;         /* a task of the stack has this Task.Status (adac_task_status); NULL: any */
@@ -47,6 +49,7 @@ struct adac_pending_stack {
 struct adac_pending_list {
 	struct adac_pending *p;
 	struct adac_pending_filter filter;
+	struct adac_type_filter type;         /* filter.type in every spelling */
 	struct adac_out *out;                 /* progress */
 	struct adac_frame_cache *frames;      /* frames resolved once per suspension point */
 	struct adac_classic_cache *classic;

@@ -8,7 +8,8 @@ SemaphoreSlim's queue of TaskNodes):
   3    SharedWait chains await s_shared.Task: "awaiting one Task<Int32> 0x<task> (promise never completed)"
 --coalesce (text and --json: object, objects, semaphore {address, current_count, waiters}), --stats
 (its Awaiting table, text and --json), --address <the SemaphoreSlim> (its 1000 chains), and report's
-findings ("shared: <n> chains await ...").
+findings ("shared: <n> chains await ..."); stable chain numbers under --method; --type in every spelling
+(and dumpheap --type, ignoring case).
 """
 import os
 import re
@@ -86,6 +87,17 @@ def main():
 
         aj = b.cli_json(["ps", core, "--address", sem], "ps --address <SemaphoreSlim>")
         t.check_eq(len(aj["chains"]) if aj else None, 1000, "ps --address <the SemaphoreSlim>: its waiters' chains")
+        # --type in any of the spellings: C#, SOS, reflection (arity alone: any instantiation).
+        # RuntimeAsyncTask<Int32> owns every chain; 503 await a Task<Int32>, 1000 a TaskNode.
+        for spelling, n in (("Task<int>", 1503), ("task<INT32>", 1503), ("System.Threading.Tasks.Task<int>", 503),
+                            ("System.Threading.Tasks.Task`1", 503),
+                            ("System.Threading.Tasks.Task`1[[System.Int32, System.Private.CoreLib]]", 503),
+                            ("System.Threading.Tasks.Task<string>", 0), ("semaphoreslim+tasknode", 1000)):
+            tj = b.cli_json(["ps", core, "--type", spelling], f"ps --type {spelling}")
+            t.check_eq(len(tj["chains"]) if tj else None, n, f"ps --type {spelling!r}")
+        hj = b.cli_json(["dumpheap", core, "--type", "system.threading.semaphoreslim+TaskNode", "--stat"], "dumpheap --type")
+        t.check_eq([(s["name"], s["count"]) for s in hj["statistics"]] if hj else None,
+                   [("System.Threading.SemaphoreSlim+TaskNode", 1000)], "dumpheap --type (ignoring case): the TaskNodes")
         # Chain numbers are the unfiltered listing's: a filter does not renumber them.
         number = {c["task"]["address"]: c["index"] for c in j["chains"]}
         t.check_eq(sorted(number.values()), list(range(1503)), "ps: chains #0 .. #1502")
