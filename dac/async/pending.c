@@ -70,6 +70,9 @@ void adac_pending_task(const struct adac_pending *p, uint64_t addr, struct adac_
 	}
 	if (d->mt)
 		d->type = adac_type_name(p->rt, d->mt, 0, NULL);
+	if (d->mt && adac_task_layout(p->rt, &layout, NULL) == 0 && layout->has_task_id &&
+	    adac_read_u32(p->rt->t, addr + layout->task_id_off, &d->id, NULL))
+		d->id = 0;
 }
 
 uint64_t adac_pending_node_task(const struct adac_pending *p, const struct adac_async_node *n)

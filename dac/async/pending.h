@@ -48,6 +48,7 @@ struct adac_task_desc {
 	const char *type;
 	bool has_flags;
 	uint32_t flags;
+	uint32_t id;          /* m_taskId (Task.Id), 0 when never assigned or unreadable */
 };
 void adac_pending_task(const struct adac_pending *p, uint64_t addr, struct adac_task_desc *d);
 

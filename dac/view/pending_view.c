@@ -28,6 +28,8 @@ static void print_header(const struct adac_pending *p, const struct adac_pending
 		adac_print(out, " task 0x%016llx %s", (unsigned long long)task, d.type ? d.type : "?");
 		if (d.has_flags)
 			adac_print(out, " [%s]", adac_task_status(d.flags));
+		if (d.id)
+			adac_print(out, " (Task.Id %u)", d.id);
 		adac_print(out, "\n");
 	} else if (last->kind == ADAC_NODE_CHAIN && p->scan.chains[last->index].root == ADAC_ROOT_UNOWNED) {
 		adac_print(out, " no owning task (Continuation 0x%016llx is held by no task or thread)\n",
@@ -302,6 +304,8 @@ static json_t *task_json(const struct adac_pending *p, uint64_t addr)
 	json_object_set_new(j, "address", adac_json_addr(addr));
 	json_object_set_new(j, "method_table", d.mt ? adac_json_addr(d.mt) : json_null());
 	json_object_set_new(j, "type", d.type ? json_string(d.type) : json_null());
+	if (d.id)
+		json_object_set_new(j, "id", json_integer(d.id));
 	if (d.has_flags) {
 		char buf[256];
 		json_object_set_new(j, "status", json_string(adac_task_status(d.flags)));

@@ -11,6 +11,8 @@ Task.SpinThenBlockingWait) and the core's bytes (the stack slot holds the waiter
                Task+SetOnInvokeMres 0x.. is at 0x.. in this thread's stack; the task's stacks:" and
                the chain SyncLeaf -> SyncTop, numbered as ps numbers it (chain #N, not renumbered)
   report       one "blocked: thread tid T (managed thread M) waits synchronously for task 0x.." per wait
+  task ids     SyncTop(4)'s Task.Id was read (READY id4=N): "(Task.Id N)" on its header, task.id in JSON;
+               the others have none
 The main thread polled m_continuationObject by reflection before READY, so its stack keeps a stale
 copy of a waiter: it has no Task.SpinThenBlockingWait frame and must not be named.
 """
@@ -34,7 +36,7 @@ def main():
     try:
         b.wait_parked(s.pid, s.pid)
         core = b.make_core(s.pid, os.path.join(tmp, "syncwait.core"))
-        pid = s.pid
+        pid, id4 = s.pid, int(s.fields["id4"])
     finally:
         s.kill()
     try:
@@ -54,6 +56,9 @@ def main():
                    "oracle: the waited tasks' continuations are Task+SetOnInvokeMres")
         waits = {i: by_id[i].get("sync_waits") for i in by_id}
         t.check_eq(waits[4], None, "ps --json: SyncTop(4) is waited for by no thread")
+        # Task ids: only SyncTop(4)'s Task.Id was read (a blocking wait assigns none).
+        t.check_eq({i: ch["task"].get("id") for i, ch in by_id.items()}, {1: None, 2: None, 3: None, 4: id4},
+                   "ps --json: task.id (m_taskId) where the sample read Task.Id")
         img = corecore.Core(core)
         tids = [w[0]["tid"] for w in (waits[1], waits[2], waits[3]) if w]
         stacks = b.oracle_objects(core, tmp, stacks=tids)["stacks"] if tids else {}
@@ -89,6 +94,9 @@ def main():
                        f"0x{tasks[i]:016x} ({WAYS}): see `bt --thread {w['tid']}`")
             t.check(finding in report.splitlines(), f"report: {finding!r} in\n{report[:3000]}")
         t.check_eq(text.count("  blocked on: "), 3, "ps: three blocked-on lines")
+        t.check(f"chain #{by_id[4]['index']}: task 0x{tasks[4]:016x} System.Runtime.CompilerServices.AsyncHelpers+"
+                f"RuntimeAsyncTask<Int32> [WaitingForActivation] (Task.Id {id4})\n" in text, f"ps: SyncTop(4)'s Task.Id:\n{text}")
+        t.check_eq(text.count("(Task.Id "), 1, "ps: one task with an id")
         t.check_eq(report.split("\n== Runtime")[0].count("\nblocked: "), 3, "report: three blocked findings")
     finally:
         shutil.rmtree(tmp, ignore_errors=True)

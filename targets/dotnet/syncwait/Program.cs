@@ -4,7 +4,8 @@
 //   thread "wait-Wait"       blocks in SyncTop(1).Wait()
 //   thread "wait-Result"     blocks in SyncTop(2).Result
 //   thread "wait-GetResult"  blocks in SyncTop(3).GetAwaiter().GetResult()
-//   SyncTop(4)               awaited by nothing (no thread waits for it)
+//   SyncTop(4)               awaited by nothing (no thread waits for it); its Task.Id is read, so
+//                            the task has an id (m_taskId), printed on the READY line
 // A blocking wait registers a Task+SetOnInvokeMres as the task's continuation (m_continuationObject)
 // before it blocks: READY is printed once the three tasks have one.
 using System;
@@ -54,7 +55,7 @@ namespace AsyncdacSamples
             for (int i = 0; i < blockers.Length; i++)
                 while (cont.GetValue(s_tasks[i]) == null)
                     spin.SpinOnce();
-            Sample.Ready("syncwait", "blocked=3");
+            Sample.Ready("syncwait", $"blocked=3 id4={s_tasks[3].Id}");
             Sample.ParkForever();
             GC.KeepAlive(s_tasks);
             return 0;
