@@ -17,6 +17,7 @@
 #include "runtime/threads.h"
 #include "target/target.h"
 #include "types/corelib.h"
+#include "types/names.h"
 
 #define PROGRESS_EVERY 65536u       /* objects between two progress reports */
 
@@ -205,6 +206,44 @@ static int init_layout(struct scan_ctx *c, struct adac_error *err)
 	    adac_module_type(c->rt, corelib, "System.Threading", "SemaphoreSlim", &c->sem_mt, NULL))
 		c->sem_mt = 0;
 	return 0;
+}
+
+/* ---- completed async tasks --------------------------------------------------------------------- */
+
+struct completed_ctx {
+	struct scan_ctx c;
+	adac_completed_cb cb;
+	void *ctx;
+};
+
+static int on_completed(void *ctx, const struct adac_gc_object *o)
+{
+	struct completed_ctx *cc = ctx;
+	enum mt_kind kind = classify(&cc->c, o->mt);
+	if (kind != MT_TASK && kind != MT_BOX)
+		return 0;
+	uint32_t flags = obj_u32(&cc->c, o, cc->c.task->state_flags_off);
+	if (!(flags & ADAC_TASK_COMPLETED_MASK))
+		return 0;
+	if (kind == MT_TASK) {
+		static const char ra[] = "System.Runtime.CompilerServices.AsyncHelpers+RuntimeAsyncTask";
+		const char *name = adac_type_name(cc->c.rt, o->mt, 0, NULL);
+		if (!name || strncmp(name, ra, sizeof ra - 1) != 0)
+			return 0;
+	}
+	return cc->cb(cc->ctx, o->addr, o->mt, flags);
+}
+
+int adac_async_scan_completed(struct adac_runtime *rt, adac_completed_cb cb, void *ctx, struct adac_gc_walk_report *rep,
+                              struct adac_error *err)
+{
+	struct adac_async_scan s = {0};
+	struct completed_ctx cc = {.c = {.rt = rt, .scan = &s, .ps = adac_target_ptr_size(rt->t)}, .cb = cb, .ctx = ctx};
+	if (init_layout(&cc.c, err))
+		return -1;
+	int rc = adac_gc_walk(rt, on_completed, &cc, rep, err);
+	adac_addr_map_free(&cc.c.verdicts);
+	return rc;
 }
 
 /* ---- running chains ---------------------------------------------------------------------------- */

@@ -129,6 +129,14 @@ struct adac_async_scan {
 int adac_async_scan(struct adac_runtime *rt, const struct adac_scan_progress *progress, struct adac_async_scan *scan,
                     struct adac_error *err);
 
+/* Every completed async task still on the heap, for `ps --completed` (SOS dumpasync --completed): a
+ * classic state-machine box or a runtime-async task (AsyncHelpers+RuntimeAsyncTask<T>) whose
+ * m_stateFlags say it ran to completion, faulted or was canceled. One more heap pass (region
+ * failures in *rep, as adac_gc_walk); cb returns non-zero to stop. */
+typedef int (*adac_completed_cb)(void *ctx, uint64_t addr, uint64_t mt, uint32_t state_flags);
+int adac_async_scan_completed(struct adac_runtime *rt, adac_completed_cb cb, void *ctx, struct adac_gc_walk_report *rep,
+                              struct adac_error *err);
+
 /* Builds scan->chains from conts, tasks and running (sorting conts and tasks, setting each
  * continuation's chain and `referenced`, each task's chain). Reads nothing from the target. */
 int adac_async_scan_chains(struct adac_async_scan *scan, struct adac_error *err);

@@ -18,7 +18,7 @@ const struct adac_command_info adac_cmd_ps_info = {
 	.summary = "List every pending async operation as a logical stack (runtime-async chains and classic "
 	           "state machines, suspended or running)",
 	.syntax = "[--coalesce | --format tree|folded|dot | --stats] [--method <text>] [--type <text>] [--status <status>] "
-	          "[--mt <MethodTable>] [--address <addr>]... [--locals | --internals] [--json [--timings]]",
+	          "[--mt <MethodTable>] [--address <addr>]... [--locals | --internals] [--completed] [--json [--timings]]",
 	.details =
 		"Walks the GC heap once and collects every runtime-async Continuation, every\n"
 		"pending task and every classic async state machine (AsyncStateMachineBox). A\n"
@@ -112,6 +112,10 @@ const struct adac_command_info adac_cmd_ps_info = {
 		"                        source's variables; a last line counts the others).\n"
 		"  -I, --internals       --locals with the compiler's temporaries and the\n"
 		"                        continuation's internals.\n"
+		"      --completed       Also list the completed async tasks still on the heap\n"
+		"                        (runtime-async tasks and classic state machine boxes\n"
+		"                        that ran to completion, faulted or were canceled), as\n"
+		"                        SOS dumpasync --completed does; one more heap pass.\n"
 		"  -j, --json            Print JSON (docs/json.md).\n"
 		"      --timings         With --json: the scan's wall times in the summary.\n"
 		"Filters match any frame or object of a stack (as SOS dumpasync's do) and\n"
@@ -120,7 +124,7 @@ const struct adac_command_info adac_cmd_ps_info = {
 };
 
 struct ps_opts {
-	bool coalesce, stats, locals, internals, json, timings;
+	bool coalesce, stats, locals, internals, json, timings, completed;
 	int format;                          /* -1: listing, or an adac_stack_grouping */
 	const char *method, *type, *status;
 	uint64_t mt;
@@ -171,6 +175,8 @@ static int parse(int argc, char **argv, struct ps_opts *o, struct adac_error *er
 				return adac_fail(err, ADAC_E_USAGE, 0, "invalid value '%s' for option --format of 'ps' (tree, folded or dot)", v);
 		} else if (adac_opt_is(a, NULL, "--timings")) {
 			o->timings = true;
+		} else if (adac_opt_is(a, NULL, "--completed")) {
+			o->completed = true;
 		} else if (adac_opt_is(a, "-m", "--method")) {
 			if (adac_opt_value("ps", argc, argv, &i, &o->method, err))
 				return -1;
@@ -208,6 +214,9 @@ static int parse(int argc, char **argv, struct ps_opts *o, struct adac_error *er
 		return adac_fail(err, ADAC_E_USAGE, 0, "--timings of 'ps' applies to the JSON listing (--json)");
 	if (o->coalesce && o->stats)
 		return adac_fail(err, ADAC_E_USAGE, 0, "give either --coalesce or --stats, not both");
+	if (o->completed && (o->format >= 0 || o->stats))
+		return adac_fail(err, ADAC_E_USAGE, 0, "--completed applies to the listing, not to %s",
+		                 o->stats ? "--stats" : o->coalesce ? "--coalesce" : "--format");
 	if (o->locals && (o->coalesce || o->stats))
 		return adac_fail(err, ADAC_E_USAGE, 0, "--locals shows frames one by one: it cannot be combined with %s",
 		                 o->coalesce ? "--coalesce" : "--stats");
@@ -232,6 +241,7 @@ int adac_cmd_ps(struct adac_target *t, enum adac_frontend fe, int argc, char **a
 	if (rc == 0)
 		rc = adac_pending_list_init(&l, &p, &filter, out, err);
 	l.timings = o.timings;
+	l.completed = o.completed;
 	if (rc == 0) {
 		if (o.format >= 0 || o.stats)
 			rc = adac_stack_groups_print(&l, o.stats ? ADAC_GROUP_STATS : (enum adac_stack_grouping)o.format, o.json,

@@ -57,6 +57,8 @@ struct adac_pending_list {
 	size_t segs_cap, segs_live;
 	size_t next;                          /* the next stack of p->graph */
 	bool timings;                         /* JSON: the scan's wall times (ps --timings) */
+	bool completed;                       /* also the completed async tasks still on the heap
+	                                       * (ps --completed; the listing's text and JSON) */
 	/* So far: */
 	size_t listed, without_frames, filtered_out, frames_listed, running;
 	size_t numbered;                      /* stacks with frames so far, filtered or not */

@@ -9,6 +9,7 @@
 #include "async/task.h"
 #include "base/json.h"
 #include "base/output.h"
+#include "runtime/gc_heap.h"
 #include "types/names.h"
 #include "view/pending_list.h"
 
@@ -274,6 +275,49 @@ void adac_pending_print_summary(const struct adac_pending_list *l, struct adac_o
 	adac_print(out, ".\n");
 }
 
+/* ---- completed async tasks (--completed) ---- */
+
+struct completed {
+	struct adac_runtime *rt;
+	struct adac_out *out;
+	json_t *json;           /* the array, or NULL for text */
+	size_t n;
+};
+
+static int on_completed(void *ctx, uint64_t addr, uint64_t mt, uint32_t flags)
+{
+	struct completed *c = ctx;
+	const char *type = adac_type_name(c->rt, mt, 0, NULL);
+	c->n++;
+	if (c->json) {
+		json_t *j = json_object();
+		json_object_set_new(j, "address", adac_json_addr(addr));
+		json_object_set_new(j, "method_table", adac_json_addr(mt));
+		json_object_set_new(j, "type", type ? json_string(type) : json_null());
+		json_object_set_new(j, "status", json_string(adac_task_status(flags)));
+		json_array_append_new(c->json, j);
+	} else {
+		if (c->n == 1)
+			adac_print(c->out, "Completed async tasks still on the heap (--completed):\n");
+		adac_print(c->out, "  task 0x%016llx %s [%s]\n", (unsigned long long)addr, type ? type : "?",
+		           adac_task_status(flags));
+	}
+	return 0;
+}
+
+/* The completed async tasks, as text (then a blank line) or into json. */
+static int print_completed(const struct adac_pending_list *l, struct adac_out *out, json_t *json, struct adac_error *err)
+{
+	struct completed c = {.rt = l->p->rt, .out = out, .json = json};
+	struct adac_gc_walk_report rep;
+	int rc = adac_async_scan_completed(l->p->rt, on_completed, &c, &rep, err);
+	if (rc == 0)
+		adac_gc_walk_report_free(&rep);
+	if (rc == 0 && !json)
+		adac_print(out, c.n ? "\n" : "No completed async task is on the heap (--completed).\n\n");
+	return rc;
+}
+
 int adac_pending_print(struct adac_pending_list *l, unsigned flags, struct adac_out *out, struct adac_error *err)
 {
 	adac_pending_print_warnings(l->p, out);
@@ -288,6 +332,8 @@ int adac_pending_print(struct adac_pending_list *l, unsigned flags, struct adac_
 		return -1;
 	if (l->listed)
 		adac_print(out, "\n");
+	if (l->completed && print_completed(l, out, NULL, err))
+		return -1;
 	adac_pending_print_summary(l, out);
 	return 0;
 }
@@ -556,6 +602,14 @@ int adac_pending_print_json(struct adac_pending_list *l, unsigned flags, struct 
 		return -1;
 	adac_print(out, l->listed ? "\n    ]" : "]");
 	json_t *rest = json_object();
+	if (l->completed) {
+		json_t *done = json_array();
+		json_object_set_new(rest, "completed", done);
+		if (print_completed(l, out, done, err)) {
+			json_decref(rest);
+			return -1;
+		}
+	}
 	adac_pending_json_members(l, rest);
 	return print_json_tail(out, rest, err);
 }
