@@ -97,7 +97,11 @@ static int on_thread(void *ctx, const struct adac_managed_thread *th)
 		if (i != ADAC_REG_RIP && i != ADAC_REG_RSP && i != ADAC_REG_FS_BASE)
 			match(f, regs.r[i], th, 0, true);
 	uint64_t sp = regs.r[ADAC_REG_RSP] & ~(uint64_t)(f->ps - 1);
-	uint64_t end = wf.caller_sp > sp ? wf.caller_sp : th->stack_base > sp ? th->stack_base : sp + ADAC_MAX_STACK_SCAN_BYTES;
+	uint64_t end = sp + ADAC_MAX_STACK_SCAN_BYTES;
+	if (wf.caller_sp > sp)
+		end = wf.caller_sp;
+	else if (th->stack_base > sp)
+		end = th->stack_base;
 	if (end - sp > ADAC_MAX_STACK_SCAN_BYTES)
 		end = sp + ADAC_MAX_STACK_SCAN_BYTES;
 	for (uint64_t at = sp; at < end && f->unmatched;) {
