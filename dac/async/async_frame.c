@@ -348,8 +348,8 @@ int adac_awaiting_of(struct adac_runtime *rt, const struct adac_continuation *c,
 		out->has_state_flags = adac_task_is_task_mt(rt, out->mt, &is_task, NULL) == 0 && is_task &&
 		                       adac_task_layout(rt, &task, NULL) == 0 &&
 		                       adac_read_u32(rt->t, out->object + task->state_flags_off, &out->state_flags, NULL) == 0;
-		adac_awaited_describe(rt, out->object, out->mt, out->type, out->has_state_flags, out->state_flags, out->leaf,
-		                      sizeof out->leaf);
+		out->kind = adac_awaited_describe(rt, out->object, out->mt, out->type, out->has_state_flags, out->state_flags,
+		                                  out->leaf, sizeof out->leaf);
 	}
 	return 0;
 }

@@ -16,6 +16,8 @@
 #include "runtime/runtime.h"
 #include "runtime/threads.h"
 #include "target/target.h"
+#include "types/corelib.h"
+#include "types/names.h"
 
 #define PROGRESS_EVERY 65536u       /* objects between two progress reports */
 
@@ -32,7 +34,7 @@ const char *adac_chain_root_name(enum adac_chain_root r)
 
 /* ---- MethodTable verdicts ---------------------------------------------------------------------- */
 
-enum mt_kind { MT_UNKNOWN = 0, MT_OTHER, MT_CONT, MT_TASK, MT_BOX };
+enum mt_kind { MT_UNKNOWN = 0, MT_OTHER, MT_CONT, MT_TASK, MT_BOX, MT_SEMAPHORE };
 
 struct mt_verdict {
 	uint64_t mt;       /* the key */
@@ -53,8 +55,9 @@ struct scan_ctx {
 	struct adac_addr_map verdicts; /* struct mt_verdict by MethodTable */
 	unsigned ps;
 	uint32_t next_off;          /* Continuation.Next, from the object */
+	uint64_t sem_mt;            /* System.Threading.SemaphoreSlim, 0 when not loaded or not found */
 	const struct adac_task_layout *task;
-	size_t cont_cap, task_cap;
+	size_t cont_cap, task_cap, sem_cap;
 	const struct adac_gc_info *info;
 	uint64_t total_bytes;       /* of the regions, for progress */
 	struct adac_error fail;     /* out of memory (ends the walk) */
@@ -75,6 +78,8 @@ static enum mt_kind classify(struct scan_ctx *c, uint64_t mt)
 		kind = MT_TASK;
 		if (adac_task_is_state_machine_box(c->rt, mt))
 			kind = MT_BOX;
+	} else if (c->sem_mt && mt == c->sem_mt) {
+		kind = MT_SEMAPHORE;
 	}
 	v = verdict_slot(&c->verdicts, mt); /* the table may have grown */
 	if (v)
@@ -116,6 +121,23 @@ static int grow(void **p, size_t *cap, size_t need, size_t elem)
 	return 0;
 }
 
+/* Room for one more kept object in *arr (count kept so far): 0, or 1 with c->fail set (the
+ * ADAC_MAX_KEPT_OBJECTS cap, naming `what`, or out of memory): the walk ends. */
+static int keep(struct scan_ctx *c, void **arr, size_t count, size_t *cap, size_t elem, uint64_t addr,
+                const char *what)
+{
+	if (count >= ADAC_MAX_KEPT_OBJECTS) {
+		adac_fail(&c->fail, ADAC_E_LIMIT, addr, "more than %llu %s on the heap",
+		          (unsigned long long)ADAC_MAX_KEPT_OBJECTS, what);
+		return 1;
+	}
+	if (grow(arr, cap, count + 1, elem)) {
+		adac_fail(&c->fail, ADAC_E_NOMEM, 0, "out of memory collecting %s", what);
+		return 1;
+	}
+	return 0;
+}
+
 static int on_object(void *ctx, const struct adac_gc_object *o)
 {
 	struct scan_ctx *c = ctx;
@@ -129,17 +151,17 @@ static int on_object(void *ctx, const struct adac_gc_object *o)
 	}
 	enum mt_kind kind = classify(c, o->mt);
 	if (kind == MT_CONT) {
-		if (s->cont_count >= ADAC_MAX_KEPT_OBJECTS) {
-			adac_fail(&c->fail, ADAC_E_LIMIT, o->addr, "more than %llu continuations on the heap",
-			          (unsigned long long)ADAC_MAX_KEPT_OBJECTS);
+		if (keep(c, (void **)&s->conts, s->cont_count, &c->cont_cap, sizeof *s->conts, o->addr, "continuations"))
 			return 1;
-		}
-		if (grow((void **)&s->conts, &c->cont_cap, s->cont_count + 1, sizeof *s->conts)) {
-			adac_fail(&c->fail, ADAC_E_NOMEM, 0, "out of memory collecting continuations");
-			return 1;
-		}
 		s->conts[s->cont_count++] = (struct adac_scan_cont){
 			.addr = o->addr, .mt = o->mt, .next = obj_ptr(c, o, c->next_off), .chain = ADAC_SCAN_NONE};
+		return 0;
+	}
+	if (kind == MT_SEMAPHORE) {
+		if (keep(c, (void **)&s->semaphores, s->semaphore_count, &c->sem_cap, sizeof *s->semaphores, o->addr,
+		         "SemaphoreSlims"))
+			return 1;
+		s->semaphores[s->semaphore_count++] = (struct adac_scan_semaphore){o->addr, o->mt};
 		return 0;
 	}
 	if (kind != MT_TASK && kind != MT_BOX)
@@ -155,15 +177,8 @@ static int on_object(void *ctx, const struct adac_gc_object *o)
 	uint64_t state = obj_ptr(c, o, c->task->state_object_off), cont = obj_ptr(c, o, c->task->continuation_object_off);
 	if (kind == MT_TASK && !state && !cont)
 		return 0;
-	if (s->task_count >= ADAC_MAX_KEPT_OBJECTS) {
-		adac_fail(&c->fail, ADAC_E_LIMIT, o->addr, "more than %llu pending tasks on the heap",
-		          (unsigned long long)ADAC_MAX_KEPT_OBJECTS);
+	if (keep(c, (void **)&s->tasks, s->task_count, &c->task_cap, sizeof *s->tasks, o->addr, "pending tasks"))
 		return 1;
-	}
-	if (grow((void **)&s->tasks, &c->task_cap, s->task_count + 1, sizeof *s->tasks)) {
-		adac_fail(&c->fail, ADAC_E_NOMEM, 0, "out of memory collecting tasks");
-		return 1;
-	}
 	s->tasks[s->task_count++] = (struct adac_scan_task){
 		.addr = o->addr,
 		.mt = o->mt,
@@ -185,7 +200,50 @@ static int init_layout(struct scan_ctx *c, struct adac_error *err)
 		return -1;
 	c->scan->cont_mt = cl->class_mt;
 	c->next_off = cl->next;
+	/* Without it, waiters are grouped by their own identity: not an error. */
+	uint64_t corelib;
+	if (adac_corelib_module(c->rt, &corelib, NULL) ||
+	    adac_module_type(c->rt, corelib, "System.Threading", "SemaphoreSlim", &c->sem_mt, NULL))
+		c->sem_mt = 0;
 	return 0;
+}
+
+/* ---- completed async tasks --------------------------------------------------------------------- */
+
+struct completed_ctx {
+	struct scan_ctx c;
+	adac_completed_cb cb;
+	void *ctx;
+};
+
+static int on_completed(void *ctx, const struct adac_gc_object *o)
+{
+	struct completed_ctx *cc = ctx;
+	enum mt_kind kind = classify(&cc->c, o->mt);
+	if (kind != MT_TASK && kind != MT_BOX)
+		return 0;
+	uint32_t flags = obj_u32(&cc->c, o, cc->c.task->state_flags_off);
+	if (!(flags & ADAC_TASK_COMPLETED_MASK))
+		return 0;
+	if (kind == MT_TASK) {
+		static const char ra[] = "System.Runtime.CompilerServices.AsyncHelpers+RuntimeAsyncTask";
+		const char *name = adac_type_name(cc->c.rt, o->mt, 0, NULL);
+		if (!name || strncmp(name, ra, sizeof ra - 1) != 0)
+			return 0;
+	}
+	return cc->cb(cc->ctx, o->addr, o->mt, flags);
+}
+
+int adac_async_scan_completed(struct adac_runtime *rt, adac_completed_cb cb, void *ctx, struct adac_gc_walk_report *rep,
+                              struct adac_error *err)
+{
+	struct adac_async_scan s = {0};
+	struct completed_ctx cc = {.c = {.rt = rt, .scan = &s, .ps = adac_target_ptr_size(rt->t)}, .cb = cb, .ctx = ctx};
+	if (init_layout(&cc.c, err))
+		return -1;
+	int rc = adac_gc_walk(rt, on_completed, &cc, rep, err);
+	adac_addr_map_free(&cc.c.verdicts);
+	return rc;
 }
 
 /* ---- running chains ---------------------------------------------------------------------------- */
@@ -523,6 +581,7 @@ void adac_async_scan_free(struct adac_async_scan *s)
 	free(s->tasks);
 	free(s->chains);
 	free(s->running);
+	free(s->semaphores);
 	free(s->awaiters);
 	free(s->cont_hash);
 	free(s->task_hash);

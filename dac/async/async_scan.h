@@ -1,5 +1,6 @@
 /* async_scan.h - every async chain of a process or core, for `ps`: one pass over the GC heap keeps
- * the continuations and the pending tasks (and classic state-machine boxes), the threads'
+ * the continuations and the pending tasks (and classic state-machine boxes, and the SemaphoreSlims
+ * whose waiters chains may await), the threads'
  * dispatcher records give the running chains, and the chains are built from them in memory
  * (docs/architecture.md, "All chains"). */
 #ifndef ADAC_ASYNC_SCAN_H
@@ -78,6 +79,12 @@ struct adac_scan_running {
 	uint64_t dispatcher;
 };
 
+/* A SemaphoreSlim on the heap: what the chains of a convoy await (its waiters, awaited.h). */
+struct adac_scan_semaphore {
+	uint64_t addr;
+	uint64_t mt;
+};
+
 /* Reports progress of long phases (phase name, done, total); may be NULL. */
 struct adac_scan_progress {
 	void (*report)(void *ctx, const char *phase, uint64_t done, uint64_t total);
@@ -96,6 +103,8 @@ struct adac_async_scan {
 	uint32_t *cont_hash, *task_hash; /* open-addressing indexes (index + 1, 0: empty) over conts and
 	                                 * tasks, built by adac_async_scan_chains */
 	size_t cont_hash_cap, task_hash_cap;
+	struct adac_scan_semaphore *semaphores; /* every System.Threading.SemaphoreSlim, by address */
+	size_t semaphore_count;
 	uint64_t *awaiters;             /* classic_async.c: resolved m_continuationObject targets */
 	size_t awaiter_count, awaiter_cap;
 
@@ -119,6 +128,14 @@ struct adac_async_scan {
  * the runtime's layout is not understood. Free with adac_async_scan_free. */
 int adac_async_scan(struct adac_runtime *rt, const struct adac_scan_progress *progress, struct adac_async_scan *scan,
                     struct adac_error *err);
+
+/* Every completed async task still on the heap, for `ps --completed` (SOS dumpasync --completed): a
+ * classic state-machine box or a runtime-async task (AsyncHelpers+RuntimeAsyncTask<T>) whose
+ * m_stateFlags say it ran to completion, faulted or was canceled. One more heap pass (region
+ * failures in *rep, as adac_gc_walk); cb returns non-zero to stop. */
+typedef int (*adac_completed_cb)(void *ctx, uint64_t addr, uint64_t mt, uint32_t state_flags);
+int adac_async_scan_completed(struct adac_runtime *rt, adac_completed_cb cb, void *ctx, struct adac_gc_walk_report *rep,
+                              struct adac_error *err);
 
 /* Builds scan->chains from conts, tasks and running (sorting conts and tasks, setting each
  * continuation's chain and `referenced`, each task's chain). Reads nothing from the target. */

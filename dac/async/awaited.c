@@ -1,10 +1,15 @@
 /* awaited.c - see awaited.h. CoreLib's names (System.Private.CoreLib 11.0): Task.m_action,
  * Task+DelayPromise._timer -> TimerQueueTimer._dueTime, Task+WhenAllPromise._tasks and
- * _remainingToComplete (WhenAllPromise<T>: m_tasks and m_count), SemaphoreSlim+TaskNode. */
+ * _remainingToComplete (WhenAllPromise<T>: m_tasks and m_count), SemaphoreSlim+TaskNode (.Next),
+ * SemaphoreSlim.m_asyncHead and m_currentCount. */
 #include "async/awaited.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+
+#include "async/async_scan.h"
+#include "base/limits.h"
 
 #include "async/task.h"
 #include "runtime/descriptor.h"
@@ -64,33 +69,117 @@ static void describe_when_all(struct adac_runtime *rt, uint64_t obj, uint64_t mt
 		snprintf(buf, size, "Task.WhenAll");
 }
 
-void adac_awaited_describe(struct adac_runtime *rt, uint64_t obj, uint64_t mt, const char *type, bool has_flags,
-                           uint32_t flags, char *buf, size_t size)
+const char *adac_awaited_describe(struct adac_runtime *rt, uint64_t obj, uint64_t mt, const char *type, bool has_flags,
+                                  uint32_t flags, char *buf, size_t size)
 {
 	if (!size)
-		return;
+		return NULL;
 	buf[0] = '\0';
 	if (!obj || !mt || !type)
-		return;
+		return NULL;
 	if (has_flags && (flags & ADAC_TASK_COMPLETED_MASK)) {
 		snprintf(buf, size, "completed, but the continuation awaiting it has not run: a starved thread pool?");
-		return;
+		return "completed, awaiter not resumed";
 	}
-	if (starts_with(type, "System.Threading.Tasks.Task+DelayPromise"))
+	if (starts_with(type, "System.Threading.Tasks.Task+DelayPromise")) {
 		describe_delay(rt, obj, mt, buf, size);
-	else if (starts_with(type, "System.Threading.Tasks.Task+WhenAllPromise"))
+		return "Task.Delay timer";
+	}
+	if (starts_with(type, "System.Threading.Tasks.Task+WhenAllPromise")) {
 		describe_when_all(rt, obj, mt, buf, size);
-	else if (starts_with(type, "System.Threading.Tasks.Task+TwoTaskWhenAnyPromise") ||
-	         starts_with(type, "System.Threading.Tasks.Task+WhenAnyPromise"))
+		return "Task.WhenAll";
+	}
+	if (starts_with(type, "System.Threading.Tasks.Task+TwoTaskWhenAnyPromise") ||
+	    starts_with(type, "System.Threading.Tasks.Task+WhenAnyPromise")) {
 		snprintf(buf, size, "Task.WhenAny: none done");
-	else if (strcmp(type, "System.Threading.SemaphoreSlim+TaskNode") == 0)
+		return "Task.WhenAny";
+	}
+	if (strcmp(type, "System.Threading.SemaphoreSlim+TaskNode") == 0) {
 		snprintf(buf, size, "SemaphoreSlim.WaitAsync waiter");
-	else if (has_flags && (strcmp(type, "System.Threading.Tasks.Task") == 0 ||
-	                       starts_with(type, "System.Threading.Tasks.Task<"))) {
+		return "SemaphoreSlim waiter";
+	}
+	if (has_flags &&
+	    (strcmp(type, "System.Threading.Tasks.Task") == 0 || starts_with(type, "System.Threading.Tasks.Task<"))) {
 		/* A plain task with no delegate is a promise: only its owner (a TaskCompletionSource, ...)
 		 * completes it. */
 		uint64_t action = 1;
-		if (field_ptr(rt, obj, mt, "m_action", &action) && !action)
+		if (field_ptr(rt, obj, mt, "m_action", &action) && !action) {
 			snprintf(buf, size, "never completed: a promise, such as a TaskCompletionSource's task");
+			return "promise never completed";
+		}
 	}
+	return NULL;
+}
+
+/* ---- owners: a SemaphoreSlim's queue of async waiters ---- */
+
+struct waiter_rec {
+	uint64_t addr;     /* the key: a TaskNode */
+	uint32_t owner;
+};
+
+_Static_assert(offsetof(struct waiter_rec, addr) == 0, "the waiter is the record's key");
+
+/* Follows the queue of the semaphore at s->addr from m_asyncHead, recording each node. */
+static int read_queue(struct adac_runtime *rt, struct adac_awaited_owners *o, const struct adac_scan_semaphore *s,
+                      struct adac_error *err)
+{
+	uint64_t node = 0, node_mt = 0;
+	uint32_t next_off = 0;
+	uint32_t count;
+	if (!field_ptr(rt, s->addr, s->mt, "m_asyncHead", &node) || !node ||
+	    adac_object_mt(rt, node, &node_mt, NULL) || adac_mt_field_offset(rt, node_mt, "Next", &next_off, NULL))
+		return 0;
+	struct adac_awaited_owner w = {.addr = s->addr, .mt = s->mt};
+	w.has_count = field_u32(rt, s->addr, s->mt, "m_currentCount", &count);
+	if (w.has_count)
+		w.current_count = (int32_t)count;
+	uint32_t index = (uint32_t)o->count;
+	while (node) {
+		if (w.waiters == ADAC_MAX_QUEUE_WAITERS) {
+			w.waiters_capped = true;
+			break;
+		}
+		bool added = false;
+		struct waiter_rec *r = adac_addr_map_get(&o->by_waiter, node, sizeof *r, &added);
+		if (!r)
+			return adac_fail(err, ADAC_E_NOMEM, 0, "out of memory reading semaphore queues");
+		if (!added)
+			break; /* a cycle, or a node of another queue: the target is inconsistent */
+		r->owner = index;
+		w.waiters++;
+		if (adac_read_ptr(rt->t, node + next_off, &node, NULL))
+			break;
+	}
+	struct adac_awaited_owner *p = realloc(o->owners, (o->count + 1) * sizeof *p);
+	if (!p)
+		return adac_fail(err, ADAC_E_NOMEM, 0, "out of memory reading semaphore queues");
+	o->owners = p;
+	o->owners[o->count++] = w;
+	return 0;
+}
+
+int adac_awaited_owners_build(struct adac_runtime *rt, const struct adac_async_scan *scan,
+                              struct adac_awaited_owners *o, struct adac_error *err)
+{
+	memset(o, 0, sizeof *o);
+	for (size_t i = 0; i < scan->semaphore_count; i++)
+		if (read_queue(rt, o, &scan->semaphores[i], err)) {
+			adac_awaited_owners_free(o);
+			return -1;
+		}
+	return 0;
+}
+
+const struct adac_awaited_owner *adac_awaited_owner_of(const struct adac_awaited_owners *o, uint64_t obj)
+{
+	const struct waiter_rec *r = obj ? adac_addr_map_find(&o->by_waiter, obj) : NULL;
+	return r && r->owner < o->count ? &o->owners[r->owner] : NULL;
+}
+
+void adac_awaited_owners_free(struct adac_awaited_owners *o)
+{
+	free(o->owners);
+	adac_addr_map_free(&o->by_waiter);
+	memset(o, 0, sizeof *o);
 }

@@ -34,6 +34,9 @@ int adac_pending_collect(struct adac_runtime *rt, struct adac_out *out, struct a
 	p->scan.seconds_link += (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
 	if (adac_async_graph_build(&p->scan, &p->graph, err))
 		return -1;
+	if (adac_awaited_owners_build(rt, &p->scan, &p->owners, err) ||
+	    adac_sync_waits_find(rt, &p->scan, &p->sync_waits, err))
+		return -1;
 	p->fate = calloc(p->graph.node_count ? p->graph.node_count : 1, sizeof *p->fate);
 	if (!p->fate)
 		return adac_fail(err, ADAC_E_NOMEM, 0, "out of memory");
@@ -43,6 +46,8 @@ int adac_pending_collect(struct adac_runtime *rt, struct adac_out *out, struct a
 void adac_pending_free(struct adac_pending *p)
 {
 	free(p->fate);
+	adac_awaited_owners_free(&p->owners);
+	adac_sync_waits_free(&p->sync_waits);
 	adac_async_graph_free(&p->graph);
 	adac_async_scan_free(&p->scan);
 	memset(p, 0, sizeof *p);
@@ -65,6 +70,9 @@ void adac_pending_task(const struct adac_pending *p, uint64_t addr, struct adac_
 	}
 	if (d->mt)
 		d->type = adac_type_name(p->rt, d->mt, 0, NULL);
+	if (d->mt && adac_task_layout(p->rt, &layout, NULL) == 0 && layout->has_task_id &&
+	    adac_read_u32(p->rt->t, addr + layout->task_id_off, &d->id, NULL))
+		d->id = 0;
 }
 
 uint64_t adac_pending_node_task(const struct adac_pending *p, const struct adac_async_node *n)
@@ -96,7 +104,8 @@ bool adac_pending_awaited_task(const struct adac_pending *p, const struct adac_a
 	a->via = "m_continuationObject";
 	a->has_state_flags = d.has_flags;
 	a->state_flags = d.flags;
-	adac_awaited_describe(p->rt, a->object, a->mt, a->type, a->has_state_flags, a->state_flags, a->leaf, sizeof a->leaf);
+	a->kind = adac_awaited_describe(p->rt, a->object, a->mt, a->type, a->has_state_flags, a->state_flags, a->leaf,
+	                                sizeof a->leaf);
 	return true;
 }
 

@@ -10,6 +10,8 @@
 
 #include "async/async_frame.h"
 #include "async/async_scan.h"
+#include "async/awaited.h"
+#include "async/sync_wait.h"
 #include "async/classic_async.h"
 #include "base/error.h"
 
@@ -29,6 +31,8 @@ struct adac_pending {
 	struct adac_async_scan scan;
 	struct adac_async_graph graph;
 	uint8_t *fate;                /* per graph node: enum adac_pending_fate */
+	struct adac_awaited_owners owners; /* the SemaphoreSlims behind awaited waiters */
+	struct adac_sync_waits sync_waits; /* threads blocked synchronously on the tasks */
 };
 
 /* Scans the heap and the threads, resolves the tasks' awaiters and builds the stacks, reporting
@@ -44,6 +48,7 @@ struct adac_task_desc {
 	const char *type;
 	bool has_flags;
 	uint32_t flags;
+	uint32_t id;          /* m_taskId (Task.Id), 0 when never assigned or unreadable */
 };
 void adac_pending_task(const struct adac_pending *p, uint64_t addr, struct adac_task_desc *d);
 

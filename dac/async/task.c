@@ -99,6 +99,7 @@ static int get_state(struct adac_runtime *rt, struct task_state **out, struct ad
 		adac_error_wrap(err, "Task: ");
 		return -1;
 	}
+	l.has_task_id = adac_mt_field_offset(rt, l.mt, "m_taskId", &l.task_id_off, NULL) == 0;
 	if (!(s = calloc(1, sizeof *s)))
 		return adac_fail(err, ADAC_E_NOMEM, 0, "out of memory");
 	s->layout = l;

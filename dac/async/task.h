@@ -37,6 +37,8 @@ struct adac_task_layout {
 	uint32_t state_object_off;       /* m_stateObject */
 	uint32_t continuation_object_off; /* m_continuationObject */
 	uint32_t state_flags_off;        /* m_stateFlags */
+	bool has_task_id;
+	uint32_t task_id_off;            /* m_taskId: Task.Id, assigned when first read (0: none yet) */
 };
 
 /* Found once per runtime. ADAC_E_NOT_FOUND when CoreLib has not loaded Task. */

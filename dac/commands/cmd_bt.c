@@ -55,6 +55,11 @@ const struct adac_command_info adac_cmd_bt_info = {
 		"  -j, --json            Print JSON: per chain the raw IP array and the resolved\n"
 		"                        frames.\n"
 		"\n"
+		"A thread blocked synchronously on a task (a frame of Task.SpinThenBlockingWait:\n"
+		"Task.Wait(), .Result, GetAwaiter().GetResult()) is followed by \"blocked on:\n"
+		"task <addr>\" and the stacks of that task, as `ps` prints them (the heap is\n"
+		"scanned then; the waiter's address is found in this thread's stack).\n"
+		"\n"
 		"Physical frames come from the debugger's (or libdw's) unwinder; managed frames\n"
 		"it cannot unwind (no frame pointer, stopped in a prologue) are recovered from\n"
 		"the runtime's own unwind info and inserted, so frame numbers can differ from a\n"
@@ -183,6 +188,29 @@ static int show_address(struct adac_runtime *rt, uint64_t addr, struct stacks *s
 	return 0;
 }
 
+/* After the frames of a thread blocked in a synchronous wait: the task it waits for and that task's
+ * stacks (the heap is scanned on the first such thread). */
+struct blocked_ctx {
+	struct adac_runtime *rt;
+	struct stacks *s;
+	unsigned flags;
+};
+
+static void blocked(void *ctx, const struct adac_thread *th, struct adac_out *out)
+{
+	struct blocked_ctx *b = ctx;
+	struct adac_error e = {0};
+	if (!b->s->collected) {
+		if (adac_pending_collect(b->rt, out, &b->s->p, &e)) {
+			adac_print(out, "  blocked on: a task (a synchronous wait), not found: %s\n", e.msg);
+			return;
+		}
+		b->s->collected = true;
+	}
+	if (adac_pending_print_thread_waits(&b->s->p, th->tid, b->flags, out, &e))
+		adac_print(out, "  blocked on: error: %s\n", e.msg);
+}
+
 /* "note: ..." after threads that run no chain: how many stacks `ps` lists, nothing when none or
  * when the heap cannot be scanned. */
 static void pending_hint(struct adac_runtime *rt, struct stacks *s, bool any_thread, struct adac_out *out)
@@ -239,6 +267,9 @@ int adac_cmd_bt(struct adac_target *t, enum adac_frontend fe, int argc, char **a
 		marked = threads[0].tid;
 	bool any = false;
 	size_t running = 0;
+	struct blocked_ctx bc = {rt, &stacks, o.view.flags & ADAC_VIEW_LOCALS};
+	o.view.blocked = blocked;
+	o.view.blocked_ctx = &bc;
 	for (size_t i = 0; rc == 0 && want_threads && i < n; i++) {
 		const struct adac_thread *th = &threads[i];
 		bool wanted = o.has_thread ? adac_opt_thread_id(fe, th) == o.thread : o.all || !selected || th->tid == selected;

@@ -18,7 +18,7 @@ const struct adac_command_info adac_cmd_ps_info = {
 	.summary = "List every pending async operation as a logical stack (runtime-async chains and classic "
 	           "state machines, suspended or running)",
 	.syntax = "[--coalesce | --format tree|folded|dot | --stats] [--method <text>] [--type <text>] [--status <status>] "
-	          "[--mt <MethodTable>] [--address <addr>]... [--locals | --internals] [--json [--timings]]",
+	          "[--mt <MethodTable>] [--address <addr>]... [--locals | --internals] [--completed] [--json [--timings]]",
 	.details =
 		"Walks the GC heap once and collects every runtime-async Continuation, every\n"
 		"pending task and every classic async state machine (AsyncStateMachineBox). A\n"
@@ -44,16 +44,40 @@ const struct adac_command_info adac_cmd_ps_info = {
 		"(left behind after their chain resumed) and sentinels without frames are\n"
 		"counted, not listed.\n"
 		"\n"
+		"A task whose Task.Id was ever read (m_taskId is set) shows it after its status:\n"
+		"\"(Task.Id <id>)\"; --json: task.id.\n"
+		"\n"
+		"N numbers the stacks with frames in the order of the unfiltered listing: a\n"
+		"filter (--method, --type, --status, --mt, --address, bt --address) shows the\n"
+		"same number for a stack, never renumbers it.\n"
+		"\n"
 		"After the status, the awaiting line may say what the object is: a promise never\n"
 		"completed (a TaskCompletionSource's task), a Task.Delay timer and its due time,\n"
 		"Task.WhenAll progress (k of n done), Task.WhenAny, a SemaphoreSlim.WaitAsync\n"
 		"waiter, or a completed task whose continuation has not run.\n"
 		"\n"
+		"A thread blocked synchronously on a task of a stack (Task.Wait(), .Result,\n"
+		"GetAwaiter().GetResult(): sync-over-async) is named after the stack: \"blocked\n"
+		"on: task <addr> is waited for synchronously ... by thread tid <T>\". Such a wait\n"
+		"registers a Task+SetOnInvokeMres as the task's continuation; the thread is the\n"
+		"one in Task.SpinThenBlockingWait whose registers or stack (up to that frame's\n"
+		"caller) hold its address.\n"
+		"\n"
+		"A stack on an await cycle (a deadlock: chain A awaits the task of B, which\n"
+		"awaits the task of A, possibly through several) ends in one line naming the\n"
+		"cycle: \"deadlock: <method> at <file>:<line> awaits task <address> of <method>\n"
+		"at ..., which awaits task <address> of <the first method> at ...\".\n"
+		"\n"
 		"Options:\n"
 		"  -C, --coalesce        Group identical stacks into a tree, innermost frame\n"
 		"                        first, each line with the number of stacks sharing it:\n"
 		"                        \"[count] <frame>\" (the first level is what the stacks\n"
-		"                        await). Callers follow at the same indentation; where\n"
+		"                        await, by identity: \"awaiting one SemaphoreSlim <addr>\n"
+		"                        (current count 0, <n> waiters)\" for the waiters of one\n"
+		"                        semaphore, \"awaiting one <type> <addr>\" for an object\n"
+		"                        several stacks await, \"awaiting <n> distinct <type>\n"
+		"                        (<kind>)\" for objects each awaited by one stack).\n"
+		"                        Callers follow at the same indentation; where\n"
 		"                        stacks part, each branch starts with \"+- \". A frame\n"
 		"                        calling itself is one line ending in \"x <n>\". Frames\n"
 		"                        are shown without module and namespaces (--json keeps\n"
@@ -67,23 +91,31 @@ const struct adac_command_info adac_cmd_ps_info = {
 		"      --svg <file>      CLI only: the graph of --format dot drawn into an SVG\n"
 		"                        file by Graphviz's dot.\n"
 		"  -s, --stats           Count frames per method and await state, stacks per\n"
-		"                        awaited type and tasks per type and status.\n"
+		"                        awaited object (by identity, as --coalesce labels\n"
+		"                        them) and tasks per type and status.\n"
 		"  -m, --method <text>   Only stacks with a frame whose method name contains\n"
 		"                        <text> (ignoring case).\n"
 		"  -t, --type <text>     Only stacks with an object (task, state machine,\n"
 		"                        continuation, awaited object) whose type name contains\n"
-		"                        <text> (ignoring case).\n"
+		"                        <text>, ignoring case, in any spelling: Task<int>,\n"
+		"                        Task<Int32>, System.Threading.Tasks.Task`1 (any\n"
+		"                        instantiation) or ...Task`1[[System.Int32, ...]].\n"
 		"  -S, --status <status> Only stacks with a task whose Task.Status is <status>\n"
 		"                        (WaitingForActivation, RanToCompletion, Faulted, ...).\n"
 		"  -M, --mt <addr>       Only stacks with an object whose MethodTable is <addr>\n"
 		"                        (task, state machine, continuation, awaited object).\n"
 		"  -A, --address <addr>  Only stacks with an object at <addr> (task, state\n"
 		"                        machine box or state machine, continuation, awaited\n"
-		"                        object); may be repeated.\n"
+		"                        object, the SemaphoreSlim whose waiter it awaits); may\n"
+		"                        be repeated.\n"
 		"  -v, --locals          Show the awaited locals under each async frame (the\n"
 		"                        source's variables; a last line counts the others).\n"
 		"  -I, --internals       --locals with the compiler's temporaries and the\n"
 		"                        continuation's internals.\n"
+		"      --completed       Also list the completed async tasks still on the heap\n"
+		"                        (runtime-async tasks and classic state machine boxes\n"
+		"                        that ran to completion, faulted or were canceled), as\n"
+		"                        SOS dumpasync --completed does; one more heap pass.\n"
 		"  -j, --json            Print JSON (docs/json.md).\n"
 		"      --timings         With --json: the scan's wall times in the summary.\n"
 		"Filters match any frame or object of a stack (as SOS dumpasync's do) and\n"
@@ -94,7 +126,7 @@ const struct adac_command_info adac_cmd_ps_info = {
 };
 
 struct ps_opts {
-	bool coalesce, stats, locals, internals, json, timings;
+	bool coalesce, stats, locals, internals, json, timings, completed;
 	int format;                          /* -1: listing, or an adac_stack_grouping */
 	const char *method, *type, *status;
 	uint64_t mt;
@@ -145,6 +177,8 @@ static int parse(int argc, char **argv, struct ps_opts *o, struct adac_error *er
 				return adac_fail(err, ADAC_E_USAGE, 0, "invalid value '%s' for option --format of 'ps' (tree, folded or dot)", v);
 		} else if (adac_opt_is(a, NULL, "--timings")) {
 			o->timings = true;
+		} else if (adac_opt_is(a, NULL, "--completed")) {
+			o->completed = true;
 		} else if (adac_opt_is(a, "-m", "--method")) {
 			if (adac_opt_value("ps", argc, argv, &i, &o->method, err))
 				return -1;
@@ -182,6 +216,9 @@ static int parse(int argc, char **argv, struct ps_opts *o, struct adac_error *er
 		return adac_fail(err, ADAC_E_USAGE, 0, "--timings of 'ps' applies to the JSON listing (--json)");
 	if (o->coalesce && o->stats)
 		return adac_fail(err, ADAC_E_USAGE, 0, "give either --coalesce or --stats, not both");
+	if (o->completed && (o->format >= 0 || o->stats))
+		return adac_fail(err, ADAC_E_USAGE, 0, "--completed applies to the listing, not to %s",
+		                 o->stats ? "--stats" : o->coalesce ? "--coalesce" : "--format");
 	if (o->locals && (o->coalesce || o->stats))
 		return adac_fail(err, ADAC_E_USAGE, 0, "--locals shows frames one by one: it cannot be combined with %s",
 		                 o->coalesce ? "--coalesce" : "--stats");
@@ -206,6 +243,7 @@ int adac_cmd_ps(struct adac_target *t, enum adac_frontend fe, int argc, char **a
 	if (rc == 0)
 		rc = adac_pending_list_init(&l, &p, &filter, out, err);
 	l.timings = o.timings;
+	l.completed = o.completed;
 	if (rc == 0) {
 		if (o.format >= 0 || o.stats)
 			rc = adac_stack_groups_print(&l, o.stats ? ADAC_GROUP_STATS : (enum adac_stack_grouping)o.format, o.json,

@@ -6,12 +6,19 @@
 const struct adac_command_info adac_cmd_report_info = {
 	.name = "report",
 	.summary = "One page for an incident ticket: findings first (deadlocks, tasks whose awaiters did not resume, "
-	           "crashes), then the runtime, crashed threads, async stacks grouped and top frames",
+	           "objects many chains await, crashes), then the runtime, crashed threads, async stacks grouped and "
+	           "top frames",
 	.syntax = "",
 	.details =
 		"Sections, each what another command shows of the same process:\n"
-		"  == Findings        await cycles (deadlocks), completed tasks whose awaiting\n"
-		"                     frames have not resumed (a starved thread pool?)\n"
+		"  == Findings        crashed threads; await cycles (\"deadlock: A at F:L awaits\n"
+		"                     task <addr> of B at ..., which awaits task <addr> of A\");\n"
+		"                     completed tasks whose awaiting frames have not resumed\n"
+		"                     (a starved thread pool?); objects several chains await\n"
+		"                     (\"shared: 7000 chains await one SemaphoreSlim <addr>\n"
+		"                     (current count 0, 7000 waiters)\"); threads blocked\n"
+		"                     synchronously on a task (\"blocked: thread tid T ...\n"
+		"                     waits synchronously for task <addr>\")\n"
 		"  == Runtime         as `runtime`\n"
 		"  == Threads that stopped for a reason\n"
 		"                     a crash core's signalled thread, as `bt` shows it (stop\n"

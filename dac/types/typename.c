@@ -2,6 +2,8 @@
  * style (the rules are in typename.h). */
 #include "types/typename.h"
 
+#include <ctype.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "base/limits.h"
@@ -149,6 +151,168 @@ static int put_row(const struct adac_ecma *md, bool ref, uint32_t rid, struct ro
 			return -1;
 	}
 	return 0;
+}
+
+/* ---- Names as users type them ---- */
+
+struct norm {
+	const char *s;
+	char *out;
+	size_t size, w;
+	bool fit;
+};
+
+static void norm_put(struct norm *n, const char *text, size_t len)
+{
+	if (n->w + len >= n->size) {
+		n->fit = false;
+		return;
+	}
+	memcpy(n->out + n->w, text, len);
+	n->w += len;
+}
+
+static bool norm_name_char(char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '.' ||
+	       c == '+';
+}
+
+/* One name token, a C# keyword or a primitive's full name mapped to its SOS name. */
+static void norm_token(struct norm *n, const char *tok, size_t len)
+{
+	static const uint8_t prims[] = {ADAC_ELEM_VOID, ADAC_ELEM_BOOLEAN, ADAC_ELEM_CHAR, ADAC_ELEM_I1, ADAC_ELEM_U1,
+	                                ADAC_ELEM_I2, ADAC_ELEM_U2, ADAC_ELEM_I4, ADAC_ELEM_U4, ADAC_ELEM_I8,
+	                                ADAC_ELEM_U8, ADAC_ELEM_R4, ADAC_ELEM_R8, ADAC_ELEM_I, ADAC_ELEM_U,
+	                                ADAC_ELEM_TYPEDBYREF, ADAC_ELEM_STRING, ADAC_ELEM_OBJECT};
+	for (size_t i = 0; i < sizeof prims; i++) {
+		const char *cs = adac_tn_prim(prims[i], ADAC_STYLE_CSHARP), *sos = adac_tn_prim(prims[i], ADAC_STYLE_SOS);
+		bool keyword = strlen(cs) == len && strncmp(tok, cs, len) == 0;
+		bool full = strncmp(sos, "System.", 7) != 0 && len == 7 + strlen(sos) && strncmp(tok, "System.", 7) == 0 &&
+		            strncmp(tok + 7, sos, len - 7) == 0;
+		if (keyword || full) {
+			norm_put(n, sos, strlen(sos));
+			return;
+		}
+	}
+	norm_put(n, tok, len);
+}
+
+/* A type at n->s: its name, then its arity and arguments, in either spelling. */
+static void norm_type(struct norm *n, unsigned depth)
+{
+	while (*n->s == ' ')
+		n->s++;
+	const char *tok = n->s;
+	while (norm_name_char(*n->s))
+		n->s++;
+	norm_token(n, tok, (size_t)(n->s - tok));
+	if (depth >= ADAC_MAX_SIG_DEPTH)
+		return;
+	if (*n->s == '`') {
+		n->s++;
+		while (*n->s >= '0' && *n->s <= '9')
+			n->s++;
+		norm_put(n, "<", 1);
+		if (n->s[0] != '[' || n->s[1] != '[')
+			return; /* no arguments: any instantiation */
+		/* [[A, Assembly],[B, Assembly]] */
+		n->s++;
+		for (bool first = true; *n->s == '['; first = false) {
+			n->s++;
+			if (!first)
+				norm_put(n, ", ", 2);
+			norm_type(n, depth + 1);
+			for (unsigned d = 0; *n->s && (d || *n->s != ']'); n->s++)
+				d += *n->s == '[' ? 1 : *n->s == ']' ? -1u : 0;
+			if (*n->s == ']')
+				n->s++;
+			if (*n->s == ',')
+				n->s++;
+		}
+		if (*n->s == ']')
+			n->s++;
+		norm_put(n, ">", 1);
+	} else if (*n->s == '<') {
+		n->s++;
+		norm_put(n, "<", 1);
+		while (*n->s && *n->s != '>') {
+			const char *at = n->s;
+			norm_type(n, depth + 1);
+			while (*n->s == ' ')
+				n->s++;
+			if (*n->s == ',') {
+				n->s++;
+				norm_put(n, ", ", 2);
+			} else if (n->s == at) {
+				break; /* not a type: keep the rest as it is */
+			}
+		}
+		if (*n->s == '>') {
+			n->s++;
+			norm_put(n, ">", 1);
+		}
+	}
+}
+
+bool adac_tn_normalize(const char *in, char *out, size_t size)
+{
+	struct norm n = {.s = in, .out = out, .size = size, .fit = size > 0};
+	if (!size)
+		return false;
+	while (*n.s && n.fit) {
+		if (norm_name_char(*n.s)) {
+			norm_type(&n, 0);
+		} else {
+			norm_put(&n, n.s, 1);
+			n.s++;
+		}
+	}
+	out[n.w < size ? n.w : size - 1] = '\0';
+	return n.fit;
+}
+
+int adac_type_filter_init(struct adac_type_filter *f, const char *text, struct adac_error *err)
+{
+	f->text = text;
+	f->norm = NULL;
+	if (!text)
+		return 0;
+	size_t size = strlen(text) * 4 + 16;
+	char *norm = malloc(size);
+	if (!norm)
+		return adac_fail(err, ADAC_E_NOMEM, 0, "out of memory");
+	if (adac_tn_normalize(text, norm, size) && strcmp(norm, text) != 0)
+		f->norm = norm;
+	else
+		free(norm);
+	return 0;
+}
+
+bool adac_contains_nocase(const char *s, const char *text)
+{
+	size_t n = strlen(text);
+	for (; s && *s; s++) {
+		size_t i = 0;
+		while (i < n && s[i] && tolower((unsigned char)s[i]) == tolower((unsigned char)text[i]))
+			i++;
+		if (i == n)
+			return true;
+	}
+	return n == 0 && s;
+}
+
+bool adac_type_filter_match(const struct adac_type_filter *f, const char *name)
+{
+	if (!f->text)
+		return true;
+	return adac_contains_nocase(name, f->text) || (f->norm && adac_contains_nocase(name, f->norm));
+}
+
+void adac_type_filter_free(struct adac_type_filter *f)
+{
+	free(f->norm);
+	f->norm = NULL;
 }
 
 size_t adac_tn_strip_arity(const char *name)

@@ -107,4 +107,27 @@ const char *adac_tn_prim(uint8_t elem, enum adac_name_style style);
 /* The length of name without a trailing "`<digits>" arity suffix. */
 size_t adac_tn_strip_arity(const char *name);
 
+/* A type name as a user may type it, in any of the spellings above or reflection's, rewritten in the
+ * SOS style (for filters that compare with SOS-style names): C# keywords and the primitives' full
+ * names become their SOS names (int, System.Int32 -> Int32; string -> System.String), a reflection
+ * instantiation becomes angle brackets (Ns.List`1[[System.Int32, System.Private.CoreLib]] ->
+ * Ns.List<Int32>), and an arity without arguments opens them (Task`1 -> Task<, which every
+ * instantiation starts with). Everything else is kept. Writes at most size bytes (NUL included) into
+ * out; false when it did not fit. */
+bool adac_tn_normalize(const char *in, char *out, size_t size);
+
+/* A type filter as users give one (`ps --type`, `dumpheap --type`): a name matches when it contains
+ * the text, or the text as adac_tn_normalize spells it, ignoring ASCII case ("task<int>",
+ * "Task<Int32>" and "System.Threading.Tasks.Task`1" all find System.Threading.Tasks.Task<Int32>). */
+struct adac_type_filter {
+	const char *text;      /* NULL: every name matches */
+	char *norm;            /* its SOS spelling, NULL when it is the text's own or did not fit */
+};
+/* Keeps text (which must outlive the filter). -1 only when memory runs out. */
+int adac_type_filter_init(struct adac_type_filter *f, const char *text, struct adac_error *err);
+bool adac_type_filter_match(const struct adac_type_filter *f, const char *name);
+void adac_type_filter_free(struct adac_type_filter *f);
+/* Does s contain text, ignoring ASCII case? (NULL s: no; "" text: any s.) */
+bool adac_contains_nocase(const char *s, const char *text);
+
 #endif

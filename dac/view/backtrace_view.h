@@ -20,6 +20,11 @@ struct adac_bt_opts {
 	size_t count;       /* frames shown per list, 0: all */
 	size_t depth;       /* links walked per chain */
 	unsigned flags;     /* ADAC_VIEW_* (chain_view.h) */
+	/* Text: called after the physical frames of a thread that blocks in a synchronous wait for a
+	 * task (a frame of Task.SpinThenBlockingWait: Task.Wait(), .Result, GetAwaiter().GetResult()),
+	 * to say what it waits for; NULL: nothing is said. */
+	void (*blocked)(void *ctx, const struct adac_thread *th, struct adac_out *out);
+	void *blocked_ctx;
 };
 
 /* "<*| > thread #N[, name = '<name>'], tid = <tid>[, stop reason = <why>]" (selected: marked '*' as

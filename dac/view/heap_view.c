@@ -14,6 +14,7 @@
 #include "runtime/gc_heap.h"
 #include "runtime/runtime.h"
 #include "types/names.h"
+#include "types/typename.h"
 
 /* Per-MethodTable counts, and the type filter's verdict. */
 struct mt_stat {
@@ -30,6 +31,7 @@ struct dump {
 	struct adac_out *out;
 	struct adac_addr_map stats; /* struct mt_stat by MethodTable */
 	json_t *objects;            /* --json object list, or NULL */
+	struct adac_type_filter type; /* opt->type in every spelling */
 	uint64_t shown, shown_bytes;
 	struct adac_error fail;     /* out of memory inside the callback */
 };
@@ -102,7 +104,7 @@ static int on_object(void *ctx, const struct adac_gc_object *o)
 	}
 	if (opt->type) {
 		if (st->match < 0)
-			st->match = strstr(name_of(d, st), opt->type) != NULL;
+			st->match = adac_type_filter_match(&d->type, name_of(d, st));
 		if (!st->match)
 			return 0;
 	}
@@ -185,9 +187,14 @@ int adac_heap_print(struct adac_runtime *rt, const struct adac_heap_opts *opt, s
 		adac_print(out, "%18s %18s %12s\n", "Address", "MT", "Size");
 	struct adac_gc_walk_report rep;
 	struct timespec t0, t1;
+	if (adac_type_filter_init(&d.type, opt->type, err)) {
+		json_decref(d.objects);
+		return -1;
+	}
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	int rc = adac_gc_walk(rt, on_object, &d, &rep, err);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
+	adac_type_filter_free(&d.type);
 	double walk_seconds = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
 	if (rc == 0 && adac_failed(&d.fail)) {
 		adac_error_copy(err, &d.fail);

@@ -19,7 +19,8 @@ struct adac_heap_opts {
 	bool timings;       /* JSON: the walk's wall time (runs differ: off unless asked) */
 	bool has_mt;
 	uint64_t mt;        /* only objects of this MethodTable */
-	const char *type;   /* only objects whose type name contains this; NULL: all */
+	const char *type;   /* only objects whose type name contains this, in any spelling, ignoring case
+	                     * (adac_type_filter); NULL: all */
 };
 
 /* Walks the heap, printing each object as it is found ("<address> <MT> <size>"), then per

@@ -9,6 +9,7 @@
 #include "async/task.h"
 #include "base/output.h"
 #include "types/names.h"
+#include "types/typename.h"
 
 int adac_pending_list_init(struct adac_pending_list *l, struct adac_pending *p, const struct adac_pending_filter *filter,
                            struct adac_out *out, struct adac_error *err)
@@ -21,7 +22,7 @@ int adac_pending_list_init(struct adac_pending_list *l, struct adac_pending *p, 
 	l->classic = adac_classic_cache_new();
 	if (!l->frames || !l->classic)
 		return adac_fail(err, ADAC_E_NOMEM, 0, "out of memory");
-	return 0;
+	return adac_type_filter_init(&l->type, filter->type, err);
 }
 
 static void free_segs(struct adac_pending_list *l, size_t n)
@@ -37,6 +38,7 @@ void adac_pending_list_free(struct adac_pending_list *l)
 	free(l->segs);
 	adac_frame_cache_free(l->frames);
 	adac_classic_cache_free(l->classic);
+	adac_type_filter_free(&l->type);
 	memset(l, 0, sizeof *l);
 }
 
@@ -136,25 +138,9 @@ static bool addr_wanted(const struct adac_pending_filter *f, uint64_t a)
 	return false;
 }
 
-/* Does s contain text, ignoring ASCII case ("task<int32>" finds Task<Int32>)? */
-static bool contains(const char *s, const char *text)
+static bool type_matches(const struct adac_pending_list *l, uint64_t mt)
 {
-	size_t n = strlen(text);
-	for (; s && *s; s++) {
-		size_t i = 0;
-		while (i < n && s[i] && tolower((unsigned char)s[i]) == tolower((unsigned char)text[i]))
-			i++;
-		if (i == n)
-			return true;
-	}
-	return n == 0 && s;
-}
-
-static bool type_matches(const struct adac_pending_list *l, uint64_t mt, const char *text)
-{
-	if (!mt)
-		return false;
-	return contains(adac_type_name(l->p->rt, mt, 0, NULL), text);
+	return mt && adac_type_filter_match(&l->type, adac_type_name(l->p->rt, mt, 0, NULL));
 }
 
 /* A filter not yet satisfied by the stack's objects seen so far. */
@@ -173,7 +159,7 @@ static void see_task(const struct adac_pending_list *l, uint64_t task, struct wa
 		return;
 	struct adac_task_desc d;
 	adac_pending_task(l->p, task, &d);
-	if (w->t && contains(d.type, f->type))
+	if (w->t && d.type && adac_type_filter_match(&l->type, d.type))
 		w->t = false;
 	if (w->status && d.has_flags && strcasecmp(adac_task_status(d.flags), f->status) == 0)
 		w->status = false;
@@ -187,9 +173,10 @@ static bool matches(const struct adac_pending_list *l, const struct adac_async_s
 	struct wants w = {f->method != NULL, f->type != NULL, f->naddresses > 0, f->status != NULL, f->mt != 0};
 	struct adac_awaiting aw;
 	if (awaiting(l, st, &aw)) {
-		if (w.a && addr_wanted(f, aw.object))
+		const struct adac_awaited_owner *owner = adac_awaited_owner_of(&l->p->owners, aw.object);
+		if (w.a && (addr_wanted(f, aw.object) || (owner && addr_wanted(f, owner->addr))))
 			w.a = false;
-		if (w.t && contains(aw.type, f->type))
+		if (w.t && aw.type && adac_type_filter_match(&l->type, aw.type))
 			w.t = false;
 		if (w.mt && aw.mt == f->mt)
 			w.mt = false;
@@ -202,9 +189,9 @@ static bool matches(const struct adac_pending_list *l, const struct adac_async_s
 		if (s->node->kind == ADAC_NODE_BOX) {
 			if (w.a && s->classic.state_machine && addr_wanted(f, s->classic.state_machine))
 				w.a = false;
-			if (w.m && contains(s->classic.method, f->method))
+			if (w.m && adac_contains_nocase(s->classic.method, f->method))
 				w.m = false;
-			if (w.t && type_matches(l, s->classic.state_machine_mt, f->type))
+			if (w.t && type_matches(l, s->classic.state_machine_mt))
 				w.t = false;
 			if (w.mt && s->classic.state_machine_mt == f->mt)
 				w.mt = false;
@@ -216,11 +203,11 @@ static bool matches(const struct adac_pending_list *l, const struct adac_async_s
 			const struct adac_async_frame *fr = &s->view.frames[k];
 			if (w.a && addr_wanted(f, fr->cont.addr))
 				w.a = false;
-			if (w.t && type_matches(l, fr->cont.mt, f->type))
+			if (w.t && type_matches(l, fr->cont.mt))
 				w.t = false;
 			if (w.mt && fr->cont.mt == f->mt)
 				w.mt = false;
-			if (w.m && adac_async_frame_shown(fr) && contains(fr->method, f->method))
+			if (w.m && adac_async_frame_shown(fr) && adac_contains_nocase(fr->method, f->method))
 				w.m = false;
 		}
 	}
@@ -241,16 +228,22 @@ int adac_pending_list_next(struct adac_pending_list *l, struct adac_pending_stac
 		adac_progress(l->out, "resolving frames", i, p->graph.stack_count);
 		if (resolve_stack(l, st, err))
 			return -1;
+		bool filtered = false;
 		if (without_frames(l, st)) {
 			l->without_frames++;
 			adac_pending_set_fate(p, st, ADAC_PENDING_WITHOUT_FRAMES);
-		} else if ((f->method || f->type || f->naddresses || f->status || f->mt) && !matches(l, st)) {
+			filtered = true;
+		}
+		size_t number = filtered ? 0 : l->numbered++;
+		if (!filtered && (f->method || f->type || f->naddresses || f->status || f->mt) && !matches(l, st)) {
 			l->filtered_out++;
 			adac_pending_set_fate(p, st, ADAC_PENDING_FILTERED);
-		} else {
+			filtered = true;
+		}
+		if (!filtered) {
 			adac_pending_set_fate(p, st, ADAC_PENDING_LISTED);
-			*out = (struct adac_pending_stack){.index = l->listed++, .stack = st, .segs = l->segs,
-			                                   .running = adac_pending_running(p, st)};
+			*out = (struct adac_pending_stack){.index = l->listed++, .number = number, .stack = st,
+			                                   .segs = l->segs, .running = adac_pending_running(p, st)};
 			if (out->running)
 				l->running++;
 			for (uint32_t k = 0; k < st->count; k++)

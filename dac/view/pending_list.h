@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "async/pending.h"
+#include "types/typename.h"
 #include "view/chain_view.h"
 
 struct adac_out;
@@ -18,7 +19,8 @@ struct adac_out;
 struct adac_pending_filter {
 	const char *method;         /* a frame's method name contains it (ignoring case); NULL: any */
 	const char *type;           /* the type name of an object of the stack (task, state machine,
-	                             * continuation, awaited object) contains it (ignoring case); NULL: any */
+	                             * continuation, awaited object) contains it, in any spelling
+	                             * (adac_type_filter); NULL: any */
 	const uint64_t *addresses;  /* an object of the stack is at one of them; none: any */
 	size_t naddresses;
 	const char *status;         /* a task of the stack has this Task.Status (adac_task_status); NULL: any */
@@ -37,6 +39,8 @@ struct adac_pending_seg {
 /* A listed stack, valid until the next call of adac_pending_list_next. */
 struct adac_pending_stack {
 	size_t index;                         /* among the listed stacks */
+	size_t number;                        /* its number among every stack with frames, filtered or
+	                                       * not: `chain #N`, the same whatever the filters */
 	const struct adac_async_stack *stack;
 	struct adac_pending_seg *segs;        /* stack->count of them, innermost first */
 	const struct adac_scan_chain *running; /* the chain it starts with when that runs on a thread */
@@ -45,6 +49,7 @@ struct adac_pending_stack {
 struct adac_pending_list {
 	struct adac_pending *p;
 	struct adac_pending_filter filter;
+	struct adac_type_filter type;         /* filter.type in every spelling */
 	struct adac_out *out;                 /* progress */
 	struct adac_frame_cache *frames;      /* frames resolved once per suspension point */
 	struct adac_classic_cache *classic;
@@ -52,8 +57,11 @@ struct adac_pending_list {
 	size_t segs_cap, segs_live;
 	size_t next;                          /* the next stack of p->graph */
 	bool timings;                         /* JSON: the scan's wall times (ps --timings) */
+	bool completed;                       /* also the completed async tasks still on the heap
+	                                       * (ps --completed; the listing's text and JSON) */
 	/* So far: */
 	size_t listed, without_frames, filtered_out, frames_listed, running;
+	size_t numbered;                      /* stacks with frames so far, filtered or not */
 };
 
 int adac_pending_list_init(struct adac_pending_list *l, struct adac_pending *p, const struct adac_pending_filter *filter,

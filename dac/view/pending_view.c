@@ -2,12 +2,14 @@
 #include "view/pending_view.h"
 
 #include <jansson.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "async/task.h"
 #include "base/json.h"
 #include "base/output.h"
+#include "runtime/gc_heap.h"
 #include "types/names.h"
 #include "view/pending_list.h"
 
@@ -16,7 +18,7 @@
 static void print_header(const struct adac_pending *p, const struct adac_pending_stack *st, struct adac_out *out)
 {
 	const struct adac_async_node *last = st->segs[st->stack->count - 1].node;
-	adac_print(out, "chain #%zu:", st->index);
+	adac_print(out, "chain #%zu:", st->number);
 	if (st->running)
 		adac_print(out, " running on thread %llu (managed thread %u),", (unsigned long long)st->running->os_tid,
 		           st->running->managed_id);
@@ -27,6 +29,8 @@ static void print_header(const struct adac_pending *p, const struct adac_pending
 		adac_print(out, " task 0x%016llx %s", (unsigned long long)task, d.type ? d.type : "?");
 		if (d.has_flags)
 			adac_print(out, " [%s]", adac_task_status(d.flags));
+		if (d.id)
+			adac_print(out, " (Task.Id %u)", d.id);
 		adac_print(out, "\n");
 	} else if (last->kind == ADAC_NODE_CHAIN && p->scan.chains[last->index].root == ADAC_ROOT_UNOWNED) {
 		adac_print(out, " no owning task (Continuation 0x%016llx is held by no task or thread)\n",
@@ -34,6 +38,155 @@ static void print_header(const struct adac_pending *p, const struct adac_pending
 	} else {
 		adac_print(out, " task unknown\n");
 	}
+}
+
+/* ---- await cycles ---- */
+
+/* A node of a cycle as the deadlock line names it: its innermost frame (where it waits) and where,
+ * or a task's type. */
+static void cycle_node(const struct adac_pending *p, const struct adac_pending_seg *s, FILE *f)
+{
+	char where[ADAC_FRAME_WHERE_MAX];
+	if (s->node->kind == ADAC_NODE_CHAIN) {
+		for (size_t k = 0; k < s->view.chain.count; k++) {
+			const struct adac_async_frame *fr = &s->view.frames[k];
+			if (!adac_async_frame_shown(fr))
+				continue;
+			fprintf(f, "%s%s", fr->method ? fr->method : "<unknown method>",
+			        adac_frame_where(fr->has_source, fr->file, fr->line, fr->has_il, fr->il_offset, where, sizeof where));
+			return;
+		}
+		fprintf(f, "chain 0x%016llx", (unsigned long long)p->scan.chains[s->node->index].head);
+	} else if (s->node->kind == ADAC_NODE_BOX) {
+		const struct adac_classic_frame *c = &s->classic;
+		fprintf(f, "%s%s", c->method ? c->method : "<unknown method>",
+		        adac_frame_where(c->has_source, c->file, c->line, c->has_il, c->il_offset, where, sizeof where));
+	} else {
+		struct adac_task_desc d;
+		adac_pending_task(p, p->scan.tasks[s->node->index].addr, &d);
+		fprintf(f, "%s 0x%016llx", d.type ? d.type : "task", (unsigned long long)d.addr);
+	}
+}
+
+/* "... awaits task 0x... of <node>" for the edge into node s (what the previous node awaits). */
+static void cycle_edge(const struct adac_pending *p, const struct adac_pending_seg *s, bool first, FILE *f)
+{
+	fprintf(f, "%s", first ? " awaits " : ", which awaits ");
+	if (s->node->kind != ADAC_NODE_TASK)
+		fprintf(f, "task 0x%016llx of ", (unsigned long long)adac_pending_node_task(p, s->node));
+	cycle_node(p, s, f);
+}
+
+char *adac_pending_cycle_text(const struct adac_pending_list *l, const struct adac_pending_stack *st)
+{
+	const struct adac_pending *p = l->p;
+	const struct adac_async_stack *a = st->stack;
+	if (!a->cycle || !a->count)
+		return NULL;
+	/* Innermost first, each node's caller follows it: node i + 1 awaits node i's task. The last
+	 * node's caller is on the stack already, at k: the cycle is nodes k .. last, and node k awaits
+	 * the last one's task. */
+	uint32_t last = p->graph.stack_nodes[a->first + a->count - 1], k = 0;
+	const struct adac_async_node *ln = &p->graph.nodes[last];
+	bool found = false;
+	for (k = 0; k < a->count && !found; k++)
+		for (uint32_t c = 0; c < ln->callers_count && !found; c++)
+			found = p->graph.callers[ln->callers_first + c] == p->graph.stack_nodes[a->first + k];
+	if (!found)
+		return NULL;
+	k--; /* the loop went one past it */
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+	if (!f)
+		return NULL;
+	cycle_node(p, &st->segs[k], f);
+	for (uint32_t i = a->count; i-- > k;)
+		cycle_edge(p, &st->segs[i], i == a->count - 1, f);
+	fclose(f);
+	return text;
+}
+
+/* ---- synchronous waits ---- */
+
+#define SYNC_WAYS "Task.Wait(), .Result or GetAwaiter().GetResult()"
+
+/* Where the waiter was found: " at 0x... in its stack" / " in a register of it". */
+static void print_holder(const struct adac_sync_wait *w, const char *whose, struct adac_out *out)
+{
+	if (w->in_register)
+		adac_print(out, " in a register of %s", whose);
+	else
+		adac_print(out, " at 0x%016llx in %s stack", (unsigned long long)w->slot, whose);
+}
+
+/* cb for each synchronous wait on a task of the stack. */
+static void each_wait(const struct adac_pending *p, const struct adac_pending_stack *st,
+                      void (*cb)(void *ctx, const struct adac_sync_wait *w), void *ctx)
+{
+	for (uint32_t i = 0; i < st->stack->count; i++) {
+		uint64_t task = adac_pending_node_task(p, st->segs[i].node);
+		for (size_t k = 0; task && k < p->sync_waits.count; k++)
+			if (p->sync_waits.waits[k].task == task)
+				cb(ctx, &p->sync_waits.waits[k]);
+	}
+}
+
+/* "  blocked on: task 0x... is waited for synchronously (...) by thread tid T (managed thread M): ..." */
+static void print_wait(void *ctx, const struct adac_sync_wait *w)
+{
+	struct adac_out *out = ctx;
+	adac_print(out, "  blocked on: task 0x%016llx is waited for synchronously (%s) ", (unsigned long long)w->task,
+	           SYNC_WAYS);
+	if (!w->os_tid) {
+		adac_print(out, "through Task+SetOnInvokeMres 0x%016llx, by no thread whose stack holds it\n",
+		           (unsigned long long)w->waiter);
+		return;
+	}
+	adac_print(out, "by thread tid %llu (managed thread %u): its Task+SetOnInvokeMres 0x%016llx is",
+	           (unsigned long long)w->os_tid, w->managed_id, (unsigned long long)w->waiter);
+	print_holder(w, w->in_register ? "that thread" : "that thread's", out);
+	adac_print(out, "\n");
+}
+
+static void wait_json(void *ctx, const struct adac_sync_wait *w)
+{
+	json_t **a = ctx;
+	json_t *j = json_object();
+	json_object_set_new(j, "task", adac_json_addr(w->task));
+	json_object_set_new(j, "waiter", adac_json_addr(w->waiter));
+	json_object_set_new(j, "tid", w->os_tid ? json_integer((json_int_t)w->os_tid) : json_null());
+	json_object_set_new(j, "managed_id", w->os_tid ? json_integer(w->managed_id) : json_null());
+	json_object_set_new(j, "slot", w->os_tid && !w->in_register ? adac_json_addr(w->slot) : json_null());
+	json_object_set_new(j, "in_register", json_boolean(w->in_register));
+	if (!*a)
+		*a = json_array();
+	json_array_append_new(*a, j);
+}
+
+int adac_pending_print_thread_waits(struct adac_pending *p, uint64_t tid, unsigned flags, struct adac_out *out,
+                                    struct adac_error *err)
+{
+	for (size_t k = 0; k < p->sync_waits.count; k++) {
+		const struct adac_sync_wait *w = &p->sync_waits.waits[k];
+		if (w->os_tid != tid)
+			continue;
+		adac_print(out, "  blocked on: task 0x%016llx, waited for synchronously (%s): its Task+SetOnInvokeMres "
+		           "0x%016llx is", (unsigned long long)w->task, SYNC_WAYS, (unsigned long long)w->waiter);
+		print_holder(w, w->in_register ? "this thread" : "this thread's", out);
+		adac_print(out, "; the task's stacks:\n");
+		struct adac_pending_list l = {0};
+		struct adac_pending_filter filter = {.addresses = &w->task, .naddresses = 1};
+		int rc = adac_pending_list_init(&l, p, &filter, out, err);
+		if (rc == 0)
+			rc = adac_pending_print_stacks(&l, flags, out, NULL, err);
+		if (rc == 0 && !l.listed)
+			adac_print(out, "  (no pending stack holds it)\n");
+		adac_pending_list_free(&l);
+		if (rc)
+			return -1;
+	}
+	return 0;
 }
 
 static void print_stack(const struct adac_pending_list *l, const struct adac_pending_stack *st, unsigned flags,
@@ -76,10 +229,14 @@ static void print_stack(const struct adac_pending_list *l, const struct adac_pen
 	}
 	if (st->running)
 		adac_print(out, "  (the method this chain resumed runs on the thread: see its physical frames with bt)\n");
-	if (st->stack->cycle)
-		adac_print(out, "  (cycle: the last frame's task is awaited by a frame above it: this stack waits on itself)\n");
+	if (st->stack->cycle) {
+		char *cycle = adac_pending_cycle_text(l, st);
+		adac_print(out, "  deadlock: %s\n", cycle ? cycle : "the last frame's task is awaited by a frame above it");
+		free(cycle);
+	}
 	if (st->stack->truncated)
 		adac_print(out, "  (stopped after %u stitched segments, ADAC_MAX_CHAIN_DEPTH)\n", st->stack->count);
+	each_wait(p, st, print_wait, out);
 }
 
 void adac_pending_print_warnings(const struct adac_pending *p, struct adac_out *out)
@@ -118,6 +275,49 @@ void adac_pending_print_summary(const struct adac_pending_list *l, struct adac_o
 	adac_print(out, ".\n");
 }
 
+/* ---- completed async tasks (--completed) ---- */
+
+struct completed {
+	struct adac_runtime *rt;
+	struct adac_out *out;
+	json_t *json;           /* the array, or NULL for text */
+	size_t n;
+};
+
+static int on_completed(void *ctx, uint64_t addr, uint64_t mt, uint32_t flags)
+{
+	struct completed *c = ctx;
+	const char *type = adac_type_name(c->rt, mt, 0, NULL);
+	c->n++;
+	if (c->json) {
+		json_t *j = json_object();
+		json_object_set_new(j, "address", adac_json_addr(addr));
+		json_object_set_new(j, "method_table", adac_json_addr(mt));
+		json_object_set_new(j, "type", type ? json_string(type) : json_null());
+		json_object_set_new(j, "status", json_string(adac_task_status(flags)));
+		json_array_append_new(c->json, j);
+	} else {
+		if (c->n == 1)
+			adac_print(c->out, "Completed async tasks still on the heap (--completed):\n");
+		adac_print(c->out, "  task 0x%016llx %s [%s]\n", (unsigned long long)addr, type ? type : "?",
+		           adac_task_status(flags));
+	}
+	return 0;
+}
+
+/* The completed async tasks, as text (then a blank line) or into json. */
+static int print_completed(const struct adac_pending_list *l, struct adac_out *out, json_t *json, struct adac_error *err)
+{
+	struct completed c = {.rt = l->p->rt, .out = out, .json = json};
+	struct adac_gc_walk_report rep;
+	int rc = adac_async_scan_completed(l->p->rt, on_completed, &c, &rep, err);
+	if (rc == 0)
+		adac_gc_walk_report_free(&rep);
+	if (rc == 0 && !json)
+		adac_print(out, c.n ? "\n" : "No completed async task is on the heap (--completed).\n\n");
+	return rc;
+}
+
 int adac_pending_print(struct adac_pending_list *l, unsigned flags, struct adac_out *out, struct adac_error *err)
 {
 	adac_pending_print_warnings(l->p, out);
@@ -132,6 +332,8 @@ int adac_pending_print(struct adac_pending_list *l, unsigned flags, struct adac_
 		return -1;
 	if (l->listed)
 		adac_print(out, "\n");
+	if (l->completed && print_completed(l, out, NULL, err))
+		return -1;
 	adac_pending_print_summary(l, out);
 	return 0;
 }
@@ -148,6 +350,8 @@ static json_t *task_json(const struct adac_pending *p, uint64_t addr)
 	json_object_set_new(j, "address", adac_json_addr(addr));
 	json_object_set_new(j, "method_table", d.mt ? adac_json_addr(d.mt) : json_null());
 	json_object_set_new(j, "type", d.type ? json_string(d.type) : json_null());
+	if (d.id)
+		json_object_set_new(j, "id", json_integer(d.id));
 	if (d.has_flags) {
 		char buf[256];
 		json_object_set_new(j, "status", json_string(adac_task_status(d.flags)));
@@ -191,7 +395,7 @@ json_t *adac_pending_stack_json(const struct adac_pending_list *l, const struct 
 {
 	const struct adac_pending *p = l->p;
 	json_t *j = json_object(), *frames = json_array(), *segs = json_array();
-	json_object_set_new(j, "index", json_integer((json_int_t)st->index));
+	json_object_set_new(j, "index", json_integer((json_int_t)st->number));
 	json_object_set_new(j, "task", task_json(p, adac_pending_node_task(p, st->segs[st->stack->count - 1].node)));
 	if (st->running) {
 		json_t *r = json_object();
@@ -245,6 +449,16 @@ json_t *adac_pending_stack_json(const struct adac_pending_list *l, const struct 
 	json_object_set_new(j, "frames", frames);
 	json_object_set_new(j, "segments", segs);
 	json_object_set_new(j, "cycle", json_boolean(st->stack->cycle));
+	json_t *waits = NULL;
+	each_wait(l->p, st, wait_json, &waits);
+	if (waits)
+		json_object_set_new(j, "sync_waits", waits);
+	if (st->stack->cycle) {
+		char *cycle = adac_pending_cycle_text(l, st);
+		if (cycle)
+			json_object_set_new(j, "deadlock", json_string(cycle));
+		free(cycle);
+	}
 	json_object_set_new(j, "truncated", json_boolean(st->stack->truncated));
 	return j;
 }
@@ -388,6 +602,14 @@ int adac_pending_print_json(struct adac_pending_list *l, unsigned flags, struct 
 		return -1;
 	adac_print(out, l->listed ? "\n    ]" : "]");
 	json_t *rest = json_object();
+	if (l->completed) {
+		json_t *done = json_array();
+		json_object_set_new(rest, "completed", done);
+		if (print_completed(l, out, done, err)) {
+			json_decref(rest);
+			return -1;
+		}
+	}
 	adac_pending_json_members(l, rest);
 	return print_json_tail(out, rest, err);
 }

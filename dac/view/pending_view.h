@@ -33,6 +33,17 @@ int adac_pending_print_stacks(struct adac_pending_list *l, unsigned flags, struc
 
 /* The parts other views of the listing share: the warnings before it ("Warning: ..." lines), the
  * summary line after it, and the members after a JSON listing's own. */
+/* For bt, after the frames of OS thread tid: "  blocked on: task 0x..., waited for synchronously
+ * (Task.Wait(), .Result or GetAwaiter().GetResult()): its Task+SetOnInvokeMres 0x... is at 0x... in
+ * this thread's stack; the task's stacks:", then the stacks holding the task as `ps --address
+ * <task>` prints them; for each task p->sync_waits says the thread waits for. */
+int adac_pending_print_thread_waits(struct adac_pending *p, uint64_t tid, unsigned flags, struct adac_out *out,
+                                    struct adac_error *err);
+/* A stack on an await cycle as one line (a heap string; NULL when it is not one, or out of memory):
+ * "<frame> at <file>:<line> awaits task 0x... of <frame> at ..., which awaits task 0x... of <the
+ * first frame> at ...", each node by its innermost frame, from the node whose caller closes the
+ * cycle round to it. */
+char *adac_pending_cycle_text(const struct adac_pending_list *l, const struct adac_pending_stack *st);
 void adac_pending_print_warnings(const struct adac_pending *p, struct adac_out *out);
 void adac_pending_print_summary(const struct adac_pending_list *l, struct adac_out *out);
 void adac_pending_json_members(const struct adac_pending_list *l, struct json_t *ps);

@@ -1,6 +1,8 @@
 /* report_view.c - see report_view.h. Each section is another command's view of the same data. */
 #include "view/report_view.h"
 
+#include <stdlib.h>
+
 #include "async/pending.h"
 #include "async/task.h"
 #include "base/limits.h"
@@ -9,10 +11,12 @@
 #include "target/target.h"
 #include "view/backtrace_view.h"
 #include "view/pending_list.h"
+#include "view/pending_view.h"
 #include "view/runtime_view.h"
 #include "view/stack_groups.h"
 
-/* Deadlocks and starvation, from one pass over the stacks; how many findings. */
+/* Deadlocks and starvation, from one pass over the stacks, then the objects many chains await; how
+ * many findings. */
 static int findings(struct adac_pending *p, struct adac_out *out, size_t *n, struct adac_error *err)
 {
 	struct adac_pending_list l = {0};
@@ -25,19 +29,45 @@ static int findings(struct adac_pending *p, struct adac_out *out, size_t *n, str
 		struct adac_awaiting aw;
 		uint64_t task = adac_pending_node_task(p, st.segs[0].node);
 		if (st.stack->cycle) {
-			adac_print(out, "deadlock: chain #%zu (task 0x%016llx) is part of an await cycle: see `ps`\n", st.index,
-			           (unsigned long long)task);
+			char *cycle = adac_pending_cycle_text(&l, &st);
+			if (cycle)
+				adac_print(out, "deadlock: %s\n", cycle);
+			else
+				adac_print(out, "deadlock: chain #%zu (task 0x%016llx) is part of an await cycle: see `ps`\n",
+				           st.number, (unsigned long long)task);
+			free(cycle);
 			(*n)++;
 		}
 		if (adac_pending_stack_awaiting(&l, &st, &aw) && aw.has_state_flags &&
 		    (aw.state_flags & ADAC_TASK_COMPLETED_MASK)) {
 			adac_print(out, "not resumed: chain #%zu awaits 0x%016llx, which is %s: a starved thread pool?\n",
-			           st.index, (unsigned long long)aw.object, adac_task_status(aw.state_flags));
+			           st.number, (unsigned long long)aw.object, adac_task_status(aw.state_flags));
 			(*n)++;
 		}
 	}
 	adac_pending_list_free(&l);
-	return more < 0 ? -1 : 0;
+	if (more < 0)
+		return -1;
+	/* Sync-over-async: threads blocked on tasks. */
+	for (size_t k = 0; k < p->sync_waits.count; k++) {
+		const struct adac_sync_wait *w = &p->sync_waits.waits[k];
+		if (w->os_tid)
+			adac_print(out, "blocked: thread tid %llu (managed thread %u) waits synchronously for task 0x%016llx "
+			           "(Task.Wait(), .Result or GetAwaiter().GetResult()): see `bt --thread %llu`\n",
+			           (unsigned long long)w->os_tid, w->managed_id, (unsigned long long)w->task,
+			           (unsigned long long)w->os_tid);
+		else
+			adac_print(out, "blocked: task 0x%016llx is waited for synchronously by no thread whose stack holds "
+			           "its Task+SetOnInvokeMres 0x%016llx\n", (unsigned long long)w->task,
+			           (unsigned long long)w->waiter);
+		(*n)++;
+	}
+	/* Convoys: many chains behind one lock or one promise. */
+	if (adac_pending_list_init(&l, p, &all, out, err))
+		return -1;
+	int rc = adac_stack_groups_shared(&l, out, n, err);
+	adac_pending_list_free(&l);
+	return rc;
 }
 
 /* "crash: thread #N (tid T): <stop reason>" per thread that stopped for a reason; how many. */
@@ -90,7 +120,8 @@ int adac_report_print(struct adac_runtime *rt, struct adac_out *out, struct adac
 	else if (findings(&p, out, &found, err))
 		goto fail;
 	if (have && !found)
-		adac_print(out, "none: no crash, no await cycle, no completed task whose awaiter has not resumed\n");
+		adac_print(out, "none: no crash, no await cycle, no completed task whose awaiter has not resumed, no object "
+		                "several chains await\n");
 
 	adac_print(out, "\n== Runtime\n");
 	adac_runtime_print(rt, out);

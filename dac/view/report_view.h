@@ -1,6 +1,7 @@
 /* report_view.h - `report`: one page for an incident ticket. Sections, findings first:
- *   Findings      deadlocks (stacks in an await cycle), completed tasks whose awaiting frames have
- *                 not resumed (a starved thread pool?), crashed threads (stop reason, exception)
+ *   Findings      deadlocks (each await cycle as one line), completed tasks whose awaiting frames
+ *                 have not resumed (a starved thread pool?), objects several chains await (a
+ *                 SemaphoreSlim's waiters, one promise), crashed threads (stop reason, exception)
  *   Runtime       the runtime found (as `runtime` prints it)
  *   Threads       the threads that stopped for a reason, with their frames and chains (as `bt`)
  *   Async stacks  every pending stack grouped by what it awaits (as `ps --coalesce`)

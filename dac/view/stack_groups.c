@@ -8,7 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "async/awaited.h"
 #include "async/task.h"
+#include "base/addr_map.h"
 #include "base/json.h"
 #include "base/output.h"
 #include "view/pending_list.h"
@@ -136,6 +138,35 @@ static int count_add(struct counts *c, uint32_t label)
 	return 0;
 }
 
+/* ---- what stacks await, by identity ---- */
+
+/* An awaited object (or the SemaphoreSlim behind it) and the stacks awaiting it. */
+struct ident {
+	uint64_t key;                          /* the object, or its owner */
+	uint64_t object;                       /* the awaited object (the first stack's) */
+	const char *type;                      /* its type name */
+	const char *kind;                      /* what it is (awaited.h), NULL: nothing more than its type */
+	const struct adac_awaited_owner *owner;
+	uint64_t stacks;                       /* distinct innermost nodes awaiting it (stacks that
+	                                        * share their innermost chain count once) */
+};
+
+struct ident_rec {
+	uint64_t key;
+	uint32_t index;
+};
+
+/* What a group's first label (what its stacks await) stands for, per label id: one object (its
+ * address), or `objects` distinct ones; the SemaphoreSlim behind them. */
+struct first_meta {
+	bool is_await;
+	uint64_t object, objects;
+	const struct adac_awaited_owner *owner;
+};
+
+#define IDENT_BIT 0x80000000u   /* a stack's first code: an ident index, else a label id */
+#define SEQ_END UINT32_MAX      /* ends a stack's labels in groups.seq */
+
 /* ---- labels of a stack ---- */
 
 struct groups {
@@ -145,6 +176,15 @@ struct groups {
 	struct trie trie;
 	uint32_t cursor;                       /* --coalesce: the trie node of the last label added */
 	struct counts frame_counts, await_counts, task_counts;
+	struct ident *idents;                  /* --coalesce, --stats: awaited objects by identity */
+	size_t ident_count, ident_cap;
+	struct adac_addr_map ident_index;      /* struct ident_rec by key */
+	uint32_t *seq;                         /* per stack: its first code, its labels' ids, SEQ_END */
+	size_t seq_len, seq_cap;
+	uint32_t *first_label;                 /* per ident: its final label id */
+	bool *first_seen;                      /* per graph node: counted as an innermost node */
+	struct first_meta *meta;               /* per label id below meta_cap */
+	size_t meta_cap;
 	bool *counted;                         /* --stats: graph nodes already counted */
 	bool dot_open;                         /* --format dot: a box's label is being printed, */
 	uint32_t dot_last;                     /* its last line's label */
@@ -172,21 +212,188 @@ static const char *task_label(struct groups *g, uint64_t addr, char *buf, size_t
 	return buf;
 }
 
+static int seq_push(struct groups *g, uint32_t v)
+{
+	if (g->seq_len == g->seq_cap) {
+		size_t cap = g->seq_cap ? g->seq_cap * 2 : 4096;
+		uint32_t *p = realloc(g->seq, cap * sizeof *p);
+		if (!p)
+			return adac_fail(&g->fail, ADAC_E_NOMEM, 0, "out of memory grouping stacks");
+		g->seq = p;
+		g->seq_cap = cap;
+	}
+	g->seq[g->seq_len++] = v;
+	return 0;
+}
+
+/* What a stack awaits as a label ("awaiting X"), without identity: folded stacks, graphs, and
+ * stacks whose awaited object is unknown. */
+static const char *await_label(struct groups *g, const struct adac_pending_stack *st, char *buf, size_t size)
+{
+	struct adac_awaiting aw;
+	if (st->running)
+		snprintf(buf, size, "running on a thread");
+	else if (adac_pending_stack_awaiting(g->l, st, &aw))
+		snprintf(buf, size, "awaiting %s", aw.type ? aw.type : "an object of unknown type");
+	else
+		snprintf(buf, size, "awaiting (not recorded)");
+	return buf;
+}
+
+/* A stack's first code: the identity of what it awaits (the object, or the SemaphoreSlim whose
+ * waiter it is) with IDENT_BIT, else the id of its await_label. UINT32_MAX when out of memory. */
+static uint32_t first_code(struct groups *g, const struct adac_pending_stack *st)
+{
+	struct adac_awaiting aw;
+	if (!st->running && adac_pending_stack_awaiting(g->l, st, &aw) && aw.object && aw.type) {
+		const struct adac_awaited_owner *owner = adac_awaited_owner_of(&g->l->p->owners, aw.object);
+		uint64_t key = owner ? owner->addr : aw.object;
+		bool added = false;
+		struct ident_rec *r = adac_addr_map_get(&g->ident_index, key, sizeof *r, &added);
+		if (!r)
+			return UINT32_MAX;
+		if (added) {
+			if (g->ident_count == g->ident_cap) {
+				size_t cap = g->ident_cap ? g->ident_cap * 2 : 256;
+				struct ident *p = cap <= IDENT_BIT ? realloc(g->idents, cap * sizeof *p) : NULL;
+				if (!p)
+					return UINT32_MAX;
+				g->idents = p;
+				g->ident_cap = cap;
+			}
+			r->index = (uint32_t)g->ident_count;
+			g->idents[g->ident_count++] = (struct ident){key, aw.object, aw.type, aw.kind, owner, 0};
+		}
+		if (!g->first_seen) {
+			size_t n = g->l->p->graph.node_count;
+			g->first_seen = calloc(n ? n : 1, sizeof *g->first_seen);
+			if (!g->first_seen)
+				return UINT32_MAX;
+		}
+		uint32_t node = (uint32_t)(st->segs[0].node - g->l->p->graph.nodes);
+		if (!g->first_seen[node])
+			g->idents[r->index].stacks++;
+		g->first_seen[node] = true;
+		return r->index | IDENT_BIT;
+	}
+	char buf[LABEL_MAX];
+	return label_id(&g->labels, await_label(g, st, buf, sizeof buf));
+}
+
+/* Records the meta of label id. */
+static int set_meta(struct groups *g, uint32_t id, const struct first_meta *m)
+{
+	size_t *cap = &g->meta_cap;
+	if (id >= *cap) {
+		size_t n = *cap ? *cap * 2 : 256;
+		while (n <= id)
+			n *= 2;
+		struct first_meta *p = realloc(g->meta, n * sizeof *p);
+		if (!p)
+			return adac_fail(&g->fail, ADAC_E_NOMEM, 0, "out of memory grouping stacks");
+		memset(p + *cap, 0, (n - *cap) * sizeof *p);
+		g->meta = p;
+		*cap = n;
+	}
+	g->meta[id] = *m;
+	return 0;
+}
+
+/* The first label of each ident: "awaiting one SemaphoreSlim 0x... (current count 0, 7000 waiters)"
+ * for a semaphore's waiters, "awaiting one <type> 0x..." for an object several stacks await, else
+ * "awaiting <n> distinct <type> (<kind>)" for the objects of one type and kind each awaited by one
+ * stack ("awaiting <type>" when there is one). */
+static int ident_labels(struct groups *g)
+{
+	char buf[LABEL_MAX];
+	struct counts singles = {0};     /* per "<type>" label id: objects awaited by one stack */
+	g->first_label = malloc((g->ident_count ? g->ident_count : 1) * sizeof *g->first_label);
+	if (!g->first_label)
+		return adac_fail(&g->fail, ADAC_E_NOMEM, 0, "out of memory grouping stacks");
+	for (size_t pass = 0; pass < 2; pass++)
+		for (size_t i = 0; i < g->ident_count; i++) {
+			const struct ident *d = &g->idents[i];
+			struct first_meta m = {.is_await = true, .object = d->object, .objects = 1, .owner = d->owner};
+			if (d->owner) {
+				if (pass)
+					continue;
+				const struct adac_awaited_owner *o = d->owner;
+				int w = snprintf(buf, sizeof buf, "awaiting one %s 0x%016llx (", "System.Threading.SemaphoreSlim",
+				                 (unsigned long long)o->addr);
+				if (o->has_count)
+					w += snprintf(buf + w, sizeof buf - (size_t)w, "current count %d, ", o->current_count);
+				snprintf(buf + w, sizeof buf - (size_t)w, "%s%llu waiter%s)", o->waiters_capped ? "at least " : "",
+				         (unsigned long long)o->waiters, o->waiters == 1 ? "" : "s");
+				m.object = o->addr;
+			} else if (d->stacks > 1) {
+				if (pass)
+					continue;
+				snprintf(buf, sizeof buf, "awaiting one %s 0x%016llx%s%s%s", d->type, (unsigned long long)d->object,
+				         d->kind ? " (" : "", d->kind ? d->kind : "", d->kind ? ")" : "");
+			} else {
+				/* Objects of one type and kind count together. */
+				char what[LABEL_MAX / 2];
+				snprintf(what, sizeof what, "%s%s%s%s", d->type, d->kind ? " (" : "", d->kind ? d->kind : "",
+				         d->kind ? ")" : "");
+				uint32_t t = label_id(&g->labels, what);
+				if (t == UINT32_MAX || (pass == 0 && count_add(&singles, t)))
+					goto nomem;
+				if (pass == 0)
+					continue;
+				m.objects = singles.n[t];
+				if (m.objects > 1) {
+					snprintf(buf, sizeof buf, "awaiting %llu distinct %s", (unsigned long long)m.objects, what);
+					m.object = 0;
+				} else {
+					snprintf(buf, sizeof buf, "awaiting %s", d->type);
+				}
+			}
+			uint32_t id = label_id(&g->labels, buf);
+			if (id == UINT32_MAX || set_meta(g, id, &m))
+				goto nomem;
+			g->first_label[i] = id;
+		}
+	free(singles.n);
+	return 0;
+nomem:
+	free(singles.n);
+	return adac_fail(&g->fail, ADAC_E_NOMEM, 0, "out of memory grouping stacks");
+}
+
+/* JSON members of a first label that stands for awaited objects: "object" (when one), "objects",
+ * "semaphore" {"address", "current_count", "waiters"}. */
+static void first_json(const struct groups *g, uint32_t label, json_t *j)
+{
+	const struct first_meta *m = label < g->meta_cap ? &g->meta[label] : NULL;
+	if (!m || !m->is_await)
+		return;
+	if (m->object)
+		json_object_set_new(j, "object", adac_json_addr(m->object));
+	json_object_set_new(j, "objects", json_integer((json_int_t)m->objects));
+	if (m->owner) {
+		json_t *o = json_object();
+		json_object_set_new(o, "address", adac_json_addr(m->owner->addr));
+		if (m->owner->has_count)
+			json_object_set_new(o, "current_count", json_integer(m->owner->current_count));
+		json_object_set_new(o, "waiters", json_integer((json_int_t)m->owner->waiters));
+		json_object_set_new(o, "waiters_capped", json_boolean(m->owner->waiters_capped));
+		json_object_set_new(j, "semaphore", o);
+	}
+}
+
+static uint32_t final_first(const struct groups *g, uint32_t code)
+{
+	return code & IDENT_BIT ? g->first_label[code & ~IDENT_BIT] : code;
+}
+
 /* The labels of a stack, innermost first, through cb; the first says what it awaits. */
 typedef int (*label_cb)(struct groups *g, const char *label, size_t level, const struct adac_pending_seg *s);
 
 static int stack_labels(struct groups *g, const struct adac_pending_stack *st, label_cb cb)
 {
 	char buf[LABEL_MAX];
-	struct adac_awaiting aw;
-	if (st->running)
-		snprintf(buf, sizeof buf, "running on a thread");
-	else if (adac_pending_stack_awaiting(g->l, st, &aw))
-		snprintf(buf, sizeof buf, "awaiting %s", aw.type ? aw.type : "an object of unknown type");
-	else
-		snprintf(buf, sizeof buf, "awaiting (not recorded)");
 	size_t level = 0;
-	if (cb(g, buf, level++, NULL))
+	if (cb(g, await_label(g, st, buf, sizeof buf), level++, NULL))
 		return -1;
 	for (uint32_t i = 0; i < st->stack->count; i++) {
 		const struct adac_pending_seg *s = &st->segs[i];
@@ -229,15 +436,39 @@ static int coalesce_cb(struct groups *g, const char *label, size_t level, const 
 	return 0;
 }
 
+/* --coalesce: a stack's frame labels into g->seq (its first label is its first_code). */
+static int record_cb(struct groups *g, const char *label, size_t level, const struct adac_pending_seg *s)
+{
+	(void)s;
+	if (level == 0)
+		return 0;
+	uint32_t id = label_id(&g->labels, label);
+	if (id == UINT32_MAX)
+		return adac_fail(&g->fail, ADAC_E_NOMEM, 0, "out of memory grouping stacks");
+	return seq_push(g, id);
+}
+
+/* --coalesce: the recorded stacks into the trie, each under its final first label. */
+static int build_trie(struct groups *g)
+{
+	for (size_t i = 0; i < g->seq_len; i++) {
+		uint32_t v = g->seq[i];
+		uint32_t cursor = 0;
+		for (size_t level = 0; v != SEQ_END; v = g->seq[++i], level++) {
+			uint32_t c = trie_child(&g->trie, cursor, level ? v : final_first(g, v));
+			if (!c)
+				return adac_fail(&g->fail, ADAC_E_NOMEM, 0, "out of memory grouping stacks");
+			g->trie.n[c].count++;
+			cursor = c;
+		}
+	}
+	return 0;
+}
+
 static int stats_cb(struct groups *g, const char *label, size_t level, const struct adac_pending_seg *s)
 {
-	if (level == 0) {
-		/* "awaiting X" / "running ...": per stack */
-		uint32_t id = label_id(&g->labels, label);
-		if (id == UINT32_MAX || count_add(&g->await_counts, id))
-			return adac_fail(&g->fail, ADAC_E_NOMEM, 0, "out of memory counting frames");
-		return 0;
-	}
+	if (level == 0)
+		return 0; /* what it awaits: its first code, counted once the identities are known */
 	/* Frames: each continuation or box once, however many stacks share it. */
 	uint32_t node = (uint32_t)(s->node - g->l->p->graph.nodes);
 	if (g->counted[node])
@@ -250,7 +481,10 @@ static int stats_cb(struct groups *g, const char *label, size_t level, const str
 
 static int add_stats(struct groups *g, const struct adac_pending_stack *st)
 {
-	if (stack_labels(g, st, stats_cb))
+	uint32_t code = first_code(g, st);
+	if (code == UINT32_MAX)
+		return adac_fail(&g->fail, ADAC_E_NOMEM, 0, "out of memory counting frames");
+	if (seq_push(g, code) || stack_labels(g, st, stats_cb))
 		return -1;
 	char buf[LABEL_MAX];
 	for (uint32_t i = 0; i < st->stack->count; i++) {
@@ -464,6 +698,8 @@ static int render_tree(struct groups *g, json_t *json_root)
 			json_t *j = json_object();
 			json_object_set_new(j, "frame", json_string(text));
 			json_object_set_new(j, "count", json_integer((json_int_t)it->count));
+			if (depth == 1)
+				first_json(g, g->trie.n[node].label, j);
 			kids = json_array();
 			json_object_set_new(j, "callers", kids);
 			json_array_append_new(l->array, j);
@@ -697,6 +933,8 @@ static void print_table(struct groups *g, const char *title, const char *column,
 			json_t *j = json_object();
 			json_object_set_new(j, key, json_string(r[i].text));
 			json_object_set_new(j, "count", json_integer((json_int_t)r[i].count));
+			if (c == &g->await_counts)
+				first_json(g, r[i].label, j);
 			json_array_append_new(a, j);
 		}
 		json_object_set_new(json, title, a);
@@ -716,14 +954,30 @@ static int group_stacks(struct groups *g, struct adac_pending_list *l, enum adac
 	struct adac_pending_stack st;
 	int more;
 	while ((more = adac_pending_list_next(l, &st, err)) > 0) {
-		if (how != ADAC_GROUP_STATS)
-			stack_labels(g, &st, coalesce_cb);
-		else
+		if (how == ADAC_GROUP_STATS) {
 			add_stats(g, &st);
+		} else if (how == ADAC_GROUP_COALESCE) {
+			uint32_t code = first_code(g, &st);
+			if (code == UINT32_MAX)
+				return adac_fail(&g->fail, ADAC_E_NOMEM, 0, "out of memory grouping stacks");
+			if (seq_push(g, code) == 0 && stack_labels(g, &st, record_cb) == 0)
+				seq_push(g, SEQ_END);
+		} else {
+			stack_labels(g, &st, coalesce_cb);
+		}
 		if (adac_failed(&g->fail))
 			return -1;
 	}
-	return more;
+	if (more < 0 || how == ADAC_GROUP_FOLDED || how == ADAC_GROUP_DOT)
+		return more;
+	if (ident_labels(g))
+		return -1;
+	if (how == ADAC_GROUP_COALESCE)
+		return build_trie(g);
+	for (size_t i = 0; i < g->seq_len; i++)
+		if (count_add(&g->await_counts, final_first(g, g->seq[i])))
+			return adac_fail(&g->fail, ADAC_E_NOMEM, 0, "out of memory counting frames");
+	return 0;
 }
 
 static void render(struct groups *g, enum adac_stack_grouping how, json_t *root)
@@ -801,6 +1055,65 @@ done:
 	free(g.frame_counts.n);
 	free(g.await_counts.n);
 	free(g.task_counts.n);
+	free(g.idents);
+	adac_addr_map_free(&g.ident_index);
+	free(g.seq);
+	free(g.first_label);
+	free(g.first_seen);
+	free(g.meta);
+	labels_free(&g.labels);
+	return rc;
+}
+
+/* ---- shared awaited objects (report's findings) ---- */
+
+static int cmp_ident_stacks(const void *a, const void *b)
+{
+	const struct ident *x = *(const struct ident *const *)a, *y = *(const struct ident *const *)b;
+	if (x->stacks != y->stacks)
+		return x->stacks > y->stacks ? -1 : 1;
+	return x->key < y->key ? -1 : x->key > y->key;
+}
+
+int adac_stack_groups_shared(struct adac_pending_list *l, struct adac_out *out, size_t *found, struct adac_error *err)
+{
+	struct groups g = {.l = l, .out = out};
+	struct adac_pending_stack st;
+	int more, rc = 0;
+	const struct ident **shared = NULL;
+	while ((more = adac_pending_list_next(l, &st, err)) > 0)
+		if (first_code(&g, &st) == UINT32_MAX) {
+			adac_fail(&g.fail, ADAC_E_NOMEM, 0, "out of memory grouping stacks");
+			break;
+		}
+	if (more < 0 || adac_failed(&g.fail) || ident_labels(&g)) {
+		adac_error_copy(err, &g.fail);
+		rc = -1;
+		goto done;
+	}
+	size_t n = 0;
+	shared = malloc((g.ident_count ? g.ident_count : 1) * sizeof *shared);
+	if (!shared) {
+		rc = adac_fail(err, ADAC_E_NOMEM, 0, "out of memory");
+		goto done;
+	}
+	for (size_t i = 0; i < g.ident_count; i++)
+		if (g.idents[i].stacks > 1)
+			shared[n++] = &g.idents[i];
+	qsort(shared, n, sizeof *shared, cmp_ident_stacks);
+	for (size_t i = 0; i < n; i++) {
+		const char *label = g.labels.text[g.first_label[shared[i] - g.idents]];
+		adac_print(out, "shared: %llu chains await %s\n", (unsigned long long)shared[i]->stacks,
+		           label + strlen("awaiting "));
+	}
+	*found += n;
+done:
+	free(shared);
+	free(g.idents);
+	adac_addr_map_free(&g.ident_index);
+	free(g.first_label);
+	free(g.first_seen);
+	free(g.meta);
 	labels_free(&g.labels);
 	return rc;
 }

@@ -219,15 +219,19 @@ def fanout_core(core, o, tmp, what):
                f"{what}: awaited types (TaskCompletionSource<int>.Task, TaskCompletionSource.Task)")
 
     summary = summary_line(10000, 0, len(o.conts), 20000, 0, 0, 1)
+    # What the stacks await, by identity: every chain its own never-completed promise.
+    first = {"Alpha": f"awaiting 7000 distinct {awaited_type['Alpha']} (promise never completed)",
+             "Beta": f"awaiting 3000 distinct {awaited_type['Beta']} (promise never completed)",
+             "Gamma": f"awaiting 2000 distinct {awaited_type['Gamma']} (promise never completed)"}
     # --coalesce: the documented groups, innermost frame first.
     lab = {m: label(f) for m, f in facts.items()}
     # A line per frame; only where the stacks part is there a branch ("+- ", "|  " while a sibling
     # follows); labels shortened to fit 100 columns.
     sl = {m: short(x) for m, x in lab.items()}
-    want = (f"STACKS 1: 7000 chains\n[7000] {short('awaiting ' + awaited_type['Alpha'])}\n"
+    want = (f"STACKS 1: 7000 chains\n[7000] {short(first['Alpha'])}\n"
             f"[7000] {sl['AlphaLeaf']}\n+- [5000] {sl['AlphaMid']}\n|  [5000] {sl['AlphaTop']}\n"
             f"+- [2000] {sl['GammaTop']}\n\n"
-            f"STACKS 2: 3000 chains\n[3000] {short('awaiting ' + awaited_type['Beta'])}\n"
+            f"STACKS 2: 3000 chains\n[3000] {short(first['Beta'])}\n"
             f"[3000] {sl['BetaLeaf']}\n[3000] {sl['BetaTop']}\n\n" + summary)
     out = ps(core, "--coalesce", what=what)
     if out is not None:
@@ -238,9 +242,9 @@ def fanout_core(core, o, tmp, what):
         def tree(nodes):
             return [(n["count"], n["frame"], tree(n["callers"])) for n in nodes]
         t.check_eq(tree(cj["coalesce"]), [
-            (7000, f"awaiting {awaited_type['Alpha']}", [(7000, lab["AlphaLeaf"], [
+            (7000, first["Alpha"], [(7000, lab["AlphaLeaf"], [
                 (5000, lab["AlphaMid"], [(5000, lab["AlphaTop"], [])]), (2000, lab["GammaTop"], [])])]),
-            (3000, f"awaiting {awaited_type['Beta']}", [(3000, lab["BetaLeaf"], [(3000, lab["BetaTop"], [])])])],
+            (3000, first["Beta"], [(3000, lab["BetaLeaf"], [(3000, lab["BetaTop"], [])])])],
             f"{what}: --coalesce --json")
     # --stats
     out = ps(core, "--stats", what=what)
@@ -251,7 +255,7 @@ def fanout_core(core, o, tmp, what):
         want = ("Frames:\n     Count  Frame (each continuation or state machine once)\n" +
                 "".join(f"{n:10d}  {text}\n" for n, text in rows) +
                 "\nAwaiting:\n     Count  What the stacks' innermost frames wait for\n"
-                f"      7000  awaiting {awaited_type['Alpha']}\n      3000  awaiting {awaited_type['Beta']}\n"
+                f"      7000  {first['Alpha']}\n      3000  {first['Beta']}\n"
                 "\nTasks:\n     Count  Status                       Type\n"
                 f"     10000  {'WaitingForActivation':<28} {b.display(next(iter(o.tasks.values()))['type'])}\n\n" + summary)
         t.check_eq(out, want, f"{what}: --stats")
@@ -278,7 +282,7 @@ def fanout_core(core, o, tmp, what):
                f"{what}: two --address")
     out = ps(core, "--method", "GammaTop", "--coalesce", what=what)
     if out is not None:
-        t.check_eq(out, f"STACKS 1: 2000 chains\n[2000] {short('awaiting ' + awaited_type['Gamma'])}\n"
+        t.check_eq(out, f"STACKS 1: 2000 chains\n[2000] {short(first['Gamma'])}\n"
                    f"[2000] {short(lab['AlphaLeaf'])}\n[2000] {short(lab['GammaTop'])}\n\n" + summary_line(2000, 0, len(o.conts), 20000, 0, 0, 1, 8000),
                    f"{what}: --method GammaTop --coalesce")
     # Text: one block per chain; the first block exactly.
@@ -456,7 +460,9 @@ def mixed_core(core, o, config, tmp, what, thunks, classic):
             t.check_eq(got, names, f"{what}: {' '.join(args)}")
     out = ps(core, "--coalesce", what=what)
     if out is not None:
-        t.check(out.startswith(f"STACKS 1: 3 chains\n[3] {short('awaiting ' + TASK_INT)}\n"), f"{what}: --coalesce: one group:\n{out}")
+        # Each stack awaits its own TaskCompletionSource's task: three distinct promises.
+        t.check(out.startswith(f"STACKS 1: 3 chains\n[3] {short('awaiting 3 distinct ' + TASK_INT)} (promise never completed)\n"),
+                f"{what}: --coalesce: one group:\n{out}")
         t.check_eq(len(re.findall(r"^\+- \[1\] ", out, re.M)), 3, f"{what}: --coalesce: three innermost frames")
         src, line = classic["AsyncdacSamples.Classic.ClassicLeaf"]
         t.check(f"+- [1] Classic.ClassicLeaf(Task<Int32>) at "
@@ -633,16 +639,19 @@ def corrupt():
                    ("unowned", None, ["AsyncdacSamples.MixedApp.RaTop"]), "corrupt: the orphaned RaTop")
     # 2. The deadlock: ClassicLeaf awaits RaMiddle, whose task now continues ClassicLeaf.
     st = stacks.get((("box", leaf_box), ("chain", h(c["segments"][1]["head"]))))
+    # The cycle as one line, from ClassicLeaf (whose caller closes it) round to it.
+    cycle = (rf"[^ ]*ClassicLeaf\(.*?\) at [^ ]+:\d+ awaits task 0x{ramiddle_task:016x} of [^ ]*RaMiddle\(.*?\) at [^ ]+:\d+, "
+             rf"which awaits task 0x{leaf_box:016x} of [^ ]*ClassicLeaf\(.*?\) at [^ ]+:\d+")
     if t.check(st is not None, f"corrupt: the cycle is listed: {list(stacks)}"):
         t.check(st["cycle"], "corrupt: the stack is marked as a cycle")
+        t.check(re.fullmatch(cycle, st.get("deadlock") or "") is not None, f"corrupt: --json deadlock {st.get('deadlock')!r}")
     st = stacks.get((("box", top_box),))
     t.check(st is not None and not st["cycle"], "corrupt: ClassicTop, awaiting nothing now, is its own stack")
     t.check((("chain", h(d["chains"][2]["segments"][0]["head"])),) not in stacks and len(j["chains"]) == 5,
             f"corrupt: five stacks: {list(stacks)}")
     out = ps(bad_core, what="corrupt")
     if out is not None:
-        t.check("  (cycle: the last frame's task is awaited by a frame above it: this stack waits on itself)\n" in out,
-                f"corrupt: the cycle note:\n{out}")
+        t.check(re.search(rf"^  deadlock: {cycle}$", out, re.M) is not None, f"corrupt: the deadlock line:\n{out}")
         t.check(f"  async #2: error: Next of Continuation {thunk:#x}: cannot read " in out,
                 f"corrupt: the error line, after RaLeaf and ClassicMiddle:\n{out}")
 

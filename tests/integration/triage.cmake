@@ -12,3 +12,15 @@ set_tests_properties(report.crash PROPERTIES FIXTURES_REQUIRED dotnet LABELS "do
 #   refs.mixed   refs of every object ps prints: the referencing objects and fields (oracle --refs-to)
 add_adac_test(refs.mixed integration/test_refs.py)
 set_tests_properties(refs.mixed PROPERTIES FIXTURES_REQUIRED dotnet LABELS "dotnet;needs-cli")
+#   ps.convoy    what chains await, by identity: one SemaphoreSlim's 1000 waiters, 500 distinct promises, one shared
+add_adac_test(ps.convoy integration/test_ps_convoy.py)
+set_tests_properties(ps.convoy PROPERTIES FIXTURES_REQUIRED dotnet LABELS "dotnet;needs-cli")
+#   ps.deadlock  an await cycle A -> B -> C -> A printed as one line, in ps and report's findings
+add_adac_test(ps.deadlock integration/test_ps_deadlock.py)
+set_tests_properties(ps.deadlock PROPERTIES FIXTURES_REQUIRED dotnet LABELS "dotnet;needs-cli")
+#   ps.syncwait  threads blocked in Task.Wait/.Result/GetResult on a chain: ps, bt --thread, report
+add_adac_test(ps.syncwait integration/test_ps_syncwait.py)
+set_tests_properties(ps.syncwait PROPERTIES FIXTURES_REQUIRED dotnet LABELS "dotnet;needs-cli")
+#   ps.completed ps --completed: the completed async tasks still on the heap (the faulted sample's task)
+add_adac_test(ps.completed integration/test_ps_completed.py)
+set_tests_properties(ps.completed PROPERTIES FIXTURES_REQUIRED dotnet LABELS "dotnet;needs-cli")

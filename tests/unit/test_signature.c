@@ -658,6 +658,37 @@ static int run_oracle(void)
 	return check_report("signature --oracle");
 }
 
+/* Type names as users type them, in the SOS style filters compare with. */
+static void test_normalize(void)
+{
+	static const struct {
+		const char *in, *want;
+	} cases[] = {
+		{"Task<int>", "Task<Int32>"},
+		{"Task<Int32>", "Task<Int32>"},
+		{"System.Threading.Tasks.Task<System.Int32>", "System.Threading.Tasks.Task<Int32>"},
+		{"System.Threading.Tasks.Task`1", "System.Threading.Tasks.Task<"},
+		{"System.Threading.Tasks.Task`1[[System.Int32, System.Private.CoreLib]]", "System.Threading.Tasks.Task<Int32>"},
+		{"Dictionary`2[[System.String, System.Private.CoreLib],[System.Collections.Generic.List`1[[System.Int64, "
+		 "System.Private.CoreLib]], System.Private.CoreLib]]",
+		 "Dictionary<System.String, System.Collections.Generic.List<Int64>>"},
+		{"Dictionary<string, List<long>>", "Dictionary<System.String, List<Int64>>"},
+		{"int[]", "Int32[]"},
+		{"Point", "Point"},
+		{"Outer+Inner<bool>", "Outer+Inner<Boolean>"},
+		{"<ClassicLeaf>d__", "<ClassicLeaf>d__"},
+		{"", ""},
+	};
+	char buf[256];
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		CHECK(adac_tn_normalize(cases[i].in, buf, sizeof buf));
+		CHECK_EQ_STR(buf, cases[i].want);
+	}
+	char tiny[8];
+	CHECK(!adac_tn_normalize("Task<int>", tiny, sizeof tiny));
+	CHECK(strlen(tiny) < sizeof tiny);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc > 1 && strcmp(argv[1], "--oracle") == 0)
@@ -666,5 +697,6 @@ int main(int argc, char **argv)
 	test_method_sigs();
 	test_bad_sigs();
 	test_text();
+	test_normalize();
 	return check_report("signature");
 }

@@ -1,0 +1,176 @@
+/* sync_wait.c - see sync_wait.h. */
+#include "async/sync_wait.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "async/async_scan.h"
+#include "async/thread_stack.h"
+#include "base/addr_map.h"
+#include "base/cursor.h"
+#include "base/limits.h"
+#include "runtime/object.h"
+#include "runtime/runtime.h"
+#include "runtime/threads.h"
+#include "target/target.h"
+#include "types/corelib.h"
+
+#define CHUNK 65536u   /* stack bytes read at a time */
+
+struct waiter_rec {
+	uint64_t addr;     /* the key: a waiter */
+	uint32_t index;    /* into waits */
+};
+
+struct finder {
+	struct adac_runtime *rt;
+	struct adac_sync_waits *w;
+	struct adac_addr_map by_waiter;
+	size_t unmatched;
+	unsigned ps;
+	uint8_t *buf;
+};
+
+static void match(struct finder *f, uint64_t value, const struct adac_managed_thread *th, uint64_t slot, bool reg)
+{
+	struct waiter_rec *r = value ? adac_addr_map_find(&f->by_waiter, value) : NULL;
+	if (!r || f->w->waits[r->index].os_tid)
+		return;
+	struct adac_sync_wait *w = &f->w->waits[r->index];
+	w->os_tid = th->os_id;
+	w->managed_id = th->managed_id;
+	w->slot = slot;
+	w->in_register = reg;
+	f->unmatched--;
+}
+
+bool adac_sync_wait_frame(const struct adac_stack_frame *f)
+{
+	static const char name[] = "System.Threading.Tasks.Task.SpinThenBlockingWait(";
+	return f->managed && f->symbol && strncmp(f->symbol, name, sizeof name - 1) == 0;
+}
+
+/* The frames of a thread up to the caller of its (innermost) synchronous wait. */
+struct wait_frame {
+	bool found;
+	uint64_t caller_sp;   /* the wait's caller's stack pointer, 0 when unknown */
+};
+
+static int on_frame(void *ctx, const struct adac_stack_frame *sf)
+{
+	struct wait_frame *w = ctx;
+	if (w->found) {
+		w->caller_sp = sf->sp;
+		return 1;
+	}
+	w->found = adac_sync_wait_frame(sf);
+	return 0;
+}
+
+static void on_frame_error(void *ctx, const struct adac_error *err)
+{
+	(void)ctx;
+	(void)err;
+}
+
+/* A thread blocked in a synchronous wait: its registers, then its stack from the stack pointer up
+ * to the wait's caller (else its base). */
+static int on_thread(void *ctx, const struct adac_managed_thread *th)
+{
+	struct finder *f = ctx;
+	if (!th->os_id || !f->unmatched)
+		return 0;
+	struct wait_frame wf = {0};
+	struct adac_stack_visitor v = {on_frame, on_frame_error, &wf};
+	struct adac_error e = {0};
+	adac_thread_stack_walk(f->rt, th->os_id, &v, &e);
+	if (!wf.found)
+		return 0;
+	adac_error_clear(&e);
+	struct adac_regs regs;
+	if (adac_target_regs(f->rt->t, th->os_id, &regs, &e)) {
+		if (!adac_failed(&f->w->threads_err))
+			adac_error_copy(&f->w->threads_err, &e);
+		return 0;
+	}
+	for (size_t i = 0; i < ADAC_REG_COUNT; i++)
+		if (i != ADAC_REG_RIP && i != ADAC_REG_RSP && i != ADAC_REG_FS_BASE)
+			match(f, regs.r[i], th, 0, true);
+	uint64_t sp = regs.r[ADAC_REG_RSP] & ~(uint64_t)(f->ps - 1);
+	uint64_t end = sp + ADAC_MAX_STACK_SCAN_BYTES;
+	if (wf.caller_sp > sp)
+		end = wf.caller_sp;
+	else if (th->stack_base > sp)
+		end = th->stack_base;
+	if (end - sp > ADAC_MAX_STACK_SCAN_BYTES)
+		end = sp + ADAC_MAX_STACK_SCAN_BYTES;
+	for (uint64_t at = sp; at < end && f->unmatched;) {
+		size_t want = end - at < CHUNK ? (size_t)(end - at) : CHUNK;
+		size_t got = adac_read_upto(f->rt->t, at, f->buf, want);
+		for (size_t off = 0; off + f->ps <= got; off += f->ps)
+			match(f, f->ps == 8 ? adac_get_u64(f->buf, off) : adac_get_u32(f->buf, off), th, at + off, false);
+		if (got < want)
+			break; /* the end of what the target has of this stack */
+		at += got;
+	}
+	return 0;
+}
+
+int adac_sync_waits_find(struct adac_runtime *rt, const struct adac_async_scan *scan, struct adac_sync_waits *out,
+                         struct adac_error *err)
+{
+	memset(out, 0, sizeof *out);
+	uint64_t corelib, mres_mt = 0;
+	if (adac_corelib_module(rt, &corelib, NULL) ||
+	    adac_module_type(rt, corelib, "System.Threading.Tasks", "Task+SetOnInvokeMres", &mres_mt, NULL) || !mres_mt)
+		return 0; /* never loaded: nobody ever blocked on a task */
+	struct finder f = {.rt = rt, .w = out, .ps = adac_target_ptr_size(rt->t)};
+	size_t cap = 0;
+	for (size_t i = 0; i < scan->task_count; i++) {
+		const struct adac_scan_task *t = &scan->tasks[i];
+		for (uint32_t k = 0; k < t->awaiters_count; k++) {
+			uint64_t a = scan->awaiters[t->awaiters_first + k], mt = 0;
+			if (adac_scan_find_task(scan, a) != ADAC_SCAN_NONE || adac_scan_find_cont(scan, a) != ADAC_SCAN_NONE ||
+			    adac_object_mt(rt, a, &mt, NULL) || mt != mres_mt)
+				continue;
+			bool added = false;
+			struct waiter_rec *r = adac_addr_map_get(&f.by_waiter, a, sizeof *r, &added);
+			if (!r)
+				goto nomem;
+			if (!added)
+				continue;
+			if (out->count == cap) {
+				cap = cap ? cap * 2 : 16;
+				struct adac_sync_wait *p = realloc(out->waits, cap * sizeof *p);
+				if (!p)
+					goto nomem;
+				out->waits = p;
+			}
+			r->index = (uint32_t)out->count;
+			out->waits[out->count++] = (struct adac_sync_wait){.task = t->addr, .waiter = a};
+		}
+	}
+	f.unmatched = out->count;
+	if (f.unmatched) {
+		f.buf = malloc(CHUNK);
+		if (!f.buf)
+			goto nomem;
+		struct adac_error e = {0};
+		if (adac_managed_threads(rt, on_thread, &f, &e) && !adac_failed(&out->threads_err))
+			adac_error_copy(&out->threads_err, &e);
+	}
+	free(f.buf);
+	adac_addr_map_free(&f.by_waiter);
+	return 0;
+nomem:
+	free(f.buf);
+	adac_addr_map_free(&f.by_waiter);
+	adac_sync_waits_free(out);
+	return adac_fail(err, ADAC_E_NOMEM, 0, "out of memory finding synchronous waiters");
+}
+
+void adac_sync_waits_free(struct adac_sync_waits *w)
+{
+	free(w->waits);
+	memset(w, 0, sizeof *w);
+}

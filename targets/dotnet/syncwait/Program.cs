@@ -1,0 +1,64 @@
+// Scenario "syncwait": threads blocked synchronously on async chains (sync-over-async).
+//
+//   SyncTop(id) -> SyncLeaf(id) awaits s_gate (a TaskCompletionSource that never completes)
+//   thread "wait-Wait"       blocks in SyncTop(1).Wait()
+//   thread "wait-Result"     blocks in SyncTop(2).Result
+//   thread "wait-GetResult"  blocks in SyncTop(3).GetAwaiter().GetResult()
+//   SyncTop(4)               awaited by nothing (no thread waits for it); its Task.Id is read, so
+//                            the task has an id (m_taskId), printed on the READY line
+// A blocking wait registers a Task+SetOnInvokeMres as the task's continuation (m_continuationObject)
+// before it blocks: READY is printed once the three tasks have one.
+using System;
+using System.Reflection;
+using System.Runtime.CompilerServices;
+using System.Threading;
+using System.Threading.Tasks;
+
+namespace AsyncdacSamples
+{
+    public static class SyncWaitApp
+    {
+        public static readonly TaskCompletionSource<int> s_gate = new TaskCompletionSource<int>();
+        public static readonly Task<int>[] s_tasks = new Task<int>[4];
+
+        [MethodImpl(MethodImplOptions.NoInlining)]
+        public static async Task<int> SyncLeaf(int id)
+        {
+            return await s_gate.Task + id; // @await SyncLeaf
+        }
+
+        [MethodImpl(MethodImplOptions.NoInlining)]
+        public static async Task<int> SyncTop(int id)
+        {
+            return await SyncLeaf(id) * 2; // @await SyncTop
+        }
+
+        [MethodImpl(MethodImplOptions.NoInlining)]
+        static void BlockWait() => s_tasks[0].Wait();
+
+        [MethodImpl(MethodImplOptions.NoInlining)]
+        static void BlockResult() => GC.KeepAlive(s_tasks[1].Result);
+
+        [MethodImpl(MethodImplOptions.NoInlining)]
+        static void BlockGetResult() => GC.KeepAlive(s_tasks[2].GetAwaiter().GetResult());
+
+        public static int Main(string[] args)
+        {
+            for (int i = 0; i < s_tasks.Length; i++)
+                s_tasks[i] = SyncTop(i + 1);
+            ThreadStart[] blockers = { BlockWait, BlockResult, BlockGetResult };
+            string[] names = { "wait-Wait", "wait-Result", "wait-GetResult" };
+            for (int i = 0; i < blockers.Length; i++)
+                new Thread(blockers[i]) { Name = names[i], IsBackground = true }.Start();
+            FieldInfo cont = typeof(Task).GetField("m_continuationObject", BindingFlags.NonPublic | BindingFlags.Instance)!;
+            SpinWait spin = default;
+            for (int i = 0; i < blockers.Length; i++)
+                while (cont.GetValue(s_tasks[i]) == null)
+                    spin.SpinOnce();
+            Sample.Ready("syncwait", $"blocked=3 id4={s_tasks[3].Id}");
+            Sample.ParkForever();
+            GC.KeepAlive(s_tasks);
+            return 0;
+        }
+    }
+}

@@ -1,0 +1,107 @@
+"""ps.syncwait: threads blocked synchronously on async chains (sync-over-async, async/sync_wait.c), on
+a createdump core of targets/dotnet/syncwait: SyncTop(1).Wait(), SyncTop(2).Result and
+SyncTop(3).GetAwaiter().GetResult() each block a thread; SyncTop(4) is awaited by nobody. Checked
+against the oracle (ClrMD: each task's m_continuationObject is a Task+SetOnInvokeMres; the stack of
+the thread asyncdac names runs BlockWait / BlockResult / BlockGetResult through
+Task.SpinThenBlockingWait) and the core's bytes (the stack slot holds the waiter):
+  ps --json    chains[].sync_waits {task, waiter, tid, managed_id, slot, in_register} on chains 1-3 only
+  ps           "  blocked on: task 0x.. is waited for synchronously (...) by thread tid T (managed
+               thread M): its Task+SetOnInvokeMres 0x.. is at 0x.. in that thread's stack"
+  bt --thread  the thread's frames, then "  blocked on: task 0x.., waited for synchronously (...): its
+               Task+SetOnInvokeMres 0x.. is at 0x.. in this thread's stack; the task's stacks:" and
+               the chain SyncLeaf -> SyncTop, numbered as ps numbers it (chain #N, not renumbered)
+  report       one "blocked: thread tid T (managed thread M) waits synchronously for task 0x.." per wait
+  task ids     SyncTop(4)'s Task.Id was read (READY id4=N): "(Task.Id N)" on its header, task.id in JSON;
+               the others have none
+The main thread polled m_continuationObject by reflection before READY, so its stack keeps a stale
+copy of a waiter: it has no Task.SpinThenBlockingWait frame and must not be named.
+"""
+import os
+import shutil
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+import adactest as t  # noqa: E402
+import btsamples as b  # noqa: E402
+import corecore  # noqa: E402
+from btsamples import h  # noqa: E402
+
+WAYS = "Task.Wait(), .Result or GetAwaiter().GetResult()"
+BLOCKER = {1: "BlockWait", 2: "BlockResult", 3: "BlockGetResult"}
+
+
+def main():
+    tmp = t.tmpdir()
+    s = b.sample("syncwait", "Debug")
+    try:
+        b.wait_parked(s.pid, s.pid)
+        core = b.make_core(s.pid, os.path.join(tmp, "syncwait.core"))
+        pid, id4 = s.pid, int(s.fields["id4"])
+    finally:
+        s.kill()
+    try:
+        j = b.cli_json(["ps", core, "--locals"], "ps --locals")
+        by_id = {}
+        for ch in j["chains"] if j else []:
+            top = ch["frames"][-1]
+            ident = next(v["value"] for v in top["locals"] if v["name"] == "id")
+            by_id[ident] = ch
+        t.check_eq(sorted(by_id), [1, 2, 3, 4], "ps: the four SyncTop chains, by their id argument")
+        tasks = {i: h(ch["task"]["address"]) for i, ch in by_id.items()}
+        objs = b.oracle_objects(core, tmp, addresses=list(tasks.values()))["objects"]
+        mres = {i: h(objs[a]["fields"].get("m_continuationObject")) for i, a in tasks.items()}
+        t.check_eq(mres[4], 0, "oracle: SyncTop(4)'s task has no continuation")
+        wobjs = b.oracle_objects(core, tmp, addresses=[mres[i] for i in (1, 2, 3)])["objects"]
+        t.check_eq([wobjs[mres[i]]["type"] for i in (1, 2, 3)], ["System.Threading.Tasks.Task+SetOnInvokeMres"] * 3,
+                   "oracle: the waited tasks' continuations are Task+SetOnInvokeMres")
+        waits = {i: by_id[i].get("sync_waits") for i in by_id}
+        t.check_eq(waits[4], None, "ps --json: SyncTop(4) is waited for by no thread")
+        # Task ids: only SyncTop(4)'s Task.Id was read (a blocking wait assigns none).
+        t.check_eq({i: ch["task"].get("id") for i, ch in by_id.items()}, {1: None, 2: None, 3: None, 4: id4},
+                   "ps --json: task.id (m_taskId) where the sample read Task.Id")
+        img = corecore.Core(core)
+        tids = [w[0]["tid"] for w in (waits[1], waits[2], waits[3]) if w]
+        stacks = b.oracle_objects(core, tmp, stacks=tids)["stacks"] if tids else {}
+        rc, text, err = b.cli(["ps", core])
+        t.check_eq((rc, err), (0, ""), "ps: exit code and stderr")
+        rc, report, err = b.cli(["report", core])
+        t.check_eq((rc, err), (0, ""), "report: exit code and stderr")
+        for i in (1, 2, 3):
+            w = waits[i]
+            if not t.check(w is not None and len(w) == 1, f"SyncTop({i}): one synchronous waiter: {w}"):
+                continue
+            w = w[0]
+            t.check_eq((h(w["task"]), h(w["waiter"]), w["in_register"]), (tasks[i], mres[i], False),
+                       f"SyncTop({i}): task and waiter (oracle), found in stack memory")
+            t.check(w["tid"] != pid, f"SyncTop({i}): not the main thread (it holds a stale copy)")
+            frames = [f.get("method") or "" for f in stacks.get(str(w["tid"]), [])]
+            t.check(any(f"SyncWaitApp.{BLOCKER[i]}" in f for f in frames) and
+                    any("Task.SpinThenBlockingWait" in f for f in frames),
+                    f"SyncTop({i}): thread {w['tid']} runs {BLOCKER[i]} -> SpinThenBlockingWait (oracle): {frames}")
+            t.check_eq(img.read_u64(h(w["slot"])), mres[i], f"SyncTop({i}): the core's word at the slot is the waiter")
+            line = (f"  blocked on: task 0x{tasks[i]:016x} is waited for synchronously ({WAYS}) by thread tid "
+                    f"{w['tid']} (managed thread {w['managed_id']}): its Task+SetOnInvokeMres 0x{mres[i]:016x} is "
+                    f"at 0x{h(w['slot']):016x} in that thread's stack")
+            t.check(line in text.splitlines(), f"ps: {line!r} in\n{text}")
+            rc, bt, err = b.cli(["bt", core, "--thread", str(w["tid"])])
+            t.check_eq((rc, err), (0, ""), f"bt --thread {w['tid']}: exit code and stderr")
+            head = (f"  blocked on: task 0x{tasks[i]:016x}, waited for synchronously ({WAYS}): its Task+SetOnInvokeMres "
+                    f"0x{mres[i]:016x} is at 0x{h(w['slot']):016x} in this thread's stack; the task's stacks:\n"
+                    f"chain #{by_id[i]['index']}: task 0x{tasks[i]:016x} ")
+            t.check(head in bt and "SyncWaitApp.SyncLeaf(Int32)" in bt.split(head, 1)[-1] and
+                    "SyncWaitApp.SyncTop(Int32)" in bt.split(head, 1)[-1], f"bt --thread {w['tid']}: {head!r} in\n{bt}")
+            finding = (f"blocked: thread tid {w['tid']} (managed thread {w['managed_id']}) waits synchronously for task "
+                       f"0x{tasks[i]:016x} ({WAYS}): see `bt --thread {w['tid']}`")
+            t.check(finding in report.splitlines(), f"report: {finding!r} in\n{report[:3000]}")
+        t.check_eq(text.count("  blocked on: "), 3, "ps: three blocked-on lines")
+        t.check(f"chain #{by_id[4]['index']}: task 0x{tasks[4]:016x} System.Runtime.CompilerServices.AsyncHelpers+"
+                f"RuntimeAsyncTask<Int32> [WaitingForActivation] (Task.Id {id4})\n" in text, f"ps: SyncTop(4)'s Task.Id:\n{text}")
+        t.check_eq(text.count("(Task.Id "), 1, "ps: one task with an id")
+        t.check_eq(report.split("\n== Runtime")[0].count("\nblocked: "), 3, "report: three blocked findings")
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    t.finish()
+
+
+if __name__ == "__main__":
+    main()
