@@ -136,12 +136,88 @@ static int count_add(struct counts *c, uint32_t label)
 	return 0;
 }
 
+/* Label ids remembered by what the label is made of (numbers, strings the runtime owns, and at
+ * most one string compared by content), so that a million stacks in the same few methods format
+ * and hash each label once, not once per frame. */
+#define MEMO_KEYS 5
+
+struct memo_slot {
+	uint64_t k[MEMO_KEYS];
+	char *s;              /* the compared string (a copy), NULL when none */
+	uint32_t id;
+	bool used;
+};
+
+struct memo {
+	struct memo_slot *slots;
+	size_t cap, used;
+};
+
+static uint64_t memo_hash(const uint64_t k[MEMO_KEYS], const char *s)
+{
+	uint64_t h = 0xCBF29CE484222325ull;
+	for (int i = 0; i < MEMO_KEYS; i++)
+		h = (h ^ k[i]) * 0x9E3779B97F4A7C15ull;
+	if (s)
+		h ^= hash_str(s);
+	return h ^ h >> 29;
+}
+
+/* The slot of (k, s): its entry (used) or where it goes; NULL when the table cannot grow. */
+static struct memo_slot *memo_slot(struct memo *m, const uint64_t k[MEMO_KEYS], const char *s)
+{
+	if ((m->used + 1) * 2 > m->cap) {
+		size_t cap = m->cap ? m->cap * 2 : 256;
+		struct memo_slot *t = calloc(cap, sizeof *t);
+		if (!t)
+			return NULL;
+		for (size_t i = 0; i < m->cap; i++) {
+			if (!m->slots[i].used)
+				continue;
+			size_t j = memo_hash(m->slots[i].k, m->slots[i].s) & (cap - 1);
+			while (t[j].used)
+				j = (j + 1) & (cap - 1);
+			t[j] = m->slots[i];
+		}
+		free(m->slots);
+		m->slots = t;
+		m->cap = cap;
+	}
+	size_t j = memo_hash(k, s) & (m->cap - 1);
+	for (; m->slots[j].used; j = (j + 1) & (m->cap - 1)) {
+		struct memo_slot *e = &m->slots[j];
+		if (memcmp(e->k, k, sizeof e->k) == 0 && (e->s == s || (e->s && s && strcmp(e->s, s) == 0)))
+			break;
+	}
+	return &m->slots[j];
+}
+
+/* Remembers id in the empty slot e (from memo_slot) for (k, s); a failure only forgets. */
+static void memo_put(struct memo *m, struct memo_slot *e, const uint64_t k[MEMO_KEYS], const char *s, uint32_t id)
+{
+	if (!e || id == UINT32_MAX || (s && !(e->s = strdup(s))))
+		return;
+	memcpy(e->k, k, sizeof e->k);
+	e->id = id;
+	e->used = true;
+	m->used++;
+}
+
+static void memo_free(struct memo *m)
+{
+	for (size_t i = 0; i < m->cap; i++)
+		free(m->slots[i].s);
+	free(m->slots);
+	memset(m, 0, sizeof *m);
+}
+
 /* ---- labels of a stack ---- */
 
 struct groups {
 	const struct adac_pending_list *l;
 	struct adac_out *out;
 	struct labels labels;
+	struct memo memo;                      /* label ids by what they are made of */
 	struct trie trie;
 	uint32_t cursor;                       /* --coalesce: the trie node of the last label added */
 	struct counts frame_counts, await_counts, task_counts;
@@ -172,21 +248,65 @@ static const char *task_label(struct groups *g, uint64_t addr, char *buf, size_t
 	return buf;
 }
 
-/* The labels of a stack, innermost first, through cb; the first says what it awaits. */
-typedef int (*label_cb)(struct groups *g, const char *label, size_t level, const struct adac_pending_seg *s);
+/* The labels of a stack, innermost first, through cb (as label ids); the first says what it awaits. */
+typedef int (*label_cb)(struct groups *g, uint32_t label, size_t level, const struct adac_pending_seg *s);
+
+enum memo_kind { MEMO_AWAITING = 1, MEMO_FRAME, MEMO_TASK_STAT };
+
+/* The id of the label text in buf (interned), remembered for (k, str) in e. */
+static uint32_t text_id(struct groups *g, struct memo_slot *e, const uint64_t k[MEMO_KEYS], const char *str, const char *buf)
+{
+	uint32_t id = label_id(&g->labels, buf);
+	memo_put(&g->memo, e, k, str, id);
+	return id;
+}
+
+static uint32_t awaiting_id(struct groups *g, const char *type)
+{
+	char buf[LABEL_MAX];
+	const uint64_t k[MEMO_KEYS] = {MEMO_AWAITING, type != NULL, 0, 0};
+	struct memo_slot *e = memo_slot(&g->memo, k, type);
+	if (e && e->used)
+		return e->id;
+	snprintf(buf, sizeof buf, "awaiting %s", type ? type : "an object of unknown type");
+	return text_id(g, e, k, type, buf);
+}
+
+/* An async frame's label (adac_async_frame_label) from the strings and numbers it is made of; the
+ * strings are the runtime's (names, modules, PDB paths) unless the method's name is the frame's own
+ * text, which is compared by content. */
+static uint32_t async_frame_id(struct groups *g, const struct adac_async_frame *f)
+{
+	char buf[LABEL_MAX];
+	bool own_name = f->method == f->name_buf;
+	const uint64_t k[MEMO_KEYS] = {
+		MEMO_FRAME | (uint64_t)f->has_source << 8 | (uint64_t)f->has_il << 9 | (uint64_t)(uint32_t)f->cont.state << 32,
+		(uintptr_t)(own_name ? NULL : f->method) ^ (uint64_t)(f->method != NULL) << 63,
+		(uintptr_t)f->module,
+		f->has_source ? (uintptr_t)f->file : 0,
+		(f->has_source ? f->line : 0) | (uint64_t)(f->has_il ? f->il_offset : 0) << 32,
+	};
+	struct memo_slot *e = memo_slot(&g->memo, k, own_name ? f->method : NULL);
+	if (e && e->used)
+		return e->id;
+	return text_id(g, e, k, own_name ? f->method : NULL, adac_async_frame_label(f, buf, sizeof buf));
+}
 
 static int stack_labels(struct groups *g, const struct adac_pending_stack *st, label_cb cb)
 {
 	char buf[LABEL_MAX];
 	struct adac_awaiting aw;
+	uint32_t id;
 	if (st->running)
-		snprintf(buf, sizeof buf, "running on a thread");
+		id = label_id(&g->labels, "running on a thread");
 	else if (adac_pending_stack_awaiting(g->l, st, &aw))
-		snprintf(buf, sizeof buf, "awaiting %s", aw.type ? aw.type : "an object of unknown type");
+		id = awaiting_id(g, aw.type);
 	else
-		snprintf(buf, sizeof buf, "awaiting (not recorded)");
+		id = label_id(&g->labels, "awaiting (not recorded)");
 	size_t level = 0;
-	if (cb(g, buf, level++, NULL))
+	if (id == UINT32_MAX)
+		return adac_fail(&g->fail, ADAC_E_NOMEM, 0, "out of memory grouping stacks");
+	if (cb(g, id, level++, NULL))
 		return -1;
 	for (uint32_t i = 0; i < st->stack->count; i++) {
 		const struct adac_pending_seg *s = &st->segs[i];
@@ -194,31 +314,33 @@ static int stack_labels(struct groups *g, const struct adac_pending_stack *st, l
 			for (size_t k = 0; k < s->view.chain.count; k++) {
 				if (!adac_async_frame_shown(&s->view.frames[k]))
 					continue;
-				if (cb(g, adac_async_frame_label(&s->view.frames[k], buf, sizeof buf), level++, s))
+				if ((id = async_frame_id(g, &s->view.frames[k])) == UINT32_MAX)
+					return adac_fail(&g->fail, ADAC_E_NOMEM, 0, "out of memory grouping stacks");
+				if (cb(g, id, level++, s))
 					return -1;
 			}
 			if (s->view.chain.end == ADAC_CHAIN_BROKEN || s->view.chain.end == ADAC_CHAIN_CYCLE) {
 				snprintf(buf, sizeof buf, "error: %s", s->view.chain.end_err.msg);
-				if (cb(g, buf, level++, s))
-					return -1;
+				id = label_id(&g->labels, buf);
+			} else {
+				continue;
 			}
 		} else if (s->node->kind == ADAC_NODE_BOX) {
-			if (cb(g, classic_label(&s->classic, buf, sizeof buf), level++, s))
-				return -1;
+			id = label_id(&g->labels, classic_label(&s->classic, buf, sizeof buf));
 		} else {
-			if (cb(g, task_label(g, g->l->p->scan.tasks[s->node->index].addr, buf, sizeof buf), level++, s))
-				return -1;
+			id = label_id(&g->labels, task_label(g, g->l->p->scan.tasks[s->node->index].addr, buf, sizeof buf));
 		}
+		if (id == UINT32_MAX)
+			return adac_fail(&g->fail, ADAC_E_NOMEM, 0, "out of memory grouping stacks");
+		if (cb(g, id, level++, s))
+			return -1;
 	}
 	return 0;
 }
 
-static int coalesce_cb(struct groups *g, const char *label, size_t level, const struct adac_pending_seg *s)
+static int coalesce_cb(struct groups *g, uint32_t id, size_t level, const struct adac_pending_seg *s)
 {
 	(void)s;
-	uint32_t id = label_id(&g->labels, label);
-	if (id == UINT32_MAX)
-		return adac_fail(&g->fail, ADAC_E_NOMEM, 0, "out of memory grouping stacks");
 	if (level == 0)
 		g->cursor = 0;
 	uint32_t c = trie_child(&g->trie, g->cursor, id);
@@ -229,12 +351,11 @@ static int coalesce_cb(struct groups *g, const char *label, size_t level, const 
 	return 0;
 }
 
-static int stats_cb(struct groups *g, const char *label, size_t level, const struct adac_pending_seg *s)
+static int stats_cb(struct groups *g, uint32_t id, size_t level, const struct adac_pending_seg *s)
 {
 	if (level == 0) {
 		/* "awaiting X" / "running ...": per stack */
-		uint32_t id = label_id(&g->labels, label);
-		if (id == UINT32_MAX || count_add(&g->await_counts, id))
+		if (count_add(&g->await_counts, id))
 			return adac_fail(&g->fail, ADAC_E_NOMEM, 0, "out of memory counting frames");
 		return 0;
 	}
@@ -242,8 +363,7 @@ static int stats_cb(struct groups *g, const char *label, size_t level, const str
 	uint32_t node = (uint32_t)(s->node - g->l->p->graph.nodes);
 	if (g->counted[node])
 		return 0;
-	uint32_t id = label_id(&g->labels, label);
-	if (id == UINT32_MAX || count_add(&g->frame_counts, id))
+	if (count_add(&g->frame_counts, id))
 		return adac_fail(&g->fail, ADAC_E_NOMEM, 0, "out of memory counting frames");
 	return 0;
 }
@@ -264,8 +384,16 @@ static int add_stats(struct groups *g, const struct adac_pending_stack *st)
 			continue;
 		struct adac_task_desc d;
 		adac_pending_task(g->l->p, task, &d);
-		snprintf(buf, sizeof buf, "%-28s %s", d.has_flags ? adac_task_status(d.flags) : "?", d.type ? d.type : "?");
-		uint32_t id = label_id(&g->labels, buf);
+		const char *status = d.has_flags ? adac_task_status(d.flags) : "?";
+		const uint64_t k[MEMO_KEYS] = {MEMO_TASK_STAT, (uintptr_t)status, d.type != NULL, 0};
+		struct memo_slot *e = memo_slot(&g->memo, k, d.type);
+		uint32_t id;
+		if (e && e->used) {
+			id = e->id;
+		} else {
+			snprintf(buf, sizeof buf, "%-28s %s", status, d.type ? d.type : "?");
+			id = text_id(g, e, k, d.type, buf);
+		}
 		if (id == UINT32_MAX || count_add(&g->task_counts, id))
 			return adac_fail(&g->fail, ADAC_E_NOMEM, 0, "out of memory counting tasks");
 	}
@@ -802,5 +930,6 @@ done:
 	free(g.await_counts.n);
 	free(g.task_counts.n);
 	labels_free(&g.labels);
+	memo_free(&g.memo);
 	return rc;
 }
