@@ -69,7 +69,36 @@ static void key(struct line *b, bool *first, const char *name)
 	put_n(b, "\":", 2);
 }
 
-static void put_addr(struct line *b, uint64_t v) { put_fmt(b, "\"0x%016" PRIx64 "\"", v); }
+/* Numbers without printf (a million stack lines hold tens of millions of them). */
+static void put_u64(struct line *b, uint64_t v)
+{
+	char tmp[24], *w = tmp + sizeof tmp;
+	do
+		*--w = (char)('0' + v % 10);
+	while ((v /= 10) != 0);
+	put_n(b, w, (size_t)(tmp + sizeof tmp - w));
+}
+
+static void put_i64(struct line *b, int64_t v)
+{
+	if (v < 0) {
+		put_n(b, "-", 1);
+		put_u64(b, (uint64_t)0 - (uint64_t)v);
+	} else {
+		put_u64(b, (uint64_t)v);
+	}
+}
+
+/* "0x%016" PRIx64, quoted. */
+static void put_addr(struct line *b, uint64_t v)
+{
+	static const char hex[] = "0123456789abcdef";
+	char tmp[20] = "\"0x";
+	for (int i = 0; i < 16; i++)
+		tmp[3 + i] = hex[(v >> (60 - 4 * i)) & 0xf];
+	tmp[19] = '"';
+	put_n(b, tmp, sizeof tmp);
+}
 static void put_addr_or_null(struct line *b, uint64_t v)
 {
 	if (v)
@@ -269,7 +298,7 @@ static void desc_line(struct line *b, const struct desc *d, uint32_t id)
 {
 	bool f = true;
 	key(b, &f, "frame");
-	put_fmt(b, "%" PRIu32, id);
+	put_u64(b, id);
 	key(b, &f, "kind");
 	put(b, d->kind == DESC_ASYNC ? "\"async\"" : d->kind == DESC_CLASSIC ? "\"classic\"" : "\"task\"");
 	if (d->kind == DESC_TASK) {
@@ -293,7 +322,7 @@ static void desc_line(struct line *b, const struct desc *d, uint32_t id)
 	}
 	key(b, &f, "state");
 	if (d->has_state)
-		put_fmt(b, "%" PRId32, d->state);
+		put_i64(b, d->state);
 	else
 		put(b, "null");
 	key(b, &f, "method_desc");
@@ -308,7 +337,7 @@ static void desc_line(struct line *b, const struct desc *d, uint32_t id)
 	put_str(b, d->module);
 	key(b, &f, "token");
 	if (d->token)
-		put_fmt(b, "%" PRIu32, d->token);
+		put_u64(b, d->token);
 	else
 		put(b, "null");
 	if (d->kind == DESC_ASYNC) {
@@ -319,20 +348,20 @@ static void desc_line(struct line *b, const struct desc *d, uint32_t id)
 			put(b, "null");
 		key(b, &f, "offset");
 		if (d->has_code)
-			put_fmt(b, "%" PRIu64, d->offset);
+			put_u64(b, d->offset);
 		else
 			put(b, "null");
 	}
 	key(b, &f, "il_offset");
 	if (d->has_il)
-		put_fmt(b, "%" PRIu32, d->il_offset);
+		put_u64(b, d->il_offset);
 	else
 		put(b, "null");
 	key(b, &f, "file");
 	put_str(b, d->has_source ? d->file : NULL);
 	key(b, &f, "line");
 	if (d->has_source)
-		put_fmt(b, "%" PRIu32, d->line);
+		put_u64(b, d->line);
 	else
 		put(b, "null");
 	if (d->kind == DESC_ASYNC) {
@@ -369,7 +398,7 @@ static int type_id(struct jsonl *j, const char *name, uint32_t *id, struct adac_
 		bool f = true;
 		put(&j->pre, "{");
 		key(&j->pre, &f, "type");
-		put_fmt(&j->pre, "%" PRIu32, *id);
+		put_u64(&j->pre, *id);
 		key(&j->pre, &f, "name");
 		put_str(&j->pre, name);
 		put(&j->pre, "}\n");
@@ -386,7 +415,7 @@ static int put_type(struct jsonl *j, struct line *b, const char *name, struct ad
 	}
 	if (type_id(j, name, &id, err))
 		return -1;
-	put_fmt(b, "%" PRIu32, id);
+	put_u64(b, id);
 	return 0;
 }
 
@@ -411,7 +440,7 @@ static int put_task(struct jsonl *j, struct line *b, uint64_t addr, struct adac_
 		key(b, &f, "status");
 		put_str(b, adac_task_status(d.flags));
 		key(b, &f, "state_flags");
-		put_fmt(b, "%" PRIu32, d.flags);
+		put_u64(b, d.flags);
 	}
 	put(b, "}");
 	return 0;
@@ -430,13 +459,13 @@ static int put_awaiting(struct jsonl *j, struct line *b, const struct adac_await
 	put_str(b, a->via);
 	if (a->has_token) {
 		key(b, &f, "token");
-		put_fmt(b, "%d", a->token);
+		put_i64(b, a->token);
 	}
 	if (a->has_state_flags) {
 		key(b, &f, "status");
 		put_str(b, adac_task_status(a->state_flags));
 		key(b, &f, "state_flags");
-		put_fmt(b, "%" PRIu32, a->state_flags);
+		put_u64(b, a->state_flags);
 	}
 	if (a->leaf[0]) {
 		key(b, &f, "what");
@@ -456,7 +485,9 @@ static int put_ref(struct jsonl *j, struct line *b, bool *first, const struct de
 	if (!*first)
 		put(b, ",");
 	*first = false;
-	put_fmt(b, "[%" PRIu32 ",", id);
+	put_n(b, "[", 1);
+	put_u64(b, id);
+	put_n(b, ",", 1);
 	put_addr(b, addr);
 	if (d->kind == DESC_CLASSIC) {
 		put(b, ",");
@@ -473,7 +504,7 @@ static int stack_line(struct jsonl *j, const struct adac_pending_stack *st, stru
 	bool f = true;
 	put(b, "{");
 	key(b, &f, "chain");
-	put_fmt(b, "%zu", st->index);
+	put_u64(b, st->index);
 	key(b, &f, "task");
 	if (put_task(j, b, adac_pending_node_task(p, st->segs[st->stack->count - 1].node), err))
 		return -1;
