@@ -9,6 +9,7 @@
 #include "commands/command.h"
 #include "runtime/runtime.h"
 #include "view/chain_view.h"
+#include "view/pending_jsonl.h"
 #include "view/pending_list.h"
 #include "view/pending_view.h"
 #include "view/stack_groups.h"
@@ -18,7 +19,7 @@ const struct adac_command_info adac_cmd_ps_info = {
 	.summary = "List every pending async operation as a logical stack (runtime-async chains and classic "
 	           "state machines, suspended or running)",
 	.syntax = "[--coalesce | --format tree|folded|dot | --stats] [--method <text>] [--type <text>] [--status <status>] "
-	          "[--mt <MethodTable>] [--address <addr>]... [--locals | --internals] [--completed] [--json [--timings]]",
+	          "[--mt <MethodTable>] [--address <addr>]... [--locals | --internals] [--completed] [--json | --jsonl [--timings]]",
 	.details =
 		"Walks the GC heap once and collects every runtime-async Continuation, every\n"
 		"pending task and every classic async state machine (AsyncStateMachineBox). A\n"
@@ -117,7 +118,13 @@ const struct adac_command_info adac_cmd_ps_info = {
 		"                        that ran to completion, faulted or were canceled), as\n"
 		"                        SOS dumpasync --completed does; one more heap pass.\n"
 		"  -j, --json            Print JSON (docs/json.md).\n"
-		"      --timings         With --json: the scan's wall times in the summary.\n"
+		"      --jsonl           Print JSON Lines (docs/json.md): a header line, then\n"
+		"                        one line per stack as it is found, each distinct frame\n"
+		"                        and type name described once on a line of its own\n"
+		"                        before the first stack that refers to it, and a last\n"
+		"                        line with the summary. For millions of stacks.\n"
+		"      --timings         With --json or --jsonl: the scan's wall times in the\n"
+		"                        summary.\n"
 		"Filters match any frame or object of a stack (as SOS dumpasync's do) and\n"
 		"combine with AND. In the CLI, a scan taking more than a second shows its\n"
 		"progress on stderr when stderr is a terminal.\n",
@@ -126,7 +133,7 @@ const struct adac_command_info adac_cmd_ps_info = {
 };
 
 struct ps_opts {
-	bool coalesce, stats, locals, internals, json, timings, completed;
+	bool coalesce, stats, locals, internals, json, jsonl, timings, completed;
 	int format;                          /* -1: listing, or an adac_stack_grouping */
 	const char *method, *type, *status;
 	uint64_t mt;
@@ -164,6 +171,8 @@ static int parse(int argc, char **argv, struct ps_opts *o, struct adac_error *er
 			o->locals = o->internals = true;
 		} else if (adac_opt_is(a, "-j", "--json")) {
 			o->json = true;
+		} else if (adac_opt_is(a, NULL, "--jsonl")) {
+			o->jsonl = true;
 		} else if (adac_opt_is(a, "-F", "--format")) {
 			if (adac_opt_value("ps", argc, argv, &i, &v, err))
 				return -1;
@@ -212,13 +221,17 @@ static int parse(int argc, char **argv, struct ps_opts *o, struct adac_error *er
 		return adac_fail(err, ADAC_E_USAGE, 0, "--format %s cannot be combined with %s",
 		                 o->format == ADAC_GROUP_FOLDED ? "folded" : "dot", o->json ? "--json" : "--locals");
 	o->coalesce = o->format == ADAC_GROUP_COALESCE;
-	if (o->timings && (!o->json || o->coalesce || o->stats))
-		return adac_fail(err, ADAC_E_USAGE, 0, "--timings of 'ps' applies to the JSON listing (--json)");
+	if (o->jsonl && (o->json || o->format >= 0 || o->stats || o->locals))
+		return adac_fail(err, ADAC_E_USAGE, 0, "--jsonl lists stacks one per line: it cannot be combined with %s",
+		                 o->json ? "--json" : o->coalesce ? "--coalesce" : o->format >= 0 ? "--format" :
+		                 o->stats ? "--stats" : "--locals");
+	if (o->timings && (!(o->json || o->jsonl) || o->coalesce || o->stats))
+		return adac_fail(err, ADAC_E_USAGE, 0, "--timings of 'ps' applies to the JSON listings (--json, --jsonl)");
 	if (o->coalesce && o->stats)
 		return adac_fail(err, ADAC_E_USAGE, 0, "give either --coalesce or --stats, not both");
-	if (o->completed && (o->format >= 0 || o->stats))
+	if (o->completed && (o->format >= 0 || o->stats || o->jsonl))
 		return adac_fail(err, ADAC_E_USAGE, 0, "--completed applies to the listing, not to %s",
-		                 o->stats ? "--stats" : o->coalesce ? "--coalesce" : "--format");
+		                 o->stats ? "--stats" : o->coalesce ? "--coalesce" : o->jsonl ? "--jsonl" : "--format");
 	if (o->locals && (o->coalesce || o->stats))
 		return adac_fail(err, ADAC_E_USAGE, 0, "--locals shows frames one by one: it cannot be combined with %s",
 		                 o->coalesce ? "--coalesce" : "--stats");
@@ -248,6 +261,8 @@ int adac_cmd_ps(struct adac_target *t, enum adac_frontend fe, int argc, char **a
 		if (o.format >= 0 || o.stats)
 			rc = adac_stack_groups_print(&l, o.stats ? ADAC_GROUP_STATS : (enum adac_stack_grouping)o.format, o.json,
 			                             out, err);
+		else if (o.jsonl)
+			rc = adac_pending_print_jsonl(&l, out, err);
 		else if (o.json)
 			rc = adac_pending_print_json(&l, flags, out, err);
 		else

@@ -29,6 +29,7 @@ enum adac_slot {
 	ADAC_SLOT_TASK,          /* task.c */
 	ADAC_SLOT_OBJECT,        /* object.c */
 	ADAC_SLOT_EXCEPTION,     /* exception.c */
+	ADAC_SLOT_FIELDDESC,     /* fielddesc.c (FieldDesc layout, fields found by name) */
 	ADAC_SLOT_COUNT
 };
 

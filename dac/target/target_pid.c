@@ -1,4 +1,5 @@
-/* target_pid.c - the "pid" backend: a live x86-64 process, held stopped with ptrace while open.
+/* target_pid.c - the "pid" backend: a live x86-64 process, held stopped with ptrace while open (or,
+ * with ADAC_PID_RELEASE, only while its readable memory, registers and modules are copied).
  *
  * Every thread is seized and interrupted (PTRACE_SEIZE makes the stops we cause distinguishable
  * from real signals, which are re-delivered on detach). Memory comes from process_vm_readv (or
@@ -51,6 +52,18 @@ struct ptarget {
 	size_t nmods;
 	Dwfl *dwfl;
 	struct adac_native_symbols native; /* what libdwfl's callbacks look through */
+	/* ADAC_PID_RELEASE: the readable memory, registers and modules copied at attach, then the
+	 * process released; reads come from the copy. */
+	bool released;
+	struct snap_region *snap;          /* by address */
+	size_t nsnap;
+	struct user_regs_struct *saved_regs; /* per thread (threads[i]) */
+	bool *has_saved_regs;
+};
+
+struct snap_region {
+	uint64_t start, end;               /* end: as far as the copy got */
+	uint8_t *data;
 };
 
 static long now_ms(void)
@@ -308,9 +321,35 @@ static ssize_t read_mem_file(struct ptarget *p, uint64_t addr, void *buf, size_t
 	return n;
 }
 
+/* A read from the copy: the bytes of contiguous copied regions from addr on. */
+static int64_t snap_read(struct ptarget *p, uint64_t addr, uint8_t *out, size_t len)
+{
+	size_t lo = 0, hi = p->nsnap;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (p->snap[mid].end <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	size_t done = 0;
+	for (size_t i = lo; i < p->nsnap && done < len; i++) {
+		const struct snap_region *r = &p->snap[i];
+		uint64_t a = addr + done;
+		if (a < r->start || a >= r->end)
+			break;
+		size_t n = r->end - a < len - done ? (size_t)(r->end - a) : len - done;
+		memcpy(out + done, r->data + (a - r->start), n);
+		done += n;
+	}
+	return (int64_t)done;
+}
+
 static int64_t pid_read(void *impl, uint64_t addr, void *buf, size_t len, struct adac_error *err)
 {
 	struct ptarget *p = impl;
+	if (p->released)
+		return snap_read(p, addr, buf, len);
 	uint8_t *out = buf;
 	size_t done = 0;
 	bool paged = false; /* after a failure, go page by page to find the first unreadable byte */
@@ -437,6 +476,12 @@ static void free_mods(struct ptarget *p)
 static int pid_modules(void *impl, adac_module_cb cb, void *ctx, struct adac_error *err)
 {
 	struct ptarget *p = impl;
+	if (p->released) {
+		for (size_t i = 0; i < p->nmods; i++)
+			if (cb(ctx, &p->mods[i]))
+				break;
+		return 0;
+	}
 	struct mapping *maps = NULL;
 	size_t n = 0;
 	int rc = read_maps(p, &maps, &n, err);
@@ -511,7 +556,13 @@ static int pid_regs(void *impl, uint64_t tid, struct adac_regs *regs, struct ada
 	if (!th || th->gone)
 		return adac_fail(err, ADAC_E_NOT_FOUND, 0, "process %d: no thread %llu", (int)p->pid, (unsigned long long)tid);
 	struct user_regs_struct u;
-	if (ptrace(PTRACE_GETREGS, th->tid, NULL, &u) != 0) {
+	if (p->released) {
+		size_t i = (size_t)(th - p->threads);
+		if (!p->has_saved_regs[i])
+			return adac_fail(err, ADAC_E_IO, 0, "process %d: the registers of thread %d were not copied", (int)p->pid,
+			                 (int)th->tid);
+		u = p->saved_regs[i];
+	} else if (ptrace(PTRACE_GETREGS, th->tid, NULL, &u) != 0) {
 		if (errno == ESRCH)
 			return adac_fail(err, ADAC_E_IO, 0, "process %d: thread %d has exited", (int)p->pid, (int)th->tid);
 		return adac_fail(err, ADAC_E_IO, 0, "process %d: cannot read the registers of thread %d: %s", (int)p->pid,
@@ -570,6 +621,9 @@ static int pid_frames(void *impl, uint64_t tid, adac_frame_cb cb, void *ctx, str
 	struct pid_thread *th = tid <= INT32_MAX ? find_thread(p, (pid_t)tid) : NULL;
 	if (!th || th->gone)
 		return adac_fail(err, ADAC_E_NOT_FOUND, 0, "process %d: no thread %llu", (int)p->pid, (unsigned long long)tid);
+	if (p->released)
+		return adac_fail(err, ADAC_E_UNSUPPORTED, 0,
+		                 "process %d: its native frames are not in the copy (it was released after copying)", (int)p->pid);
 	if (open_dwfl(p, err))
 		return -1;
 	struct adac_dwfl_walk w = {.dwfl = p->dwfl, .cb = cb, .ctx = ctx};
@@ -593,12 +647,107 @@ static void pid_close(void *impl)
 		return;
 	if (p->dwfl)
 		dwfl_end(p->dwfl); /* before detaching: it may still hold thread state */
-	detach_all(p);
+	if (!p->released)
+		detach_all(p);
 	if (p->mem_fd >= 0)
 		close(p->mem_fd);
+	for (size_t i = 0; i < p->nsnap; i++)
+		free(p->snap[i].data);
+	free(p->snap);
+	free(p->saved_regs);
+	free(p->has_saved_regs);
 	free_mods(p);
 	free(p->threads);
 	free(p);
+}
+
+/* ---- copy and release ---- */
+
+static int count_module(void *ctx, const struct adac_module *m)
+{
+	(void)m;
+	(*(size_t *)ctx)++;
+	return 0;
+}
+
+/* Copies every readable mapping (up to ADAC_MAX_SNAPSHOT_BYTES), the threads' registers and the
+ * module list, then detaches: the process runs on while the copy is analysed. */
+static int copy_and_release(struct ptarget *p, struct adac_error *err)
+{
+	size_t nmods = 0;
+	if (pid_modules(p, count_module, &nmods, err))
+		return -1;
+	if (!(p->saved_regs = calloc(p->nthreads ? p->nthreads : 1, sizeof *p->saved_regs)) ||
+	    !(p->has_saved_regs = calloc(p->nthreads ? p->nthreads : 1, sizeof *p->has_saved_regs)))
+		return adac_fail(err, ADAC_E_NOMEM, 0, "process %d: out of memory", (int)p->pid);
+	for (size_t i = 0; i < p->nthreads; i++)
+		p->has_saved_regs[i] =
+			!p->threads[i].gone && ptrace(PTRACE_GETREGS, p->threads[i].tid, NULL, &p->saved_regs[i]) == 0;
+	char path[64];
+	snprintf(path, sizeof path, "/proc/%d/maps", (int)p->pid);
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return adac_fail(err, ADAC_E_IO, 0, "process %d: cannot read its mappings: %s", (int)p->pid, strerror(errno));
+	char *line = NULL;
+	size_t line_cap = 0, cap = 0, lines = 0;
+	uint64_t total = 0;
+	int rc = 0;
+	while (rc == 0 && getline(&line, &line_cap, f) > 0) {
+		if (++lines > ADAC_MAX_MAPPINGS) {
+			rc = adac_fail(err, ADAC_E_LIMIT, 0, "process %d: more than ADAC_MAX_MAPPINGS (%u) mappings",
+			               (int)p->pid, ADAC_MAX_MAPPINGS);
+			break;
+		}
+		unsigned long long start, end;
+		char perms[8];
+		if (sscanf(line, "%llx-%llx %7s", &start, &end, perms) != 3 || perms[0] != 'r' || end <= start ||
+		    strstr(line, "[vvar") || strstr(line, "[vsyscall]"))
+			continue;
+		if (total + (end - start) > ADAC_MAX_SNAPSHOT_BYTES) {
+			rc = adac_fail(err, ADAC_E_LIMIT, start,
+			               "process %d: its readable memory is more than ADAC_MAX_SNAPSHOT_BYTES (%llu)", (int)p->pid,
+			               (unsigned long long)ADAC_MAX_SNAPSHOT_BYTES);
+			break;
+		}
+		if (p->nsnap == cap) {
+			size_t ncap = cap ? cap * 2 : 256;
+			struct snap_region *g = realloc(p->snap, ncap * sizeof *g);
+			if (!g) {
+				rc = adac_fail(err, ADAC_E_NOMEM, 0, "process %d: out of memory copying it", (int)p->pid);
+				break;
+			}
+			p->snap = g;
+			cap = ncap;
+		}
+		struct snap_region *r = &p->snap[p->nsnap];
+		r->start = start;
+		r->data = malloc(end - start);
+		if (!r->data) {
+			rc = adac_fail(err, ADAC_E_NOMEM, start, "process %d: out of memory copying %llu bytes", (int)p->pid,
+			               end - start);
+			break;
+		}
+		/* As far as it reads (a mapping of a file shorter than the mapping ends early). */
+		struct adac_error e = {0};
+		int64_t n = pid_read(p, start, r->data, end - start, &e);
+		if (n <= 0) {
+			free(r->data);
+			continue;
+		}
+		r->end = start + (uint64_t)n;
+		total += (uint64_t)n;
+		p->nsnap++;
+	}
+	free(line);
+	fclose(f);
+	if (rc)
+		return -1;
+	detach_all(p);
+	for (size_t i = 0; i < p->nthreads; i++)
+		if (!p->threads[i].gone)
+			p->threads[i].resend_sig = 0;
+	p->released = true;
+	return 0;
 }
 
 static const struct adac_target_ops pid_ops = {
@@ -613,6 +762,11 @@ static const struct adac_target_ops pid_ops = {
 };
 
 struct adac_target *adac_target_open_pid(int pid, struct adac_error *err)
+{
+	return adac_target_open_pid_ex(pid, 0, err);
+}
+
+struct adac_target *adac_target_open_pid_ex(int pid, unsigned flags, struct adac_error *err)
 {
 	if (pid <= 0) {
 		adac_fail(err, ADAC_E_BAD_ARG, 0, "process %d: not a valid process id", pid);
@@ -659,6 +813,10 @@ struct adac_target *adac_target_open_pid(int pid, struct adac_error *err)
 		p->exited = true;
 		pid_close(p);
 		adac_fail(err, ADAC_E_NOT_FOUND, 0, "process %d: exited while attaching", pid);
+		return NULL;
+	}
+	if ((flags & ADAC_PID_RELEASE) && copy_and_release(p, err)) {
+		pid_close(p);
 		return NULL;
 	}
 	return adac_target_new(&pid_ops, p, err);

@@ -1,6 +1,7 @@
 /* fielddesc.c - enumerates a type's FieldDescs (EEClass.FieldDescList) and names them. */
 #include "types/fielddesc.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #include "base/limits.h"
@@ -49,7 +50,7 @@ static const struct adac_field_spec fd_specs[FD_COUNT] = {
  * its enclosing type correctly, which catches a layout that differs. */
 static const uint32_t fallback_fd[FD_EEC_FIRST] = {16, 0, 8, 12};
 
-static int layout(struct adac_runtime *rt, uint32_t *off, bool *checked, struct adac_error *err)
+static int resolve_layout(struct adac_runtime *rt, uint32_t *off, bool *checked, struct adac_error *err)
 {
 	uint8_t has[FD_COUNT];
 	*checked = false;
@@ -61,6 +62,93 @@ static int layout(struct adac_runtime *rt, uint32_t *off, bool *checked, struct 
 	memcpy(off, fallback_fd, sizeof fallback_fd);
 	*checked = true;
 	return 0;
+}
+
+/* A field looked up by name in a type (and its parents): found, or found in none. */
+struct found_field {
+	uint64_t mt;
+	char *name;
+	bool found;
+	struct adac_field f;
+};
+
+/* The runtime's state: the layout, resolved once, and every lookup by name so far (awaited
+ * objects, tasks and boxes ask the same few types for the same few fields once per chain). */
+struct fd_state {
+	uint32_t off[FD_COUNT];
+	bool checked;
+	struct found_field *found;
+	size_t cap, used;
+};
+
+static void state_free(void *p)
+{
+	struct fd_state *s = p;
+	for (size_t i = 0; i < s->cap; i++)
+		free(s->found[i].name);
+	free(s->found);
+	free(s);
+}
+
+static struct fd_state *state(struct adac_runtime *rt, struct adac_error *err)
+{
+	struct fd_state *s = adac_runtime_slot(rt, ADAC_SLOT_FIELDDESC);
+	if (s)
+		return s;
+	if (!(s = calloc(1, sizeof *s))) {
+		adac_fail(err, ADAC_E_NOMEM, 0, "out of memory");
+		return NULL;
+	}
+	if (resolve_layout(rt, s->off, &s->checked, err)) {
+		free(s);
+		return NULL;
+	}
+	adac_runtime_set_slot(rt, ADAC_SLOT_FIELDDESC, s, state_free);
+	return s;
+}
+
+static int layout(struct adac_runtime *rt, uint32_t *off, bool *checked, struct adac_error *err)
+{
+	struct fd_state *s = state(rt, err);
+	if (!s)
+		return -1;
+	memcpy(off, s->off, sizeof s->off);
+	*checked = s->checked;
+	return 0;
+}
+
+static size_t found_hash(uint64_t mt, const char *name)
+{
+	uint64_t h = mt * 0x9E3779B97F4A7C15ull;
+	for (; *name; name++)
+		h = (h ^ (unsigned char)*name) * 0x100000001B3ull;
+	return (size_t)(h ^ h >> 29);
+}
+
+/* The slot of (mt, name): its entry, or the empty slot where it goes; NULL if the table cannot grow. */
+static struct found_field *found_slot(struct fd_state *s, uint64_t mt, const char *name)
+{
+	if ((s->used + 1) * 2 > s->cap) {
+		size_t cap = s->cap ? s->cap * 2 : 64;
+		struct found_field *t = calloc(cap, sizeof *t);
+		if (!t)
+			return NULL;
+		for (size_t i = 0; i < s->cap; i++) {
+			if (!s->found[i].name)
+				continue;
+			size_t j = found_hash(s->found[i].mt, s->found[i].name) & (cap - 1);
+			while (t[j].name)
+				j = (j + 1) & (cap - 1);
+			t[j] = s->found[i];
+		}
+		free(s->found);
+		s->found = t;
+		s->cap = cap;
+	}
+	size_t j = found_hash(mt, name) & (s->cap - 1);
+	while (s->found[j].name && !(s->found[j].mt == mt && strcmp(s->found[j].name, name) == 0))
+		j = (j + 1) & (s->cap - 1);
+	return &s->found[j];
 }
 
 /* Instance fields of the type itself: the EEClass counts include the parent's. */
@@ -164,8 +252,40 @@ static int match_field(void *ctx, const struct adac_field *f)
 	return 1;
 }
 
+static int find_field(struct adac_runtime *rt, uint64_t mt, const char *name, struct adac_field *out,
+                      struct adac_error *err);
+
 int adac_mt_find_field(struct adac_runtime *rt, uint64_t mt, const char *name, struct adac_field *out,
                        struct adac_error *err)
+{
+	struct fd_state *s = state(rt, err);
+	if (!s)
+		return -1;
+	struct found_field *ff = found_slot(s, mt, name);
+	if (ff && ff->name) {
+		if (!ff->found)
+			return adac_fail(err, ADAC_E_NOT_FOUND, mt, "type with MethodTable 0x%llx has no field %s",
+			                 (unsigned long long)mt, name);
+		*out = ff->f;
+		return 0;
+	}
+	struct adac_error e = {0};
+	int rc = find_field(rt, mt, name, out, &e);
+	/* Remember what the type says (the field, or that it has none), not a read that failed. */
+	if (ff && (rc == 0 || e.code == ADAC_E_NOT_FOUND) && (ff->name = strdup(name))) {
+		ff->mt = mt;
+		ff->found = rc == 0;
+		if (rc == 0)
+			ff->f = *out;
+		s->used++;
+	}
+	if (rc)
+		adac_error_copy(err, &e);
+	return rc;
+}
+
+static int find_field(struct adac_runtime *rt, uint64_t mt, const char *name, struct adac_field *out,
+                      struct adac_error *err)
 {
 	uint64_t cur = mt;
 	for (unsigned walked = 0; cur; walked++) {

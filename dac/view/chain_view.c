@@ -18,8 +18,46 @@ static uint64_t frame_ip(const struct adac_async_frame *f)
 	return f->cont.diagnostic_ip ? f->cont.diagnostic_ip : f->cont.resume;
 }
 
+/* What follows "<indent>async #N: " on a frame's lines, into buf: its length, or -1 when it does
+ * not fit. */
+static int frame_tail(const struct adac_async_frame *f, const char *indent, char *buf, size_t size)
+{
+	size_t n = 0;
+	int k;
+#define TAIL(...)                                                   \
+	do {                                                            \
+		k = snprintf(buf + n, size - n, __VA_ARGS__);               \
+		if (k < 0 || (size_t)k >= size - n)                         \
+			return -1;                                              \
+		n += (size_t)k;                                             \
+	} while (0)
+	TAIL("0x%016llx", (unsigned long long)frame_ip(f));
+	if (f->method) {
+		TAIL(" %s`%s", f->module ? f->module : "?", f->method);
+		if (f->has_code)
+			TAIL(" + 0x%llx", (unsigned long long)f->code.offset);
+	} else {
+		TAIL(" <unknown method>");
+	}
+	char where[ADAC_FRAME_WHERE_MAX];
+	TAIL("%s [state %d]\n", adac_frame_where(f->has_source, f->file, f->line, f->has_il, f->il_offset, where,
+	                                         sizeof where),
+	     f->cont.state);
+	if (f->note[0])
+		TAIL("%s    note: %s\n", indent, f->note);
+#undef TAIL
+	return (int)n;
+}
+
 void adac_async_frame_print(const struct adac_async_frame *f, size_t index, const char *indent, struct adac_out *out)
 {
+	char buf[4096];
+	int n = frame_tail(f, indent, buf, sizeof buf);
+	if (n >= 0) {
+		adac_print(out, "%sasync #%zu: ", indent, index);
+		out->write(out->ctx, buf, (size_t)n);
+		return;
+	}
 	adac_print(out, "%sasync #%zu: 0x%016llx", indent, index, (unsigned long long)frame_ip(f));
 	if (f->method) {
 		adac_print(out, " %s`%s", f->module ? f->module : "?", f->method);
@@ -34,6 +72,105 @@ void adac_async_frame_print(const struct adac_async_frame *f, size_t index, cons
 	           f->cont.state);
 	if (f->note[0])
 		adac_print(out, "%s    note: %s\n", indent, f->note);
+}
+
+/* ---- frame texts per suspension point ---- */
+
+struct text_slot {
+	uint64_t dip, resume, method;
+	int32_t state;
+	bool ri, used;
+	char *text;
+	size_t len;
+};
+
+struct adac_frame_texts {
+	struct text_slot *slots;
+	size_t cap, used;
+};
+
+struct adac_frame_texts *adac_frame_texts_new(void) { return calloc(1, sizeof(struct adac_frame_texts)); }
+
+void adac_frame_texts_free(struct adac_frame_texts *m)
+{
+	if (!m)
+		return;
+	for (size_t i = 0; i < m->cap; i++)
+		free(m->slots[i].text);
+	free(m->slots);
+	free(m);
+}
+
+static size_t text_hash(uint64_t dip, uint64_t resume, int32_t state, uint64_t method)
+{
+	uint64_t h = dip * 0x9E3779B97F4A7C15ull ^ (resume + 0x632BE59BD9B4E019ull) * 0xC2B2AE3D27D4EB4Full;
+	h ^= ((uint64_t)(uint32_t)state + method) * 0x165667B19E3779F9ull;
+	return (size_t)(h ^ h >> 29);
+}
+
+/* The slot of a frame's key: its text (used) or where it goes; NULL when the table cannot grow. */
+static struct text_slot *text_slot(struct adac_frame_texts *m, const struct adac_async_frame *f)
+{
+	if ((m->used + 1) * 2 > m->cap) {
+		size_t cap = m->cap ? m->cap * 2 : 64;
+		struct text_slot *t = calloc(cap, sizeof *t);
+		if (!t)
+			return NULL;
+		for (size_t i = 0; i < m->cap; i++) {
+			struct text_slot *o = &m->slots[i];
+			if (!o->used)
+				continue;
+			size_t j = text_hash(o->dip, o->resume, o->state, o->method) & (cap - 1);
+			while (t[j].used)
+				j = (j + 1) & (cap - 1);
+			t[j] = *o;
+		}
+		free(m->slots);
+		m->slots = t;
+		m->cap = cap;
+	}
+	const struct adac_continuation *c = &f->cont;
+	uint64_t method = (uintptr_t)f->method;
+	bool ri = c->resume_info != 0;
+	size_t j = text_hash(c->diagnostic_ip, c->resume, c->state, method) & (m->cap - 1);
+	for (; m->slots[j].used; j = (j + 1) & (m->cap - 1)) {
+		struct text_slot *e = &m->slots[j];
+		if (e->dip == c->diagnostic_ip && e->resume == c->resume && e->state == c->state && e->ri == ri &&
+		    e->method == method)
+			break;
+	}
+	return &m->slots[j];
+}
+
+/* Prints a frame through texts: its text is what the frame cache's key (DiagnosticIP, Resume,
+ * State, ResumeInfo) resolves to, with the method's name (an instantiation of shared code differs
+ * per continuation: those, and names the frame holds itself, are not remembered). */
+static void print_frame(const struct adac_async_frame *f, size_t index, struct adac_out *out,
+                        struct adac_frame_texts *texts)
+{
+	struct text_slot *e = NULL;
+	if (texts && !f->shared_code && f->method != f->name_buf && (e = text_slot(texts, f)) && e->used) {
+		adac_print(out, "  async #%zu: ", index);
+		out->write(out->ctx, e->text, e->len);
+		return;
+	}
+	char buf[4096];
+	int n = e ? frame_tail(f, "  ", buf, sizeof buf) : -1;
+	if (n < 0 || !(e->text = malloc((size_t)n))) {
+		adac_async_frame_print(f, index, "  ", out);
+		return;
+	}
+	memcpy(e->text, buf, (size_t)n);
+	e->len = (size_t)n;
+	e->dip = f->cont.diagnostic_ip;
+	e->resume = f->cont.resume;
+	e->state = f->cont.state;
+	e->ri = f->cont.resume_info != 0;
+	e->method = (uintptr_t)f->method;
+	e->used = true;
+	texts->used++;
+	adac_print(out, "  async #%zu: ", index);
+	out->write(out->ctx, buf, (size_t)n);
 }
 
 void adac_awaiting_print(const struct adac_awaiting *a, struct adac_out *out)
@@ -68,6 +205,12 @@ json_t *adac_awaiting_json(const struct adac_awaiting *a)
 size_t adac_chain_view_print(struct adac_runtime *rt, const struct adac_resolved_chain *v, struct adac_out *out,
                              size_t first_index, size_t limit, unsigned flags)
 {
+	return adac_chain_view_print_ex(rt, v, out, first_index, limit, flags, NULL);
+}
+
+size_t adac_chain_view_print_ex(struct adac_runtime *rt, const struct adac_resolved_chain *v, struct adac_out *out,
+                                size_t first_index, size_t limit, unsigned flags, struct adac_frame_texts *texts)
+{
 	if (v->has_awaiting)
 		adac_awaiting_print(&v->awaiting, out);
 	size_t printed = 0;
@@ -78,7 +221,7 @@ size_t adac_chain_view_print(struct adac_runtime *rt, const struct adac_resolved
 			adac_print(out, "  (shown max number of frames (%zu), use -c 0 for all)\n", limit);
 			return printed;
 		}
-		adac_async_frame_print(&v->frames[i], first_index + printed, "  ", out);
+		print_frame(&v->frames[i], first_index + printed, out, texts);
 		if (flags & ADAC_VIEW_LOCALS) {
 			struct adac_error err = {0};
 			if (adac_frame_locals_print(rt, &v->frames[i], NULL, "      ", flags & ADAC_VIEW_INTERNALS, out, &err))

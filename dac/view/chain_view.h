@@ -25,6 +25,15 @@ struct json_t;
 size_t adac_chain_view_print(struct adac_runtime *rt, const struct adac_resolved_chain *v, struct adac_out *out,
                              size_t first_index, size_t limit, unsigned flags);
 
+/* The text of frames remembered per suspension point (what the frame cache of resolved_chain.h
+ * shares), for listings of many chains parked at the same few: each is formatted once. */
+struct adac_frame_texts;
+struct adac_frame_texts *adac_frame_texts_new(void);
+void adac_frame_texts_free(struct adac_frame_texts *m);
+/* adac_chain_view_print through texts (NULL: none). */
+size_t adac_chain_view_print_ex(struct adac_runtime *rt, const struct adac_resolved_chain *v, struct adac_out *out,
+                                size_t first_index, size_t limit, unsigned flags, struct adac_frame_texts *texts);
+
 /* One frame: "<indent>async #N: <ip> <module>`<method> + <offset> at <file>:<line> [state <n>]",
  * and its note on the next line. */
 void adac_async_frame_print(const struct adac_async_frame *f, size_t index, const char *indent, struct adac_out *out);

@@ -190,7 +190,7 @@ int adac_pending_print_thread_waits(struct adac_pending *p, uint64_t tid, unsign
 }
 
 static void print_stack(const struct adac_pending_list *l, const struct adac_pending_stack *st, unsigned flags,
-                        struct adac_out *out)
+                        struct adac_out *out, struct adac_frame_texts *texts)
 {
 	const struct adac_pending *p = l->p;
 	print_header(p, st, out);
@@ -204,7 +204,7 @@ static void print_stack(const struct adac_pending_list *l, const struct adac_pen
 			struct adac_resolved_chain v = s->view;
 			if (i > 0)
 				v.has_awaiting = false; /* it awaits the frame printed before it */
-			frame += adac_chain_view_print(p->rt, &v, out, frame, 0, flags);
+			frame += adac_chain_view_print_ex(p->rt, &v, out, frame, 0, flags, texts);
 		} else if (s->node->kind == ADAC_NODE_BOX) {
 			const struct adac_classic_frame *c = &s->classic;
 			char where[ADAC_FRAME_WHERE_MAX];
@@ -322,12 +322,14 @@ int adac_pending_print(struct adac_pending_list *l, unsigned flags, struct adac_
 {
 	adac_pending_print_warnings(l->p, out);
 	struct adac_pending_stack st;
+	struct adac_frame_texts *texts = adac_frame_texts_new(); /* NULL: each frame formatted */
 	int more;
 	while ((more = adac_pending_list_next(l, &st, err)) > 0) {
 		if (st.index)
 			adac_print(out, "\n");
-		print_stack(l, &st, flags, out);
+		print_stack(l, &st, flags, out, texts);
 	}
+	adac_frame_texts_free(texts);
 	if (more < 0)
 		return -1;
 	if (l->listed)
@@ -625,7 +627,7 @@ int adac_pending_print_stacks(struct adac_pending_list *l, unsigned flags, struc
 		} else {
 			if (st.index)
 				adac_print(out, "\n");
-			print_stack(l, &st, flags, out);
+			print_stack(l, &st, flags, out, NULL);
 		}
 	}
 	return more < 0 ? -1 : 0;

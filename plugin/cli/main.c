@@ -115,6 +115,9 @@ static void usage(FILE *f)
 	           "                   srv*<cache-dir>*<url> (http://, https://, file://); searched before\n"
 	           "                   $ASYNCDAC_SYMBOL_PATH, then debuginfod ($DEBUGINFOD_URLS)\n"
 	           "  --strict         Refuse a damaged core (truncated) instead of showing what it holds\n"
+	           "  --release        With --pid: copy the process's readable memory while it is\n"
+	           "                   stopped, then let it run and analyse the copy (the process is\n"
+	           "                   stopped only for the copy; native frames are not in it)\n"
 	           "\n"
 	           "Exit status: 0 done, 1 the target could not be read or analysed, 2 a usage error\n"
 	           "(unknown command or option, bad value, no target).\n");
@@ -335,7 +338,7 @@ int main(int argc, char **argv)
 
 	/* Split the target selection (<core-file> or --pid N) from the command's own options. */
 	const char *core = NULL, *symbol_path = NULL, *svg = NULL;
-	bool strict = false;
+	bool strict = false, release = false;
 	long pid = -1;
 	char **rest = calloc((size_t)argc + 1, sizeof *rest);
 	if (!rest)
@@ -371,6 +374,8 @@ int main(int argc, char **argv)
 			}
 		} else if (strcmp(argv[i], "--strict") == 0) {
 			strict = true;
+		} else if (strcmp(argv[i], "--release") == 0) {
+			release = true;
 		} else if (strcmp(argv[i], "--svg") == 0 && strcmp(cmd->name, "ps") == 0) {
 			if (i + 1 >= argc) {
 				free(rest);
@@ -393,6 +398,10 @@ int main(int argc, char **argv)
 		free(rest);
 		return usage_error("give either a core file or --pid, not both");
 	}
+	if (release && pid < 0) {
+		free(rest);
+		return usage_error("--release applies to a live process (--pid)");
+	}
 
 	struct adac_error err = {0};
 	struct adac_symbols *symbols = make_symbols(symbol_path, &err);
@@ -401,7 +410,8 @@ int main(int argc, char **argv)
 		return usage_error("%s", err.msg);
 	}
 	struct adac_core_options opt = {.strict = strict};
-	struct adac_target *t = core ? adac_target_open_core_ex(core, &opt, &err) : adac_target_open_pid((int)pid, &err);
+	struct adac_target *t = core ? adac_target_open_core_ex(core, &opt, &err)
+	                             : adac_target_open_pid_ex((int)pid, release ? ADAC_PID_RELEASE : 0, &err);
 	if (!t) {
 		adac_symbols_free(symbols);
 		free(rest);

@@ -2,6 +2,7 @@
 # stacks, graphs, diffs. Needs the `dotnet` fixture of tests/dotnet (scripts/dotnet-setup).
 #   output.exit_codes   0 ok, 1 target or analysis error, 2 usage, for every command of the CLI
 #   output.json         every command's JSON document against docs/json.md, both ways
+#   output.jsonl        ps --jsonl: its lines against docs/json.md, its stacks against ps --json
 #   output.coalesce     ps --coalesce folds the deep sample's recursion
 #   output.graphs       ps --format folded, --format dot and --svg (Graphviz) on the fanout sample
 #   output.tools        ps --format folded unchanged into flamegraph.pl and speedscope (headless Chromium)
@@ -10,10 +11,11 @@
 #   output.deb          the .deb installed by apt into a Debian 12 root (debootstrap, cached under
 #                       build/debian12): asyncdac and lldb-22's plugin there, on a sample's core
 #   output.locals       locals by default: the source's variables; --internals, --all; m_stateFlags
-set(_output_tests output.exit_codes output.json output.coalesce output.graphs output.tools output.diff output.locals)
+set(_output_tests output.exit_codes output.json output.jsonl output.coalesce output.graphs output.tools output.diff output.locals)
 add_adac_test(output.install integration/test_output.py install)
 add_adac_test(output.exit_codes integration/test_output.py exit_codes)
 add_adac_test(output.json integration/test_output.py json)
+add_adac_test(output.jsonl integration/test_output.py jsonl)
 add_adac_test(output.coalesce integration/test_output.py coalesce)
 add_adac_test(output.graphs integration/test_output.py graphs)
 add_adac_test(output.tools integration/test_output.py tools)

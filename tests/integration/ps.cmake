@@ -12,7 +12,9 @@
 #                       MethodDescs (fixed seeds): ps and bt stay well-behaved, untouched chains exact
 #   ps.errors           bad arguments; the progress line on a terminal
 #   ps.lldb             `async ps` in lldb-22
-set(_ps_tests ps.fanout ps.mixed.Debug ps.mixed.Release ps.running ps.shapes ps.corrupt ps.corrupt_sweep ps.errors ps.lldb)
+#   ps.release          ps --pid --release (copy, release, analyse the copy) lists what holding the
+#                       process lists; the process runs on
+set(_ps_tests ps.fanout ps.mixed.Debug ps.mixed.Release ps.running ps.shapes ps.corrupt ps.corrupt_sweep ps.errors ps.lldb ps.release)
 add_adac_test(ps.fanout integration/test_ps.py fanout)
 add_adac_test(ps.mixed.Debug integration/test_ps.py mixed Debug)
 add_adac_test(ps.mixed.Release integration/test_ps.py mixed Release)
@@ -22,4 +24,5 @@ add_adac_test(ps.corrupt integration/test_ps.py corrupt)
 add_adac_test(ps.corrupt_sweep integration/test_corrupt_sweep.py)
 add_adac_test(ps.errors integration/test_ps.py errors)
 add_adac_test(ps.lldb integration/test_ps.py lldb)
+add_adac_test(ps.release integration/test_ps.py release)
 set_tests_properties(${_ps_tests} PROPERTIES FIXTURES_REQUIRED dotnet LABELS "dotnet;needs-cli")

@@ -4,6 +4,9 @@ nested sample (and the deep and fanout samples where a part says so).
               failed, 2 the command line is wrong
   json        every command's document is {"schema": 1, "<command>": payload} with the members
               docs/json.md lists, no more and no fewer; no timings unless --timings; two runs equal
+  jsonl       ps --jsonl of the nested, mixed and fanout samples: each kind of line against its
+              docs/json.md table, both ways; frames and types described once, before use; the
+              stacks, resolved through those lines, equal ps --json's
   coalesce    ps --coalesce of the deep sample (1,000 frames of one recursion): one line per
               run of a frame calling itself, in 100 columns; its folded stack and graph
   graphs      ps --format folded and --format dot / --svg of the fanout sample: the stacks, the
@@ -160,6 +163,9 @@ def documented():
         found = re.findall(r"`asyncdac ([^`]*)`", line)
         if found and line.startswith("`asyncdac "):
             invocations = found
+        kind = re.match(r"JSONL (\w+): `asyncdac ([^`]*)`", line)
+        if kind:  # a table of one kind of line of a JSON Lines listing: "<invocation> #<kind>"
+            invocations = [f"{kind.group(2)} #{kind.group(1)}"]
     return out
 
 
@@ -213,6 +219,8 @@ def json_documents(tmp):
                sorted(["bt", "diff", "dumpheap", "dumpmd", "frame", "ip2md", "ps", "runtime"]),
                "docs/json.md documents every command that has --json")
     for invocations, table in tables:
+        if any("--jsonl" in inv for inv in invocations):
+            continue  # output.jsonl
         payloads = []
         for inv in invocations:
             args = [values.get(a, a) for a in inv.split()]
@@ -228,12 +236,101 @@ def json_documents(tmp):
             t.check_eq(b.cli(args)[1], out, f"asyncdac {inv}: a second run prints the same document")
         check_members(payloads, table, " and ".join(invocations))
     # --timings adds the wall times, where the tables say.
-    d = b.cli_json(["ps", core, "--timings"], "ps --timings")
+    d = b.cli_json(["ps", core, "--timings"], "ps --timings")  # (after the tables)
     t.check(d is not None and all(isinstance(d["summary"].get(k), float) for k in ("heap_seconds", "link_seconds")),
             "ps --json --timings: summary.heap_seconds and link_seconds")
     d = b.cli_json(["dumpheap", core, "--stat", "--timings"], "dumpheap --timings")
     t.check(d is not None and isinstance(d["scan"].get("walk_seconds"), float), "dumpheap --json --timings: scan.walk_seconds")
     expect_rc(["ps", core, "--timings"], 2, "ps --timings without --json")
+
+
+# ---- ps --jsonl ----
+
+JSONL_FRAME_OWN = {"async": ["continuation"], "classic": ["box", "state_machine"], "task": ["task"]}
+
+
+def jsonl(tmp):
+    tables = {inv.split(" #")[1]: table for invs, table in documented() for inv in invs if "--jsonl #" in inv}
+    t.check_eq(sorted(tables), ["chain", "end", "frame", "header", "type"], "docs/json.md: a table per kind of line")
+    seen = {kind: [] for kind in tables}
+    for sample in ("nested", "mixed", "fanout"):
+        core = b.sample_core(sample, "Debug", tmp)
+        rc, out, err = b.cli(["ps", core, "--jsonl"])
+        if not t.check_eq((rc, err), (0, ""), f"{sample}: ps --jsonl: exit code and stderr"):
+            continue
+        t.check_eq(b.cli(["ps", core, "--jsonl"])[1], out, f"{sample}: ps --jsonl twice: the same lines")
+        t.check("seconds" not in out, f"{sample}: ps --jsonl: no wall times without --timings")
+        lines = [json.loads(x) for x in out.splitlines()]
+        t.check(all(" " not in x.split('"')[0] for x in out.splitlines()), f"{sample}: compact lines")
+        t.check_eq(lines[0], {"schema": 1, "command": "ps", "format": "jsonl"}, f"{sample}: the header line")
+        types, frames, chains = {}, {}, []
+        for x in lines[1:-1]:
+            kind = next(iter(x))
+            seen[{"type": "type", "frame": "frame", "chain": "chain"}.get(kind, "?")].append(x)
+            if kind == "type":
+                t.check_eq(x["type"], len(types), f"{sample}: type lines are numbered in order")
+                types[x["type"]] = x["name"]
+            elif kind == "frame":
+                t.check_eq(x["frame"], len(frames), f"{sample}: frame lines are numbered in order")
+                frames[x["frame"]] = x
+            elif t.check_eq(kind, "chain", f"{sample}: a line's first member"):
+                for ref, *_ in x["frames"]:
+                    t.check(ref in frames, f"{sample}: chain {x['chain']} refers to frame {ref} before its line")
+                for o in (x.get("task"), x.get("awaiting")):
+                    if o and o["type"] is not None:
+                        t.check(o["type"] in types, f"{sample}: chain {x['chain']}: type {o['type']} before its line")
+                chains.append(x)
+        seen["header"].append(lines[0])
+        seen["end"].append(lines[-1])
+        t.check("summary" in lines[-1], f"{sample}: the last line has the summary")
+        t.check_eq(len({json.dumps(f, sort_keys=True) for f in frames.values()}), len(frames),
+                   f"{sample}: each frame described once")
+
+        # The same stacks as ps --json, frames and types resolved through their lines.
+        doc = b.cli_json(["ps", core], "ps")
+        t.check_eq(lines[-1], {k: v for k, v in doc.items() if k != "chains"}, f"{sample}: the last line")
+        t.check_eq(len(chains), len(doc["chains"]), f"{sample}: as many stacks as ps --json")
+
+        def task(o):
+            if o is None:
+                return None
+            o = dict(o, type=types.get(o["type"]))
+            return o
+
+        for x, c in zip(chains, doc["chains"]):
+            what = f"{sample}: chain {c['index']}"
+            t.check_eq(x["chain"], c["index"], f"{what}: number")
+            want_task = c["task"] and {k: v for k, v in c["task"].items() if k not in ("method_table", "flags")}
+            t.check_eq(task(x["task"]), want_task, f"{what}: task")
+            t.check_eq(task(x["awaiting"]), c["awaiting"], f"{what}: awaiting")
+            t.check_eq(x.get("running"), c["running"], f"{what}: running")
+            t.check_eq((x.get("cycle", False), x.get("truncated", False)), (c["cycle"], c["truncated"]), f"{what}: flags")
+            t.check_eq(x.get("error"), next((s["error"] for s in c["segments"] if s.get("error")), None), f"{what}: error")
+            got = []
+            for ref, addr, *more in x["frames"]:
+                f = {k: v for k, v in frames[ref].items() if k != "frame"}
+                own = JSONL_FRAME_OWN[f["kind"]]
+                t.check_eq(len(more), len(own) - 1, f"{what}: a {f['kind']} frame's reference")
+                if f["kind"] == "task":
+                    f = {"kind": "task", "task": {"address": addr, "type": f["type"]}}
+                else:
+                    f.update(zip(own, [addr] + more))
+                got.append(f)
+            want = []
+            for f in c["frames"]:
+                f = {k: v for k, v in f.items() if k != "index"}
+                if f["kind"] == "task":
+                    f["task"] = {"address": f["task"]["address"], "type": f["task"]["type"]}
+                want.append(f)
+            t.check_eq(got, want, f"{what}: frames")
+    for kind, table in tables.items():
+        check_members(seen[kind], table, f"ps --jsonl, {kind} lines")
+    core = b.sample_core("nested", "Debug", tmp)
+    for other in ("--json", "--stats", "--coalesce", "--locals"):
+        expect_rc(["ps", core, "--jsonl", other], 2, f"ps --jsonl {other}")
+    rc, out, _ = b.cli(["ps", core, "--jsonl", "--timings"])
+    end = json.loads(out.splitlines()[-1]) if rc == 0 else {}
+    t.check(isinstance(end.get("summary", {}).get("heap_seconds"), float), "ps --jsonl --timings: the wall times")
 
 
 # ---- ps --coalesce ----
@@ -652,7 +749,7 @@ def locals_defaults(tmp):
     t.check(want in text, f"bt --locals: {want!r}... in the gate task's fields:\n{text[:3000]}")
 
 
-PARTS = {"tools": tools, "deb": deb, "install": install, "locals": locals_defaults, "exit_codes": exit_codes, "json": json_documents, "coalesce": coalesce, "graphs": graphs, "diff": diff}
+PARTS = {"tools": tools, "deb": deb, "install": install, "locals": locals_defaults, "exit_codes": exit_codes, "json": json_documents, "jsonl": jsonl, "coalesce": coalesce, "graphs": graphs, "diff": diff}
 
 
 def main():

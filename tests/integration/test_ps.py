@@ -724,6 +724,31 @@ def lldb():
     t.check("--coalesce" in out and "\nUsage: async ps " in out, f"lldb: help async ps:\n{out[-1500:]}")
 
 
+# ---- --release -----------------------------------------------------------------------------------
+
+def thread_state(pid):
+    with open(f"/proc/{pid}/stat") as f:
+        return f.read().rsplit(")", 1)[1].split()[0]
+
+
+def release():
+    """ps --pid --release: the listing of a process held for the whole analysis, from a copy taken
+    while it was held (a chain running on a thread included); the process runs on afterwards."""
+    for name, mode in (("fanout", None), ("running", "park")):
+        s = b.sample(name, "Release", mode=mode)
+        try:
+            for args in ([], ["--coalesce"], ["--json"]):
+                held = ps(["--pid", str(s.pid)], *args, what=f"{name} live")
+                copied = ps(["--pid", str(s.pid), "--release"], *args, what=f"{name} live, --release")
+                if held is not None and copied is not None:
+                    t.check_eq(copied, held, f"{name}: ps {' '.join(args)} --release lists what holding it lists")
+            t.check(thread_state(s.pid) in "RS", f"{name}: the process runs on after --release")
+        finally:
+            s.kill()
+    rc, _, err = b.cli(["ps", b.sample_core("nested", "Debug", t.tmpdir()), "--release"])
+    t.check_eq(rc, 2, f"ps <core> --release: a usage error ({err.strip()})")
+
+
 def main():
     what = sys.argv[1] if len(sys.argv) > 1 else "fanout"
     if what == "fanout":
@@ -740,6 +765,8 @@ def main():
         errors()
     elif what == "lldb":
         lldb()
+    elif what == "release":
+        release()
     else:
         t.fail(f"unknown test {what}")
     t.finish()
