@@ -28,6 +28,7 @@ enum adac_slot {
 	ADAC_SLOT_GC,            /* gc_heap.c */
 	ADAC_SLOT_TASK,          /* task.c */
 	ADAC_SLOT_OBJECT,        /* object.c */
+	ADAC_SLOT_GC_HANDLES,    /* gc_handles.c */
 	ADAC_SLOT_COUNT
 };
 

@@ -29,7 +29,9 @@
 	X(TSI_GC, "ThreadStaticsInfo", "GCTlsIndex", 4, true)                  \
 	X(MT_AUX, "MethodTable", "AuxiliaryData", 8, true)                     \
 	X(TH_THROWN, "Thread", "LastThrownObject", 8, false)                   \
-	X(TH_THROWN_UNHANDLED, "Thread", "LastThrownObjectIsUnhandled", 1, false)
+	X(TH_THROWN_UNHANDLED, "Thread", "LastThrownObjectIsUnhandled", 1, false) \
+	X(TH_STACK_BASE, "Thread", "CachedStackBase", 8, false)                \
+	X(TH_STACK_LIMIT, "Thread", "CachedStackLimit", 8, false)
 
 enum {
 #define X(id, type, field, width, req) id,
@@ -89,6 +91,11 @@ static int read_thread(struct adac_runtime *rt, const struct threads_state *s, u
 		adac_error_wrap(err, "Thread 0x%llx: ", (unsigned long long)thread);
 		return -1;
 	}
+	/* The stack bounds are optional facts: unreadable or undescribed, they stay 0. */
+	if (s->has[TH_STACK_BASE] && adac_read_ptr(rt->t, thread + s->off[TH_STACK_BASE], &th->stack_base, NULL))
+		th->stack_base = 0;
+	if (s->has[TH_STACK_LIMIT] && adac_read_ptr(rt->t, thread + s->off[TH_STACK_LIMIT], &th->stack_limit, NULL))
+		th->stack_limit = 0;
 	return 0;
 }
 

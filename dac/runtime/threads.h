@@ -16,6 +16,8 @@ struct adac_managed_thread {
 	uint64_t os_id;               /* Thread.OSId (LWP on Linux), 0 when not started or dead */
 	uint32_t state;               /* Thread.State */
 	uint64_t thread_local_data;   /* Thread.ThreadLocalDataPtr */
+	uint64_t stack_base;          /* Thread.CachedStackBase: the stack's high end; 0 when not known */
+	uint64_t stack_limit;         /* Thread.CachedStackLimit: its low end; 0 when not known */
 };
 
 typedef int (*adac_managed_thread_cb)(void *ctx, const struct adac_managed_thread *th);

@@ -1,0 +1,32 @@
+/* gcroot_view.h - `gcroot`: the roots that keep an object alive, each with its shortest reference
+ * path, SOS gcroot's layout:
+ *
+ *   0x<obj> <Type>
+ *   Thread <os id> (managed <id>):
+ *       stack slot 0x<slot> (conservative)          or   register rbx (conservative)
+ *           -> 0x<obj> <Type>
+ *           -> 0x<obj> <Type>, via <field of the previous object, or [i]>
+ *   HandleTable:
+ *       0x<handle> (<strong|pinned|async pinned|sized ref> handle)
+ *           -> ...
+ *   Finalizer queue:
+ *       0x<slot> (ready for finalization)
+ *           -> ...
+ *
+ *   Found N unique roots.
+ *
+ * then a "warning: ..." line for each part that could not be searched. JSON: docs/json.md. */
+#ifndef ADAC_GCROOT_VIEW_H
+#define ADAC_GCROOT_VIEW_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "base/error.h"
+
+struct adac_runtime;
+struct adac_out;
+
+int adac_gcroot_print(struct adac_runtime *rt, uint64_t obj, bool json, struct adac_out *out, struct adac_error *err);
+
+#endif
