@@ -99,6 +99,21 @@ static int read_thread(struct adac_runtime *rt, const struct threads_state *s, u
 	return 0;
 }
 
+int adac_thread_statics_array(struct adac_runtime *rt, const struct adac_managed_thread *th, uint64_t *array,
+                              struct adac_error *err)
+{
+	struct threads_state *s;
+	*array = 0;
+	if (init_state(rt, &s, err))
+		return -1;
+	if (th->thread_local_data &&
+	    adac_read_ptr(rt->t, th->thread_local_data + s->off[TLD_NC_ARRAY], array, err)) {
+		adac_error_wrap(err, "ThreadLocalData 0x%llx: ", (unsigned long long)th->thread_local_data);
+		return -1;
+	}
+	return 0;
+}
+
 /* ThreadStore.FirstThreadLink and Thread.LinkNext hold Thread pointers (as the cDAC's Thread
  * contract reads them; checked on 11.0.0, where subtracting the link's offset gives garbage). */
 int adac_thread_list_walk(struct adac_runtime *rt, uint64_t store, uint32_t first_off, uint32_t next_off,

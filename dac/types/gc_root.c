@@ -242,6 +242,17 @@ static int scan_thread(void *ctx, const struct adac_managed_thread *th)
 		at += got;
 	}
 	free(buf);
+	uint64_t tls = 0;
+	memset(&e, 0, sizeof e);
+	if (adac_thread_statics_array(rt, th, &tls, &e)) {
+		if (warn(s, what, &e))
+			return 1;
+	} else if (tls) {
+		struct adac_gc_root r = {.kind = ADAC_ROOT_THREAD_STATICS, .where = th->thread_local_data,
+		                         .os_tid = th->os_id, .managed_id = th->managed_id};
+		if (add_root(s, &r, tls))
+			return 1;
+	}
 	for (unsigned reg = 0; reg < ADAC_REG_COUNT; reg++) {
 		if (reg == ADAC_REG_RSP || reg == ADAC_REG_RIP || reg == ADAC_REG_FS_BASE || !regs.r[reg])
 			continue;

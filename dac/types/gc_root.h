@@ -14,6 +14,8 @@
  *     so a slot may be dead (a conservative root), and a reference to an object's interior is not
  *     seen; then the thread's general-purpose registers, the same way. The slots and registers of one
  *     thread that hold the same object are one root (its first slot, then how many more);
+ *   - each thread's non-collectible thread statics: the object[] of their bases the thread's
+ *     ThreadLocalData holds (the GC scans it with the thread; no handle holds it);
  *   - the finalization queue's ready lists (objects waiting for the finalizer thread).
  * Parts that cannot be read (a thread's registers, the handle tables) are recorded as warnings and
  * the rest is still searched. */
@@ -34,6 +36,7 @@ enum adac_root_kind {
 	ADAC_ROOT_REGISTER,   /* a register of a thread (conservative) */
 	ADAC_ROOT_HANDLE,     /* a GC handle */
 	ADAC_ROOT_FINALIZER,  /* the finalization queue's ready lists */
+	ADAC_ROOT_THREAD_STATICS, /* a thread's object[] of non-collectible thread-static bases */
 };
 
 /* One step of a path: an object, and the slot of the previous step's object that references it. */
@@ -47,9 +50,10 @@ struct adac_root_hop {
 
 struct adac_gc_root {
 	enum adac_root_kind kind;
-	uint64_t where;       /* stack slot, handle, or finalization queue slot; register: its ADAC_REG_* */
+	uint64_t where;       /* stack slot, handle, or finalization queue slot; register: its ADAC_REG_*;
+	                       * thread statics: the thread's ThreadLocalData */
 	uint32_t handle_type; /* ADAC_ROOT_HANDLE */
-	uint64_t os_tid;      /* ADAC_ROOT_STACK/REGISTER: the thread */
+	uint64_t os_tid;      /* ADAC_ROOT_STACK/REGISTER/THREAD_STATICS: the thread */
 	uint32_t managed_id;
 	uint64_t more_slots;  /* ADAC_ROOT_STACK/REGISTER: later slots and registers of the thread holding the
 	                       * same object (one root: the first slot holding it) */

@@ -20,6 +20,7 @@ static const char *kind_name(enum adac_root_kind k)
 	case ADAC_ROOT_REGISTER: return "register";
 	case ADAC_ROOT_HANDLE: return "handle";
 	case ADAC_ROOT_FINALIZER: return "finalizer";
+	case ADAC_ROOT_THREAD_STATICS: return "thread_statics";
 	}
 	return "?";
 }
@@ -48,7 +49,10 @@ static void print_text(struct adac_runtime *rt, const struct adac_gcroot *g, str
 	for (size_t i = 0; i < g->root_count; i++) {
 		const struct adac_gc_root *r = &g->roots[i];
 		bool thread = r->kind == ADAC_ROOT_STACK || r->kind == ADAC_ROOT_REGISTER;
-		if (thread && (!prev || prev->os_tid != r->os_tid || !(prev->kind == ADAC_ROOT_STACK || prev->kind == ADAC_ROOT_REGISTER)))
+		bool of_thread = thread || r->kind == ADAC_ROOT_THREAD_STATICS;
+		bool prev_of_thread = prev && (prev->kind == ADAC_ROOT_STACK || prev->kind == ADAC_ROOT_REGISTER ||
+		                               prev->kind == ADAC_ROOT_THREAD_STATICS);
+		if (of_thread && (!prev_of_thread || prev->os_tid != r->os_tid))
 			adac_print(out, "Thread %llu (managed %u):\n", (unsigned long long)r->os_tid, r->managed_id);
 		else if (r->kind == ADAC_ROOT_HANDLE && (!prev || prev->kind != ADAC_ROOT_HANDLE))
 			adac_print(out, "HandleTable:\n");
@@ -68,6 +72,9 @@ static void print_text(struct adac_runtime *rt, const struct adac_gcroot *g, str
 			break;
 		case ADAC_ROOT_FINALIZER:
 			adac_print(out, "    0x%016llx (ready for finalization)\n", (unsigned long long)r->where);
+			break;
+		case ADAC_ROOT_THREAD_STATICS:
+			adac_print(out, "    thread statics (ThreadLocalData 0x%016llx)\n", (unsigned long long)r->where);
 			break;
 		}
 		if (thread && r->more_slots)
@@ -100,6 +107,7 @@ static json_t *root_json(struct adac_runtime *rt, const struct adac_gc_root *r)
 	case ADAC_ROOT_STACK:
 	case ADAC_ROOT_FINALIZER:
 	case ADAC_ROOT_HANDLE:
+	case ADAC_ROOT_THREAD_STATICS:
 		json_object_set_new(j, "address", adac_json_addr(r->where));
 		break;
 	case ADAC_ROOT_REGISTER:
@@ -108,11 +116,12 @@ static json_t *root_json(struct adac_runtime *rt, const struct adac_gc_root *r)
 	}
 	if (r->kind == ADAC_ROOT_HANDLE)
 		json_object_set_new(j, "handle_type", json_string(adac_handle_type_name(r->handle_type, tbuf, sizeof tbuf)));
-	if (r->kind == ADAC_ROOT_STACK || r->kind == ADAC_ROOT_REGISTER) {
+	if (r->kind == ADAC_ROOT_STACK || r->kind == ADAC_ROOT_REGISTER || r->kind == ADAC_ROOT_THREAD_STATICS) {
 		json_object_set_new(j, "os_thread_id", json_integer((json_int_t)r->os_tid));
 		json_object_set_new(j, "managed_thread_id", json_integer((json_int_t)r->managed_id));
-		json_object_set_new(j, "more_slots", json_integer((json_int_t)r->more_slots));
 	}
+	if (r->kind == ADAC_ROOT_STACK || r->kind == ADAC_ROOT_REGISTER)
+		json_object_set_new(j, "more_slots", json_integer((json_int_t)r->more_slots));
 	json_object_set_new(j, "conservative", json_boolean(r->kind == ADAC_ROOT_STACK || r->kind == ADAC_ROOT_REGISTER));
 	for (size_t k = 0; k < r->hop_count; k++) {
 		json_t *h = json_object();

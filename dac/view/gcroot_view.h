@@ -6,6 +6,8 @@
  *       stack slot 0x<slot> (conservative)          or   register rbx (conservative)
  *           -> 0x<obj> <Type>
  *           -> 0x<obj> <Type>, via <field of the previous object, or [i]>
+ *       thread statics (ThreadLocalData 0x<tld>)
+ *           -> 0x<obj> System.Object[]
  *   HandleTable:
  *       0x<handle> (<strong|pinned|async pinned|sized ref> handle)
  *           -> ...
