@@ -12,3 +12,6 @@ set_tests_properties(report.crash PROPERTIES FIXTURES_REQUIRED dotnet LABELS "do
 #   refs.mixed   refs of every object ps prints: the referencing objects and fields (oracle --refs-to)
 add_adac_test(refs.mixed integration/test_refs.py)
 set_tests_properties(refs.mixed PROPERTIES FIXTURES_REQUIRED dotnet LABELS "dotnet;needs-cli")
+#   gcroot.roots the roots of objects kept alive by a static, a local, strong and pinned handles, and none
+add_adac_test(gcroot.roots integration/test_gcroot.py)
+set_tests_properties(gcroot.roots PROPERTIES FIXTURES_REQUIRED dotnet LABELS "dotnet;needs-cli")

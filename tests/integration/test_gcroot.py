@@ -1,0 +1,150 @@
+"""gcroot.roots: `gcroot <object>` on a createdump core of targets/dotnet/roots, each object kept alive by
+one kind of root, against the sample's source and the oracle (ClrMD's GC roots over Microsoft's DAC:
+strong and pinned handles, each thread's precise stack roots, the finalizer queue):
+  - RootsApp.s_gate, a static TaskCompletionSource<int> that WaitGate's pending chain awaits: one root,
+    the strong handle holding the runtime's Object[] of statics, then the TCS as one of its elements;
+    ClrMD reports that handle as a strong root of that array, and the array as the TCS's only referrer;
+  - RootsApp.s_chain (WaitGate's task): the same handle and array;
+  - RootsLocal, referenced only by a local of Main: one root, a conservative stack slot of the main
+    thread holding it directly; its first slot and its number of slots are ClrMD's stack roots of it;
+  - RootsStrong (a strong GCHandle) and a byte[64] (a pinned GCHandle): the handle ClrMD reports;
+  - the orphan RootsOrphan and its TaskCompletionSource<string>, awaited by a chain nothing references:
+    "Found 0 unique roots." (who will complete it: nobody), and ClrMD has no root holding them;
+  - an address where no object starts fails (exit 1) naming it;
+  - lldb `async gcroot` prints the CLI's text.
+"""
+import os
+import re
+import shutil
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+import adactest as t  # noqa: E402
+import btsamples as b  # noqa: E402
+from btsamples import h, a16  # noqa: E402
+
+
+def gcroot(core, addr):
+    rc, out, err = b.cli(["gcroot", core, hex(addr)])
+    t.check_eq((rc, err), (0, ""), f"gcroot 0x{addr:x}: exit code and stderr")
+    doc = b.cli_json(["gcroot", core, hex(addr)], f"gcroot 0x{addr:x}")
+    return out, doc
+
+
+def one_of_type(core, name):
+    d = b.cli_json(["dumpheap", core, "--type", name], f"dumpheap --type {name}")
+    objs = [h(o["address"]) for o in d["objects"]]
+    t.check_eq(len(objs), 1, f"one {name} on the heap")
+    return objs[0] if objs else 0
+
+
+def main():
+    tmp = t.tmpdir()
+    s = b.sample("roots", "Debug")
+    try:
+        b.wait_parked(s.pid, s.pid)
+        core = b.make_core(s.pid, os.path.join(tmp, "roots.core"))
+    finally:
+        s.kill()
+    try:
+        local, strong, orphan = (one_of_type(core, n) for n in ("RootsLocal", "RootsStrong", "RootsOrphan"))
+        o = b.oracle_objects(core, tmp, addresses=[orphan], roots=True,
+                             statics=["AsyncdacSamples.RootsApp::s_gate", "AsyncdacSamples.RootsApp::s_chain"])
+        gate = h(o["statics"]["AsyncdacSamples.RootsApp::s_gate"]["address"])
+        chain = h(o["statics"]["AsyncdacSamples.RootsApp::s_chain"]["address"])
+        source = h(o["objects"][orphan]["fields"]["Source"])
+        roots = [dict(r, address=h(r["address"]), object=h(r["object"])) for r in o["roots"]]
+        handles = {(r["kind"], r["address"], r["object"]) for r in roots if r["kind"].endswith("Handle")}
+
+        def stack_roots(obj):
+            """What gcroot must say of the stack slots holding obj: ClrMD's precise stack roots of it (the
+            first slot, and how many more), one root of the main thread."""
+            slots = sorted(r["address"] for r in roots if r["kind"] == "Stack" and r["object"] == obj)
+            t.check(all(r["thread"] == s.pid for r in roots if r["kind"] == "Stack" and r["object"] == obj),
+                    f"0x{obj:x}: ClrMD's stack roots are the main thread's")
+            return [("stack", s.pid, slots[0], len(slots) - 1, True, [obj])] if slots else []
+
+        def got_stack(doc):
+            return [(r["kind"], r["os_thread_id"], h(r["address"]), r["more_slots"], r["conservative"],
+                     [h(p["address"]) for p in r["path"]]) for r in (doc["roots"] if doc else []) if r["kind"] != "handle"]
+
+        # Statics: strong handle -> Object[] -> the object, as one element (and s_chain's task is also
+        # in a slot of Main's frame, as ClrMD says).
+        statics_arr = None
+        for obj, typ in ((gate, "System.Threading.Tasks.TaskCompletionSource<Int32>"),
+                         (chain, "System.Runtime.CompilerServices.AsyncHelpers+RuntimeAsyncTask<Int32>")):
+            text, doc = gcroot(core, obj)
+            t.check_eq(got_stack(doc), stack_roots(obj), f"{typ}: stack roots (ClrMD):\n{text}")
+            rs = [r for r in (doc["roots"] if doc else []) if r["kind"] == "handle"]
+            t.check_eq(len(rs), 1, f"{typ}: one handle root:\n{text}")
+            if not rs:
+                continue
+            r = rs[0]
+            path = [(h(p["address"]), p["type"]) for p in r["path"]]
+            t.check_eq(r["handle_type"], "strong", f"{typ}: a strong handle")
+            t.check_eq(len(path), 2, f"{typ}: handle -> Object[] -> the object:\n{text}")
+            arr = path[0][0]
+            statics_arr = statics_arr or (h(r["address"]), arr)
+            t.check_eq((h(r["address"]), arr), statics_arr, f"{typ}: the one handle and Object[] of the statics")
+            t.check_eq(path, [(arr, "System.Object[]"), (obj, typ)], f"{typ}: the path")
+            t.check(re.fullmatch(r"\[\d+\]", r["path"][1]["via"] or "") is not None, f"{typ}: via an element: {r['path'][1]}")
+            t.check(("StrongHandle", h(r["address"]), arr) in handles, f"{typ}: ClrMD's strong handle roots hold the array")
+            part = (f"HandleTable:\n    {a16(h(r['address']))} (strong handle)\n"
+                    f"        -> {a16(arr)} System.Object[]\n        -> {a16(obj)} {typ}, via {r['path'][1]['via']}\n")
+            if obj == gate:
+                t.check_eq(text, f"{a16(obj)} {typ}\n{part}\nFound 1 unique root.\n", f"{typ}: gcroot text")
+            else:
+                t.check(part in text and text.endswith("\nFound 2 unique roots.\n"), f"{typ}: gcroot text:\n{text}")
+        rc, text, _ = b.cli(["refs", core, hex(gate)])
+        t.check(statics_arr is not None and f"  {a16(statics_arr[1])} System.Object[], [" in text,
+                f"refs of s_gate: the statics array:\n{text}")
+
+        # A local: a conservative stack slot of the main thread, as ClrMD's precise stack roots.
+        text, doc = gcroot(core, local)
+        want = stack_roots(local)
+        t.check_eq(len(want), 1, "RootsLocal: ClrMD has stack roots of it")
+        t.check_eq(got_stack(doc), want, f"RootsLocal: one stack root:\n{text}")
+        t.check_eq([r["kind"] for r in doc["roots"]] if doc else None, ["stack"], "RootsLocal: no other root")
+        if want:
+            t.check_eq(text, f"{a16(local)} AsyncdacSamples.RootsLocal\nThread {s.pid} (managed 1):\n"
+                             f"    stack slot {a16(want[0][2])} (conservative"
+                             + (f"; {want[0][3]} more slot{'s' if want[0][3] > 1 else ''} of this thread hold{'' if want[0][3] > 1 else 's'} it"
+                                if want[0][3] else "")
+                             + f")\n        -> {a16(local)} AsyncdacSamples.RootsLocal\n\nFound 1 unique root.\n",
+                       "RootsLocal: gcroot text")
+
+        # GC handles: the one ClrMD reports for each object.
+        pinned = [r for r in roots if r["kind"] == "PinnedHandle"]
+        arrays = b.oracle_objects(core, tmp, addresses=[r["object"] for r in pinned])["objects"]
+        pinned = [r for r in pinned if arrays[r["object"]]["type"] == "System.Byte[]" and arrays[r["object"]]["size"] == 88]
+        t.check_eq(len(pinned), 1, "one pinned byte[64] (ClrMD)")
+        for obj, kind, what in ((strong, "strong", "RootsStrong"), (pinned[0]["object"] if pinned else 0, "pinned", "byte[64]")):
+            text, doc = gcroot(core, obj)
+            got = [(r["handle_type"], h(r["address"]), [h(p["address"]) for p in r["path"]])
+                   for r in (doc["roots"] if doc else []) if r["kind"] == "handle"]
+            want = [(k.replace("Handle", "").lower(), a, [obj]) for k, a, x in sorted(handles) if x == obj]
+            t.check_eq(got, want, f"{what}: its handle roots (ClrMD)")
+            t.check_eq([g[0] for g in got], [kind], f"{what}: one {kind} handle:\n{text}")
+
+        # Nothing roots the orphan chain's source.
+        for obj, typ in ((orphan, "AsyncdacSamples.RootsOrphan"),
+                         (source, "System.Threading.Tasks.TaskCompletionSource<System.String>")):
+            text, doc = gcroot(core, obj)
+            t.check_eq(text, f"{a16(obj)} {typ}\n\nFound 0 unique roots.\n", f"{typ}: no root")
+            t.check_eq(doc and doc["roots"], [], f"{typ}: JSON roots")
+            t.check(not any(r["object"] == obj for r in roots), f"{typ}: ClrMD has no root holding it")
+
+        rc, out, err = b.cli(["gcroot", core, hex(local + 1)])
+        t.check_eq((rc, out, err), (1, "", f"asyncdac: error: 0x{local + 1:x} is not the start of a heap object\n"),
+                   "gcroot of an address inside an object")
+
+        cmds = [f"async gcroot {hex(gate)}"]
+        lo = b.run_lldb(b.lldb_target(core=core), cmds, "lldb")
+        t.check_eq(b.lldb_output(lo, cmds[0]), gcroot(core, gate)[0], "lldb async gcroot: the CLI's text")
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    t.finish()
+
+
+if __name__ == "__main__":
+    main()
