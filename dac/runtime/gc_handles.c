@@ -188,6 +188,7 @@ static int walk_table(struct seg_walk *w, uint64_t table, struct adac_error *err
 	if (!hdr)
 		return adac_fail(err, ADAC_E_NOMEM, 0, "out of memory");
 	int rc = 0;
+	uint64_t first = seg;
 	for (unsigned n = 0; seg && !rc; n++) {
 		if (n >= ADAC_MAX_HANDLE_SEGMENTS) {
 			rc = adac_fail(err, ADAC_E_LIMIT, seg, "more than ADAC_MAX_HANDLE_SEGMENTS (%u) segments in handle "
@@ -202,6 +203,11 @@ static int walk_table(struct seg_walk *w, uint64_t table, struct adac_error *err
 			break;
 		}
 		rc = walk_segment(w, seg, hdr, err);
+		if (!rc && next == first) {
+			rc = adac_fail(err, ADAC_E_CORRUPT, seg, "the segment list of handle table 0x%llx loops back to its start",
+			               (unsigned long long)table);
+			break;
+		}
 		seg = next;
 	}
 	free(hdr);
