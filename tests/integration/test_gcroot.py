@@ -10,6 +10,10 @@ strong and pinned handles, each thread's precise stack roots, the finalizer queu
   - RootsStrong (a strong GCHandle) and a byte[64] (a pinned GCHandle): the handle ClrMD reports;
   - the orphan RootsOrphan and its TaskCompletionSource<string>, awaited by a chain nothing references:
     "Found 0 unique roots." (who will complete it: nobody), and ClrMD has no root holding them;
+  - RootsValue, the value a ConditionalWeakTable maps the static s_key to: the statics' strong handle ->
+    Object[] -> RootsKey -> RootsValue via the dependent handle ClrMD reports with that key and value;
+  - RootsFinalizable, garbage with a finalizer the stuck finalizer thread never runs: one root, the
+    finalization queue's slot ClrMD reports (FinalizerQueue) holding it;
   - an address where no object starts fails (exit 1) naming it;
   - lldb `async gcroot` prints the CLI's text.
 """
@@ -32,8 +36,10 @@ def gcroot(core, addr):
 
 
 def one_of_type(core, name):
+    """The one object of type AsyncdacSamples.<name> (--type matches substrings: generic types naming it too)."""
     d = b.cli_json(["dumpheap", core, "--type", name], f"dumpheap --type {name}")
-    objs = [h(o["address"]) for o in d["objects"]]
+    mts = {s["mt"] for s in d["statistics"] if s["name"] == "AsyncdacSamples." + name}
+    objs = [h(o["address"]) for o in d["objects"] if o["mt"] in mts]
     t.check_eq(len(objs), 1, f"one {name} on the heap")
     return objs[0] if objs else 0
 
@@ -47,7 +53,8 @@ def main():
     finally:
         s.kill()
     try:
-        local, strong, orphan = (one_of_type(core, n) for n in ("RootsLocal", "RootsStrong", "RootsOrphan"))
+        local, strong, orphan, value, fin = (one_of_type(core, n) for n in (
+            "RootsLocal", "RootsStrong", "RootsOrphan", "RootsValue", "RootsFinalizable"))
         o = b.oracle_objects(core, tmp, addresses=[orphan], roots=True,
                              statics=["AsyncdacSamples.RootsApp::s_gate", "AsyncdacSamples.RootsApp::s_chain"])
         gate = h(o["statics"]["AsyncdacSamples.RootsApp::s_gate"]["address"])
@@ -65,8 +72,11 @@ def main():
             return [("stack", s.pid, slots[0], len(slots) - 1, True, [obj])] if slots else []
 
         def got_stack(doc):
+            """The stack slots holding the object itself (a conservative scan may find more that lead to
+            it; ClrMD's stack roots are the direct ones)."""
             return [(r["kind"], r["os_thread_id"], h(r["address"]), r["more_slots"], r["conservative"],
-                     [h(p["address"]) for p in r["path"]]) for r in (doc["roots"] if doc else []) if r["kind"] != "handle"]
+                     [h(p["address"]) for p in r["path"]]) for r in (doc["roots"] if doc else [])
+                    if r["kind"] in ("stack", "register") and len(r["path"]) == 1]
 
         # Statics: strong handle -> Object[] -> the object, as one element (and s_chain's task is also
         # in a slot of Main's frame, as ClrMD says).
@@ -133,6 +143,33 @@ def main():
             t.check_eq(text, f"{a16(obj)} {typ}\n\nFound 0 unique roots.\n", f"{typ}: no root")
             t.check_eq(doc and doc["roots"], [], f"{typ}: JSON roots")
             t.check(not any(r["object"] == obj for r in roots), f"{typ}: ClrMD has no root holding it")
+
+        # A dependent handle: the key (a static) keeps the value alive.
+        text, doc = gcroot(core, value)
+        t.check_eq(got_stack(doc), stack_roots(value), f"RootsValue: stack roots (ClrMD):\n{text}")
+        rs = [r for r in (doc["roots"] if doc else []) if r["kind"] == "handle"]
+        t.check_eq([(r["handle_type"], h(r["address"]), len(r["path"])) for r in rs],
+                   [("strong", statics_arr[0] if statics_arr else 0, 3)], f"RootsValue: the statics' handle:\n{text}")
+        if rs and len(rs[0]["path"]) == 3:
+            p = rs[0]["path"]
+            key = h(p[1]["address"])
+            t.check_eq([(h(x["address"]), x["type"]) for x in p],
+                       [(statics_arr[1], "System.Object[]"), (key, "AsyncdacSamples.RootsKey"), (value, "AsyncdacSamples.RootsValue")],
+                       "RootsValue: Object[] -> RootsKey -> RootsValue")
+            m = re.fullmatch(r"dependent handle (0x[0-9a-f]{16})", p[2]["via"] or "")
+            t.check(m is not None, f"RootsValue: via a dependent handle: {p[2]['via']}")
+            deps = {(h(d["address"]), h(d["object"]), h(d["dependent"])) for d in o["dependent"]}
+            t.check(m is not None and (h(m.group(1)), key, value) in deps,
+                    f"RootsValue: ClrMD's dependent handle from the key to the value: {sorted(deps)}")
+
+        # The finalization queue's ready list.
+        text, doc = gcroot(core, fin)
+        fq = [r["address"] for r in roots if r["kind"] == "FinalizerQueue" and r["object"] == fin]
+        t.check_eq(len(fq), 1, "RootsFinalizable: one FinalizerQueue root (ClrMD)")
+        t.check_eq(text, f"{a16(fin)} AsyncdacSamples.RootsFinalizable\nFinalizer queue:\n"
+                         f"    {a16(fq[0] if fq else 0)} (ready for finalization)\n"
+                         f"        -> {a16(fin)} AsyncdacSamples.RootsFinalizable\n\nFound 1 unique root.\n",
+                   "RootsFinalizable: gcroot text")
 
         rc, out, err = b.cli(["gcroot", core, hex(local + 1)])
         t.check_eq((rc, out, err), (1, "", f"asyncdac: error: 0x{local + 1:x} is not the start of a heap object\n"),

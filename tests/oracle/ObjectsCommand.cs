@@ -13,7 +13,8 @@
 //         "refs_to": {"0x..": ["0x.." of every heap object referencing it]},
 //         "roots": [{"kind", "address", "object", "thread"}] (--roots: ClrMD's GC roots: every strong
 //                   handle, each thread's stack roots as the GC sees them, the finalizer queue's ready
-//                   objects, and the additional roots; thread: the OS thread id of a stack root)}; an exception object
+//                   objects, and the additional roots; thread: the OS thread id of a stack root),
+//         "dependent": [{"address", "object", "dependent"}] (--roots: every dependent handle)}; an exception object
 // also has "exception": {"type", "message", "inner", "hresult", "stack": [{"ip", "method"}]}.
 // A stack is ClrMD's EnumerateStackTrace of that thread: "kind" ManagedMethod for frames of managed
 // code (ip = the frame's instruction pointer: the return address except in the leaf), Runtime for
@@ -161,6 +162,16 @@ namespace Asyncdac.Oracle
                 One(r, null);
             foreach (ClrRoot r in rt.Heap.EnumerateAdditionalRoots())
                 One(r, null);
+            j.WriteEndArray();
+            j.WriteStartArray("dependent");
+            foreach (ClrHandle hd in rt.EnumerateHandles().Where(hd => hd.HandleKind == ClrHandleKind.Dependent))
+            {
+                j.WriteStartObject();
+                j.WriteString("address", Hex(hd.Address));
+                j.WriteString("object", Hex(hd.Object.Address));
+                j.WriteString("dependent", Hex(hd.Dependent.Address));
+                j.WriteEndObject();
+            }
             j.WriteEndArray();
         }
 
