@@ -10,6 +10,8 @@ strong and pinned handles, each thread's precise stack roots, the finalizer queu
   - RootsStrong (a strong GCHandle) and a byte[64] (a pinned GCHandle): the handle ClrMD reports;
   - the orphan RootsOrphan and its TaskCompletionSource<string>, awaited by a chain nothing references:
     "Found 0 unique roots." (who will complete it: nobody), and ClrMD has no root holding them;
+  - the pending chains (`ps`): WaitGate's continuation is kept alive by the statics' handle -> Object[]
+    -> s_chain (its task) -> m_stateObject -> Next; WaitOrphan's has no root;
   - RootsValue, the value a ConditionalWeakTable maps the static s_key to: the statics' strong handle ->
     Object[] -> RootsKey -> RootsValue via the dependent handle ClrMD reports with that key and value;
   - RootsFinalizable, garbage with a finalizer the stuck finalizer thread never runs: one root, the
@@ -143,6 +145,30 @@ def main():
             t.check_eq(text, f"{a16(obj)} {typ}\n\nFound 0 unique roots.\n", f"{typ}: no root")
             t.check_eq(doc and doc["roots"], [], f"{typ}: JSON roots")
             t.check(not any(r["object"] == obj for r in roots), f"{typ}: ClrMD has no root holding it")
+
+        # The chains: the continuation WaitGate suspended in is kept by its task, a static; the orphan's by nothing.
+        ps = b.cli_json(["ps", core], "ps")
+        conts = {st["frames"][0]["method"].split("(")[0].split(".")[-1]: (h(st["task"]["address"]), h(st["frames"][0]["continuation"]))
+                 for st in (ps["chains"] if ps else [])}
+        t.check_eq(sorted(conts), ["WaitGate", "WaitOrphan"], "ps: the two chains")
+        if "WaitGate" in conts and statics_arr:
+            task, cont = conts["WaitGate"]
+            t.check_eq(task, chain, "WaitGate's task is s_chain")
+            text, doc = gcroot(core, cont)
+            rs = [r for r in (doc["roots"] if doc else []) if r["kind"] == "handle"]
+            t.check_eq([[(h(p["address"]), p["type"], p["via"]) for p in r["path"]] for r in rs],
+                       [[(statics_arr[1], "System.Object[]", None),
+                         (task, "System.Runtime.CompilerServices.AsyncHelpers+RuntimeAsyncTask<Int32>",
+                          rs[0]["path"][1]["via"] if rs and len(rs[0]["path"]) > 1 else "?"),
+                         (h(rs[0]["path"][2]["address"]) if rs and len(rs[0]["path"]) > 2 else 0,
+                          "System.Runtime.CompilerServices.RuntimeAsyncTaskContinuation", "m_stateObject"),
+                         (cont, "System.Runtime.CompilerServices.Continuation", "Next")]],
+                       f"WaitGate's continuation: statics -> s_chain -> m_stateObject -> Next:\n{text}")
+        if "WaitOrphan" in conts:
+            cont = conts["WaitOrphan"][1]
+            text, _ = gcroot(core, cont)
+            t.check_eq(text, f"{a16(cont)} System.Runtime.CompilerServices.Continuation\n\nFound 0 unique roots.\n",
+                       "WaitOrphan's continuation: no root")
 
         # A dependent handle: the key (a static) keeps the value alive.
         text, doc = gcroot(core, value)
