@@ -1,4 +1,6 @@
-"""gcroot.roots: `gcroot <object>` on a createdump core of targets/dotnet/roots, each object kept alive by
+"""gcroot.roots, gcroot.server: `gcroot <object>` on a createdump core of targets/dotnet/roots (server: run
+with DOTNET_gcServer=1, server GC with dynamic heap counts: handle tables per CPU, the heaps' own
+finalization queues), each object kept alive by
 one kind of root, against the sample's source and the oracle (ClrMD's GC roots over Microsoft's DAC:
 strong and pinned handles, each thread's precise stack roots, the finalizer queue):
   - RootsApp.s_gate, a static TaskCompletionSource<int> that WaitGate's pending chain awaits: one root,
@@ -47,14 +49,18 @@ def one_of_type(core, name):
 
 
 def main():
+    server = sys.argv[1:] == ["server"]
     tmp = t.tmpdir()
-    s = b.sample("roots", "Debug")
+    s = b.sample("roots", "Debug", env={"DOTNET_gcServer": "1"} if server else None)
     try:
         b.wait_parked(s.pid, s.pid)
         core = b.make_core(s.pid, os.path.join(tmp, "roots.core"))
     finally:
         s.kill()
     try:
+        if server:
+            gc = b.cli_json(["dumpheap", core, "--segments"], "dumpheap --segments")
+            t.check(gc is not None and gc["server"], "server GC")
         local, strong, orphan, value, fin = (one_of_type(core, n) for n in (
             "RootsLocal", "RootsStrong", "RootsOrphan", "RootsValue", "RootsFinalizable"))
         o = b.oracle_objects(core, tmp, addresses=[orphan], roots=True,

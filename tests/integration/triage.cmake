@@ -15,3 +15,6 @@ set_tests_properties(refs.mixed PROPERTIES FIXTURES_REQUIRED dotnet LABELS "dotn
 #   gcroot.roots the roots of objects kept alive by a static, a local, strong and pinned handles, and none
 add_adac_test(gcroot.roots integration/test_gcroot.py)
 set_tests_properties(gcroot.roots PROPERTIES FIXTURES_REQUIRED dotnet LABELS "dotnet;needs-cli")
+#   gcroot.server the same under server GC (DOTNET_gcServer=1)
+add_adac_test(gcroot.server integration/test_gcroot.py server)
+set_tests_properties(gcroot.server PROPERTIES FIXTURES_REQUIRED dotnet LABELS "dotnet;needs-cli")
