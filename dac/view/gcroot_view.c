@@ -10,8 +10,8 @@
 #include "runtime/runtime.h"
 #include "target/target.h"
 #include "types/gc_root.h"
-#include "types/heap_refs.h"
 #include "types/names.h"
+#include "view/object_view.h"
 
 static const char *kind_name(enum adac_root_kind k)
 {
@@ -38,7 +38,7 @@ static void hop_via(struct adac_runtime *rt, const struct adac_gc_root *r, size_
 	if (h->dependent)
 		snprintf(buf, size, "dependent handle 0x%016llx", (unsigned long long)h->handle);
 	else
-		adac_heap_slot_name(rt, r->path[i - 1].mt, h->offset, buf, size);
+		adac_object_slot_name(rt, r->path[i - 1].obj, r->path[i - 1].mt, h->offset, buf, size);
 }
 
 static void print_text(struct adac_runtime *rt, const struct adac_gcroot *g, struct adac_out *out)

@@ -5,7 +5,8 @@
  *   Thread <os id> (managed <id>):
  *       stack slot 0x<slot> (conservative)          or   register rbx (conservative)
  *           -> 0x<obj> <Type>
- *           -> 0x<obj> <Type>, via <field of the previous object, or [i]>
+ *           -> 0x<obj> <Type>, via <field of the previous object, [i], a continuation's saved local
+ *                                     ("gate (saved local)"), or "dependent handle 0x...">
  *       thread statics (ThreadLocalData 0x<tld>)
  *           -> 0x<obj> System.Object[]
  *   HandleTable:
