@@ -222,6 +222,17 @@ static int scan_thread(void *ctx, const struct adac_managed_thread *th)
 	uint64_t sp = regs.r[ADAC_REG_RSP] & ~(uint64_t)(ps - 1);
 	uint64_t end = th->stack_base > sp && th->stack_base - sp <= ADAC_MAX_STACK_SCAN_BYTES
 	                   ? th->stack_base : sp + ADAC_MAX_STACK_SCAN_BYTES;
+	if (th->stack_base <= sp || th->stack_base - sp > ADAC_MAX_STACK_SCAN_BYTES) {
+		if (th->stack_base > sp)
+			adac_fail(&e, ADAC_E_LIMIT, sp, "its stack is longer than ADAC_MAX_STACK_SCAN_BYTES (%u): scanned that "
+			          "much from the stack pointer", ADAC_MAX_STACK_SCAN_BYTES);
+		else
+			adac_fail(&e, ADAC_E_LIMIT, sp, "its stack's end is not known (Thread.CachedStackBase %s): scanned to "
+			          "the end of readable memory, at most ADAC_MAX_STACK_SCAN_BYTES (%u)",
+			          th->stack_base ? "is below the stack pointer" : "is 0", ADAC_MAX_STACK_SCAN_BYTES);
+		if (warn(s, what, &e))
+			return 1;
+	}
 	uint8_t *buf = malloc(STACK_CHUNK);
 	if (!buf)
 		return adac_fail(&s->err, ADAC_E_NOMEM, 0, "out of memory"), 1;
