@@ -314,7 +314,8 @@ int adac_gcroot(struct adac_runtime *rt, uint64_t obj, struct adac_gcroot *out, 
 		goto fatal;
 	hp.collect_dependent = false;
 	memset(&e, 0, sizeof e);
-	if (handles_ok && adac_gc_handles(rt, on_handle, &hp, &e) && !adac_failed(&s.err) && warn(&s, "GC handles", &e))
+	/* After a failure the handles read before it still count (the failure was said once). */
+	if (adac_gc_handles(rt, on_handle, &hp, &e) && handles_ok && !adac_failed(&s.err) && warn(&s, "GC handles", &e))
 		goto fatal;
 	if (adac_failed(&s.err))
 		goto fatal;

@@ -93,7 +93,7 @@ static void print_text(struct adac_runtime *rt, const struct adac_gcroot *g, str
 	}
 	adac_print(out, "\nFound %zu unique root%s.\n", g->root_count, g->root_count == 1 ? "" : "s");
 	for (size_t i = 0; i < g->warning_count; i++)
-		adac_print(out, "warning: not searched: %s\n", g->warnings[i]);
+		adac_print(out, "warning: incomplete search: %s\n", g->warnings[i]);
 	for (size_t i = 0; i < g->rep.error_count; i++)
 		adac_print(out, "warning: the heap walk stopped early in a region: %s\n", g->rep.errors[i].err.msg);
 }

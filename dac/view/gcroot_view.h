@@ -18,7 +18,8 @@
  *
  *   Found N unique roots.
  *
- * then a "warning: ..." line for each part that could not be searched. JSON: docs/json.md. */
+ * then a "warning: incomplete search: ..." line for each part that could not be searched (what was
+ * read before its failure still counts). JSON: docs/json.md. */
 #ifndef ADAC_GCROOT_VIEW_H
 #define ADAC_GCROOT_VIEW_H
 

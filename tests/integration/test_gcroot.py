@@ -19,6 +19,8 @@ strong and pinned handles, each thread's precise stack roots, the finalizer queu
   - RootsFinalizable, garbage with a finalizer the stuck finalizer thread never runs: one root, the
     finalization queue's slot ClrMD reports (FinalizerQueue) holding it;
   - an address where no object starts fails (exit 1) naming it;
+  - a copy of the core whose pinned handles' block ring is broken still finds s_gate's root, with a
+    one-line warning naming the bad block;
   - lldb `async gcroot` prints the CLI's text.
 """
 import os
@@ -29,6 +31,7 @@ import sys
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
 import adactest as t  # noqa: E402
 import btsamples as b  # noqa: E402
+import corecore  # noqa: E402
 from btsamples import h, a16  # noqa: E402
 
 
@@ -206,6 +209,21 @@ def main():
         rc, out, err = b.cli(["gcroot", core, hex(local + 1)])
         t.check_eq((rc, out, err), (1, "", f"asyncdac: error: 0x{local + 1:x} is not the start of a heap object\n"),
                    "gcroot of an address inside an object")
+
+        # Every read can fail: a broken handle segment costs its own handles, not the search.
+        if statics_arr and not server:
+            seg = statics_arr[0] & ~0xFFFF  # TableSegments are HandleSegmentSize (64 KiB) aligned
+            c = corecore.Core(core)
+            tail = c.read(seg + 1920, 13)  # TableSegment.RgTail (11.0.0 layout)
+            t.check(tail[3] != 0xFF, "the pinned handles have blocks in the statics' segment")
+            bad = os.path.join(tmp, "badring.core")
+            corecore.patched_copy(core, bad, [(seg + 480 + tail[3], bytes([200]))])  # RgAllocation[tail]
+            rc, out, err = b.cli(["gcroot", bad, hex(gate)])
+            t.check_eq((rc, err), (0, ""), "broken handle ring: exit code and stderr")
+            t.check(f"    {a16(statics_arr[0])} (strong handle)\n" in out, f"broken handle ring: the strong root:\n{out}")
+            t.check(out.endswith(f"\nFound 1 unique root.\nwarning: incomplete search: GC handles: handle segment "
+                                 f"0x{seg:x}: block 200 out of range\n"), f"broken handle ring: the warning:\n{out}")
+            os.unlink(bad)
 
         cmds = [f"async gcroot {hex(gate)}"]
         lo = b.run_lldb(b.lldb_target(core=core), cmds, "lldb")
