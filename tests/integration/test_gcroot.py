@@ -4,7 +4,8 @@ finalization queues), each object kept alive by
 one kind of root, against the sample's source and the oracle (ClrMD's GC roots over Microsoft's DAC:
 strong and pinned handles, each thread's precise stack roots, the finalizer queue):
   - RootsApp.s_gate, a static TaskCompletionSource<int> that WaitGate's pending chain awaits: one root,
-    the strong handle holding the runtime's Object[] of statics, then the TCS as one of its elements;
+    the strong handle holding the runtime's Object[] of statics (on the pinned object heap), then the
+    TCS as one of its elements;
     ClrMD reports that handle as a strong root of that array, and the array as the TCS's only referrer;
   - RootsApp.s_chain (WaitGate's task): the same handle and array;
   - RootsLocal, referenced only by a local of Main: one root, a conservative stack slot of the main
@@ -116,6 +117,10 @@ def main():
                 t.check_eq(text, f"{a16(obj)} {typ}\n{part}\nFound 1 unique root.\n", f"{typ}: gcroot text")
             else:
                 t.check(part in text and text.endswith("\nFound 2 unique roots.\n"), f"{typ}: gcroot text:\n{text}")
+        segs = b.cli_json(["dumpheap", core, "--segments"], "dumpheap --segments")
+        kinds = [g["kind"] for g in (segs["segments"] if segs else [])
+                 if statics_arr and h(g["start"]) <= statics_arr[1] < h(g["end"])]
+        t.check_eq(kinds, ["poh"], "the statics' Object[] is on the pinned object heap")
         rc, text, _ = b.cli(["refs", core, hex(gate)])
         t.check(statics_arr is not None and f"  {a16(statics_arr[1])} System.Object[], [" in text,
                 f"refs of s_gate: the statics array:\n{text}")
