@@ -30,6 +30,9 @@ struct search {
 	uint64_t *dep_h;
 	struct adac_gcroot *out;
 	size_t root_cap;
+	uint32_t (*seen)[2];     /* the current thread's roots: {object index, root index}, NONE: empty */
+	size_t seen_cap, seen_n;
+	uint64_t seen_tid;
 	struct adac_error err;   /* a fatal failure inside a callback (memory, caps) */
 };
 
@@ -117,14 +120,43 @@ static int add_root(struct search *s, struct adac_gc_root *r, uint64_t value)
 	if (k < 0 || !s->dist || s->dist[k] == NONE)
 		return 0;
 	struct adac_gcroot *o = s->out;
-	/* A thread holding the object in several slots is one root: the first slot, and how many more. */
-	for (size_t i = o->root_count; (r->kind == ADAC_ROOT_STACK || r->kind == ADAC_ROOT_REGISTER) && i-- > 0;) {
-		struct adac_gc_root *q = &o->roots[i];
-		if ((q->kind != ADAC_ROOT_STACK && q->kind != ADAC_ROOT_REGISTER) || q->os_tid != r->os_tid)
-			break;
-		if (q->path[0].obj == value) {
-			q->more_slots++;
-			return 0;
+	/* A thread holding the object in several slots is one root: the first slot, and how many more
+	 * (the thread's roots by object: a hash of object index -> root index, emptied per thread). */
+	bool of_thread = r->kind == ADAC_ROOT_STACK || r->kind == ADAC_ROOT_REGISTER;
+	size_t slot = 0;
+	if (of_thread) {
+		if (s->seen_tid != r->os_tid || !s->seen_cap) {
+			if (!s->seen_cap && !(s->seen = malloc((s->seen_cap = 1024) * sizeof *s->seen)))
+				return s->seen_cap = 0, adac_fail(&s->err, ADAC_E_NOMEM, 0, "out of memory");
+			memset(s->seen, 0xff, s->seen_cap * sizeof *s->seen);
+			s->seen_n = 0;
+			s->seen_tid = r->os_tid;
+		}
+		if ((s->seen_n + 1) * 2 > s->seen_cap) {
+			size_t cap = s->seen_cap * 2;
+			uint32_t(*p)[2] = malloc(cap * sizeof *p);
+			if (!p)
+				return adac_fail(&s->err, ADAC_E_NOMEM, 0, "out of memory");
+			memset(p, 0xff, cap * sizeof *p);
+			for (size_t i = 0; i < s->seen_cap; i++)
+				if (s->seen[i][0] != NONE) {
+					size_t j = (s->seen[i][0] * 2654435761u) & (cap - 1);
+					while (p[j][0] != NONE)
+						j = (j + 1) & (cap - 1);
+					p[j][0] = s->seen[i][0];
+					p[j][1] = s->seen[i][1];
+				}
+			free(s->seen);
+			s->seen = p;
+			s->seen_cap = cap;
+		}
+		slot = ((uint32_t)k * 2654435761u) & (s->seen_cap - 1);
+		while (s->seen[slot][0] != NONE) {
+			if (s->seen[slot][0] == (uint32_t)k) {
+				o->roots[s->seen[slot][1]].more_slots++;
+				return 0;
+			}
+			slot = (slot + 1) & (s->seen_cap - 1);
 		}
 	}
 	if (o->root_count >= ADAC_MAX_GC_ROOTS)
@@ -159,6 +191,11 @@ static int add_root(struct search *s, struct adac_gc_root *r, uint64_t value)
 			}
 			cur = s->next[cur];
 		}
+	}
+	if (of_thread) {
+		s->seen[slot][0] = (uint32_t)k;
+		s->seen[slot][1] = (uint32_t)o->root_count;
+		s->seen_n++;
 	}
 	o->roots[o->root_count++] = *r;
 	return 0;
@@ -336,6 +373,7 @@ done:
 	free(s.via);
 	free(s.dep);
 	free(s.dep_h);
+	free(s.seen);
 	if (rc)
 		adac_gcroot_free(out);
 	return rc;
