@@ -22,7 +22,8 @@ strong and pinned handles, each thread's precise stack roots, the finalizer queu
   - an address where no object starts fails (exit 1) naming it;
   - a copy of the core whose pinned handles' block ring is broken still finds s_gate's root, with a
     one-line warning naming the bad block;
-  - lldb `async gcroot` prints the CLI's text.
+  - lldb `async gcroot` prints the CLI's text; on the live process (CLI --pid, lldb attached) the
+    local's root is the core's.
 """
 import os
 import re
@@ -59,9 +60,6 @@ def main():
     try:
         b.wait_parked(s.pid, s.pid)
         core = b.make_core(s.pid, os.path.join(tmp, "roots.core"))
-    finally:
-        s.kill()
-    try:
         if server:
             gc = b.cli_json(["dumpheap", core, "--segments"], "dumpheap --segments")
             t.check(gc is not None and gc["server"], "server GC")
@@ -233,7 +231,16 @@ def main():
         cmds = [f"async gcroot {hex(gate)}"]
         lo = b.run_lldb(b.lldb_target(core=core), cmds, "lldb")
         t.check_eq(b.lldb_output(lo, cmds[0]), gcroot(core, gate)[0], "lldb async gcroot: the CLI's text")
+
+        # The live process (still parked as the core shows it): the CLI and lldb find the local's slot.
+        want = gcroot(core, local)[0]
+        rc, out, err = b.cli(["gcroot", "--pid", str(s.pid), hex(local)])
+        t.check_eq((rc, out, err), (0, want, ""), "gcroot --pid: the core's text for RootsLocal")
+        cmds = [f"async gcroot {hex(local)}"]
+        lo = b.run_lldb(b.lldb_target(pid=s.pid), cmds, "lldb attach")
+        t.check_eq(b.lldb_output(lo, cmds[0]), want, "lldb attached: async gcroot of RootsLocal")
     finally:
+        s.kill()
         shutil.rmtree(tmp, ignore_errors=True)
     t.finish()
 
