@@ -94,6 +94,16 @@ static int init_state(struct adac_runtime *rt, struct handles_state **out, struc
 		          (unsigned long long)s->max_types, (unsigned long long)s->buckets, (unsigned long long)s->tables);
 		goto fail;
 	}
+	/* A segment's header (what lies before RgValue) is read once: its per-block and per-type bytes
+	 * must lie in it. */
+	if (s->off[H_SEG_ALLOCATION] + s->blocks > s->off[H_SEG_VALUE] ||
+	    s->off[H_SEG_USER_DATA] + s->blocks > s->off[H_SEG_VALUE] ||
+	    s->off[H_SEG_TAIL] + s->max_types > s->off[H_SEG_VALUE]) {
+		adac_fail(err, ADAC_E_CORRUPT, 0, "TableSegment's RgAllocation, RgUserData or RgTail (+0x%x, +0x%x, "
+		          "+0x%x) not before its RgValue (+0x%x)", s->off[H_SEG_ALLOCATION], s->off[H_SEG_USER_DATA],
+		          s->off[H_SEG_TAIL], s->off[H_SEG_VALUE]);
+		goto fail;
+	}
 	adac_runtime_set_slot(rt, ADAC_SLOT_GC_HANDLES, s, free_state);
 	*out = s;
 	return 0;

@@ -23,8 +23,9 @@ From real processes (--real):
                           anonymous memory only; its fake libcoreclr.so is read from the file)
   corpus/discovery/real_*, heap/real_*, chain/real_*
                           memory images (tests/fuzz/image.h) fuzz-make-image records from createdump
-                          cores of the samples while `runtime --verbose`, `dumpheap --stat` and
-                          `bt`/`frame`/`ps` run
+                          cores of the samples while `runtime --verbose`, `dumpheap --stat`,
+                          `gcroot` (roots: objects kept by a stack slot and a dependent handle, by
+                          the finalization queue, by a strong handle) and `bt`/`frame`/`ps` run
 
 Files named regress_<slug> (reproducers of fixed bugs) and by 40 hex digits (inputs scripts/fuzz --keep
 found, minimised) are left alone. The real files (portable PDBs, assemblies, descriptor JSON) are
@@ -445,6 +446,13 @@ def task_of(build, core, n=0):
     return ps["ps"]["chains"][n]["task"]["address"]
 
 
+def one_of_type(build, core, name):
+    """The address of the one object of type AsyncdacSamples.<name>."""
+    d = json.loads(run([os.path.join(build, "bin", "asyncdac"), "dumpheap", core, "--type", name, "--json"]))
+    mts = {s["mt"] for s in d["dumpheap"]["statistics"] if s["name"] == "AsyncdacSamples." + name}
+    return [o["address"] for o in d["dumpheap"]["objects"] if o["mt"] in mts][0]
+
+
 def real_cases(build):
     tmp = tempfile.mkdtemp(prefix="asyncdac-corpus-")
     write_dir("core", [("real_synthetic_gcore", real_core(build, tmp))], real=True)
@@ -452,7 +460,11 @@ def real_cases(build):
     task = task_of(build, nested)
     write_dir("discovery", [("real_nested_runtime", image(build, nested, [["runtime", "--verbose"]], raw=True))],
               real=True)
-    write_dir("heap", [("real_nested_dumpheap", image(build, nested, [["dumpheap", "--stat"], ["dumpheap"]]))],
+    roots, _ = sample_core("roots", tmp)
+    local, fin, strong = (one_of_type(build, roots, n) for n in ("RootsValue", "RootsFinalizable", "RootsStrong"))
+    write_dir("heap", [("real_nested_dumpheap", image(build, nested, [["dumpheap", "--stat"], ["dumpheap"]])),
+                       ("real_roots_gcroot", image(build, roots, [["gcroot", local], ["gcroot", fin, "--json"],
+                                                                  ["gcroot", strong]]))],
               real=True)
     chains = [("real_nested_bt", image(build, nested, [["bt", "--address", task, "--locals", "--json"],
                                                        ["frame", "variable", "--address", task, "--frame", "1"],

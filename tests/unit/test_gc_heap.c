@@ -938,6 +938,24 @@ static void test_handles_and_finalizer(void)
 	close_runtime(rt);
 }
 
+/* A descriptor placing a TableSegment's per-block or per-type bytes past RgValue (the bytes read
+ * before it) fails before any segment is read. */
+static void test_handle_layout_out_of_range(void)
+{
+	char *json = replaced(gc_wks_regions, "\"RgTail\":1920", "\"RgTail\":4090");
+	struct wks_heap h;
+	load_descriptor(json);
+	free(json);
+	build_wks_heap(&h, false);
+	struct adac_runtime *rt = heap_runtime();
+	struct adac_error err = {0};
+	ngot_handles = 0;
+	CHECK_ERR(adac_gc_handles(rt, on_handle, NULL, &err), &err, ADAC_E_CORRUPT,
+	          "RgAllocation, RgUserData or RgTail (+0x1e0, +0x690, +0xffa) not before its RgValue (+0x1000)");
+	CHECK_EQ_U64(ngot_handles, 0);
+	close_runtime(rt);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 2) {
@@ -953,5 +971,6 @@ int main(int argc, char **argv)
 	test_server_without_layout();
 	test_no_gc_descriptor();
 	test_handles_and_finalizer();
+	test_handle_layout_out_of_range();
 	return check_report("test_gc_heap");
 }
