@@ -5,13 +5,13 @@
  * minimum object size; the report must count what was yielded. Then the GC's roots outside the heap
  * (runtime/gc_handles.c): every handle of the handle tables (a held object, a type the tables
  * number, a secondary only for the types that have one, no more than ADAC_MAX_GC_HANDLES) and the
- * finalization queue's ready lists (objects); a failure of either has a
- * code and a message. Then the image's `dumpheap` and `gcroot` commands run (gcroot: the handles
- * again, each thread's conservative stack and register scan and thread statics, the queue, the
- * reference graph of one heap pass and the shortest paths). Seeds: images tests/fuzz/make_image.c
- * recorded from real .NET 11 cores while `dumpheap --stat` ran (nested) and while `gcroot` ran on
- * objects kept by a stack slot and a dependent handle, by the finalization queue, and by a strong
- * handle (roots). */
+ * finalization queue's ready lists (objects); a failure of either has a code and a message. Then
+ * the image's `dumpheap` and `gcroot` commands run (gcroot: the handles again, each thread's
+ * conservative stack and register scan and thread statics, the queue, the reference graph of one
+ * heap pass and the shortest paths). Seeds: images tests/fuzz/make_image.c recorded from real
+ * .NET 11 cores while `dumpheap --stat` ran (nested) and while `gcroot` ran on objects kept by a
+ * stack slot and a dependent handle, by the finalization queue, and by a strong handle (roots; and
+ * under server GC: a handle table per CPU, each heap's own finalization queue). */
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
