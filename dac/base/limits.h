@@ -66,6 +66,14 @@
 #define ADAC_MAX_TYPE_FIELDS 65535u            /* FieldDescs of one type (the EEClass counts are 16-bit) */
 #define ADAC_MAX_PARENT_DEPTH 64u              /* parent types walked up from one MethodTable */
 #define ADAC_MAX_GC_SERIES 4096u               /* series of one GCDesc `refs` reads */
+#define ADAC_MAX_GRAPH_OBJECTS (1u << 24)      /* heap objects `gcroot` keeps (about 36 bytes each) */
+#define ADAC_MAX_GRAPH_EDGES (1u << 26)        /* references between heap objects `gcroot` keeps (about 24 bytes each) */
+#define ADAC_MAX_GC_HANDLES (1u << 24)         /* GC handles read from the handle tables */
+#define ADAC_MAX_HANDLE_SEGMENTS 65536u        /* segments of one handle table */
+#define ADAC_MAX_HANDLE_MAPS 1024u             /* HandleTableMap links */
+#define ADAC_MAX_STACK_SCAN_BYTES (64u << 20)  /* bytes of one thread's stack `gcroot` scans conservatively */
+#define ADAC_MAX_GC_ROOTS (1u << 24)           /* roots of one target `gcroot` considers */
+#define ADAC_MAX_ROOT_PATH 65536u              /* hops of one root's path to the object */
 #define ADAC_MAX_INNER_EXCEPTIONS 32u          /* inner exceptions `pe` follows from one exception */
 #define ADAC_MAX_STACK_TRACE_FRAMES 4096u      /* frames `pe` decodes from one exception's _stackTrace */
 #define ADAC_MAX_EPILOG_POPS 16u               /* pops in one epilog (there are 16 registers) */

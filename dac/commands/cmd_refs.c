@@ -9,9 +9,10 @@ const struct adac_command_info adac_cmd_refs_info = {
 	.syntax = "<object address>",
 	.details =
 		"Walks the GC heap once and lists every object holding a reference to the given\n"
-		"one: its address, its type and the field (or array element) that holds it. Only\n"
-		"the slots its type declares as references count. Roots (static fields, GC\n"
-		"handles, thread stacks) are not heap objects and are not listed.\n",
+		"one: its address, its type and the field (or array element) that holds it; in a\n"
+		"continuation, the awaited local saved there (\"gate (saved local)\"). Only the\n"
+		"slots its type declares as references count. Roots (static fields, GC handles,\n"
+		"thread stacks) are not heap objects and are not listed.\n",
 };
 
 int adac_cmd_refs(struct adac_target *t, enum adac_frontend fe, int argc, char **argv, struct adac_out *out,

@@ -91,11 +91,26 @@ static int read_thread(struct adac_runtime *rt, const struct threads_state *s, u
 		adac_error_wrap(err, "Thread 0x%llx: ", (unsigned long long)thread);
 		return -1;
 	}
-	/* Optional: 0 when the runtime does not describe them or they cannot be read. */
-	if (s->has[TH_STACK_BASE] && s->has[TH_STACK_LIMIT] &&
-	    (adac_read_ptr(rt->t, thread + s->off[TH_STACK_BASE], &th->stack_base, NULL) ||
-	     adac_read_ptr(rt->t, thread + s->off[TH_STACK_LIMIT], &th->stack_limit, NULL)))
-		th->stack_base = th->stack_limit = 0;
+	/* The stack bounds are optional facts: unreadable or undescribed, they stay 0. */
+	if (s->has[TH_STACK_BASE] && adac_read_ptr(rt->t, thread + s->off[TH_STACK_BASE], &th->stack_base, NULL))
+		th->stack_base = 0;
+	if (s->has[TH_STACK_LIMIT] && adac_read_ptr(rt->t, thread + s->off[TH_STACK_LIMIT], &th->stack_limit, NULL))
+		th->stack_limit = 0;
+	return 0;
+}
+
+int adac_thread_statics_array(struct adac_runtime *rt, const struct adac_managed_thread *th, uint64_t *array,
+                              struct adac_error *err)
+{
+	struct threads_state *s;
+	*array = 0;
+	if (init_state(rt, &s, err))
+		return -1;
+	if (th->thread_local_data &&
+	    adac_read_ptr(rt->t, th->thread_local_data + s->off[TLD_NC_ARRAY], array, err)) {
+		adac_error_wrap(err, "ThreadLocalData 0x%llx: ", (unsigned long long)th->thread_local_data);
+		return -1;
+	}
 	return 0;
 }
 

@@ -16,8 +16,8 @@ struct adac_managed_thread {
 	uint64_t os_id;               /* Thread.OSId (LWP on Linux), 0 when not started or dead */
 	uint32_t state;               /* Thread.State */
 	uint64_t thread_local_data;   /* Thread.ThreadLocalDataPtr */
-	uint64_t stack_base;          /* Thread.CachedStackBase (the stack's high end), 0 when unknown */
-	uint64_t stack_limit;         /* Thread.CachedStackLimit (its low end), 0 when unknown */
+	uint64_t stack_base;          /* Thread.CachedStackBase: the stack's high end; 0 when not known */
+	uint64_t stack_limit;         /* Thread.CachedStackLimit: its low end; 0 when not known */
 };
 
 typedef int (*adac_managed_thread_cb)(void *ctx, const struct adac_managed_thread *th);
@@ -42,6 +42,12 @@ int adac_managed_thread_of(struct adac_runtime *rt, uint64_t os_tid, struct adac
  * runtime does not describe it. */
 int adac_thread_last_thrown(struct adac_runtime *rt, const struct adac_managed_thread *th, uint64_t *obj,
                             bool *unhandled, struct adac_error *err);
+/* The object[] holding thread th's non-collectible thread-static bases
+ * (ThreadLocalData.NonCollectibleTlsArrayData, which the GC scans as a root of the thread); 0 when it
+ * has none. */
+int adac_thread_statics_array(struct adac_runtime *rt, const struct adac_managed_thread *th, uint64_t *array,
+                              struct adac_error *err);
+
 /* Address of a thread-static field of type enclosing_mt (at `offset` in the type's GC or non-GC
  * thread-statics block) on thread th; *addr = 0 when the thread has not allocated that type's thread
  * statics yet. adac_field_thread_static_addr (types/fielddesc.h) takes a FieldDesc instead. */

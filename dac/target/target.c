@@ -478,6 +478,15 @@ int adac_target_threads(struct adac_target *t, const struct adac_thread **thread
 	return 0;
 }
 
+const char *adac_reg_name(unsigned reg)
+{
+	static const char *const names[ADAC_REG_COUNT] = {
+		"rax", "rcx", "rdx", "rbx", "rsp", "rbp", "rsi", "rdi", "r8", "r9", "r10", "r11", "r12", "r13", "r14", "r15",
+		"rip", "fs_base",
+	};
+	return reg < ADAC_REG_COUNT ? names[reg] : "?";
+}
+
 int adac_target_regs(struct adac_target *t, uint64_t tid, struct adac_regs *regs, struct adac_error *err)
 {
 	sync_stop(t);

@@ -189,6 +189,8 @@ int adac_target_find_symbol(struct adac_target *t, const struct adac_module *m, 
 int adac_target_threads(struct adac_target *t, const struct adac_thread **threads, size_t *count,
                         struct adac_error *err);
 int adac_target_regs(struct adac_target *t, uint64_t tid, struct adac_regs *regs, struct adac_error *err);
+/* A register's name ("rax" .. "r15", "rip", "fs_base"), "?" past ADAC_REG_COUNT. */
+const char *adac_reg_name(unsigned reg);
 /* Physical frames; ADAC_E_UNSUPPORTED when the backend cannot unwind. */
 int adac_target_frames(struct adac_target *t, uint64_t tid, adac_frame_cb cb, void *ctx,
                        struct adac_error *err);

@@ -4,6 +4,7 @@
 
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "base/cursor.h"
@@ -81,87 +82,112 @@ static bool ref_slot(struct adac_runtime *rt, uint64_t mt, uint32_t off, char *w
 	return c.found;
 }
 
-struct walk {
-	struct adac_runtime *rt;
-	uint64_t target;
-	adac_heap_ref_cb cb;
-	void *ctx;
-	bool stopped;
-};
+/* Every reference slot of an object, from its type: fn(ctx, o, off, value, checked) for each; checked
+ * says the type's fields already named it a reference (the scan), else only the GCDesc did. fn returns
+ * non-zero to stop. */
+typedef int (*slot_fn)(void *ctx, const struct adac_gc_object *o, uint64_t off, uint64_t value, bool checked);
 
-static int hit(struct walk *w, const struct adac_gc_object *o, uint64_t off)
+static int slot_value(struct adac_runtime *rt, const struct adac_gc_object *o, uint64_t off, uint64_t *v)
 {
-	struct adac_heap_ref r = {.obj = o->addr, .mt = o->mt, .offset = (uint32_t)off};
-	if (!ref_slot(w->rt, o->mt, (uint32_t)off, r.where, sizeof r.where))
+	unsigned ps = adac_target_ptr_size(rt->t);
+	if (off + ps <= o->data_len) {
+		*v = ps == 8 ? adac_get_u64(o->data, off) : adac_get_u32(o->data, off);
 		return 0;
-	w->stopped = w->cb(w->ctx, &r) != 0;
-	return w->stopped;
+	}
+	return adac_read_ptr(rt->t, o->addr + off, v, NULL);
 }
 
-/* The GCDesc before a MethodTable (what the GC itself follows): NumSeries at mt - ptr, then series
+#define MAX_VAL_SERIES 64u  /* items of one value-class array GCDesc read (more: the slots are scanned) */
+
+/* The GCDesc before a MethodTable (what the GC itself follows): NumSeries at mt - ptr. Positive: series
  * downwards, the highest first, each {SeriesSize, StartOffset}; a series covers
- * (SeriesSize + object size) / ptr slots from StartOffset. Only the positive form (objects and arrays
- * of references) is read: 1 when the slots were checked, 0 when the caller must scan. */
-static int visit_series(struct walk *w, const struct adac_gc_object *o, int *stop)
+ * (SeriesSize + object size) / ptr slots from StartOffset. Negative (arrays of structs): StartOffset at
+ * mt - 2 ptr, then -NumSeries items {nptrs, skip} (half a pointer each) downwards from mt - 3 ptr,
+ * repeated per element up to the object's end less its header. Returns 1 when the slots were visited
+ * (*stop: fn stopped), 0 when the caller must scan. */
+static int gcdesc_slots(struct adac_runtime *rt, const struct adac_gc_object *o, slot_fn fn, void *ctx, int *stop)
 {
-	unsigned ps = adac_target_ptr_size(w->rt->t);
+	unsigned ps = adac_target_ptr_size(rt->t);
 	struct adac_mt_info mi;
 	int64_t series;
-	uint64_t raw;
+	uint64_t raw, v;
 	*stop = 0;
-	if (adac_mt_read(w->rt, o->mt, &mi, NULL) || !mi.contains_gc_pointers ||
-	    adac_read_ptr(w->rt->t, o->mt - ps, &raw, NULL))
+	if (adac_mt_read(rt, o->mt, &mi, NULL))
+		return 0;
+	if (!mi.contains_gc_pointers)
+		return 1;
+	if (adac_read_ptr(rt->t, o->mt - ps, &raw, NULL))
 		return 0;
 	series = ps == 8 ? (int64_t)raw : (int32_t)raw;
-	if (series <= 0 || (uint64_t)series > ADAC_MAX_GC_SERIES)
-		return 0;
-	for (int64_t i = 0; i < series; i++) {
-		uint64_t at = o->mt - 3 * ps - (uint64_t)i * 2 * ps, size, start;
-		if (adac_read_ptr(w->rt->t, at, &size, NULL) || adac_read_ptr(w->rt->t, at + ps, &start, NULL))
-			return 0;
-		uint64_t slots = (size + o->size) / ps;
-		for (uint64_t k = 0; k < slots && start + (k + 1) * ps <= o->size; k++) {
-			uint64_t off = start + k * ps, v;
-			if (off + ps <= o->data_len)
-				v = ps == 8 ? adac_get_u64(o->data, off) : adac_get_u32(o->data, off);
-			else if (adac_read_ptr(w->rt->t, o->addr + off, &v, NULL))
-				return 1;
-			if (v == w->target) {
-				struct adac_heap_ref r = {.obj = o->addr, .mt = o->mt, .offset = (uint32_t)off};
-				if (!ref_slot(w->rt, o->mt, (uint32_t)off, r.where, sizeof r.where))
-					snprintf(r.where, sizeof r.where, "at +0x%llx", (unsigned long long)off);
-				if ((*stop = w->cb(w->ctx, &r) != 0))
+	if (series > 0 && (uint64_t)series <= ADAC_MAX_GC_SERIES) {
+		for (int64_t i = 0; i < series; i++) {
+			uint64_t at = o->mt - 3 * ps - (uint64_t)i * 2 * ps, size, start;
+			if (adac_read_ptr(rt->t, at, &size, NULL) || adac_read_ptr(rt->t, at + ps, &start, NULL))
+				return 0;
+			uint64_t slots = (size + o->size) / ps;
+			for (uint64_t k = 0; k < slots && start + (k + 1) * ps <= o->size; k++) {
+				uint64_t off = start + k * ps;
+				if (slot_value(rt, o, off, &v))
+					return 1;
+				if ((*stop = fn(ctx, o, off, v, false) != 0))
 					return 1;
 			}
 		}
+		return 1;
+	}
+	if (series >= 0 || (uint64_t)-series > MAX_VAL_SERIES || o->size < 2 * ps)
+		return 0;
+	uint32_t nptrs[MAX_VAL_SERIES], skip[MAX_VAL_SERIES];
+	uint64_t n = (uint64_t)-series, off;
+	if (adac_read_ptr(rt->t, o->mt - 2 * ps, &off, NULL))
+		return 0;
+	for (uint64_t i = 0; i < n; i++) {
+		if (adac_read_ptr(rt->t, o->mt - 3 * ps - i * ps, &raw, NULL))
+			return 0;
+		nptrs[i] = ps == 8 ? (uint32_t)raw : (uint32_t)(raw & 0xffff);
+		skip[i] = ps == 8 ? (uint32_t)(raw >> 32) : (uint32_t)((raw >> 16) & 0xffff);
+	}
+	uint64_t end = o->size - ps;
+	while (off < end) {
+		uint64_t before = off;
+		for (uint64_t i = 0; i < n && off < end; i++) {
+			for (uint32_t k = 0; k < nptrs[i] && off + ps <= end; k++, off += ps) {
+				if (slot_value(rt, o, off, &v))
+					return 1;
+				if ((*stop = fn(ctx, o, off, v, false) != 0))
+					return 1;
+			}
+			off += skip[i];
+		}
+		if (off == before)
+			return 1;  /* a GCDesc that does not advance: nothing more to read */
 	}
 	return 1;
 }
 
-static int visit(void *ctx, const struct adac_gc_object *o)
+/* No usable GCDesc: every pointer-aligned slot holding `want` (0: any non-zero value) that the type's
+ * fields name a reference. What the walk read, then the rest of a large object a chunk at a time. */
+static int scan_slots(struct adac_runtime *rt, const struct adac_gc_object *o, uint64_t want, slot_fn fn, void *ctx)
 {
-	struct walk *w = ctx;
-	unsigned ps = adac_target_ptr_size(w->rt->t);
-	int stop;
-	if (visit_series(w, o, &stop))
-		return stop;
-	uint64_t end = o->size;
-	/* What the walk read, then the rest of a large object a chunk at a time. */
-	uint64_t off = ps;
+	unsigned ps = adac_target_ptr_size(rt->t);
+	char where[8];
+	uint64_t end = o->size, off = ps;
 	for (; off + ps <= end && off + ps <= o->data_len; off += ps) {
 		uint64_t v = ps == 8 ? adac_get_u64(o->data, off) : adac_get_u32(o->data, off);
-		if (v == w->target && hit(w, o, off))
+		if ((want ? v == want : v != 0) && ref_slot(rt, o->mt, (uint32_t)off, where, sizeof where) &&
+		    fn(ctx, o, off, v, true))
 			return 1;
 	}
 	uint8_t buf[CHUNK];
 	while (off + ps <= end) {
-		size_t want = end - off < CHUNK ? (size_t)(end - off) : CHUNK;
-		size_t got = adac_read_upto(w->rt->t, o->addr + off, buf, want);
+		size_t len = end - off < CHUNK ? (size_t)(end - off) : CHUNK;
+		size_t got = adac_read_upto(rt->t, o->addr + off, buf, len);
 		if (got < ps)
 			break;
 		for (size_t i = 0; i + ps <= got; i += ps) {
 			uint64_t v = ps == 8 ? adac_get_u64(buf, i) : adac_get_u32(buf, i);
-			if (v == w->target && hit(w, o, off + i))
+			if ((want ? v == want : v != 0) && ref_slot(rt, o->mt, (uint32_t)(off + i), where, sizeof where) &&
+			    fn(ctx, o, off + i, v, true))
 				return 1;
 		}
 		off += got - got % ps;
@@ -169,9 +195,173 @@ static int visit(void *ctx, const struct adac_gc_object *o)
 	return 0;
 }
 
+/* Every reference slot of o (fn stops with non-zero: returns 1). want as scan_slots. */
+static int each_slot(struct adac_runtime *rt, const struct adac_gc_object *o, uint64_t want, slot_fn fn, void *ctx)
+{
+	int stop;
+	if (gcdesc_slots(rt, o, fn, ctx, &stop))
+		return stop;
+	return scan_slots(rt, o, want, fn, ctx);
+}
+
+int adac_heap_slot_name(struct adac_runtime *rt, uint64_t mt, uint32_t off, char *where, size_t size)
+{
+	if (ref_slot(rt, mt, off, where, size))
+		return 0;
+	snprintf(where, size, "at +0x%x", off);
+	return -1;
+}
+
+struct walk {
+	struct adac_runtime *rt;
+	uint64_t target;
+	adac_heap_ref_cb cb;
+	void *ctx;
+};
+
+static int ref_hit(void *ctx, const struct adac_gc_object *o, uint64_t off, uint64_t v, bool checked)
+{
+	struct walk *w = ctx;
+	if (v != w->target)
+		return 0;
+	struct adac_heap_ref r = {.obj = o->addr, .mt = o->mt, .offset = (uint32_t)off};
+	if (!ref_slot(w->rt, o->mt, (uint32_t)off, r.where, sizeof r.where)) {
+		if (checked)
+			return 0;
+		snprintf(r.where, sizeof r.where, "at +0x%llx", (unsigned long long)off);
+	}
+	return w->cb(w->ctx, &r) != 0;
+}
+
+static int visit(void *ctx, const struct adac_gc_object *o)
+{
+	struct walk *w = ctx;
+	return each_slot(w->rt, o, w->target, ref_hit, w);
+}
+
 int adac_heap_refs(struct adac_runtime *rt, uint64_t target, adac_heap_ref_cb cb, void *ctx,
                    struct adac_gc_walk_report *rep, struct adac_error *err)
 {
-	struct walk w = {rt, target, cb, ctx, false};
+	struct walk w = {rt, target, cb, ctx};
 	return adac_gc_walk(rt, visit, &w, rep, err);
+}
+
+/* ---- the reference graph ------------------------------------------------------------------------- */
+
+struct build {
+	struct adac_runtime *rt;
+	struct adac_heap_graph *g;
+	size_t obj_cap, edge_cap;
+	struct adac_error err;
+	bool failed;
+};
+
+static int grow(void **p, size_t *cap, size_t need, size_t elem, size_t max)
+{
+	if (need <= *cap)
+		return 0;
+	size_t n = *cap ? *cap * 2 : 4096;
+	while (n < need)
+		n *= 2;
+	if (n > max)
+		n = max;
+	if (n < need)
+		return -1;
+	void *q = realloc(*p, n * elem);
+	if (!q)
+		return -1;
+	*p = q;
+	*cap = n;
+	return 0;
+}
+
+static int add_edge(void *ctx, const struct adac_gc_object *o, uint64_t off, uint64_t v, bool checked)
+{
+	(void)o;
+	(void)checked;
+	struct build *b = ctx;
+	struct adac_heap_graph *g = b->g;
+	if (!v)
+		return 0;
+	if (g->edge_count >= ADAC_MAX_GRAPH_EDGES) {
+		adac_fail(&b->err, ADAC_E_LIMIT, o->addr, "more than ADAC_MAX_GRAPH_EDGES (%u) references on the heap",
+		          ADAC_MAX_GRAPH_EDGES);
+		return b->failed = true, 1;
+	}
+	size_t cap = b->edge_cap;
+	if (grow((void **)&g->edge_to, &cap, g->edge_count + 1, sizeof *g->edge_to, ADAC_MAX_GRAPH_EDGES) ||
+	    grow((void **)&g->edge_off, &b->edge_cap, g->edge_count + 1, sizeof *g->edge_off, ADAC_MAX_GRAPH_EDGES)) {
+		adac_fail(&b->err, ADAC_E_NOMEM, 0, "out of memory for the heap's references");
+		return b->failed = true, 1;
+	}
+	g->edge_to[g->edge_count] = v;
+	g->edge_off[g->edge_count++] = (uint32_t)off;
+	return 0;
+}
+
+static int add_object(void *ctx, const struct adac_gc_object *o)
+{
+	struct build *b = ctx;
+	struct adac_heap_graph *g = b->g;
+	if (g->count >= ADAC_MAX_GRAPH_OBJECTS) {
+		adac_fail(&b->err, ADAC_E_LIMIT, o->addr, "more than ADAC_MAX_GRAPH_OBJECTS (%u) objects on the heap",
+		          ADAC_MAX_GRAPH_OBJECTS);
+		return b->failed = true, 1;
+	}
+	if (g->count && o->addr <= g->addr[g->count - 1]) {
+		adac_fail(&b->err, ADAC_E_CORRUPT, o->addr, "the heap walk went back to 0x%llx",
+		          (unsigned long long)o->addr);
+		return b->failed = true, 1;
+	}
+	size_t c1 = b->obj_cap, c2 = b->obj_cap;
+	if (grow((void **)&g->addr, &c1, g->count + 2, sizeof *g->addr, ADAC_MAX_GRAPH_OBJECTS + 1) ||
+	    grow((void **)&g->mt, &c2, g->count + 2, sizeof *g->mt, ADAC_MAX_GRAPH_OBJECTS + 1) ||
+	    grow((void **)&g->first, &b->obj_cap, g->count + 2, sizeof *g->first, ADAC_MAX_GRAPH_OBJECTS + 1)) {
+		adac_fail(&b->err, ADAC_E_NOMEM, 0, "out of memory for the heap's objects");
+		return b->failed = true, 1;
+	}
+	g->addr[g->count] = o->addr;
+	g->mt[g->count] = o->mt;
+	g->first[g->count] = g->edge_count;
+	g->count++;
+	each_slot(b->rt, o, 0, add_edge, b);
+	g->first[g->count] = g->edge_count;
+	return b->failed;
+}
+
+int adac_heap_graph_build(struct adac_runtime *rt, struct adac_heap_graph *g, struct adac_gc_walk_report *rep,
+                          struct adac_error *err)
+{
+	memset(g, 0, sizeof *g);
+	struct build b = {.rt = rt, .g = g};
+	if (adac_gc_walk(rt, add_object, &b, rep, err) || b.failed) {
+		if (b.failed)
+			adac_error_copy(err, &b.err);
+		adac_heap_graph_free(g);
+		return -1;
+	}
+	return 0;
+}
+
+int64_t adac_heap_graph_find(const struct adac_heap_graph *g, uint64_t addr)
+{
+	size_t lo = 0, hi = g->count;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (g->addr[mid] < addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < g->count && g->addr[lo] == addr ? (int64_t)lo : -1;
+}
+
+void adac_heap_graph_free(struct adac_heap_graph *g)
+{
+	free(g->addr);
+	free(g->mt);
+	free(g->first);
+	free(g->edge_to);
+	free(g->edge_off);
+	memset(g, 0, sizeof *g);
 }

@@ -7,6 +7,7 @@
 #ifndef ADAC_HEAP_REFS_H
 #define ADAC_HEAP_REFS_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "base/error.h"
@@ -25,5 +26,28 @@ struct adac_heap_ref {
 typedef int (*adac_heap_ref_cb)(void *ctx, const struct adac_heap_ref *r);
 int adac_heap_refs(struct adac_runtime *rt, uint64_t target, adac_heap_ref_cb cb, void *ctx,
                    struct adac_gc_walk_report *rep, struct adac_error *err);
+
+/* The name of slot `off` (from an object's start) of an object of type mt, as adac_heap_ref.where;
+ * -1 (where "at +0x<off>") when its fields do not name it. */
+int adac_heap_slot_name(struct adac_runtime *rt, uint64_t mt, uint32_t off, char *where, size_t size);
+
+/* Every heap object and the values of its reference slots, from one heap pass (what `gcroot` searches).
+ * Objects are in address order; object i's slots are edge_to/edge_off[first[i] .. first[i + 1]) (non-null
+ * values only; a value need not be an object). Caps: ADAC_MAX_GRAPH_OBJECTS, ADAC_MAX_GRAPH_EDGES. */
+struct adac_heap_graph {
+	size_t count;
+	uint64_t *addr;
+	uint64_t *mt;
+	uint32_t *first;      /* count + 1 entries */
+	size_t edge_count;
+	uint64_t *edge_to;
+	uint32_t *edge_off;   /* the slot's offset from its object's start */
+};
+
+int adac_heap_graph_build(struct adac_runtime *rt, struct adac_heap_graph *g, struct adac_gc_walk_report *rep,
+                          struct adac_error *err);
+/* The index of the object at addr, -1 when no object starts there. */
+int64_t adac_heap_graph_find(const struct adac_heap_graph *g, uint64_t addr);
+void adac_heap_graph_free(struct adac_heap_graph *g);
 
 #endif

@@ -15,10 +15,6 @@
 #include "code/method_vars.h"
 #include "view/value_format.h"
 
-static const char *const reg_names[16] = {
-	"rax", "rcx", "rdx", "rbx", "rsp", "rbp", "rsi", "rdi", "r8", "r9", "r10", "r11", "r12", "r13", "r14", "r15",
-};
-
 /* A register of the frame, or why it cannot be had. */
 static bool gpr(const struct adac_unwind_state *st, int32_t reg, uint64_t *v, char *why, size_t size)
 {
@@ -27,7 +23,7 @@ static bool gpr(const struct adac_unwind_state *st, int32_t reg, uint64_t *v, ch
 		return false;
 	}
 	if (!(st->known & (1u << reg))) {
-		snprintf(why, size, "<register %s is not available>", reg_names[reg]);
+		snprintf(why, size, "<register %s is not available>", adac_reg_name((unsigned)reg));
 		return false;
 	}
 	*v = st->gpr[reg];

@@ -1,11 +1,15 @@
 /* object_view.c - see object_view.h. */
 #include "view/object_view.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "base/cursor.h"
 #include "base/limits.h"
 #include "base/output.h"
+#include "async/async_frame.h"
+#include "async/continuation.h"
+#include "async/locals.h"
 #include "runtime/object.h"
 #include "runtime/runtime.h"
 #include "target/target.h"
@@ -113,6 +117,34 @@ int adac_object_print(struct adac_runtime *rt, uint64_t obj, unsigned depth, str
 	return 0;
 }
 
+void adac_object_slot_name(struct adac_runtime *rt, uint64_t obj, uint64_t mt, uint32_t off, char *buf, size_t size)
+{
+	if (adac_heap_slot_name(rt, mt, off, buf, size) == 0)
+		return;
+	struct adac_error e = {0};
+	struct adac_continuation c;
+	if (adac_cont_read(rt, obj, &c, &e) || c.layout != ADAC_CONT_FLAT)
+		return;
+	struct adac_async_frame f;
+	struct adac_locals l;
+	adac_async_frame_resolve(rt, &c, &f);
+	if (adac_frame_locals_collect(rt, &f, &l, &e))
+		return;
+	for (size_t i = 0; i < l.n; i++) {
+		const struct adac_local *v = &l.v[i];
+		if (v->offset == ADAC_LOCAL_NONE || off < v->offset || off - v->offset >= (v->type.size ? v->type.size : 1))
+			continue;
+		if (v->kind == ADAC_LOCAL_SLOT && v->slot >= 0)
+			snprintf(buf, size, "%s (continuation slot)", adac_cont_slot_name((enum adac_cont_slot)v->slot));
+		else if (off == v->offset)
+			snprintf(buf, size, "%s (saved local)", v->name ? v->name : "?");
+		else
+			snprintf(buf, size, "%s (saved local, at +%u)", v->name ? v->name : "?", off - v->offset);
+		break;
+	}
+	adac_locals_free(&l);
+}
+
 struct refs {
 	struct adac_runtime *rt;
 	struct adac_out *out;
@@ -123,7 +155,9 @@ static int ref_line(void *ctx, const struct adac_heap_ref *r)
 {
 	struct refs *c = ctx;
 	const char *type = adac_type_name(c->rt, r->mt, 0, NULL);
-	adac_print(c->out, "  0x%016llx %s, %s\n", (unsigned long long)r->obj, type ? type : "?", r->where);
+	char where[sizeof r->where];
+	adac_object_slot_name(c->rt, r->obj, r->mt, r->offset, where, sizeof where);
+	adac_print(c->out, "  0x%016llx %s, %s\n", (unsigned long long)r->obj, type ? type : "?", where);
 	c->n++;
 	return 0;
 }

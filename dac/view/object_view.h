@@ -4,6 +4,7 @@
 #ifndef ADAC_OBJECT_VIEW_H
 #define ADAC_OBJECT_VIEW_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "base/error.h"
@@ -16,6 +17,11 @@ struct adac_out;
  * shows its error in place. */
 int adac_object_print(struct adac_runtime *rt, uint64_t obj, unsigned depth, struct adac_out *out,
                       struct adac_error *err);
+
+/* The name of the reference slot at `off` of object obj (type mt): its field ("_task", "_pair (a
+ * struct, at +8)") or element ("[3]"); in a continuation, the awaited local saved there ("gate (saved
+ * local)") or the well-known slot ("Result (continuation slot)"); else "at +0x<off>". */
+void adac_object_slot_name(struct adac_runtime *rt, uint64_t obj, uint64_t mt, uint32_t off, char *buf, size_t size);
 
 /* `refs`: "0x<obj> <Type> is referenced by:", one line per referencing slot, then how many,
  * "  0x<referrer> <Type>, <field or [i]>", in heap order (one heap pass, types/heap_refs.h); roots

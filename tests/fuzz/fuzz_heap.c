@@ -2,14 +2,23 @@
  * runtime's descriptor, its GC data (heaps, generation tables, region lists, allocation contexts)
  * and the regions' objects and MethodTables. adac_gc_info must list its regions sorted; every
  * object the walk yields must lie in its region, after the one before, with a size of at least the
- * minimum object size; the report must count what was yielded. Then the image's `dumpheap`
- * commands run. Seeds: images tests/fuzz/make_image.c recorded from real .NET 11 cores while
- * `dumpheap --stat` ran. */
+ * minimum object size; the report must count what was yielded. Then the GC's roots outside the heap
+ * (runtime/gc_handles.c): every handle of the handle tables (a held object, a type the tables
+ * number, a secondary only for the types that have one, no more than ADAC_MAX_GC_HANDLES) and the
+ * finalization queue's ready lists (objects); a failure of either has a code and a message. Then
+ * the image's `dumpheap` and `gcroot` commands run (gcroot: the handles again, each thread's
+ * conservative stack and register scan and thread statics, the queue, the reference graph of one
+ * heap pass and the shortest paths). Seeds: images tests/fuzz/make_image.c recorded from real
+ * .NET 11 cores while `dumpheap --stat` ran (nested) and while `gcroot` ran on objects kept by a
+ * stack slot and a dependent handle, by the finalization queue, and by a strong handle (roots; and
+ * under server GC: a handle table per CPU, each heap's own finalization queue). */
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
 
+#include "base/limits.h"
 #include "image.h"
+#include "runtime/gc_handles.h"
 #include "runtime/gc_heap.h"
 #include "runtime/runtime.h"
 
@@ -44,6 +53,41 @@ static int check_object(void *ctx, const struct adac_gc_object *o)
 	return 0;
 }
 
+struct roots {
+	uint64_t handles, ready;
+};
+
+static int check_handle(void *ctx, const struct adac_gc_handle *h)
+{
+	struct roots *r = ctx;
+	char buf[32];
+	const char *name = adac_handle_type_name(h->type, buf, sizeof buf);
+	if (++r->handles > ADAC_MAX_GC_HANDLES || h->object == 0 || h->type >= 64 || !name || !name[0] ||
+	    (h->secondary && h->type != ADAC_HANDLE_DEPENDENT && h->type != ADAC_HANDLE_WEAK_INTERIOR))
+		__builtin_trap();
+	return 0;
+}
+
+static int check_ready(void *ctx, uint64_t slot, uint64_t object)
+{
+	struct roots *r = ctx;
+	if (object == 0 || slot == 0 || ++r->ready > ADAC_MAX_GC_ROOTS * (uint64_t)ADAC_MAX_GC_HEAPS)
+		__builtin_trap();
+	return 0;
+}
+
+/* The handle tables and the finalization queue's ready lists. */
+static void check_roots(struct adac_runtime *rt)
+{
+	struct roots r = {0, 0};
+	struct adac_error err = {0};
+	if (adac_gc_handles(rt, check_handle, &r, &err) && (err.code == ADAC_E_OK || err.msg[0] == '\0'))
+		__builtin_trap();
+	adac_error_clear(&err);
+	if (adac_gc_finalizer_ready(rt, check_ready, &r, &err) && (err.code == ADAC_E_OK || err.msg[0] == '\0'))
+		__builtin_trap();
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct fuzz_image img;
@@ -75,12 +119,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			__builtin_trap();
 		}
 		adac_gc_walk_report_free(&rep);
+		check_roots(rt);
 	} else if (err.code == ADAC_E_OK || err.msg[0] == '\0') {
 		__builtin_trap();
 	}
 	adac_runtime_close(rt);
 	for (size_t i = 0; i < img.ncmds; i++)
-		if (strcmp(img.cmds[i].argv[0], "dumpheap") == 0)
+		if (strcmp(img.cmds[i].argv[0], "dumpheap") == 0 || strcmp(img.cmds[i].argv[0], "gcroot") == 0)
 			fuzz_run_command(img.t, img.cmds[i].argc, img.cmds[i].argv);
 	fuzz_image_close(&img);
 	return 0;

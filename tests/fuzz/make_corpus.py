@@ -23,8 +23,10 @@ From real processes (--real):
                           anonymous memory only; its fake libcoreclr.so is read from the file)
   corpus/discovery/real_*, heap/real_*, chain/real_*
                           memory images (tests/fuzz/image.h) fuzz-make-image records from createdump
-                          cores of the samples while `runtime --verbose`, `dumpheap --stat` and
-                          `bt`/`frame`/`ps` run
+                          cores of the samples while `runtime --verbose`, `dumpheap --stat`,
+                          `gcroot` (roots, workstation and server GC: objects kept by a stack slot
+                          and a dependent handle, by the finalization queue, by a strong handle)
+                          and `bt`/`frame`/`ps` run
 
 Files named regress_<slug> (reproducers of fixed bugs) and by 40 hex digits (inputs scripts/fuzz --keep
 found, minimised) are left alone. The real files (portable PDBs, assemblies, descriptor JSON) are
@@ -415,13 +417,13 @@ def real_core(build, tmp):
         p.wait()
 
 
-def sample_core(scenario, tmp, mode=None):
-    """A createdump core of a .NET 11 sample (Debug), and the READY line's facts."""
+def sample_core(scenario, tmp, mode=None, env=None):
+    """A createdump core of a .NET 11 sample (Debug), and the READY line's facts; env: more environment."""
     argv = [os.path.join(ROOT, "scripts", "run-sample"), scenario] + (["--mode", mode] if mode else [])
-    ready, pid = run(argv).splitlines()[-2:]
+    ready, pid = run(argv, env=dict(os.environ, **env) if env else None).splitlines()[-2:]
     try:
         time.sleep(1)  # the sample prints READY just before it parks
-        core = os.path.join(tmp, f"{scenario}.core")
+        core = os.path.join(tmp, f"{scenario}{'.env' if env else ''}.core")
         run([os.path.join(ROOT, "scripts", "make-core"), pid, core])
     finally:
         subprocess.run(["kill", pid])
@@ -445,6 +447,13 @@ def task_of(build, core, n=0):
     return ps["ps"]["chains"][n]["task"]["address"]
 
 
+def one_of_type(build, core, name):
+    """The address of the one object of type AsyncdacSamples.<name>."""
+    d = json.loads(run([os.path.join(build, "bin", "asyncdac"), "dumpheap", core, "--type", name, "--json"]))
+    mts = {s["mt"] for s in d["dumpheap"]["statistics"] if s["name"] == "AsyncdacSamples." + name}
+    return [o["address"] for o in d["dumpheap"]["objects"] if o["mt"] in mts][0]
+
+
 def real_cases(build):
     tmp = tempfile.mkdtemp(prefix="asyncdac-corpus-")
     write_dir("core", [("real_synthetic_gcore", real_core(build, tmp))], real=True)
@@ -452,8 +461,16 @@ def real_cases(build):
     task = task_of(build, nested)
     write_dir("discovery", [("real_nested_runtime", image(build, nested, [["runtime", "--verbose"]], raw=True))],
               real=True)
-    write_dir("heap", [("real_nested_dumpheap", image(build, nested, [["dumpheap", "--stat"], ["dumpheap"]]))],
-              real=True)
+    roots, _ = sample_core("roots", tmp)
+    value, fin, strong = (one_of_type(build, roots, n) for n in ("RootsValue", "RootsFinalizable", "RootsStrong"))
+    heap = [("real_nested_dumpheap", image(build, nested, [["dumpheap", "--stat"], ["dumpheap"]])),
+            ("real_roots_gcroot", image(build, roots, [["gcroot", value], ["gcroot", fin, "--json"],
+                                                       ["gcroot", strong]]))]
+    # server GC: a handle table per CPU, each heap's own finalization queue
+    server, _ = sample_core("roots", tmp, env={"DOTNET_gcServer": "1"})
+    value, fin = (one_of_type(build, server, n) for n in ("RootsValue", "RootsFinalizable"))
+    heap.append(("real_roots_server_gcroot", image(build, server, [["gcroot", value], ["gcroot", fin, "--json"]])))
+    write_dir("heap", heap, real=True)
     chains = [("real_nested_bt", image(build, nested, [["bt", "--address", task, "--locals", "--json"],
                                                        ["frame", "variable", "--address", task, "--frame", "1"],
                                                        ["frame", "info", "--address", task, "--frame", "2"]]))]

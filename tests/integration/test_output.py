@@ -68,7 +68,7 @@ def exit_codes(tmp):
     core = b.sample_core("nested", "Debug", tmp)
     names = commands()
     t.check_eq(sorted(names), sorted(["runtime", "bt", "ip2md", "dumpmd", "frame", "dumpheap", "ps", "symbols", "diff",
-                                      "dumpobj", "pe", "refs", "report"]),
+                                      "dumpobj", "pe", "refs", "report", "gcroot"]),
                "the commands --help lists")
     names.remove("diff")  # two targets: the diff part tests its exit codes
     names.remove("pe")    # the nested sample has no exception: below
@@ -89,6 +89,7 @@ def exit_codes(tmp):
         "symbols": ["-o", os.path.join(tmp, "nested.sym")],
         "dumpobj": [frame["continuation"]],
         "refs": [frame["continuation"]],
+        "gcroot": [frame["continuation"]],
         "report": [],
     }
     # Each command's own way of failing on a good core (the analysis, not the command line).
@@ -103,6 +104,7 @@ def exit_codes(tmp):
         "symbols": None,
         "dumpobj": ["0x1"],
         "refs": ["0x1"],
+        "gcroot": ["0x1"],
         "report": None,
     }
     for name in names:
@@ -216,7 +218,7 @@ def json_documents(tmp):
               "<ip>": frame["ip"], "<MethodDesc>...": frame["method_desc"], "<text>": "Continuation"}
     tables = documented()
     t.check_eq(sorted({inv.split()[0] for invs, _ in tables for inv in invs}),
-               sorted(["bt", "diff", "dumpheap", "dumpmd", "frame", "ip2md", "ps", "runtime"]),
+               sorted(["bt", "diff", "dumpheap", "dumpmd", "frame", "gcroot", "ip2md", "ps", "runtime"]),
                "docs/json.md documents every command that has --json")
     for invocations, table in tables:
         if any("--jsonl" in inv for inv in invocations):

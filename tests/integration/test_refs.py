@@ -2,7 +2,9 @@
 object and state machine box `ps` prints, against the oracle (ClrMD's GCDesc walk: every heap object
 referencing it, `oracle objects --refs-to`): the same referencing objects, in heap order, each named
 with its type and the field that holds the reference, and that field (oracle `fields`) holds it.
-One line per slot: an object holding the reference twice is listed twice.
+One line per slot: an object holding the reference twice is listed twice. A continuation's slot is
+named by the awaited local saved there ("gate (saved local)"): a local `frame variable --address
+<continuation>` shows, holding the object.
 """
 import os
 import re
@@ -20,6 +22,15 @@ def main():
     core = b.sample_core("mixed", "Debug", tmp, parked=True)
     try:
         ps = b.cli_json(["ps", core], "ps")
+        named = 0
+
+        def saved(cont, name):
+            """The object the local `name` saved in continuation cont holds (frame variable)."""
+            d = b.cli_json(["frame", core, "variable", "--address", hex(cont)], "frame variable")
+            for v in (d["locals"] if d else []):
+                if v["name"] == name and isinstance(v.get("value"), dict):
+                    return h(v["value"].get("address") or "0x0")
+            return None
         targets = set()
         for st in ps["chains"]:
             targets.add(h(st["task"]["address"]))
@@ -61,8 +72,13 @@ def main():
                 if want.startswith("Continuation_"):
                     want = "System.Runtime.CompilerServices.Continuation"
                 t.check_eq(typ, want, f"refs 0x{a:x}: type of 0x{ref:x} (oracle)")
+                m = re.fullmatch(r"(\S+) \(saved local\)", where)
+                if m:
+                    named += 1
+                    t.check_eq(saved(ref, m.group(1)), a, f"refs 0x{a:x}: 0x{ref:x}'s saved local {m.group(1)} holds it (ps --locals)")
                 if re.fullmatch(r"[\w<>$.]+", where):
                     t.check_eq(h(objs[ref]["fields"].get(where)), a, f"refs 0x{a:x}: 0x{ref:x}.{where} holds it (oracle)")
+        t.check(named >= 3, f"continuation slots named by their saved locals: {named}")
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     t.finish()

@@ -24,3 +24,9 @@ set_tests_properties(ps.syncwait PROPERTIES FIXTURES_REQUIRED dotnet LABELS "dot
 #   ps.completed ps --completed: the completed async tasks still on the heap (the faulted sample's task)
 add_adac_test(ps.completed integration/test_ps_completed.py)
 set_tests_properties(ps.completed PROPERTIES FIXTURES_REQUIRED dotnet LABELS "dotnet;needs-cli")
+#   gcroot.roots the roots of objects kept alive by a static, a local, strong and pinned handles, and none
+add_adac_test(gcroot.roots integration/test_gcroot.py)
+set_tests_properties(gcroot.roots PROPERTIES FIXTURES_REQUIRED dotnet LABELS "dotnet;needs-cli")
+#   gcroot.server the same under server GC (DOTNET_gcServer=1)
+add_adac_test(gcroot.server integration/test_gcroot.py server)
+set_tests_properties(gcroot.server PROPERTIES FIXTURES_REQUIRED dotnet LABELS "dotnet;needs-cli")

@@ -188,9 +188,9 @@ def oracle(core, tmp):
     return Oracle(data)
 
 
-def oracle_objects(core, tmp, addresses=(), statics=(), stacks=()):
+def oracle_objects(core, tmp, addresses=(), statics=(), stacks=(), roots=False):
     """`oracle objects`: {"objects": {addr: {...}}, "statics": {path: {...}}, "stacks": {"tid": [...]}}
-    (object keys as ints)."""
+    (object keys as ints); roots: also "roots", ClrMD's GC roots [{"kind", "address", "object", "thread"}]."""
     d = dn()
     out = os.path.join(tmp, os.path.basename(core) + ".objects.json")
     argv = ["dotnet", d["DN_ORACLE"], "objects", core, "--dac", d["DN_DAC11"], "--out", out]
@@ -198,6 +198,8 @@ def oracle_objects(core, tmp, addresses=(), statics=(), stacks=()):
         argv += ["--static", s]
     for tid in stacks:
         argv += ["--stack", str(tid)]
+    if roots:
+        argv.append("--roots")
     argv += [hex(h(a)) for a in addresses]
     rc, _, err = t.run(argv, timeout=600, env=_oracle_env())
     if rc != 0:

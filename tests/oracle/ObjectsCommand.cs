@@ -5,12 +5,16 @@
 //
 //   oracle objects <core> --dac <libmscordaccore.so> [--out <file.json>]
 //                  [--static <Namespace.Type>::<field>[.<field>...]]... [--stack <os-thread-id>]...
-//                  [--refs-to <address>]... [<address>...]
+//                  [--refs-to <address>]... [--roots] [<address>...]
 //
 // Writes {"objects": {"0x..": {"type", "method_table", "size", "fields": {name: value}}},
 //         "statics": {"<path>": {"address", "type", "fields"} or {"error"}},
 //         "stacks": {"<os-thread-id>": [{"kind", "ip", "sp", "method", "frame_name"}, ...]},
-//         "refs_to": {"0x..": ["0x.." of every heap object referencing it]}}; an exception object
+//         "refs_to": {"0x..": ["0x.." of every heap object referencing it]},
+//         "roots": [{"kind", "address", "object", "thread"}] (--roots: ClrMD's GC roots: every strong
+//                   handle, each thread's stack roots as the GC sees them, the finalizer queue's ready
+//                   objects, and the additional roots; thread: the OS thread id of a stack root),
+//         "dependent": [{"address", "object", "dependent"}] (--roots: every dependent handle)}; an exception object
 // also has "exception": {"type", "message", "inner", "hresult", "stack": [{"ip", "method"}]}.
 // A stack is ClrMD's EnumerateStackTrace of that thread: "kind" ManagedMethod for frames of managed
 // code (ip = the frame's instruction pointer: the return address except in the leaf), Runtime for
@@ -36,6 +40,7 @@ namespace Asyncdac.Oracle
             var statics = new List<string>();
             var stacks = new List<uint>();
             var refsTo = new List<ulong>();
+            bool roots = false;
             var rest = new List<string>();
             for (int i = 0; i < argv.Length; i++)
             {
@@ -51,6 +56,10 @@ namespace Asyncdac.Oracle
                         throw new OracleException("--stack needs an OS thread id");
                     stacks.Add(tid);
                     i++;
+                }
+                else if (argv[i] == "--roots")
+                {
+                    roots = true;
                 }
                 else if (argv[i] == "--refs-to")
                 {
@@ -112,6 +121,8 @@ namespace Asyncdac.Oracle
                         j.WriteEndArray();
                     }
                     j.WriteEndObject();
+                    if (roots)
+                        WriteRoots(j, rt);
                     j.WriteEndObject();
                 }
                 if (outPath == null)
@@ -125,6 +136,43 @@ namespace Asyncdac.Oracle
                 }
             }
             return 0;
+        }
+
+        private static void WriteRoots(Utf8JsonWriter j, ClrRuntime rt)
+        {
+            j.WriteStartArray("roots");
+            void One(ClrRoot r, uint? thread)
+            {
+                j.WriteStartObject();
+                j.WriteString("kind", r.RootKind.ToString());
+                j.WriteString("address", Hex(r.Address));
+                j.WriteString("object", Hex(r.Object.Address));
+                if (thread is uint tid)
+                    j.WriteNumber("thread", tid);
+                else
+                    j.WriteNull("thread");
+                j.WriteEndObject();
+            }
+            foreach (ClrHandle hd in rt.EnumerateHandles().Where(hd => hd.IsStrong))
+                One(hd, null);
+            foreach (ClrThread th in rt.Threads)
+                foreach (ClrRoot r in th.EnumerateStackRoots())
+                    One(r, th.OSThreadId);
+            foreach (ClrRoot r in rt.Heap.EnumerateFinalizerRoots())
+                One(r, null);
+            foreach (ClrRoot r in rt.Heap.EnumerateAdditionalRoots())
+                One(r, null);
+            j.WriteEndArray();
+            j.WriteStartArray("dependent");
+            foreach (ClrHandle hd in rt.EnumerateHandles().Where(hd => hd.HandleKind == ClrHandleKind.Dependent))
+            {
+                j.WriteStartObject();
+                j.WriteString("address", Hex(hd.Address));
+                j.WriteString("object", Hex(hd.Object.Address));
+                j.WriteString("dependent", Hex(hd.Dependent.Address));
+                j.WriteEndObject();
+            }
+            j.WriteEndArray();
         }
 
         private static void WriteObject(Utf8JsonWriter j, ClrObject o)

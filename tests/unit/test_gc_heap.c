@@ -7,12 +7,16 @@
  * the ephemeral region ending at AllocAllocated, a region larger than one read block, corrupt
  * objects (null MethodTable, absurd size, unreadable MethodTable) ending only their own region,
  * free-region lists, server heaps, the segments GC's ephemeral segment and generation starts, and
- * the failures: unknown GC flavour, missing layout, looping region list, no GC sub-descriptor. */
+ * the failures: unknown GC flavour, missing layout, looping region list, no GC sub-descriptor. Also
+ * the handle tables (a map, a bucket, a table of two segments: handles of several types in rings of
+ * one and two blocks, a dependent handle's secondary, free slots, a looping segment list) and the
+ * finalization queue's ready lists (runtime/gc_handles.c). */
 #include <stdlib.h>
 #include <string.h>
 
 #include "../check.h"
 #include "runtime/descriptor.h"
+#include "runtime/gc_handles.h"
 #include "runtime/gc_heap.h"
 #include "runtime/runtime.h"
 #include "testmem.h"
@@ -798,6 +802,160 @@ static void test_no_gc_descriptor(void)
 	close_runtime(rt);
 }
 
+/* ---- handle tables and the finalization queue (runtime/gc_handles.c) ---- */
+
+#define HMAP_BUCKETS (MISC + 0x30000)
+#define HBUCKET (MISC + 0x30100)
+#define HTABLES (MISC + 0x30200)
+#define HTABLE (MISC + 0x30300)
+#define HSEG(i) (0x30000000ull + 0x10000ull * (i))   /* TableSegments are HandleSegmentSize-aligned */
+#define FQ_ARRAY (MISC + 0x31000)
+#define FQ (MISC + 0x32000)
+
+struct got_handle {
+	uint64_t handle, object, secondary;
+	uint32_t type;
+};
+static struct got_handle got_handles[16];
+static size_t ngot_handles;
+
+static int on_handle(void *ctx, const struct adac_gc_handle *h)
+{
+	(void)ctx;
+	if (ngot_handles < 16)
+		got_handles[ngot_handles] = (struct got_handle){h->handle, h->object, h->secondary, h->type};
+	ngot_handles++;
+	return 0;
+}
+
+static uint64_t got_fin[8];
+static size_t ngot_fin;
+
+static int on_fin(void *ctx, uint64_t slot, uint64_t obj)
+{
+	(void)ctx;
+	if (ngot_fin < 8)
+		got_fin[ngot_fin] = slot ^ obj;
+	ngot_fin++;
+	return 0;
+}
+
+/* A handle in block `block`, slot k of segment seg, of a type whose ring is that one block. */
+static uint64_t put_handle(uint64_t seg, unsigned type, unsigned block, unsigned k, uint64_t obj)
+{
+	w8(seg + 1920 + type, (uint8_t)block);    /* RgTail[type] */
+	w8(seg + 480 + block, (uint8_t)block);    /* RgAllocation: a ring of one */
+	w64(seg + 4096 + (block * 64ull + k) * 8, obj);
+	return seg + 4096 + (block * 64ull + k) * 8;
+}
+
+/* The handle table and finalization queue of test_handles_and_finalizer; loop: the second segment's
+ * NextSegment leads back to the first. */
+static void build_handles(bool loop)
+{
+	struct wks_heap h;
+	load_descriptor(gc_wks_regions);
+	build_wks_heap(&h, false);
+	/* g_HandleTableMap -> buckets[10] -> bucket.Table -> tables[1] -> HandleTable.SegmentList */
+	w64(G("HandleTableMap") + 0, HMAP_BUCKETS);
+	w64(HMAP_BUCKETS + 3 * 8, HBUCKET);
+	w64(HBUCKET, HTABLES);
+	w64(HTABLES, HTABLE);
+	w64(HTABLE + 56, HSEG(0));
+	for (unsigned i = 0; i < 2; i++) {
+		mem_region(HSEG(i), 0x10000);
+		memset(at(HSEG(i) + 1920, 13), 0xff, 13);    /* RgTail: no block of any type */
+		memset(at(HSEG(i) + 1680, 120), 0xff, 120);  /* RgUserData: none */
+	}
+	w64(HSEG(0) + 1998, HSEG(1));                   /* NextSegment (unaligned: the header is packed) */
+	put_handle(HSEG(0), 2, 0, 3, 0xA000);
+	put_handle(HSEG(0), 3, 1, 0, 0xB000);
+	put_handle(HSEG(0), 0, 2, 7, 0xC000);           /* weak short */
+	w64(HSEG(0) + 4096 + (1 * 64ull + 1) * 8, 0);   /* a free slot of the pinned block stays unlisted */
+	put_handle(HSEG(0), 6, 3, 5, 0xD000);
+	w8(HSEG(0) + 1680 + 3, 4);                      /* RgUserData[3] = block 4: the secondaries */
+	w64(HSEG(0) + 4096 + (4 * 64ull + 5) * 8, 0xE000);
+	/* a two-block ring of strong handles in the second segment: 5 -> 9 -> 5 */
+	w8(HSEG(1) + 1920 + 2, 9);
+	w8(HSEG(1) + 480 + 9, 5);
+	w8(HSEG(1) + 480 + 5, 9);
+	w64(HSEG(1) + 4096 + (5 * 64ull + 63) * 8, 0xF000);
+	w64(HSEG(1) + 4096 + (9 * 64ull) * 8, 0xF100);
+	/* the finalization queue: generation segments, then 1 critical and 2 ordinary ready objects */
+	w64(G("GCHeapFinalizeQueue"), FQ);
+	for (unsigned i = 0; i < 7; i++)
+		w64(FQ + i * 8, FQ_ARRAY + (i < 4 ? 0 : i == 4 ? 16 : i == 5 ? 24 : 40));
+	for (unsigned i = 0; i < 5; i++)
+		w64(FQ_ARRAY + i * 8, 0x5000 + i);
+	if (loop)
+		w64(HSEG(1) + 1998, HSEG(0));
+}
+
+static void test_handles_and_finalizer(void)
+{
+	build_handles(false);
+	uint64_t strong = HSEG(0) + 4096 + 3 * 8, pinned = HSEG(0) + 4096 + 64 * 8, dep = HSEG(0) + 4096 + (3 * 64ull + 5) * 8;
+	uint64_t s5 = HSEG(1) + 4096 + (5 * 64ull + 63) * 8, s9 = HSEG(1) + 4096 + (9 * 64ull) * 8;
+	struct adac_runtime *rt = heap_runtime();
+	struct adac_error err = {0};
+	ngot_handles = 0;
+	CHECK(adac_gc_handles(rt, on_handle, NULL, &err) == 0);
+	CHECK_EQ_U64(ngot_handles, 6);
+	/* segment by segment, type by type, each ring from RgAllocation[RgTail] */
+	CHECK_EQ_U64(got_handles[0].handle, 0 + (HSEG(0) + 4096 + (2 * 64ull + 7) * 8));
+	CHECK_EQ_U64(got_handles[0].type, 0);
+	CHECK_EQ_U64(got_handles[1].handle, strong);
+	CHECK_EQ_U64(got_handles[1].object, 0xA000);
+	CHECK_EQ_U64(got_handles[1].type, 2);
+	CHECK_EQ_U64(got_handles[2].handle, pinned);
+	CHECK_EQ_U64(got_handles[2].type, 3);
+	CHECK_EQ_U64(got_handles[3].handle, dep);
+	CHECK_EQ_U64(got_handles[3].object, 0xD000);
+	CHECK_EQ_U64(got_handles[3].secondary, 0xE000);
+	CHECK_EQ_U64(got_handles[3].type, 6);
+	CHECK_EQ_U64(got_handles[4].handle, s5);
+	CHECK_EQ_U64(got_handles[5].handle, s9);
+	CHECK_EQ_U64(got_handles[5].object, 0xF100);
+	CHECK(adac_handle_type_is_root(2) && adac_handle_type_is_root(3) && adac_handle_type_is_root(7) &&
+	      adac_handle_type_is_root(8) && !adac_handle_type_is_root(0) && !adac_handle_type_is_root(6));
+	ngot_fin = 0;
+	CHECK(adac_gc_finalizer_ready(rt, on_fin, NULL, &err) == 0);
+	CHECK_EQ_U64(ngot_fin, 3);
+	CHECK_EQ_U64(got_fin[0], (FQ_ARRAY + 16) ^ 0x5002);
+	CHECK_EQ_U64(got_fin[1], (FQ_ARRAY + 24) ^ 0x5003);
+	CHECK_EQ_U64(got_fin[2], (FQ_ARRAY + 32) ^ 0x5004);
+	close_runtime(rt);
+
+	/* a segment list that loops back fails, naming it */
+	build_handles(true);
+	rt = heap_runtime();
+	memset(&err, 0, sizeof err);
+	ngot_handles = 0;
+	CHECK(adac_gc_handles(rt, on_handle, NULL, &err) == -1);
+	CHECK_EQ_U64(err.code, ADAC_E_CORRUPT);
+	CHECK(strstr(err.msg, "loops back to its start") != NULL);
+	CHECK_EQ_U64(ngot_handles, 6);
+	close_runtime(rt);
+}
+
+/* A descriptor placing a TableSegment's per-block or per-type bytes past RgValue (the bytes read
+ * before it) fails before any segment is read. */
+static void test_handle_layout_out_of_range(void)
+{
+	char *json = replaced(gc_wks_regions, "\"RgTail\":1920", "\"RgTail\":4090");
+	struct wks_heap h;
+	load_descriptor(json);
+	free(json);
+	build_wks_heap(&h, false);
+	struct adac_runtime *rt = heap_runtime();
+	struct adac_error err = {0};
+	ngot_handles = 0;
+	CHECK_ERR(adac_gc_handles(rt, on_handle, NULL, &err), &err, ADAC_E_CORRUPT,
+	          "RgAllocation, RgUserData or RgTail (+0x1e0, +0x690, +0xffa) not before its RgValue (+0x1000)");
+	CHECK_EQ_U64(ngot_handles, 0);
+	close_runtime(rt);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 2) {
@@ -812,5 +970,7 @@ int main(int argc, char **argv)
 	test_unsupported_flavour();
 	test_server_without_layout();
 	test_no_gc_descriptor();
+	test_handles_and_finalizer();
+	test_handle_layout_out_of_range();
 	return check_report("test_gc_heap");
 }

@@ -1,0 +1,392 @@
+/* gc_root.c - see gc_root.h. */
+#include "types/gc_root.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/cursor.h"
+#include "base/limits.h"
+#include "base/strf.h"
+#include "runtime/gc_handles.h"
+#include "runtime/runtime.h"
+#include "runtime/threads.h"
+#include "target/target.h"
+#include "types/heap_refs.h"
+
+#define NONE UINT32_MAX
+#define STACK_CHUNK 65536u
+
+/* The graph, searched backwards from the object. */
+struct search {
+	struct adac_runtime *rt;
+	struct adac_heap_graph g;
+	uint32_t *dist;      /* hops to the object, NONE: does not reach it */
+	uint32_t *next;      /* the object one hop closer */
+	uint32_t *via;       /* the edge used (NONE: a dependent handle, dep_handle[i]) */
+	/* dependent handles: primary -> secondary edges */
+	size_t dep_count, dep_cap;
+	uint32_t (*dep)[2];
+	uint64_t *dep_h;
+	struct adac_gcroot *out;
+	size_t root_cap;
+	uint32_t (*seen)[2];     /* the current thread's roots: {object index, root index}, NONE: empty */
+	size_t seen_cap, seen_n;
+	uint64_t seen_tid;
+	struct adac_error err;   /* a fatal failure inside a callback (memory, caps) */
+};
+
+static int warn(struct search *s, const char *what, const struct adac_error *e)
+{
+	char **w = realloc(s->out->warnings, (s->out->warning_count + 1) * sizeof *w);
+	if (!w)
+		return adac_fail(&s->err, ADAC_E_NOMEM, 0, "out of memory");
+	s->out->warnings = w;
+	w[s->out->warning_count] = NULL;
+	if (adac_strf(&w[s->out->warning_count], &s->err, "%s: %s", what, e->msg))
+		return -1;
+	s->out->warning_count++;
+	return 0;
+}
+
+/* Reverse edges, then a breadth-first search from the object at index t. */
+static int search_back(struct search *s, uint32_t t, struct adac_error *err)
+{
+	const struct adac_heap_graph *g = &s->g;
+	size_t n = g->count, m = g->edge_count;
+	uint32_t *to = malloc((m ? m : 1) * sizeof *to), *rfirst = calloc(n + 1, sizeof *rfirst);
+	uint32_t *rsrc = malloc((m + s->dep_count + 1) * sizeof *rsrc), *redge = malloc((m + s->dep_count + 1) * sizeof *redge);
+	uint32_t *queue = malloc((n ? n : 1) * sizeof *queue);
+	s->dist = malloc((n ? n : 1) * sizeof *s->dist);
+	s->next = malloc((n ? n : 1) * sizeof *s->next);
+	s->via = malloc((n ? n : 1) * sizeof *s->via);
+	int rc = 0;
+	if (!to || !rfirst || !rsrc || !redge || !queue || !s->dist || !s->next || !s->via) {
+		rc = adac_fail(err, ADAC_E_NOMEM, 0, "out of memory for the heap's reverse references");
+		goto out;
+	}
+	for (size_t i = 0; i < m; i++) {
+		int64_t k = adac_heap_graph_find(g, g->edge_to[i]);
+		to[i] = k < 0 ? NONE : (uint32_t)k;
+		if (k >= 0)
+			rfirst[k + 1]++;
+	}
+	for (size_t d = 0; d < s->dep_count; d++)
+		rfirst[s->dep[d][1] + 1]++;
+	for (size_t i = 0; i < n; i++)
+		rfirst[i + 1] += rfirst[i];
+	uint32_t *fill = queue;  /* borrowed as the fill cursors */
+	memcpy(fill, rfirst, n * sizeof *fill);
+	for (size_t src = 0; src < n; src++)
+		for (uint32_t e = g->first[src]; e < g->first[src + 1]; e++)
+			if (to[e] != NONE) {
+				rsrc[fill[to[e]]] = (uint32_t)src;
+				redge[fill[to[e]]++] = e;
+			}
+	for (size_t d = 0; d < s->dep_count; d++) {
+		rsrc[fill[s->dep[d][1]]] = s->dep[d][0];
+		redge[fill[s->dep[d][1]]++] = NONE - 1 - (uint32_t)d;  /* a dependent handle, by index */
+	}
+	for (size_t i = 0; i < n; i++)
+		s->dist[i] = s->next[i] = s->via[i] = NONE;
+	size_t head = 0, tail = 0;
+	s->dist[t] = 0;
+	queue[tail++] = t;
+	while (head < tail) {
+		uint32_t cur = queue[head++];
+		for (uint32_t r = rfirst[cur]; r < rfirst[cur + 1]; r++) {
+			uint32_t src = rsrc[r];
+			if (s->dist[src] != NONE)
+				continue;
+			s->dist[src] = s->dist[cur] + 1;
+			s->next[src] = cur;
+			s->via[src] = redge[r];
+			queue[tail++] = src;
+		}
+	}
+out:
+	free(to);
+	free(rfirst);
+	free(rsrc);
+	free(redge);
+	free(queue);
+	return rc;
+}
+
+/* Adds a root holding object index k when it reaches the object. */
+static int add_root(struct search *s, struct adac_gc_root *r, uint64_t value)
+{
+	int64_t k = adac_heap_graph_find(&s->g, value);
+	if (k < 0 || !s->dist || s->dist[k] == NONE)
+		return 0;
+	struct adac_gcroot *o = s->out;
+	/* A thread holding the object in several slots is one root: the first slot, and how many more
+	 * (the thread's roots by object: a hash of object index -> root index, emptied per thread). */
+	bool of_thread = r->kind == ADAC_ROOT_STACK || r->kind == ADAC_ROOT_REGISTER;
+	size_t slot = 0;
+	if (of_thread) {
+		if (s->seen_tid != r->os_tid || !s->seen_cap) {
+			if (!s->seen_cap && !(s->seen = malloc((s->seen_cap = 1024) * sizeof *s->seen)))
+				return s->seen_cap = 0, adac_fail(&s->err, ADAC_E_NOMEM, 0, "out of memory");
+			memset(s->seen, 0xff, s->seen_cap * sizeof *s->seen);
+			s->seen_n = 0;
+			s->seen_tid = r->os_tid;
+		}
+		if ((s->seen_n + 1) * 2 > s->seen_cap) {
+			size_t cap = s->seen_cap * 2;
+			uint32_t(*p)[2] = malloc(cap * sizeof *p);
+			if (!p)
+				return adac_fail(&s->err, ADAC_E_NOMEM, 0, "out of memory");
+			memset(p, 0xff, cap * sizeof *p);
+			for (size_t i = 0; i < s->seen_cap; i++)
+				if (s->seen[i][0] != NONE) {
+					size_t j = (s->seen[i][0] * 2654435761u) & (cap - 1);
+					while (p[j][0] != NONE)
+						j = (j + 1) & (cap - 1);
+					p[j][0] = s->seen[i][0];
+					p[j][1] = s->seen[i][1];
+				}
+			free(s->seen);
+			s->seen = p;
+			s->seen_cap = cap;
+		}
+		slot = ((uint32_t)k * 2654435761u) & (s->seen_cap - 1);
+		while (s->seen[slot][0] != NONE) {
+			if (s->seen[slot][0] == (uint32_t)k) {
+				o->roots[s->seen[slot][1]].more_slots++;
+				return 0;
+			}
+			slot = (slot + 1) & (s->seen_cap - 1);
+		}
+	}
+	if (o->root_count >= ADAC_MAX_GC_ROOTS)
+		return adac_fail(&s->err, ADAC_E_LIMIT, value, "more than ADAC_MAX_GC_ROOTS (%u) roots reach the object",
+		                 ADAC_MAX_GC_ROOTS);
+	if (s->dist[k] + 1u > ADAC_MAX_ROOT_PATH)
+		return adac_fail(&s->err, ADAC_E_LIMIT, value, "a path longer than ADAC_MAX_ROOT_PATH (%u) hops",
+		                 ADAC_MAX_ROOT_PATH);
+	if (o->root_count == s->root_cap) {
+		size_t cap = s->root_cap ? s->root_cap * 2 : 16;
+		struct adac_gc_root *p = realloc(o->roots, cap * sizeof *p);
+		if (!p)
+			return adac_fail(&s->err, ADAC_E_NOMEM, 0, "out of memory");
+		o->roots = p;
+		s->root_cap = cap;
+	}
+	r->hop_count = s->dist[k] + 1u;
+	r->path = calloc(r->hop_count, sizeof *r->path);
+	if (!r->path)
+		return adac_fail(&s->err, ADAC_E_NOMEM, 0, "out of memory");
+	uint32_t cur = (uint32_t)k;
+	for (size_t i = 0; i < r->hop_count; i++) {
+		r->path[i].obj = s->g.addr[cur];
+		r->path[i].mt = s->g.mt[cur];
+		if (i + 1 < r->hop_count) {
+			uint32_t e = s->via[cur];
+			if (e >= NONE - s->dep_count) {
+				r->path[i + 1].dependent = true;
+				r->path[i + 1].handle = s->dep_h[NONE - 1 - e];
+			} else {
+				r->path[i + 1].offset = s->g.edge_off[e];
+			}
+			cur = s->next[cur];
+		}
+	}
+	if (of_thread) {
+		s->seen[slot][0] = (uint32_t)k;
+		s->seen[slot][1] = (uint32_t)o->root_count;
+		s->seen_n++;
+	}
+	o->roots[o->root_count++] = *r;
+	return 0;
+}
+
+/* ---- handles ---- */
+
+struct handle_pass {
+	struct search *s;
+	bool collect_dependent;   /* first pass: dependent handles become edges; second: roots */
+};
+
+static int on_handle(void *ctx, const struct adac_gc_handle *h)
+{
+	struct handle_pass *p = ctx;
+	struct search *s = p->s;
+	if (p->collect_dependent) {
+		s->out->handles++;
+		if (h->type != ADAC_HANDLE_DEPENDENT || !h->secondary)
+			return 0;
+		int64_t a = adac_heap_graph_find(&s->g, h->object), b = adac_heap_graph_find(&s->g, h->secondary);
+		if (a < 0 || b < 0)
+			return 0;
+		if (s->dep_count == s->dep_cap) {
+			size_t cap = s->dep_cap ? s->dep_cap * 2 : 64;
+			void *q1 = realloc(s->dep, cap * sizeof *s->dep), *q2 = q1 ? realloc(s->dep_h, cap * sizeof *s->dep_h) : NULL;
+			if (q1)
+				s->dep = q1;
+			if (!q2)
+				return adac_fail(&s->err, ADAC_E_NOMEM, 0, "out of memory"), 1;
+			s->dep_h = q2;
+			s->dep_cap = cap;
+		}
+		s->dep[s->dep_count][0] = (uint32_t)a;
+		s->dep[s->dep_count][1] = (uint32_t)b;
+		s->dep_h[s->dep_count++] = h->handle;
+		return 0;
+	}
+	if (!adac_handle_type_is_root(h->type))
+		return 0;
+	struct adac_gc_root r = {.kind = ADAC_ROOT_HANDLE, .where = h->handle, .handle_type = h->type};
+	return add_root(s, &r, h->object) ? 1 : 0;
+}
+
+/* ---- threads ---- */
+
+static int scan_thread(void *ctx, const struct adac_managed_thread *th)
+{
+	struct search *s = ctx;
+	struct adac_runtime *rt = s->rt;
+	unsigned ps = adac_target_ptr_size(rt->t);
+	struct adac_regs regs;
+	struct adac_error e = {0};
+	char what[96];
+	if (!th->os_id)
+		return 0;
+	snprintf(what, sizeof what, "thread %llu (managed %u)", (unsigned long long)th->os_id, th->managed_id);
+	if (adac_target_regs(rt->t, th->os_id, &regs, &e))
+		return warn(s, what, &e) ? 1 : 0;
+	s->out->threads++;
+	uint64_t sp = regs.r[ADAC_REG_RSP] & ~(uint64_t)(ps - 1);
+	uint64_t end = th->stack_base > sp && th->stack_base - sp <= ADAC_MAX_STACK_SCAN_BYTES
+	                   ? th->stack_base : sp + ADAC_MAX_STACK_SCAN_BYTES;
+	if (th->stack_base <= sp || th->stack_base - sp > ADAC_MAX_STACK_SCAN_BYTES) {
+		if (th->stack_base > sp)
+			adac_fail(&e, ADAC_E_LIMIT, sp, "its stack is longer than ADAC_MAX_STACK_SCAN_BYTES (%u): scanned that "
+			          "much from the stack pointer", ADAC_MAX_STACK_SCAN_BYTES);
+		else
+			adac_fail(&e, ADAC_E_LIMIT, sp, "its stack's end is not known (Thread.CachedStackBase %s): scanned to "
+			          "the end of readable memory, at most ADAC_MAX_STACK_SCAN_BYTES (%u)",
+			          th->stack_base ? "is below the stack pointer" : "is 0", ADAC_MAX_STACK_SCAN_BYTES);
+		if (warn(s, what, &e))
+			return 1;
+	}
+	uint8_t *buf = malloc(STACK_CHUNK);
+	if (!buf)
+		return adac_fail(&s->err, ADAC_E_NOMEM, 0, "out of memory"), 1;
+	for (uint64_t at = sp; at < end;) {
+		size_t want = end - at < STACK_CHUNK ? (size_t)(end - at) : STACK_CHUNK;
+		size_t got = adac_read_upto(rt->t, at, buf, want);
+		for (size_t i = 0; i + ps <= got; i += ps) {
+			uint64_t v = ps == 8 ? adac_get_u64(buf, i) : adac_get_u32(buf, i);
+			struct adac_gc_root r = {.kind = ADAC_ROOT_STACK, .where = at + i, .os_tid = th->os_id,
+			                         .managed_id = th->managed_id};
+			if (v && add_root(s, &r, v)) {
+				free(buf);
+				return 1;
+			}
+		}
+		if (got < want)
+			break;  /* the end of the stack's memory */
+		at += got;
+	}
+	free(buf);
+	uint64_t tls = 0;
+	memset(&e, 0, sizeof e);
+	if (adac_thread_statics_array(rt, th, &tls, &e)) {
+		if (warn(s, what, &e))
+			return 1;
+	} else if (tls) {
+		struct adac_gc_root r = {.kind = ADAC_ROOT_THREAD_STATICS, .where = th->thread_local_data,
+		                         .os_tid = th->os_id, .managed_id = th->managed_id};
+		if (add_root(s, &r, tls))
+			return 1;
+	}
+	for (unsigned reg = 0; reg < ADAC_REG_COUNT; reg++) {
+		if (reg == ADAC_REG_RSP || reg == ADAC_REG_RIP || reg == ADAC_REG_FS_BASE || !regs.r[reg])
+			continue;
+		struct adac_gc_root r = {.kind = ADAC_ROOT_REGISTER, .where = reg, .os_tid = th->os_id,
+		                         .managed_id = th->managed_id};
+		if (add_root(s, &r, regs.r[reg]))
+			return 1;
+	}
+	return 0;
+}
+
+static int on_finalizable(void *ctx, uint64_t slot, uint64_t obj)
+{
+	struct search *s = ctx;
+	struct adac_gc_root r = {.kind = ADAC_ROOT_FINALIZER, .where = slot};
+	return add_root(s, &r, obj) ? 1 : 0;
+}
+
+int adac_gcroot(struct adac_runtime *rt, uint64_t obj, struct adac_gcroot *out, struct adac_error *err)
+{
+	memset(out, 0, sizeof *out);
+	out->object = obj;
+	struct search s = {.rt = rt, .out = out};
+	struct adac_error e = {0};
+	int rc = -1;
+	if (adac_heap_graph_build(rt, &s.g, &out->rep, err))
+		goto done;
+	out->objects = s.g.count;
+	int64_t t = adac_heap_graph_find(&s.g, obj);
+	if (t < 0) {
+		adac_fail(err, ADAC_E_NOT_FOUND, obj, "0x%llx is not the start of a heap object", (unsigned long long)obj);
+		goto done;
+	}
+	out->mt = s.g.mt[t];
+	/* Dependent handles are edges of the graph: read them first. */
+	struct handle_pass hp = {&s, true};
+	bool handles_ok = adac_gc_handles(rt, on_handle, &hp, &e) == 0 && !adac_failed(&s.err);
+	if (adac_failed(&s.err))
+		goto fatal;
+	if (!handles_ok && warn(&s, "GC handles", &e))
+		goto fatal;
+	if (search_back(&s, (uint32_t)t, err))
+		goto done;
+	memset(&e, 0, sizeof e);
+	if (adac_managed_threads(rt, scan_thread, &s, &e) && warn(&s, "managed threads", &e))
+		goto fatal;
+	if (adac_failed(&s.err))
+		goto fatal;
+	hp.collect_dependent = false;
+	memset(&e, 0, sizeof e);
+	/* After a failure the handles read before it still count (the failure was said once). */
+	if (adac_gc_handles(rt, on_handle, &hp, &e) && handles_ok && !adac_failed(&s.err) && warn(&s, "GC handles", &e))
+		goto fatal;
+	if (adac_failed(&s.err))
+		goto fatal;
+	memset(&e, 0, sizeof e);
+	if (adac_gc_finalizer_ready(rt, on_finalizable, &s, &e) && !adac_failed(&s.err) &&
+	    warn(&s, "finalization queue", &e))
+		goto fatal;
+	if (adac_failed(&s.err))
+		goto fatal;
+	rc = 0;
+	goto done;
+fatal:
+	adac_error_copy(err, &s.err);
+done:
+	adac_heap_graph_free(&s.g);
+	free(s.dist);
+	free(s.next);
+	free(s.via);
+	free(s.dep);
+	free(s.dep_h);
+	free(s.seen);
+	if (rc)
+		adac_gcroot_free(out);
+	return rc;
+}
+
+void adac_gcroot_free(struct adac_gcroot *g)
+{
+	for (size_t i = 0; i < g->root_count; i++)
+		free(g->roots[i].path);
+	free(g->roots);
+	for (size_t i = 0; i < g->warning_count; i++)
+		free(g->warnings[i]);
+	free(g->warnings);
+	adac_gc_walk_report_free(&g->rep);
+	memset(g, 0, sizeof *g);
+}
