@@ -138,6 +138,81 @@ static int count_add(struct counts *c, uint32_t label)
 	return 0;
 }
 
+/* Label ids remembered by what the label is made of (numbers, strings the runtime owns, and at
+ * most one string compared by content), so that a million stacks in the same few methods format
+ * and hash each label once, not once per frame. */
+#define MEMO_KEYS 5
+
+struct memo_slot {
+	uint64_t k[MEMO_KEYS];
+	char *s;              /* the compared string (a copy), NULL when none */
+	uint32_t id;
+	bool used;
+};
+
+struct memo {
+	struct memo_slot *slots;
+	size_t cap, used;
+};
+
+static uint64_t memo_hash(const uint64_t k[MEMO_KEYS], const char *s)
+{
+	uint64_t h = 0xCBF29CE484222325ull;
+	for (int i = 0; i < MEMO_KEYS; i++)
+		h = (h ^ k[i]) * 0x9E3779B97F4A7C15ull;
+	if (s)
+		h ^= hash_str(s);
+	return h ^ h >> 29;
+}
+
+/* The slot of (k, s): its entry (used) or where it goes; NULL when the table cannot grow. */
+static struct memo_slot *memo_slot(struct memo *m, const uint64_t k[MEMO_KEYS], const char *s)
+{
+	if ((m->used + 1) * 2 > m->cap) {
+		size_t cap = m->cap ? m->cap * 2 : 256;
+		struct memo_slot *t = calloc(cap, sizeof *t);
+		if (!t)
+			return NULL;
+		for (size_t i = 0; i < m->cap; i++) {
+			if (!m->slots[i].used)
+				continue;
+			size_t j = memo_hash(m->slots[i].k, m->slots[i].s) & (cap - 1);
+			while (t[j].used)
+				j = (j + 1) & (cap - 1);
+			t[j] = m->slots[i];
+		}
+		free(m->slots);
+		m->slots = t;
+		m->cap = cap;
+	}
+	size_t j = memo_hash(k, s) & (m->cap - 1);
+	for (; m->slots[j].used; j = (j + 1) & (m->cap - 1)) {
+		struct memo_slot *e = &m->slots[j];
+		if (memcmp(e->k, k, sizeof e->k) == 0 && (e->s == s || (e->s && s && strcmp(e->s, s) == 0)))
+			break;
+	}
+	return &m->slots[j];
+}
+
+/* Remembers id in the empty slot e (from memo_slot) for (k, s); a failure only forgets. */
+static void memo_put(struct memo *m, struct memo_slot *e, const uint64_t k[MEMO_KEYS], const char *s, uint32_t id)
+{
+	if (!e || id == UINT32_MAX || (s && !(e->s = strdup(s))))
+		return;
+	memcpy(e->k, k, sizeof e->k);
+	e->id = id;
+	e->used = true;
+	m->used++;
+}
+
+static void memo_free(struct memo *m)
+{
+	for (size_t i = 0; i < m->cap; i++)
+		free(m->slots[i].s);
+	free(m->slots);
+	memset(m, 0, sizeof *m);
+}
+
 /* ---- what stacks await, by identity ---- */
 
 /* An awaited object (or the SemaphoreSlim behind it) and the stacks awaiting it. */
@@ -173,6 +248,7 @@ struct groups {
 	const struct adac_pending_list *l;
 	struct adac_out *out;
 	struct labels labels;
+	struct memo memo;                      /* label ids by what they are made of */
 	struct trie trie;
 	uint32_t cursor;                       /* --coalesce: the trie node of the last label added */
 	struct counts frame_counts, await_counts, task_counts;
@@ -203,13 +279,51 @@ static const char *classic_label(const struct adac_classic_frame *c, char *buf, 
 	                        c->has_il, c->il_offset, tag, buf, size);
 }
 
-/* A task between two frames: "task <type> [<status>]". */
-static const char *task_label(struct groups *g, uint64_t addr, char *buf, size_t size)
+enum memo_kind { MEMO_AWAITING = 1, MEMO_FRAME, MEMO_TASK, MEMO_TASK_STAT };
+
+/* The id of the label text in buf (interned), remembered for (k, str) in e. */
+static uint32_t text_id(struct groups *g, struct memo_slot *e, const uint64_t k[MEMO_KEYS], const char *str,
+                        const char *buf)
 {
+	uint32_t id = label_id(&g->labels, buf);
+	memo_put(&g->memo, e, k, str, id);
+	return id;
+}
+
+/* A task between two frames: "task <type> [<status>]" (the status is one of adac_task_status's
+ * strings or "?", the type compared by content). */
+static uint32_t task_id(struct groups *g, uint64_t addr)
+{
+	char buf[LABEL_MAX];
 	struct adac_task_desc d;
 	adac_pending_task(g->l->p, addr, &d);
-	snprintf(buf, size, "task %s [%s]", d.type ? d.type : "?", d.has_flags ? adac_task_status(d.flags) : "?");
-	return buf;
+	const char *status = d.has_flags ? adac_task_status(d.flags) : "?";
+	const uint64_t k[MEMO_KEYS] = {MEMO_TASK, (uintptr_t)status, d.type != NULL, 0, 0};
+	struct memo_slot *e = memo_slot(&g->memo, k, d.type);
+	if (e && e->used)
+		return e->id;
+	snprintf(buf, sizeof buf, "task %s [%s]", d.type ? d.type : "?", status);
+	return text_id(g, e, k, d.type, buf);
+}
+
+/* An async frame's label (adac_async_frame_label) from the strings and numbers it is made of; the
+ * strings are the runtime's (names, modules, PDB paths) unless the method's name is the frame's own
+ * text, which is compared by content. */
+static uint32_t async_frame_id(struct groups *g, const struct adac_async_frame *f)
+{
+	char buf[LABEL_MAX];
+	bool own_name = f->method == f->name_buf;
+	const uint64_t k[MEMO_KEYS] = {
+		MEMO_FRAME | (uint64_t)f->has_source << 8 | (uint64_t)f->has_il << 9 | (uint64_t)(uint32_t)f->cont.state << 32,
+		(uintptr_t)(own_name ? NULL : f->method) ^ (uint64_t)(f->method != NULL) << 63,
+		(uintptr_t)f->module,
+		f->has_source ? (uintptr_t)f->file : 0,
+		(f->has_source ? f->line : 0) | (uint64_t)(f->has_il ? f->il_offset : 0) << 32,
+	};
+	struct memo_slot *e = memo_slot(&g->memo, k, own_name ? f->method : NULL);
+	if (e && e->used)
+		return e->id;
+	return text_id(g, e, k, own_name ? f->method : NULL, adac_async_frame_label(f, buf, sizeof buf));
 }
 
 static int seq_push(struct groups *g, uint32_t v)
@@ -226,26 +340,31 @@ static int seq_push(struct groups *g, uint32_t v)
 	return 0;
 }
 
-/* What a stack awaits as a label ("awaiting X"), without identity: folded stacks, graphs, and
- * stacks whose awaited object is unknown. */
-static const char *await_label(struct groups *g, const struct adac_pending_stack *st, char *buf, size_t size)
+/* What a stack awaits as a label id ("awaiting X"), without identity: folded stacks, graphs, and
+ * stacks whose awaited object is unknown. has: the stack (not running) awaits something of type
+ * `type` (NULL: unknown); the label of a type is remembered by the type's text. */
+static uint32_t await_id(struct groups *g, bool running, bool has, const char *type)
 {
-	struct adac_awaiting aw;
-	if (st->running)
-		snprintf(buf, size, "running on a thread");
-	else if (adac_pending_stack_awaiting(g->l, st, &aw))
-		snprintf(buf, size, "awaiting %s", aw.type ? aw.type : "an object of unknown type");
-	else
-		snprintf(buf, size, "awaiting (not recorded)");
-	return buf;
+	if (running)
+		return label_id(&g->labels, "running on a thread");
+	if (!has)
+		return label_id(&g->labels, "awaiting (not recorded)");
+	char buf[LABEL_MAX];
+	const uint64_t k[MEMO_KEYS] = {MEMO_AWAITING, type != NULL, 0, 0, 0};
+	struct memo_slot *e = memo_slot(&g->memo, k, type);
+	if (e && e->used)
+		return e->id;
+	snprintf(buf, sizeof buf, "awaiting %s", type ? type : "an object of unknown type");
+	return text_id(g, e, k, type, buf);
 }
 
 /* A stack's first code: the identity of what it awaits (the object, or the SemaphoreSlim whose
- * waiter it is) with IDENT_BIT, else the id of its await_label. UINT32_MAX when out of memory. */
+ * waiter it is) with IDENT_BIT, else its await_id. UINT32_MAX when out of memory. */
 static uint32_t first_code(struct groups *g, const struct adac_pending_stack *st)
 {
 	struct adac_awaiting aw;
-	if (!st->running && adac_pending_stack_awaiting(g->l, st, &aw) && aw.object && aw.type) {
+	bool has = !st->running && adac_pending_stack_awaiting(g->l, st, &aw);
+	if (has && aw.object && aw.type) {
 		const struct adac_awaited_owner *owner = adac_awaited_owner_of(&g->l->p->owners, aw.object);
 		uint64_t key = owner ? owner->addr : aw.object;
 		bool added = false;
@@ -276,8 +395,7 @@ static uint32_t first_code(struct groups *g, const struct adac_pending_stack *st
 		g->first_seen[node] = true;
 		return r->index | IDENT_BIT;
 	}
-	char buf[LABEL_MAX];
-	return label_id(&g->labels, await_label(g, st, buf, sizeof buf));
+	return await_id(g, st->running, has, has ? aw.type : NULL);
 }
 
 /* Records the meta of label id. */
@@ -386,46 +504,56 @@ static uint32_t final_first(const struct groups *g, uint32_t code)
 	return code & IDENT_BIT ? g->first_label[code & ~IDENT_BIT] : code;
 }
 
-/* The labels of a stack, innermost first, through cb; the first says what it awaits. */
-typedef int (*label_cb)(struct groups *g, const char *label, size_t level, const struct adac_pending_seg *s);
+/* The labels of a stack, innermost first, through cb as label ids; the first (level 0) says what it
+ * awaits, without identity, and is given only when `first` (folded stacks and graphs; --coalesce
+ * and --stats label it by identity, first_code); the frames start at level 1. */
+typedef int (*label_cb)(struct groups *g, uint32_t label, size_t level, const struct adac_pending_seg *s);
 
-static int stack_labels(struct groups *g, const struct adac_pending_stack *st, label_cb cb)
+static int stack_labels(struct groups *g, const struct adac_pending_stack *st, bool first, label_cb cb)
 {
 	char buf[LABEL_MAX];
+	uint32_t id;
 	size_t level = 0;
-	if (cb(g, await_label(g, st, buf, sizeof buf), level++, NULL))
-		return -1;
+	if (first) {
+		struct adac_awaiting aw;
+		bool has = !st->running && adac_pending_stack_awaiting(g->l, st, &aw);
+		if ((id = await_id(g, st->running, has, has ? aw.type : NULL)) == UINT32_MAX)
+			return adac_fail(&g->fail, ADAC_E_NOMEM, 0, "out of memory grouping stacks");
+		if (cb(g, id, level, NULL))
+			return -1;
+	}
+	level++;
 	for (uint32_t i = 0; i < st->stack->count; i++) {
 		const struct adac_pending_seg *s = &st->segs[i];
 		if (s->node->kind == ADAC_NODE_CHAIN) {
 			for (size_t k = 0; k < s->view.chain.count; k++) {
 				if (!adac_async_frame_shown(&s->view.frames[k]))
 					continue;
-				if (cb(g, adac_async_frame_label(&s->view.frames[k], buf, sizeof buf), level++, s))
+				if ((id = async_frame_id(g, &s->view.frames[k])) == UINT32_MAX)
+					return adac_fail(&g->fail, ADAC_E_NOMEM, 0, "out of memory grouping stacks");
+				if (cb(g, id, level++, s))
 					return -1;
 			}
-			if (s->view.chain.end == ADAC_CHAIN_BROKEN || s->view.chain.end == ADAC_CHAIN_CYCLE) {
-				snprintf(buf, sizeof buf, "error: %s", s->view.chain.end_err.msg);
-				if (cb(g, buf, level++, s))
-					return -1;
-			}
+			if (s->view.chain.end != ADAC_CHAIN_BROKEN && s->view.chain.end != ADAC_CHAIN_CYCLE)
+				continue;
+			snprintf(buf, sizeof buf, "error: %s", s->view.chain.end_err.msg);
+			id = label_id(&g->labels, buf);
 		} else if (s->node->kind == ADAC_NODE_BOX) {
-			if (cb(g, classic_label(&s->classic, buf, sizeof buf), level++, s))
-				return -1;
+			id = label_id(&g->labels, classic_label(&s->classic, buf, sizeof buf));
 		} else {
-			if (cb(g, task_label(g, g->l->p->scan.tasks[s->node->index].addr, buf, sizeof buf), level++, s))
-				return -1;
+			id = task_id(g, g->l->p->scan.tasks[s->node->index].addr);
 		}
+		if (id == UINT32_MAX)
+			return adac_fail(&g->fail, ADAC_E_NOMEM, 0, "out of memory grouping stacks");
+		if (cb(g, id, level++, s))
+			return -1;
 	}
 	return 0;
 }
 
-static int coalesce_cb(struct groups *g, const char *label, size_t level, const struct adac_pending_seg *s)
+static int coalesce_cb(struct groups *g, uint32_t id, size_t level, const struct adac_pending_seg *s)
 {
 	(void)s;
-	uint32_t id = label_id(&g->labels, label);
-	if (id == UINT32_MAX)
-		return adac_fail(&g->fail, ADAC_E_NOMEM, 0, "out of memory grouping stacks");
 	if (level == 0)
 		g->cursor = 0;
 	uint32_t c = trie_child(&g->trie, g->cursor, id);
@@ -437,14 +565,10 @@ static int coalesce_cb(struct groups *g, const char *label, size_t level, const 
 }
 
 /* --coalesce: a stack's frame labels into g->seq (its first label is its first_code). */
-static int record_cb(struct groups *g, const char *label, size_t level, const struct adac_pending_seg *s)
+static int record_cb(struct groups *g, uint32_t id, size_t level, const struct adac_pending_seg *s)
 {
+	(void)level;
 	(void)s;
-	if (level == 0)
-		return 0;
-	uint32_t id = label_id(&g->labels, label);
-	if (id == UINT32_MAX)
-		return adac_fail(&g->fail, ADAC_E_NOMEM, 0, "out of memory grouping stacks");
 	return seq_push(g, id);
 }
 
@@ -465,16 +589,15 @@ static int build_trie(struct groups *g)
 	return 0;
 }
 
-static int stats_cb(struct groups *g, const char *label, size_t level, const struct adac_pending_seg *s)
+/* --stats: frames (what a stack awaits is its first code, counted once the identities are known). */
+static int stats_cb(struct groups *g, uint32_t id, size_t level, const struct adac_pending_seg *s)
 {
-	if (level == 0)
-		return 0; /* what it awaits: its first code, counted once the identities are known */
-	/* Frames: each continuation or box once, however many stacks share it. */
+	(void)level;
+	/* Each continuation or box once, however many stacks share it. */
 	uint32_t node = (uint32_t)(s->node - g->l->p->graph.nodes);
 	if (g->counted[node])
 		return 0;
-	uint32_t id = label_id(&g->labels, label);
-	if (id == UINT32_MAX || count_add(&g->frame_counts, id))
+	if (count_add(&g->frame_counts, id))
 		return adac_fail(&g->fail, ADAC_E_NOMEM, 0, "out of memory counting frames");
 	return 0;
 }
@@ -484,7 +607,7 @@ static int add_stats(struct groups *g, const struct adac_pending_stack *st)
 	uint32_t code = first_code(g, st);
 	if (code == UINT32_MAX)
 		return adac_fail(&g->fail, ADAC_E_NOMEM, 0, "out of memory counting frames");
-	if (seq_push(g, code) || stack_labels(g, st, stats_cb))
+	if (seq_push(g, code) || stack_labels(g, st, false, stats_cb))
 		return -1;
 	char buf[LABEL_MAX];
 	for (uint32_t i = 0; i < st->stack->count; i++) {
@@ -498,8 +621,16 @@ static int add_stats(struct groups *g, const struct adac_pending_stack *st)
 			continue;
 		struct adac_task_desc d;
 		adac_pending_task(g->l->p, task, &d);
-		snprintf(buf, sizeof buf, "%-28s %s", d.has_flags ? adac_task_status(d.flags) : "?", d.type ? d.type : "?");
-		uint32_t id = label_id(&g->labels, buf);
+		const char *status = d.has_flags ? adac_task_status(d.flags) : "?";
+		const uint64_t k[MEMO_KEYS] = {MEMO_TASK_STAT, (uintptr_t)status, d.type != NULL, 0, 0};
+		struct memo_slot *e = memo_slot(&g->memo, k, d.type);
+		uint32_t id;
+		if (e && e->used) {
+			id = e->id;
+		} else {
+			snprintf(buf, sizeof buf, "%-28s %s", status, d.type ? d.type : "?");
+			id = text_id(g, e, k, d.type, buf);
+		}
 		if (id == UINT32_MAX || count_add(&g->task_counts, id))
 			return adac_fail(&g->fail, ADAC_E_NOMEM, 0, "out of memory counting tasks");
 	}
@@ -960,10 +1091,10 @@ static int group_stacks(struct groups *g, struct adac_pending_list *l, enum adac
 			uint32_t code = first_code(g, &st);
 			if (code == UINT32_MAX)
 				return adac_fail(&g->fail, ADAC_E_NOMEM, 0, "out of memory grouping stacks");
-			if (seq_push(g, code) == 0 && stack_labels(g, &st, record_cb) == 0)
+			if (seq_push(g, code) == 0 && stack_labels(g, &st, false, record_cb) == 0)
 				seq_push(g, SEQ_END);
 		} else {
-			stack_labels(g, &st, coalesce_cb);
+			stack_labels(g, &st, true, coalesce_cb);
 		}
 		if (adac_failed(&g->fail))
 			return -1;
@@ -1062,6 +1193,7 @@ done:
 	free(g.first_seen);
 	free(g.meta);
 	labels_free(&g.labels);
+	memo_free(&g.memo);
 	return rc;
 }
 
@@ -1115,5 +1247,6 @@ done:
 	free(g.first_seen);
 	free(g.meta);
 	labels_free(&g.labels);
+	memo_free(&g.memo);
 	return rc;
 }
