@@ -139,13 +139,14 @@ def main():
         "bt ": ["all", "async"],
         "bt a": ["all", "async"],
         "async ps --method ": [],   # free text: nothing to offer
+        "async ps 0x10 --js": ["--json", "--jsonl"],
         "async dumpmd 0x1": [],     # an address
     }
     single = {  # line -> the one match, and what LLDB inserts
         "async ps --f": ("--format", "ormat "),
         "async ps --format f": ("folded", "olded "),
         "async ps -F d": ("dot", "ot "),
-        "async ps 0x10 --js": ("--json", "on "),
+        "async ps 0x10 --coa": ("--coalesce", "lesce "),
         "async ps --coalesce --meth": ("--method", "od "),
         "bt async --lo": ("--locals", "cals "),
         "bt as": ("async", "ync "),

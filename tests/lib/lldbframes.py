@@ -34,7 +34,8 @@ def section(out, command, nth=0):
 
 def frames_of(text, thread=None):
     """[(index, pc, text)] of a backtrace in text: the longest run of frame lines after the line of
-    `thread` (any thread when None; events repeat a thread's first frame alone)."""
+    `thread` (any thread when None; events repeat a thread's first frame alone), numbered 0, 1, ...
+    in order."""
     runs, cur = [], None
     for line in text.splitlines():
         m = THREAD.match(line)
@@ -45,7 +46,10 @@ def frames_of(text, thread=None):
             continue
         m = FRAME.match(line)
         if m and cur is not None:
-            cur.append((int(m.group(1)), int(m.group(2), 16), m.group(3) or ""))
+            # A frame line out of sequence is an event's copy of a thread's first frame that LLDB
+            # printed into the middle of the backtrace (asynchronous output, seen under load).
+            if int(m.group(1)) == len(cur):
+                cur.append((int(m.group(1)), int(m.group(2), 16), m.group(3) or ""))
         elif cur:
             cur = None
     if thread is None and not runs:
