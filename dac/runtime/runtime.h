@@ -29,6 +29,7 @@ enum adac_slot {
 	ADAC_SLOT_TASK,          /* task.c */
 	ADAC_SLOT_OBJECT,        /* object.c */
 	ADAC_SLOT_GC_HANDLES,    /* gc_handles.c */
+	ADAC_SLOT_STATICS,       /* statics.c (GC statics base -> type) */
 	ADAC_SLOT_COUNT
 };
 
