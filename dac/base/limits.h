@@ -8,6 +8,7 @@
 #define ADAC_MAX_SUBDESCRIPTOR_DEPTH 4u        /* nesting of subDescriptors */
 #define ADAC_MAX_TYPE_SIZE 4096u               /* bytes of one runtime struct read whole */
 #define ADAC_MAX_MODULES 65536u                /* modules of one target */
+#define ADAC_MAX_LOADED_TYPES (1u << 20)       /* TypeDefToMethodTableMap entries the GC statics index reads */
 #define ADAC_MAX_THREADS 65536u                /* threads of one target */
 #define ADAC_MAX_CHAIN_DEPTH 100000u           /* frames of one continuation chain (default cap) */
 #define ADAC_MAX_CHAINS 10000000u              /* chains found by a heap scan */

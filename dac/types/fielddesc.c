@@ -358,6 +358,11 @@ static bool is_gc_static(uint8_t elem)
 	}
 }
 
+bool adac_field_is_gc_static(const struct adac_field *f)
+{
+	return f->is_static && !f->is_thread_static && !f->is_rva && is_gc_static(f->elem_type);
+}
+
 int adac_field_thread_static_addr(struct adac_runtime *rt, const struct adac_managed_thread *th,
                                   const struct adac_field *f, uint64_t *addr, struct adac_error *err)
 {

@@ -28,6 +28,9 @@ typedef int (*adac_field_cb)(void *ctx, const struct adac_field *f);
 /* The fields a type introduces (its own instance fields, then its statics). */
 int adac_mt_fields(struct adac_runtime *rt, uint64_t mt, adac_field_cb cb, void *ctx, struct adac_error *err);
 
+/* Whether static field f lives in its type's GC statics (references and boxed value types). */
+bool adac_field_is_gc_static(const struct adac_field *f);
+
 /* A field by name, searched in mt and then its parents. ADAC_E_NOT_FOUND names the type and field;
  * more than ADAC_MAX_PARENT_DEPTH parent types is ADAC_E_LIMIT. */
 int adac_mt_find_field(struct adac_runtime *rt, uint64_t mt, const char *name, struct adac_field *out,

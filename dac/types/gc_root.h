@@ -7,7 +7,8 @@
  *     (runtime/gc_handles.h). Dependent handles are not roots: each is an edge from its primary to
  *     its secondary object. Static fields are not roots of their own: on .NET 11 a type's reference
  *     statics are elements of an object[] (on the pinned heap) that a strong handle holds, so a
- *     static shows as "strong handle -> Object[] -> ...", its index standing for the field;
+ *     static shows as "strong handle -> Object[] -> ...", the element named by its field
+ *     (types/statics.h; its index when the field is not found);
  *   - each managed thread's stack, scanned conservatively from its stack pointer to the stack's high
  *     end (Thread.CachedStackBase; else as far as memory reads, at most ADAC_MAX_STACK_SCAN_BYTES):
  *     every pointer-aligned slot whose value is the start of a heap object. GC info is not decoded,

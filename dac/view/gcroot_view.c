@@ -10,7 +10,9 @@
 #include "runtime/runtime.h"
 #include "target/target.h"
 #include "types/gc_root.h"
+#include "types/methoddesc.h"
 #include "types/names.h"
+#include "types/statics.h"
 #include "view/object_view.h"
 
 static const char *kind_name(enum adac_root_kind k)
@@ -35,8 +37,14 @@ static const char *type_of(struct adac_runtime *rt, uint64_t mt)
 static void hop_via(struct adac_runtime *rt, const struct adac_gc_root *r, size_t i, char *buf, size_t size)
 {
 	const struct adac_root_hop *h = &r->path[i];
+	struct adac_mt_info mi;
+	uint64_t mt;
+	char field[128];
 	if (h->dependent)
 		snprintf(buf, size, "dependent handle 0x%016llx", (unsigned long long)h->handle);
+	else if (adac_mt_read(rt, r->path[i - 1].mt, &mi, NULL) == 0 && mi.is_array &&
+	         adac_gc_static_at(rt, r->path[i - 1].obj + h->offset, &mt, field, sizeof field, NULL) == 0)
+		snprintf(buf, size, "%s.%s (static)", type_of(rt, mt), field);  /* the statics' object[] */
 	else
 		adac_object_slot_name(rt, r->path[i - 1].obj, r->path[i - 1].mt, h->offset, buf, size);
 }

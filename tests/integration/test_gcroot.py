@@ -5,7 +5,7 @@ one kind of root, against the sample's source and the oracle (ClrMD's GC roots o
 strong and pinned handles, each thread's precise stack roots, the finalizer queue):
   - RootsApp.s_gate, a static TaskCompletionSource<int> that WaitGate's pending chain awaits: one root,
     the strong handle holding the runtime's Object[] of statics (on the pinned object heap), then the
-    TCS as one of its elements;
+    TCS as one of its elements, named by the static field (RootsApp.s_gate) ClrMD says holds it;
     ClrMD reports that handle as a strong root of that array, and the array as the TCS's only referrer;
   - RootsApp.s_chain (WaitGate's task): the same handle and array;
   - RootsLocal, referenced only by a local of Main: one root, a conservative stack slot of the main
@@ -66,9 +66,11 @@ def main():
         local, strong, orphan, value, fin = (one_of_type(core, n) for n in (
             "RootsLocal", "RootsStrong", "RootsOrphan", "RootsValue", "RootsFinalizable"))
         o = b.oracle_objects(core, tmp, addresses=[orphan], roots=True,
-                             statics=["AsyncdacSamples.RootsApp::s_gate", "AsyncdacSamples.RootsApp::s_chain"])
+                             statics=["AsyncdacSamples.RootsApp::s_gate", "AsyncdacSamples.RootsApp::s_chain",
+                                      "AsyncdacSamples.RootsApp::s_key"])
         gate = h(o["statics"]["AsyncdacSamples.RootsApp::s_gate"]["address"])
         chain = h(o["statics"]["AsyncdacSamples.RootsApp::s_chain"]["address"])
+        key_static = h(o["statics"]["AsyncdacSamples.RootsApp::s_key"]["address"])
         source = h(o["objects"][orphan]["fields"]["Source"])
         roots = [dict(r, address=h(r["address"]), object=h(r["object"])) for r in o["roots"]]
         handles = {(r["kind"], r["address"], r["object"]) for r in roots if r["kind"].endswith("Handle")}
@@ -88,11 +90,12 @@ def main():
                      [h(p["address"]) for p in r["path"]]) for r in (doc["roots"] if doc else [])
                     if r["kind"] in ("stack", "register") and len(r["path"]) == 1]
 
-        # Statics: strong handle -> Object[] -> the object, as one element (and s_chain's task is also
-        # in a slot of Main's frame, as ClrMD says).
+        # Statics: strong handle -> Object[] -> the object, as one element named by the static field
+        # whose value ClrMD says it is (and s_chain's task is also in a slot of Main's frame, as ClrMD
+        # says).
         statics_arr = None
-        for obj, typ in ((gate, "System.Threading.Tasks.TaskCompletionSource<Int32>"),
-                         (chain, "System.Runtime.CompilerServices.AsyncHelpers+RuntimeAsyncTask<Int32>")):
+        for obj, typ, field in ((gate, "System.Threading.Tasks.TaskCompletionSource<Int32>", "s_gate"),
+                                (chain, "System.Runtime.CompilerServices.AsyncHelpers+RuntimeAsyncTask<Int32>", "s_chain")):
             text, doc = gcroot(core, obj)
             t.check_eq(got_stack(doc), stack_roots(obj), f"{typ}: stack roots (ClrMD):\n{text}")
             rs = [r for r in (doc["roots"] if doc else []) if r["kind"] == "handle"]
@@ -107,7 +110,7 @@ def main():
             statics_arr = statics_arr or (h(r["address"]), arr)
             t.check_eq((h(r["address"]), arr), statics_arr, f"{typ}: the one handle and Object[] of the statics")
             t.check_eq(path, [(arr, "System.Object[]"), (obj, typ)], f"{typ}: the path")
-            t.check(re.fullmatch(r"\[\d+\]", r["path"][1]["via"] or "") is not None, f"{typ}: via an element: {r['path'][1]}")
+            t.check_eq(r["path"][1]["via"], f"AsyncdacSamples.RootsApp.{field} (static)", f"{typ}: via the static field")
             t.check(("StrongHandle", h(r["address"]), arr) in handles, f"{typ}: ClrMD's strong handle roots hold the array")
             part = (f"HandleTable:\n    {a16(h(r['address']))} (strong handle)\n"
                     f"        -> {a16(arr)} System.Object[]\n        -> {a16(obj)} {typ}, via {r['path'][1]['via']}\n")
@@ -171,7 +174,7 @@ def main():
             t.check_eq([[(h(p["address"]), p["type"], p["via"]) for p in r["path"]] for r in rs],
                        [[(statics_arr[1], "System.Object[]", None),
                          (task, "System.Runtime.CompilerServices.AsyncHelpers+RuntimeAsyncTask<Int32>",
-                          rs[0]["path"][1]["via"] if rs and len(rs[0]["path"]) > 1 else "?"),
+                          "AsyncdacSamples.RootsApp.s_chain (static)"),
                          (h(rs[0]["path"][2]["address"]) if rs and len(rs[0]["path"]) > 2 else 0,
                           "System.Runtime.CompilerServices.RuntimeAsyncTaskContinuation", "m_stateObject"),
                          (cont, "System.Runtime.CompilerServices.Continuation", "Next")]],
@@ -194,6 +197,8 @@ def main():
             t.check_eq([(h(x["address"]), x["type"]) for x in p],
                        [(statics_arr[1], "System.Object[]"), (key, "AsyncdacSamples.RootsKey"), (value, "AsyncdacSamples.RootsValue")],
                        "RootsValue: Object[] -> RootsKey -> RootsValue")
+            t.check_eq((key, p[1]["via"]), (key_static, "AsyncdacSamples.RootsApp.s_key (static)"),
+                       "RootsValue: the key is the static s_key (ClrMD)")
             m = re.fullmatch(r"dependent handle (0x[0-9a-f]{16})", p[2]["via"] or "")
             t.check(m is not None, f"RootsValue: via a dependent handle: {p[2]['via']}")
             deps = {(h(d["address"]), h(d["object"]), h(d["dependent"])) for d in o["dependent"]}
