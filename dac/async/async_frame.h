@@ -111,7 +111,7 @@ struct adac_awaiting {
 	bool has_state_flags;         /* the awaited object is a Task: ... */
 	uint32_t state_flags;         /* its m_stateFlags (adac_task_status: a completed task whose
 	                               * continuation has not run points at a starved scheduler) */
-	char leaf[96];                /* what it is, when that says more than its type (awaited.h) */
+	char leaf[192];               /* what it is, when that says more than its type (awaited.h) */
 	const char *kind;             /* its kind, the same for all of that kind (awaited.h); NULL: none */
 };
 

@@ -12,6 +12,7 @@
 #include "base/limits.h"
 
 #include "async/task.h"
+#include "async/thread_pool.h"
 #include "runtime/descriptor.h"
 #include "runtime/object.h"
 #include "runtime/runtime.h"
@@ -78,7 +79,19 @@ const char *adac_awaited_describe(struct adac_runtime *rt, uint64_t obj, uint64_
 	if (!obj || !mt || !type)
 		return NULL;
 	if (has_flags && (flags & ADAC_TASK_COMPLETED_MASK)) {
-		snprintf(buf, size, "completed, but the continuation awaiting it has not run: a starved thread pool?");
+		/* The pool's facts where the runtime exposes them: starved when work waits and every
+		 * worker it may have is busy. */
+		const struct adac_thread_pool *tp = adac_thread_pool(rt);
+		char facts[160];
+		adac_thread_pool_text(tp, facts, sizeof facts);
+		if (adac_thread_pool_starved(tp))
+			snprintf(buf, size, "completed, but the continuation awaiting it has not run: the thread pool is "
+			         "starved (%s)", facts);
+		else if (facts[0])
+			snprintf(buf, size, "completed, but the continuation awaiting it has not run: a starved thread pool? "
+			         "(%s)", facts);
+		else
+			snprintf(buf, size, "completed, but the continuation awaiting it has not run: a starved thread pool?");
 		return "completed, awaiter not resumed";
 	}
 	if (starts_with(type, "System.Threading.Tasks.Task+DelayPromise")) {

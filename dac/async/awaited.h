@@ -1,6 +1,8 @@
 /* awaited.h - what an awaited object is, for a human triaging a hang: a promise (a
  * TaskCompletionSource's task) never completed, a Task.Delay timer and its due time, a SemaphoreSlim
- * waiter, Task.WhenAll progress, Task.WhenAny, or a completed task whose continuation has not run.
+ * waiter, Task.WhenAll progress, Task.WhenAny, or a completed task whose continuation has not run
+ * (with the thread pool's workers and queue where the runtime exposes them, thread_pool.h: "the
+ * thread pool is starved" when work waits and every worker it may have is busy).
  * Read from the object's own fields (by name, through the runtime's FieldDescs); the CoreLib type
  * says which fields to read. */
 #ifndef ADAC_AWAITED_H

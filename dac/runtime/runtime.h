@@ -32,6 +32,7 @@ enum adac_slot {
 	ADAC_SLOT_FIELDDESC,     /* fielddesc.c (FieldDesc layout, fields found by name) */
 	ADAC_SLOT_GC_HANDLES,    /* gc_handles.c */
 	ADAC_SLOT_STATICS,       /* statics.c (GC statics base -> type) */
+	ADAC_SLOT_THREAD_POOL,   /* thread_pool.c (the thread pool's queue and workers, read once) */
 	ADAC_SLOT_COUNT
 };
 

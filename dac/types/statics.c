@@ -216,3 +216,21 @@ int adac_gc_static_at(struct adac_runtime *rt, uint64_t slot, uint64_t *mt, char
 	return adac_fail(err, ADAC_E_NOT_FOUND, slot, "no static field of a loaded type lives at 0x%llx",
 	                 (unsigned long long)slot);
 }
+
+int adac_gc_static_value(struct adac_runtime *rt, uint64_t mt, const char *name, uint64_t *value,
+                         struct adac_error *err)
+{
+	struct statics_state *s = NULL;
+	struct adac_field f;
+	if (init_state(rt, &s, err) || adac_mt_find_field(rt, mt, name, &f, err))
+		return -1;
+	if (!adac_field_is_gc_static(&f) || f.enclosing_mt != mt)
+		return adac_fail(err, ADAC_E_NOT_FOUND, mt, "%s of MethodTable 0x%llx is not a GC static of that type", name,
+		                 (unsigned long long)mt);
+	/* The index is sorted by base, not by type: one pass. */
+	for (size_t i = 0; i < s->count; i++)
+		if (s->bases[i].mt == mt)
+			return adac_read_ptr(rt->t, s->bases[i].gc_statics + f.offset, value, err);
+	return adac_fail(err, ADAC_E_NOT_FOUND, mt, "MethodTable 0x%llx has no GC statics yet (its static %s is unset)",
+	                 (unsigned long long)mt, name);
+}

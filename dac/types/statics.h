@@ -22,4 +22,10 @@ struct adac_runtime;
 int adac_gc_static_at(struct adac_runtime *rt, uint64_t slot, uint64_t *mt, char *name, size_t size,
                       struct adac_error *err);
 
+/* The value of the reference (or boxed value-type) static field `name` of the type mt: the object its
+ * GC statics slot holds (0 when the static is null). ADAC_E_NOT_FOUND when mt has no such GC static
+ * field or the index has no GC statics for mt (its class constructor has not run). */
+int adac_gc_static_value(struct adac_runtime *rt, uint64_t mt, const char *name, uint64_t *value,
+                         struct adac_error *err);
+
 #endif

@@ -5,6 +5,7 @@
 
 #include "async/pending.h"
 #include "async/task.h"
+#include "async/thread_pool.h"
 #include "base/limits.h"
 #include "base/output.h"
 #include "runtime/runtime.h"
@@ -40,8 +41,16 @@ static int findings(struct adac_pending *p, struct adac_out *out, size_t *n, str
 		}
 		if (adac_pending_stack_awaiting(&l, &st, &aw) && aw.has_state_flags &&
 		    (aw.state_flags & ADAC_TASK_COMPLETED_MASK)) {
-			adac_print(out, "not resumed: chain #%zu awaits 0x%016llx, which is %s: a starved thread pool?\n",
-			           st.number, (unsigned long long)aw.object, adac_task_status(aw.state_flags));
+			const struct adac_thread_pool *tp = adac_thread_pool(p->rt);
+			char facts[160];
+			adac_thread_pool_text(tp, facts, sizeof facts);
+			if (adac_thread_pool_starved(tp))
+				adac_print(out, "not resumed: chain #%zu awaits 0x%016llx, which is %s: the thread pool is starved "
+				           "(%s)\n", st.number, (unsigned long long)aw.object, adac_task_status(aw.state_flags), facts);
+			else
+				adac_print(out, "not resumed: chain #%zu awaits 0x%016llx, which is %s: a starved thread pool?%s%s%s\n",
+				           st.number, (unsigned long long)aw.object, adac_task_status(aw.state_flags),
+				           facts[0] ? " (" : "", facts, facts[0] ? ")" : "");
 			(*n)++;
 		}
 	}

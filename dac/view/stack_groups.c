@@ -10,6 +10,7 @@
 
 #include "async/awaited.h"
 #include "async/task.h"
+#include "async/thread_pool.h"
 #include "base/addr_map.h"
 #include "base/json.h"
 #include "base/output.h"
@@ -262,6 +263,7 @@ struct groups {
 	struct first_meta *meta;               /* per label id below meta_cap */
 	size_t meta_cap;
 	bool *counted;                         /* --stats: graph nodes already counted */
+	uint64_t not_resumed;                  /* --stats: stacks awaiting a completed task */
 	bool dot_open;                         /* --format dot: a box's label is being printed, */
 	uint32_t dot_last;                     /* its last line's label */
 	uint64_t dot_repeat;                   /* shown this many times in a row (a recursion) */
@@ -609,6 +611,10 @@ static int add_stats(struct groups *g, const struct adac_pending_stack *st)
 		return adac_fail(&g->fail, ADAC_E_NOMEM, 0, "out of memory counting frames");
 	if (seq_push(g, code) || stack_labels(g, st, false, stats_cb))
 		return -1;
+	struct adac_awaiting aw;
+	if (!st->running && adac_pending_stack_awaiting(g->l, st, &aw) && aw.has_state_flags &&
+	    (aw.state_flags & ADAC_TASK_COMPLETED_MASK))
+		g->not_resumed++;
 	char buf[LABEL_MAX];
 	for (uint32_t i = 0; i < st->stack->count; i++) {
 		const struct adac_pending_seg *s = &st->segs[i];
@@ -1111,6 +1117,35 @@ static int group_stacks(struct groups *g, struct adac_pending_list *l, enum adac
 	return 0;
 }
 
+/* --stats, when stacks await completed tasks: the thread pool's state, where the runtime exposes
+ * it (a starved pool leaves continuations queued). */
+static void thread_pool_stats(struct groups *g, json_t *st)
+{
+	const struct adac_thread_pool *tp = adac_thread_pool(g->l->p->rt);
+	bool starved = adac_thread_pool_starved(tp);
+	char facts[160];
+	adac_thread_pool_text(tp, facts, sizeof facts);
+	if (st) {
+		json_t *j = json_object();
+		json_object_set_new(j, "not_resumed", json_integer((json_int_t)g->not_resumed));
+		if (tp->has_workers || tp->has_queue)
+			json_object_set_new(j, "starved", json_boolean(starved));
+		if (tp->has_workers) {
+			json_object_set_new(j, "busy", json_integer(tp->working));
+			json_object_set_new(j, "existing", json_integer(tp->existing));
+			json_object_set_new(j, "max", json_integer(tp->max));
+		}
+		if (tp->has_queue)
+			json_object_set_new(j, "queued", json_integer((json_int_t)tp->queued));
+		json_object_set_new(st, "thread_pool", j);
+		return;
+	}
+	adac_print(g->out, "Thread pool:\n  %llu stack%s await%s a completed task whose continuation has not run: %s%s%s%s\n\n",
+	           (unsigned long long)g->not_resumed, g->not_resumed == 1 ? "" : "s", g->not_resumed == 1 ? "s" : "",
+	           starved ? "the thread pool is starved" : "a starved thread pool?", facts[0] ? " (" : "", facts,
+	           facts[0] ? ")" : "");
+}
+
 static void render(struct groups *g, enum adac_stack_grouping how, json_t *root)
 {
 	if (how == ADAC_GROUP_FOLDED || how == ADAC_GROUP_DOT) {
@@ -1137,10 +1172,12 @@ static void render(struct groups *g, enum adac_stack_grouping how, json_t *root)
 	if (!root)
 		adac_print(g->out, "\n");
 	print_table(g, "Tasks", "Status                       Type", &g->task_counts, st, "task");
+	if (!root)
+		adac_print(g->out, "\n");
+	if (g->not_resumed)
+		thread_pool_stats(g, st);
 	if (root)
 		json_object_set_new(root, "stats", st);
-	else
-		adac_print(g->out, "\n");
 }
 
 int adac_stack_groups_print(struct adac_pending_list *l, enum adac_stack_grouping how, bool json, struct adac_out *out,

@@ -30,3 +30,6 @@ set_tests_properties(gcroot.roots PROPERTIES FIXTURES_REQUIRED dotnet LABELS "do
 #   gcroot.server the same under server GC (DOTNET_gcServer=1)
 add_adac_test(gcroot.server integration/test_gcroot.py server)
 set_tests_properties(gcroot.server PROPERTIES FIXTURES_REQUIRED dotnet LABELS "dotnet;needs-cli")
+#   ps.starved   a completed task whose continuation waits in a starved pool's queue: ps, report, the pool's numbers
+add_adac_test(ps.starved integration/test_ps_starved.py)
+set_tests_properties(ps.starved PROPERTIES FIXTURES_REQUIRED dotnet LABELS "dotnet;needs-cli")

@@ -335,7 +335,7 @@ def expected_awaiting(obj, info, via, token=None):
 
 
 PROMISE = "never completed: a promise, such as a TaskCompletionSource's task"
-NOT_RUN = "completed, but the continuation awaiting it has not run: a starved thread pool?"
+NOT_RUN = "completed, but the continuation awaiting it has not run: a starved thread pool?"  # without the pool's facts (runtime not exposing them; ps.starved checks them)
 
 
 def awaited_what(typ, fields, flags):

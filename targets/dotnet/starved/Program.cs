@@ -1,0 +1,65 @@
+// Scenario "starved": a completed task whose continuation has not run, because every worker thread
+// of a capped thread pool is blocked.
+//
+//   The pool is capped at 2 workers (SetMinThreads(2) then SetMaxThreads(2)); both run Block, which
+//   waits on s_block forever. Waiter awaits s_tcs.Task (RunContinuationsAsynchronously); the main
+//   thread completes it, so its continuation is queued on the pool's global queue, where it stays.
+//   Three more work items (Noop) are queued behind it: the global queue holds 4 items.
+using System;
+using System.Runtime.CompilerServices;
+using System.Threading;
+using System.Threading.Tasks;
+
+namespace AsyncdacSamples
+{
+    public static class StarvedApp
+    {
+        public static readonly ManualResetEventSlim s_block = new ManualResetEventSlim(false);
+        public static readonly TaskCompletionSource<int> s_tcs =
+            new TaskCompletionSource<int>(TaskCreationOptions.RunContinuationsAsynchronously);
+        public static int s_started;
+        public static Task s_chain = Task.CompletedTask;
+
+        static void Block(object? state)
+        {
+            Interlocked.Increment(ref s_started);
+            s_block.Wait();
+        }
+
+        static void Noop(object? state) { }
+
+        [MethodImpl(MethodImplOptions.NoInlining)]
+        public static async Task<int> Waiter()
+        {
+            int v = await s_tcs.Task; // @await Waiter
+            return v + 1;
+        }
+
+        public static int Main(string[] args)
+        {
+            if (!ThreadPool.SetMinThreads(2, 2) || !ThreadPool.SetMaxThreads(2, 2))
+            {
+                Console.Error.WriteLine("starved: cannot cap the thread pool at 2 workers");
+                return 1;
+            }
+            ThreadPool.UnsafeQueueUserWorkItem(Block, null);
+            ThreadPool.UnsafeQueueUserWorkItem(Block, null);
+            while (Volatile.Read(ref s_started) < 2)
+                Thread.Sleep(10);
+            s_chain = Waiter();
+            s_tcs.SetResult(41);
+            for (int i = 0; i < 3; i++)
+                ThreadPool.UnsafeQueueUserWorkItem(Noop, null);
+            Thread.Sleep(500);
+            if (s_chain.IsCompleted)
+            {
+                Console.Error.WriteLine("starved: the continuation ran");
+                return 1;
+            }
+            Sample.Ready("starved", "workers=2 queued=4");
+            Sample.ParkForever();
+            GC.KeepAlive(s_chain);
+            return 0;
+        }
+    }
+}
