@@ -9,8 +9,11 @@ nothing, with 3 more work items after it). On a createdump core:
             {not_resumed 1, starved true, busy 2, existing 2, max 2, queued 4}
   report    finding "not resumed: chain #0 awaits 0x<task>, which is RanToCompletion: the thread pool is
             starved (...)"
-The oracle (ClrMD) reads PortableThreadPool's _minThreads/_maxThreads (2, 2) and the awaited task's type.
+The oracle (ClrMD) reads PortableThreadPool's _minThreads/_maxThreads (2, 2), the awaited task's type, and
+its ClrThreadPool (`oracle threadpool`): active 2, active + idle 2, max 2, as stats.thread_pool's busy,
+existing and max.
 """
+import json
 import os
 import re
 import shutil
@@ -70,6 +73,15 @@ def main():
         caps = [(o["fields"].get("_minThreads"), o["fields"].get("_maxThreads")) for a, o in objs.items()
                 if o.get("type") == "System.Threading.PortableThreadPool"]
         t.check_eq(caps, [(2, 2)], "PortableThreadPool _minThreads, _maxThreads (oracle)")
+        d = b.dn()
+        rc, out, err = t.run(["dotnet", d["DN_ORACLE"], "threadpool", core, "--dac", d["DN_DAC11"]], timeout=600,
+                             env=b._oracle_env())
+        t.check_eq(rc, 0, f"oracle threadpool: exit code ({err.strip()[-500:]})")
+        tp = json.loads(out) if rc == 0 else {}
+        mine = js["stats"].get("thread_pool", {})
+        t.check_eq((tp.get("portable"), tp.get("active"), tp.get("active", 0) + tp.get("idle", 0), tp.get("max")),
+                   (True, mine.get("busy"), mine.get("existing"), mine.get("max")),
+                   "the pool's busy, existing and max workers (oracle: ClrThreadPool)")
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     t.finish()

@@ -10,6 +10,8 @@
 //   oracle metadata <dll> <Namespace.Type[+Nested]> ... | --grep <substring>
 //       Prints the metadata of the named types: base type, layout, fields in declaration order with
 //       their types, offsets and constant values, nested types and methods (with impl flags).
+//   oracle threadpool <core> --dac <libmscordaccore.so>
+//       ClrMD's view of the managed thread pool (ThreadPoolCommand.cs).
 using System;
 using System.Collections.Generic;
 using System.IO;
@@ -41,6 +43,8 @@ namespace Asyncdac.Oracle
                         return HeapCommand.Run(args[1..]);
                     case "objects":
                         return ObjectsCommand.Run(args[1..]);
+                    case "threadpool":
+                        return ThreadPoolCommand.Run(args[1..]);
                     default:
                         return DumpCommand.Run(args);
                 }
