@@ -1,7 +1,9 @@
 /* awaited.c - see awaited.h. CoreLib's names (System.Private.CoreLib 11.0): Task.m_action,
  * Task+DelayPromise._timer -> TimerQueueTimer._dueTime, Task+WhenAllPromise._tasks and
  * _remainingToComplete (WhenAllPromise<T>: m_tasks and m_count), SemaphoreSlim+TaskNode (.Next),
- * SemaphoreSlim.m_asyncHead and m_currentCount. */
+ * SemaphoreSlim.m_asyncHead and m_currentCount; Socket+AwaitableSocketAsyncEventArgs._completedOperation and
+ * _currentSocket -> Socket._localEndPoint, _remoteEndPoint, _rightEndPoint, _isConnected -> IPEndPoint._address
+ * (IPAddress._addressOrScopeId, _numbers) and _port. */
 #include "async/awaited.h"
 
 #include <stdio.h>
@@ -70,6 +72,60 @@ static void describe_when_all(struct adac_runtime *rt, uint64_t obj, uint64_t mt
 		snprintf(buf, size, "Task.WhenAll");
 }
 
+/* "127.0.0.1:55354" of the IPEndPoint at ep (_address: an IPAddress, whose _addressOrScopeId holds
+ * an IPv4 address in network order when _numbers, the IPv6 groups, is null; _port). */
+static bool endpoint_text(struct adac_runtime *rt, uint64_t ep, char *buf, size_t size)
+{
+	uint64_t ep_mt = 0, addr = 0, addr_mt = 0, numbers = 1;
+	uint32_t port, v4;
+	if (!ep || adac_object_mt(rt, ep, &ep_mt, NULL) || !field_ptr(rt, ep, ep_mt, "_address", &addr) || !addr ||
+	    !field_u32(rt, ep, ep_mt, "_port", &port) || adac_object_mt(rt, addr, &addr_mt, NULL) ||
+	    !field_ptr(rt, addr, addr_mt, "_numbers", &numbers))
+		return false;
+	if (numbers) {
+		snprintf(buf, size, "[IPv6]:%u", port);
+		return true;
+	}
+	if (!field_u32(rt, addr, addr_mt, "_addressOrScopeId", &v4))
+		return false;
+	snprintf(buf, size, "%u.%u.%u.%u:%u", v4 & 0xff, (v4 >> 8) & 0xff, (v4 >> 16) & 0xff, v4 >> 24, port);
+	return true;
+}
+
+/* A socket operation in progress (Socket+AwaitableSocketAsyncEventArgs, what Socket.ReceiveAsync,
+ * SendAsync and NetworkStream's reads and writes await): _completedOperation (SocketAsyncOperation,
+ * set when the operation starts) on _currentSocket, whose _localEndPoint and remote end
+ * (_remoteEndPoint, else _rightEndPoint once connected) say which connection. */
+static const char *describe_socket(struct adac_runtime *rt, uint64_t obj, uint64_t mt, char *buf, size_t size)
+{
+	/* SocketAsyncOperation: None 0, Accept 1, Connect 2, Disconnect 3, Receive 4, ReceiveFrom 5,
+	 * ReceiveMessageFrom 6, Send 7, SendPackets 8, SendTo 9. */
+	uint32_t op = 0, connected = 0;
+	uint64_t sock = 0, sock_mt = 0, local = 0, remote = 0;
+	if (!field_u32(rt, obj, mt, "_completedOperation", &op) || op < 1 || op > 9)
+		return NULL;
+	const char *kind = op == 1 ? "socket accept" : op == 2 ? "socket connect" : op == 3 ? "socket disconnect"
+	                   : op <= 6 ? "socket receive" : "socket send";
+	int n = snprintf(buf, size, "%s", kind);
+	if (field_ptr(rt, obj, mt, "_currentSocket", &sock) && sock && adac_object_mt(rt, sock, &sock_mt, NULL) == 0) {
+		char l[64], r[64];
+		bool has_l = field_ptr(rt, sock, sock_mt, "_localEndPoint", &local) && endpoint_text(rt, local, l, sizeof l);
+		if (field_ptr(rt, sock, sock_mt, "_remoteEndPoint", &remote) && !remote) {
+			uint32_t off;
+			uint8_t c = 0;
+			if (adac_mt_field_offset(rt, sock_mt, "_isConnected", &off, NULL) == 0 &&
+			    adac_read_u8(rt->t, sock + off, &c, NULL) == 0)
+				connected = c;
+			if (!connected || !field_ptr(rt, sock, sock_mt, "_rightEndPoint", &remote))
+				remote = 0;
+		}
+		bool has_r = remote && endpoint_text(rt, remote, r, sizeof r);
+		if (n >= 0 && (size_t)n < size && (has_l || has_r))
+			snprintf(buf + n, size - (size_t)n, ": local %s, remote %s", has_l ? l : "?", has_r ? r : "?");
+	}
+	return kind;
+}
+
 const char *adac_awaited_describe(struct adac_runtime *rt, uint64_t obj, uint64_t mt, const char *type, bool has_flags,
                                   uint32_t flags, char *buf, size_t size)
 {
@@ -106,6 +162,12 @@ const char *adac_awaited_describe(struct adac_runtime *rt, uint64_t obj, uint64_
 	    starts_with(type, "System.Threading.Tasks.Task+WhenAnyPromise")) {
 		snprintf(buf, size, "Task.WhenAny: none done");
 		return "Task.WhenAny";
+	}
+	if (strcmp(type, "System.Net.Sockets.Socket+AwaitableSocketAsyncEventArgs") == 0) {
+		const char *kind = describe_socket(rt, obj, mt, buf, size);
+		if (kind)
+			return kind;
+		buf[0] = '\0';
 	}
 	if (strcmp(type, "System.Threading.SemaphoreSlim+TaskNode") == 0) {
 		snprintf(buf, size, "SemaphoreSlim.WaitAsync waiter");
