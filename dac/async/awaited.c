@@ -3,9 +3,12 @@
  * _remainingToComplete (WhenAllPromise<T>: m_tasks and m_count), SemaphoreSlim+TaskNode (.Next),
  * SemaphoreSlim.m_asyncHead and m_currentCount; Socket+AwaitableSocketAsyncEventArgs._completedOperation and
  * _currentSocket -> Socket._localEndPoint, _remoteEndPoint, _rightEndPoint, _isConnected -> IPEndPoint._address
- * (IPAddress._addressOrScopeId, _numbers) and _port. */
+ * (IPAddress._addressOrScopeId, _numbers) and _port, Socket._addressFamily, _socketType, _handle -> SafeHandle.handle;
+ * System.IO.Pipelines: Pipe+DefaultPipeReader._pipe -> Pipe._readHead, _readHeadIndex, _readTail, _readTailIndex ->
+ * BufferSegment <RunningIndex>k__BackingField. */
 #include "async/awaited.h"
 
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,6 +40,12 @@ static bool field_u32(struct adac_runtime *rt, uint64_t obj, uint64_t mt, const 
 {
 	uint32_t off;
 	return adac_mt_field_offset(rt, mt, name, &off, NULL) == 0 && adac_read_u32(rt->t, obj + off, v, NULL) == 0;
+}
+
+static bool field_u64(struct adac_runtime *rt, uint64_t obj, uint64_t mt, const char *name, uint64_t *v)
+{
+	uint32_t off;
+	return adac_mt_field_offset(rt, mt, name, &off, NULL) == 0 && adac_read_u64(rt->t, obj + off, v, NULL) == 0;
 }
 
 static bool array_length(struct adac_runtime *rt, uint64_t arr, uint32_t *n)
@@ -108,6 +117,19 @@ static const char *describe_socket(struct adac_runtime *rt, uint64_t obj, uint64
 	                   : op <= 6 ? "socket receive" : "socket send";
 	int n = snprintf(buf, size, "%s", kind);
 	if (field_ptr(rt, obj, mt, "_currentSocket", &sock) && sock && adac_object_mt(rt, sock, &sock_mt, NULL) == 0) {
+		/* A Socket made over a descriptor that is not a socket (System.IO.Pipes' PipeStream on Unix reads
+		 * an anonymous pipe through one): _addressFamily and _socketType Unknown (-1), no endpoints. */
+		uint32_t family = 0, stype = 0;
+		uint64_t handle = 0, handle_mt = 0, fd = 0;
+		if (op >= 4 && op <= 9 && field_u32(rt, sock, sock_mt, "_addressFamily", &family) && family == UINT32_MAX &&
+		    field_u32(rt, sock, sock_mt, "_socketType", &stype) && stype == UINT32_MAX) {
+			kind = op <= 6 ? "pipe receive" : "pipe send";
+			n = snprintf(buf, size, "%s", kind);
+			if (n >= 0 && (size_t)n < size && field_ptr(rt, sock, sock_mt, "_handle", &handle) && handle &&
+			    adac_object_mt(rt, handle, &handle_mt, NULL) == 0 && field_u64(rt, handle, handle_mt, "handle", &fd))
+				snprintf(buf + n, size - (size_t)n, ": fd %" PRId64, (int64_t)fd);
+			return kind;
+		}
 		char l[64], r[64];
 		bool has_l = field_ptr(rt, sock, sock_mt, "_localEndPoint", &local) && endpoint_text(rt, local, l, sizeof l);
 		if (field_ptr(rt, sock, sock_mt, "_remoteEndPoint", &remote) && !remote) {
@@ -124,6 +146,34 @@ static const char *describe_socket(struct adac_runtime *rt, uint64_t obj, uint64
 			snprintf(buf + n, size - (size_t)n, ": local %s, remote %s", has_l ? l : "?", has_r ? r : "?");
 	}
 	return kind;
+}
+
+/* A System.IO.Pipelines Pipe's reader (Pipe+DefaultPipeReader, the IValueTaskSource PipeReader.ReadAsync
+ * returns while no data has come): the bytes the pipe holds that the reader has not consumed, from
+ * _readHead/_readHeadIndex to _readTail/_readTailIndex (BufferSegments; RunningIndex when they differ). */
+static void describe_pipe_reader(struct adac_runtime *rt, uint64_t obj, uint64_t mt, char *buf, size_t size)
+{
+	uint64_t pipe = 0, pipe_mt = 0, head = 0, tail = 0, head_mt = 0, tail_mt = 0, head_run = 0, tail_run = 0;
+	uint32_t head_i = 0, tail_i = 0;
+	int n = snprintf(buf, size, "pipe read (System.IO.Pipelines)");
+	if (n < 0 || (size_t)n >= size || !field_ptr(rt, obj, mt, "_pipe", &pipe) || !pipe ||
+	    adac_object_mt(rt, pipe, &pipe_mt, NULL) || !field_ptr(rt, pipe, pipe_mt, "_readHead", &head) ||
+	    !field_ptr(rt, pipe, pipe_mt, "_readTail", &tail))
+		return;
+	if (!head || !tail) {
+		if (!head && !tail)
+			snprintf(buf + n, size - (size_t)n, ": 0 bytes unread");
+		return;
+	}
+	if (!field_u32(rt, pipe, pipe_mt, "_readHeadIndex", &head_i) || !field_u32(rt, pipe, pipe_mt, "_readTailIndex", &tail_i))
+		return;
+	if (head != tail && (adac_object_mt(rt, head, &head_mt, NULL) || adac_object_mt(rt, tail, &tail_mt, NULL) ||
+	                     !field_u64(rt, head, head_mt, "<RunningIndex>k__BackingField", &head_run) ||
+	                     !field_u64(rt, tail, tail_mt, "<RunningIndex>k__BackingField", &tail_run)))
+		return;
+	int64_t unread = (int64_t)(tail_run + tail_i) - (int64_t)(head_run + head_i);
+	if (unread >= 0)
+		snprintf(buf + n, size - (size_t)n, ": %" PRId64 " bytes unread", unread);
 }
 
 const char *adac_awaited_describe(struct adac_runtime *rt, uint64_t obj, uint64_t mt, const char *type, bool has_flags,
@@ -168,6 +218,10 @@ const char *adac_awaited_describe(struct adac_runtime *rt, uint64_t obj, uint64_
 		if (kind)
 			return kind;
 		buf[0] = '\0';
+	}
+	if (strcmp(type, "System.IO.Pipelines.Pipe+DefaultPipeReader") == 0) {
+		describe_pipe_reader(rt, obj, mt, buf, size);
+		return "pipe read";
 	}
 	if (strcmp(type, "System.Threading.SemaphoreSlim+TaskNode") == 0) {
 		snprintf(buf, size, "SemaphoreSlim.WaitAsync waiter");

@@ -1,7 +1,9 @@
 /* awaited.h - what an awaited object is, for a human triaging a hang: a promise (a
  * TaskCompletionSource's task) never completed, a Task.Delay timer and its due time, a SemaphoreSlim
  * waiter, Task.WhenAll progress, Task.WhenAny, a socket operation (receive, send, accept, connect) and
- * its connection's endpoints, or a completed task whose continuation has not run
+ * its connection's endpoints (a pipe's descriptor when the socket is made over a pipe, as
+ * System.IO.Pipes reads on Unix), a System.IO.Pipelines Pipe read and the bytes it holds unread,
+ * or a completed task whose continuation has not run
  * (with the thread pool's workers and queue where the runtime exposes them, thread_pool.h: "the
  * thread pool is starved" when work waits and every worker it may have is busy).
  * Read from the object's own fields (by name, through the runtime's FieldDescs); the CoreLib type
@@ -23,7 +25,7 @@ struct adac_async_scan;
  * has_flags) into buf; "" when there is nothing to add to its type. Returns its kind, the same for
  * every object of that kind (no address, no figures): "promise never completed", "Task.Delay timer",
  * "Task.WhenAll", "Task.WhenAny", "SemaphoreSlim waiter", "socket receive" (send, accept, connect,
- * disconnect), "completed, awaiter not resumed"; NULL
+ * disconnect), "pipe receive" (send), "pipe read", "completed, awaiter not resumed"; NULL
  * when there is none. Never fails: unreadable parts are left out. */
 const char *adac_awaited_describe(struct adac_runtime *rt, uint64_t obj, uint64_t mt, const char *type, bool has_flags,
                            uint32_t flags, char *buf, size_t size);

@@ -36,3 +36,6 @@ set_tests_properties(ps.starved PROPERTIES FIXTURES_REQUIRED dotnet LABELS "dotn
 #   ps.sockets   chains awaiting socket receives over 127.0.0.1: the operation and both endpoints
 add_adac_test(ps.sockets integration/test_ps_sockets.py)
 set_tests_properties(ps.sockets PROPERTIES FIXTURES_REQUIRED dotnet LABELS "dotnet;needs-cli")
+#   ps.pipes     chains awaiting a System.IO.Pipelines Pipe read (bytes unread) and an anonymous pipe read (fd)
+add_adac_test(ps.pipes integration/test_ps_pipes.py)
+set_tests_properties(ps.pipes PROPERTIES FIXTURES_REQUIRED dotnet LABELS "dotnet;needs-cli")
