@@ -22,16 +22,9 @@ from btsamples import h  # noqa: E402
 
 def main():
     tmp = t.tmpdir()
-    s = b.sample("leaves", "Debug")
+    core = b.sample_core("leaves", "Debug", tmp, parked=True)
     try:
-        b.wait_parked(s.pid, s.pid)
-        core = b.make_core(s.pid, os.path.join(tmp, "leaves.core"), "createdump")
-    finally:
-        s.kill()
-    try:
-        j = b.cli_json(["ps", core], "ps")
-        rc, text, err = b.cli(["ps", core])
-        t.check_eq((rc, err), (0, ""), "ps: exit code and stderr")
+        j, text = b.ps_json_and_text(core)
         by_method = {}
         for st in j["chains"]:
             leaf = st["frames"][0]["method"].split("(")[0].rsplit(".", 1)[-1]

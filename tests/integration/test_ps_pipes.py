@@ -24,17 +24,11 @@ ARGS = "System.Net.Sockets.Socket+AwaitableSocketAsyncEventArgs"
 
 def main():
     tmp = t.tmpdir()
-    s = b.sample("pipes", "Debug")
-    unread, fd = int(s.fields["unread"]), int(s.fields["anon_fd"])
+    ready = {}
+    core = b.sample_core("pipes", "Debug", tmp, parked=True, fields=ready)
+    unread, fd = int(ready["unread"]), int(ready["anon_fd"])
     try:
-        b.wait_parked(s.pid, s.pid)
-        core = b.make_core(s.pid, os.path.join(tmp, "pipes.core"), "createdump")
-    finally:
-        s.kill()
-    try:
-        j = b.cli_json(["ps", core], "ps")
-        rc, text, err = b.cli(["ps", core])
-        t.check_eq((rc, err), (0, ""), "ps: exit code and stderr")
+        j, text = b.ps_json_and_text(core)
         by_method = {}
         for st in j["chains"]:
             names = [f["method"].split("(")[0].rsplit(".", 1)[-1] for f in st["frames"]]

@@ -21,17 +21,11 @@ ARGS = "System.Net.Sockets.Socket+AwaitableSocketAsyncEventArgs"
 
 def main():
     tmp = t.tmpdir()
-    s = b.sample("sockets", "Debug")
-    port, client = int(s.fields["port"]), int(s.fields["client_port"])
+    ready = {}
+    core = b.sample_core("sockets", "Debug", tmp, parked=True, fields=ready)
+    port, client = int(ready["port"]), int(ready["client_port"])
     try:
-        b.wait_parked(s.pid, s.pid)
-        core = b.make_core(s.pid, os.path.join(tmp, "sockets.core"), "createdump")
-    finally:
-        s.kill()
-    try:
-        j = b.cli_json(["ps", core], "ps")
-        rc, text, err = b.cli(["ps", core])
-        t.check_eq((rc, err), (0, ""), "ps: exit code and stderr")
+        j, text = b.ps_json_and_text(core)
         by_method = {st["frames"][0]["method"].split("(")[0].rsplit(".", 1)[-1]: st for st in j["chains"]}
         t.check_eq(sorted(by_method), ["WaitReceive", "WaitStream"], "ps: the chains, by innermost method")
         want = {

@@ -30,16 +30,9 @@ WHAT = "completed, but the continuation awaiting it has not run: the thread pool
 
 def main():
     tmp = t.tmpdir()
-    s = b.sample("starved", "Debug")
+    core = b.sample_core("starved", "Debug", tmp, parked=True)
     try:
-        b.wait_parked(s.pid, s.pid)
-        core = b.make_core(s.pid, os.path.join(tmp, "starved.core"), "createdump")
-    finally:
-        s.kill()
-    try:
-        j = b.cli_json(["ps", core], "ps")
-        rc, text, err = b.cli(["ps", core])
-        t.check_eq((rc, err), (0, ""), "ps: exit code and stderr")
+        j, text = b.ps_json_and_text(core)
         t.check_eq(len(j["chains"]), 1, "ps: one chain")
         st = j["chains"][0]
         aw = st["awaiting"]

@@ -134,10 +134,13 @@ def make_core(pid, path, how="createdump"):
     return path
 
 
-def sample_core(scenario, config, tmp, parked=False):
+def sample_core(scenario, config, tmp, parked=False, fields=None):
     """A createdump core of a sample (tmp/<scenario>.core); the sample is killed once it is written.
-    parked: first wait until its main thread is parked (wait_parked)."""
+    parked: first wait until its main thread is parked (wait_parked). fields: a dict that receives
+    the fields of the sample's READY line."""
     s = sample(scenario, config)
+    if fields is not None:
+        fields.update(s.fields)
     try:
         if parked:
             wait_parked(s.pid, s.pid)
@@ -416,6 +419,14 @@ def cli_json(args, what):
     except ValueError as e:
         t.fail(f"{what}: not JSON ({e}): {out[:500]!r}")
         return None
+
+
+def ps_json_and_text(core):
+    """`ps` of a core as JSON and as text; the text run must exit 0 with nothing on stderr."""
+    j = cli_json(["ps", core], "ps")
+    rc, text, err = cli(["ps", core])
+    t.check_eq((rc, err), (0, ""), "ps: exit code and stderr")
+    return j, text
 
 
 def lldb_sections(out):
