@@ -52,8 +52,9 @@ int adac_module_typedef_mt(struct adac_runtime *rt, uint64_t module, uint32_t ty
 	return adac_module_lookup(rt, module, "TypeDefToMethodTableMap", typedef_token & 0xffffffu, mt, err);
 }
 
-int adac_module_lookup(struct adac_runtime *rt, uint64_t module, const char *map, uint32_t rid, uint64_t *value,
-                       struct adac_error *err)
+int adac_module_lookup_segments(struct adac_runtime *rt, uint64_t module, const char *map,
+                                int (*each)(const struct adac_lookup_segment *seg, void *arg), void *arg,
+                                struct adac_error *err)
 {
 	uint32_t map_off, f_next, f_data, f_count, f_mask;
 	if (adac_desc_field(rt->desc, "Module", map, &map_off, err) ||
@@ -62,33 +63,54 @@ int adac_module_lookup(struct adac_runtime *rt, uint64_t module, const char *map
 	    adac_desc_field(rt->desc, "ModuleLookupMap", "Count", &f_count, err) ||
 	    adac_desc_field(rt->desc, "ModuleLookupMap", "SupportedFlagsMask", &f_mask, err))
 		return -1;
-	unsigned ps = adac_target_ptr_size(rt->t);
-	uint64_t seg = module + map_off, mask = 0;
-	*value = 0;
-	/* The map is a list of segments; a RID past one segment's Count continues in the next. The
-	 * flag bits to strip are those of the first segment. */
-	for (unsigned n = 0; seg; n++) {
+	/* The map is a list of segments; RIDs past one segment's Count continue in the next. The flag
+	 * bits to strip are those of the first segment. */
+	struct adac_lookup_segment seg = {0};
+	uint64_t at = module + map_off;
+	for (unsigned n = 0; at; n++) {
 		if (n >= ADAC_MAX_LOOKUP_SEGMENTS)
-			return adac_fail(err, ADAC_E_LIMIT, seg, "Module 0x%llx: %s has more than %u segments",
+			return adac_fail(err, ADAC_E_LIMIT, at, "Module 0x%llx: %s has more than %u segments",
 			                 (unsigned long long)module, map, ADAC_MAX_LOOKUP_SEGMENTS);
-		uint64_t next, data, count;
-		if (adac_read_ptr(rt->t, seg + f_next, &next, err) || adac_read_ptr(rt->t, seg + f_data, &data, err) ||
-		    adac_read_u32(rt->t, seg + f_count, (uint32_t *)&count, err))
+		uint64_t next;
+		if (adac_read_ptr(rt->t, at + f_next, &next, err) || adac_read_ptr(rt->t, at + f_data, &seg.data, err) ||
+		    adac_read_u32(rt->t, at + f_count, &seg.count, err) ||
+		    (n == 0 && adac_read_ptr(rt->t, at + f_mask, &seg.mask, err)))
 			return -1;
-		count &= 0xffffffffu;
-		if (n == 0 && adac_read_ptr(rt->t, seg + f_mask, &mask, err))
-			return -1;
-		if (rid < count) {
-			uint64_t v;
-			if (adac_read_ptr(rt->t, data + (uint64_t)rid * ps, &v, err))
-				return -1;
-			*value = v & ~mask;
-			return 0;
-		}
-		rid -= (uint32_t)count;
-		seg = next;
+		int rc = each(&seg, arg);
+		if (rc)
+			return rc < 0 ? -1 : 0;
+		seg.first += seg.count;
+		at = next;
 	}
 	return 0;
+}
+
+struct one_entry {
+	struct adac_runtime *rt;
+	uint32_t rid;
+	uint64_t *value;
+	struct adac_error *err;
+};
+
+static int read_entry(const struct adac_lookup_segment *seg, void *arg)
+{
+	struct one_entry *e = arg;
+	if (e->rid - seg->first >= seg->count)
+		return 0;
+	uint64_t v;
+	if (adac_read_ptr(e->rt->t, seg->data + (uint64_t)(e->rid - seg->first) * adac_target_ptr_size(e->rt->t), &v,
+	                  e->err))
+		return -1;
+	*e->value = v & ~seg->mask;
+	return 1;
+}
+
+int adac_module_lookup(struct adac_runtime *rt, uint64_t module, const char *map, uint32_t rid, uint64_t *value,
+                       struct adac_error *err)
+{
+	*value = 0;
+	struct one_entry e = {rt, rid, value, err};
+	return adac_module_lookup_segments(rt, module, map, read_entry, &e, err);
 }
 
 int adac_module_type(struct adac_runtime *rt, uint64_t module, const char *ns, const char *name, uint64_t *mt,

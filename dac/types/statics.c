@@ -9,6 +9,7 @@
 #include "runtime/descriptor.h"
 #include "runtime/runtime.h"
 #include "target/target.h"
+#include "types/corelib.h"
 #include "types/fielddesc.h"
 #include "types/methoddesc.h"
 
@@ -57,43 +58,36 @@ static int add_type(struct adac_runtime *rt, struct statics_state *s, uint64_t m
 	return 0;
 }
 
+struct module_walk {
+	struct adac_runtime *rt;
+	struct statics_state *s;
+	struct adac_error *err;
+};
+
+static int add_segment(const struct adac_lookup_segment *seg, void *arg)
+{
+	struct module_walk *w = arg;
+	if (seg->count > ADAC_MAX_LOADED_TYPES - w->s->types)
+		return adac_fail(w->err, ADAC_E_LIMIT, seg->data, "more than ADAC_MAX_LOADED_TYPES (%u) entries in the "
+		                 "modules' TypeDefToMethodTableMaps", ADAC_MAX_LOADED_TYPES);
+	w->s->types += seg->count;
+	unsigned ps = adac_target_ptr_size(w->rt->t);
+	for (uint32_t i = 0; i < seg->count; i++) {
+		uint64_t mt;
+		if (adac_read_ptr(w->rt->t, seg->data + (uint64_t)i * ps, &mt, w->err))
+			return -1;
+		mt &= ~seg->mask;
+		if (mt && add_type(w->rt, w->s, mt, w->err))
+			return -1;
+	}
+	return 0;
+}
+
 /* Every loaded type of a module: the entries of its TypeDefToMethodTableMap. */
 static int add_module(struct adac_runtime *rt, struct statics_state *s, uint64_t module, struct adac_error *err)
 {
-	uint32_t map_off, f_next, f_data, f_count, f_mask;
-	if (adac_desc_field(rt->desc, "Module", "TypeDefToMethodTableMap", &map_off, err) ||
-	    adac_desc_field(rt->desc, "ModuleLookupMap", "Next", &f_next, err) ||
-	    adac_desc_field(rt->desc, "ModuleLookupMap", "TableData", &f_data, err) ||
-	    adac_desc_field(rt->desc, "ModuleLookupMap", "Count", &f_count, err) ||
-	    adac_desc_field(rt->desc, "ModuleLookupMap", "SupportedFlagsMask", &f_mask, err))
-		return -1;
-	unsigned ps = adac_target_ptr_size(rt->t);
-	uint64_t seg = module + map_off, mask = 0;
-	for (unsigned n = 0; seg; n++) {
-		if (n >= ADAC_MAX_LOOKUP_SEGMENTS)
-			return adac_fail(err, ADAC_E_LIMIT, seg, "Module 0x%llx: TypeDefToMethodTableMap has more than %u "
-			                 "segments", (unsigned long long)module, ADAC_MAX_LOOKUP_SEGMENTS);
-		uint64_t next, data;
-		uint32_t count;
-		if (adac_read_ptr(rt->t, seg + f_next, &next, err) || adac_read_ptr(rt->t, seg + f_data, &data, err) ||
-		    adac_read_u32(rt->t, seg + f_count, &count, err) ||
-		    (n == 0 && adac_read_ptr(rt->t, seg + f_mask, &mask, err)))
-			return -1;
-		if (count > ADAC_MAX_LOADED_TYPES - s->types)
-			return adac_fail(err, ADAC_E_LIMIT, seg, "more than ADAC_MAX_LOADED_TYPES (%u) entries in the "
-			                 "modules' TypeDefToMethodTableMaps", ADAC_MAX_LOADED_TYPES);
-		s->types += count;
-		for (uint32_t i = 0; i < count; i++) {
-			uint64_t mt;
-			if (adac_read_ptr(rt->t, data + (uint64_t)i * ps, &mt, err))
-				return -1;
-			mt &= ~mask;
-			if (mt && add_type(rt, s, mt, err))
-				return -1;
-		}
-		seg = next;
-	}
-	return 0;
+	struct module_walk w = {rt, s, err};
+	return adac_module_lookup_segments(rt, module, "TypeDefToMethodTableMap", add_segment, &w, err);
 }
 
 /* The AppDomain's assemblies: an ArrayList (its first block inline) of Assembly pointers. */
