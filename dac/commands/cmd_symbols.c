@@ -129,7 +129,7 @@ int adac_cmd_symbols(struct adac_target *t, enum adac_frontend fe, int argc, cha
 	struct adac_managed_symbols *s = adac_managed_symbols_new(rt, &so, err);
 	if (!s || adac_managed_symbols_collect(s, err) || !(sf = adac_managed_symbols_finish(s, &st, err)) ||
 	    (!o.output && adac_target_symbols_path(t, path, sizeof path, err)) ||
-	    adac_symfile_write(sf, &fo, where, &len, err) || (!o.output && adac_target_load_symbols(t, path, err)))
+	    adac_symfile_write(sf, &fo, where, &len, err) || (!o.output && adac_target_load_symbols(t, path, sizeof path, err)))
 		goto out;
 	adac_print(out, "%s %zu method%s (%zu line rows, %zu variables, %zu types) %s %s (%zu bytes)\n",
 	           o.output ? "Wrote" : "Loaded", st.methods, st.methods == 1 ? "" : "s", st.rows, st.vars, st.types,

@@ -525,11 +525,11 @@ int adac_target_symbols_path(struct adac_target *t, char *buf, size_t size, stru
 	return t->ops->symbols_path(t->impl, buf, size, err);
 }
 
-int adac_target_load_symbols(struct adac_target *t, const char *path, struct adac_error *err)
+int adac_target_load_symbols(struct adac_target *t, char *path, size_t size, struct adac_error *err)
 {
 	if (!adac_target_can_load_symbols(t))
 		return adac_fail(err, ADAC_E_UNSUPPORTED, 0, "this front end cannot load symbol files (write one with -o)");
-	if (t->ops->load_symbols(t->impl, path, err))
+	if (t->ops->load_symbols(t->impl, path, size, err))
 		return -1;
 	t->symbol_file_loaded = true;
 	return 0;

@@ -111,8 +111,10 @@ struct adac_target_ops {
 
 	/* Optional. Loads the symbol file at path (an ELF whose addresses are the code's own,
 	 * view/managed_symbols.h) into the debugger at those addresses, replacing (and deleting) the one it
-	 * loaded before. 0, or -1 with err set. NULL: the front end has no debugger to load it into. */
-	int (*load_symbols)(void *impl, const char *path, struct adac_error *err);
+	 * loaded before. When that one has the same bytes, it stays loaded (the debugger keeps what it
+	 * read and the frames it unwound), path's file is deleted and path (size bytes) is set to the
+	 * kept one. 0, or -1 with err set. NULL: the front end has no debugger to load it into. */
+	int (*load_symbols)(void *impl, char *path, size_t size, struct adac_error *err);
 
 	/* Optional. Frees impl. */
 	void (*close)(void *impl);
@@ -202,7 +204,7 @@ uint64_t adac_target_selected_thread(struct adac_target *t);
  * (ops->symbols_path and ops->load_symbols; ADAC_E_UNSUPPORTED when it cannot). */
 bool adac_target_can_load_symbols(const struct adac_target *t);
 int adac_target_symbols_path(struct adac_target *t, char *buf, size_t size, struct adac_error *err);
-int adac_target_load_symbols(struct adac_target *t, const char *path, struct adac_error *err);
+int adac_target_load_symbols(struct adac_target *t, char *path, size_t size, struct adac_error *err);
 /* Whether the front end has loaded one: its debugger then names managed code by itself. */
 bool adac_target_symbol_file_loaded(const struct adac_target *t);
 

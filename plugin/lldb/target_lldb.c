@@ -146,9 +146,36 @@ static int lldb_symbols_path(void *impl, char *buf, size_t size, struct adac_err
 	return adac_lldb_symbols_file(++generation, buf, size, err);
 }
 
-static int lldb_load_symbols(void *impl, const char *path, struct adac_error *err)
+/* Whether two files hold the same bytes (false when either cannot be read). */
+static bool same_bytes(const char *a, const char *b)
+{
+	FILE *fa = fopen(a, "rb"), *fb = fopen(b, "rb");
+	bool same = fa && fb;
+	char ba[65536], bb[65536];
+	while (same) {
+		size_t na = fread(ba, 1, sizeof ba, fa), nb = fread(bb, 1, sizeof bb, fb);
+		same = na == nb && memcmp(ba, bb, na) == 0;
+		if (na < sizeof ba)
+			break;
+	}
+	if (fa)
+		fclose(fa);
+	if (fb)
+		fclose(fb);
+	return same;
+}
+
+static int lldb_load_symbols(void *impl, char *path, size_t size, struct adac_error *err)
 {
 	struct backend *b = impl;
+	/* The same code on the stacks as at the last stop: replacing the module would only make LLDB
+	 * read it and unwind every thread again. */
+	if (b->symbols_loaded && strcmp(b->symbols_loaded, path) != 0 && strlen(b->symbols_loaded) < size &&
+	    same_bytes(b->symbols_loaded, path)) {
+		adac_lldb_remove_symbols_file(path);
+		strcpy(path, b->symbols_loaded);
+		return 0;
+	}
 	char *copy = strdup(path);
 	if (!copy)
 		return adac_fail(err, ADAC_E_NOMEM, 0, "out of memory");

@@ -173,6 +173,14 @@ def check_lldb(setup, tid, run_line, stop_line, leaf_ip, what, string_slot):
     rc, out, err = t.lldb(setup + [f"thread select -t {tid}", "bt"], env={"ASYNCDAC_AUTO_SYMBOLS": "0"}, timeout=600)
     t.check(rc == 0 and "managed`" not in out and "running.dll`AsyncdacSamples.RunningApp.RunLeaf()" in out,
             f"{what}: ASYNCDAC_AUTO_SYMBOLS=0 loads none:\n{out}")
+    # The same code twice: the file loaded first stays loaded (LLDB keeps what it read and unwound).
+    cmds = ["async symbols --stacks", "async symbols --stacks", "image list"]
+    out = b.run_lldb(setup, cmds, f"{what}: the same symbols twice")
+    first, again = (SUMMARY.match(b.lldb_output(out, c, n)) for c, n in ((cmds[0], 0), (cmds[1], 1)))
+    if t.check(first and again, f"{what}: async symbols twice:\n{out}"):
+        t.check_eq(again.group(7), first.group(7), f"{what}: the second async symbols keeps the first file")
+        t.check_eq(len(re.findall(r"\S*/asyncdac-symbols-\S*/managed", b.lldb_output(out, "image list"))), 1,
+                   f"{what}: one symbol file in image list")
     cmds = ["async symbols --auto off", f"thread select -t {tid}", "bt"]
     out = b.run_lldb(setup, cmds, f"{what}: --auto off")
     t.check_eq(b.lldb_output(out, cmds[0]), "Loading symbols when the process stops: off\n", f"{what}: --auto off")
