@@ -77,8 +77,10 @@ int adac_command_complete_values(const char *values, int n, const char *const *w
 struct adac_runtime;
 
 /* The .NET runtime in a target (runtime/runtime.h), kept by the front end while the target stays
- * stopped; closed before the target. NULL with err (ADAC_E_NO_RUNTIME) when there is none. */
+ * stopped and refreshed when it stopped again (adac_runtime_refresh keeps what cannot have
+ * changed); closed before the target. NULL with err (ADAC_E_NO_RUNTIME) when there is none. */
 struct adac_runtime *adac_runtime_open(struct adac_target *t, struct adac_error *err);
+void adac_runtime_refresh(struct adac_runtime *rt);
 void adac_runtime_close(struct adac_runtime *rt);
 
 /* The frames of OS thread tid: {"frames": [entry...]}, the backend's frames (adac_target_frames) in

@@ -1433,6 +1433,9 @@ int adac_ecma_method_body(const struct adac_ecma *md, uint32_t rva, struct adac_
 struct md_entry {
 	uint64_t module;
 	struct adac_ecma *md;
+	uint64_t image_base;    /* the PE image the metadata was read from (0: dynamic metadata) */
+	uint32_t image_size;
+	uint64_t generation;    /* the runtime's generation the entry was last checked in */
 };
 
 struct md_cache {
@@ -1449,6 +1452,37 @@ static void md_cache_free(void *p)
 	free(c);
 }
 
+/* After the target ran: a module's image stays as loaded; a dynamic module's metadata grows (those
+ * entries are not kept). Kept entries are checked against their module at their next use. */
+static bool md_cache_keep(void *p)
+{
+	struct md_cache *c = p;
+	size_t kept = 0;
+	for (size_t i = 0; i < c->n; i++) {
+		if (c->e[i].image_size)
+			c->e[kept++] = c->e[i];
+		else
+			adac_ecma_free(c->e[i].md);
+	}
+	c->n = kept;
+	return true;
+}
+
+/* Whether a kept entry still describes its module (not unloaded, with another loaded at its address). */
+static bool md_entry_current(struct adac_runtime *rt, struct md_entry *e)
+{
+	if (e->generation == rt->generation)
+		return true;
+	uint64_t dyn_addr = 0;
+	uint32_t dyn_size = 0;
+	struct adac_loader_image img;
+	if (adac_loader_dynamic_metadata(rt, e->module, &dyn_addr, &dyn_size, NULL) || dyn_size ||
+	    adac_loader_image(rt, e->module, &img, NULL) || img.base != e->image_base || img.size != e->image_size)
+		return false;
+	e->generation = rt->generation;
+	return true;
+}
+
 const struct adac_ecma *adac_ecma_for_module(struct adac_runtime *rt, uint64_t module, struct adac_error *err)
 {
 	struct md_cache *c = adac_runtime_slot(rt, ADAC_SLOT_METADATA);
@@ -1459,10 +1493,17 @@ const struct adac_ecma *adac_ecma_for_module(struct adac_runtime *rt, uint64_t m
 			return NULL;
 		}
 		adac_runtime_set_slot(rt, ADAC_SLOT_METADATA, c, md_cache_free);
+		adac_runtime_set_slot_keep(rt, ADAC_SLOT_METADATA, md_cache_keep);
 	}
-	for (size_t i = 0; i < c->n; i++)
-		if (c->e[i].module == module)
+	for (size_t i = 0; i < c->n; i++) {
+		if (c->e[i].module != module)
+			continue;
+		if (md_entry_current(rt, &c->e[i]))
 			return c->e[i].md;
+		adac_ecma_free(c->e[i].md);
+		c->e[i] = c->e[--c->n];
+		break;
+	}
 	if (c->n >= ADAC_MAX_MODULES) {
 		adac_fail(err, ADAC_E_LIMIT, module, "metadata of more than %u modules", ADAC_MAX_MODULES);
 		return NULL;
@@ -1470,13 +1511,13 @@ const struct adac_ecma *adac_ecma_for_module(struct adac_runtime *rt, uint64_t m
 	struct adac_ecma *md = NULL;
 	uint64_t dyn_addr = 0;
 	uint32_t dyn_size = 0;
+	struct adac_loader_image img = {0};
 	if (adac_loader_dynamic_metadata(rt, module, &dyn_addr, &dyn_size, err))
 		goto fail;
 	if (dyn_size) {
 		if (adac_ecma_open_target_blob(rt->t, dyn_addr, dyn_size, &md, err))
 			goto fail;
 	} else {
-		struct adac_loader_image img;
 		if (adac_loader_image(rt, module, &img, err) ||
 		    adac_ecma_open_image(rt->t, img.base, img.size, img.mapped, &md, err))
 			goto fail;
@@ -1492,7 +1533,7 @@ const struct adac_ecma *adac_ecma_for_module(struct adac_runtime *rt, uint64_t m
 		c->e = e;
 		c->cap = cap;
 	}
-	c->e[c->n++] = (struct md_entry){module, md};
+	c->e[c->n++] = (struct md_entry){module, md, dyn_size ? 0 : img.base, dyn_size ? 0 : img.size, rt->generation};
 	return md;
 fail:
 	adac_error_wrap(err, "Module 0x%llx: ", (unsigned long long)module);

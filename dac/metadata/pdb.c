@@ -553,6 +553,22 @@ static void state_free(void *ptr)
 	free(s);
 }
 
+/* After the target ran: the PDBs found stay (files on disk); a failed search is made again, as
+ * the symbol path may have changed since. */
+static bool state_keep(void *ptr)
+{
+	struct pdb_state *s = ptr;
+	size_t kept = 0;
+	for (size_t i = 0; i < s->n; i++) {
+		if (s->e[i].pdb)
+			s->e[kept++] = s->e[i];
+		else
+			free(s->e[i].assembly);
+	}
+	s->n = kept;
+	return true;
+}
+
 static struct adac_pdb *pdb_for(struct adac_runtime *rt, const char *assembly_path, struct adac_error *err)
 {
 	struct pdb_state *s = adac_runtime_slot(rt, ADAC_SLOT_PDB);
@@ -562,6 +578,7 @@ static struct adac_pdb *pdb_for(struct adac_runtime *rt, const char *assembly_pa
 			return NULL;
 		}
 		adac_runtime_set_slot(rt, ADAC_SLOT_PDB, s, state_free);
+		adac_runtime_set_slot_keep(rt, ADAC_SLOT_PDB, state_keep);
 	}
 	for (size_t i = 0; i < s->n; i++) {
 		if (strcmp(s->e[i].assembly, assembly_path) != 0)

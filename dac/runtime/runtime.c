@@ -72,13 +72,28 @@ struct adac_runtime *adac_runtime_open(struct adac_target *t, struct adac_error 
 	return NULL;
 }
 
+static void free_slots(struct adac_runtime *rt, bool keeping)
+{
+	for (int s = ADAC_SLOT_COUNT; s-- > 0;) {
+		if (!rt->slots[s] || (keeping && rt->slot_keep[s] && rt->slot_keep[s](rt->slots[s])))
+			continue;
+		if (rt->slot_free[s])
+			rt->slot_free[s](rt->slots[s]);
+		rt->slots[s] = NULL;
+	}
+}
+
+void adac_runtime_refresh(struct adac_runtime *rt)
+{
+	free_slots(rt, true);
+	rt->generation++;
+}
+
 void adac_runtime_close(struct adac_runtime *rt)
 {
 	if (!rt)
 		return;
-	for (int s = ADAC_SLOT_COUNT; s-- > 0;)
-		if (rt->slots[s] && rt->slot_free[s])
-			rt->slot_free[s](rt->slots[s]);
+	free_slots(rt, false);
 	adac_desc_free(rt->desc);
 	free(rt->module_path);
 	free(rt);

@@ -3,6 +3,7 @@
 #ifndef ADAC_RUNTIME_H
 #define ADAC_RUNTIME_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "base/error.h"
@@ -39,6 +40,8 @@ enum adac_slot {
 struct adac_runtime {
 	void *slots[ADAC_SLOT_COUNT];
 	void (*slot_free[ADAC_SLOT_COUNT])(void *);
+	bool (*slot_keep[ADAC_SLOT_COUNT])(void *);
+	uint64_t generation;     /* adac_runtime_refresh calls so far */
 	struct adac_target *t;
 	struct adac_descriptor *desc;
 	char *module_path;       /* module exporting the descriptor (libcoreclr.so normally) */
@@ -51,12 +54,31 @@ struct adac_runtime {
 struct adac_runtime *adac_runtime_open(struct adac_target *t, struct adac_error *err);
 void adac_runtime_close(struct adac_runtime *rt);
 
+/* The target ran since rt was opened or refreshed: frees every contract's state, but for what a
+ * contract's keep function (adac_runtime_set_slot_keep) keeps, pruned to data that cannot have
+ * changed (a loaded module's metadata, a PDB file); the descriptor stays, the runtime's static
+ * data. Bumps rt->generation, so kept state can check itself again on its next use. */
+void adac_runtime_refresh(struct adac_runtime *rt);
+
+/* The target ran since rt was opened: drops every contract's state (caches of memory that may
+ * have changed), keeping the module and the descriptor, the runtime's static data, the same for
+ * the life of the process. Cheaper than closing and opening again at each stop. */
+void adac_runtime_refresh(struct adac_runtime *rt);
+
 /* A contract file's state: NULL until set; freed with the runtime through free_fn. */
 static inline void *adac_runtime_slot(const struct adac_runtime *rt, enum adac_slot s) { return rt->slots[s]; }
 static inline void adac_runtime_set_slot(struct adac_runtime *rt, enum adac_slot s, void *state, void (*free_fn)(void *))
 {
 	rt->slots[s] = state;
 	rt->slot_free[s] = free_fn;
+	rt->slot_keep[s] = NULL;
+}
+
+/* Makes a slot's state survive adac_runtime_refresh: keep_fn prunes it and returns true to keep
+ * it (false: it is freed). */
+static inline void adac_runtime_set_slot_keep(struct adac_runtime *rt, enum adac_slot s, bool (*keep_fn)(void *))
+{
+	rt->slot_keep[s] = keep_fn;
 }
 
 #endif
