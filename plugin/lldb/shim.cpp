@@ -278,6 +278,36 @@ int64_t adac_lldb_process_read(adac_lldb_process *p, uint64_t addr, void *buf, s
 	return (int64_t)done;
 }
 
+uint64_t adac_lldb_process_local_pid(adac_lldb_process *p)
+{
+	lldb::SBPlatform platform = target_of(p).GetPlatform();
+	const char *name = platform.IsValid() ? platform.GetName() : nullptr;
+	const char *plugin = p->process.GetPluginName();
+	if (!name || std::strcmp(name, "host") != 0 || !plugin || std::strcmp(plugin, "gdb-remote") != 0)
+		return 0;
+	return p->process.GetProcessID();
+}
+
+size_t adac_lldb_process_breakpoint_sites(adac_lldb_process *p, uint64_t *addrs, size_t cap)
+{
+	lldb::SBTarget target = target_of(p);
+	size_t n = 0;
+	for (uint32_t i = 0, nb = target.GetNumBreakpoints(); i < nb; i++) {
+		lldb::SBBreakpoint bp = target.GetBreakpointAtIndex(i);
+		if (!bp.IsEnabled())
+			continue;
+		for (size_t j = 0, nl = bp.GetNumLocations(); j < nl; j++) {
+			lldb::SBBreakpointLocation loc = bp.GetLocationAtIndex((uint32_t)j);
+			if (!loc.IsEnabled() || !loc.IsResolved())
+				continue;
+			if (n < cap)
+				addrs[n] = loc.GetLoadAddress();
+			n++;
+		}
+	}
+	return n;
+}
+
 int adac_lldb_process_modules(adac_lldb_process *p, adac_module_cb cb, void *ctx, adac_error *err)
 {
 	if (!process_alive(p, err))

@@ -85,6 +85,15 @@ uint64_t adac_lldb_process_selected_thread(struct adac_lldb_process *p);
 int64_t adac_lldb_process_read(struct adac_lldb_process *p, uint64_t addr, void *buf, size_t len,
                                struct adac_error *err);
 
+/* The pid of a live process LLDB debugs on this machine (platform "host", process plugin
+ * "gdb-remote"), whose memory is then this machine's /proc/<pid>/mem; 0 for a core or a process
+ * on another machine. */
+uint64_t adac_lldb_process_local_pid(struct adac_lldb_process *p);
+
+/* The load addresses of the target's enabled, resolved breakpoint locations (where LLDB may have
+ * written a trap into the process's code), up to cap of them; returns how many there are. */
+size_t adac_lldb_process_breakpoint_sites(struct adac_lldb_process *p, uint64_t *addrs, size_t cap);
+
 /* Calls cb once per loaded module (SBTarget modules, including the [vdso]): path as LLDB names it,
  * base = lowest load address of the file's offset-0 segment, end = page end of the file bytes of
  * its highest loaded segment, build-id from SBModule::GetUUIDString when it is a GNU build-id.

@@ -3,9 +3,11 @@
  * while the process stays stopped. */
 #include "target_lldb.h"
 
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "asyncdac.h"
 #include "shim.h"
@@ -32,6 +34,8 @@ struct backend {
 	uint64_t building;           /* the thread whose frames LLDB is building (the provider's): its
 	                              * kept stack is the one, and LLDB must not be asked */
 	char *symbols_loaded;        /* the symbol file loaded into this process's target, or NULL */
+	int mem_fd;                  /* /proc/<pid>/mem of a live process on this machine; -1: read
+	                              * through LLDB; -2: not opened yet */
 };
 
 static void drop_kept(struct backend *b)
@@ -64,9 +68,42 @@ static const struct kept *unwound_stack(struct backend *b, uint64_t tid)
 	return kept_stack(b, tid);
 }
 
+/* Reads all of [addr, addr+len) of a live local process from /proc/<pid>/mem: the same bytes
+ * LLDB gives, without a round trip to lldb-server per read (at each stop LLDB's memory cache is
+ * empty). Not where LLDB may have written a breakpoint's trap: LLDB hides those, the file does not.
+ * false: read through LLDB. */
+static bool read_direct(struct backend *b, uint64_t addr, void *buf, size_t len)
+{
+	if (b->mem_fd == -2) {
+		char path[64];
+		uint64_t pid = adac_lldb_process_local_pid(b->p);
+		snprintf(path, sizeof path, "/proc/%llu/mem", (unsigned long long)pid);
+		b->mem_fd = pid ? open(path, O_RDONLY | O_CLOEXEC) : -1;  /* -1 too when not allowed */
+	}
+	if (b->mem_fd < 0 || len == 0)
+		return false;
+	/* Listed at each read: a breakpoint can be set without the process running. */
+	uint64_t sites[64];
+	size_t n = adac_lldb_process_breakpoint_sites(b->p, sites, sizeof sites / sizeof sites[0]);
+	if (n > sizeof sites / sizeof sites[0])
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (sites[i] < addr + len && sites[i] + 16 > addr)  /* a trap: 16 bytes at most (int3: 1) */
+			return false;
+	for (size_t done = 0; done < len;) {
+		ssize_t n = pread(b->mem_fd, (char *)buf + done, len - done, (off_t)(addr + done));
+		if (n <= 0)
+			return false;
+		done += (size_t)n;
+	}
+	return true;
+}
+
 static int64_t lldb_read(void *impl, uint64_t addr, void *buf, size_t len, struct adac_error *err)
 {
 	struct backend *b = impl;
+	if (read_direct(b, addr, buf, len))
+		return (int64_t)len;
 	return adac_lldb_process_read(b->p, addr, buf, len, err);
 }
 
@@ -211,6 +248,8 @@ static void lldb_close(void *impl)
 	if (b->symbols_loaded)
 		adac_lldb_remove_symbols_file(b->symbols_loaded);
 	free(b->symbols_loaded);
+	if (b->mem_fd >= 0)
+		close(b->mem_fd);
 	adac_lldb_process_close(b->p);
 	free(b);
 }
@@ -285,6 +324,7 @@ static struct session *session_for(struct adac_lldb_process *p, uint64_t process
 		return NULL;
 	}
 	b->p = p;
+	b->mem_fd = -2;
 	s->t = adac_target_new(&lldb_ops, b, err);
 	if (!s->t)
 		return NULL;
@@ -354,10 +394,11 @@ struct adac_runtime *adac_lldb_runtime(struct adac_target *t, struct adac_error 
 	if (!s)
 		return adac_runtime_open(t, err);  /* not the plugin's: cannot happen */
 	uint64_t stop = adac_lldb_process_stop_id(s->b->p);
-	if ((s->rt || s->rt_failed) && s->rt_stop_id != stop) {
-		adac_runtime_close(s->rt);
-		s->rt = NULL;
-		s->rt_failed = false;
+	if (s->rt && s->rt_stop_id != stop) {
+		adac_runtime_refresh(s->rt);
+		s->rt_stop_id = stop;
+	} else if (s->rt_failed && s->rt_stop_id != stop) {
+		s->rt_failed = false;  /* looked for again: the process may have loaded it since */
 	}
 	if (s->rt_failed) {
 		adac_error_copy(err, &s->rt_err);

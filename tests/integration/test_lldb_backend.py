@@ -3,7 +3,8 @@
   test_lldb_backend.py core   a gcore core: `async-probe` in lldb (target create --core) vs
                               `adac-probe core`; the descriptor's JSON, which lives in a read-only
                               page the core does not contain, must come through the file fallback
-  test_lldb_backend.py live   a spinning target: `async-probe` over `process attach` vs `adac-probe pid`
+  test_lldb_backend.py live   a spinning target: `async-probe` over `process attach` vs `adac-probe pid`;
+                              the descriptor read with a breakpoint set on it (the trap hidden)
 
 `async-probe` exists only in the test build of the plugin (plugin/lldb/probe.c,
 libasyncdac-lldb-probe.so) and prints what tests/integration/adac_probe.c prints. Compared:
@@ -138,7 +139,13 @@ def main():
         elif mode == "live":
             setup = [f"process attach -p {proc.pid}"]
             ours = lldb_probe(setup, actions(tid))
-            check_descriptor(setup)
+            desc, _, _ = check_descriptor(setup)
+            # A live local process is read from /proc/<pid>/mem, which shows the trap LLDB writes
+            # for a breakpoint; LLDB's reads hide it. With a breakpoint on the descriptor's first
+            # byte, the plugin must still read the magic.
+            out = parse(lldb_probe(setup + [f"breakpoint set -a {desc:#x}"], ["read", hex(desc), "8"]))
+            t.check_eq(out, ["read 8", struct.pack("<Q", 0x0043414443434e44).hex()],
+                       "the descriptor's magic read under a breakpoint")
             theirs = file_probe("pid", str(proc.pid), actions(tid))
             compare(ours, theirs, tid, "lldb vs pid backend")
         else:
