@@ -114,13 +114,14 @@ def run_cli(w, cmd, what):
 def main():
     seconds = float(os.environ.get("ADAC_SOAK_SECONDS", "20"))
     w = Workload()
-    figures = {"cli": 0, "lldb": 0, "worst_resume": 0.0}
+    figures = {"cli": 0, "lldb": 0, "worst_resume": 0.0, "cli_s": 0.0, "lldb_s": 0.0}
 
     # running: attach, read, detach in a loop
     started = time.time()
     rnd = 0
     while time.time() - started < seconds:
         what = f"running, round {rnd}"
+        round_start = time.time()
         if rnd % 10 == 9:
             rc, out, err = t.lldb(["async ps", "bt async", "process detach"], pre=[f"process attach -p {w.pid}"],
                                   timeout=120)
@@ -139,8 +140,9 @@ def main():
         if not t.check(took is not None, f"{what}: no progress within {PROGRESS_WITHIN} s of the detach"):
             break
         figures["worst_resume"] = max(figures["worst_resume"], took)
+        figures["lldb_s" if rnd % 10 == 9 else "cli_s"] += time.time() - round_start
         rnd += 1
-    running_units = w.units
+    running_units, running_cli = w.units, figures["cli"]
 
     # stopped: SIGSTOP, reads, SIGCONT
     os.kill(w.pid, signal.SIGSTOP)
@@ -179,7 +181,10 @@ def main():
     done = w.stop() or {}
     t.check_eq((w.proc.returncode, done.get("errors"), done.get("checksums"), done.get("stalled_workers")),
                (0, "0", "ok", "0"), f"the workload's own verdict ({done}; stderr {''.join(w.stderr)[-1500:]!r})")
-    print(f"soak: {seconds:.0f} s running, {figures['cli']} CLI and {figures['lldb']} lldb-22 attaches, "
+    # Rounds a second of each kind (attach, read, detach, and the workload's progress seen again).
+    rates = (f"{running_cli / max(figures['cli_s'], 1e-9):.1f} CLI and "
+             f"{figures['lldb'] / max(figures['lldb_s'], 1e-9):.2f} lldb-22 rounds/s")
+    print(f"soak: {seconds:.0f} s running, {figures['cli']} CLI and {figures['lldb']} lldb-22 attaches ({rates}), "
           f"{done.get('units', '?')} units of work ({running_units} while running), errors {done.get('errors', '?')}, "
           f"checksums {done.get('checksums', '?')}, longest stop {done.get('max_gap_ms', '?')} ms, "
           f"worst resume {figures['worst_resume'] * 1000:.0f} ms")
