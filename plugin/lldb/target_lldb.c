@@ -91,10 +91,10 @@ static bool read_direct(struct backend *b, uint64_t addr, void *buf, size_t len)
 		if (sites[i] < addr + len && sites[i] + 16 > addr)  /* a trap: 16 bytes at most (int3: 1) */
 			return false;
 	for (size_t done = 0; done < len;) {
-		ssize_t n = pread(b->mem_fd, (char *)buf + done, len - done, (off_t)(addr + done));
-		if (n <= 0)
+		ssize_t got = pread(b->mem_fd, (char *)buf + done, len - done, (off_t)(addr + done));
+		if (got <= 0)
 			return false;
-		done += (size_t)n;
+		done += (size_t)got;
 	}
 	return true;
 }
@@ -188,7 +188,7 @@ static bool same_bytes(const char *a, const char *b)
 {
 	FILE *fa = fopen(a, "rb"), *fb = fopen(b, "rb");
 	bool same = fa && fb;
-	char ba[65536], bb[65536];
+	char ba[16384], bb[16384];
 	while (same) {
 		size_t na = fread(ba, 1, sizeof ba, fa), nb = fread(bb, 1, sizeof bb, fb);
 		same = na == nb && memcmp(ba, bb, na) == 0;
