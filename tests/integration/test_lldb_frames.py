@@ -23,7 +23,9 @@ the samples' sources and expected.json (await lines, locals):
     elements; an object of another class than its static type as asyncdac's text;
   - pending chains are threads named "async: <innermost method> [<task status>]" whose frames are
     the chain's (`async ps`), selectable like any thread;
-  - `bt async` still prints what it printed before.
+  - `bt async` still prints what it printed before;
+  - live: after the process ran and was interrupted, the same frames and values (the plugin
+    refreshed its runtime and kept the symbol file).
 """
 import os
 import re
@@ -76,7 +78,26 @@ def lldb(setup, commands, threads=False, timeout=300):
 
 # ---- the running chain, spliced into its thread's frames ------------------------------------
 
-def check_running(setup, tid, scenario="running"):
+# Lets the live process run for 0.5 s and stops it again (asynchronous mode, as an IDE does).
+RESTOP = ["script lldb.debugger.SetAsync(True)", "process continue", "script import time; time.sleep(0.5)",
+          "process interrupt", "script time.sleep(0.5); lldb.debugger.SetAsync(False)"]
+
+
+def check_later_stop(setup, tid, plain, k):
+    """A live process stopped again: the plugin refreshes its runtime (keeping the modules' metadata
+    and PDBs), rebuilds the symbol file (the same bytes: LLDB keeps the one it has) and reads the
+    process again; the parked thread's frames and the async frame's local come out the same."""
+    sel = f"thread select -t {tid}"
+    out = lldb(setup, [sel, "bt"] + RESTOP + [sel, "bt", f"frame select {k}", "v midLocal", "image list"])
+    idx = selected_index(out, sel)
+    t.check_eq(made_frames(frames_of(raw_section(out, "bt", 1), idx)), made_frames(plain),
+               "bt at a later stop (process continued and interrupted): the same frames")
+    t.check_eq(section(out, "v midLocal"), "(long) midLocal = 909\n", "v midLocal at a later stop")
+    t.check_eq(len(re.findall(r"/asyncdac-symbols-\S*/managed", section(out, "image list"))), 1,
+               "one symbol file loaded after the later stop")
+
+
+def check_running(setup, tid, scenario="running", live=False):
     exp = b.expected(scenario)["running"]
     # Threads are selected by id: a live process's threads get other indexes in each session.
     cmds = [f"thread select -t {tid}", "bt", "thread backtrace", "async bt", "bt async"]
@@ -144,6 +165,8 @@ def check_running(setup, tid, scenario="running"):
     t.check_eq(section(out, "p topLocal"), '(char16_t[11]) u"top-running"\n', "p topLocal")
     t.check_eq(section(out, "async frame variable topLocal"), '(string) topLocal = "top-running"\n',
                "async frame variable topLocal")
+    if live:
+        check_later_stop(setup, tid, plain, k)
 
 
 # ---- pending chains as threads ----------------------------------------------------------------
@@ -300,7 +323,7 @@ def main():
             b.wait_parked(s.pid, s.tid) if scenario == "running" else None
             setup = b.lldb_target(pid=s.pid)
         if scenario == "running":
-            check_running(setup, s.tid)
+            check_running(setup, s.tid, live=mode == "live")
         elif scenario == "nested":
             check_nested(setup)
         elif scenario == "deep":
