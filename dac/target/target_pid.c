@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/ptrace.h>
 #include <sys/uio.h>
 #include <sys/user.h>
@@ -57,13 +58,16 @@ struct ptarget {
 	bool released;
 	struct snap_region *snap;          /* by address */
 	size_t nsnap;
+	uint8_t *arena;                    /* pre-faulted room for the copy (MAP_FAILED: none), */
+	size_t arena_size, arena_used;     /* mapped before the process is stopped */
 	struct user_regs_struct *saved_regs; /* per thread (threads[i]) */
 	bool *has_saved_regs;
 };
 
 struct snap_region {
 	uint64_t start, end;               /* end: as far as the copy got */
-	uint8_t *data;
+	uint8_t *data;                     /* in the arena, or malloc'd */
+	bool in_arena;
 };
 
 static long now_ms(void)
@@ -652,8 +656,11 @@ static void pid_close(void *impl)
 	if (p->mem_fd >= 0)
 		close(p->mem_fd);
 	for (size_t i = 0; i < p->nsnap; i++)
-		free(p->snap[i].data);
+		if (!p->snap[i].in_arena)
+			free(p->snap[i].data);
 	free(p->snap);
+	if (p->arena != MAP_FAILED)
+		munmap(p->arena, p->arena_size);
 	free(p->saved_regs);
 	free(p->has_saved_regs);
 	free_mods(p);
@@ -670,6 +677,118 @@ static int count_module(void *ctx, const struct adac_module *m)
 	return 0;
 }
 
+/* Calls cb(ctx, start, end) for each mapping of /proc/pid/maps the copy takes: readable, not the
+ * kernel's [vvar] and [vsyscall]. */
+static int each_readable_mapping(struct ptarget *p, int (*cb)(void *ctx, uint64_t start, uint64_t end), void *ctx,
+                                 struct adac_error *err)
+{
+	char path[64];
+	snprintf(path, sizeof path, "/proc/%d/maps", (int)p->pid);
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return adac_fail(err, ADAC_E_IO, 0, "process %d: cannot read its mappings: %s", (int)p->pid, strerror(errno));
+	char *line = NULL;
+	size_t line_cap = 0, lines = 0;
+	int rc = 0;
+	while (rc == 0 && getline(&line, &line_cap, f) > 0) {
+		if (++lines > ADAC_MAX_MAPPINGS) {
+			rc = adac_fail(err, ADAC_E_LIMIT, 0, "process %d: more than ADAC_MAX_MAPPINGS (%u) mappings",
+			               (int)p->pid, ADAC_MAX_MAPPINGS);
+			break;
+		}
+		unsigned long long start, end;
+		char perms[8];
+		if (sscanf(line, "%llx-%llx %7s", &start, &end, perms) != 3 || perms[0] != 'r' || end <= start ||
+		    strstr(line, "[vvar") || strstr(line, "[vsyscall]"))
+			continue;
+		rc = cb(ctx, start, end);
+	}
+	free(line);
+	fclose(f);
+	return rc;
+}
+
+static int add_size(void *ctx, uint64_t start, uint64_t end)
+{
+	*(uint64_t *)ctx += end - start;
+	return 0;
+}
+
+/* Maps room for the copy, its pages touched now, while the process still runs: a copy into fresh
+ * memory spends most of its time faulting the pages in (measured: 5.1 s instead of 1.3 s for
+ * 2.9 GB), and that time would be spent with the process stopped. A sixteenth more than the
+ * mappings have now leaves room for a heap that grows before the stop; without the arena (too
+ * big, or no memory) each region is malloc'd as it is copied. */
+static void map_arena(struct ptarget *p)
+{
+	uint64_t total = 0;
+	p->arena = MAP_FAILED;
+	if (each_readable_mapping(p, add_size, &total, NULL) || total > ADAC_MAX_SNAPSHOT_BYTES)
+		return;
+	size_t size = (size_t)(total + total / 16 + PAGE - 1) & ~(size_t)(PAGE - 1);
+	if (!size)
+		return;
+	p->arena = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+	if (p->arena != MAP_FAILED)
+		p->arena_size = size;
+}
+
+/* Room for n bytes of a region: from the arena while it lasts, else malloc'd. */
+static uint8_t *copy_room(struct ptarget *p, size_t n, bool *in_arena)
+{
+	*in_arena = p->arena != MAP_FAILED && n <= p->arena_size - p->arena_used;
+	if (!*in_arena)
+		return malloc(n);
+	uint8_t *d = p->arena + p->arena_used;
+	p->arena_used += (n + 15) & ~(size_t)15;
+	if (p->arena_used > p->arena_size)
+		p->arena_used = p->arena_size;
+	return d;
+}
+
+struct copy_ctx {
+	struct ptarget *p;
+	size_t cap;
+	uint64_t total;
+	struct adac_error *err;
+};
+
+static int copy_mapping(void *ctx, uint64_t start, uint64_t end)
+{
+	struct copy_ctx *c = ctx;
+	struct ptarget *p = c->p;
+	if (c->total + (end - start) > ADAC_MAX_SNAPSHOT_BYTES)
+		return adac_fail(c->err, ADAC_E_LIMIT, start,
+		                 "process %d: its readable memory is more than ADAC_MAX_SNAPSHOT_BYTES (%llu)", (int)p->pid,
+		                 (unsigned long long)ADAC_MAX_SNAPSHOT_BYTES);
+	if (p->nsnap == c->cap) {
+		size_t ncap = c->cap ? c->cap * 2 : 256;
+		struct snap_region *g = realloc(p->snap, ncap * sizeof *g);
+		if (!g)
+			return adac_fail(c->err, ADAC_E_NOMEM, 0, "process %d: out of memory copying it", (int)p->pid);
+		p->snap = g;
+		c->cap = ncap;
+	}
+	struct snap_region *r = &p->snap[p->nsnap];
+	r->start = start;
+	r->data = copy_room(p, end - start, &r->in_arena);
+	if (!r->data)
+		return adac_fail(c->err, ADAC_E_NOMEM, start, "process %d: out of memory copying %llu bytes", (int)p->pid,
+		                 (unsigned long long)(end - start));
+	/* As far as it reads (a mapping of a file shorter than the mapping ends early). */
+	struct adac_error e = {0};
+	int64_t n = pid_read(p, start, r->data, end - start, &e);
+	if (n <= 0) {
+		if (!r->in_arena)
+			free(r->data);
+		return 0;
+	}
+	r->end = start + (uint64_t)n;
+	c->total += (uint64_t)n;
+	p->nsnap++;
+	return 0;
+}
+
 /* Copies every readable mapping (up to ADAC_MAX_SNAPSHOT_BYTES), the threads' registers and the
  * module list, then detaches: the process runs on while the copy is analysed. */
 static int copy_and_release(struct ptarget *p, struct adac_error *err)
@@ -683,70 +802,22 @@ static int copy_and_release(struct ptarget *p, struct adac_error *err)
 	for (size_t i = 0; i < p->nthreads; i++)
 		p->has_saved_regs[i] =
 			!p->threads[i].gone && ptrace(PTRACE_GETREGS, p->threads[i].tid, NULL, &p->saved_regs[i]) == 0;
-	char path[64];
-	snprintf(path, sizeof path, "/proc/%d/maps", (int)p->pid);
-	FILE *f = fopen(path, "re");
-	if (!f)
-		return adac_fail(err, ADAC_E_IO, 0, "process %d: cannot read its mappings: %s", (int)p->pid, strerror(errno));
-	char *line = NULL;
-	size_t line_cap = 0, cap = 0, lines = 0;
-	uint64_t total = 0;
-	int rc = 0;
-	while (rc == 0 && getline(&line, &line_cap, f) > 0) {
-		if (++lines > ADAC_MAX_MAPPINGS) {
-			rc = adac_fail(err, ADAC_E_LIMIT, 0, "process %d: more than ADAC_MAX_MAPPINGS (%u) mappings",
-			               (int)p->pid, ADAC_MAX_MAPPINGS);
-			break;
-		}
-		unsigned long long start, end;
-		char perms[8];
-		if (sscanf(line, "%llx-%llx %7s", &start, &end, perms) != 3 || perms[0] != 'r' || end <= start ||
-		    strstr(line, "[vvar") || strstr(line, "[vsyscall]"))
-			continue;
-		if (total + (end - start) > ADAC_MAX_SNAPSHOT_BYTES) {
-			rc = adac_fail(err, ADAC_E_LIMIT, start,
-			               "process %d: its readable memory is more than ADAC_MAX_SNAPSHOT_BYTES (%llu)", (int)p->pid,
-			               (unsigned long long)ADAC_MAX_SNAPSHOT_BYTES);
-			break;
-		}
-		if (p->nsnap == cap) {
-			size_t ncap = cap ? cap * 2 : 256;
-			struct snap_region *g = realloc(p->snap, ncap * sizeof *g);
-			if (!g) {
-				rc = adac_fail(err, ADAC_E_NOMEM, 0, "process %d: out of memory copying it", (int)p->pid);
-				break;
-			}
-			p->snap = g;
-			cap = ncap;
-		}
-		struct snap_region *r = &p->snap[p->nsnap];
-		r->start = start;
-		r->data = malloc(end - start);
-		if (!r->data) {
-			rc = adac_fail(err, ADAC_E_NOMEM, start, "process %d: out of memory copying %llu bytes", (int)p->pid,
-			               end - start);
-			break;
-		}
-		/* As far as it reads (a mapping of a file shorter than the mapping ends early). */
-		struct adac_error e = {0};
-		int64_t n = pid_read(p, start, r->data, end - start, &e);
-		if (n <= 0) {
-			free(r->data);
-			continue;
-		}
-		r->end = start + (uint64_t)n;
-		total += (uint64_t)n;
-		p->nsnap++;
-	}
-	free(line);
-	fclose(f);
-	if (rc)
+	struct copy_ctx c = {.p = p, .err = err};
+	if (each_readable_mapping(p, copy_mapping, &c, err))
 		return -1;
 	detach_all(p);
 	for (size_t i = 0; i < p->nthreads; i++)
 		if (!p->threads[i].gone)
 			p->threads[i].resend_sig = 0;
 	p->released = true;
+	/* The arena's unused end goes back. */
+	size_t used = (p->arena_used + PAGE - 1) & ~(size_t)(PAGE - 1);
+	if (p->arena != MAP_FAILED && used < p->arena_size) {
+		munmap(p->arena + used, p->arena_size - used);
+		p->arena_size = used;
+		if (!used)
+			p->arena = MAP_FAILED;
+	}
 	return 0;
 }
 
@@ -797,6 +868,9 @@ struct adac_target *adac_target_open_pid_ex(int pid, unsigned flags, struct adac
 	}
 	p->pid = pid;
 	p->mem_fd = -1;
+	p->arena = MAP_FAILED;
+	if (flags & ADAC_PID_RELEASE)
+		map_arena(p);
 	p->vm_readv_ok = true;
 	p->was_stopped = st == 'T';
 	/* Re-list until a round finds no new thread: held threads cannot start others, so the set is
