@@ -187,6 +187,7 @@ static int on_object(void *ctx, const struct adac_gc_object *o)
 		.state_flags = flags,
 		.is_box = kind == MT_BOX,
 		.chain = ADAC_SCAN_NONE,
+		.task_id = c->task->has_task_id ? obj_u32(c, o, c->task->task_id_off) : 0,
 	};
 	return 0;
 }
@@ -378,8 +379,8 @@ static void walk_chain(struct adac_async_scan *s, uint32_t idx)
 	struct adac_scan_chain *ch = &s->chains[idx];
 	uint64_t cur = ch->head;
 	ch->end = ADAC_SCAN_END_COMPLETE;
+	uint32_t i = cur ? adac_scan_find_cont(s, cur) : ADAC_SCAN_NONE;
 	while (cur) {
-		uint32_t i = adac_scan_find_cont(s, cur);
 		if (i == ADAC_SCAN_NONE) {
 			ch->end = ADAC_SCAN_END_MISSING;
 			ch->end_addr = cur;
@@ -404,6 +405,7 @@ static void walk_chain(struct adac_async_scan *s, uint32_t idx)
 		c->chain = idx;
 		ch->links++;
 		cur = c->next;
+		i = c->next_index;
 	}
 }
 
@@ -447,7 +449,13 @@ int adac_async_scan_chains(struct adac_async_scan *s, struct adac_error *err)
 	for (size_t i = 0; i < s->task_count; i++)
 		s->tasks[i].chain = ADAC_SCAN_NONE;
 	for (size_t i = 0; i < s->cont_count; i++) {
-		uint32_t j = s->conts[i].next ? adac_scan_find_cont(s, s->conts[i].next) : ADAC_SCAN_NONE;
+		uint64_t next = s->conts[i].next;
+		/* A caller's continuation is usually allocated right after its callee's: try the next
+		 * record before the index (a cache miss at millions of records). */
+		uint32_t j = !next                                                      ? ADAC_SCAN_NONE
+		             : i + 1 < s->cont_count && s->conts[i + 1].addr == next ? (uint32_t)(i + 1)
+		                                                                       : adac_scan_find_cont(s, next);
+		s->conts[i].next_index = j;
 		if (j != ADAC_SCAN_NONE)
 			s->conts[j].referenced = true;
 	}

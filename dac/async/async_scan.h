@@ -23,6 +23,7 @@ struct adac_scan_cont {
 	uint64_t mt;
 	uint64_t next;
 	uint32_t chain;          /* the chain it belongs to, ADAC_SCAN_NONE if none */
+	uint32_t next_index;     /* the record of Next, ADAC_SCAN_NONE if none (adac_async_scan_chains) */
 	bool referenced;         /* some continuation's Next points here */
 };
 
@@ -38,6 +39,7 @@ struct adac_scan_task {
 	/* Filled by classic_async.c: what m_continuationObject resolves to (indices into
 	 * adac_async_scan.awaiters), the awaiting continuations, boxes and tasks. */
 	uint32_t awaiters_first, awaiters_count;
+	uint32_t task_id;               /* m_taskId, 0 when never assigned or not in the layout */
 };
 
 enum adac_chain_root {

@@ -53,26 +53,43 @@ void adac_pending_free(struct adac_pending *p)
 	memset(p, 0, sizeof *p);
 }
 
-void adac_pending_task(const struct adac_pending *p, uint64_t addr, struct adac_task_desc *d)
+/* The task at addr, record i of the scan (ADAC_SCAN_NONE: not a pending task the heap walk kept,
+ * so read from the target). */
+static void task_desc(const struct adac_pending *p, uint64_t addr, uint32_t i, struct adac_task_desc *d)
 {
 	memset(d, 0, sizeof *d);
 	d->addr = addr;
 	if (!addr)
 		return;
 	const struct adac_task_layout *layout;
-	uint32_t i = adac_scan_find_task(&p->scan, addr);
 	if (i != ADAC_SCAN_NONE) {
-		d->mt = p->scan.tasks[i].mt;
-		d->flags = p->scan.tasks[i].state_flags;
+		const struct adac_scan_task *t = &p->scan.tasks[i];
+		d->mt = t->mt;
+		d->flags = t->state_flags;
 		d->has_flags = true;
+		d->id = t->task_id;
 	} else if (adac_object_mt(p->rt, addr, &d->mt, NULL) == 0 && adac_task_layout(p->rt, &layout, NULL) == 0) {
 		d->has_flags = adac_read_u32(p->rt->t, addr + layout->state_flags_off, &d->flags, NULL) == 0;
+		if (layout->has_task_id && adac_read_u32(p->rt->t, addr + layout->task_id_off, &d->id, NULL))
+			d->id = 0;
 	}
 	if (d->mt)
 		d->type = adac_type_name(p->rt, d->mt, 0, NULL);
-	if (d->mt && adac_task_layout(p->rt, &layout, NULL) == 0 && layout->has_task_id &&
-	    adac_read_u32(p->rt->t, addr + layout->task_id_off, &d->id, NULL))
-		d->id = 0;
+}
+
+void adac_pending_task(const struct adac_pending *p, uint64_t addr, struct adac_task_desc *d)
+{
+	task_desc(p, addr, addr ? adac_scan_find_task(&p->scan, addr) : ADAC_SCAN_NONE, d);
+}
+
+void adac_pending_node_task_desc(const struct adac_pending *p, const struct adac_async_node *n, struct adac_task_desc *d)
+{
+	if (n->kind == ADAC_NODE_CHAIN) {
+		const struct adac_scan_chain *ch = &p->scan.chains[n->index];
+		task_desc(p, ch->task, ch->task_index, d);
+	} else {
+		task_desc(p, p->scan.tasks[n->index].addr, n->index, d);
+	}
 }
 
 uint64_t adac_pending_node_task(const struct adac_pending *p, const struct adac_async_node *n)

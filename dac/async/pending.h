@@ -51,6 +51,9 @@ struct adac_task_desc {
 	uint32_t id;          /* m_taskId (Task.Id), 0 when never assigned or unreadable */
 };
 void adac_pending_task(const struct adac_pending *p, uint64_t addr, struct adac_task_desc *d);
+/* The task of node n (adac_pending_node_task) described as adac_pending_task does, without looking
+ * it up; d->addr is 0 when the node has no task. */
+void adac_pending_node_task_desc(const struct adac_pending *p, const struct adac_async_node *n, struct adac_task_desc *d);
 
 /* The task of a node: a chain's owner, a box, a task; 0 when unknown. */
 uint64_t adac_pending_node_task(const struct adac_pending *p, const struct adac_async_node *n);

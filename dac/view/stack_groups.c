@@ -250,6 +250,12 @@ struct groups {
 	struct adac_out *out;
 	struct labels labels;
 	struct memo memo;                      /* label ids by what they are made of */
+	struct {                               /* --stats: the last task label (the type's name is the
+	                                        * runtime's, valid while it is open) */
+		const char *status, *type;
+		uint32_t id;
+		bool valid;
+	} last_task;
 	struct trie trie;
 	uint32_t cursor;                       /* --coalesce: the trie node of the last label added */
 	struct counts frame_counts, await_counts, task_counts;
@@ -430,6 +436,10 @@ static int ident_labels(struct groups *g)
 	g->first_label = malloc((g->ident_count ? g->ident_count : 1) * sizeof *g->first_label);
 	if (!g->first_label)
 		return adac_fail(&g->fail, ADAC_E_NOMEM, 0, "out of memory grouping stacks");
+	/* Idents come in runs of one type and kind (the same strings: the runtime's type names, static
+	 * kinds): the last run's label ids are kept, not formatted and hashed again per ident. */
+	const char *run_type = NULL, *run_kind = NULL;
+	uint32_t run_what = UINT32_MAX, run_label = UINT32_MAX;
 	for (size_t pass = 0; pass < 2; pass++)
 		for (size_t i = 0; i < g->ident_count; i++) {
 			const struct ident *d = &g->idents[i];
@@ -453,22 +463,36 @@ static int ident_labels(struct groups *g)
 			} else {
 				/* Objects of one type and kind count together. */
 				char what[LABEL_MAX / 2];
-				snprintf(what, sizeof what, "%s%s%s%s", d->type, d->kind ? " (" : "", d->kind ? d->kind : "",
-				         d->kind ? ")" : "");
-				uint32_t t = label_id(&g->labels, what);
+				bool same_run = run_what != UINT32_MAX && d->type == run_type && d->kind == run_kind;
+				if (!same_run) {
+					snprintf(what, sizeof what, "%s%s%s%s", d->type, d->kind ? " (" : "", d->kind ? d->kind : "",
+					         d->kind ? ")" : "");
+					run_type = d->type;
+					run_kind = d->kind;
+					run_what = label_id(&g->labels, what);
+					run_label = UINT32_MAX;
+				}
+				uint32_t t = run_what;
 				if (t == UINT32_MAX || (pass == 0 && count_add(&singles, t)))
 					goto nomem;
 				if (pass == 0)
 					continue;
 				m.objects = singles.n[t];
 				if (m.objects > 1) {
-					snprintf(buf, sizeof buf, "awaiting %llu distinct %s", (unsigned long long)m.objects, what);
 					m.object = 0;
+					if (same_run && run_label != UINT32_MAX) {
+						g->first_label[i] = run_label;
+						continue; /* (its meta is the run's) */
+					}
+					snprintf(buf, sizeof buf, "awaiting %llu distinct %s", (unsigned long long)m.objects,
+					         g->labels.text[t]);
 				} else {
 					snprintf(buf, sizeof buf, "awaiting %s", d->type);
 				}
 			}
 			uint32_t id = label_id(&g->labels, buf);
+			if (!d->owner && d->stacks <= 1 && m.objects > 1)
+				run_label = id;
 			if (id == UINT32_MAX || set_meta(g, id, &m))
 				goto nomem;
 			g->first_label[i] = id;
@@ -622,20 +646,27 @@ static int add_stats(struct groups *g, const struct adac_pending_stack *st)
 		if (g->counted[node])
 			continue;
 		g->counted[node] = true;
-		uint64_t task = adac_pending_node_task(g->l->p, s->node);
-		if (!task)
-			continue;
 		struct adac_task_desc d;
-		adac_pending_task(g->l->p, task, &d);
+		adac_pending_node_task_desc(g->l->p, s->node, &d);
+		if (!d.addr)
+			continue;
 		const char *status = d.has_flags ? adac_task_status(d.flags) : "?";
-		const uint64_t k[MEMO_KEYS] = {MEMO_TASK_STAT, (uintptr_t)status, d.type != NULL, 0, 0};
-		struct memo_slot *e = memo_slot(&g->memo, k, d.type);
 		uint32_t id;
-		if (e && e->used) {
-			id = e->id;
+		if (g->last_task.valid && g->last_task.status == status && g->last_task.type == d.type) {
+			id = g->last_task.id;
 		} else {
-			snprintf(buf, sizeof buf, "%-28s %s", status, d.type ? d.type : "?");
-			id = text_id(g, e, k, d.type, buf);
+			const uint64_t k[MEMO_KEYS] = {MEMO_TASK_STAT, (uintptr_t)status, d.type != NULL, 0, 0};
+			struct memo_slot *e = memo_slot(&g->memo, k, d.type);
+			if (e && e->used) {
+				id = e->id;
+			} else {
+				snprintf(buf, sizeof buf, "%-28s %s", status, d.type ? d.type : "?");
+				id = text_id(g, e, k, d.type, buf);
+			}
+			g->last_task.status = status;
+			g->last_task.type = d.type;
+			g->last_task.id = id;
+			g->last_task.valid = id != UINT32_MAX;
 		}
 		if (id == UINT32_MAX || count_add(&g->task_counts, id))
 			return adac_fail(&g->fail, ADAC_E_NOMEM, 0, "out of memory counting tasks");
