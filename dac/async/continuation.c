@@ -357,6 +357,18 @@ uint32_t adac_cont_flags_index(const struct adac_cont_flags *f, uint32_t flags, 
 
 /* ---- chains ---- */
 
+#define SHORT_CHAIN 16u   /* links checked for a cycle by looking through them */
+
+static int seen_add(struct adac_addr_map *seen, uint64_t addr, bool *added)
+{
+	bool a;
+	if (!adac_addr_map_get(seen, addr, sizeof addr, &a))
+		return -1;
+	if (added)
+		*added = a;
+	return 0;
+}
+
 int adac_chain_walk(struct adac_runtime *rt, uint64_t head, size_t max_depth, struct adac_chain *chain,
                     struct adac_error *err)
 {
@@ -374,10 +386,20 @@ int adac_chain_walk(struct adac_runtime *rt, uint64_t head, size_t max_depth, st
 			chain->end_addr = cur;
 			break;
 		}
-		bool added;
-		if (!adac_addr_map_get(&seen, cur, sizeof cur, &added)) {
-			rc = adac_fail(err, ADAC_E_NOMEM, cur, "out of memory walking a chain");
-			break;
+		bool added = true;
+		if (chain->count < SHORT_CHAIN) {
+			/* Most chains are a few links: a look through them costs less than a table. */
+			for (size_t i = 0; i < chain->count && added; i++)
+				added = chain->links[i].addr != cur;
+		} else {
+			int bad = 0;
+			if (chain->count == SHORT_CHAIN) /* the table starts with the links so far */
+				for (size_t i = 0; i < chain->count && !bad; i++)
+					bad = seen_add(&seen, chain->links[i].addr, NULL);
+			if (bad || seen_add(&seen, cur, &added)) {
+				rc = adac_fail(err, ADAC_E_NOMEM, cur, "out of memory walking a chain");
+				break;
+			}
 		}
 		if (!added) {
 			chain->end = ADAC_CHAIN_CYCLE;

@@ -33,6 +33,9 @@
 #define BR2 0x5A05200ull  /* BR2 -> STR + 4 (misaligned) */
 #define UNMAPPED 0x70000000ull
 #define LONG 0x5B00000ull /* ADAC_MAX_CHAIN_DEPTH + 1 continuations, 32 bytes apart */
+#define LC 0x5F00000ull   /* 20 continuations, the last one's Next the 4th: a cycle found through the
+                           * table of links a long chain starts (the first 16 are looked through) */
+#define LD 0x5F01000ull   /* 40 continuations, the last one's Next the 31st */
 
 static void test_flat(struct rts *r)
 {
@@ -56,6 +59,14 @@ static void test_flat(struct rts *r)
 	for (uint64_t i = 0; i <= ADAC_MAX_CHAIN_DEPTH; i++) {
 		put64(LONG + 32 * i, MT(M_CONT));
 		put64(LONG + 32 * i + 8, i < ADAC_MAX_CHAIN_DEPTH ? LONG + 32 * (i + 1) : 0);
+	}
+	for (uint64_t i = 0; i < 20; i++) {
+		put64(LC + 32 * i, MT(M_CONT));
+		put64(LC + 32 * i + 8, i < 19 ? LC + 32 * (i + 1) : LC + 32 * 3);
+	}
+	for (uint64_t i = 0; i < 40; i++) {
+		put64(LD + 32 * i, MT(M_CONT));
+		put64(LD + 32 * i + 8, i < 39 ? LD + 32 * (i + 1) : LD + 32 * 30);
 	}
 	flush();
 
@@ -142,6 +153,13 @@ static void test_flat(struct rts *r)
 	CHECK(adac_chain_walk(rt, CY0, 0, &ch, &err) == 0);
 	CHECK(ch.end == ADAC_CHAIN_CYCLE && ch.count == 2 && ch.end_addr == CY0);
 	CHECK_ERR(-1, &ch.end_err, ADAC_E_CORRUPT, "Next leads back to Continuation 0x5a04000: the chain is a cycle");
+	adac_chain_free(&ch);
+	/* Cycles in long chains: back to a link of the first 16, and to one after them. */
+	CHECK(adac_chain_walk(rt, LC, 0, &ch, &err) == 0);
+	CHECK(ch.end == ADAC_CHAIN_CYCLE && ch.count == 20 && ch.end_addr == LC + 32 * 3);
+	adac_chain_free(&ch);
+	CHECK(adac_chain_walk(rt, LD, 0, &ch, &err) == 0);
+	CHECK(ch.end == ADAC_CHAIN_CYCLE && ch.count == 40 && ch.end_addr == LD + 32 * 30);
 	adac_chain_free(&ch);
 	/* Broken links: not a continuation, unreadable, misaligned. */
 	CHECK(adac_chain_walk(rt, BR0, 0, &ch, &err) == 0);
