@@ -365,11 +365,16 @@ uint32_t adac_scan_find_task(const struct adac_async_scan *s, uint64_t addr)
 	return find_record(s->task_hash, s->task_hash_cap, s->tasks, s->task_count, sizeof *s->tasks, addr);
 }
 
-static bool sorted_unique_conts(struct adac_async_scan *s)
+/* Whether n records (the address first, `stride` bytes apart) are in increasing address order, as
+ * a heap walk in address order lists them: then they need no sort. */
+static bool sorted_unique(const void *base, size_t n, size_t stride)
 {
-	for (size_t i = 1; i < s->cont_count; i++)
-		if (s->conts[i - 1].addr >= s->conts[i].addr)
+	uint64_t prev = 0, a;
+	for (size_t i = 0; i < n; i++, prev = a) {
+		memcpy(&a, (const char *)base + i * stride, sizeof a);
+		if (i && prev >= a)
 			return false;
+	}
 	return true;
 }
 
@@ -425,7 +430,7 @@ int adac_async_scan_chains(struct adac_async_scan *s, struct adac_error *err)
 	s->chains = NULL;
 	s->chain_count = 0;
 	size_t cap = 0;
-	if (!sorted_unique_conts(s)) {
+	if (!sorted_unique(s->conts, s->cont_count, sizeof *s->conts)) {
 		qsort(s->conts, s->cont_count, sizeof *s->conts, cmp_cont);
 		/* A heap walk lists each object once; duplicates would come only from bad input. */
 		size_t w = 0;
@@ -434,7 +439,7 @@ int adac_async_scan_chains(struct adac_async_scan *s, struct adac_error *err)
 				s->conts[w++] = s->conts[i];
 		s->cont_count = w;
 	}
-	if (s->task_count) /* (qsort must not see the NULL of an empty array) */
+	if (!sorted_unique(s->tasks, s->task_count, sizeof *s->tasks)) /* (then task_count > 1) */
 		qsort(s->tasks, s->task_count, sizeof *s->tasks, cmp_task);
 	free(s->cont_hash);
 	free(s->task_hash);
