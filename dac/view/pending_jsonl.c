@@ -191,8 +191,12 @@ static uint64_t hash_desc(const struct desc *d)
 	                             (uint64_t)d->has_source << 3};
 	for (size_t i = 0; i < sizeof nums / sizeof nums[0]; i++)
 		h = (h ^ nums[i]) * 0x9E3779B97F4A7C15ull;
-	h = hash_str(h, d->method);
-	h = hash_str(h, d->type);
+	/* The names follow from the addresses; hashed only when there are none (a million frames
+	 * in the same few methods would hash the same names a million times). */
+	if (!(d->mt | d->ip | d->diagnostic_ip | d->resume | d->method_desc | d->sm_mt)) {
+		h = hash_str(h, d->method);
+		h = hash_str(h, d->type);
+	}
 	return h ^ h >> 31;
 }
 
