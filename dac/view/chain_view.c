@@ -175,14 +175,12 @@ static void print_frame(const struct adac_async_frame *f, size_t index, struct a
 
 void adac_awaiting_print(const struct adac_awaiting *a, struct adac_out *out)
 {
-	adac_print(out, "  awaiting: 0x%016llx %s", (unsigned long long)a->object, a->type ? a->type : "?");
+	char token[32] = "";
 	if (a->has_token)
-		adac_print(out, " (token %d)", a->token);
-	if (a->has_state_flags)
-		adac_print(out, " [%s]", adac_task_status(a->state_flags));
-	if (a->leaf[0])
-		adac_print(out, " (%s)", a->leaf);
-	adac_print(out, "\n");
+		snprintf(token, sizeof token, " (token %d)", a->token);
+	adac_print(out, "  awaiting: 0x%016llx %s%s%s%s%s%s%s%s\n", (unsigned long long)a->object, a->type ? a->type : "?",
+	           token, a->has_state_flags ? " [" : "", a->has_state_flags ? adac_task_status(a->state_flags) : "",
+	           a->has_state_flags ? "]" : "", a->leaf[0] ? " (" : "", a->leaf, a->leaf[0] ? ")" : "");
 }
 
 json_t *adac_awaiting_json(const struct adac_awaiting *a)

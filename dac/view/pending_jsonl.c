@@ -590,7 +590,7 @@ static int stack_line(struct jsonl *j, const struct adac_pending_stack *st, stru
 				return -1;
 		} else {
 			struct adac_task_desc t;
-			adac_pending_task(p, p->scan.tasks[s->node->index].addr, &t);
+			adac_pending_node_task_desc(p, s->node, &t);
 			struct desc d = {.kind = DESC_TASK, .mt = t.mt, .type = t.type};
 			if (put_ref(j, b, &first, &d, t.addr, 0, err))
 				return -1;

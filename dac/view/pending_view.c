@@ -22,16 +22,15 @@ static void print_header(const struct adac_pending *p, const struct adac_pending
 	if (st->running)
 		adac_print(out, " running on thread %llu (managed thread %u),", (unsigned long long)st->running->os_tid,
 		           st->running->managed_id);
-	uint64_t task = adac_pending_node_task(p, last);
-	if (task) {
-		struct adac_task_desc d;
-		adac_pending_task(p, task, &d);
-		adac_print(out, " task 0x%016llx %s", (unsigned long long)task, d.type ? d.type : "?");
-		if (d.has_flags)
-			adac_print(out, " [%s]", adac_task_status(d.flags));
+	struct adac_task_desc d;
+	adac_pending_node_task_desc(p, last, &d);
+	if (d.addr) {
+		/* One call: a million chains make this line a million times. */
+		char id[32] = "";
 		if (d.id)
-			adac_print(out, " (Task.Id %u)", d.id);
-		adac_print(out, "\n");
+			snprintf(id, sizeof id, " (Task.Id %u)", d.id);
+		adac_print(out, " task 0x%016llx %s%s%s%s%s\n", (unsigned long long)d.addr, d.type ? d.type : "?",
+		           d.has_flags ? " [" : "", d.has_flags ? adac_task_status(d.flags) : "", d.has_flags ? "]" : "", id);
 	} else if (last->kind == ADAC_NODE_CHAIN && p->scan.chains[last->index].root == ADAC_ROOT_UNOWNED) {
 		adac_print(out, " no owning task (Continuation 0x%016llx is held by no task or thread)\n",
 		           (unsigned long long)p->scan.chains[last->index].head);
@@ -63,7 +62,7 @@ static void cycle_node(const struct adac_pending *p, const struct adac_pending_s
 		        adac_frame_where(c->has_source, c->file, c->line, c->has_il, c->il_offset, where, sizeof where));
 	} else {
 		struct adac_task_desc d;
-		adac_pending_task(p, p->scan.tasks[s->node->index].addr, &d);
+		adac_pending_node_task_desc(p, s->node, &d);
 		fprintf(f, "%s 0x%016llx", d.type ? d.type : "task", (unsigned long long)d.addr);
 	}
 }
@@ -222,7 +221,7 @@ static void print_stack(const struct adac_pending_list *l, const struct adac_pen
 				           (unsigned long long)c->state_machine, c->state_machine_inline ? " inside the box" : "");
 		} else {
 			struct adac_task_desc d;
-			adac_pending_task(p, p->scan.tasks[s->node->index].addr, &d);
+			adac_pending_node_task_desc(p, s->node, &d);
 			adac_print(out, "  async #%zu: 0x%016llx %s [task%s%s]\n", frame++, (unsigned long long)d.addr,
 			           d.type ? d.type : "?", d.has_flags ? ", " : "", d.has_flags ? adac_task_status(d.flags) : "");
 		}
