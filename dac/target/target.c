@@ -31,6 +31,7 @@ struct adac_target {
 	struct adac_selection selection;
 	struct adac_symbols *symbols;
 	bool symbol_file_loaded;    /* the front end loaded a symbol file of managed code */
+	adac_runtime_source runtime_source;  /* the front end's kept runtime, or NULL */
 
 	struct adac_module *mods;
 	size_t nmods;
@@ -507,6 +508,9 @@ struct adac_selection *adac_target_selection(struct adac_target *t)
 	sync_stop(t);
 	return &t->selection;
 }
+
+void adac_target_set_runtime_source(struct adac_target *t, adac_runtime_source source) { t->runtime_source = source; }
+adac_runtime_source adac_target_runtime_source(const struct adac_target *t) { return t->runtime_source; }
 
 uint64_t adac_target_selected_thread(struct adac_target *t)
 {

@@ -218,6 +218,16 @@ struct adac_selection {
 };
 struct adac_selection *adac_target_selection(struct adac_target *t);
 
+/* A front end that keeps the target's runtime (runtime/runtime.h) across commands gives it
+ * through a source: opened on first use, refreshed when the target ran since it was last given,
+ * closed by the front end before the target. NULL with err when the target has no runtime. */
+struct adac_runtime;
+typedef struct adac_runtime *(*adac_runtime_source)(struct adac_target *t, struct adac_error *err);
+/* Commands run on t then take source's runtime (adac_runtime_acquire) rather than open one each;
+ * NULL (the default): each opens its own. */
+void adac_target_set_runtime_source(struct adac_target *t, adac_runtime_source source);
+adac_runtime_source adac_target_runtime_source(const struct adac_target *t);
+
 /* Drops every cache of target data (call when the target resumed). Also done automatically when
  * ops->stop_id changes. */
 void adac_target_invalidate(struct adac_target *t);
