@@ -284,6 +284,8 @@ struct session {
 	struct backend *b;
 	struct adac_runtime *rt;     /* opened on demand, valid for rt_stop_id */
 	uint64_t rt_stop_id;
+	bool rt_stale;               /* the symbol path changed: the PDBs found and not found may be
+	                              * others now; opened again at its next use */
 	bool rt_failed;              /* no runtime at rt_stop_id: why, in rt_err (not looked for again
 	                              * for every thread of a process that is not .NET) */
 	struct adac_error rt_err;
@@ -328,6 +330,7 @@ static struct session *session_for(struct adac_lldb_process *p, uint64_t process
 	s->t = adac_target_new(&lldb_ops, b, err);
 	if (!s->t)
 		return NULL;
+	adac_target_set_runtime_source(s->t, adac_lldb_runtime);  /* commands share the provider's */
 	s->b = b;
 	s->process_id = process_id;
 	s->last_use = ++use_clock;
@@ -369,8 +372,15 @@ struct adac_target *adac_lldb_target(struct adac_lldb_cmd *cmd, struct adac_erro
 	if (!p)
 		return NULL;
 	struct session *s = session_for(p, id, err);
+	if (!s)
+		return NULL;
 	/* The symbol path follows LLDB's settings, read again for each command. */
-	return s && adac_lldb_update_symbols(cmd, s->t, err) == 0 ? s->t : NULL;
+	struct adac_symbols *before = adac_target_symbols(s->t);
+	if (adac_lldb_update_symbols(cmd, s->t, err))
+		return NULL;
+	if (adac_target_symbols(s->t) != before)  /* a new one: made while the old one was alive */
+		s->rt_stale = true;
+	return s->t;
 }
 
 struct adac_target *adac_lldb_target_find(uint64_t debugger_id, uint64_t target_id, struct adac_error *err)
@@ -391,8 +401,15 @@ struct adac_target *adac_lldb_target_find(uint64_t debugger_id, uint64_t target_
 struct adac_runtime *adac_lldb_runtime(struct adac_target *t, struct adac_error *err)
 {
 	struct session *s = session_of(t);
-	if (!s)
-		return adac_runtime_open(t, err);  /* not the plugin's: cannot happen */
+	if (!s) {
+		adac_fail(err, ADAC_E_BAD_ARG, 0, "not a target of the plugin");
+		return NULL;
+	}
+	if (s->rt_stale) {
+		adac_runtime_close(s->rt);
+		s->rt = NULL;
+		s->rt_failed = s->rt_stale = false;
+	}
 	uint64_t stop = adac_lldb_process_stop_id(s->b->p);
 	if (s->rt && s->rt_stop_id != stop) {
 		adac_runtime_refresh(s->rt);
