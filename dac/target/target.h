@@ -148,6 +148,9 @@ struct adac_target *adac_target_open_core_ex(const char *core_path, struct adac_
  * target takes s over (and frees the previous one); NULL: nowhere but their recorded paths. */
 void adac_target_set_symbols(struct adac_target *t, struct adac_symbols *s);
 struct adac_symbols *adac_target_symbols(const struct adac_target *t);
+/* How many times the symbols were set: what was looked for through them (a kept runtime's PDBs)
+ * is looked for again when this changed. */
+uint64_t adac_target_symbols_generation(const struct adac_target *t);
 /* ops->origin, or NULL. */
 const char *adac_target_origin(struct adac_target *t, uint64_t addr);
 

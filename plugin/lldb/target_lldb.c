@@ -284,8 +284,6 @@ struct session {
 	struct backend *b;
 	struct adac_runtime *rt;     /* opened on demand, valid for rt_stop_id */
 	uint64_t rt_stop_id;
-	bool rt_stale;               /* the symbol path changed: the PDBs found and not found may be
-	                              * others now; opened again at its next use */
 	bool rt_failed;              /* no runtime at rt_stop_id: why, in rt_err (not looked for again
 	                              * for every thread of a process that is not .NET) */
 	struct adac_error rt_err;
@@ -372,15 +370,9 @@ struct adac_target *adac_lldb_target(struct adac_lldb_cmd *cmd, struct adac_erro
 	if (!p)
 		return NULL;
 	struct session *s = session_for(p, id, err);
-	if (!s)
-		return NULL;
-	/* The symbol path follows LLDB's settings, read again for each command. */
-	struct adac_symbols *before = adac_target_symbols(s->t);
-	if (adac_lldb_update_symbols(cmd, s->t, err))
-		return NULL;
-	if (adac_target_symbols(s->t) != before)  /* a new one: made while the old one was alive */
-		s->rt_stale = true;
-	return s->t;
+	/* The symbol path follows LLDB's settings, read again for each command (the runtime's PDBs
+	 * follow it: adac_target_symbols_generation). */
+	return s && adac_lldb_update_symbols(cmd, s->t, err) == 0 ? s->t : NULL;
 }
 
 struct adac_target *adac_lldb_target_find(uint64_t debugger_id, uint64_t target_id, struct adac_error *err)
@@ -404,11 +396,6 @@ struct adac_runtime *adac_lldb_runtime(struct adac_target *t, struct adac_error 
 	if (!s) {
 		adac_fail(err, ADAC_E_BAD_ARG, 0, "not a target of the plugin");
 		return NULL;
-	}
-	if (s->rt_stale) {
-		adac_runtime_close(s->rt);
-		s->rt = NULL;
-		s->rt_failed = s->rt_stale = false;
 	}
 	uint64_t stop = adac_lldb_process_stop_id(s->b->p);
 	if (s->rt && s->rt_stop_id != stop) {
