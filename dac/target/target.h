@@ -126,6 +126,12 @@ struct adac_target;
 struct adac_target *adac_target_new(const struct adac_target_ops *ops, void *impl, struct adac_error *err);
 void adac_target_close(struct adac_target *t);
 
+/* For backends reading a local file or process (a core, a mapped file, /proc/<pid>/mem): len
+ * bytes at offset off of fd, interrupted and short reads retried. The bytes read from off on
+ * (fewer than len: the end of the file, or the next byte could not be read), or -1 with errno when
+ * not even the first could. */
+int64_t adac_pread_full(int fd, void *buf, size_t len, uint64_t off);
+
 /* Backends shipped in dac/. */
 struct adac_target *adac_target_open_core(const char *core_path, struct adac_error *err);
 struct adac_target *adac_target_open_pid(int pid, struct adac_error *err);

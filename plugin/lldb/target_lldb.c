@@ -90,13 +90,7 @@ static bool read_direct(struct backend *b, uint64_t addr, void *buf, size_t len)
 	for (size_t i = 0; i < n; i++)
 		if (sites[i] < addr + len && sites[i] + 16 > addr)  /* a trap: 16 bytes at most (int3: 1) */
 			return false;
-	for (size_t done = 0; done < len;) {
-		ssize_t got = pread(b->mem_fd, (char *)buf + done, len - done, (off_t)(addr + done));
-		if (got <= 0)
-			return false;
-		done += (size_t)got;
-	}
-	return true;
+	return adac_pread_full(b->mem_fd, buf, len, addr) == (int64_t)len;
 }
 
 static int64_t lldb_read(void *impl, uint64_t addr, void *buf, size_t len, struct adac_error *err)
