@@ -83,10 +83,13 @@ static void free_slots(struct adac_runtime *rt, bool keeping)
 	}
 }
 
-void adac_runtime_refresh(struct adac_runtime *rt)
+bool adac_runtime_refresh(struct adac_runtime *rt)
 {
+	if (!adac_desc_unchanged(rt->t, rt->desc))
+		return false;
 	free_slots(rt, true);
 	rt->generation++;
+	return true;
 }
 
 void adac_runtime_close(struct adac_runtime *rt)

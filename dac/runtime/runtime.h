@@ -65,8 +65,10 @@ void adac_runtime_release(struct adac_runtime *rt);
 /* The target ran since rt was opened or refreshed: frees every contract's state, but for what a
  * contract's keep function (adac_runtime_set_slot_keep) keeps, pruned to data that cannot have
  * changed (a loaded module's metadata, a PDB file); the descriptor stays, the runtime's static
- * data. Bumps rt->generation, so kept state can check itself again on its next use. */
-void adac_runtime_refresh(struct adac_runtime *rt);
+ * data, once read again and found the same (adac_desc_unchanged). Bumps rt->generation, so kept
+ * state can check itself again on its next use. false, rt untouched, when the descriptor changed
+ * (the process wrote it, or set a sub-descriptor since): close rt and open the runtime again. */
+bool adac_runtime_refresh(struct adac_runtime *rt);
 
 /* A contract file's state: NULL until set; freed with the runtime through free_fn. */
 static inline void *adac_runtime_slot(const struct adac_runtime *rt, enum adac_slot s) { return rt->slots[s]; }

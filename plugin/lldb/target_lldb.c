@@ -392,10 +392,12 @@ struct adac_runtime *adac_lldb_runtime(struct adac_target *t, struct adac_error 
 		return NULL;
 	}
 	uint64_t stop = adac_lldb_process_stop_id(s->b->p);
-	if (s->rt && s->rt_stop_id != stop) {
-		adac_runtime_refresh(s->rt);
+	if (s->rt_stop_id != stop) {
+		if (s->rt && !adac_runtime_refresh(s->rt)) {
+			adac_runtime_close(s->rt);  /* its descriptor changed: opened again below */
+			s->rt = NULL;
+		}
 		s->rt_stop_id = stop;
-	} else if (s->rt_failed && s->rt_stop_id != stop) {
 		s->rt_failed = false;  /* looked for again: the process may have loaded it since */
 	}
 	if (s->rt_failed) {
