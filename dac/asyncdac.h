@@ -7,6 +7,7 @@
 #define ASYNCDAC_H
 
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -78,9 +79,11 @@ struct adac_runtime;
 
 /* The .NET runtime in a target (runtime/runtime.h), kept by the front end while the target stays
  * stopped and refreshed when it stopped again (adac_runtime_refresh keeps what cannot have
- * changed); closed before the target. NULL with err (ADAC_E_NO_RUNTIME) when there is none. */
+ * changed; false: the descriptor changed, close it and open it again); closed before the target.
+ * NULL with err (ADAC_E_NO_RUNTIME) when there is none. A front end that keeps one gives it to
+ * the commands too (adac_target_set_runtime_source). */
 struct adac_runtime *adac_runtime_open(struct adac_target *t, struct adac_error *err);
-void adac_runtime_refresh(struct adac_runtime *rt);
+bool adac_runtime_refresh(struct adac_runtime *rt);
 void adac_runtime_close(struct adac_runtime *rt);
 
 /* The frames of OS thread tid: {"frames": [entry...]}, the backend's frames (adac_target_frames) in

@@ -240,7 +240,7 @@ int adac_cmd_bt(struct adac_target *t, enum adac_frontend fe, int argc, char **a
 	struct bt_opts o;
 	if (parse(argc, argv, &o, err))
 		return -1;
-	struct adac_runtime *rt = adac_runtime_open(t, err);
+	struct adac_runtime *rt = adac_runtime_acquire(t, err);
 	if (!rt)
 		return -1;
 	int rc = 0;
@@ -298,6 +298,6 @@ int adac_cmd_bt(struct adac_target *t, enum adac_frontend fe, int argc, char **a
 	}
 	if (stacks.collected)
 		adac_pending_free(&stacks.p);
-	adac_runtime_close(rt);
+	adac_runtime_release(rt);
 	return rc;
 }

@@ -40,19 +40,19 @@ int adac_cmd_diff(struct adac_target *a, struct adac_target *b, int argc, char *
 		else
 			return adac_opt_unknown("diff", argv[i], err);
 	}
-	struct adac_runtime *ra = adac_runtime_open(a, err);
+	struct adac_runtime *ra = adac_runtime_acquire(a, err);
 	if (!ra) {
 		adac_error_wrap(err, "A: ");
 		return -1;
 	}
-	struct adac_runtime *rb = adac_runtime_open(b, err);
+	struct adac_runtime *rb = adac_runtime_acquire(b, err);
 	if (!rb) {
 		adac_error_wrap(err, "B: ");
-		adac_runtime_close(ra);
+		adac_runtime_release(ra);
 		return -1;
 	}
 	int rc = adac_pending_diff_print(ra, rb, all, json, out, err);
-	adac_runtime_close(rb);
-	adac_runtime_close(ra);
+	adac_runtime_release(rb);
+	adac_runtime_release(ra);
 	return rc;
 }

@@ -67,7 +67,7 @@ int adac_cmd_dumpheap(struct adac_target *t, enum adac_frontend fe, int argc, ch
 		return adac_fail(err, ADAC_E_USAGE, 0, "--timings of 'dumpheap' applies to the JSON of a heap walk (--json)");
 	if (opt.short_list && (opt.stat || opt.json))
 		return adac_fail(err, ADAC_E_USAGE, 0, "--short of 'dumpheap' cannot be combined with --stat or --json");
-	struct adac_runtime *rt = adac_runtime_open(t, err);
+	struct adac_runtime *rt = adac_runtime_acquire(t, err);
 	if (!rt)
 		return -1;
 	int rc = 0;
@@ -82,6 +82,6 @@ int adac_cmd_dumpheap(struct adac_target *t, enum adac_frontend fe, int argc, ch
 	} else {
 		rc = adac_heap_print(rt, &opt, out, err);
 	}
-	adac_runtime_close(rt);
+	adac_runtime_release(rt);
 	return rc;
 }

@@ -46,7 +46,7 @@ int adac_cmd_dumpmd(struct adac_target *t, enum adac_frontend fe, int argc, char
 	}
 	if (!count)
 		return adac_fail(err, ADAC_E_USAGE, 0, "'dumpmd' needs a MethodDesc address");
-	struct adac_runtime *rt = adac_runtime_open(t, err);
+	struct adac_runtime *rt = adac_runtime_acquire(t, err);
 	if (!rt)
 		return -1;
 	json_t *arr = json ? json_array() : NULL;
@@ -85,6 +85,6 @@ int adac_cmd_dumpmd(struct adac_target *t, enum adac_frontend fe, int argc, char
 		if (adac_json_print_document(out, "dumpmd", arr, rc ? NULL : err))
 			rc = -1;
 	}
-	adac_runtime_close(rt);
+	adac_runtime_release(rt);
 	return rc;
 }

@@ -199,7 +199,7 @@ int adac_cmd_frame(struct adac_target *t, enum adac_frontend fe, int argc, char 
 	struct frame_opts o;
 	if (parse(argc, argv, &o, err))
 		return -1;
-	struct adac_runtime *rt = adac_runtime_open(t, err);
+	struct adac_runtime *rt = adac_runtime_acquire(t, err);
 	if (!rt)
 		return -1;
 	int rc = 0;
@@ -230,6 +230,6 @@ int adac_cmd_frame(struct adac_target *t, enum adac_frontend fe, int argc, char 
 	else
 		rc = adac_frame_variables_print(rt, &f, index, o.name, &o.values, out, err);
 done:
-	adac_runtime_close(rt);
+	adac_runtime_release(rt);
 	return rc;
 }

@@ -46,10 +46,10 @@ int adac_cmd_gcroot(struct adac_target *t, enum adac_frontend fe, int argc, char
 	}
 	if (!have)
 		return adac_fail(err, ADAC_E_USAGE, 0, "'gcroot' needs an object address");
-	struct adac_runtime *rt = adac_runtime_open(t, err);
+	struct adac_runtime *rt = adac_runtime_acquire(t, err);
 	if (!rt)
 		return -1;
 	int rc = adac_gcroot_print(rt, obj, json, out, err);
-	adac_runtime_close(rt);
+	adac_runtime_release(rt);
 	return rc;
 }

@@ -38,7 +38,7 @@ int adac_cmd_ip2md(struct adac_target *t, enum adac_frontend fe, int argc, char 
 	}
 	if (!have_ip)
 		return adac_fail(err, ADAC_E_USAGE, 0, "'ip2md' needs an address");
-	struct adac_runtime *rt = adac_runtime_open(t, err);
+	struct adac_runtime *rt = adac_runtime_acquire(t, err);
 	if (!rt)
 		return -1;
 	struct adac_code_info ci;
@@ -49,6 +49,6 @@ int adac_cmd_ip2md(struct adac_target *t, enum adac_frontend fe, int argc, char 
 		else
 			adac_code_info_print(rt, ip, &ci, out);
 	}
-	adac_runtime_close(rt);
+	adac_runtime_release(rt);
 	return rc;
 }

@@ -26,10 +26,10 @@ int adac_cmd_pe(struct adac_target *t, enum adac_frontend fe, int argc, char **a
 	uint64_t obj = 0;
 	if (adac_opt_only_address("pe", "<exception or task address>", "an exception or task address", argc, argv, &obj, err))
 		return -1;
-	struct adac_runtime *rt = adac_runtime_open(t, err);
+	struct adac_runtime *rt = adac_runtime_acquire(t, err);
 	if (!rt)
 		return -1;
 	int rc = adac_exception_print(rt, obj, out, err);
-	adac_runtime_close(rt);
+	adac_runtime_release(rt);
 	return rc;
 }

@@ -253,7 +253,7 @@ int adac_cmd_ps(struct adac_target *t, enum adac_frontend fe, int argc, char **a
 	struct ps_opts o;
 	if (parse(argc, argv, &o, err))
 		return -1;
-	struct adac_runtime *rt = adac_runtime_open(t, err);
+	struct adac_runtime *rt = adac_runtime_acquire(t, err);
 	if (!rt)
 		return -1;
 	struct adac_pending p;
@@ -280,6 +280,6 @@ int adac_cmd_ps(struct adac_target *t, enum adac_frontend fe, int argc, char **a
 		rc = adac_pending_heap_complete(&p, err);
 	adac_pending_list_free(&l);
 	adac_pending_free(&p);
-	adac_runtime_close(rt);
+	adac_runtime_release(rt);
 	return rc;
 }

@@ -34,10 +34,10 @@ int adac_cmd_report(struct adac_target *t, enum adac_frontend fe, int argc, char
 	(void)fe;
 	if (argc > 1)
 		return adac_opt_unknown("report", argv[1], err);
-	struct adac_runtime *rt = adac_runtime_open(t, err);
+	struct adac_runtime *rt = adac_runtime_acquire(t, err);
 	if (!rt)
 		return -1;
 	int rc = adac_report_print(rt, out, err);
-	adac_runtime_close(rt);
+	adac_runtime_release(rt);
 	return rc;
 }

@@ -30,7 +30,7 @@ int adac_cmd_runtime(struct adac_target *t, enum adac_frontend fe, int argc, cha
 		else
 			return adac_opt_unknown("runtime", argv[i], err);
 	}
-	struct adac_runtime *rt = adac_runtime_open(t, err);
+	struct adac_runtime *rt = adac_runtime_acquire(t, err);
 	if (!rt)
 		return -1;
 	int rc = 0;
@@ -40,6 +40,6 @@ int adac_cmd_runtime(struct adac_target *t, enum adac_frontend fe, int argc, cha
 		adac_runtime_print(rt, out);
 	if (verbose && !json)
 		adac_desc_dump(rt->desc, out);
-	adac_runtime_close(rt);
+	adac_runtime_release(rt);
 	return rc;
 }

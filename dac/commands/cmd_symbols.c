@@ -111,7 +111,7 @@ int adac_cmd_symbols(struct adac_target *t, enum adac_frontend fe, int argc, cha
 		return -1;
 	if (!o.output && !adac_target_can_load_symbols(t))
 		return adac_fail(err, ADAC_E_USAGE, 0, "'symbols' needs -o <file>: where to write the symbol file");
-	struct adac_runtime *rt = adac_runtime_open(t, err);
+	struct adac_runtime *rt = adac_runtime_acquire(t, err);
 	if (!rt)
 		return -1;
 	struct adac_managed_symbols_opts so = {o.stacks ? ADAC_MANAGED_SYMBOLS_STACKS : o.all ? ADAC_MANAGED_SYMBOLS_ALL : ADAC_MANAGED_SYMBOLS_CHAINS,
@@ -140,6 +140,6 @@ int adac_cmd_symbols(struct adac_target *t, enum adac_frontend fe, int argc, cha
 out:
 	adac_symfile_free(sf);
 	adac_managed_symbols_free(s);
-	adac_runtime_close(rt);
+	adac_runtime_release(rt);
 	return rc;
 }

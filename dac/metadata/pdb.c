@@ -538,17 +538,24 @@ struct pdb_entry {
 struct pdb_state {
 	struct pdb_entry *e;
 	size_t n, cap;
+	uint64_t symbols_generation;  /* the target's symbols the entries were looked for through */
 };
+
+static void drop_entries(struct pdb_state *s)
+{
+	for (size_t i = 0; i < s->n; i++) {
+		free(s->e[i].assembly);
+		adac_pdb_close(s->e[i].pdb);
+	}
+	s->n = 0;
+}
 
 static void state_free(void *ptr)
 {
 	struct pdb_state *s = ptr;
 	if (!s)
 		return;
-	for (size_t i = 0; i < s->n; i++) {
-		free(s->e[i].assembly);
-		adac_pdb_close(s->e[i].pdb);
-	}
+	drop_entries(s);
 	free(s->e);
 	free(s);
 }
@@ -579,6 +586,12 @@ static struct adac_pdb *pdb_for(struct adac_runtime *rt, const char *assembly_pa
 		}
 		adac_runtime_set_slot(rt, ADAC_SLOT_PDB, s, state_free);
 		adac_runtime_set_slot_keep(rt, ADAC_SLOT_PDB, state_keep);
+	}
+	/* Other symbols (a kept runtime, the front end's symbol path changed): other PDBs, found or not. */
+	uint64_t generation = rt->t ? adac_target_symbols_generation(rt->t) : 0;
+	if (s->symbols_generation != generation) {
+		drop_entries(s);
+		s->symbols_generation = generation;
 	}
 	for (size_t i = 0; i < s->n; i++) {
 		if (strcmp(s->e[i].assembly, assembly_path) != 0)

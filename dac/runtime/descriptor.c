@@ -11,6 +11,9 @@
 #include "target/target.h"
 
 #define DESC_MAGIC "DNCCDAC"  /* followed by a NUL: 8 bytes */
+/* What a load reads, per blob: the struct, the JSON, the pointer data, and each sub-descriptor's
+ * pointer variable. */
+#define MAX_REGIONS (ADAC_MAX_DESCRIPTOR_BLOBS * (3 + ADAC_MAX_DESCRIPTOR_BLOBS))
 
 struct global {
 	char *name;
@@ -34,6 +37,12 @@ struct adac_descriptor {
 	char pending_name[ADAC_MAX_DESCRIPTOR_BLOBS][64];
 	uint64_t pending_addr[ADAC_MAX_DESCRIPTOR_BLOBS];
 	size_t npending;
+	/* the target memory a load read (adac_desc_unchanged reads it again), and its digest */
+	struct {
+		uint64_t addr, len;
+	} regions[MAX_REGIONS];
+	size_t nregions;
+	uint64_t digest;
 };
 
 struct adac_descriptor *adac_desc_new(void)
@@ -303,6 +312,14 @@ out:
 	return rc;
 }
 
+static void add_region(struct adac_descriptor *d, uint64_t addr, uint64_t len)
+{
+	if (d->nregions < MAX_REGIONS && len) {  /* the blob caps keep it below */
+		d->regions[d->nregions].addr = addr;
+		d->regions[d->nregions++].len = len;
+	}
+}
+
 /* Reads, validates and parses one descriptor struct; then its sub-descriptors. */
 static int load_one(struct adac_target *t, uint64_t addr, const char *name, unsigned depth,
                     struct adac_descriptor *d, struct adac_error *err)
@@ -357,6 +374,9 @@ static int load_one(struct adac_target *t, uint64_t addr, const char *name, unsi
 		return adac_fail(err, ADAC_E_CORRUPT, addr, "contract descriptor at 0x%llx claims %u pointers (limit %u)",
 		                 (unsigned long long)addr, pcount, ADAC_MAX_POINTER_DATA);
 
+	add_region(d, addr, hdr_len);
+	add_region(d, json_addr, json_size);
+	add_region(d, pdata_addr, (uint64_t)pcount * ps);
 	struct adac_desc_blob *blob = &d->blobs[d->nblobs++];
 	snprintf(blob->name, sizeof blob->name, "%s", name);
 	blob->addr = addr;
@@ -399,6 +419,7 @@ static int load_one(struct adac_target *t, uint64_t addr, const char *name, unsi
 		uint64_t sub = 0;
 		if (sub_ptr[i] == 0)
 			continue;
+		add_region(d, sub_ptr[i], ps);  /* NULL now, set later by the runtime: a change */
 		if (adac_read_ptr(t, sub_ptr[i], &sub, err)) {
 			adac_error_wrap(err, "sub-descriptor %s: ", sub_name[i]);
 			goto out;
@@ -415,9 +436,39 @@ out:
 	return rc;
 }
 
+/* FNV-1a of the regions' bytes as the target has them now; false when one cannot be read. */
+static bool digest_regions(struct adac_target *t, const struct adac_descriptor *d, uint64_t *digest)
+{
+	uint64_t h = 0xcbf29ce484222325ull;
+	uint8_t buf[4096];
+	for (size_t i = 0; i < d->nregions; i++) {
+		for (uint64_t done = 0; done < d->regions[i].len;) {
+			size_t n = d->regions[i].len - done < sizeof buf ? (size_t)(d->regions[i].len - done) : sizeof buf;
+			if (adac_read(t, d->regions[i].addr + done, buf, n, NULL))
+				return false;
+			for (size_t j = 0; j < n; j++)
+				h = (h ^ buf[j]) * 0x100000001b3ull;
+			done += n;
+		}
+	}
+	*digest = h;
+	return true;
+}
+
 int adac_desc_load(struct adac_target *t, uint64_t addr, struct adac_descriptor *d, struct adac_error *err)
 {
-	return load_one(t, addr, "", 0, d, err);
+	if (load_one(t, addr, "", 0, d, err))
+		return -1;
+	if (!digest_regions(t, d, &d->digest))
+		return adac_fail(err, ADAC_E_READ, addr, "contract descriptor at 0x%llx: cannot read it again",
+		                 (unsigned long long)addr);
+	return 0;
+}
+
+bool adac_desc_unchanged(struct adac_target *t, const struct adac_descriptor *d)
+{
+	uint64_t now;
+	return digest_regions(t, d, &now) && now == d->digest;
 }
 
 const char *adac_desc_version(const struct adac_descriptor *d) { return d->version; }

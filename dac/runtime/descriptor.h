@@ -34,6 +34,11 @@ int adac_desc_parse_json(struct adac_descriptor *d, const char *json, size_t len
  * its sub-descriptors recursively. Sets the target's pointer size from the descriptor flags. */
 int adac_desc_load(struct adac_target *t, uint64_t addr, struct adac_descriptor *d, struct adac_error *err);
 
+/* Whether the target still holds the descriptor d was loaded from: the same bytes at the addresses
+ * the load read (the structs, their JSON and pointer data, the sub-descriptors' pointers, NULL ones
+ * too). False when any differs or cannot be read. */
+bool adac_desc_unchanged(struct adac_target *t, const struct adac_descriptor *d);
+
 /* Descriptor facts. */
 const char *adac_desc_version(const struct adac_descriptor *d);  /* "2", or the string given */
 const char *adac_desc_baseline(const struct adac_descriptor *d); /* "" if absent */

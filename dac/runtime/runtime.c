@@ -83,10 +83,13 @@ static void free_slots(struct adac_runtime *rt, bool keeping)
 	}
 }
 
-void adac_runtime_refresh(struct adac_runtime *rt)
+bool adac_runtime_refresh(struct adac_runtime *rt)
 {
+	if (!adac_desc_unchanged(rt->t, rt->desc))
+		return false;
 	free_slots(rt, true);
 	rt->generation++;
+	return true;
 }
 
 void adac_runtime_close(struct adac_runtime *rt)
@@ -97,4 +100,21 @@ void adac_runtime_close(struct adac_runtime *rt)
 	adac_desc_free(rt->desc);
 	free(rt->module_path);
 	free(rt);
+}
+
+struct adac_runtime *adac_runtime_acquire(struct adac_target *t, struct adac_error *err)
+{
+	adac_runtime_source kept = adac_target_runtime_source(t);
+	if (kept)
+		return kept(t, err);
+	struct adac_runtime *rt = adac_runtime_open(t, err);
+	if (rt)
+		rt->transient = true;
+	return rt;
+}
+
+void adac_runtime_release(struct adac_runtime *rt)
+{
+	if (rt && rt->transient)
+		adac_runtime_close(rt);
 }

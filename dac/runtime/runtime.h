@@ -47,6 +47,7 @@ struct adac_runtime {
 	char *module_path;       /* module exporting the descriptor (libcoreclr.so normally) */
 	uint64_t module_base;
 	uint64_t desc_addr;
+	bool transient;          /* opened by adac_runtime_acquire for one command: released = closed */
 };
 
 /* Finds the runtime: the descriptor exported by libcoreclr.so, else by any module (single-file
@@ -54,16 +55,20 @@ struct adac_runtime {
 struct adac_runtime *adac_runtime_open(struct adac_target *t, struct adac_error *err);
 void adac_runtime_close(struct adac_runtime *rt);
 
+/* The runtime a command runs on: the one t's front end keeps across commands
+ * (adac_target_set_runtime_source: refreshed when the target ran since its last use), else one
+ * opened for the command. Each command gives it back with adac_runtime_release, which closes it
+ * only when it was opened here. NULL with err as adac_runtime_open. */
+struct adac_runtime *adac_runtime_acquire(struct adac_target *t, struct adac_error *err);
+void adac_runtime_release(struct adac_runtime *rt);
+
 /* The target ran since rt was opened or refreshed: frees every contract's state, but for what a
  * contract's keep function (adac_runtime_set_slot_keep) keeps, pruned to data that cannot have
  * changed (a loaded module's metadata, a PDB file); the descriptor stays, the runtime's static
- * data. Bumps rt->generation, so kept state can check itself again on its next use. */
-void adac_runtime_refresh(struct adac_runtime *rt);
-
-/* The target ran since rt was opened: drops every contract's state (caches of memory that may
- * have changed), keeping the module and the descriptor, the runtime's static data, the same for
- * the life of the process. Cheaper than closing and opening again at each stop. */
-void adac_runtime_refresh(struct adac_runtime *rt);
+ * data, once read again and found the same (adac_desc_unchanged). Bumps rt->generation, so kept
+ * state can check itself again on its next use. false, rt untouched, when the descriptor changed
+ * (the process wrote it, or set a sub-descriptor since): close rt and open the runtime again. */
+bool adac_runtime_refresh(struct adac_runtime *rt);
 
 /* A contract file's state: NULL until set; freed with the runtime through free_fn. */
 static inline void *adac_runtime_slot(const struct adac_runtime *rt, enum adac_slot s) { return rt->slots[s]; }

@@ -30,7 +30,9 @@ struct adac_target {
 	struct adac_read_stats stats;
 	struct adac_selection selection;
 	struct adac_symbols *symbols;
+	uint64_t symbols_generation; /* adac_target_set_symbols calls */
 	bool symbol_file_loaded;    /* the front end loaded a symbol file of managed code */
+	adac_runtime_source runtime_source;  /* the front end's kept runtime, or NULL */
 
 	struct adac_module *mods;
 	size_t nmods;
@@ -130,12 +132,14 @@ void adac_target_set_symbols(struct adac_target *t, struct adac_symbols *s)
 		t->ops->set_symbols(t->impl, s);
 	adac_symbols_free(t->symbols);
 	t->symbols = s;
+	t->symbols_generation++;
 	/* Bytes that were missing may now be found. */
 	for (size_t i = 0; i < (size_t)CACHE_SETS * CACHE_WAYS; i++)
 		t->slots[i].block = UINT64_MAX;
 }
 
 struct adac_symbols *adac_target_symbols(const struct adac_target *t) { return t->symbols; }
+uint64_t adac_target_symbols_generation(const struct adac_target *t) { return t->symbols_generation; }
 
 const char *adac_target_origin(struct adac_target *t, uint64_t addr)
 {
@@ -517,6 +521,9 @@ struct adac_selection *adac_target_selection(struct adac_target *t)
 	sync_stop(t);
 	return &t->selection;
 }
+
+void adac_target_set_runtime_source(struct adac_target *t, adac_runtime_source source) { t->runtime_source = source; }
+adac_runtime_source adac_target_runtime_source(const struct adac_target *t) { return t->runtime_source; }
 
 uint64_t adac_target_selected_thread(struct adac_target *t)
 {

@@ -131,6 +131,12 @@ struct adac_target;
 struct adac_target *adac_target_new(const struct adac_target_ops *ops, void *impl, struct adac_error *err);
 void adac_target_close(struct adac_target *t);
 
+/* For backends reading a local file or process (a core, a mapped file, /proc/<pid>/mem): len
+ * bytes at offset off of fd, interrupted and short reads retried. The bytes read from off on
+ * (fewer than len: the end of the file, or the next byte could not be read), or -1 with errno when
+ * not even the first could. */
+int64_t adac_pread_full(int fd, void *buf, size_t len, uint64_t off);
+
 /* Backends shipped in dac/. */
 struct adac_target *adac_target_open_core(const char *core_path, struct adac_error *err);
 struct adac_target *adac_target_open_pid(int pid, struct adac_error *err);
@@ -153,6 +159,9 @@ struct adac_target *adac_target_open_core_ex(const char *core_path, struct adac_
  * target takes s over (and frees the previous one); NULL: nowhere but their recorded paths. */
 void adac_target_set_symbols(struct adac_target *t, struct adac_symbols *s);
 struct adac_symbols *adac_target_symbols(const struct adac_target *t);
+/* How many times the symbols were set: what was looked for through them (a kept runtime's PDBs)
+ * is looked for again when this changed. */
+uint64_t adac_target_symbols_generation(const struct adac_target *t);
 /* ops->origin, or NULL. */
 const char *adac_target_origin(struct adac_target *t, uint64_t addr);
 
@@ -226,6 +235,16 @@ struct adac_selection {
 	uint32_t frame;        /* its async frame number, as `bt` printed it */
 };
 struct adac_selection *adac_target_selection(struct adac_target *t);
+
+/* A front end that keeps the target's runtime (runtime/runtime.h) across commands gives it
+ * through a source: opened on first use, refreshed when the target ran since it was last given,
+ * closed by the front end before the target. NULL with err when the target has no runtime. */
+struct adac_runtime;
+typedef struct adac_runtime *(*adac_runtime_source)(struct adac_target *t, struct adac_error *err);
+/* Commands run on t then take source's runtime (adac_runtime_acquire) rather than open one each;
+ * NULL (the default): each opens its own. */
+void adac_target_set_runtime_source(struct adac_target *t, adac_runtime_source source);
+adac_runtime_source adac_target_runtime_source(const struct adac_target *t);
 
 /* Drops every cache of target data (call when the target resumed). Also done automatically when
  * ops->stop_id changes. */

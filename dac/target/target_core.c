@@ -110,23 +110,6 @@ struct core {
 	char warning[ADAC_ERROR_MSG_MAX]; /* what a best-effort open left out */
 };
 
-/* pread that retries on EINTR and short transfers; the bytes read (fewer at EOF) or -1. */
-static ssize_t pread_full(int fd, void *buf, size_t len, uint64_t off)
-{
-	size_t done = 0;
-	while (done < len) {
-		ssize_t n = pread(fd, (uint8_t *)buf + done, len - done, (off_t)(off + done));
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return done ? (ssize_t)done : -1;
-		if (n == 0)
-			break;
-		done += (size_t)n;
-	}
-	return (ssize_t)done;
-}
-
 /* ---- memory ---- */
 
 /* Number of segments starting at or below addr (so segs[i - 1] may contain it). */
@@ -170,7 +153,7 @@ static size_t read_core_only(const struct core *c, uint64_t addr, uint8_t *buf, 
 		return 0;
 	if (len > s->filesz - off)
 		len = (size_t)(s->filesz - off);
-	ssize_t n = pread_full(c->fd, buf, len, s->offset + off);
+	int64_t n = adac_pread_full(c->fd, buf, len, s->offset + off);
 	return n > 0 ? (size_t)n : 0;
 }
 
@@ -191,7 +174,7 @@ static bool same_as_core(const struct core *c, const struct mapped_file *f, int 
 		len = (size_t)size;
 	if (len == 0)
 		return true; /* the core lacks that page: nothing to compare */
-	return pread_full(fd, in_file, len, 0) == (ssize_t)len && memcmp(in_core, in_file, len) == 0;
+	return adac_pread_full(fd, in_file, len, 0) == (int64_t)len && memcmp(in_core, in_file, len) == 0;
 }
 
 /* A regular file at path, opened read-only, or -1. The path may come from the core: never open a
@@ -358,7 +341,7 @@ static size_t read_mapped_file(struct core *c, uint64_t addr, uint8_t *buf, size
 		len = (size_t)(m->end - addr);
 	if (len > f->size - off)
 		len = (size_t)(f->size - off);
-	ssize_t n = pread_full(f->fd, buf, len, off);
+	int64_t n = adac_pread_full(f->fd, buf, len, off);
 	return n > 0 ? (size_t)n : 0;
 }
 
@@ -381,7 +364,7 @@ static int64_t core_read(void *impl, uint64_t addr, void *buf, size_t len, struc
 			uint64_t off = a - s->vaddr;
 			if (want > s->filesz - off)
 				want = (size_t)(s->filesz - off);
-			ssize_t got = pread_full(c->fd, out + done, want, s->offset + off);
+			int64_t got = adac_pread_full(c->fd, out + done, want, s->offset + off);
 			if (got < 0 && done == 0)
 				return adac_fail(err, ADAC_E_IO, a, "%s: cannot read the core file: %s", c->path, strerror(errno));
 			if (got < 0)
@@ -415,7 +398,7 @@ static int64_t core_read_concurrent(void *impl, uint64_t addr, void *buf, size_t
 		size_t want = len - done;
 		if (want > s->filesz - (a - s->vaddr))
 			want = (size_t)(s->filesz - (a - s->vaddr));
-		ssize_t got = pread_full(c->fd, (uint8_t *)buf + done, want, s->offset + (a - s->vaddr));
+		int64_t got = adac_pread_full(c->fd, (uint8_t *)buf + done, want, s->offset + (a - s->vaddr));
 		if (got <= 0)
 			break;
 		done += (size_t)got;

@@ -320,11 +320,7 @@ static ssize_t read_mem_file(struct ptarget *p, uint64_t addr, void *buf, size_t
 		errno = EIO;
 		return -1;
 	}
-	ssize_t n;
-	do
-		n = pread(p->mem_fd, buf, len, (off_t)addr);
-	while (n < 0 && errno == EINTR);
-	return n;
+	return (ssize_t)adac_pread_full(p->mem_fd, buf, len, addr);
 }
 
 /* A read from the copy: the bytes of contiguous copied regions from addr on. */

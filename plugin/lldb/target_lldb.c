@@ -90,13 +90,7 @@ static bool read_direct(struct backend *b, uint64_t addr, void *buf, size_t len)
 	for (size_t i = 0; i < n; i++)
 		if (sites[i] < addr + len && sites[i] + 16 > addr)  /* a trap: 16 bytes at most (int3: 1) */
 			return false;
-	for (size_t done = 0; done < len;) {
-		ssize_t got = pread(b->mem_fd, (char *)buf + done, len - done, (off_t)(addr + done));
-		if (got <= 0)
-			return false;
-		done += (size_t)got;
-	}
-	return true;
+	return adac_pread_full(b->mem_fd, buf, len, addr) == (int64_t)len;
 }
 
 static int64_t lldb_read(void *impl, uint64_t addr, void *buf, size_t len, struct adac_error *err)
@@ -328,6 +322,7 @@ static struct session *session_for(struct adac_lldb_process *p, uint64_t process
 	s->t = adac_target_new(&lldb_ops, b, err);
 	if (!s->t)
 		return NULL;
+	adac_target_set_runtime_source(s->t, adac_lldb_runtime);  /* commands share the provider's */
 	s->b = b;
 	s->process_id = process_id;
 	s->last_use = ++use_clock;
@@ -369,7 +364,8 @@ struct adac_target *adac_lldb_target(struct adac_lldb_cmd *cmd, struct adac_erro
 	if (!p)
 		return NULL;
 	struct session *s = session_for(p, id, err);
-	/* The symbol path follows LLDB's settings, read again for each command. */
+	/* The symbol path follows LLDB's settings, read again for each command (the runtime's PDBs
+	 * follow it: adac_target_symbols_generation). */
 	return s && adac_lldb_update_symbols(cmd, s->t, err) == 0 ? s->t : NULL;
 }
 
@@ -391,13 +387,17 @@ struct adac_target *adac_lldb_target_find(uint64_t debugger_id, uint64_t target_
 struct adac_runtime *adac_lldb_runtime(struct adac_target *t, struct adac_error *err)
 {
 	struct session *s = session_of(t);
-	if (!s)
-		return adac_runtime_open(t, err);  /* not the plugin's: cannot happen */
+	if (!s) {
+		adac_fail(err, ADAC_E_BAD_ARG, 0, "not a target of the plugin");
+		return NULL;
+	}
 	uint64_t stop = adac_lldb_process_stop_id(s->b->p);
-	if (s->rt && s->rt_stop_id != stop) {
-		adac_runtime_refresh(s->rt);
+	if (s->rt_stop_id != stop) {
+		if (s->rt && !adac_runtime_refresh(s->rt)) {
+			adac_runtime_close(s->rt);  /* its descriptor changed: opened again below */
+			s->rt = NULL;
+		}
 		s->rt_stop_id = stop;
-	} else if (s->rt_failed && s->rt_stop_id != stop) {
 		s->rt_failed = false;  /* looked for again: the process may have loaded it since */
 	}
 	if (s->rt_failed) {

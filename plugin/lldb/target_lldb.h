@@ -18,8 +18,10 @@ struct adac_target *adac_lldb_target(struct adac_lldb_cmd *cmd, struct adac_erro
  * `debugger_id`, whichever is selected (the Python adapter's requests name their target). */
 struct adac_target *adac_lldb_target_find(uint64_t debugger_id, uint64_t target_id, struct adac_error *err);
 
-/* The runtime of a target made by the functions above, kept while the process stays stopped
- * (opened again after it ran). Owned by the plugin. NULL with err when there is none. */
+/* The runtime of a target made by the functions above: opened on first use, kept across stops and
+ * refreshed (adac_runtime_refresh) at the first use after the process ran. The frame provider's,
+ * and that of the commands run on the target (its runtime source). Owned by the plugin. NULL with
+ * err when there is none. */
 struct adac_runtime *adac_lldb_runtime(struct adac_target *t, struct adac_error *err);
 
 /* Keeps thread tid's frames (innermost first; copied) and, when regs is not NULL, its registers as

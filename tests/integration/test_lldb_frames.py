@@ -86,10 +86,19 @@ RESTOP = ["script lldb.debugger.SetAsync(True)", "process continue", "script imp
 def check_later_stop(setup, tid, plain, k):
     """A live process stopped again: the plugin refreshes its runtime (keeping the modules' metadata
     and PDBs), rebuilds the symbol file (the same bytes: LLDB keeps the one it has) and reads the
-    process again; the parked thread's frames and the async frame's local come out the same."""
+    process again; the parked thread's frames and the async frame's local come out the same. The
+    commands share that runtime: run first at the later stop (`async ps` walks the whole heap), they
+    see the process of that stop, and leave nothing that changes the frames LLDB then builds."""
     sel = f"thread select -t {tid}"
-    out = lldb(setup, [sel, "bt"] + RESTOP + [sel, "bt", f"frame select {k}", "v midLocal", "image list"])
+    out = lldb(setup, [sel, "async bt", "bt"] + RESTOP +
+               [sel, "async ps", "async bt", "async frame select 0", "async frame variable midLocal", "bt",
+                f"frame select {k}", "v midLocal", "image list"])
     idx = selected_index(out, sel)
+    reason = re.compile(r", stop reason = .*")  # the attach's stop, then the interrupt's
+    t.check_eq(reason.sub("", section(out, "async bt", 1)), reason.sub("", section(out, "async bt", 0)),
+               "async bt at a later stop: the same")
+    t.check_eq(section(out, "async frame variable midLocal"), "(long) midLocal = 909\n",
+               "async frame variable midLocal at a later stop")
     t.check_eq(made_frames(frames_of(raw_section(out, "bt", 1), idx)), made_frames(plain),
                "bt at a later stop (process continued and interrupted): the same frames")
     t.check_eq(section(out, "v midLocal"), "(long) midLocal = 909\n", "v midLocal at a later stop")

@@ -100,7 +100,7 @@ static const char main_json[] = "{\"version\":2,\"baseline\":\"empty\",\"types\"
 static const char gc_json[] = "{\"version\":2,\"types\":{\"Heap\":{\"!\":16,\"Gen\":8}},\"globals\":{\"Count\":\"0x5\"},"
                               "\"contracts\":{\"GC\":\"c1\"}}";
 
-static struct adac_target *make_target(const char *gc, uint32_t main_flags, const char *magic_override)
+static struct adac_memimg *make_image(const char *gc, uint32_t main_flags, const char *magic_override)
 {
 	struct adac_memimg *img = adac_memimg_new();
 	uint64_t gc_ptr_var = 0x5000, gc_desc = 0x6000, absent_var = 0x5008, zero = 0;
@@ -112,8 +112,13 @@ static struct adac_target *make_target(const char *gc, uint32_t main_flags, cons
 	adac_memimg_add(img, absent_var, &zero, 8);
 	if (magic_override)
 		adac_memimg_add(img, 0x1000, magic_override, 8);
+	return img;
+}
+
+static struct adac_target *make_target(const char *gc, uint32_t main_flags, const char *magic_override)
+{
 	struct adac_error err = {0};
-	return adac_target_open_memory(img, &err);
+	return adac_target_open_memory(make_image(gc, main_flags, magic_override), &err);
 }
 
 static void test_load(void)
@@ -220,10 +225,44 @@ static void test_load_errors(void)
 	adac_target_close(t);
 }
 
+/* adac_desc_unchanged: the same bytes where the load read them (a process stopped again), or
+ * anything the load read changed: a struct, a JSON text, a sub-descriptor pointer set since. */
+static void test_unchanged(void)
+{
+	struct adac_target *t = make_target(gc_json, 1, NULL);
+	struct adac_descriptor *d = adac_desc_new();
+	struct adac_error err = {0};
+	CHECK(adac_desc_load(t, 0x1000, d, &err) == 0);
+	CHECK(adac_desc_unchanged(t, d));
+	struct adac_target *same = make_target(gc_json, 1, NULL);
+	CHECK(adac_desc_unchanged(same, d));
+	struct adac_target *magic = make_target(gc_json, 1, "DNCCDAX");
+	CHECK(!adac_desc_unchanged(magic, d));
+	static const char other_gc[] = "{\"version\":2,\"types\":{\"Heap\":{\"!\":16,\"Gen\":8}},\"globals\":{\"Count\":\"0x6\"},"
+	                               "\"contracts\":{\"GC\":\"c1\"}}";
+	struct adac_target *json = make_target(other_gc, 1, NULL);
+	CHECK(!adac_desc_unchanged(json, d));
+	struct adac_memimg *img = make_image(gc_json, 1, NULL);
+	uint64_t set = 0x6000;
+	adac_memimg_add(img, 0x5008, &set, 8); /* the "Absent" sub-descriptor's pointer */
+	struct adac_target *absent = adac_target_open_memory(img, &err);
+	CHECK(!adac_desc_unchanged(absent, d));
+	struct adac_target *empty = adac_target_open_memory(adac_memimg_new(), &err);
+	CHECK(!adac_desc_unchanged(empty, d));
+	adac_target_close(empty);
+	adac_target_close(absent);
+	adac_target_close(json);
+	adac_target_close(magic);
+	adac_target_close(same);
+	adac_desc_free(d);
+	adac_target_close(t);
+}
+
 int main(int argc, char **argv)
 {
 	run_cases(argc > 1 ? argv[1] : "tests/data/descriptor");
 	test_load();
 	test_load_errors();
+	test_unchanged();
 	return check_report("test_descriptor");
 }

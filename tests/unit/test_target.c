@@ -1,6 +1,12 @@
-/* test_target.c - the block cache and typed reads of dac/target/target.c, over the memory backend. */
+/* test_target.c - the block cache and typed reads of dac/target/target.c, over the memory backend;
+ * the backends' pread loop (target/pread.c). */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "../check.h"
 #include "target/read_ahead.h"
@@ -175,10 +181,53 @@ static void test_read_ahead(void)
 	adac_target_close(t);
 }
 
+/* adac_pread_full: all of a file, short at its end, and of a process's memory up to the first
+ * byte that cannot be read; -1 only when not even the first could. */
+static void test_pread_full(void)
+{
+	FILE *f = tmpfile();
+	CHECK(f != NULL);
+	if (!f)
+		return;
+	uint8_t data[10000], buf[10000];
+	for (size_t i = 0; i < sizeof data; i++)
+		data[i] = (uint8_t)(i * 13);
+	CHECK(fwrite(data, 1, sizeof data, f) == sizeof data && fflush(f) == 0);
+	int fd = fileno(f);
+	CHECK_EQ_U64(adac_pread_full(fd, buf, sizeof buf, 0), sizeof data);
+	CHECK(memcmp(buf, data, sizeof data) == 0);
+	CHECK_EQ_U64(adac_pread_full(fd, buf, 64, sizeof data - 10), 10);
+	CHECK(memcmp(buf, data + sizeof data - 10, 10) == 0);
+	CHECK_EQ_U64(adac_pread_full(fd, buf, 64, sizeof data + 100), 0);
+	fclose(f);
+	errno = 0;
+	CHECK(adac_pread_full(-1, buf, 16, 0) == -1 && errno == EBADF);
+
+	/* Two pages of this process, the second unmapped: the first one's bytes, then nothing. */
+	long page = sysconf(_SC_PAGESIZE);
+	uint8_t *p = mmap(NULL, 2 * (size_t)page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	int mem = open("/proc/self/mem", O_RDONLY | O_CLOEXEC);
+	if (p == MAP_FAILED || mem < 0) {
+		fprintf(stderr, "test_pread_full: no /proc/self/mem here, partial reads not checked\n");
+	} else {
+		memset(p, 0x5a, (size_t)page);
+		CHECK(munmap(p + page, (size_t)page) == 0);
+		uint8_t *out = malloc(2 * (size_t)page);
+		CHECK_EQ_U64(adac_pread_full(mem, out, 2 * (size_t)page, (uint64_t)(uintptr_t)p), (uint64_t)page);
+		CHECK(out[0] == 0x5a && out[page - 1] == 0x5a);
+		CHECK(adac_pread_full(mem, out, 16, (uint64_t)(uintptr_t)(p + page)) == -1);
+		free(out);
+		munmap(p, (size_t)page);
+	}
+	if (mem >= 0)
+		close(mem);
+}
+
 int main(void)
 {
 	test_reads();
 	test_read_ahead();
 	test_modules_threads();
+	test_pread_full();
 	return check_report("test_target");
 }
