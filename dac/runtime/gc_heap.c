@@ -12,7 +12,6 @@
 #include "runtime/object.h"
 #include "runtime/runtime.h"
 #include "runtime/threads.h"
-#include "target/read_ahead.h"
 #include "target/target.h"
 
 /* Every field the GC walk reads. Width 8 on pointer fields is patched to the target's pointer
@@ -732,37 +731,26 @@ struct walk {
 	adac_gc_object_cb cb;
 	void *ctx;
 	struct adac_gc_walk_report *rep;
-	struct adac_read_ahead *ra; /* NULL: windows read here, into s->window */
-	const uint8_t *win;  /* the window: s->window, or the read-ahead's block */
-	uint64_t win_base;   /* target address of win[0] */
+	uint64_t win_base;   /* target address of window[0] */
 	size_t win_len;      /* bytes valid in the window */
 	uint32_t header;     /* bytes needed to size an object: MT and the component count */
 };
 
 /* Makes [addr, addr + need) available in the window, reading up to ADAC_GC_READ_BLOCK bytes (not
- * past end) from addr, or taking the block read ahead when it holds them. */
+ * past end) from addr. */
 static int window_at(struct walk *w, uint64_t addr, uint64_t end, size_t need, struct adac_error *err)
 {
 	if (addr >= w->win_base && addr + need <= w->win_base + w->win_len)
 		return 0;
-	size_t got;
-	if (w->ra) {
-		size_t n = adac_read_ahead_get(w->ra, addr, need, end, &w->win, &w->win_base);
-		w->rep->bytes_read += n;
-		w->win_len = n;
-		got = addr - w->win_base < n ? n - (size_t)(addr - w->win_base) : 0;
-	} else {
-		uint64_t want = end - addr;
-		if (want > ADAC_GC_READ_BLOCK)
-			want = ADAC_GC_READ_BLOCK;
-		if (want < need)
-			want = need;
-		got = adac_read_upto(w->rt->t, addr, w->s->window, (size_t)want);
-		w->rep->bytes_read += got;
-		w->win = w->s->window;
-		w->win_base = addr;
-		w->win_len = got;
-	}
+	uint64_t want = end - addr;
+	if (want > ADAC_GC_READ_BLOCK)
+		want = ADAC_GC_READ_BLOCK;
+	if (want < need)
+		want = need;
+	size_t got = adac_read_upto(w->rt->t, addr, w->s->window, (size_t)want);
+	w->rep->bytes_read += got;
+	w->win_base = addr;
+	w->win_len = got;
 	if (got < need)
 		return adac_fail(err, ADAC_E_READ, addr + got, "cannot read the object at 0x%llx (got %zu of %zu bytes)",
 		                 (unsigned long long)addr, got, need);
@@ -822,7 +810,7 @@ static int walk_region(struct walk *w, const struct adac_gc_region *r, uint64_t 
 			                 (unsigned long long)obj, (unsigned long long)(r->end - obj), (unsigned long long)r->end);
 		if (window_at(w, obj, r->end, w->header, err))
 			return -1;
-		const uint8_t *p = w->win + (obj - w->win_base);
+		const uint8_t *p = w->s->window + (obj - w->win_base);
 		uint64_t mt = adac_object_mt_of(w->s->object, get_ptr(p, w->s->object->mt_offset, ps));
 		if (mt == 0)
 			return adac_fail(err, ADAC_E_CORRUPT, obj, "object 0x%llx has a null MethodTable", (unsigned long long)obj);
@@ -884,8 +872,7 @@ int adac_gc_walk(struct adac_runtime *rt, adac_gc_object_cb cb, void *ctx, struc
 	struct gc_state *s = adac_runtime_slot(rt, ADAC_SLOT_GC);
 	if (!s->window && !(s->window = malloc(ADAC_GC_READ_BLOCK)))
 		return adac_fail(err, ADAC_E_NOMEM, 0, "out of memory for the heap read buffer");
-	struct walk w = {.rt = rt, .s = s, .info = info, .cb = cb, .ctx = ctx, .rep = r,
-	                 .ra = adac_read_ahead_new(rt->t, ADAC_GC_READ_BLOCK)};
+	struct walk w = {.rt = rt, .s = s, .info = info, .cb = cb, .ctx = ctx, .rep = r};
 	w.header = s->object->arr_len_off + 4;
 	if (w.header < 2 * info->ptr_size)
 		w.header = 2 * info->ptr_size;
@@ -898,9 +885,6 @@ int adac_gc_walk(struct adac_runtime *rt, adac_gc_object_cb cb, void *ctx, struc
 		struct adac_error rerr = {0};
 		uint64_t objects;
 		w.win_base = w.win_len = 0;
-		if (w.ra)
-			adac_read_ahead_next(w.ra, i + 1 < info->region_count ? info->regions[i + 1].mem : 0,
-			                     i + 1 < info->region_count ? info->regions[i + 1].end : 0);
 		int wr = walk_region(&w, reg, &objects, &rerr);
 		if (wr > 0) {
 			r->stopped = true;
@@ -921,7 +905,6 @@ int adac_gc_walk(struct adac_runtime *rt, adac_gc_object_cb cb, void *ctx, struc
 		}
 		r->errors[r->error_count++] = (struct adac_gc_region_error){reg, objects, rerr};
 	}
-	adac_read_ahead_free(w.ra);
 	r->method_tables = s->mts.used;
 	if (rc == 0 && !rep && r->error_count) {
 		adac_error_copy(err, &r->errors[0].err);

@@ -268,16 +268,6 @@ size_t adac_read_upto(struct adac_target *t, uint64_t addr, void *buf, size_t le
 	return done;
 }
 
-bool adac_target_reads_concurrently(const struct adac_target *t) { return t->ops->read_concurrent != NULL; }
-
-size_t adac_read_concurrent(struct adac_target *t, uint64_t addr, void *buf, size_t len)
-{
-	if (!t->ops->read_concurrent)
-		return 0;
-	int64_t n = t->ops->read_concurrent(t->impl, addr, buf, len);
-	return n < 0 ? 0 : n > (int64_t)len ? len : (size_t)n;
-}
-
 int adac_read(struct adac_target *t, uint64_t addr, void *buf, size_t len, struct adac_error *err)
 {
 	size_t n = adac_read_upto(t, addr, buf, len);

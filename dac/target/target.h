@@ -116,11 +116,6 @@ struct adac_target_ops {
 	 * kept one. 0, or -1 with err set. NULL: the front end has no debugger to load it into. */
 	int (*load_symbols)(void *impl, char *path, size_t size, struct adac_error *err);
 
-	/* Optional. A read as `read` does, safe on another thread alongside any other call (NULL:
-	 * none): it may stop early where that would need shared state, so callers read the rest with
-	 * adac_read. */
-	int64_t (*read_concurrent)(void *impl, uint64_t addr, void *buf, size_t len);
-
 	/* Optional. Frees impl. */
 	void (*close)(void *impl);
 };
@@ -177,10 +172,6 @@ int adac_read(struct adac_target *t, uint64_t addr, void *buf, size_t len, struc
 
 /* Short-read variant for scanners and string readers: returns the bytes read from the start. */
 size_t adac_read_upto(struct adac_target *t, uint64_t addr, void *buf, size_t len);
-/* Whether the backend reads on other threads too (ops->read_concurrent), and such a read: up to len
- * bytes at addr, no cache, no statistics; it may return fewer than adac_read_upto would. */
-bool adac_target_reads_concurrently(const struct adac_target *t);
-size_t adac_read_concurrent(struct adac_target *t, uint64_t addr, void *buf, size_t len);
 
 int adac_read_u8(struct adac_target *t, uint64_t addr, uint8_t *out, struct adac_error *err);
 int adac_read_u16(struct adac_target *t, uint64_t addr, uint16_t *out, struct adac_error *err);

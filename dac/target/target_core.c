@@ -384,30 +384,6 @@ static int64_t core_read(void *impl, uint64_t addr, void *buf, size_t len, struc
 	return (int64_t)done;
 }
 
-/* The bytes the core itself holds from addr on (a pread per segment: no state shared). */
-static int64_t core_read_concurrent(void *impl, uint64_t addr, void *buf, size_t len)
-{
-	struct core *c = impl;
-	size_t done = 0;
-	while (done < len && addr + done >= addr) {
-		uint64_t a = addr + done;
-		size_t idx = seg_upper(c, a);
-		const struct core_seg *s = idx ? &c->segs[idx - 1] : NULL;
-		if (!s || a - s->vaddr >= s->filesz)
-			break;
-		size_t want = len - done;
-		if (want > s->filesz - (a - s->vaddr))
-			want = (size_t)(s->filesz - (a - s->vaddr));
-		int64_t got = adac_pread_full(c->fd, (uint8_t *)buf + done, want, s->offset + (a - s->vaddr));
-		if (got <= 0)
-			break;
-		done += (size_t)got;
-		if ((size_t)got < want)
-			break;
-	}
-	return (int64_t)done;
-}
-
 /* ---- modules, threads, registers ---- */
 
 static int core_modules(void *impl, adac_module_cb cb, void *ctx, struct adac_error *err)
@@ -891,7 +867,6 @@ static const struct adac_target_ops core_ops = {
 	.selected_thread = core_selected_thread,
 	.set_symbols = core_set_symbols,
 	.origin = core_origin,
-	.read_concurrent = core_read_concurrent,
 	.close = core_close,
 };
 

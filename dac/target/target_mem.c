@@ -96,12 +96,6 @@ static int64_t mem_read(void *impl, uint64_t addr, void *buf, size_t len, struct
 	return (int64_t)done;
 }
 
-/* The image does not change while it is read: any thread may read it. */
-static int64_t mem_read_concurrent(void *impl, uint64_t addr, void *buf, size_t len)
-{
-	return mem_read(impl, addr, buf, len, NULL);
-}
-
 static int mem_modules(void *impl, adac_module_cb cb, void *ctx, struct adac_error *err)
 {
 	(void)err;
@@ -156,7 +150,6 @@ static const struct adac_target_ops mem_ops = {
 	.modules = mem_modules,
 	.threads = mem_threads,
 	.regs = mem_regs,
-	.read_concurrent = mem_read_concurrent,
 	.close = mem_close,
 };
 

@@ -9,7 +9,6 @@
 #include <unistd.h>
 
 #include "../check.h"
-#include "target/read_ahead.h"
 #include "target/target.h"
 #include "target/target_mem.h"
 
@@ -123,64 +122,6 @@ static void test_modules_threads(void)
 	adac_target_close(t);
 }
 
-/* Sequential blocks read ahead on the second thread give the image's bytes, as the synchronous
- * reads do: within a range, across into the next one it was told of, and after a jump. */
-static void test_read_ahead(void)
-{
-	enum { BLOCK = 65536, LEN_A = 300000, LEN_B = 100000 };
-	static uint8_t a[LEN_A], b[LEN_B];
-	for (size_t i = 0; i < LEN_A; i++)
-		a[i] = (uint8_t)(i * 31 + i / 251);
-	for (size_t i = 0; i < LEN_B; i++)
-		b[i] = (uint8_t)(i * 17 + 5);
-	struct adac_memimg *img = adac_memimg_new();
-	adac_memimg_add(img, 0x100000, a, LEN_A);
-	adac_memimg_add(img, 0x400000, b, LEN_B);
-	struct adac_error err = {0};
-	struct adac_target *t = adac_target_open_memory(img, &err);
-	CHECK(t != NULL && adac_target_reads_concurrently(t));
-	struct adac_read_ahead *ra = adac_read_ahead_new(t, BLOCK);
-	CHECK(ra != NULL);
-	if (!t || !ra) {
-		adac_read_ahead_free(ra);
-		adac_target_close(t);
-		return;
-	}
-	adac_read_ahead_next(ra, 0x400000, 0x400000 + LEN_B);
-	/* Walk range a as the heap walk does: 24 bytes at a time, a new block when they are not in
-	 * the current one; then range b. */
-	const uint8_t *data = NULL;
-	uint64_t base = 0;
-	size_t len = 0, blocks = 0, bad = 0;
-	const struct {
-		uint64_t start;
-		size_t n;
-		const uint8_t *bytes;
-	} ranges[] = {{0x100000, LEN_A, a}, {0x400000, LEN_B, b}};
-	for (size_t r = 0; r < 2; r++) {
-		len = 0;
-		for (uint64_t at = ranges[r].start; at + 24 <= ranges[r].start + ranges[r].n; at += 24 + (at % 7) * 8) {
-			if (!(data && at >= base && at + 24 <= base + len)) {
-				len = adac_read_ahead_get(ra, at, 24, ranges[r].start + ranges[r].n, &data, &base);
-				blocks++;
-				CHECK(base <= at && at + 24 <= base + len && len <= BLOCK);
-				CHECK(base + len <= ranges[r].start + ranges[r].n);
-			}
-			if (memcmp(data + (at - base), ranges[r].bytes + (at - ranges[r].start), 24) != 0)
-				bad++;
-		}
-	}
-	CHECK_EQ_U64(bad, 0);
-	CHECK(blocks >= 7);
-	/* A jump back, and a read where nothing is: what the target has. */
-	len = adac_read_ahead_get(ra, 0x100010, 8, 0x100000 + LEN_A, &data, &base);
-	CHECK(base == 0x100010 && len == BLOCK && memcmp(data, a + 0x10, BLOCK) == 0);
-	len = adac_read_ahead_get(ra, 0x200000, 8, 0x300000, &data, &base);
-	CHECK_EQ_U64(len, 0);
-	adac_read_ahead_free(ra);
-	adac_target_close(t);
-}
-
 /* adac_pread_full: all of a file, short at its end, and of a process's memory up to the first
  * byte that cannot be read; -1 only when not even the first could. */
 static void test_pread_full(void)
@@ -226,7 +167,6 @@ static void test_pread_full(void)
 int main(void)
 {
 	test_reads();
-	test_read_ahead();
 	test_modules_threads();
 	test_pread_full();
 	return check_report("test_target");
