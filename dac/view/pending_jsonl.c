@@ -294,6 +294,11 @@ struct jsonl {
 	struct table frames, types;
 	struct line pre;   /* type and frame lines the stack line needs, written before it */
 	struct line row;   /* the stack line */
+	struct {           /* type ids by the name's address: the runtime's names stay put while it is
+	                    * open, and a million lines name the same two or three types */
+		const char *name;
+		uint32_t id;
+	} recent_types[8];
 };
 
 /* ---- description lines ---- */
@@ -394,6 +399,11 @@ static int frame_id(struct jsonl *j, const struct desc *d, uint32_t *id, struct 
 /* The id of a type name (NULL: none, *id unset and 0 returned with *known false). */
 static int type_id(struct jsonl *j, const char *name, uint32_t *id, struct adac_error *err)
 {
+	size_t slot = ((uintptr_t)name >> 4) % (sizeof j->recent_types / sizeof j->recent_types[0]);
+	if (j->recent_types[slot].name == name) {
+		*id = j->recent_types[slot].id;
+		return 0;
+	}
 	struct desc d = {.kind = DESC_TASK, .type = name};
 	int rc = intern(&j->types, &d, id);
 	if (rc < 0)
@@ -407,6 +417,8 @@ static int type_id(struct jsonl *j, const char *name, uint32_t *id, struct adac_
 		put_str(&j->pre, name);
 		put(&j->pre, "}\n");
 	}
+	j->recent_types[slot].name = name;
+	j->recent_types[slot].id = *id;
 	return 0;
 }
 
@@ -425,18 +437,19 @@ static int put_type(struct jsonl *j, struct line *b, const char *name, struct ad
 
 /* ---- stack lines ---- */
 
-static int put_task(struct jsonl *j, struct line *b, uint64_t addr, struct adac_error *err)
+/* The task of node n (adac_pending_node_task). */
+static int put_task(struct jsonl *j, struct line *b, const struct adac_async_node *n, struct adac_error *err)
 {
-	if (!addr) {
+	struct adac_task_desc d;
+	adac_pending_node_task_desc(j->l->p, n, &d);
+	if (!d.addr) {
 		put(b, "null");
 		return 0;
 	}
-	struct adac_task_desc d;
-	adac_pending_task(j->l->p, addr, &d);
 	bool f = true;
 	put(b, "{");
 	key(b, &f, "address");
-	put_addr(b, addr);
+	put_addr(b, d.addr);
 	key(b, &f, "type");
 	if (put_type(j, b, d.type, err))
 		return -1;
@@ -510,7 +523,7 @@ static int stack_line(struct jsonl *j, const struct adac_pending_stack *st, stru
 	key(b, &f, "chain");
 	put_u64(b, st->index);
 	key(b, &f, "task");
-	if (put_task(j, b, adac_pending_node_task(p, st->segs[st->stack->count - 1].node), err))
+	if (put_task(j, b, st->segs[st->stack->count - 1].node, err))
 		return -1;
 	if (st->running) {
 		key(b, &f, "running");
