@@ -701,10 +701,15 @@ int adac_async_graph_build(const struct adac_async_scan *s, struct adac_async_gr
 			goto fail;
 		g->task_node[i] = (uint32_t)(g->node_count - 1);
 	}
-	/* Edges: task -> what its m_continuationObject resolves to (callers, compressed per node). */
+	/* Edges: task -> what its m_continuationObject resolves to (callers, compressed per node); each
+	 * awaiter's node found once, in the first pass. */
 	uint32_t *count = calloc(g->node_count ? g->node_count : 1, sizeof *count);
-	if (!count)
+	uint32_t *to_node = malloc((s->awaiter_count ? s->awaiter_count : 1) * sizeof *to_node);
+	if (!count || !to_node) {
+		free(count);
+		free(to_node);
 		goto nomem;
+	}
 	for (int pass = 0; pass < 2; pass++) {
 		if (pass == 1) {
 			size_t total = 0;
@@ -716,6 +721,7 @@ int adac_async_graph_build(const struct adac_async_scan *s, struct adac_async_gr
 			g->callers = malloc((total ? total : 1) * sizeof *g->callers);
 			if (!g->callers) {
 				free(count);
+				free(to_node);
 				goto nomem;
 			}
 			g->caller_count = total;
@@ -726,7 +732,10 @@ int adac_async_graph_build(const struct adac_async_scan *s, struct adac_async_gr
 			if (from == ADAC_SCAN_NONE)
 				continue;
 			for (uint32_t k = 0; k < t->awaiters_count; k++) {
-				uint32_t to = target_node(s, g, s->awaiters[t->awaiters_first + k]);
+				uint32_t a = t->awaiters_first + k;
+				if (pass == 0)
+					to_node[a] = target_node(s, g, s->awaiters[a]);
+				uint32_t to = to_node[a];
 				if (to == ADAC_SCAN_NONE || to == from)
 					continue;
 				if (pass == 0) {
@@ -741,6 +750,7 @@ int adac_async_graph_build(const struct adac_async_scan *s, struct adac_async_gr
 	for (size_t n = 0; n < g->node_count; n++)
 		g->nodes[n].callers_count = count[n];
 	free(count);
+	free(to_node);
 
 	/* Which nodes are fed from a frame (directly, or through tasks)? */
 	uint32_t *queue = malloc((g->node_count ? g->node_count : 1) * sizeof *queue);
