@@ -2,6 +2,9 @@
  * the object walk over them (block reads, cached MethodTable sizes). See gc_heap.h. */
 #include "runtime/gc_heap.h"
 
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -87,7 +90,8 @@ struct gc_state {
 	struct adac_gc_alloc_context *contexts;
 	size_t ncontexts, cap_contexts;
 	struct adac_addr_map mts;  /* struct mt_entry by MethodTable */
-	uint8_t *window;           /* ADAC_GC_READ_BLOCK bytes for the walk */
+	uint8_t *window;           /* ADAC_GC_READ_BLOCK bytes for the walk (its first part) */
+	pthread_mutex_t lock;      /* a split walk's shared state: mts, the target, the runtime */
 };
 
 static void free_state(void *p)
@@ -102,6 +106,7 @@ static void free_state(void *p)
 	free(s->contexts);
 	adac_addr_map_free(&s->mts);
 	free(s->window);
+	pthread_mutex_destroy(&s->lock);
 	free(s);
 }
 
@@ -131,8 +136,10 @@ static int init_state(struct adac_runtime *rt, struct gc_state **out, struct ada
 		                     ? adac_desc_global_string(d, "RuntimeProductVersionString")
 		                     : "of unknown version");
 	s = calloc(1, sizeof *s);
-	if (!s)
+	if (!s || pthread_mutex_init(&s->lock, NULL) != 0) {
+		free(s);
 		return adac_fail(err, ADAC_E_NOMEM, 0, "out of memory");
+	}
 	struct adac_field_spec specs[F_COUNT];
 	unsigned ps = adac_desc_ptr_size(d);
 	for (int i = 0; i < F_COUNT; i++) {
@@ -724,33 +731,85 @@ static int mt_lookup(struct adac_runtime *rt, struct gc_state *s, uint64_t mt, c
 	return 0;
 }
 
+/* A walk, split in parts: runs of regions, each walked by a thread of its own. */
 struct walk {
 	struct adac_runtime *rt;
 	struct gc_state *s;
 	const struct adac_gc_info *info;
 	adac_gc_object_cb cb;
-	void *ctx;
-	struct adac_gc_walk_report *rep;
-	uint64_t win_base;   /* target address of window[0] */
-	size_t win_len;      /* bytes valid in the window */
 	uint32_t header;     /* bytes needed to size an object: MT and the component count */
+	bool split;          /* parts run at once: the shared state (s->mts, the target) under s->lock */
+	atomic_bool stop;    /* a callback stopped the walk, or a part failed for good */
 };
+
+struct walk_part {
+	struct walk *w;
+	void *ctx;                      /* the callback's context for this part */
+	size_t first, end;              /* its regions: [first, end) */
+	uint8_t *window;                /* ADAC_GC_READ_BLOCK bytes */
+	uint64_t win_base;              /* target address of window[0] */
+	size_t win_len;                 /* bytes valid in the window */
+	struct adac_addr_map mts;       /* split: the MT entries this part met, copied from s->mts */
+	struct adac_gc_walk_report rep; /* this part's counts and region errors */
+	size_t cap_errors;
+	int rc;                         /* -1: the walk cannot go on (err: out of memory, a cap) */
+	struct adac_error err;
+};
+
+/* The entry of mt: from the shared cache, or in a split walk this part's copy of it. */
+static int part_mt(struct walk_part *p, uint64_t mt, const struct mt_entry **out, struct adac_error *err)
+{
+	struct walk *w = p->w;
+	if (!w->split)
+		return mt_lookup(w->rt, w->s, mt, out, err);
+	if ((*out = adac_addr_map_find(&p->mts, mt)))
+		return 0;
+	const struct mt_entry *shared;
+	pthread_mutex_lock(&w->s->lock);
+	int rc = mt_lookup(w->rt, w->s, mt, &shared, err);
+	struct mt_entry e = rc ? (struct mt_entry){0} : *shared;
+	pthread_mutex_unlock(&w->s->lock);
+	if (rc)
+		return -1;
+	struct mt_entry *slot = adac_addr_map_get(&p->mts, mt, sizeof e, NULL);
+	if (!slot)
+		return adac_fail(err, ADAC_E_NOMEM, 0, "out of memory");
+	*slot = e;
+	*out = slot;
+	return 0;
+}
+
+/* Up to len bytes at addr into the part's window: in a split walk through the target's concurrent
+ * read, and what that misses through the ordinary one, under the lock. */
+static size_t part_read(struct walk_part *p, uint64_t addr, size_t len)
+{
+	struct walk *w = p->w;
+	if (!w->split)
+		return adac_read_upto(w->rt->t, addr, p->window, len);
+	size_t got = adac_read_concurrent(w->rt->t, addr, p->window, len);
+	if (got < len) {
+		pthread_mutex_lock(&w->s->lock);
+		got = adac_read_upto(w->rt->t, addr, p->window, len);
+		pthread_mutex_unlock(&w->s->lock);
+	}
+	return got;
+}
 
 /* Makes [addr, addr + need) available in the window, reading up to ADAC_GC_READ_BLOCK bytes (not
  * past end) from addr. */
-static int window_at(struct walk *w, uint64_t addr, uint64_t end, size_t need, struct adac_error *err)
+static int window_at(struct walk_part *p, uint64_t addr, uint64_t end, size_t need, struct adac_error *err)
 {
-	if (addr >= w->win_base && addr + need <= w->win_base + w->win_len)
+	if (addr >= p->win_base && addr + need <= p->win_base + p->win_len)
 		return 0;
 	uint64_t want = end - addr;
 	if (want > ADAC_GC_READ_BLOCK)
 		want = ADAC_GC_READ_BLOCK;
 	if (want < need)
 		want = need;
-	size_t got = adac_read_upto(w->rt->t, addr, w->s->window, (size_t)want);
-	w->rep->bytes_read += got;
-	w->win_base = addr;
-	w->win_len = got;
+	size_t got = part_read(p, addr, (size_t)want);
+	p->rep.bytes_read += got;
+	p->win_base = addr;
+	p->win_len = got;
 	if (got < need)
 		return adac_fail(err, ADAC_E_READ, addr + got, "cannot read the object at 0x%llx (got %zu of %zu bytes)",
 		                 (unsigned long long)addr, got, need);
@@ -759,11 +818,14 @@ static int window_at(struct walk *w, uint64_t addr, uint64_t end, size_t need, s
 
 static uint64_t align_up(uint64_t v, uint64_t a) { return (v + a - 1) & ~(a - 1); }
 
-/* Walks one region; 1 when the callback stopped the walk, 0 at the region's end, -1 with err at a
- * bad object (*objects says how many came before it). */
-static int walk_region(struct walk *w, const struct adac_gc_region *r, uint64_t *objects, struct adac_error *err)
+/* Walks one region; 1 when the walk stopped, 0 at the region's end, -1 with err at a bad object
+ * (*objects says how many came before it). */
+static int walk_region(struct walk_part *part, const struct adac_gc_region *r, uint64_t *objects,
+                       struct adac_error *err)
 {
+	struct walk *w = part->w;
 	const struct adac_gc_info *info = w->info;
+	struct adac_gc_walk_report *rep = &part->rep;
 	unsigned ps = info->ptr_size;
 	*objects = 0;
 	if (r->mem % ps)
@@ -775,8 +837,8 @@ static int walk_region(struct walk *w, const struct adac_gc_region *r, uint64_t 
 	if (r->reserved > r->mem && r->end > r->reserved)
 		return adac_fail(err, ADAC_E_CORRUPT, r->end, "objects end at 0x%llx, past the reserved end 0x%llx",
 		                 (unsigned long long)r->end, (unsigned long long)r->reserved);
-	w->rep->regions_walked++;
-	w->rep->bytes_scanned += r->end - r->mem;
+	rep->regions_walked++;
+	rep->bytes_scanned += r->end - r->mem;
 	/* LOH and POH objects are 8-byte aligned on every target (AlignQword). */
 	uint64_t align = (r->kind == ADAC_GC_LOH || r->kind == ADAC_GC_POH) ? 8 : ps;
 	uint64_t ctx_skip = align_up(info->min_object_size, align);
@@ -801,21 +863,21 @@ static int walk_region(struct walk *w, const struct adac_gc_region *r, uint64_t 
 					                 (unsigned long long)obj, (unsigned long long)ctxs[ci].limit);
 				obj = next;
 				ci++;
-				w->rep->contexts_skipped++;
+				rep->contexts_skipped++;
 				continue;
 			}
 		}
 		if (r->end - obj < w->header)
 			return adac_fail(err, ADAC_E_CORRUPT, obj, "object 0x%llx: only %llu bytes left before the end 0x%llx",
 			                 (unsigned long long)obj, (unsigned long long)(r->end - obj), (unsigned long long)r->end);
-		if (window_at(w, obj, r->end, w->header, err))
+		if (window_at(part, obj, r->end, w->header, err))
 			return -1;
-		const uint8_t *p = w->s->window + (obj - w->win_base);
+		const uint8_t *p = part->window + (obj - part->win_base);
 		uint64_t mt = adac_object_mt_of(w->s->object, get_ptr(p, w->s->object->mt_offset, ps));
 		if (mt == 0)
 			return adac_fail(err, ADAC_E_CORRUPT, obj, "object 0x%llx has a null MethodTable", (unsigned long long)obj);
 		if (mt != last_mt) {
-			if (mt_lookup(w->rt, w->s, mt, &e, err)) {
+			if (part_mt(part, mt, &e, err)) {
 				adac_error_wrap(err, "object 0x%llx: ", (unsigned long long)obj);
 				return -1;
 			}
@@ -835,10 +897,10 @@ static int walk_region(struct walk *w, const struct adac_gc_region *r, uint64_t 
 			                 (unsigned long long)obj, (unsigned long long)mt, (unsigned long long)size,
 			                 (unsigned long long)r->end);
 		if (mt == info->free_mt) {
-			w->rep->free_objects++;
-			w->rep->free_bytes += size;
+			rep->free_objects++;
+			rep->free_bytes += size;
 		} else {
-			size_t avail = w->win_len - (size_t)(obj - w->win_base);
+			size_t avail = part->win_len - (size_t)(obj - part->win_base);
 			struct adac_gc_object o = {
 				.addr = obj,
 				.mt = mt,
@@ -849,19 +911,124 @@ static int walk_region(struct walk *w, const struct adac_gc_region *r, uint64_t 
 				.data = p,
 				.data_len = avail < extent ? avail : (size_t)extent,
 			};
-			w->rep->objects++;
-			w->rep->object_bytes += size;
+			rep->objects++;
+			rep->object_bytes += size;
 			(*objects)++;
-			if (w->cb && w->cb(w->ctx, &o))
+			if (w->split && atomic_load_explicit(&w->stop, memory_order_relaxed))
 				return 1;
+			if (w->cb && w->cb(part->ctx, &o)) {
+				atomic_store(&w->stop, true);
+				return 1;
+			}
 		}
 		obj += extent;
 	}
 	return 0;
 }
 
-int adac_gc_walk(struct adac_runtime *rt, adac_gc_object_cb cb, void *ctx, struct adac_gc_walk_report *rep,
-                 struct adac_error *err)
+/* Walks the part's regions, keeping each region's failure in its report. */
+static void *walk_part(void *arg)
+{
+	struct walk_part *p = arg;
+	struct walk *w = p->w;
+	for (size_t i = p->first; i < p->end; i++) {
+		const struct adac_gc_region *reg = &w->info->regions[i];
+		struct adac_error rerr = {0};
+		uint64_t objects;
+		p->win_base = p->win_len = 0;
+		int wr = walk_region(p, reg, &objects, &rerr);
+		if (wr > 0) {
+			p->rep.stopped = true;
+			break;
+		}
+		if (wr == 0)
+			continue;
+		if (rerr.code == ADAC_E_NOMEM || rerr.code == ADAC_E_LIMIT) {
+			adac_error_copy(&p->err, &rerr);
+			p->rc = -1;
+			atomic_store(&w->stop, true);
+			break;
+		}
+		adac_error_wrap(&rerr, "heap %u %s region 0x%llx: ", reg->heap, adac_gc_kind_name(reg->kind),
+		                (unsigned long long)reg->addr);
+		if (grow((void **)&p->rep.errors, &p->cap_errors, p->rep.error_count + 1, sizeof *p->rep.errors, &p->err)) {
+			p->rc = -1;
+			atomic_store(&w->stop, true);
+			break;
+		}
+		p->rep.errors[p->rep.error_count++] = (struct adac_gc_region_error){reg, objects, rerr};
+	}
+	return NULL;
+}
+
+static uint64_t region_bytes(const struct adac_gc_region *r) { return r->end > r->mem ? r->end - r->mem : 0; }
+
+/* Cuts the regions into `parts` runs of about equal bytes: part k ends at the region whose middle
+ * is past k + 1 parts' share. */
+static void split_regions(const struct adac_gc_info *info, struct walk_part *part, unsigned parts)
+{
+	uint64_t total = 0, done = 0;
+	for (size_t i = 0; i < info->region_count; i++)
+		total += region_bytes(&info->regions[i]);
+	size_t i = 0;
+	for (unsigned k = 0; k < parts; k++) {
+		part[k].first = i;
+		uint64_t upto = total / parts * (k + 1);
+		while (i < info->region_count && (k + 1 == parts || done + region_bytes(&info->regions[i]) / 2 <= upto))
+			done += region_bytes(&info->regions[i++]);
+		part[k].end = i;
+	}
+}
+
+/* Adds part's report to r: counts, then its region errors (parts come in region order). */
+static int merge_report(struct adac_gc_walk_report *r, size_t *cap_errors, struct walk_part *part,
+                        struct adac_error *err)
+{
+	const struct adac_gc_walk_report *p = &part->rep;
+	r->objects += p->objects;
+	r->object_bytes += p->object_bytes;
+	r->free_objects += p->free_objects;
+	r->free_bytes += p->free_bytes;
+	r->contexts_skipped += p->contexts_skipped;
+	r->regions_walked += p->regions_walked;
+	r->bytes_scanned += p->bytes_scanned;
+	r->bytes_read += p->bytes_read;
+	r->stopped |= p->stopped;
+	if (!p->error_count)
+		return 0;
+	if (grow((void **)&r->errors, cap_errors, r->error_count + p->error_count, sizeof *r->errors, err))
+		return -1;
+	memcpy(r->errors + r->error_count, p->errors, p->error_count * sizeof *p->errors);
+	r->error_count += p->error_count;
+	return 0;
+}
+
+unsigned adac_gc_walk_parts(struct adac_runtime *rt)
+{
+	const struct adac_gc_info *info = adac_gc_info(rt, NULL);
+	if (!info || info->region_count < 2 || !adac_target_concurrent_reads(rt->t))
+		return 1;
+	cpu_set_t set;
+	int cpus = sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set) : 1;
+	return cpus < 1 ? 1u : (unsigned)cpus > ADAC_GC_WALK_MAX_PARTS ? ADAC_GC_WALK_MAX_PARTS : (unsigned)cpus;
+}
+
+void adac_gc_walk_lock(struct adac_runtime *rt)
+{
+	struct gc_state *s = adac_runtime_slot(rt, ADAC_SLOT_GC);
+	if (s)
+		pthread_mutex_lock(&s->lock);
+}
+
+void adac_gc_walk_unlock(struct adac_runtime *rt)
+{
+	struct gc_state *s = adac_runtime_slot(rt, ADAC_SLOT_GC);
+	if (s)
+		pthread_mutex_unlock(&s->lock);
+}
+
+int adac_gc_walk_split(struct adac_runtime *rt, unsigned parts, adac_gc_object_cb cb, void *const ctxs[],
+                       struct adac_gc_walk_report *rep, struct adac_error *err)
 {
 	struct adac_gc_walk_report local;
 	struct adac_gc_walk_report *r = rep ? rep : &local;
@@ -870,40 +1037,56 @@ int adac_gc_walk(struct adac_runtime *rt, adac_gc_object_cb cb, void *ctx, struc
 	if (!info)
 		return -1;
 	struct gc_state *s = adac_runtime_slot(rt, ADAC_SLOT_GC);
-	if (!s->window && !(s->window = malloc(ADAC_GC_READ_BLOCK)))
-		return adac_fail(err, ADAC_E_NOMEM, 0, "out of memory for the heap read buffer");
-	struct walk w = {.rt = rt, .s = s, .info = info, .cb = cb, .ctx = ctx, .rep = r};
+	if (parts < 1 || info->region_count < 2 || !adac_target_concurrent_reads(rt->t))
+		parts = 1;
+	if (parts > ADAC_GC_WALK_MAX_PARTS)
+		parts = ADAC_GC_WALK_MAX_PARTS;
+	struct walk w = {.rt = rt, .s = s, .info = info, .cb = cb, .split = parts > 1};
+	atomic_init(&w.stop, false);
 	w.header = s->object->arr_len_off + 4;
 	if (w.header < 2 * info->ptr_size)
 		w.header = 2 * info->ptr_size;
 	if (w.header < s->object->mt_offset + info->ptr_size)
 		w.header = s->object->mt_offset + info->ptr_size;
-	size_t cap_errors = 0;
+	struct walk_part part[ADAC_GC_WALK_MAX_PARTS];
+	memset(part, 0, sizeof part);
+	split_regions(info, part, parts);
 	int rc = 0;
-	for (size_t i = 0; i < info->region_count; i++) {
-		const struct adac_gc_region *reg = &info->regions[i];
-		struct adac_error rerr = {0};
-		uint64_t objects;
-		w.win_base = w.win_len = 0;
-		int wr = walk_region(&w, reg, &objects, &rerr);
-		if (wr > 0) {
-			r->stopped = true;
-			break;
+	if (!s->window && !(s->window = malloc(ADAC_GC_READ_BLOCK)))
+		rc = adac_fail(err, ADAC_E_NOMEM, 0, "out of memory for the heap read buffer");
+	for (unsigned k = 0; k < parts && rc == 0; k++) {
+		part[k].w = &w;
+		part[k].ctx = ctxs[k];
+		part[k].window = k == 0 ? s->window : malloc(ADAC_GC_READ_BLOCK);
+		if (!part[k].window)
+			rc = adac_fail(err, ADAC_E_NOMEM, 0, "out of memory for the heap read buffer");
+	}
+	/* Part 0 on this thread; a part whose thread cannot start runs here after it. */
+	pthread_t thread[ADAC_GC_WALK_MAX_PARTS];
+	bool started[ADAC_GC_WALK_MAX_PARTS] = {false};
+	if (rc == 0) {
+		for (unsigned k = 1; k < parts; k++)
+			started[k] = pthread_create(&thread[k], NULL, walk_part, &part[k]) == 0;
+		walk_part(&part[0]);
+		for (unsigned k = 1; k < parts; k++) {
+			if (started[k])
+				pthread_join(thread[k], NULL);
+			else
+				walk_part(&part[k]);
 		}
-		if (wr == 0)
-			continue;
-		if (rerr.code == ADAC_E_NOMEM || rerr.code == ADAC_E_LIMIT) {
-			adac_error_copy(err, &rerr);
+	}
+	size_t cap_errors = 0;
+	for (unsigned k = 0; k < parts; k++) {
+		if (rc == 0 && part[k].rc) {
+			adac_error_copy(err, &part[k].err);
 			rc = -1;
-			break;
 		}
-		adac_error_wrap(&rerr, "heap %u %s region 0x%llx: ", reg->heap, adac_gc_kind_name(reg->kind),
-		                (unsigned long long)reg->addr);
-		if (grow((void **)&r->errors, &cap_errors, r->error_count + 1, sizeof *r->errors, err)) {
+		if (rc == 0 && merge_report(r, &cap_errors, &part[k], err))
 			rc = -1;
-			break;
-		}
-		r->errors[r->error_count++] = (struct adac_gc_region_error){reg, objects, rerr};
+		if (k > 0)
+			free(part[k].window);
+		adac_addr_map_free(&part[k].mts);
+		free(part[k].rep.errors);
 	}
 	r->method_tables = s->mts.used;
 	if (rc == 0 && !rep && r->error_count) {
@@ -912,11 +1095,16 @@ int adac_gc_walk(struct adac_runtime *rt, adac_gc_object_cb cb, void *ctx, struc
 			adac_error_wrap(err, "%zu regions could not be walked; first: ", r->error_count);
 		rc = -1;
 	}
-	if (!rep)
-		adac_gc_walk_report_free(r);
-	else if (rc)
+	if (!rep || rc)
 		adac_gc_walk_report_free(r);
 	return rc;
+}
+
+int adac_gc_walk(struct adac_runtime *rt, adac_gc_object_cb cb, void *ctx, struct adac_gc_walk_report *rep,
+                 struct adac_error *err)
+{
+	void *ctxs[1] = {ctx};
+	return adac_gc_walk_split(rt, 1, cb, ctxs, rep, err);
 }
 
 void adac_gc_walk_report_free(struct adac_gc_walk_report *rep)

@@ -277,6 +277,16 @@ int adac_read(struct adac_target *t, uint64_t addr, void *buf, size_t len, struc
 	                 (unsigned long long)addr, n);
 }
 
+bool adac_target_concurrent_reads(const struct adac_target *t) { return t->ops->read_concurrent != NULL; }
+
+size_t adac_read_concurrent(struct adac_target *t, uint64_t addr, void *buf, size_t len)
+{
+	if (!t->ops->read_concurrent || addr + len < addr)
+		return 0;
+	size_t got = t->ops->read_concurrent(t->impl, addr, buf, len);
+	return got < len ? got : len;
+}
+
 #define ADAC_TYPED_READ(name, type)                                                             \
 	int adac_read_##name(struct adac_target *t, uint64_t addr, type *out, struct adac_error *err) \
 	{                                                                                           \

@@ -70,6 +70,12 @@ struct adac_target_ops {
 	 * each 4 KiB page (true of processes and cores): the cache remembers it per page. */
 	int64_t (*read)(void *impl, uint64_t addr, void *buf, size_t len, struct adac_error *err);
 
+	/* Optional. As read, but safe on several threads at once, beside calls in progress (the heap
+	 * walk's parts read through it). It may get fewer bytes than read would (bytes only a core's
+	 * mapped files hold, a live process's memory before its first read): the caller then reads the
+	 * range through read. */
+	size_t (*read_concurrent)(void *impl, uint64_t addr, void *buf, size_t len);
+
 	/* Required. Calls cb once per loaded module. 0, or -1 with err set. build_id may be left empty:
 	 * target.c fills it from the ELF notes in memory. */
 	int (*modules)(void *impl, adac_module_cb cb, void *ctx, struct adac_error *err);
@@ -179,6 +185,11 @@ int adac_read_u32(struct adac_target *t, uint64_t addr, uint32_t *out, struct ad
 int adac_read_u64(struct adac_target *t, uint64_t addr, uint64_t *out, struct adac_error *err);
 /* A target pointer (4 or 8 bytes per adac_target_ptr_size), zero-extended. */
 int adac_read_ptr(struct adac_target *t, uint64_t addr, uint64_t *out, struct adac_error *err);
+
+/* ops->read_concurrent: whether the target has it, and a read through it (safe on several
+ * threads; no cache, no stop check): the bytes read from the start, 0 without it. */
+bool adac_target_concurrent_reads(const struct adac_target *t);
+size_t adac_read_concurrent(struct adac_target *t, uint64_t addr, void *buf, size_t len);
 
 /* Reads a NUL-terminated string of at most max bytes into a new heap buffer (caller frees). */
 char *adac_read_cstring(struct adac_target *t, uint64_t addr, size_t max, struct adac_error *err);

@@ -157,6 +157,21 @@ static size_t read_core_only(const struct core *c, uint64_t addr, uint8_t *buf, 
 	return n > 0 ? (size_t)n : 0;
 }
 
+/* read_concurrent: the core file's own bytes (preads are safe on several threads); those only the
+ * mapped files hold are left to core_read, which opens the files as it needs them. */
+static size_t core_read_concurrent(void *impl, uint64_t addr, void *buf, size_t len)
+{
+	const struct core *c = impl;
+	size_t done = 0;
+	while (done < len && addr + done >= addr) {
+		size_t n = read_core_only(c, addr + done, (uint8_t *)buf + done, len - done);
+		if (n == 0)
+			break;
+		done += n;
+	}
+	return done;
+}
+
 /* The core's copy of the file's first page (its ELF or PE headers, which kernel, gcore and
  * createdump cores keep); 0 when the core lacks it. */
 static size_t core_first_page(const struct core *c, const struct mapped_file *f, uint8_t page[PAGE_BYTES])
@@ -860,6 +875,7 @@ static int check_header(struct core *c, size_t *phnum, struct adac_error *err)
 static const struct adac_target_ops core_ops = {
 	.kind = "core",
 	.read = core_read,
+	.read_concurrent = core_read_concurrent,
 	.modules = core_modules,
 	.threads = core_threads,
 	.regs = core_regs,

@@ -96,6 +96,12 @@ static int64_t mem_read(void *impl, uint64_t addr, void *buf, size_t len, struct
 	return (int64_t)done;
 }
 
+/* The image is read-only once made: reads are safe on several threads. */
+static size_t mem_read_concurrent(void *impl, uint64_t addr, void *buf, size_t len)
+{
+	return (size_t)mem_read(impl, addr, buf, len, NULL);
+}
+
 static int mem_modules(void *impl, adac_module_cb cb, void *ctx, struct adac_error *err)
 {
 	(void)err;
@@ -147,6 +153,7 @@ static void mem_close(void *impl)
 static const struct adac_target_ops mem_ops = {
 	.kind = "memory",
 	.read = mem_read,
+	.read_concurrent = mem_read_concurrent,
 	.modules = mem_modules,
 	.threads = mem_threads,
 	.regs = mem_regs,

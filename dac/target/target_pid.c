@@ -347,6 +347,19 @@ static int64_t snap_read(struct ptarget *p, uint64_t addr, uint8_t *out, size_t 
 	return (int64_t)done;
 }
 
+/* read_concurrent: the copy once released, else /proc/<pid>/mem once pid_read opened it (preads are
+ * safe on several threads); what they miss is left to pid_read. */
+static size_t pid_read_concurrent(void *impl, uint64_t addr, void *buf, size_t len)
+{
+	struct ptarget *p = impl;
+	if (p->released)
+		return (size_t)snap_read(p, addr, buf, len);
+	if (p->mem_fd < 0 || addr > (uint64_t)INT64_MAX)
+		return 0;
+	int64_t got = adac_pread_full(p->mem_fd, buf, len, addr);
+	return got > 0 ? (size_t)got : 0;
+}
+
 static int64_t pid_read(void *impl, uint64_t addr, void *buf, size_t len, struct adac_error *err)
 {
 	struct ptarget *p = impl;
@@ -873,6 +886,7 @@ static int copy_and_release(struct ptarget *p, struct adac_error *err)
 static const struct adac_target_ops pid_ops = {
 	.kind = "pid",
 	.read = pid_read,
+	.read_concurrent = pid_read_concurrent,
 	.modules = pid_modules,
 	.threads = pid_threads,
 	.regs = pid_regs,

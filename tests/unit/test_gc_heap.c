@@ -314,6 +314,27 @@ static int collect(void *ctx, const struct adac_gc_object *o)
 	return stop_after && nseen >= stop_after;
 }
 
+/* A split walk's part: its objects, in the order it met them. */
+struct part_seen {
+	struct obj *v;
+	size_t n, cap;
+	unsigned data_mismatches;
+};
+
+static int collect_part(void *ctx, const struct adac_gc_object *o)
+{
+	struct part_seen *p = ctx;
+	if (p->n == p->cap) {
+		p->cap = p->cap ? p->cap * 2 : 256;
+		p->v = realloc(p->v, p->cap * sizeof *p->v);
+	}
+	p->v[p->n++] = (struct obj){o->addr, o->mt, o->size, o->extent, o->generation};
+	size_t n = o->data_len < 16 ? o->data_len : 16;
+	if (o->data_len < 16 || memcmp(o->data, at(o->addr, n), n) != 0)
+		p->data_mismatches++;
+	return 0;
+}
+
 static void reset_walk(void)
 {
 	free(seen);
@@ -607,6 +628,47 @@ static void test_wks_regions(void)
 	CHECK(rc == 0);
 	CHECK_EQ_U64(rep.objects, nexpected);
 	adac_gc_walk_report_free(&rep);
+
+	/* Split in parts walked at once: the parts' objects end to end are the walk's, the report is
+	 * the same, region errors in region order. */
+	CHECK(adac_gc_walk_parts(rt) >= 1);
+	for (unsigned parts = 2; parts <= ADAC_GC_WALK_MAX_PARTS; parts++) {
+		struct part_seen got[ADAC_GC_WALK_MAX_PARTS];
+		void *ctxs[ADAC_GC_WALK_MAX_PARTS];
+		memset(got, 0, sizeof got);
+		for (unsigned k = 0; k < parts; k++)
+			ctxs[k] = &got[k];
+		rc = adac_gc_walk_split(rt, parts, collect_part, ctxs, &rep, &err);
+		CHECK(rc == 0);
+		reset_walk();
+		unsigned nonempty = 0;
+		for (unsigned k = 0; k < parts; k++) {
+			nonempty += got[k].n > 0;
+			data_mismatches += got[k].data_mismatches;
+			for (size_t i = 0; i < got[k].n; i++) {
+				if (nseen == cap_seen) {
+					cap_seen = cap_seen ? cap_seen * 2 : 256;
+					seen = realloc(seen, cap_seen * sizeof *seen);
+				}
+				seen[nseen++] = got[k].v[i];
+			}
+			free(got[k].v);
+		}
+		check_objects("split walk");
+		CHECK(nonempty >= 2); /* most bytes are in the last region: at most two parts get some */
+		CHECK_EQ_U64(rep.objects, nexpected);
+		CHECK_EQ_U64(rep.free_objects, 1 + h.big_free);
+		CHECK_EQ_U64(rep.contexts_skipped, 1);
+		CHECK_EQ_U64(rep.regions_walked, 11);
+		CHECK_EQ_U64(rep.bytes_scanned, scanned);
+		CHECK_EQ_U64(rep.error_count, 3);
+		if (rep.error_count == 3) {
+			CHECK(rep.errors[0].region->addr == SEG(2) && rep.errors[0].objects_before == 1);
+			CHECK(rep.errors[1].region->addr == SEG(3) && rep.errors[2].region->addr == SEG(4));
+			CHECK_ERR(-1, &rep.errors[0].err, ADAC_E_CORRUPT, "has a null MethodTable");
+		}
+		adac_gc_walk_report_free(&rep);
+	}
 
 	reset_walk();
 	reset_expected();
