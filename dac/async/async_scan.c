@@ -57,10 +57,25 @@ struct scan_ctx {
 	uint32_t next_off;          /* Continuation.Next, from the object */
 	uint64_t sem_mt;            /* System.Threading.SemaphoreSlim, 0 when not loaded or not found */
 	const struct adac_task_layout *task;
-	size_t cont_cap, task_cap, sem_cap;
 	const struct adac_gc_info *info;
 	uint64_t total_bytes;       /* of the regions, for progress */
-	struct adac_error fail;     /* out of memory (ends the walk) */
+	unsigned parts;             /* of the heap walk */
+	const struct scan_part *first; /* the part that reports progress */
+};
+
+/* What one part of the heap walk (a thread's run of regions) found, in address order: the parts'
+ * finds put end to end are the whole heap's. */
+struct scan_part {
+	struct scan_ctx *c;
+	struct adac_addr_map verdicts;   /* the verdicts this part met, copied from c->verdicts */
+	struct adac_scan_cont *conts;
+	size_t cont_count, cont_cap;
+	struct adac_scan_task *tasks;
+	size_t task_count, task_cap;
+	struct adac_scan_semaphore *semaphores;
+	size_t semaphore_count, sem_cap;
+	uint64_t objects, tasks_seen, tasks_completed, boxes_seen;
+	struct adac_error fail;          /* out of memory or a cap (ends the walk) */
 };
 
 static enum mt_kind classify(struct scan_ctx *c, uint64_t mt)
@@ -87,13 +102,31 @@ static enum mt_kind classify(struct scan_ctx *c, uint64_t mt)
 	return kind;
 }
 
-/* A pointer field of the object: from the walk's bytes, else from the target. */
+/* The verdict on mt for a part of the walk: its own copy, else the shared one (under the walk's
+ * lock: the other parts run at once). */
+static enum mt_kind part_classify(struct scan_part *part, uint64_t mt)
+{
+	struct mt_verdict *v = adac_addr_map_find(&part->verdicts, mt);
+	if (v)
+		return (enum mt_kind)v->kind;
+	adac_gc_walk_lock(part->c->rt);
+	enum mt_kind kind = classify(part->c, mt);
+	adac_gc_walk_unlock(part->c->rt);
+	if (kind != MT_UNKNOWN && (v = verdict_slot(&part->verdicts, mt)))
+		v->kind = (uint8_t)kind;
+	return kind;
+}
+
+/* A pointer field of the object: from the walk's bytes, else from the target (under the walk's
+ * lock). */
 static uint64_t obj_ptr(struct scan_ctx *c, const struct adac_gc_object *o, uint32_t off)
 {
 	if ((size_t)off + c->ps <= o->data_len)
 		return c->ps == 8 ? adac_get_u64(o->data, off) : adac_get_u32(o->data, off);
 	uint64_t v = 0;
+	adac_gc_walk_lock(c->rt);
 	adac_read_ptr(c->rt->t, o->addr + off, &v, NULL);
+	adac_gc_walk_unlock(c->rt);
 	return v;
 }
 
@@ -102,7 +135,9 @@ static uint32_t obj_u32(struct scan_ctx *c, const struct adac_gc_object *o, uint
 	if ((size_t)off + 4 <= o->data_len)
 		return adac_get_u32(o->data, off);
 	uint32_t v = 0;
+	adac_gc_walk_lock(c->rt);
 	adac_read_u32(c->rt->t, o->addr + off, &v, NULL);
+	adac_gc_walk_unlock(c->rt);
 	return v;
 }
 
@@ -121,18 +156,18 @@ static int grow(void **p, size_t *cap, size_t need, size_t elem)
 	return 0;
 }
 
-/* Room for one more kept object in *arr (count kept so far): 0, or 1 with c->fail set (the
+/* Room for one more kept object in *arr (count kept so far): 0, or 1 with part->fail set (the
  * ADAC_MAX_KEPT_OBJECTS cap, naming `what`, or out of memory): the walk ends. */
-static int keep(struct scan_ctx *c, void **arr, size_t count, size_t *cap, size_t elem, uint64_t addr,
+static int keep(struct scan_part *part, void **arr, size_t count, size_t *cap, size_t elem, uint64_t addr,
                 const char *what)
 {
 	if (count >= ADAC_MAX_KEPT_OBJECTS) {
-		adac_fail(&c->fail, ADAC_E_LIMIT, addr, "more than %llu %s on the heap",
+		adac_fail(&part->fail, ADAC_E_LIMIT, addr, "more than %llu %s on the heap",
 		          (unsigned long long)ADAC_MAX_KEPT_OBJECTS, what);
 		return 1;
 	}
 	if (grow(arr, cap, count + 1, elem)) {
-		adac_fail(&c->fail, ADAC_E_NOMEM, 0, "out of memory collecting %s", what);
+		adac_fail(&part->fail, ADAC_E_NOMEM, 0, "out of memory collecting %s", what);
 		return 1;
 	}
 	return 0;
@@ -140,46 +175,53 @@ static int keep(struct scan_ctx *c, void **arr, size_t count, size_t *cap, size_
 
 static int on_object(void *ctx, const struct adac_gc_object *o)
 {
-	struct scan_ctx *c = ctx;
-	struct adac_async_scan *s = c->scan;
-	s->objects++;
-	if (c->progress && c->progress->report && s->objects % PROGRESS_EVERY == 0) {
+	struct scan_part *part = ctx;
+	struct scan_ctx *c = part->c;
+	part->objects++;
+	if (part == c->first && c->progress && c->progress->report && part->objects % PROGRESS_EVERY == 0) {
+		/* The first part reports for all: the parts are of about equal bytes. */
 		uint64_t done = o->addr - o->region->mem;
 		for (const struct adac_gc_region *r = c->info->regions; r < o->region; r++)
 			done += r->end > r->mem ? r->end - r->mem : 0;
-		c->progress->report(c->progress->ctx, "scanning the heap", done, c->total_bytes);
+		done *= c->parts;
+		adac_gc_walk_lock(c->rt);
+		c->progress->report(c->progress->ctx, "scanning the heap", done < c->total_bytes ? done : c->total_bytes,
+		                    c->total_bytes);
+		adac_gc_walk_unlock(c->rt);
 	}
-	enum mt_kind kind = classify(c, o->mt);
+	enum mt_kind kind = part_classify(part, o->mt);
 	if (kind == MT_CONT) {
-		if (keep(c, (void **)&s->conts, s->cont_count, &c->cont_cap, sizeof *s->conts, o->addr, "continuations"))
+		if (keep(part, (void **)&part->conts, part->cont_count, &part->cont_cap, sizeof *part->conts, o->addr,
+		         "continuations"))
 			return 1;
-		s->conts[s->cont_count++] = (struct adac_scan_cont){
+		part->conts[part->cont_count++] = (struct adac_scan_cont){
 			.addr = o->addr, .mt = o->mt, .next = obj_ptr(c, o, c->next_off), .chain = ADAC_SCAN_NONE};
 		return 0;
 	}
 	if (kind == MT_SEMAPHORE) {
-		if (keep(c, (void **)&s->semaphores, s->semaphore_count, &c->sem_cap, sizeof *s->semaphores, o->addr,
-		         "SemaphoreSlims"))
+		if (keep(part, (void **)&part->semaphores, part->semaphore_count, &part->sem_cap, sizeof *part->semaphores,
+		         o->addr, "SemaphoreSlims"))
 			return 1;
-		s->semaphores[s->semaphore_count++] = (struct adac_scan_semaphore){o->addr, o->mt};
+		part->semaphores[part->semaphore_count++] = (struct adac_scan_semaphore){o->addr, o->mt};
 		return 0;
 	}
 	if (kind != MT_TASK && kind != MT_BOX)
 		return 0;
-	s->tasks_seen++;
+	part->tasks_seen++;
 	if (kind == MT_BOX)
-		s->boxes_seen++;
+		part->boxes_seen++;
 	uint32_t flags = obj_u32(c, o, c->task->state_flags_off);
 	if (flags & ADAC_TASK_COMPLETED_MASK) {
-		s->tasks_completed++;
+		part->tasks_completed++;
 		return 0;
 	}
 	uint64_t state = obj_ptr(c, o, c->task->state_object_off), cont = obj_ptr(c, o, c->task->continuation_object_off);
 	if (kind == MT_TASK && !state && !cont)
 		return 0;
-	if (keep(c, (void **)&s->tasks, s->task_count, &c->task_cap, sizeof *s->tasks, o->addr, "pending tasks"))
+	if (keep(part, (void **)&part->tasks, part->task_count, &part->task_cap, sizeof *part->tasks, o->addr,
+	         "pending tasks"))
 		return 1;
-	s->tasks[s->task_count++] = (struct adac_scan_task){
+	part->tasks[part->task_count++] = (struct adac_scan_task){
 		.addr = o->addr,
 		.mt = o->mt,
 		.state_object = state,
@@ -190,6 +232,65 @@ static int on_object(void *ctx, const struct adac_gc_object *o)
 		.task_id = c->task->has_task_id ? obj_u32(c, o, c->task->task_id_off) : 0,
 	};
 	return 0;
+}
+
+/* Puts n records of `elem` bytes after the *count in *arr (realloc'd); the first part's array is
+ * taken as it is. -1 when memory runs out. */
+static int append(void **arr, size_t *count, void *more, size_t n, size_t elem)
+{
+	if (!*arr) {
+		*arr = more;
+		*count = n;
+		return 0;
+	}
+	if (n) {
+		void *p = realloc(*arr, (*count + n) * elem);
+		if (!p)
+			return -1;
+		memcpy((char *)p + *count * elem, more, n * elem);
+		*arr = p;
+		*count += n;
+	}
+	free(more);
+	return 0;
+}
+
+/* The parts' finds, end to end, into the scan: 0, or -1 with err (the first part's failure, a cap
+ * the parts reach together, out of memory). Frees the parts. */
+static int merge_parts(struct scan_ctx *c, struct scan_part *parts, unsigned n, struct adac_error *err)
+{
+	struct adac_async_scan *s = c->scan;
+	int rc = 0;
+	for (unsigned k = 0; k < n; k++) {
+		struct scan_part *p = &parts[k];
+		if (rc == 0 && adac_failed(&p->fail)) {
+			adac_error_copy(err, &p->fail);
+			rc = -1;
+		}
+		if (rc == 0 && (s->cont_count + p->cont_count > ADAC_MAX_KEPT_OBJECTS ||
+		                s->task_count + p->task_count > ADAC_MAX_KEPT_OBJECTS))
+			rc = adac_fail(err, ADAC_E_LIMIT, 0, "more than %llu continuations or pending tasks on the heap",
+			               (unsigned long long)ADAC_MAX_KEPT_OBJECTS);
+		if (rc == 0 && (append((void **)&s->conts, &s->cont_count, p->conts, p->cont_count, sizeof *s->conts) ||
+		                append((void **)&s->tasks, &s->task_count, p->tasks, p->task_count, sizeof *s->tasks) ||
+		                append((void **)&s->semaphores, &s->semaphore_count, p->semaphores, p->semaphore_count,
+		                       sizeof *s->semaphores)))
+			rc = adac_fail(err, ADAC_E_NOMEM, 0, "out of memory collecting continuations");
+		if (rc == 0) {
+			p->conts = NULL;
+			p->tasks = NULL;
+			p->semaphores = NULL;
+			s->objects += p->objects;
+			s->tasks_seen += p->tasks_seen;
+			s->tasks_completed += p->tasks_completed;
+			s->boxes_seen += p->boxes_seen;
+		}
+		free(p->conts);
+		free(p->tasks);
+		free(p->semaphores);
+		adac_addr_map_free(&p->verdicts);
+	}
+	return rc;
 }
 
 /* ---- layouts ----------------------------------------------------------------------------------- */
@@ -556,12 +657,21 @@ int adac_async_scan(struct adac_runtime *rt, const struct adac_scan_progress *pr
 		return -1;
 	for (size_t i = 0; i < info->region_count; i++)
 		c.total_bytes += info->regions[i].end > info->regions[i].mem ? info->regions[i].end - info->regions[i].mem : 0;
-	int rc = adac_gc_walk(rt, on_object, &c, &s->walk, err);
-	adac_addr_map_free(&c.verdicts);
-	if (rc == 0 && adac_failed(&c.fail)) {
-		adac_error_copy(err, &c.fail);
-		rc = -1;
+	/* The walk's parts run at once, each keeping what it finds; put end to end, their finds are in
+	 * address order. */
+	struct scan_part parts[ADAC_GC_WALK_MAX_PARTS];
+	void *ctxs[ADAC_GC_WALK_MAX_PARTS];
+	memset(parts, 0, sizeof parts);
+	c.parts = adac_gc_walk_parts(rt);
+	c.first = &parts[0];
+	for (unsigned k = 0; k < c.parts; k++) {
+		parts[k].c = &c;
+		ctxs[k] = &parts[k];
 	}
+	int rc = adac_gc_walk_split(rt, c.parts, on_object, ctxs, &s->walk, err);
+	if (merge_parts(&c, parts, c.parts, err)) /* (a walk's failure came first and stays) */
+		rc = -1;
+	adac_addr_map_free(&c.verdicts);
 	if (rc) {
 		adac_async_scan_free(s);
 		return -1;

@@ -33,6 +33,7 @@ struct dump {
 	json_t *objects;            /* --json object list, or NULL */
 	struct adac_type_filter type; /* opt->type in every spelling */
 	uint64_t shown, shown_bytes;
+	bool count_only;            /* --stat: count per MT; the type filter and the totals come after */
 	struct adac_error fail;     /* out of memory inside the callback */
 };
 
@@ -102,6 +103,11 @@ static int on_object(void *ctx, const struct adac_gc_object *o)
 		adac_fail(&d->fail, ADAC_E_NOMEM, 0, "out of memory counting objects");
 		return 1;
 	}
+	if (d->count_only) {
+		st->count++;
+		st->bytes += o->size;
+		return 0;
+	}
 	if (opt->type) {
 		if (st->match < 0)
 			st->match = adac_type_filter_match(&d->type, name_of(d, st));
@@ -125,6 +131,33 @@ static int on_object(void *ctx, const struct adac_gc_object *o)
 	} else {
 		adac_print(d->out, "0x%016llx 0x%016llx %12llu\n", (unsigned long long)o->addr, (unsigned long long)o->mt,
 		           (unsigned long long)o->size);
+	}
+	return 0;
+}
+
+/* --stat: the parts' counts added into d's, then the type filter and the totals, per MT. */
+static int add_counts(struct dump *d, struct dump *part, unsigned parts)
+{
+	for (unsigned k = 1; k < parts; k++) {
+		for (size_t i = 0; i < part[k].stats.cap; i++) {
+			const struct mt_stat *from = adac_addr_map_slot(&part[k].stats, i);
+			struct mt_stat *st = from ? stat_get(&d->stats, from->mt) : NULL;
+			if (from && !st)
+				return adac_fail(&d->fail, ADAC_E_NOMEM, 0, "out of memory counting objects");
+			if (st) {
+				st->count += from->count;
+				st->bytes += from->bytes;
+			}
+		}
+	}
+	for (size_t i = 0; i < d->stats.cap; i++) {
+		struct mt_stat *st = adac_addr_map_slot(&d->stats, i);
+		if (!st)
+			continue;
+		if (d->opt->type && !adac_type_filter_match(&d->type, name_of(d, st)))
+			st->count = 0; /* not shown */
+		d->shown += st->count;
+		d->shown_bytes += st->count ? st->bytes : 0;
 	}
 	return 0;
 }
@@ -191,9 +224,25 @@ int adac_heap_print(struct adac_runtime *rt, const struct adac_heap_opts *opt, s
 		json_decref(d.objects);
 		return -1;
 	}
+	/* --stat only counts per type: the walk's parts count apart, at once, and their counts add up.
+	 * A listing is printed in address order, by one part. */
+	d.count_only = opt->stat;
+	unsigned parts = opt->stat ? adac_gc_walk_parts(rt) : 1;
+	struct dump part[ADAC_GC_WALK_MAX_PARTS];
+	void *ctxs[ADAC_GC_WALK_MAX_PARTS] = {&d};
+	for (unsigned k = 1; k < parts; k++) {
+		part[k] = (struct dump){.rt = rt, .opt = opt, .count_only = true};
+		ctxs[k] = &part[k];
+	}
 	clock_gettime(CLOCK_MONOTONIC, &t0);
-	int rc = adac_gc_walk(rt, on_object, &d, &rep, err);
+	int rc = adac_gc_walk_split(rt, parts, on_object, ctxs, &rep, err);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
+	for (unsigned k = 1; k < parts; k++)
+		adac_error_copy(&d.fail, &part[k].fail);
+	if (rc == 0 && d.count_only && !adac_failed(&d.fail))
+		add_counts(&d, part, parts);
+	for (unsigned k = 1; k < parts; k++)
+		adac_addr_map_free(&part[k].stats);
 	adac_type_filter_free(&d.type);
 	double walk_seconds = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
 	if (rc == 0 && adac_failed(&d.fail)) {
