@@ -2,7 +2,8 @@
  * runtime's descriptor, its GC data (heaps, generation tables, region lists, allocation contexts)
  * and the regions' objects and MethodTables. adac_gc_info must list its regions sorted; every
  * object the walk yields must lie in its region, after the one before, with a size of at least the
- * minimum object size; the report must count what was yielded. Then the GC's roots outside the heap
+ * minimum object size; the report must count what was yielded; split in two parts walked at once,
+ * it must yield the same (adac_gc_walk_split). Then the GC's roots outside the heap
  * (runtime/gc_handles.c): every handle of the handle tables (a held object, a type the tables
  * number, a secondary only for the types that have one, no more than ADAC_MAX_GC_HANDLES) and the
  * finalization queue's ready lists (objects); a failure of either has a code and a message. Then
@@ -51,6 +52,29 @@ static int check_object(void *ctx, const struct adac_gc_object *o)
 	w->next = o->addr + o->extent;
 	w->objects++;
 	return 0;
+}
+
+/* The walk split in two parts, at once: each part in order, and together what the whole walk
+ * (rep) yielded, with the same region errors. */
+static void check_split(struct adac_runtime *rt, const struct adac_gc_walk_report *rep)
+{
+	const struct adac_gc_info *info = adac_gc_info(rt, NULL);
+	struct walk part[2] = {{info, NULL, 0, 0}, {info, NULL, 0, 0}};
+	void *ctxs[2] = {&part[0], &part[1]};
+	struct adac_gc_walk_report split = {0};
+	struct adac_error err = {0};
+	if (adac_gc_walk_split(rt, 2, check_object, ctxs, &split, &err) != 0)
+		__builtin_trap(); /* the whole walk got through */
+	if (split.objects != rep->objects || part[0].objects + part[1].objects != rep->objects ||
+	    split.free_objects != rep->free_objects || split.regions_walked != rep->regions_walked ||
+	    split.error_count != rep->error_count)
+		__builtin_trap();
+	for (size_t i = 0; i < split.error_count; i++)
+		if (split.errors[i].region != rep->errors[i].region || split.errors[i].err.code != rep->errors[i].err.code)
+			__builtin_trap();
+	if (part[0].region && part[1].region && part[0].region >= part[1].region)
+		__builtin_trap(); /* the first part's regions come first */
+	adac_gc_walk_report_free(&split);
 }
 
 struct roots {
@@ -115,6 +139,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			for (size_t i = 0; i < rep.error_count; i++)
 				if (rep.errors[i].err.code == ADAC_E_OK || rep.errors[i].err.msg[0] == '\0')
 					__builtin_trap();
+			check_split(rt, &rep);
 		} else if (err.code == ADAC_E_OK || err.msg[0] == '\0') {
 			__builtin_trap();
 		}
