@@ -31,8 +31,6 @@ static void restore_urls(const char *entry, char *out, size_t size)
 	out[n < size ? n : size - 1] = '\0';
 }
 
-static char *last_spec;
-
 int adac_lldb_update_symbols(struct adac_lldb_cmd *cmd, struct adac_target *t, struct adac_error *err)
 {
 	char *list = adac_lldb_cmd_setting_list(cmd, "target.debug-file-search-paths");
@@ -55,17 +53,16 @@ int adac_lldb_update_symbols(struct adac_lldb_cmd *cmd, struct adac_target *t, s
 	}
 	free(list);
 	snprintf(spec + n, cap - n, "%s", env ? env : "");
-	if (last_spec && strcmp(last_spec, spec) == 0 && adac_target_symbols(t)) {
+	/* Compared with the path this target has: the settings are global, the targets are many. */
+	const struct adac_symbols *have = adac_target_symbols(t);
+	if (have && strcmp(adac_symbols_spec(have), spec) == 0) {
 		free(spec);
 		return 0;
 	}
 	struct adac_symbols *s = adac_symbols_new(spec, err);
-	if (!s) {
-		free(spec);
+	free(spec);
+	if (!s)
 		return -1;
-	}
 	adac_target_set_symbols(t, s);
-	free(last_spec);
-	last_spec = spec;
 	return 0;
 }

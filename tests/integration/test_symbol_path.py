@@ -407,6 +407,18 @@ def check_lldb(s, cores, moved, want_id, tmp):
             t.check_eq(following if following.startswith("      note: ") else None,
                        f"      note: {want_note}" if want_note else None, f"lldb, {what}: {prefix} note")
 
+    # Two targets: LLDB keeps target.* settings per target, and each target keeps the path it was
+    # given; the first target set to the path the second one has must get it (not keep its own).
+    cmds = [f"settings set target.debug-file-search-paths {wrong}", "async ps",
+            f"target create --core {cores['full']}", f"settings set target.debug-file-search-paths {app}", "async ps",
+            "target select 0", f"settings set target.debug-file-search-paths {app}", "async ps"]
+    out = b.run_lldb(pre + [f"target create --core {cores['full']}"], cmds, "lldb, two targets")
+    for nth, (what, want) in enumerate((("the first target, a mismatched PDB", 0), ("the second, a directory", 3),
+                                        ("the first, set to the second's path", 3))):
+        text = b.lldb_output(out, "async ps", nth).splitlines()
+        lines = [m.group(5) for m in map(frame.match, text) if m and m.group(4)]
+        t.check_eq(len(lines), want, f"lldb, two targets, {what}: frames with lines\n" + "\n".join(text))
+
 
 def regs_sp(core, tid):
     """rsp of thread tid from the core's NT_PRSTATUS notes."""
