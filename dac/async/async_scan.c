@@ -13,6 +13,7 @@
 #include "base/addr_map.h"
 #include "base/cursor.h"
 #include "base/limits.h"
+#include "base/sort.h"
 #include "runtime/runtime.h"
 #include "runtime/threads.h"
 #include "target/target.h"
@@ -466,19 +467,6 @@ uint32_t adac_scan_find_task(const struct adac_async_scan *s, uint64_t addr)
 	return find_record(s->task_hash, s->task_hash_cap, s->tasks, s->task_count, sizeof *s->tasks, addr);
 }
 
-/* Whether n records (the address first, `stride` bytes apart) are in increasing address order, as
- * a heap walk in address order lists them: then they need no sort. */
-static bool sorted_unique(const void *base, size_t n, size_t stride)
-{
-	uint64_t prev = 0, a;
-	for (size_t i = 0; i < n; i++, prev = a) {
-		memcpy(&a, (const char *)base + i * stride, sizeof a);
-		if (i && prev >= a)
-			return false;
-	}
-	return true;
-}
-
 /* Walks a chain in memory from head, claiming unclaimed continuations for chain `idx`. */
 static void walk_chain(struct adac_async_scan *s, uint32_t idx)
 {
@@ -531,17 +519,16 @@ int adac_async_scan_chains(struct adac_async_scan *s, struct adac_error *err)
 	s->chains = NULL;
 	s->chain_count = 0;
 	size_t cap = 0;
-	if (!sorted_unique(s->conts, s->cont_count, sizeof *s->conts)) {
-		qsort(s->conts, s->cont_count, sizeof *s->conts, cmp_cont);
-		/* A heap walk lists each object once; duplicates would come only from bad input. */
+	/* A heap walk lists the records in address order, each object once: duplicates would come
+	 * only from bad input. */
+	if (!adac_sort_if_needed(s->conts, s->cont_count, sizeof *s->conts, cmp_cont)) {
 		size_t w = 0;
 		for (size_t i = 0; i < s->cont_count; i++)
 			if (w == 0 || s->conts[w - 1].addr != s->conts[i].addr)
 				s->conts[w++] = s->conts[i];
 		s->cont_count = w;
 	}
-	if (!sorted_unique(s->tasks, s->task_count, sizeof *s->tasks)) /* (then task_count > 1) */
-		qsort(s->tasks, s->task_count, sizeof *s->tasks, cmp_task);
+	adac_sort_if_needed(s->tasks, s->task_count, sizeof *s->tasks, cmp_task);
 	free(s->cont_hash);
 	free(s->task_hash);
 	s->cont_hash = build_hash(s->conts, s->cont_count, sizeof *s->conts, &s->cont_hash_cap);

@@ -9,6 +9,7 @@
 #include "async/async_scan.h"
 #include "base/addr_map.h"
 #include "base/limits.h"
+#include "base/sort.h"
 #include "metadata/ecma_metadata.h"
 #include "metadata/pdb.h"
 #include "runtime/object.h"
@@ -806,11 +807,7 @@ int adac_async_graph_build(const struct adac_async_scan *s, struct adac_async_gr
 				(uint32_t)n, adac_async_node_addr(s, m),
 				m->kind == ADAC_NODE_CHAIN && s->chains[m->index].root == ADAC_ROOT_RUNNING};
 		}
-		bool sorted = true; /* (usually: chains come by address) */
-		for (size_t i = 1; i < ns && sorted; i++)
-			sorted = cmp_start(&starts[i - 1], &starts[i]) <= 0;
-		if (!sorted)
-			qsort(starts, ns, sizeof *starts, cmp_start);
+		adac_sort_if_needed(starts, ns, sizeof *starts, cmp_start); /* (chains come by address) */
 		for (size_t i = 0; i < ns && rc == 0; i++)
 			if (round == 0 || !g->nodes[starts[i].node].visited)
 				rc = paths_from(&b, starts[i].node, err);

@@ -298,14 +298,12 @@ static void detach_all(struct ptarget *p)
 
 /* ---- memory ---- */
 
-static ssize_t read_vm(struct ptarget *p, uint64_t addr, void *buf, size_t len)
+/* One process_vm_readv; no side effects, so the copy's threads may share it. */
+static ssize_t read_vm(pid_t pid, uint64_t addr, void *buf, size_t len)
 {
 	struct iovec local = {buf, len};
 	struct iovec remote = {(void *)(uintptr_t)addr, len};
-	ssize_t n = process_vm_readv(p->pid, &local, 1, &remote, 1, 0);
-	if (n < 0 && (errno == ENOSYS || errno == EPERM))
-		p->vm_readv_ok = false;
-	return n;
+	return process_vm_readv(pid, &local, 1, &remote, 1, 0);
 }
 
 static ssize_t read_mem_file(struct ptarget *p, uint64_t addr, void *buf, size_t len)
@@ -377,8 +375,10 @@ static int64_t pid_read(void *impl, uint64_t addr, void *buf, size_t len, struct
 			want = PAGE - (a & (PAGE - 1));
 		ssize_t n = -1;
 		if (p->vm_readv_ok) {
-			n = read_vm(p, a, out + done, want);
-			if (n < 0 && errno == ESRCH)
+			n = read_vm(p->pid, a, out + done, want);
+			if (n < 0 && (errno == ENOSYS || errno == EPERM))
+				p->vm_readv_ok = false;
+			else if (n < 0 && errno == ESRCH)
 				p->exited = true;
 		}
 		/* /proc/pid/mem only when process_vm_readv is unavailable: it also reads pages the
@@ -808,9 +808,7 @@ static void *copy_regions(void *arg)
 	while ((i = atomic_fetch_add(&w->next, 1)) < w->p->nsnap) {
 		struct snap_region *r = &w->p->snap[i];
 		size_t len = (size_t)(r->end - r->start);
-		struct iovec local = {r->data, len};
-		struct iovec remote = {(void *)(uintptr_t)r->start, len};
-		w->whole[i] = process_vm_readv(w->p->pid, &local, 1, &remote, 1, 0) == (ssize_t)len;
+		w->whole[i] = read_vm(w->p->pid, r->start, r->data, len) == (ssize_t)len;
 	}
 	return NULL;
 }

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "async/task.h"
+#include "base/addr_map.h"
 #include "base/json.h"
 #include "base/output.h"
 #include "types/names.h"
@@ -288,17 +289,20 @@ static int intern(struct table *t, const struct desc *d, uint32_t *id)
 	return 1;
 }
 
+/* A type's id by its name's address: the runtime's names stay put while it is open, and a million
+ * lines name the same two or three types (not hashed by content again). */
+struct type_at {
+	uint64_t name;
+	uint32_t id;
+};
+
 struct jsonl {
 	struct adac_pending_list *l;
 	struct adac_out *out;
 	struct table frames, types;
+	struct adac_addr_map type_ids;   /* struct type_at by the name's address, in front of types */
 	struct line pre;   /* type and frame lines the stack line needs, written before it */
 	struct line row;   /* the stack line */
-	struct {           /* type ids by the name's address: the runtime's names stay put while it is
-	                    * open, and a million lines name the same two or three types */
-		const char *name;
-		uint32_t id;
-	} recent_types[8];
 };
 
 /* ---- description lines ---- */
@@ -399,9 +403,9 @@ static int frame_id(struct jsonl *j, const struct desc *d, uint32_t *id, struct 
 /* The id of a type name (NULL: none, *id unset and 0 returned with *known false). */
 static int type_id(struct jsonl *j, const char *name, uint32_t *id, struct adac_error *err)
 {
-	size_t slot = ((uintptr_t)name >> 4) % (sizeof j->recent_types / sizeof j->recent_types[0]);
-	if (j->recent_types[slot].name == name) {
-		*id = j->recent_types[slot].id;
+	const struct type_at *known = adac_addr_map_find(&j->type_ids, (uintptr_t)name);
+	if (known) {
+		*id = known->id;
 		return 0;
 	}
 	struct desc d = {.kind = DESC_TASK, .type = name};
@@ -417,8 +421,9 @@ static int type_id(struct jsonl *j, const char *name, uint32_t *id, struct adac_
 		put_str(&j->pre, name);
 		put(&j->pre, "}\n");
 	}
-	j->recent_types[slot].name = name;
-	j->recent_types[slot].id = *id;
+	struct type_at *at = adac_addr_map_get(&j->type_ids, (uintptr_t)name, sizeof *at, NULL);
+	if (at) /* (else out of memory: only not remembered) */
+		at->id = *id;
 	return 0;
 }
 
@@ -630,6 +635,7 @@ static void jsonl_free(struct jsonl *j)
 {
 	table_free(&j->frames);
 	table_free(&j->types);
+	adac_addr_map_free(&j->type_ids);
 	free(j->pre.p);
 	free(j->row.p);
 }

@@ -139,10 +139,14 @@ static int count_add(struct counts *c, uint32_t label)
 	return 0;
 }
 
-/* Label ids remembered by what the label is made of (numbers, strings the runtime owns, and at
- * most one string compared by content), so that a million stacks in the same few methods format
- * and hash each label once, not once per frame. */
+/* Label ids remembered by what the label is made of, so that a million stacks in the same few
+ * methods format and hash each label once, not once per frame: numbers, the runtime's strings by
+ * their address (its names stay put while it is open: no string is hashed on the way), and at most
+ * one string of the caller's own, compared by content. */
 #define MEMO_KEYS 5
+
+/* What a label is (k[0]'s low byte). */
+enum memo_kind { MEMO_AWAITING = 1, MEMO_FRAME, MEMO_TASK, MEMO_TASK_STAT, MEMO_WHAT, MEMO_DISTINCT, MEMO_KINDS };
 
 struct memo_slot {
 	uint64_t k[MEMO_KEYS];
@@ -154,6 +158,8 @@ struct memo_slot {
 struct memo {
 	struct memo_slot *slots;
 	size_t cap, used;
+	struct memo_slot *last[MEMO_KINDS]; /* per kind: the slot found last (NULL: none), looked at
+	                                     * first: stacks ask for the same few labels in long runs */
 };
 
 static uint64_t memo_hash(const uint64_t k[MEMO_KEYS], const char *s)
@@ -166,8 +172,13 @@ static uint64_t memo_hash(const uint64_t k[MEMO_KEYS], const char *s)
 	return h ^ h >> 29;
 }
 
-/* The slot of (k, s): its entry (used) or where it goes; NULL when the table cannot grow. */
-static struct memo_slot *memo_slot(struct memo *m, const uint64_t k[MEMO_KEYS], const char *s)
+static bool memo_same(const struct memo_slot *e, const uint64_t k[MEMO_KEYS], const char *s)
+{
+	return memcmp(e->k, k, sizeof e->k) == 0 && (e->s == s || (e->s && s && strcmp(e->s, s) == 0));
+}
+
+/* memo_slot through the table (the kind's last slot becomes the one found). */
+static struct memo_slot *memo_probe(struct memo *m, const uint64_t k[MEMO_KEYS], const char *s)
 {
 	if ((m->used + 1) * 2 > m->cap) {
 		size_t cap = m->cap ? m->cap * 2 : 256;
@@ -185,14 +196,29 @@ static struct memo_slot *memo_slot(struct memo *m, const uint64_t k[MEMO_KEYS], 
 		free(m->slots);
 		m->slots = t;
 		m->cap = cap;
+		memset(m->last, 0, sizeof m->last);
 	}
 	size_t j = memo_hash(k, s) & (m->cap - 1);
 	for (; m->slots[j].used; j = (j + 1) & (m->cap - 1)) {
-		struct memo_slot *e = &m->slots[j];
-		if (memcmp(e->k, k, sizeof e->k) == 0 && (e->s == s || (e->s && s && strcmp(e->s, s) == 0)))
+		if (memo_same(&m->slots[j], k, s)) {
+			m->last[k[0] & 0xff] = &m->slots[j];
 			break;
+		}
 	}
 	return &m->slots[j];
+}
+
+/* The slot of (k, s): its entry (used) or where it goes; NULL when the table cannot grow. The
+ * kind's last slot is compared first, by address only (no hash for a run of one label; a string of
+ * the caller's own goes through the table). */
+static inline struct memo_slot *memo_slot(struct memo *m, const uint64_t k[MEMO_KEYS], const char *s)
+{
+	struct memo_slot *e = m->last[k[0] & 0xff];
+	/* k[1] first: what tells a kind's labels apart most often (method, status, type). */
+	if (e && e->k[1] == k[1] && e->k[0] == k[0] && e->k[2] == k[2] && e->k[3] == k[3] && e->k[4] == k[4] &&
+	    e->s == s)
+		return e;
+	return memo_probe(m, k, s);
 }
 
 /* Remembers id in the empty slot e (from memo_slot) for (k, s); a failure only forgets. */
@@ -250,12 +276,6 @@ struct groups {
 	struct adac_out *out;
 	struct labels labels;
 	struct memo memo;                      /* label ids by what they are made of */
-	struct {                               /* --stats: the last task label (the type's name is the
-	                                        * runtime's, valid while it is open) */
-		const char *status, *type;
-		uint32_t id;
-		bool valid;
-	} last_task;
 	struct trie trie;
 	uint32_t cursor;                       /* --coalesce: the trie node of the last label added */
 	struct counts frame_counts, await_counts, task_counts;
@@ -287,9 +307,7 @@ static const char *classic_label(const struct adac_classic_frame *c, char *buf, 
 	                        c->has_il, c->il_offset, tag, buf, size);
 }
 
-enum memo_kind { MEMO_AWAITING = 1, MEMO_FRAME, MEMO_TASK, MEMO_TASK_STAT };
-
-/* The id of the label text in buf (interned), remembered for (k, str) in e. */
+/* The id of the label text in buf (interned), remembered for (k, str) in e (from memo_slot). */
 static uint32_t text_id(struct groups *g, struct memo_slot *e, const uint64_t k[MEMO_KEYS], const char *str,
                         const char *buf)
 {
@@ -299,19 +317,19 @@ static uint32_t text_id(struct groups *g, struct memo_slot *e, const uint64_t k[
 }
 
 /* A task between two frames: "task <type> [<status>]" (the status is one of adac_task_status's
- * strings or "?", the type compared by content). */
+ * strings or "?"). */
 static uint32_t task_id(struct groups *g, uint64_t addr)
 {
 	char buf[LABEL_MAX];
 	struct adac_task_desc d;
 	adac_pending_task(g->l->p, addr, &d);
 	const char *status = d.has_flags ? adac_task_status(d.flags) : "?";
-	const uint64_t k[MEMO_KEYS] = {MEMO_TASK, (uintptr_t)status, d.type != NULL, 0, 0};
-	struct memo_slot *e = memo_slot(&g->memo, k, d.type);
+	const uint64_t k[MEMO_KEYS] = {MEMO_TASK, (uintptr_t)status, (uintptr_t)d.type, 0, 0};
+	struct memo_slot *e = memo_slot(&g->memo, k, NULL);
 	if (e && e->used)
 		return e->id;
 	snprintf(buf, sizeof buf, "task %s [%s]", d.type ? d.type : "?", status);
-	return text_id(g, e, k, d.type, buf);
+	return text_id(g, e, k, NULL, buf);
 }
 
 /* An async frame's label (adac_async_frame_label) from the strings and numbers it is made of; the
@@ -350,7 +368,7 @@ static int seq_push(struct groups *g, uint32_t v)
 
 /* What a stack awaits as a label id ("awaiting X"), without identity: folded stacks, graphs, and
  * stacks whose awaited object is unknown. has: the stack (not running) awaits something of type
- * `type` (NULL: unknown); the label of a type is remembered by the type's text. */
+ * `type` (NULL: unknown). */
 static uint32_t await_id(struct groups *g, bool running, bool has, const char *type)
 {
 	if (running)
@@ -358,12 +376,12 @@ static uint32_t await_id(struct groups *g, bool running, bool has, const char *t
 	if (!has)
 		return label_id(&g->labels, "awaiting (not recorded)");
 	char buf[LABEL_MAX];
-	const uint64_t k[MEMO_KEYS] = {MEMO_AWAITING, type != NULL, 0, 0, 0};
-	struct memo_slot *e = memo_slot(&g->memo, k, type);
+	const uint64_t k[MEMO_KEYS] = {MEMO_AWAITING, (uintptr_t)type, 0, 0, 0};
+	struct memo_slot *e = memo_slot(&g->memo, k, NULL);
 	if (e && e->used)
 		return e->id;
 	snprintf(buf, sizeof buf, "awaiting %s", type ? type : "an object of unknown type");
-	return text_id(g, e, k, type, buf);
+	return text_id(g, e, k, NULL, buf);
 }
 
 /* A stack's first code: the identity of what it awaits (the object, or the SemaphoreSlim whose
@@ -425,6 +443,31 @@ static int set_meta(struct groups *g, uint32_t id, const struct first_meta *m)
 	return 0;
 }
 
+/* What objects of one type and kind are, as a label id: "<type> (<kind>)" (the kinds are
+ * awaited.h's, the same string for all of a kind). */
+static uint32_t what_id(struct groups *g, const char *type, const char *kind)
+{
+	char buf[LABEL_MAX / 2];
+	const uint64_t k[MEMO_KEYS] = {MEMO_WHAT, (uintptr_t)type, (uintptr_t)kind, 0, 0};
+	struct memo_slot *e = memo_slot(&g->memo, k, NULL);
+	if (e && e->used)
+		return e->id;
+	snprintf(buf, sizeof buf, "%s%s%s%s", type, kind ? " (" : "", kind ? kind : "", kind ? ")" : "");
+	return text_id(g, e, k, NULL, buf);
+}
+
+/* "awaiting <n> distinct <what>", what being what_id's label t. */
+static uint32_t distinct_id(struct groups *g, uint32_t t, uint64_t n)
+{
+	char buf[LABEL_MAX];
+	const uint64_t k[MEMO_KEYS] = {MEMO_DISTINCT, t, n, 0, 0};
+	struct memo_slot *e = memo_slot(&g->memo, k, NULL);
+	if (e && e->used)
+		return e->id;
+	snprintf(buf, sizeof buf, "awaiting %llu distinct %s", (unsigned long long)n, g->labels.text[t]);
+	return text_id(g, e, k, NULL, buf);
+}
+
 /* The first label of each ident: "awaiting one SemaphoreSlim 0x... (current count 0, 7000 waiters)"
  * for a semaphore's waiters, "awaiting one <type> 0x..." for an object several stacks await, else
  * "awaiting <n> distinct <type> (<kind>)" for the objects of one type and kind each awaited by one
@@ -436,14 +479,11 @@ static int ident_labels(struct groups *g)
 	g->first_label = malloc((g->ident_count ? g->ident_count : 1) * sizeof *g->first_label);
 	if (!g->first_label)
 		return adac_fail(&g->fail, ADAC_E_NOMEM, 0, "out of memory grouping stacks");
-	/* Idents come in runs of one type and kind (the same strings: the runtime's type names, static
-	 * kinds): the last run's label ids are kept, not formatted and hashed again per ident. */
-	const char *run_type = NULL, *run_kind = NULL;
-	uint32_t run_what = UINT32_MAX, run_label = UINT32_MAX;
 	for (size_t pass = 0; pass < 2; pass++)
 		for (size_t i = 0; i < g->ident_count; i++) {
 			const struct ident *d = &g->idents[i];
 			struct first_meta m = {.is_await = true, .object = d->object, .objects = 1, .owner = d->owner};
+			uint32_t id;
 			if (d->owner) {
 				if (pass)
 					continue;
@@ -455,44 +495,31 @@ static int ident_labels(struct groups *g)
 				snprintf(buf + w, sizeof buf - (size_t)w, "%s%llu waiter%s)", o->waiters_capped ? "at least " : "",
 				         (unsigned long long)o->waiters, o->waiters == 1 ? "" : "s");
 				m.object = o->addr;
+				id = label_id(&g->labels, buf);
 			} else if (d->stacks > 1) {
 				if (pass)
 					continue;
 				snprintf(buf, sizeof buf, "awaiting one %s 0x%016llx%s%s%s", d->type, (unsigned long long)d->object,
 				         d->kind ? " (" : "", d->kind ? d->kind : "", d->kind ? ")" : "");
+				id = label_id(&g->labels, buf);
 			} else {
-				/* Objects of one type and kind count together. */
-				char what[LABEL_MAX / 2];
-				bool same_run = run_what != UINT32_MAX && d->type == run_type && d->kind == run_kind;
-				if (!same_run) {
-					snprintf(what, sizeof what, "%s%s%s%s", d->type, d->kind ? " (" : "", d->kind ? d->kind : "",
-					         d->kind ? ")" : "");
-					run_type = d->type;
-					run_kind = d->kind;
-					run_what = label_id(&g->labels, what);
-					run_label = UINT32_MAX;
-				}
-				uint32_t t = run_what;
-				if (t == UINT32_MAX || (pass == 0 && count_add(&singles, t)))
-					goto nomem;
-				if (pass == 0)
+				/* Objects of one type and kind count together (pass 0 keeps their what_id in
+				 * first_label[i] for pass 1). */
+				uint32_t t = pass ? g->first_label[i] : what_id(g, d->type, d->kind);
+				if (pass == 0) {
+					if (t == UINT32_MAX || count_add(&singles, t))
+						goto nomem;
+					g->first_label[i] = t;
 					continue;
+				}
 				m.objects = singles.n[t];
 				if (m.objects > 1) {
 					m.object = 0;
-					if (same_run && run_label != UINT32_MAX) {
-						g->first_label[i] = run_label;
-						continue; /* (its meta is the run's) */
-					}
-					snprintf(buf, sizeof buf, "awaiting %llu distinct %s", (unsigned long long)m.objects,
-					         g->labels.text[t]);
+					id = distinct_id(g, t, m.objects);
 				} else {
-					snprintf(buf, sizeof buf, "awaiting %s", d->type);
+					id = await_id(g, false, true, d->type); /* "awaiting <type>" */
 				}
 			}
-			uint32_t id = label_id(&g->labels, buf);
-			if (!d->owner && d->stacks <= 1 && m.objects > 1)
-				run_label = id;
 			if (id == UINT32_MAX || set_meta(g, id, &m))
 				goto nomem;
 			g->first_label[i] = id;
@@ -651,22 +678,14 @@ static int add_stats(struct groups *g, const struct adac_pending_stack *st)
 		if (!d.addr)
 			continue;
 		const char *status = d.has_flags ? adac_task_status(d.flags) : "?";
+		const uint64_t k[MEMO_KEYS] = {MEMO_TASK_STAT, (uintptr_t)status, (uintptr_t)d.type, 0, 0};
+		struct memo_slot *e = memo_slot(&g->memo, k, NULL);
 		uint32_t id;
-		if (g->last_task.valid && g->last_task.status == status && g->last_task.type == d.type) {
-			id = g->last_task.id;
+		if (e && e->used) {
+			id = e->id;
 		} else {
-			const uint64_t k[MEMO_KEYS] = {MEMO_TASK_STAT, (uintptr_t)status, d.type != NULL, 0, 0};
-			struct memo_slot *e = memo_slot(&g->memo, k, d.type);
-			if (e && e->used) {
-				id = e->id;
-			} else {
-				snprintf(buf, sizeof buf, "%-28s %s", status, d.type ? d.type : "?");
-				id = text_id(g, e, k, d.type, buf);
-			}
-			g->last_task.status = status;
-			g->last_task.type = d.type;
-			g->last_task.id = id;
-			g->last_task.valid = id != UINT32_MAX;
+			snprintf(buf, sizeof buf, "%-28s %s", status, d.type ? d.type : "?");
+			id = text_id(g, e, k, NULL, buf);
 		}
 		if (id == UINT32_MAX || count_add(&g->task_counts, id))
 			return adac_fail(&g->fail, ADAC_E_NOMEM, 0, "out of memory counting tasks");

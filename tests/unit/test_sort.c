@@ -1,0 +1,59 @@
+/* test_sort.c - adac_sort_if_needed (dac/base/sort.c): elements in strictly increasing order are
+ * left alone (true), equal neighbours in order are left in place (false: not distinct), elements out
+ * of order are sorted (false), and no element or one is in order. */
+#include <stdlib.h>
+
+#include "../check.h"
+#include "base/sort.h"
+
+struct rec {
+	uint64_t addr;
+	uint32_t seen;     /* the position it came in: whether a sort moved it */
+};
+
+static int cmp_addr(const void *a, const void *b)
+{
+	uint64_t x = ((const struct rec *)a)->addr, y = ((const struct rec *)b)->addr;
+	return x < y ? -1 : x > y;
+}
+
+static bool in_order(const struct rec *r, size_t n)
+{
+	for (size_t i = 1; i < n; i++)
+		if (r[i - 1].addr > r[i].addr)
+			return false;
+	return true;
+}
+
+int main(void)
+{
+	CHECK(adac_sort_if_needed(NULL, 0, sizeof(struct rec), cmp_addr));
+	struct rec one = {0x10, 0};
+	CHECK(adac_sort_if_needed(&one, 1, sizeof one, cmp_addr));
+
+	enum { N = 1000 };
+	struct rec *r = malloc(N * sizeof *r);
+	CHECK(r != NULL);
+	if (!r)
+		return check_report("sort");
+	for (uint32_t i = 0; i < N; i++)
+		r[i] = (struct rec){0x1000 + (uint64_t)i * 24, i};
+	CHECK(adac_sort_if_needed(r, N, sizeof *r, cmp_addr));
+	bool kept = true;
+	for (uint32_t i = 0; i < N; i++)
+		kept = kept && r[i].seen == i;
+	CHECK(kept);
+
+	/* Equal neighbours: in order, so not moved, but not distinct. */
+	r[501].addr = r[500].addr;
+	CHECK(!adac_sort_if_needed(r, N, sizeof *r, cmp_addr));
+	CHECK(r[500].seen == 500 && r[501].seen == 501);
+
+	/* Out of order (reversed halves): sorted. */
+	for (uint32_t i = 0; i < N; i++)
+		r[i] = (struct rec){0x1000 + (uint64_t)((i + N / 2) % N) * 24, i};
+	CHECK(!adac_sort_if_needed(r, N, sizeof *r, cmp_addr));
+	CHECK(in_order(r, N) && r[0].addr == 0x1000 && r[0].seen == N / 2);
+	free(r);
+	return check_report("sort");
+}
