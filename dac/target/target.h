@@ -72,8 +72,8 @@ struct adac_target_ops {
 
 	/* Optional. As read, but safe on several threads at once, beside calls in progress (the heap
 	 * walk's parts read through it). It may get fewer bytes than read would (bytes only a core's
-	 * mapped files hold, a live process's memory before its first read): the caller then reads the
-	 * range through read. */
+	 * mapped files hold, a live process where process_vm_readv is refused): the caller then reads
+	 * the range through read. */
 	size_t (*read_concurrent)(void *impl, uint64_t addr, void *buf, size_t len);
 
 	/* Required. Calls cb once per loaded module. 0, or -1 with err set. build_id may be left empty:

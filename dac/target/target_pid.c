@@ -322,7 +322,7 @@ static ssize_t read_mem_file(struct ptarget *p, uint64_t addr, void *buf, size_t
 }
 
 /* A read from the copy: the bytes of contiguous copied regions from addr on. */
-static int64_t snap_read(struct ptarget *p, uint64_t addr, uint8_t *out, size_t len)
+static int64_t snap_read(const struct ptarget *p, uint64_t addr, uint8_t *out, size_t len)
 {
 	size_t lo = 0, hi = p->nsnap;
 	while (lo < hi) {
@@ -345,16 +345,14 @@ static int64_t snap_read(struct ptarget *p, uint64_t addr, uint8_t *out, size_t 
 	return (int64_t)done;
 }
 
-/* read_concurrent: the copy once released, else /proc/<pid>/mem once pid_read opened it (preads are
- * safe on several threads); what they miss is left to pid_read. */
+/* read_concurrent: the copy once released, else process_vm_readv (safe on several threads, and it
+ * touches nothing of p); what it misses (where it is refused, unreadable pages) is left to pid_read. */
 static size_t pid_read_concurrent(void *impl, uint64_t addr, void *buf, size_t len)
 {
-	struct ptarget *p = impl;
+	const struct ptarget *p = impl;
 	if (p->released)
 		return (size_t)snap_read(p, addr, buf, len);
-	if (p->mem_fd < 0 || addr > (uint64_t)INT64_MAX)
-		return 0;
-	int64_t got = adac_pread_full(p->mem_fd, buf, len, addr);
+	ssize_t got = read_vm(p->pid, addr, buf, len);
 	return got > 0 ? (size_t)got : 0;
 }
 
