@@ -33,19 +33,22 @@
 
 /* ---- Building the list ---- */
 
-static int add_local(struct adac_locals *l, struct adac_local **out, struct adac_error *err)
+/* A new zeroed local at the end of l, or NULL (err set). */
+static struct adac_local *add_local(struct adac_locals *l, struct adac_error *err)
 {
 	if (l->n % 16 == 0) {
 		struct adac_local *v = realloc(l->v, (l->n + 16) * sizeof *v);
-		if (!v)
-			return adac_fail(err, ADAC_E_NOMEM, 0, "out of memory");
+		if (!v) {
+			adac_fail(err, ADAC_E_NOMEM, 0, "out of memory");
+			return NULL;
+		}
 		l->v = v;
 	}
-	*out = &l->v[l->n++];
-	memset(*out, 0, sizeof **out);
-	(*out)->offset = NONE;
-	(*out)->gc_index = NONE;
-	return 0;
+	struct adac_local *v = &l->v[l->n++];
+	memset(v, 0, sizeof *v);
+	v->offset = NONE;
+	v->gc_index = NONE;
+	return v;
 }
 
 void adac_locals_free(struct adac_locals *l)
@@ -301,8 +304,8 @@ static int add_slots(struct adac_runtime *rt, const struct adac_async_frame *f, 
 	const struct adac_cont_layout *cl;
 	if (adac_cont_layout(rt, &cl, err))
 		return -1;
-	struct adac_local *v;
-	if (add_local(out, &v, err) || adac_strf(&v->name, err, "Flags"))
+	struct adac_local *v = add_local(out, err);
+	if (!v || adac_strf(&v->name, err, "Flags"))
 		return -1;
 	v->kind = ADAC_LOCAL_SLOT;
 	v->slot = ADAC_LOCAL_FLAGS;
@@ -330,7 +333,7 @@ static int add_slots(struct adac_runtime *rt, const struct adac_async_frame *f, 
 		uint32_t index = adac_cont_flags_index(fl, flags, (enum adac_cont_slot)i);
 		if (!index)
 			continue;
-		if (add_local(out, &v, err))
+		if (!(v = add_local(out, err)))
 			return -1;
 		v->kind = ADAC_LOCAL_SLOT;
 		v->slot = i;
@@ -473,8 +476,8 @@ int adac_frame_locals_collect(struct adac_runtime *rt, const struct adac_async_f
 	uint32_t step = layout == ADAC_CONT_ARRAY ? 2 : 1;
 	for (uint32_t i = 0; i < sp->num_vars; i += step) {
 		const struct adac_async_var *av = &sp->vars[i];
-		struct adac_local *v;
-		if (add_local(out, &v, err))
+		struct adac_local *v = add_local(out, err);
+		if (!v)
 			goto fail;
 		v->var_number = av->var_number;
 		if (layout == ADAC_CONT_ARRAY) {

@@ -27,10 +27,10 @@ static void one_line(char *s)
 			*s = '?';
 }
 
-int adac_fail(struct adac_error *err, enum adac_errcode code, uint64_t addr, const char *fmt, ...)
+void adac_fail_record(struct adac_error *err, enum adac_errcode code, uint64_t addr, const char *fmt, ...)
 {
 	if (!err || err->code != ADAC_E_OK)
-		return -1;
+		return;
 	err->code = code;
 	err->addr = addr;
 	va_list ap;
@@ -38,7 +38,6 @@ int adac_fail(struct adac_error *err, enum adac_errcode code, uint64_t addr, con
 	vsnprintf(err->msg, sizeof err->msg, fmt, ap);
 	va_end(ap);
 	one_line(err->msg);
-	return -1;
 }
 
 void adac_error_wrap(struct adac_error *err, const char *fmt, ...)

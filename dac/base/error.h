@@ -38,10 +38,15 @@ struct adac_error {
 
 const char *adac_errstr(enum adac_errcode code);
 
-/* Records the failure unless one is already recorded (the first cause wins).
- * Always returns -1 so callers can write `return adac_fail(err, ...)`. err may be NULL. */
-int adac_fail(struct adac_error *err, enum adac_errcode code, uint64_t addr, const char *fmt, ...)
+/* Records the failure unless one is already recorded (the first cause wins). err may be NULL. */
+void adac_fail_record(struct adac_error *err, enum adac_errcode code, uint64_t addr, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
+
+/* adac_fail_record, then -1, so callers can write `return adac_fail(err, ...)`. A macro so that
+ * the compiler sees the -1 (an optimizing build then knows such a path returns early); the -1
+ * comes from a call so that a statement `adac_fail(...);` is not an unused value. */
+static inline int adac_fail_result(void) { return -1; }
+#define adac_fail(...) (adac_fail_record(__VA_ARGS__), adac_fail_result())
 
 /* Prepends context to the recorded message: "chain 3: " + msg. No-op if nothing recorded. */
 void adac_error_wrap(struct adac_error *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

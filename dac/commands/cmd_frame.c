@@ -134,6 +134,7 @@ static int parse(int argc, char **argv, struct frame_opts *o, struct adac_error 
 static int thread_tid(struct adac_target *t, enum adac_frontend fe, const struct frame_opts *o, uint64_t *tid,
                       struct adac_error *err)
 {
+	*tid = 0;
 	if (!o->has_thread) {
 		*tid = fe == ADAC_FRONTEND_LLDB ? adac_target_selected_thread(t) : 0;
 		if (!*tid)

@@ -162,9 +162,10 @@ static int init_state(struct adac_runtime *rt, struct gc_state **out, struct ada
 	uint32_t a = s->off[F_MT_FLAGS] + 4, b = s->off[F_MT_BASE_SIZE] + 4;
 	s->mt_span = a > b ? a : b;
 	if (s->mt_span > ADAC_MAX_TYPE_SIZE) {
+		adac_fail(err, ADAC_E_LAYOUT, 0, "MethodTable.MTFlags/BaseSize end at %u (limit %u)", s->mt_span,
+		          ADAC_MAX_TYPE_SIZE);
 		free_state(s);
-		return adac_fail(err, ADAC_E_LAYOUT, 0, "MethodTable.MTFlags/BaseSize end at %u (limit %u)", s->mt_span,
-		                 ADAC_MAX_TYPE_SIZE);
+		return -1;
 	}
 	adac_runtime_set_slot(rt, ADAC_SLOT_GC, s, free_state);
 	*out = s;
