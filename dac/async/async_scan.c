@@ -2,6 +2,7 @@
  * chains built from them in memory. */
 #include "async/async_scan.h"
 
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -61,7 +62,10 @@ struct scan_ctx {
 	const struct adac_gc_info *info;
 	uint64_t total_bytes;       /* of the regions, for progress */
 	unsigned parts;             /* of the heap walk */
-	const struct scan_part *first; /* the part that reports progress */
+	struct scan_part *part;     /* the parts; the first reports progress for all */
+	/* What all parts kept so far: the ADAC_MAX_KEPT_OBJECTS cap is on these, so that a heap over
+	 * the cap stops every part at once. */
+	atomic_size_t kept_conts, kept_tasks, kept_semaphores;
 };
 
 /* What one part of the heap walk (a thread's run of regions) found, in address order: the parts'
@@ -76,6 +80,8 @@ struct scan_part {
 	struct adac_scan_semaphore *semaphores;
 	size_t semaphore_count, sem_cap;
 	uint64_t objects, tasks_seen, tasks_completed, boxes_seen;
+	uint64_t start;                  /* heap bytes before its first object, for progress */
+	atomic_uint_least64_t done;      /* heap bytes it walked, as of its last progress point */
 	struct adac_error fail;          /* out of memory or a cap (ends the walk) */
 };
 
@@ -157,12 +163,13 @@ static int grow(void **p, size_t *cap, size_t need, size_t elem)
 	return 0;
 }
 
-/* Room for one more kept object in *arr (count kept so far): 0, or 1 with part->fail set (the
- * ADAC_MAX_KEPT_OBJECTS cap, naming `what`, or out of memory): the walk ends. */
-static int keep(struct scan_part *part, void **arr, size_t count, size_t *cap, size_t elem, uint64_t addr,
-                const char *what)
+/* Room for one more kept object in *arr (count kept so far by this part, *kept by all): 0, or 1
+ * with part->fail set (the ADAC_MAX_KEPT_OBJECTS cap, naming `what`, or out of memory): the walk
+ * ends. */
+static int keep(struct scan_part *part, atomic_size_t *kept, void **arr, size_t count, size_t *cap, size_t elem,
+                uint64_t addr, const char *what)
 {
-	if (count >= ADAC_MAX_KEPT_OBJECTS) {
+	if (atomic_fetch_add_explicit(kept, 1, memory_order_relaxed) >= ADAC_MAX_KEPT_OBJECTS) {
 		adac_fail(&part->fail, ADAC_E_LIMIT, addr, "more than %llu %s on the heap",
 		          (unsigned long long)ADAC_MAX_KEPT_OBJECTS, what);
 		return 1;
@@ -174,25 +181,37 @@ static int keep(struct scan_part *part, void **arr, size_t count, size_t *cap, s
 	return 0;
 }
 
+/* Each part records how far it is; the first reports the sum for all. */
+static void report_progress(struct scan_part *part, const struct adac_gc_object *o)
+{
+	struct scan_ctx *c = part->c;
+	uint64_t at = o->addr - o->region->mem;
+	for (const struct adac_gc_region *r = c->info->regions; r < o->region; r++)
+		at += adac_gc_region_bytes(r);
+	if (part->objects == 1)
+		part->start = at;
+	atomic_store_explicit(&part->done, at - part->start, memory_order_relaxed);
+	if (part != c->part || part->objects == 1)
+		return;
+	uint64_t done = 0;
+	for (unsigned k = 0; k < c->parts; k++)
+		done += atomic_load_explicit(&c->part[k].done, memory_order_relaxed);
+	adac_gc_walk_lock(c->rt);
+	c->progress->report(c->progress->ctx, "scanning the heap", done < c->total_bytes ? done : c->total_bytes,
+	                    c->total_bytes);
+	adac_gc_walk_unlock(c->rt);
+}
+
 static int on_object(void *ctx, const struct adac_gc_object *o)
 {
 	struct scan_part *part = ctx;
 	struct scan_ctx *c = part->c;
 	part->objects++;
-	if (part == c->first && c->progress && c->progress->report && part->objects % PROGRESS_EVERY == 0) {
-		/* The first part reports for all: the parts are of about equal bytes. */
-		uint64_t done = o->addr - o->region->mem;
-		for (const struct adac_gc_region *r = c->info->regions; r < o->region; r++)
-			done += r->end > r->mem ? r->end - r->mem : 0;
-		done *= c->parts;
-		adac_gc_walk_lock(c->rt);
-		c->progress->report(c->progress->ctx, "scanning the heap", done < c->total_bytes ? done : c->total_bytes,
-		                    c->total_bytes);
-		adac_gc_walk_unlock(c->rt);
-	}
+	if (c->progress && c->progress->report && (part->objects == 1 || part->objects % PROGRESS_EVERY == 0))
+		report_progress(part, o);
 	enum mt_kind kind = part_classify(part, o->mt);
 	if (kind == MT_CONT) {
-		if (keep(part, (void **)&part->conts, part->cont_count, &part->cont_cap, sizeof *part->conts, o->addr,
+		if (keep(part, &c->kept_conts, (void **)&part->conts, part->cont_count, &part->cont_cap, sizeof *part->conts, o->addr,
 		         "continuations"))
 			return 1;
 		part->conts[part->cont_count++] = (struct adac_scan_cont){
@@ -200,7 +219,7 @@ static int on_object(void *ctx, const struct adac_gc_object *o)
 		return 0;
 	}
 	if (kind == MT_SEMAPHORE) {
-		if (keep(part, (void **)&part->semaphores, part->semaphore_count, &part->sem_cap, sizeof *part->semaphores,
+		if (keep(part, &c->kept_semaphores, (void **)&part->semaphores, part->semaphore_count, &part->sem_cap, sizeof *part->semaphores,
 		         o->addr, "SemaphoreSlims"))
 			return 1;
 		part->semaphores[part->semaphore_count++] = (struct adac_scan_semaphore){o->addr, o->mt};
@@ -219,7 +238,7 @@ static int on_object(void *ctx, const struct adac_gc_object *o)
 	uint64_t state = obj_ptr(c, o, c->task->state_object_off), cont = obj_ptr(c, o, c->task->continuation_object_off);
 	if (kind == MT_TASK && !state && !cont)
 		return 0;
-	if (keep(part, (void **)&part->tasks, part->task_count, &part->task_cap, sizeof *part->tasks, o->addr,
+	if (keep(part, &c->kept_tasks, (void **)&part->tasks, part->task_count, &part->task_cap, sizeof *part->tasks, o->addr,
 	         "pending tasks"))
 		return 1;
 	part->tasks[part->task_count++] = (struct adac_scan_task){
@@ -256,8 +275,8 @@ static int append(void **arr, size_t *count, void *more, size_t n, size_t elem)
 	return 0;
 }
 
-/* The parts' finds, end to end, into the scan: 0, or -1 with err (the first part's failure, a cap
- * the parts reach together, out of memory). Frees the parts. */
+/* The parts' finds, end to end, into the scan: 0, or -1 with err (the first part's failure, out of
+ * memory). Frees the parts. */
 static int merge_parts(struct scan_ctx *c, struct scan_part *parts, unsigned n, struct adac_error *err)
 {
 	struct adac_async_scan *s = c->scan;
@@ -268,10 +287,6 @@ static int merge_parts(struct scan_ctx *c, struct scan_part *parts, unsigned n, 
 			adac_error_copy(err, &p->fail);
 			rc = -1;
 		}
-		if (rc == 0 && (s->cont_count + p->cont_count > ADAC_MAX_KEPT_OBJECTS ||
-		                s->task_count + p->task_count > ADAC_MAX_KEPT_OBJECTS))
-			rc = adac_fail(err, ADAC_E_LIMIT, 0, "more than %llu continuations or pending tasks on the heap",
-			               (unsigned long long)ADAC_MAX_KEPT_OBJECTS);
 		if (rc == 0 && (append((void **)&s->conts, &s->cont_count, p->conts, p->cont_count, sizeof *s->conts) ||
 		                append((void **)&s->tasks, &s->task_count, p->tasks, p->task_count, sizeof *s->tasks) ||
 		                append((void **)&s->semaphores, &s->semaphore_count, p->semaphores, p->semaphore_count,
@@ -643,16 +658,20 @@ int adac_async_scan(struct adac_runtime *rt, const struct adac_scan_progress *pr
 	if (init_layout(&c, err))
 		return -1;
 	for (size_t i = 0; i < info->region_count; i++)
-		c.total_bytes += info->regions[i].end > info->regions[i].mem ? info->regions[i].end - info->regions[i].mem : 0;
+		c.total_bytes += adac_gc_region_bytes(&info->regions[i]);
 	/* The walk's parts run at once, each keeping what it finds; put end to end, their finds are in
 	 * address order. */
 	struct scan_part parts[ADAC_GC_WALK_MAX_PARTS];
 	void *ctxs[ADAC_GC_WALK_MAX_PARTS];
 	memset(parts, 0, sizeof parts);
 	c.parts = adac_gc_walk_parts(rt);
-	c.first = &parts[0];
+	c.part = parts;
+	atomic_init(&c.kept_conts, 0);
+	atomic_init(&c.kept_tasks, 0);
+	atomic_init(&c.kept_semaphores, 0);
 	for (unsigned k = 0; k < c.parts; k++) {
 		parts[k].c = &c;
+		atomic_init(&parts[k].done, 0);
 		ctxs[k] = &parts[k];
 	}
 	int rc = adac_gc_walk_split(rt, c.parts, on_object, ctxs, &s->walk, err);

@@ -757,6 +757,10 @@ struct walk_part {
 	struct adac_error err;
 };
 
+/* The lock of a split walk's shared state (adac_gc_walk_lock for the callbacks). */
+static void state_lock(struct gc_state *s) { pthread_mutex_lock(&s->lock); }
+static void state_unlock(struct gc_state *s) { pthread_mutex_unlock(&s->lock); }
+
 /* The entry of mt: from the shared cache, or in a split walk this part's copy of it. */
 static int part_mt(struct walk_part *p, uint64_t mt, const struct mt_entry **out, struct adac_error *err)
 {
@@ -766,10 +770,10 @@ static int part_mt(struct walk_part *p, uint64_t mt, const struct mt_entry **out
 	if ((*out = adac_addr_map_find(&p->mts, mt)))
 		return 0;
 	const struct mt_entry *shared;
-	pthread_mutex_lock(&w->s->lock);
+	state_lock(w->s);
 	int rc = mt_lookup(w->rt, w->s, mt, &shared, err);
 	struct mt_entry e = rc ? (struct mt_entry){0} : *shared;
-	pthread_mutex_unlock(&w->s->lock);
+	state_unlock(w->s);
 	if (rc)
 		return -1;
 	struct mt_entry *slot = adac_addr_map_get(&p->mts, mt, sizeof e, NULL);
@@ -789,9 +793,9 @@ static size_t part_read(struct walk_part *p, uint64_t addr, size_t len)
 		return adac_read_upto(w->rt->t, addr, p->window, len);
 	size_t got = adac_read_concurrent(w->rt->t, addr, p->window, len);
 	if (got < len) {
-		pthread_mutex_lock(&w->s->lock);
+		state_lock(w->s);
 		got = adac_read_upto(w->rt->t, addr, p->window, len);
-		pthread_mutex_unlock(&w->s->lock);
+		state_unlock(w->s);
 	}
 	return got;
 }
@@ -962,21 +966,19 @@ static void *walk_part(void *arg)
 	return NULL;
 }
 
-static uint64_t region_bytes(const struct adac_gc_region *r) { return r->end > r->mem ? r->end - r->mem : 0; }
-
 /* Cuts the regions into `parts` runs of about equal bytes: part k ends at the region whose middle
  * is past k + 1 parts' share. */
 static void split_regions(const struct adac_gc_info *info, struct walk_part *part, unsigned parts)
 {
 	uint64_t total = 0, done = 0;
 	for (size_t i = 0; i < info->region_count; i++)
-		total += region_bytes(&info->regions[i]);
+		total += adac_gc_region_bytes(&info->regions[i]);
 	size_t i = 0;
 	for (unsigned k = 0; k < parts; k++) {
 		part[k].first = i;
 		uint64_t upto = total / parts * (k + 1);
-		while (i < info->region_count && (k + 1 == parts || done + region_bytes(&info->regions[i]) / 2 <= upto))
-			done += region_bytes(&info->regions[i++]);
+		while (i < info->region_count && (k + 1 == parts || done + adac_gc_region_bytes(&info->regions[i]) / 2 <= upto))
+			done += adac_gc_region_bytes(&info->regions[i++]);
 		part[k].end = i;
 	}
 }
@@ -1009,23 +1011,35 @@ unsigned adac_gc_walk_parts(struct adac_runtime *rt)
 	const struct adac_gc_info *info = adac_gc_info(rt, NULL);
 	if (!info || info->region_count < 2 || !adac_target_concurrent_reads(rt->t))
 		return 1;
+	const char *asked = getenv("ASYNCDAC_HEAP_PARTS");
+	if (asked && *asked) {
+		char *end;
+		unsigned long n = strtoul(asked, &end, 10);
+		if (!*end && n >= 1 && n <= ADAC_GC_WALK_MAX_PARTS)
+			return (unsigned)n;
+	}
 	cpu_set_t set;
-	int cpus = sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set) : 1;
-	return cpus < 1 ? 1u : (unsigned)cpus > ADAC_GC_WALK_MAX_PARTS ? ADAC_GC_WALK_MAX_PARTS : (unsigned)cpus;
+	uint64_t parts = sched_getaffinity(0, sizeof set, &set) == 0 ? (uint64_t)CPU_COUNT(&set) : 1;
+	uint64_t bytes = 0;
+	for (size_t i = 0; i < info->region_count; i++)
+		bytes += adac_gc_region_bytes(&info->regions[i]);
+	if (parts > bytes / ADAC_GC_WALK_PART_BYTES)
+		parts = bytes / ADAC_GC_WALK_PART_BYTES;
+	return parts < 1 ? 1u : parts > ADAC_GC_WALK_MAX_PARTS ? ADAC_GC_WALK_MAX_PARTS : (unsigned)parts;
 }
 
 void adac_gc_walk_lock(struct adac_runtime *rt)
 {
 	struct gc_state *s = adac_runtime_slot(rt, ADAC_SLOT_GC);
 	if (s)
-		pthread_mutex_lock(&s->lock);
+		state_lock(s);
 }
 
 void adac_gc_walk_unlock(struct adac_runtime *rt)
 {
 	struct gc_state *s = adac_runtime_slot(rt, ADAC_SLOT_GC);
 	if (s)
-		pthread_mutex_unlock(&s->lock);
+		state_unlock(s);
 }
 
 int adac_gc_walk_split(struct adac_runtime *rt, unsigned parts, adac_gc_object_cb cb, void *const ctxs[],

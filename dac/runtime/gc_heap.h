@@ -68,6 +68,12 @@ struct adac_gc_region {
 	enum adac_gc_region_kind kind;
 };
 
+/* The bytes a region's objects span: end - mem, 0 when a bad region ends before it starts. */
+static inline uint64_t adac_gc_region_bytes(const struct adac_gc_region *r)
+{
+	return r->end > r->mem ? r->end - r->mem : 0;
+}
+
 struct adac_gc_generation {
 	uint64_t start_segment;      /* Generation.StartSegment */
 	uint64_t allocation_start;   /* Generation.AllocationStart (segments GC only; 0 otherwise) */
@@ -172,8 +178,12 @@ int adac_gc_walk(struct adac_runtime *rt, adac_gc_object_cb cb, void *ctx, struc
 int adac_gc_walk_split(struct adac_runtime *rt, unsigned parts, adac_gc_object_cb cb, void *const ctxs[],
                        struct adac_gc_walk_report *rep, struct adac_error *err);
 /* The parts a split walk of this target takes: the CPUs this process may run on (at most
- * ADAC_GC_WALK_MAX_PARTS); 1 when the heap has a single region or the target cannot be read from
- * several threads. */
+ * ADAC_GC_WALK_MAX_PARTS), and no more than one per ADAC_GC_WALK_PART_BYTES of heap (a smaller
+ * part does not pay for its thread and the merge); 1 when the heap has a single region or the
+ * target cannot be read from several threads. ASYNCDAC_HEAP_PARTS=N in the environment asks for
+ * N parts (1 to ADAC_GC_WALK_MAX_PARTS) whatever the CPUs and the heap's size: the tests compare
+ * a small heap walked in parts with the whole walk. */
+#define ADAC_GC_WALK_PART_BYTES (64ull << 20)
 unsigned adac_gc_walk_parts(struct adac_runtime *rt);
 void adac_gc_walk_lock(struct adac_runtime *rt);
 void adac_gc_walk_unlock(struct adac_runtime *rt);

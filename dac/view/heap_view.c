@@ -431,7 +431,7 @@ void adac_gc_info_print(const struct adac_gc_info *info, struct adac_out *out)
 	uint64_t total = 0;
 	for (size_t i = 0; i < info->region_count; i++) {
 		const struct adac_gc_region *r = &info->regions[i];
-		uint64_t bytes = r->end > r->mem ? r->end - r->mem : 0;
+		uint64_t bytes = adac_gc_region_bytes(r);
 		total += bytes;
 		adac_print(out, "0x%016llx 0x%016llx 0x%016llx 0x%016llx %-9s %4u %12llu\n", (unsigned long long)r->addr,
 		           (unsigned long long)r->mem, (unsigned long long)r->end, (unsigned long long)r->committed,
