@@ -27,9 +27,9 @@ static unsigned char *probe(unsigned char *slots, size_t cap, size_t size, uint6
 	}
 }
 
-static int grow(struct adac_addr_map *m)
+/* Moves every record into a table of cap slots (a power of two, more than used). */
+static int rehash(struct adac_addr_map *m, size_t cap)
 {
-	size_t cap = m->cap ? m->cap * 2 : 64;
 	unsigned char *slots = calloc(cap, m->size);
 	if (!slots)
 		return -1;
@@ -43,6 +43,20 @@ static int grow(struct adac_addr_map *m)
 	m->slots = slots;
 	m->cap = cap;
 	return 0;
+}
+
+static int grow(struct adac_addr_map *m) { return rehash(m, m->cap ? m->cap * 2 : 64); }
+
+int adac_addr_map_reserve(struct adac_addr_map *m, size_t n, size_t record_size)
+{
+	size_t cap = m->cap ? m->cap : 64;
+	while (cap / 2 < n + 1) {
+		if (cap > SIZE_MAX / 2 / record_size)
+			return -1;
+		cap *= 2;
+	}
+	m->size = record_size;
+	return cap == m->cap ? 0 : rehash(m, cap);
 }
 
 void *adac_addr_map_get(struct adac_addr_map *m, uint64_t key, size_t record_size, bool *added)

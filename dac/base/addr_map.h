@@ -19,6 +19,9 @@ struct adac_addr_map {
  * (*added tells which; added may be NULL). record_size (at least 8, the key first) is the same on
  * every call. NULL when key is 0 or memory runs out. Adding a record may move every record. */
 void *adac_addr_map_get(struct adac_addr_map *m, uint64_t key, size_t record_size, bool *added);
+/* Room for n records without growing (a map about to take many: growing moves every record):
+ * 0, or -1 when memory runs out (the map is unchanged). */
+int adac_addr_map_reserve(struct adac_addr_map *m, size_t n, size_t record_size);
 /* The record of `key`, NULL when there is none. */
 void *adac_addr_map_find(const struct adac_addr_map *m, uint64_t key);
 /* Slot i (0 <= i < m->cap): its record, NULL when the slot is empty; for visiting every record. */

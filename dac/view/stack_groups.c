@@ -1140,6 +1140,11 @@ static int group_stacks(struct groups *g, struct adac_pending_list *l, enum adac
 {
 	struct adac_pending_stack st;
 	int more;
+	/* Each stack may await an object of its own: room for them all (a million, growing, would
+	 * move every record many times over). */
+	if ((how == ADAC_GROUP_STATS || how == ADAC_GROUP_COALESCE) &&
+	    adac_addr_map_reserve(&g->ident_index, l->p->graph.stack_count, sizeof(struct ident_rec)))
+		return adac_fail(&g->fail, ADAC_E_NOMEM, 0, "out of memory grouping stacks");
 	while ((more = adac_pending_list_next(l, &st, err)) > 0) {
 		if (how == ADAC_GROUP_STATS) {
 			add_stats(g, &st);
