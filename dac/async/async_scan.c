@@ -215,7 +215,7 @@ static int on_object(void *ctx, const struct adac_gc_object *o)
 		         "continuations"))
 			return 1;
 		part->conts[part->cont_count++] = (struct adac_scan_cont){
-			.addr = o->addr, .mt = o->mt, .next = obj_ptr(c, o, c->next_off), .chain = ADAC_SCAN_NONE};
+			.addr = o->addr, .next = obj_ptr(c, o, c->next_off), .chain = ADAC_SCAN_NONE};
 		return 0;
 	}
 	if (kind == MT_SEMAPHORE) {

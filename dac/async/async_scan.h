@@ -20,7 +20,6 @@ struct adac_runtime;
 
 struct adac_scan_cont {
 	uint64_t addr;
-	uint64_t mt;
 	uint64_t next;
 	uint32_t chain;          /* the chain it belongs to, ADAC_SCAN_NONE if none */
 	uint32_t next_index;     /* the record of Next, ADAC_SCAN_NONE if none (adac_async_scan_chains) */
@@ -59,17 +58,18 @@ enum adac_scan_end {
 	ADAC_SCAN_END_TRUNCATED,   /* ADAC_MAX_CHAIN_DEPTH links */
 };
 
+/* (The 8-byte members first: a million chains, 64 bytes each.) */
 struct adac_scan_chain {
 	uint64_t head;
-	enum adac_chain_root root;
 	uint64_t task;             /* owning task address (0: unknown) */
-	uint32_t task_index;       /* in tasks, ADAC_SCAN_NONE if it is not there */
 	uint64_t os_tid;           /* RUNNING: the thread */
-	uint32_t managed_id;       /* RUNNING: its managed thread id */
 	uint64_t dispatcher;       /* RUNNING: the AsyncDispatcherInfo */
+	uint64_t end_addr;         /* MERGED/MISSING/CYCLE: the Next that ended the walk */
+	enum adac_chain_root root;
+	uint32_t task_index;       /* in tasks, ADAC_SCAN_NONE if it is not there */
+	uint32_t managed_id;       /* RUNNING: its managed thread id */
 	uint32_t links;            /* continuations from the head, as found on the heap */
 	enum adac_scan_end end;
-	uint64_t end_addr;         /* MERGED/MISSING/CYCLE: the Next that ended the walk */
 };
 
 /* A thread's running chain, as the dispatcher records give it (input of adac_async_scan_chains). */

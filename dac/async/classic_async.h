@@ -61,13 +61,13 @@ enum adac_node_kind {
 };
 
 struct adac_async_node {
+	uint64_t awaits;                         /* a task fed by nothing with an edge into this node (what
+	                                          * a stack starting here awaits), 0 if none */
 	enum adac_node_kind kind;
 	uint32_t index;
 	uint32_t callers_first, callers_count;   /* node ids (adac_async_graph.callers) */
 	uint32_t callees;                        /* number of edges into this node */
 	bool fed;                                /* reached from a frame node (then not a stack start) */
-	uint64_t awaits;                         /* a task fed by nothing with an edge into this node (what
-	                                          * a stack starting here awaits), 0 if none */
 	bool visited;                            /* part of some stack */
 };
 

@@ -26,7 +26,7 @@ struct heap {
 
 static void cont(struct heap *h, uint64_t addr, uint64_t next)
 {
-	h->conts[h->nc++] = (struct adac_scan_cont){.addr = addr, .mt = 0x5000, .next = next};
+	h->conts[h->nc++] = (struct adac_scan_cont){.addr = addr, .next = next};
 }
 
 /* A pending task; is_box for a classic state-machine box. Returns its slot for awaiters. */

@@ -107,8 +107,8 @@ int main(int argc, char **argv)
 	memset(&s, 0, sizeof s);
 	s.cont_count = 2;
 	s.conts = calloc(2, sizeof *s.conts);
-	s.conts[0] = (struct adac_scan_cont){.addr = K0, .mt = MT(M_CONT_LAYOUT)};
-	s.conts[1] = (struct adac_scan_cont){.addr = K1, .mt = MT(M_CONT_LAYOUT)};
+	s.conts[0] = (struct adac_scan_cont){.addr = K0};
+	s.conts[1] = (struct adac_scan_cont){.addr = K1};
 	static const uint64_t tasks[] = {T_CONT, T_TASK, T_LIST, T_FIELD, T_OTHER, T_LONG, T_NONE};
 	s.task_count = sizeof tasks / sizeof tasks[0];
 	s.tasks = calloc(s.task_count, sizeof *s.tasks);
