@@ -211,16 +211,16 @@ static int on_object(void *ctx, const struct adac_gc_object *o)
 		report_progress(part, o);
 	enum mt_kind kind = part_classify(part, o->mt);
 	if (kind == MT_CONT) {
-		if (keep(part, &c->kept_conts, (void **)&part->conts, part->cont_count, &part->cont_cap, sizeof *part->conts, o->addr,
-		         "continuations"))
+		if (keep(part, &c->kept_conts, (void **)&part->conts, part->cont_count, &part->cont_cap,
+		         sizeof *part->conts, o->addr, "continuations"))
 			return 1;
 		part->conts[part->cont_count++] = (struct adac_scan_cont){
 			.addr = o->addr, .next = obj_ptr(c, o, c->next_off), .chain = ADAC_SCAN_NONE};
 		return 0;
 	}
 	if (kind == MT_SEMAPHORE) {
-		if (keep(part, &c->kept_semaphores, (void **)&part->semaphores, part->semaphore_count, &part->sem_cap, sizeof *part->semaphores,
-		         o->addr, "SemaphoreSlims"))
+		if (keep(part, &c->kept_semaphores, (void **)&part->semaphores, part->semaphore_count, &part->sem_cap,
+		         sizeof *part->semaphores, o->addr, "SemaphoreSlims"))
 			return 1;
 		part->semaphores[part->semaphore_count++] = (struct adac_scan_semaphore){o->addr, o->mt};
 		return 0;
@@ -238,8 +238,8 @@ static int on_object(void *ctx, const struct adac_gc_object *o)
 	uint64_t state = obj_ptr(c, o, c->task->state_object_off), cont = obj_ptr(c, o, c->task->continuation_object_off);
 	if (kind == MT_TASK && !state && !cont)
 		return 0;
-	if (keep(part, &c->kept_tasks, (void **)&part->tasks, part->task_count, &part->task_cap, sizeof *part->tasks, o->addr,
-	         "pending tasks"))
+	if (keep(part, &c->kept_tasks, (void **)&part->tasks, part->task_count, &part->task_cap, sizeof *part->tasks,
+	         o->addr, "pending tasks"))
 		return 1;
 	part->tasks[part->task_count++] = (struct adac_scan_task){
 		.addr = o->addr,
