@@ -7,11 +7,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "async/continuation.h"
 #include "async/dispatcher.h"
 #include "base/addr_map.h"
+#include "base/clock.h"
 #include "base/cursor.h"
 #include "base/limits.h"
 #include "base/sort.h"
@@ -638,18 +638,11 @@ int adac_async_scan_chains(struct adac_async_scan *s, struct adac_error *err)
 
 /* ---- the scan ---------------------------------------------------------------------------------- */
 
-static double now(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 int adac_async_scan(struct adac_runtime *rt, const struct adac_scan_progress *progress, struct adac_async_scan *s,
                     struct adac_error *err)
 {
 	memset(s, 0, sizeof *s);
-	double t0 = now();
+	double t0 = adac_seconds();
 	const struct adac_gc_info *info = adac_gc_info(rt, err);
 	if (!info)
 		return -1;
@@ -684,9 +677,9 @@ int adac_async_scan(struct adac_runtime *rt, const struct adac_scan_progress *pr
 	}
 	if (progress && progress->report)
 		progress->report(progress->ctx, "scanning the heap", c.total_bytes, c.total_bytes);
-	s->seconds_heap = now() - t0;
+	s->seconds_heap = adac_seconds() - t0;
 
-	double t1 = now();
+	double t1 = adac_seconds();
 	struct threads_ctx tc = {.rt = rt, .scan = s};
 	struct adac_error terr = {0};
 	if (adac_managed_threads(rt, on_thread, &tc, &terr) && !adac_failed(&s->threads_err))
@@ -700,7 +693,7 @@ int adac_async_scan(struct adac_runtime *rt, const struct adac_scan_progress *pr
 		adac_async_scan_free(s);
 		return -1;
 	}
-	s->seconds_link = now() - t1;
+	s->seconds_link = adac_seconds() - t1;
 	return 0;
 }
 

@@ -3,10 +3,10 @@
 
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "async/awaited.h"
 #include "async/task.h"
+#include "base/clock.h"
 #include "base/output.h"
 #include "runtime/object.h"
 #include "runtime/runtime.h"
@@ -26,17 +26,18 @@ int adac_pending_collect(struct adac_runtime *rt, struct adac_out *out, struct a
 	struct adac_scan_progress prog = {report, out};
 	if (adac_async_scan(rt, &prog, &p->scan, err))
 		return -1;
-	struct timespec t0, t1;
-	clock_gettime(CLOCK_MONOTONIC, &t0);
+	double t0 = adac_seconds();
 	if (adac_classic_resolve_awaiters(rt, &p->scan, err))
 		return -1;
-	clock_gettime(CLOCK_MONOTONIC, &t1);
-	p->scan.seconds_link += (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+	double t1 = adac_seconds();
+	p->scan.seconds_link += t1 - t0;
 	if (adac_async_graph_build(&p->scan, &p->graph, err))
 		return -1;
 	if (adac_awaited_owners_build(rt, &p->scan, &p->owners, err) ||
 	    adac_sync_waits_find(rt, &p->scan, &p->sync_waits, err))
 		return -1;
+	p->collected_at = adac_seconds();
+	p->seconds_stacks = p->collected_at - t1;
 	p->fate = calloc(p->graph.node_count ? p->graph.node_count : 1, sizeof *p->fate);
 	if (!p->fate)
 		return adac_fail(err, ADAC_E_NOMEM, 0, "out of memory");

@@ -33,6 +33,8 @@ struct adac_pending {
 	uint8_t *fate;                /* per graph node: enum adac_pending_fate */
 	struct adac_awaited_owners owners; /* the SemaphoreSlims behind awaited waiters */
 	struct adac_sync_waits sync_waits; /* threads blocked synchronously on the tasks */
+	double seconds_stacks;        /* wall time of building the stacks from the scan */
+	double collected_at;          /* adac_seconds() when adac_pending_collect ended */
 };
 
 /* Scans the heap and the threads, resolves the tasks' awaiters and builds the stacks, reporting

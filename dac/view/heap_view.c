@@ -6,9 +6,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "base/addr_map.h"
+#include "base/clock.h"
 #include "base/json.h"
 #include "base/output.h"
 #include "runtime/gc_heap.h"
@@ -219,7 +219,6 @@ int adac_heap_print(struct adac_runtime *rt, const struct adac_heap_opts *opt, s
 	if (!opt->json && !opt->stat && !opt->short_list)
 		adac_print(out, "%18s %18s %12s\n", "Address", "MT", "Size");
 	struct adac_gc_walk_report rep;
-	struct timespec t0, t1;
 	if (adac_type_filter_init(&d.type, opt->type, err)) {
 		json_decref(d.objects);
 		return -1;
@@ -234,9 +233,9 @@ int adac_heap_print(struct adac_runtime *rt, const struct adac_heap_opts *opt, s
 		part[k] = (struct dump){.rt = rt, .opt = opt, .count_only = true};
 		ctxs[k] = &part[k];
 	}
-	clock_gettime(CLOCK_MONOTONIC, &t0);
+	double t0 = adac_seconds();
 	int rc = adac_gc_walk_split(rt, parts, on_object, ctxs, &rep, err);
-	clock_gettime(CLOCK_MONOTONIC, &t1);
+	double walk_seconds = adac_seconds() - t0;
 	for (unsigned k = 1; k < parts; k++)
 		adac_error_copy(&d.fail, &part[k].fail);
 	if (rc == 0 && d.count_only && !adac_failed(&d.fail))
@@ -244,7 +243,6 @@ int adac_heap_print(struct adac_runtime *rt, const struct adac_heap_opts *opt, s
 	for (unsigned k = 1; k < parts; k++)
 		adac_addr_map_free(&part[k].stats);
 	adac_type_filter_free(&d.type);
-	double walk_seconds = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
 	if (rc == 0 && adac_failed(&d.fail)) {
 		adac_error_copy(err, &d.fail);
 		rc = -1;

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "async/task.h"
+#include "base/clock.h"
 #include "base/json.h"
 #include "base/output.h"
 #include "runtime/gc_heap.h"
@@ -497,6 +498,8 @@ static json_t *summary_json(const struct adac_pending_list *l)
 		/* Wall times differ between runs: only when asked, so that two documents of one dump diff. */
 		json_object_set_new(j, "heap_seconds", json_real(s->seconds_heap));
 		json_object_set_new(j, "link_seconds", json_real(s->seconds_link));
+		json_object_set_new(j, "stacks_seconds", json_real(l->p->seconds_stacks));
+		json_object_set_new(j, "list_seconds", json_real(adac_seconds() - l->p->collected_at));
 	}
 	return j;
 }

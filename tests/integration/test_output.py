@@ -239,8 +239,9 @@ def json_documents(tmp):
         check_members(payloads, table, " and ".join(invocations))
     # --timings adds the wall times, where the tables say.
     d = b.cli_json(["ps", core, "--timings"], "ps --timings")  # (after the tables)
-    t.check(d is not None and all(isinstance(d["summary"].get(k), float) for k in ("heap_seconds", "link_seconds")),
-            "ps --json --timings: summary.heap_seconds and link_seconds")
+    phases = ("heap_seconds", "link_seconds", "stacks_seconds", "list_seconds")
+    t.check(d is not None and all(isinstance(d["summary"].get(k), float) and d["summary"][k] >= 0 for k in phases),
+            "ps --json --timings: summary.heap_seconds, link_seconds, stacks_seconds and list_seconds")
     d = b.cli_json(["dumpheap", core, "--stat", "--timings"], "dumpheap --timings")
     t.check(d is not None and isinstance(d["scan"].get("walk_seconds"), float), "dumpheap --json --timings: scan.walk_seconds")
     expect_rc(["ps", core, "--timings"], 2, "ps --timings without --json")
@@ -332,7 +333,9 @@ def jsonl(tmp):
         expect_rc(["ps", core, "--jsonl", other], 2, f"ps --jsonl {other}")
     rc, out, _ = b.cli(["ps", core, "--jsonl", "--timings"])
     end = json.loads(out.splitlines()[-1]) if rc == 0 else {}
-    t.check(isinstance(end.get("summary", {}).get("heap_seconds"), float), "ps --jsonl --timings: the wall times")
+    t.check(all(isinstance(end.get("summary", {}).get(k), float)
+                for k in ("heap_seconds", "link_seconds", "stacks_seconds", "list_seconds")),
+            "ps --jsonl --timings: the wall times")
 
 
 # ---- ps --coalesce ----
