@@ -650,8 +650,7 @@ int adac_async_scan(struct adac_runtime *rt, const struct adac_scan_progress *pr
 	struct scan_ctx c = {.rt = rt, .scan = s, .progress = progress, .ps = adac_target_ptr_size(rt->t), .info = info};
 	if (init_layout(&c, err))
 		return -1;
-	for (size_t i = 0; i < info->region_count; i++)
-		c.total_bytes += adac_gc_region_bytes(&info->regions[i]);
+	c.total_bytes = adac_gc_heap_bytes(info);
 	/* The walk's parts run at once, each keeping what it finds; put end to end, their finds are in
 	 * address order. */
 	struct scan_part parts[ADAC_GC_WALK_MAX_PARTS];

@@ -970,15 +970,14 @@ static void *walk_part(void *arg)
  * is past k + 1 parts' share. */
 static void split_regions(const struct adac_gc_info *info, struct walk_part *part, unsigned parts)
 {
-	uint64_t total = 0, done = 0;
-	for (size_t i = 0; i < info->region_count; i++)
-		total += adac_gc_region_bytes(&info->regions[i]);
+	uint64_t total = adac_gc_heap_bytes(info), done = 0;
 	size_t i = 0;
 	for (unsigned k = 0; k < parts; k++) {
 		part[k].first = i;
 		uint64_t upto = total / parts * (k + 1);
-		while (i < info->region_count && (k + 1 == parts || done + adac_gc_region_bytes(&info->regions[i]) / 2 <= upto))
-			done += adac_gc_region_bytes(&info->regions[i++]);
+		const struct adac_gc_region *r = info->regions;
+		while (i < info->region_count && (k + 1 == parts || done + adac_gc_region_bytes(&r[i]) / 2 <= upto))
+			done += adac_gc_region_bytes(&r[i++]);
 		part[k].end = i;
 	}
 }
@@ -1006,6 +1005,14 @@ static int merge_report(struct adac_gc_walk_report *r, size_t *cap_errors, struc
 	return 0;
 }
 
+uint64_t adac_gc_heap_bytes(const struct adac_gc_info *info)
+{
+	uint64_t bytes = 0;
+	for (size_t i = 0; i < info->region_count; i++)
+		bytes += adac_gc_region_bytes(&info->regions[i]);
+	return bytes;
+}
+
 unsigned adac_gc_walk_parts(struct adac_runtime *rt)
 {
 	const struct adac_gc_info *info = adac_gc_info(rt, NULL);
@@ -1020,9 +1027,7 @@ unsigned adac_gc_walk_parts(struct adac_runtime *rt)
 	}
 	cpu_set_t set;
 	uint64_t parts = sched_getaffinity(0, sizeof set, &set) == 0 ? (uint64_t)CPU_COUNT(&set) : 1;
-	uint64_t bytes = 0;
-	for (size_t i = 0; i < info->region_count; i++)
-		bytes += adac_gc_region_bytes(&info->regions[i]);
+	uint64_t bytes = adac_gc_heap_bytes(info);
 	if (parts > bytes / ADAC_GC_WALK_PART_BYTES)
 		parts = bytes / ADAC_GC_WALK_PART_BYTES;
 	return parts < 1 ? 1u : parts > ADAC_GC_WALK_MAX_PARTS ? ADAC_GC_WALK_MAX_PARTS : (unsigned)parts;

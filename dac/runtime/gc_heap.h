@@ -115,6 +115,9 @@ struct adac_gc_info {
 	size_t threads_unreadable;   /* threads whose allocation context could not be read (skipped) */
 };
 
+/* The bytes all regions' objects span (adac_gc_region_bytes summed). */
+uint64_t adac_gc_heap_bytes(const struct adac_gc_info *info);
+
 /* The GC's heaps, generations, regions and allocation contexts, read once per runtime (the result
  * lives until the runtime closes). NULL with err: ADAC_E_UNSUPPORTED naming the GC flavour when
  * GCIdentifiers names neither workstation nor server, or neither regions nor segments; ADAC_E_LAYOUT
