@@ -267,12 +267,17 @@ void adac_async_frame_resolve(struct adac_runtime *rt, const struct adac_continu
 
 _Static_assert(offsetof(struct adac_async_frame, note) + sizeof ((struct adac_async_frame *)0)->note + 8 >
                    sizeof(struct adac_async_frame),
-               "adac_async_frame_copy copies the fields before note whole: note must stay the last member");
+               "adac_async_frame_copy copies the fields before the text whole: note must stay the last member");
 
 void adac_async_frame_copy(struct adac_async_frame *dst, const struct adac_async_frame *src)
 {
-	/* Everything before the note, then the note's text only (most of its buffer is unused). */
-	memcpy(dst, src, offsetof(struct adac_async_frame, note));
+	/* Everything before the text whole, then each text only (most of its buffer is unused). */
+	memcpy(dst, src, offsetof(struct adac_async_frame, debug_info_err));
+	dst->debug_info_err.code = src->debug_info_err.code;
+	dst->debug_info_err.addr = src->debug_info_err.addr;
+	strcpy(dst->debug_info_err.msg, src->debug_info_err.msg);
+	strcpy(dst->state_why, src->state_why);
+	strcpy(dst->name_buf, src->name_buf);
 	strcpy(dst->note, src->note);
 	if (src->method == src->name_buf)
 		dst->method = dst->name_buf;

@@ -52,9 +52,7 @@ struct adac_async_frame {
 	bool has_code;
 	struct adac_code_info code;
 	const struct adac_debug_info *debug_info;
-	struct adac_error debug_info_err;
 	enum adac_state_verdict state_verdict;
-	char state_why[ADAC_STATE_WHY_MAX]; /* the verdict in words, "" when OK or UNCHECKED */
 	const struct adac_suspension_point *sp; /* runtime-owned, NULL when State names none */
 	/* Route 2: Resume -> resumption stub -> target. */
 	uint64_t resume_md;           /* 0 when unknown */
@@ -67,7 +65,6 @@ struct adac_async_frame {
 	const char *method;           /* display name (runtime-owned or name_buf), NULL when unknown; the
 	                               * exact instantiation when has_exact */
 	const char *canonical_method; /* then the MethodDesc's own name (C<System.__Canon>), else NULL */
-	char name_buf[128];           /* a name known only as text (an ambiguous resume stub target) */
 	const char *module;           /* module file name ("MyApp.dll"), NULL when unknown */
 	uint32_t token;
 
@@ -77,6 +74,10 @@ struct adac_async_frame {
 	const char *file;             /* as recorded in the PDB */
 	uint32_t line;
 
+	/* Text, last: the fields above are what a listing reads of each frame, kept together. */
+	struct adac_error debug_info_err;
+	char state_why[ADAC_STATE_WHY_MAX]; /* the verdict in words, "" when OK or UNCHECKED */
+	char name_buf[128];           /* a name known only as text (an ambiguous resume stub target) */
 	/* Problems that did not stop the frame from being shown, "; "-separated (no PDB, state
 	 * mismatch, route disagreement, ...). Last: a frame is copied up to its note's text. */
 	char note[ADAC_FRAME_NOTE_MAX];
