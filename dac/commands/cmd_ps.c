@@ -263,6 +263,8 @@ int adac_cmd_ps(struct adac_target *t, enum adac_frontend fe, int argc, char **a
 	int rc = adac_pending_collect(rt, out, &p, err);
 	if (rc == 0)
 		rc = adac_pending_list_init(&l, &p, &filter, out, err);
+	if (rc == 0)
+		rc = adac_pending_list_resolve_ahead(&l, err);
 	l.timings = o.timings;
 	l.completed = o.completed;
 	if (rc == 0) {
