@@ -79,7 +79,7 @@ int adac_pending_list_next(struct adac_pending_list *l, struct adac_pending_stac
  * (ASYNCDAC_LIST_THREADS=1 or 2 decides instead); else nothing changes, as when the target has no
  * second opening (a live process, LLDB's) or it fails (one thread lists the same). -1 with err when
  * memory ran out, or when ASYNCDAC_LIST_THREADS=2 asked for a second opening that failed. */
-#define ADAC_LIST_AHEAD_MIN_STACKS 4096u
+#define ADAC_LIST_AHEAD_MIN_STACKS 262144u
 int adac_pending_list_resolve_ahead(struct adac_pending_list *l, struct adac_error *err);
 void adac_pending_list_free(struct adac_pending_list *l);
 
