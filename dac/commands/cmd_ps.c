@@ -263,10 +263,6 @@ int adac_cmd_ps(struct adac_target *t, enum adac_frontend fe, int argc, char **a
 	int rc = adac_pending_collect(rt, out, &p, err);
 	if (rc == 0)
 		rc = adac_pending_list_init(&l, &p, &filter, out, err);
-	/* The listings only: --stats and --coalesce, which keep less of each stack, were not quicker
-	 * with a second thread on a 2-CPU machine at a million chains (scripts/bench scale). */
-	if (rc == 0 && o.format < 0 && !o.stats)
-		rc = adac_pending_list_resolve_ahead(&l, err);
 	l.timings = o.timings;
 	l.completed = o.completed;
 	if (rc == 0) {

@@ -147,27 +147,6 @@ const char *adac_target_origin(struct adac_target *t, uint64_t addr)
 }
 
 const char *adac_target_kind(const struct adac_target *t) { return t->ops->kind; }
-
-struct adac_target *adac_target_reopen(struct adac_target *t, struct adac_error *err)
-{
-	if (!t->ops->reopen) {
-		adac_fail(err, ADAC_E_UNSUPPORTED, 0, "a %s target cannot be opened a second time", t->ops->kind);
-		return NULL;
-	}
-	struct adac_target *t2 = t->ops->reopen(t->impl, err);
-	if (!t2)
-		return NULL;
-	t2->ptr_size = t->ptr_size;
-	if (t->symbols) {
-		struct adac_symbols *s = adac_symbols_new(adac_symbols_spec(t->symbols), err);
-		if (!s) {
-			adac_target_close(t2);
-			return NULL;
-		}
-		adac_target_set_symbols(t2, s);
-	}
-	return t2;
-}
 unsigned adac_target_ptr_size(const struct adac_target *t) { return t->ptr_size; }
 void adac_target_set_ptr_size(struct adac_target *t, unsigned ptr_size) { t->ptr_size = ptr_size == 4 ? 4 : 8; }
 

@@ -122,11 +122,6 @@ struct adac_target_ops {
 	 * kept one. 0, or -1 with err set. NULL: the front end has no debugger to load it into. */
 	int (*load_symbols)(void *impl, char *path, size_t size, struct adac_error *err);
 
-	/* Optional. A second target on the same bytes that shares no state with this one, so that
-	 * another thread can read through it while this one is in use (a core opened again). NULL
-	 * with err set when it cannot be made. NULL: the backend has none. */
-	struct adac_target *(*reopen)(void *impl, struct adac_error *err);
-
 	/* Optional. Frees impl. */
 	void (*close)(void *impl);
 };
@@ -172,10 +167,6 @@ uint64_t adac_target_symbols_generation(const struct adac_target *t);
 const char *adac_target_origin(struct adac_target *t, uint64_t addr);
 
 const char *adac_target_kind(const struct adac_target *t);
-
-/* ops->reopen, with t's pointer size and a copy of its symbol path: a target for another thread.
- * NULL with err when the backend has none (ADAC_E_UNSUPPORTED) or it failed. */
-struct adac_target *adac_target_reopen(struct adac_target *t, struct adac_error *err);
 
 /* Pointer size of the target (8 until a descriptor says otherwise). */
 unsigned adac_target_ptr_size(const struct adac_target *t);

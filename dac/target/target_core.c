@@ -872,19 +872,6 @@ static int check_header(struct core *c, size_t *phnum, struct adac_error *err)
 	return 0;
 }
 
-/* The same file opened again: only what was read from it is shared, nothing that changes. */
-static struct adac_target *core_reopen(void *impl, struct adac_error *err)
-{
-	const struct core *c = impl;
-	struct stat st;
-	if (stat(c->path, &st) != 0 || (uint64_t)st.st_size != c->size) {
-		adac_fail(err, ADAC_E_IO, 0, "%s: changed since it was opened", c->path);
-		return NULL;
-	}
-	struct adac_core_options o = {.strict = c->strict};
-	return adac_target_open_core_ex(c->path, &o, err);
-}
-
 static const struct adac_target_ops core_ops = {
 	.kind = "core",
 	.read = core_read,
@@ -896,7 +883,6 @@ static const struct adac_target_ops core_ops = {
 	.selected_thread = core_selected_thread,
 	.set_symbols = core_set_symbols,
 	.origin = core_origin,
-	.reopen = core_reopen,
 	.close = core_close,
 };
 

@@ -53,10 +53,8 @@ struct adac_pending_list {
 	struct adac_out *out;                 /* progress */
 	struct adac_frame_cache *frames;      /* frames resolved once per suspension point */
 	struct adac_classic_cache *classic;
-	struct adac_pending_seg *segs;        /* the stack taken last (segs_live of them) */
+	struct adac_pending_seg *segs;
 	size_t segs_cap, segs_live;
-	struct adac_pending_ahead *ahead;     /* the second thread resolving stacks, or NULL */
-	bool held;                            /* segs is a slot of ahead's */
 	size_t next;                          /* the next stack of p->graph */
 	bool timings;                         /* JSON: the scan's wall times (ps --timings) */
 	bool completed;                       /* also the completed async tasks still on the heap
@@ -71,16 +69,6 @@ int adac_pending_list_init(struct adac_pending_list *l, struct adac_pending *p, 
 /* The next listed stack: 1 and *st, 0 after the last one (its progress then ends), or -1 with err
  * (out of memory, or a layout the frames need is not understood). Marks each stack's fate. */
 int adac_pending_list_next(struct adac_pending_list *l, struct adac_pending_stack *st, struct adac_error *err);
-
-/* Before the first adac_pending_list_next: the stacks are resolved on a second thread, ahead of the
- * listing, through the target opened again (adac_target_reopen) and a runtime of its own, so that
- * the two threads share no cache; the listing is the same. Only when the target can be opened
- * again, the process may use two CPUs and there are ADAC_LIST_AHEAD_MIN_STACKS stacks or more
- * (ASYNCDAC_LIST_THREADS=1 or 2 decides instead); else nothing changes, as when the target has no
- * second opening (a live process, LLDB's) or it fails (one thread lists the same). -1 with err when
- * memory ran out, or when ASYNCDAC_LIST_THREADS=2 asked for a second opening that failed. */
-#define ADAC_LIST_AHEAD_MIN_STACKS 262144u
-int adac_pending_list_resolve_ahead(struct adac_pending_list *l, struct adac_error *err);
 void adac_pending_list_free(struct adac_pending_list *l);
 
 /* What a stack's innermost frame waits for: its head continuation's awaited object, or the task a
