@@ -3,6 +3,8 @@
  * resolution found, on the hand-laid runtime of testasync.h: a JIT code heap holding Worker.Work of
  * the real ArrayLayout.dll, whose debug info (bounds and two suspension points) the frames resolve
  * through, and the real PDB for source lines. Needs the runtime pack of scripts/dotnet-setup. */
+#include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -194,6 +196,35 @@ static void test_frames(struct rts *r)
 	CHECK_ERR(rc, &err, ADAC_E_NOT_FOUND, "continuation 0x5a00100 has no Task or Source field");
 }
 
+/* adac_async_frame_copy: every field, each text up to its end (the rest of its buffer is not
+ * copied), and a name kept in the frame itself pointing into the copy. */
+static void test_frame_copy(struct rts *r)
+{
+	static struct adac_async_frame src, dst;
+	const uint64_t conts[] = {F1, F2, F4, F6};
+	for (size_t i = 0; i < sizeof conts / sizeof conts[0]; i++) {
+		resolve(r->rt, conts[i], &src);
+		memset(&dst, 0xAA, sizeof dst);
+		adac_async_frame_copy(&dst, &src);
+		CHECK(memcmp(&dst, &src, offsetof(struct adac_async_frame, debug_info_err)) == 0);
+		CHECK(dst.debug_info_err.code == src.debug_info_err.code && dst.debug_info_err.addr == src.debug_info_err.addr);
+		CHECK_EQ_STR(dst.debug_info_err.msg, src.debug_info_err.msg);
+		CHECK_EQ_STR(dst.state_why, src.state_why);
+		CHECK_EQ_STR(dst.name_buf, src.name_buf);
+		CHECK_EQ_STR(dst.note, src.note);
+	}
+	/* F2's texts are not empty: its verdict; F4's: its debug info's error. */
+	resolve(r->rt, F2, &src);
+	CHECK(src.state_why[0] != '\0');
+	snprintf(src.name_buf, sizeof src.name_buf, "%s", "Ns.C.M(Int32) or Ns.C.M(String)");
+	src.method = src.name_buf;
+	memset(&dst, 0xAA, sizeof dst);
+	adac_async_frame_copy(&dst, &src);
+	CHECK(dst.method == dst.name_buf);
+	CHECK_EQ_STR(dst.method, "Ns.C.M(Int32) or Ns.C.M(String)");
+	CHECK_EQ_STR(dst.state_why, src.state_why);
+}
+
 static void test_task_status(void)
 {
 	static const struct {
@@ -335,6 +366,7 @@ int main(int argc, char **argv)
 	lay_out(&r);
 	test_state_check(&r);
 	test_task_status();
+	test_frame_copy(&r);
 	test_frames(&r);
 	test_chains(&r);
 	test_locals_from_frame(&r);
