@@ -265,16 +265,22 @@ void adac_async_frame_resolve(struct adac_runtime *rt, const struct adac_continu
 	}
 }
 
-_Static_assert(offsetof(struct adac_async_frame, note) + sizeof ((struct adac_async_frame *)0)->note + 8 >
-                   sizeof(struct adac_async_frame),
-               "adac_async_frame_copy copies the fields before the text whole: note must stay the last member");
+/* adac_async_frame_copy copies the fields before the texts whole, then each text: the texts must
+ * stay last, in this order, and an error's message last in it. */
+#define FRAME_END(m) (offsetof(struct adac_async_frame, m) + sizeof ((struct adac_async_frame *)0)->m)
+_Static_assert(FRAME_END(debug_info_err) == offsetof(struct adac_async_frame, state_why) &&
+                   FRAME_END(state_why) == offsetof(struct adac_async_frame, name_buf) &&
+                   FRAME_END(name_buf) == offsetof(struct adac_async_frame, note) &&
+                   FRAME_END(note) + 8 > sizeof(struct adac_async_frame),
+               "a frame's texts must be its last members: debug_info_err, state_why, name_buf, note");
+_Static_assert(offsetof(struct adac_error, msg) + ADAC_ERROR_MSG_MAX == sizeof(struct adac_error),
+               "an error's message must be its last member");
 
 void adac_async_frame_copy(struct adac_async_frame *dst, const struct adac_async_frame *src)
 {
 	/* Everything before the text whole, then each text only (most of its buffer is unused). */
 	memcpy(dst, src, offsetof(struct adac_async_frame, debug_info_err));
-	dst->debug_info_err.code = src->debug_info_err.code;
-	dst->debug_info_err.addr = src->debug_info_err.addr;
+	memcpy(&dst->debug_info_err, &src->debug_info_err, offsetof(struct adac_error, msg));
 	strcpy(dst->debug_info_err.msg, src->debug_info_err.msg);
 	strcpy(dst->state_why, src->state_why);
 	strcpy(dst->name_buf, src->name_buf);
