@@ -146,7 +146,11 @@ static int count_add(struct counts *c, uint32_t label)
 #define MEMO_KEYS 5
 
 /* What a label is (k[0]'s low byte). */
-enum memo_kind { MEMO_AWAITING = 1, MEMO_FRAME, MEMO_TASK, MEMO_TASK_STAT, MEMO_WHAT, MEMO_DISTINCT, MEMO_KINDS };
+enum memo_kind {
+	MEMO_AWAITING = 1, MEMO_FRAME, MEMO_TASK, MEMO_TASK_STAT, MEMO_WHAT, MEMO_DISTINCT,
+	MEMO_IDENT_WHAT, /* not a label: an index into groups.whats */
+	MEMO_KINDS
+};
 
 struct memo_slot {
 	uint64_t k[MEMO_KEYS];
@@ -242,16 +246,23 @@ static void memo_free(struct memo *m)
 
 /* ---- what stacks await, by identity ---- */
 
-/* An awaited object (or the SemaphoreSlim behind it) and the stacks awaiting it. */
+/* An awaited object (or the SemaphoreSlim behind it) and the stacks awaiting it: one per awaited
+ * object, a million of them at a million chains, hence small. Its key is its owner's address when
+ * it has one, else its object's (ident_key). */
 struct ident {
-	uint64_t key;                          /* the object, or its owner */
 	uint64_t object;                       /* the awaited object (the first stack's) */
-	const char *type;                      /* its type name */
-	const char *kind;                      /* what it is (awaited.h), NULL: nothing more than its type */
 	const struct adac_awaited_owner *owner;
-	uint64_t stacks;                       /* distinct innermost nodes awaiting it (stacks that
+	uint32_t what;                         /* its type and kind: groups.whats[what] */
+	uint32_t stacks;                       /* distinct innermost nodes awaiting it (stacks that
 	                                        * share their innermost chain count once) */
 };
+
+/* An awaited object's type name and what it is (awaited.h; NULL: nothing more than its type). */
+struct ident_what {
+	const char *type, *kind;
+};
+
+static uint64_t ident_key(const struct ident *d) { return d->owner ? d->owner->addr : d->object; }
 
 struct ident_rec {
 	uint64_t key;
@@ -282,6 +293,8 @@ struct groups {
 	struct ident *idents;                  /* --coalesce, --stats: awaited objects by identity */
 	size_t ident_count, ident_cap;
 	struct adac_addr_map ident_index;      /* struct ident_rec by key */
+	struct ident_what *whats;              /* the idents' types and kinds, each once */
+	size_t what_count, what_cap;
 	uint32_t *seq;                         /* per stack: its first code, its labels' ids, SEQ_END */
 	size_t seq_len, seq_cap;
 	uint32_t *first_label;                 /* per ident: its final label id */
@@ -384,6 +397,26 @@ static uint32_t await_id(struct groups *g, bool running, bool has, const char *t
 	return text_id(g, e, k, NULL, buf);
 }
 
+/* The index in g->whats of (type, kind), added when new; UINT32_MAX when out of memory. */
+static uint32_t ident_what(struct groups *g, const char *type, const char *kind)
+{
+	const uint64_t k[MEMO_KEYS] = {MEMO_IDENT_WHAT, (uintptr_t)type, (uintptr_t)kind, 0, 0};
+	struct memo_slot *e = memo_slot(&g->memo, k, NULL);
+	if (e && e->used)
+		return e->id;
+	if (g->what_count == g->what_cap) {
+		size_t cap = g->what_cap ? g->what_cap * 2 : 16;
+		struct ident_what *p = cap < UINT32_MAX ? realloc(g->whats, cap * sizeof *p) : NULL;
+		if (!p)
+			return UINT32_MAX;
+		g->whats = p;
+		g->what_cap = cap;
+	}
+	g->whats[g->what_count] = (struct ident_what){type, kind};
+	memo_put(&g->memo, e, k, NULL, (uint32_t)g->what_count); /* (forgotten: only added again) */
+	return (uint32_t)g->what_count++;
+}
+
 /* A stack's first code: the identity of what it awaits (the object, or the SemaphoreSlim whose
  * waiter it is) with IDENT_BIT, else its await_id. UINT32_MAX when out of memory. */
 static uint32_t first_code(struct groups *g, const struct adac_pending_stack *st)
@@ -398,6 +431,9 @@ static uint32_t first_code(struct groups *g, const struct adac_pending_stack *st
 		if (!r)
 			return UINT32_MAX;
 		if (added) {
+			uint32_t what = ident_what(g, aw.type, aw.kind);
+			if (what == UINT32_MAX)
+				return UINT32_MAX;
 			if (g->ident_count == g->ident_cap) {
 				size_t cap = g->ident_cap ? g->ident_cap * 2 : 256;
 				struct ident *p = cap <= IDENT_BIT ? realloc(g->idents, cap * sizeof *p) : NULL;
@@ -407,7 +443,7 @@ static uint32_t first_code(struct groups *g, const struct adac_pending_stack *st
 				g->ident_cap = cap;
 			}
 			r->index = (uint32_t)g->ident_count;
-			g->idents[g->ident_count++] = (struct ident){key, aw.object, aw.type, aw.kind, owner, 0};
+			g->idents[g->ident_count++] = (struct ident){aw.object, owner, what, 0};
 		}
 		if (!g->first_seen) {
 			size_t n = g->l->p->graph.node_count;
@@ -482,6 +518,7 @@ static int ident_labels(struct groups *g)
 	for (size_t pass = 0; pass < 2; pass++)
 		for (size_t i = 0; i < g->ident_count; i++) {
 			const struct ident *d = &g->idents[i];
+			const struct ident_what *w = &g->whats[d->what];
 			struct first_meta m = {.is_await = true, .object = d->object, .objects = 1, .owner = d->owner};
 			uint32_t id;
 			if (d->owner) {
@@ -499,13 +536,13 @@ static int ident_labels(struct groups *g)
 			} else if (d->stacks > 1) {
 				if (pass)
 					continue;
-				snprintf(buf, sizeof buf, "awaiting one %s 0x%016llx%s%s%s", d->type, (unsigned long long)d->object,
-				         d->kind ? " (" : "", d->kind ? d->kind : "", d->kind ? ")" : "");
+				snprintf(buf, sizeof buf, "awaiting one %s 0x%016llx%s%s%s", w->type, (unsigned long long)d->object,
+				         w->kind ? " (" : "", w->kind ? w->kind : "", w->kind ? ")" : "");
 				id = label_id(&g->labels, buf);
 			} else {
 				/* Objects of one type and kind count together (pass 0 keeps their what_id in
 				 * first_label[i] for pass 1). */
-				uint32_t t = pass ? g->first_label[i] : what_id(g, d->type, d->kind);
+				uint32_t t = pass ? g->first_label[i] : what_id(g, w->type, w->kind);
 				if (pass == 0) {
 					if (t == UINT32_MAX || count_add(&singles, t))
 						goto nomem;
@@ -517,7 +554,7 @@ static int ident_labels(struct groups *g)
 					m.object = 0;
 					id = distinct_id(g, t, m.objects);
 				} else {
-					id = await_id(g, false, true, d->type); /* "awaiting <type>" */
+					id = await_id(g, false, true, w->type); /* "awaiting <type>" */
 				}
 			}
 			if (id == UINT32_MAX || set_meta(g, id, &m))
@@ -1279,6 +1316,7 @@ done:
 	free(g.await_counts.n);
 	free(g.task_counts.n);
 	free(g.idents);
+	free(g.whats);
 	adac_addr_map_free(&g.ident_index);
 	free(g.seq);
 	free(g.first_label);
@@ -1296,7 +1334,7 @@ static int cmp_ident_stacks(const void *a, const void *b)
 	const struct ident *x = *(const struct ident *const *)a, *y = *(const struct ident *const *)b;
 	if (x->stacks != y->stacks)
 		return x->stacks > y->stacks ? -1 : 1;
-	return x->key < y->key ? -1 : x->key > y->key;
+	return ident_key(x) < ident_key(y) ? -1 : ident_key(x) > ident_key(y);
 }
 
 int adac_stack_groups_shared(struct adac_pending_list *l, struct adac_out *out, size_t *found, struct adac_error *err)
@@ -1334,6 +1372,7 @@ int adac_stack_groups_shared(struct adac_pending_list *l, struct adac_out *out, 
 done:
 	free(shared);
 	free(g.idents);
+	free(g.whats);
 	adac_addr_map_free(&g.ident_index);
 	free(g.first_label);
 	free(g.first_seen);
