@@ -275,10 +275,11 @@ _Static_assert(FRAME_END(debug_info_err) == offsetof(struct adac_async_frame, st
                "a frame's texts must be its last members: debug_info_err, state_why, name_buf, note");
 _Static_assert(offsetof(struct adac_error, msg) + ADAC_ERROR_MSG_MAX == sizeof(struct adac_error),
                "an error's message must be its last member");
+#undef FRAME_END
 
 void adac_async_frame_copy(struct adac_async_frame *dst, const struct adac_async_frame *src)
 {
-	/* Everything before the text whole, then each text only (most of its buffer is unused). */
+	/* Everything before the texts whole, then each text up to its end (most of its buffer is unused). */
 	memcpy(dst, src, offsetof(struct adac_async_frame, debug_info_err));
 	memcpy(&dst->debug_info_err, &src->debug_info_err, offsetof(struct adac_error, msg));
 	strcpy(dst->debug_info_err.msg, src->debug_info_err.msg);
