@@ -36,6 +36,9 @@ struct backend {
 	char *symbols_loaded;        /* the symbol file loaded into this process's target, or NULL */
 	int mem_fd;                  /* /proc/<pid>/mem of a live process on this machine; -1: read
 	                              * through LLDB; -2: not opened yet */
+	uint64_t stop;               /* the process's stop id, read when the plugin was entered: the
+	                              * process cannot run while the plugin runs, and asking LLDB at
+	                              * every read cost a third of `async symbols` */
 };
 
 static void drop_kept(struct backend *b)
@@ -50,7 +53,7 @@ static void drop_kept(struct backend *b)
 /* The stack kept for thread tid during the current stop, or NULL. */
 static const struct kept *kept_stack(struct backend *b, uint64_t tid)
 {
-	if (b->kept_stop != adac_lldb_process_stop_id(b->p))
+	if (b->kept_stop != b->stop)
 		drop_kept(b);
 	for (size_t i = 0; i < b->nkept; i++)
 		if (b->kept[i].tid == tid)
@@ -225,7 +228,7 @@ static int lldb_load_symbols(void *impl, char *path, size_t size, struct adac_er
 static uint64_t lldb_stop_id(void *impl)
 {
 	struct backend *b = impl;
-	return adac_lldb_process_stop_id(b->p);
+	return b->stop;
 }
 
 static uint64_t lldb_selected_thread(void *impl)
@@ -304,6 +307,7 @@ static struct session *session_for(struct adac_lldb_process *p, uint64_t process
 	if (s) {
 		adac_lldb_process_close(p);
 		s->last_use = ++use_clock;
+		s->b->stop = adac_lldb_process_stop_id(s->b->p);
 		return s;
 	}
 	s = &sessions[0];
@@ -319,6 +323,7 @@ static struct session *session_for(struct adac_lldb_process *p, uint64_t process
 	}
 	b->p = p;
 	b->mem_fd = -2;
+	b->stop = adac_lldb_process_stop_id(p);
 	s->t = adac_target_new(&lldb_ops, b, err);
 	if (!s->t)
 		return NULL;
@@ -391,7 +396,7 @@ struct adac_runtime *adac_lldb_runtime(struct adac_target *t, struct adac_error 
 		adac_fail(err, ADAC_E_BAD_ARG, 0, "not a target of the plugin");
 		return NULL;
 	}
-	uint64_t stop = adac_lldb_process_stop_id(s->b->p);
+	uint64_t stop = s->b->stop;
 	if (s->rt_stop_id != stop) {
 		if (s->rt && !adac_runtime_refresh(s->rt)) {
 			adac_runtime_close(s->rt);  /* its descriptor changed: opened again below */
@@ -453,7 +458,7 @@ int adac_lldb_target_keep_stack(struct adac_target *t, uint64_t tid, const struc
 	if (!s)
 		return adac_fail(err, ADAC_E_BAD_ARG, 0, "not a target of the plugin");
 	struct backend *b = s->b;
-	uint64_t stop = adac_lldb_process_stop_id(b->p);
+	uint64_t stop = b->stop;
 	if (b->kept_stop != stop) {
 		drop_kept(b);
 		b->kept_stop = stop;
