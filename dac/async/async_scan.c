@@ -44,6 +44,7 @@ struct mt_verdict {
 };
 
 _Static_assert(offsetof(struct mt_verdict, mt) == 0, "the MethodTable is the record's key");
+_Static_assert(sizeof(struct adac_scan_cont) == 24, "a continuation's record stays 24 bytes (4 M at a million chains)");
 
 static struct mt_verdict *verdict_slot(struct adac_addr_map *t, uint64_t mt)
 {
@@ -528,12 +529,13 @@ static int add_chain(struct adac_async_scan *s, size_t *cap, const struct adac_s
 	return 0;
 }
 
+static int find_chains(struct adac_async_scan *s, const uint8_t *referenced, struct adac_error *err);
+
 int adac_async_scan_chains(struct adac_async_scan *s, struct adac_error *err)
 {
 	free(s->chains);
 	s->chains = NULL;
 	s->chain_count = 0;
-	size_t cap = 0;
 	/* A heap walk lists the records in address order, each object once: duplicates would come
 	 * only from bad input. */
 	if (!adac_sort_if_needed(s->conts, s->cont_count, sizeof *s->conts, cmp_cont)) {
@@ -548,12 +550,15 @@ int adac_async_scan_chains(struct adac_async_scan *s, struct adac_error *err)
 	free(s->task_hash);
 	s->cont_hash = build_hash(s->conts, s->cont_count, sizeof *s->conts, &s->cont_hash_cap);
 	s->task_hash = build_hash(s->tasks, s->task_count, sizeof *s->tasks, &s->task_hash_cap);
-	if (!s->cont_hash || !s->task_hash)
+	/* Which continuations some continuation's Next points to: a bit each, only while the chains
+	 * are found (a flag in every record cost 8 bytes of padding each: 32 MB at 4 M records). */
+	uint8_t *referenced = calloc(s->cont_count / 8 + 1, 1);
+	if (!s->cont_hash || !s->task_hash || !referenced) {
+		free(referenced);
 		return adac_fail(err, ADAC_E_NOMEM, 0, "out of memory indexing continuations");
-	for (size_t i = 0; i < s->cont_count; i++) {
-		s->conts[i].chain = ADAC_SCAN_NONE;
-		s->conts[i].referenced = false;
 	}
+	for (size_t i = 0; i < s->cont_count; i++)
+		s->conts[i].chain = ADAC_SCAN_NONE;
 	for (size_t i = 0; i < s->task_count; i++)
 		s->tasks[i].chain = ADAC_SCAN_NONE;
 	for (size_t i = 0; i < s->cont_count; i++) {
@@ -565,8 +570,17 @@ int adac_async_scan_chains(struct adac_async_scan *s, struct adac_error *err)
 		                                                                       : adac_scan_find_cont(s, next);
 		s->conts[i].next_index = j;
 		if (j != ADAC_SCAN_NONE)
-			s->conts[j].referenced = true;
+			referenced[j / 8] |= (uint8_t)(1u << (j % 8));
 	}
+	int rc = find_chains(s, referenced, err);
+	free(referenced);
+	return rc;
+}
+
+/* The chains, from the linked records: running ones, those tasks hold, then the unowned. */
+static int find_chains(struct adac_async_scan *s, const uint8_t *referenced, struct adac_error *err)
+{
+	size_t cap = 0;
 
 	/* 1. Running chains, innermost dispatch loop of each thread first (as the records come). */
 	for (size_t i = 0; i < s->running_count; i++) {
@@ -608,7 +622,7 @@ int adac_async_scan_chains(struct adac_async_scan *s, struct adac_error *err)
 	}
 	/* 3. Continuations nothing points to and nothing owns yet. */
 	for (size_t i = 0; i < s->cont_count; i++) {
-		if (s->conts[i].referenced || s->conts[i].chain != ADAC_SCAN_NONE)
+		if (referenced[i / 8] >> (i % 8) & 1 || s->conts[i].chain != ADAC_SCAN_NONE)
 			continue;
 		struct adac_scan_chain ch = {.head = s->conts[i].addr, .root = ADAC_ROOT_UNOWNED, .task_index = ADAC_SCAN_NONE};
 		if (add_chain(s, &cap, &ch, err))

@@ -23,7 +23,6 @@ struct adac_scan_cont {
 	uint64_t next;
 	uint32_t chain;          /* the chain it belongs to, ADAC_SCAN_NONE if none */
 	uint32_t next_index;     /* the record of Next, ADAC_SCAN_NONE if none (adac_async_scan_chains) */
-	bool referenced;         /* some continuation's Next points here */
 };
 
 struct adac_scan_task {

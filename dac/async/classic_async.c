@@ -527,9 +527,16 @@ void adac_classic_frame_read(struct adac_runtime *rt, struct adac_classic_cache 
 
 /* ---- the graph --------------------------------------------------------------------------------- */
 
+_Static_assert(sizeof(struct adac_async_node) == 24, "a node stays 24 bytes (2 M at a million chains)");
+
 uint64_t adac_async_node_addr(const struct adac_async_scan *s, const struct adac_async_node *n)
 {
 	return n->kind == ADAC_NODE_CHAIN ? s->chains[n->index].head : s->tasks[n->index].addr;
+}
+
+uint64_t adac_async_node_awaits(const struct adac_async_scan *s, const struct adac_async_node *n)
+{
+	return n->awaits ? s->tasks[n->awaits - 1].addr : 0;
 }
 
 static int add_node(struct adac_async_graph *g, size_t *cap, enum adac_node_kind kind, uint32_t index,
@@ -781,7 +788,7 @@ int adac_async_graph_build(const struct adac_async_scan *s, struct adac_async_gr
 		for (uint32_t k = 0; k < m->callers_count; k++) {
 			struct adac_async_node *c = &g->nodes[g->callers[m->callers_first + k]];
 			if (!c->awaits)
-				c->awaits = s->tasks[m->index].addr;
+				c->awaits = m->index + 1;
 		}
 	}
 

@@ -60,13 +60,15 @@ enum adac_node_kind {
 	ADAC_NODE_TASK,    /* another task (index into scan->tasks) */
 };
 
+/* 24 bytes: two million of them at a million chains. */
 struct adac_async_node {
-	uint64_t awaits;                         /* a task fed by nothing with an edge into this node (what
-	                                          * a stack starting here awaits), 0 if none */
-	enum adac_node_kind kind;
 	uint32_t index;
 	uint32_t callers_first, callers_count;   /* node ids (adac_async_graph.callers) */
 	uint32_t callees;                        /* number of edges into this node */
+	uint32_t awaits;                         /* 1 + the scan index of a task fed by nothing with an
+	                                          * edge into this node (what a stack starting here
+	                                          * awaits), 0 if none */
+	uint8_t kind;                            /* enum adac_node_kind */
 	bool fed;                                /* reached from a frame node (then not a stack start) */
 	bool visited;                            /* part of some stack */
 };
@@ -99,5 +101,7 @@ void adac_async_graph_free(struct adac_async_graph *g);
 
 /* Address that identifies a node: the chain's head, the box or the task. */
 uint64_t adac_async_node_addr(const struct adac_async_scan *scan, const struct adac_async_node *n);
+/* The task a stack starting at n awaits (adac_async_node.awaits), 0 if none. */
+uint64_t adac_async_node_awaits(const struct adac_async_scan *scan, const struct adac_async_node *n);
 
 #endif

@@ -112,10 +112,11 @@ bool adac_pending_awaited_task(const struct adac_pending *p, const struct adac_a
 {
 	const struct adac_async_node *first = &p->graph.nodes[p->graph.stack_nodes[st->first]];
 	memset(a, 0, sizeof *a);
-	if (!first->awaits)
+	uint64_t awaits = adac_async_node_awaits(&p->scan, first);
+	if (!awaits)
 		return false;
 	struct adac_task_desc d;
-	adac_pending_task(p, first->awaits, &d);
+	adac_pending_task(p, awaits, &d);
 	a->object = d.addr;
 	a->mt = d.mt;
 	a->type = d.type;

@@ -108,9 +108,9 @@ static const char *stack_text(const struct adac_async_scan *s, const struct adac
 	return buf;
 }
 
-static uint64_t stack_awaits(const struct adac_async_graph *g, size_t i)
+static uint64_t stack_awaits(const struct adac_async_scan *s, const struct adac_async_graph *g, size_t i)
 {
-	return g->nodes[g->stack_nodes[g->stacks[i].first]].awaits;
+	return adac_async_node_awaits(s, &g->nodes[g->stack_nodes[g->stacks[i].first]]);
 }
 
 static void test_chains(void)
@@ -153,11 +153,13 @@ static void test_chains(void)
 	c = chain_at(&s, 0x600);
 	CHECK(c && c->root == ADAC_ROOT_TASK && c->links == 2 && c->end == ADAC_SCAN_END_CYCLE);
 	CHECK(s.chains[0].root == ADAC_ROOT_TASK); /* task chains before the others */
-	/* Every continuation belongs to exactly one chain; references are marked. */
-	for (size_t i = 0; i < s.cont_count; i++)
+	/* Every continuation belongs to exactly one chain; each Next is linked to its record. */
+	uint32_t head = adac_scan_find_cont(&s, 0x100), linked = adac_scan_find_cont(&s, 0x110);
+	for (size_t i = 0; i < s.cont_count; i++) {
 		CHECK(s.conts[i].chain != ADAC_SCAN_NONE);
-	CHECK(s.conts[adac_scan_find_cont(&s, 0x110)].referenced);
-	CHECK(!s.conts[adac_scan_find_cont(&s, 0x100)].referenced);
+		CHECK(s.conts[i].next_index != head); /* nothing points to a head */
+	}
+	CHECK(head != ADAC_SCAN_NONE && linked != ADAC_SCAN_NONE && s.conts[head].next_index == linked);
 	CHECK_EQ_U64(adac_scan_find_cont(&s, 0x105), ADAC_SCAN_NONE);
 	CHECK_EQ_U64(s.tasks[adac_scan_find_task(&s, 0xa300)].chain, ADAC_SCAN_NONE);
 
@@ -250,9 +252,9 @@ static void test_stitching(void)
 	if (g.stack_count == 3) {
 		CHECK_EQ_STR(stack_text(&s, &g, 0, buf, sizeof buf), "c2b30");
 		CHECK_EQ_STR(stack_text(&s, &g, 1, buf, sizeof buf), "c2b58,b3328,c3378");
-		CHECK_EQ_U64(stack_awaits(&g, 1), 0x2868);
+		CHECK_EQ_U64(stack_awaits(&s, &g, 1), 0x2868);
 		CHECK_EQ_STR(stack_text(&s, &g, 2, buf, sizeof buf), "b3648,c3698,b37b8");
-		CHECK_EQ_U64(stack_awaits(&g, 2), 0x3530);
+		CHECK_EQ_U64(stack_awaits(&s, &g, 2), 0x3530);
 	}
 	adac_async_graph_free(&g);
 	adac_async_scan_free(&s);
