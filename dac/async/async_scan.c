@@ -421,66 +421,72 @@ static int cmp_task(const void *a, const void *b)
 }
 
 _Static_assert(offsetof(struct adac_scan_cont, addr) == 0 && offsetof(struct adac_scan_task, addr) == 0,
-               "build_hash reads the address at the start of each element");
+               "the index reads the address at the start of each element");
 
-static size_t addr_hash(uint64_t a) { return (size_t)((a >> 3) * 0x9E3779B97F4A7C15ull >> 17); }
-
-/* An index over n addresses (element `stride` bytes apart, the address first), 0 = empty. */
-static uint32_t *build_hash(const void *base, size_t n, size_t stride, size_t *cap_out)
-{
-	size_t cap = 16;
-	while (cap < n * 2)
-		cap *= 2;
-	uint32_t *h = calloc(cap, sizeof *h);
-	if (!h)
-		return NULL;
-	for (size_t i = 0; i < n; i++) {
-		uint64_t a;
-		memcpy(&a, (const char *)base + i * stride, sizeof a);
-		size_t j = addr_hash(a) & (cap - 1);
-		while (h[j])
-			j = (j + 1) & (cap - 1);
-		h[j] = (uint32_t)i + 1;
-	}
-	*cap_out = cap;
-	return h;
-}
-
-/* The index of the record whose address (its first member) is addr: through the hash index when
- * it is built, else by binary search of the sorted records; ADAC_SCAN_NONE if none. */
-static uint32_t find_record(const uint32_t *h, size_t cap, const void *base, size_t n, size_t stride, uint64_t addr)
+static uint64_t addr_at(const void *base, size_t i, size_t stride)
 {
 	uint64_t a;
-	if (h) {
-		for (size_t j = addr_hash(addr) & (cap - 1); h[j]; j = (j + 1) & (cap - 1)) {
-			memcpy(&a, (const char *)base + (size_t)(h[j] - 1) * stride, sizeof a);
-			if (a == addr)
-				return h[j] - 1;
-		}
-		return ADAC_SCAN_NONE;
+	memcpy(&a, (const char *)base + i * stride, sizeof a);
+	return a;
+}
+
+/* Indexes n records sorted by address: 0, or -1 when memory runs out. */
+static int build_index(struct adac_scan_index *x, const void *base, size_t n, size_t stride)
+{
+	free(x->start);
+	memset(x, 0, sizeof *x);
+	if (!n)
+		return 0;
+	uint64_t lo = addr_at(base, 0, stride), span = addr_at(base, n - 1, stride) - lo;
+	size_t want = n / 4 + 1;
+	unsigned shift = 0;
+	while (shift < 63 && (span >> shift) >= want)
+		shift++;
+	size_t buckets = (size_t)(span >> shift) + 1;
+	uint32_t *start = malloc((buckets + 1) * sizeof *start);
+	if (!start)
+		return -1;
+	size_t i = 0;
+	for (size_t b = 0; b < buckets; b++) {
+		while (i < n && (addr_at(base, i, stride) - lo) >> shift < b)
+			i++;
+		start[b] = (uint32_t)i;
 	}
+	start[buckets] = (uint32_t)n;
+	*x = (struct adac_scan_index){lo, shift, buckets, start};
+	return 0;
+}
+
+/* The index of the record whose address is addr (the first such), searching the bucket of the
+ * index when it is built, else all records; ADAC_SCAN_NONE if none. */
+static uint32_t find_record(const struct adac_scan_index *x, const void *base, size_t n, size_t stride, uint64_t addr)
+{
 	size_t lo = 0, hi = n;
+	if (x->start) {
+		if (addr < x->lo || (addr - x->lo) >> x->shift >= x->buckets)
+			return ADAC_SCAN_NONE;
+		size_t b = (size_t)((addr - x->lo) >> x->shift);
+		lo = x->start[b];
+		hi = x->start[b + 1];
+	}
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
-		memcpy(&a, (const char *)base + mid * stride, sizeof a);
-		if (a < addr)
+		if (addr_at(base, mid, stride) < addr)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
-	if (lo < n)
-		memcpy(&a, (const char *)base + lo * stride, sizeof a);
-	return lo < n && a == addr ? (uint32_t)lo : ADAC_SCAN_NONE;
+	return lo < n && addr_at(base, lo, stride) == addr ? (uint32_t)lo : ADAC_SCAN_NONE;
 }
 
 uint32_t adac_scan_find_cont(const struct adac_async_scan *s, uint64_t addr)
 {
-	return find_record(s->cont_hash, s->cont_hash_cap, s->conts, s->cont_count, sizeof *s->conts, addr);
+	return find_record(&s->cont_index, s->conts, s->cont_count, sizeof *s->conts, addr);
 }
 
 uint32_t adac_scan_find_task(const struct adac_async_scan *s, uint64_t addr)
 {
-	return find_record(s->task_hash, s->task_hash_cap, s->tasks, s->task_count, sizeof *s->tasks, addr);
+	return find_record(&s->task_index, s->tasks, s->task_count, sizeof *s->tasks, addr);
 }
 
 /* Walks a chain in memory from head, claiming unclaimed continuations for chain `idx`. */
@@ -546,14 +552,12 @@ int adac_async_scan_chains(struct adac_async_scan *s, struct adac_error *err)
 		s->cont_count = w;
 	}
 	adac_sort_if_needed(s->tasks, s->task_count, sizeof *s->tasks, cmp_task);
-	free(s->cont_hash);
-	free(s->task_hash);
-	s->cont_hash = build_hash(s->conts, s->cont_count, sizeof *s->conts, &s->cont_hash_cap);
-	s->task_hash = build_hash(s->tasks, s->task_count, sizeof *s->tasks, &s->task_hash_cap);
+	int indexed = build_index(&s->cont_index, s->conts, s->cont_count, sizeof *s->conts) |
+	              build_index(&s->task_index, s->tasks, s->task_count, sizeof *s->tasks);
 	/* Which continuations some continuation's Next points to: a bit each, only while the chains
 	 * are found (a flag in every record cost 8 bytes of padding each: 32 MB at 4 M records). */
 	uint8_t *referenced = calloc(s->cont_count / 8 + 1, 1);
-	if (!s->cont_hash || !s->task_hash || !referenced) {
+	if (indexed || !referenced) {
 		free(referenced);
 		return adac_fail(err, ADAC_E_NOMEM, 0, "out of memory indexing continuations");
 	}
@@ -580,6 +584,7 @@ int adac_async_scan_chains(struct adac_async_scan *s, struct adac_error *err)
 /* The chains, from the linked records: running ones, those tasks hold, then the unowned. */
 static int find_chains(struct adac_async_scan *s, const uint8_t *referenced, struct adac_error *err)
 {
+	_Static_assert(sizeof(struct adac_scan_chain) == 40, "a chain record is 40 bytes (a million of them)");
 	size_t cap = 0;
 
 	/* 1. Running chains, innermost dispatch loop of each thread first (as the records come). */
@@ -590,9 +595,6 @@ static int find_chains(struct adac_async_scan *s, const uint8_t *referenced, str
 			.root = ADAC_ROOT_RUNNING,
 			.task = r->task,
 			.task_index = r->task ? adac_scan_find_task(s, r->task) : ADAC_SCAN_NONE,
-			.os_tid = r->os_tid,
-			.managed_id = r->managed_id,
-			.dispatcher = r->dispatcher,
 		};
 		if (add_chain(s, &cap, &ch, err))
 			return -1;
@@ -718,8 +720,8 @@ void adac_async_scan_free(struct adac_async_scan *s)
 	free(s->running);
 	free(s->semaphores);
 	free(s->awaiters);
-	free(s->cont_hash);
-	free(s->task_hash);
+	free(s->cont_index.start);
+	free(s->task_index.start);
 	adac_gc_walk_report_free(&s->walk);
 	memset(s, 0, sizeof *s);
 }

@@ -57,18 +57,27 @@ enum adac_scan_end {
 	ADAC_SCAN_END_TRUNCATED,   /* ADAC_MAX_CHAIN_DEPTH links */
 };
 
-/* (The 8-byte members first: a million chains, 64 bytes each.) */
+/* (The 8-byte members first: a million chains, 40 bytes each. A running chain's thread is in
+ * adac_async_scan.running, at the chain's own index.) */
 struct adac_scan_chain {
 	uint64_t head;
 	uint64_t task;             /* owning task address (0: unknown) */
-	uint64_t os_tid;           /* RUNNING: the thread */
-	uint64_t dispatcher;       /* RUNNING: the AsyncDispatcherInfo */
 	uint64_t end_addr;         /* MERGED/MISSING/CYCLE: the Next that ended the walk */
 	enum adac_chain_root root;
 	uint32_t task_index;       /* in tasks, ADAC_SCAN_NONE if it is not there */
-	uint32_t managed_id;       /* RUNNING: its managed thread id */
 	uint32_t links;            /* continuations from the head, as found on the heap */
 	enum adac_scan_end end;
+};
+
+/* An index over records sorted by address (the address their first member): bucket b holds the
+ * records whose (address - lo) >> shift is b, from start[b] to start[b + 1]. About one bucket per
+ * four records: a byte per record where a hash table took eight, and no worse than a binary search
+ * when the addresses bunch up. */
+struct adac_scan_index {
+	uint64_t lo;
+	unsigned shift;
+	size_t buckets;
+	uint32_t *start;   /* buckets + 1 entries; NULL: not built (binary search) */
 };
 
 /* A thread's running chain, as the dispatcher records give it (input of adac_async_scan_chains). */
@@ -97,13 +106,13 @@ struct adac_async_scan {
 	size_t cont_count;
 	struct adac_scan_task *tasks;   /* sorted by address */
 	size_t task_count;
-	struct adac_scan_chain *chains; /* RUNNING, then TASK (by head address), then UNOWNED and STALE */
+	struct adac_scan_chain *chains; /* RUNNING (chain i runs as running[i]), then TASK (by head
+	                                 * address), then UNOWNED and STALE */
 	size_t chain_count;
 	struct adac_scan_running *running;
 	size_t running_count;
-	uint32_t *cont_hash, *task_hash; /* open-addressing indexes (index + 1, 0: empty) over conts and
-	                                 * tasks, built by adac_async_scan_chains */
-	size_t cont_hash_cap, task_hash_cap;
+	struct adac_scan_index cont_index, task_index; /* over conts and tasks, built by
+	                                 * adac_async_scan_chains */
 	struct adac_scan_semaphore *semaphores; /* every System.Threading.SemaphoreSlim, by address */
 	size_t semaphore_count;
 	uint64_t *awaiters;             /* classic_async.c: resolved m_continuationObject targets */

@@ -100,12 +100,13 @@ uint64_t adac_pending_node_task(const struct adac_pending *p, const struct adac_
 	return p->scan.tasks[n->index].addr;
 }
 
-const struct adac_scan_chain *adac_pending_running(const struct adac_pending *p, const struct adac_async_stack *st)
+const struct adac_scan_running *adac_pending_running(const struct adac_pending *p, const struct adac_async_stack *st)
 {
 	const struct adac_async_node *first = &p->graph.nodes[p->graph.stack_nodes[st->first]];
-	if (first->kind != ADAC_NODE_CHAIN || p->scan.chains[first->index].root != ADAC_ROOT_RUNNING)
+	if (first->kind != ADAC_NODE_CHAIN || p->scan.chains[first->index].root != ADAC_ROOT_RUNNING ||
+	    first->index >= p->scan.running_count)
 		return NULL;
-	return &p->scan.chains[first->index];
+	return &p->scan.running[first->index];
 }
 
 bool adac_pending_awaited_task(const struct adac_pending *p, const struct adac_async_stack *st, struct adac_awaiting *a)

@@ -59,8 +59,8 @@ void adac_pending_node_task_desc(const struct adac_pending *p, const struct adac
 
 /* The task of a node: a chain's owner, a box, a task; 0 when unknown. */
 uint64_t adac_pending_node_task(const struct adac_pending *p, const struct adac_async_node *n);
-/* The chain a stack starts with when it runs on a thread, else NULL. */
-const struct adac_scan_chain *adac_pending_running(const struct adac_pending *p, const struct adac_async_stack *st);
+/* The thread running the chain a stack starts with, else NULL. */
+const struct adac_scan_running *adac_pending_running(const struct adac_pending *p, const struct adac_async_stack *st);
 /* The task a stack's first node awaits through m_continuationObject, when the graph knows one. */
 bool adac_pending_awaited_task(const struct adac_pending *p, const struct adac_async_stack *st, struct adac_awaiting *a);
 

@@ -43,7 +43,7 @@ struct adac_pending_stack {
 	                                       * not: `chain #N`, the same whatever the filters */
 	const struct adac_async_stack *stack;
 	struct adac_pending_seg *segs;        /* stack->count of them, innermost first */
-	const struct adac_scan_chain *running; /* the chain it starts with when that runs on a thread */
+	const struct adac_scan_running *running; /* the thread running the chain it starts with */
 };
 
 struct adac_pending_list {

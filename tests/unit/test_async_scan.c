@@ -198,8 +198,8 @@ static void test_running(void)
 	task(&h, 0x9000, 0x050, false);
 	struct adac_async_scan s = make_scan(&h);
 	const struct adac_scan_chain *c = chain_at(&s, 0x110);
-	CHECK(c && c->root == ADAC_ROOT_RUNNING && c->os_tid == 42 && c->task == 0xa000 && c->links == 2 &&
-	      c->dispatcher == 0x7ff000 + 42);
+	CHECK(c && c->root == ADAC_ROOT_RUNNING && c->task == 0xa000 && c->links == 2);
+	CHECK(c == &s.chains[0] && s.running[0].os_tid == 42 && s.running[0].dispatcher == 0x7ff000 + 42);
 	CHECK(s.chains[0].root == ADAC_ROOT_RUNNING);
 	c = chain_at(&s, 0x100);
 	CHECK(c && c->root == ADAC_ROOT_STALE);
