@@ -266,7 +266,7 @@ static uint64_t ident_key(const struct ident *d) { return d->owner ? d->owner->a
 
 struct ident_rec {
 	uint64_t key;
-	uint32_t index;
+	uint32_t index;   /* 1 + the ident's index, 0: none yet */
 };
 
 /* What a group's first label (what its stacks await) stands for, per label id: one object (its
@@ -292,7 +292,9 @@ struct groups {
 	struct counts frame_counts, await_counts, task_counts;
 	struct ident *idents;                  /* --coalesce, --stats: awaited objects by identity */
 	size_t ident_count, ident_cap;
-	struct adac_addr_map ident_index;      /* struct ident_rec by key */
+	uint32_t *task_ident;                  /* per scan task: 1 + its ident's index, 0: none yet */
+	struct adac_addr_map ident_index;      /* struct ident_rec by key, for keys that are no scan
+	                                        * task */
 	struct ident_what *whats;              /* the idents' types and kinds, each once */
 	size_t what_count, what_cap;
 	uint32_t *seq;                         /* per stack: its first code, its labels' ids, SEQ_END */
@@ -417,6 +419,23 @@ static uint32_t ident_what(struct groups *g, const char *type, const char *kind)
 	return (uint32_t)g->what_count++;
 }
 
+/* Where the ident of an awaited object (or owner) is kept: a task of the scan's by its index (a
+ * million awaited tasks take 4 MB, where a map took 32), anything else in the map. NULL when out
+ * of memory. */
+static uint32_t *ident_slot(struct groups *g, uint64_t key)
+{
+	const struct adac_async_scan *s = &g->l->p->scan;
+	uint32_t t = adac_scan_find_task(s, key);
+	if (t != ADAC_SCAN_NONE) {
+		if (!g->task_ident && !(g->task_ident = calloc(s->task_count, sizeof *g->task_ident)))
+			return NULL;
+		return &g->task_ident[t];
+	}
+	bool added;
+	struct ident_rec *r = adac_addr_map_get(&g->ident_index, key, sizeof *r, &added);
+	return r ? &r->index : NULL;
+}
+
 /* A stack's first code: the identity of what it awaits (the object, or the SemaphoreSlim whose
  * waiter it is) with IDENT_BIT, else its await_id. UINT32_MAX when out of memory. */
 static uint32_t first_code(struct groups *g, const struct adac_pending_stack *st)
@@ -425,12 +444,10 @@ static uint32_t first_code(struct groups *g, const struct adac_pending_stack *st
 	bool has = !st->running && adac_pending_stack_awaiting(g->l, st, &aw);
 	if (has && aw.object && aw.type) {
 		const struct adac_awaited_owner *owner = adac_awaited_owner_of(&g->l->p->owners, aw.object);
-		uint64_t key = owner ? owner->addr : aw.object;
-		bool added = false;
-		struct ident_rec *r = adac_addr_map_get(&g->ident_index, key, sizeof *r, &added);
-		if (!r)
+		uint32_t *slot = ident_slot(g, owner ? owner->addr : aw.object);
+		if (!slot)
 			return UINT32_MAX;
-		if (added) {
+		if (!*slot) {
 			uint32_t what = ident_what(g, aw.type, aw.kind);
 			if (what == UINT32_MAX)
 				return UINT32_MAX;
@@ -442,9 +459,10 @@ static uint32_t first_code(struct groups *g, const struct adac_pending_stack *st
 				g->idents = p;
 				g->ident_cap = cap;
 			}
-			r->index = (uint32_t)g->ident_count;
 			g->idents[g->ident_count++] = (struct ident){aw.object, owner, what, 0};
+			*slot = (uint32_t)g->ident_count;
 		}
+		uint32_t index = *slot - 1;
 		if (!g->first_seen) {
 			size_t n = g->l->p->graph.node_count;
 			g->first_seen = calloc(n ? n : 1, sizeof *g->first_seen);
@@ -453,9 +471,9 @@ static uint32_t first_code(struct groups *g, const struct adac_pending_stack *st
 		}
 		uint32_t node = (uint32_t)(st->segs[0].node - g->l->p->graph.nodes);
 		if (!g->first_seen[node])
-			g->idents[r->index].stacks++;
+			g->idents[index].stacks++;
 		g->first_seen[node] = true;
-		return r->index | IDENT_BIT;
+		return index | IDENT_BIT;
 	}
 	return await_id(g, st->running, has, has ? aw.type : NULL);
 }
@@ -1172,16 +1190,30 @@ static void print_table(struct groups *g, const char *title, const char *column,
 
 /* ---- the listing ---- */
 
+static void groups_free(struct groups *g)
+{
+	free(g->counted);
+	free(g->trie.n);
+	free(g->frame_counts.n);
+	free(g->await_counts.n);
+	free(g->task_counts.n);
+	free(g->idents);
+	free(g->whats);
+	free(g->task_ident);
+	adac_addr_map_free(&g->ident_index);
+	free(g->seq);
+	free(g->first_label);
+	free(g->first_seen);
+	free(g->meta);
+	labels_free(&g->labels);
+	memo_free(&g->memo);
+}
+
 static int group_stacks(struct groups *g, struct adac_pending_list *l, enum adac_stack_grouping how,
                         struct adac_error *err)
 {
 	struct adac_pending_stack st;
 	int more;
-	/* Each stack may await an object of its own: room for them all (a million, growing, would
-	 * move every record many times over). */
-	if ((how == ADAC_GROUP_STATS || how == ADAC_GROUP_COALESCE) &&
-	    adac_addr_map_reserve(&g->ident_index, l->p->graph.stack_count, sizeof(struct ident_rec)))
-		return adac_fail(&g->fail, ADAC_E_NOMEM, 0, "out of memory grouping stacks");
 	while ((more = adac_pending_list_next(l, &st, err)) > 0) {
 		if (how == ADAC_GROUP_STATS) {
 			add_stats(g, &st);
@@ -1310,20 +1342,7 @@ int adac_stack_groups_print(struct adac_pending_list *l, enum adac_stack_groupin
 		adac_pending_print_summary(l, out);
 	}
 done:
-	free(g.counted);
-	free(g.trie.n);
-	free(g.frame_counts.n);
-	free(g.await_counts.n);
-	free(g.task_counts.n);
-	free(g.idents);
-	free(g.whats);
-	adac_addr_map_free(&g.ident_index);
-	free(g.seq);
-	free(g.first_label);
-	free(g.first_seen);
-	free(g.meta);
-	labels_free(&g.labels);
-	memo_free(&g.memo);
+	groups_free(&g);
 	return rc;
 }
 
@@ -1371,13 +1390,6 @@ int adac_stack_groups_shared(struct adac_pending_list *l, struct adac_out *out, 
 	*found += n;
 done:
 	free(shared);
-	free(g.idents);
-	free(g.whats);
-	adac_addr_map_free(&g.ident_index);
-	free(g.first_label);
-	free(g.first_seen);
-	free(g.meta);
-	labels_free(&g.labels);
-	memo_free(&g.memo);
+	groups_free(&g);
 	return rc;
 }
