@@ -9,6 +9,7 @@
 
 #include "async/task.h"
 #include "base/json.h"
+#include "base/line.h"
 #include "base/output.h"
 #include "view/locals_view.h"
 
@@ -145,12 +146,24 @@ static struct text_slot *text_slot(struct adac_frame_texts *m, const struct adac
 /* Prints a frame through texts: its text is what the frame cache's key (DiagnosticIP, Resume,
  * State, ResumeInfo) resolves to, with the method's name (an instantiation of shared code differs
  * per continuation: those, and names the frame holds itself, are not remembered). */
+/* "  async #<index>: " (without printf: every frame of a listing starts with it). */
+static void print_index(size_t index, struct adac_out *out)
+{
+	char buf[48];
+	struct adac_line b = adac_line_on(buf, sizeof buf);
+	adac_line_put(&b, "  async #");
+	adac_line_u64(&b, index);
+	adac_line_put(&b, ": ");
+	adac_line_write(&b, out);
+	adac_line_free(&b);
+}
+
 static void print_frame(const struct adac_async_frame *f, size_t index, struct adac_out *out,
                         struct adac_frame_texts *texts)
 {
 	struct text_slot *e = NULL;
 	if (texts && !f->shared_code && f->method != f->name_buf && (e = text_slot(texts, f)) && e->used) {
-		adac_print(out, "  async #%zu: ", index);
+		print_index(index, out);
 		out->write(out->ctx, e->text, e->len);
 		return;
 	}
@@ -169,18 +182,36 @@ static void print_frame(const struct adac_async_frame *f, size_t index, struct a
 	e->method = (uintptr_t)f->method;
 	e->used = true;
 	texts->used++;
-	adac_print(out, "  async #%zu: ", index);
+	print_index(index, out);
 	out->write(out->ctx, buf, (size_t)n);
 }
 
 void adac_awaiting_print(const struct adac_awaiting *a, struct adac_out *out)
 {
-	char token[32] = "";
-	if (a->has_token)
-		snprintf(token, sizeof token, " (token %d)", a->token);
-	adac_print(out, "  awaiting: 0x%016llx %s%s%s%s%s%s%s%s\n", (unsigned long long)a->object, a->type ? a->type : "?",
-	           token, a->has_state_flags ? " [" : "", a->has_state_flags ? adac_task_status(a->state_flags) : "",
-	           a->has_state_flags ? "]" : "", a->leaf[0] ? " (" : "", a->leaf, a->leaf[0] ? ")" : "");
+	char buf[512];
+	struct adac_line b = adac_line_on(buf, sizeof buf);
+	adac_line_put(&b, "  awaiting: ");
+	adac_line_addr(&b, a->object);
+	adac_line_put(&b, " ");
+	adac_line_put(&b, a->type ? a->type : "?");
+	if (a->has_token) {
+		adac_line_put(&b, " (token ");
+		adac_line_i64(&b, a->token);
+		adac_line_put(&b, ")");
+	}
+	if (a->has_state_flags) {
+		adac_line_put(&b, " [");
+		adac_line_put(&b, adac_task_status(a->state_flags));
+		adac_line_put(&b, "]");
+	}
+	if (a->leaf[0]) {
+		adac_line_put(&b, " (");
+		adac_line_put(&b, a->leaf);
+		adac_line_put(&b, ")");
+	}
+	adac_line_put(&b, "\n");
+	adac_line_write(&b, out);
+	adac_line_free(&b);
 }
 
 json_t *adac_awaiting_json(const struct adac_awaiting *a)

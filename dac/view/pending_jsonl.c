@@ -12,6 +12,7 @@
 #include "async/task.h"
 #include "base/addr_map.h"
 #include "base/json.h"
+#include "base/line.h"
 #include "base/output.h"
 #include "types/names.h"
 #include "view/pending_list.h"
@@ -19,128 +20,65 @@
 
 /* ---- a line being written ---- */
 
-struct line {
-	char *p;
-	size_t len, cap;
-	bool nomem;
-};
-
-static void put_n(struct line *b, const char *s, size_t n)
-{
-	if (b->nomem)
-		return;
-	if (b->len + n + 1 > b->cap) {
-		size_t cap = b->cap ? b->cap : 1024;
-		while (b->len + n + 1 > cap)
-			cap *= 2;
-		char *p = realloc(b->p, cap);
-		if (!p) {
-			b->nomem = true;
-			return;
-		}
-		b->p = p;
-		b->cap = cap;
-	}
-	memcpy(b->p + b->len, s, n);
-	b->len += n;
-}
-
-static void put(struct line *b, const char *s) { put_n(b, s, strlen(s)); }
-
-static void put_fmt(struct line *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void put_fmt(struct line *b, const char *fmt, ...)
-{
-	char tmp[64];
-	va_list ap;
-	va_start(ap, fmt);
-	int n = vsnprintf(tmp, sizeof tmp, fmt, ap);
-	va_end(ap);
-	if (n > 0)
-		put_n(b, tmp, (size_t)n < sizeof tmp ? (size_t)n : sizeof tmp - 1);
-}
-
 /* "name": (with the comma before every member but an object's first: `first` says which). */
-static void key(struct line *b, bool *first, const char *name)
+static void key(struct adac_line *b, bool *first, const char *name)
 {
 	if (!*first)
-		put_n(b, ",", 1);
+		adac_line_put_n(b, ",", 1);
 	*first = false;
-	put_n(b, "\"", 1);
-	put(b, name);
-	put_n(b, "\":", 2);
-}
-
-/* Numbers without printf (a million stack lines hold tens of millions of them). */
-static void put_u64(struct line *b, uint64_t v)
-{
-	char tmp[24], *w = tmp + sizeof tmp;
-	do
-		*--w = (char)('0' + v % 10);
-	while ((v /= 10) != 0);
-	put_n(b, w, (size_t)(tmp + sizeof tmp - w));
-}
-
-static void put_i64(struct line *b, int64_t v)
-{
-	if (v < 0) {
-		put_n(b, "-", 1);
-		put_u64(b, (uint64_t)0 - (uint64_t)v);
-	} else {
-		put_u64(b, (uint64_t)v);
-	}
+	adac_line_put_n(b, "\"", 1);
+	adac_line_put(b, name);
+	adac_line_put_n(b, "\":", 2);
 }
 
 /* "0x%016" PRIx64, quoted. */
-static void put_addr(struct line *b, uint64_t v)
+static void put_addr(struct adac_line *b, uint64_t v)
 {
-	static const char hex[] = "0123456789abcdef";
-	char tmp[20] = "\"0x";
-	for (int i = 0; i < 16; i++)
-		tmp[3 + i] = hex[(v >> (60 - 4 * i)) & 0xf];
-	tmp[19] = '"';
-	put_n(b, tmp, sizeof tmp);
+	adac_line_put_n(b, "\"", 1);
+	adac_line_addr(b, v);
+	adac_line_put_n(b, "\"", 1);
 }
-static void put_addr_or_null(struct line *b, uint64_t v)
+static void put_addr_or_null(struct adac_line *b, uint64_t v)
 {
 	if (v)
 		put_addr(b, v);
 	else
-		put(b, "null");
+		adac_line_put(b, "null");
 }
 
 /* A JSON string (as jansson escapes it: quote, backslash and control characters), or null. */
-static void put_str(struct line *b, const char *s)
+static void put_str(struct adac_line *b, const char *s)
 {
 	if (!s) {
-		put(b, "null");
+		adac_line_put(b, "null");
 		return;
 	}
-	put_n(b, "\"", 1);
+	adac_line_put_n(b, "\"", 1);
 	const char *run = s;
 	for (; *s; s++) {
 		unsigned char c = (unsigned char)*s;
 		if (c >= 0x20 && c != '"' && c != '\\')
 			continue;
-		put_n(b, run, (size_t)(s - run));
+		adac_line_put_n(b, run, (size_t)(s - run));
 		switch (c) {
-		case '"': put(b, "\\\""); break;
-		case '\\': put(b, "\\\\"); break;
-		case '\n': put(b, "\\n"); break;
-		case '\t': put(b, "\\t"); break;
-		case '\r': put(b, "\\r"); break;
-		default: put_fmt(b, "\\u%04x", c); break;
+		case '"': adac_line_put(b, "\\\""); break;
+		case '\\': adac_line_put(b, "\\\\"); break;
+		case '\n': adac_line_put(b, "\\n"); break;
+		case '\t': adac_line_put(b, "\\t"); break;
+		case '\r': adac_line_put(b, "\\r"); break;
+		default: adac_line_fmt(b, "\\u%04x", c); break;
 		}
 		run = s + 1;
 	}
-	put_n(b, run, (size_t)(s - run));
-	put_n(b, "\"", 1);
+	adac_line_put_n(b, run, (size_t)(s - run));
+	adac_line_put_n(b, "\"", 1);
 }
 
-static int flush_line(struct line *b, struct adac_out *out, struct adac_error *err)
+static int flush_line(struct adac_line *b, struct adac_out *out, struct adac_error *err)
 {
 	if (b->nomem)
 		return adac_fail(err, ADAC_E_NOMEM, 0, "out of memory formatting JSON Lines");
-	put_n(b, "\n", 1);
+	adac_line_put_n(b, "\n", 1);
 	if (b->nomem)
 		return adac_fail(err, ADAC_E_NOMEM, 0, "out of memory formatting JSON Lines");
 	out->write(out->ctx, b->p, b->len);
@@ -301,23 +239,23 @@ struct jsonl {
 	struct adac_out *out;
 	struct table frames, types;
 	struct adac_addr_map type_ids;   /* struct type_at by the name's address, in front of types */
-	struct line pre;   /* type and frame lines the stack line needs, written before it */
-	struct line row;   /* the stack line */
+	struct adac_line pre;   /* type and frame lines the stack line needs, written before it */
+	struct adac_line row;   /* the stack line */
 };
 
 /* ---- description lines ---- */
 
-static void desc_line(struct line *b, const struct desc *d, uint32_t id)
+static void desc_line(struct adac_line *b, const struct desc *d, uint32_t id)
 {
 	bool f = true;
 	key(b, &f, "frame");
-	put_u64(b, id);
+	adac_line_u64(b, id);
 	key(b, &f, "kind");
-	put(b, d->kind == DESC_ASYNC ? "\"async\"" : d->kind == DESC_CLASSIC ? "\"classic\"" : "\"task\"");
+	adac_line_put(b, d->kind == DESC_ASYNC ? "\"async\"" : d->kind == DESC_CLASSIC ? "\"classic\"" : "\"task\"");
 	if (d->kind == DESC_TASK) {
 		key(b, &f, "type");
 		put_str(b, d->type);
-		put(b, "}");
+		adac_line_put(b, "}");
 		return;
 	}
 	key(b, &f, "method_table");
@@ -335,9 +273,9 @@ static void desc_line(struct line *b, const struct desc *d, uint32_t id)
 	}
 	key(b, &f, "state");
 	if (d->has_state)
-		put_i64(b, d->state);
+		adac_line_i64(b, d->state);
 	else
-		put(b, "null");
+		adac_line_put(b, "null");
 	key(b, &f, "method_desc");
 	put_addr_or_null(b, d->method_desc);
 	key(b, &f, "method");
@@ -350,40 +288,40 @@ static void desc_line(struct line *b, const struct desc *d, uint32_t id)
 	put_str(b, d->module);
 	key(b, &f, "token");
 	if (d->token)
-		put_u64(b, d->token);
+		adac_line_u64(b, d->token);
 	else
-		put(b, "null");
+		adac_line_put(b, "null");
 	if (d->kind == DESC_ASYNC) {
 		key(b, &f, "code_start");
 		if (d->has_code)
 			put_addr(b, d->code_start);
 		else
-			put(b, "null");
+			adac_line_put(b, "null");
 		key(b, &f, "offset");
 		if (d->has_code)
-			put_u64(b, d->offset);
+			adac_line_u64(b, d->offset);
 		else
-			put(b, "null");
+			adac_line_put(b, "null");
 	}
 	key(b, &f, "il_offset");
 	if (d->has_il)
-		put_u64(b, d->il_offset);
+		adac_line_u64(b, d->il_offset);
 	else
-		put(b, "null");
+		adac_line_put(b, "null");
 	key(b, &f, "file");
 	put_str(b, d->has_source ? d->file : NULL);
 	key(b, &f, "line");
 	if (d->has_source)
-		put_u64(b, d->line);
+		adac_line_u64(b, d->line);
 	else
-		put(b, "null");
+		adac_line_put(b, "null");
 	if (d->kind == DESC_ASYNC) {
 		key(b, &f, "resume_method_desc");
 		put_addr_or_null(b, d->resume_md);
 	}
 	key(b, &f, "note");
 	put_str(b, d->note && d->note[0] ? d->note : NULL);
-	put(b, "}");
+	adac_line_put(b, "}");
 }
 
 /* The id of frame description d, writing its line first when it is new. */
@@ -393,9 +331,9 @@ static int frame_id(struct jsonl *j, const struct desc *d, uint32_t *id, struct 
 	if (rc < 0)
 		return adac_fail(err, ADAC_E_NOMEM, 0, "out of memory describing frames");
 	if (rc > 0) {
-		put(&j->pre, "{");
+		adac_line_put(&j->pre, "{");
 		desc_line(&j->pre, d, *id);
-		put(&j->pre, "\n");
+		adac_line_put(&j->pre, "\n");
 	}
 	return 0;
 }
@@ -414,12 +352,12 @@ static int type_id(struct jsonl *j, const char *name, uint32_t *id, struct adac_
 		return adac_fail(err, ADAC_E_NOMEM, 0, "out of memory describing types");
 	if (rc > 0) {
 		bool f = true;
-		put(&j->pre, "{");
+		adac_line_put(&j->pre, "{");
 		key(&j->pre, &f, "type");
-		put_u64(&j->pre, *id);
+		adac_line_u64(&j->pre, *id);
 		key(&j->pre, &f, "name");
 		put_str(&j->pre, name);
-		put(&j->pre, "}\n");
+		adac_line_put(&j->pre, "}\n");
 	}
 	struct type_at *at = adac_addr_map_get(&j->type_ids, (uintptr_t)name, sizeof *at, NULL);
 	if (at) /* (else out of memory: only not remembered) */
@@ -427,32 +365,32 @@ static int type_id(struct jsonl *j, const char *name, uint32_t *id, struct adac_
 	return 0;
 }
 
-static int put_type(struct jsonl *j, struct line *b, const char *name, struct adac_error *err)
+static int put_type(struct jsonl *j, struct adac_line *b, const char *name, struct adac_error *err)
 {
 	uint32_t id;
 	if (!name) {
-		put(b, "null");
+		adac_line_put(b, "null");
 		return 0;
 	}
 	if (type_id(j, name, &id, err))
 		return -1;
-	put_u64(b, id);
+	adac_line_u64(b, id);
 	return 0;
 }
 
 /* ---- stack lines ---- */
 
 /* The task of node n (adac_pending_node_task). */
-static int put_task(struct jsonl *j, struct line *b, const struct adac_async_node *n, struct adac_error *err)
+static int put_task(struct jsonl *j, struct adac_line *b, const struct adac_async_node *n, struct adac_error *err)
 {
 	struct adac_task_desc d;
 	adac_pending_node_task_desc(j->l->p, n, &d);
 	if (!d.addr) {
-		put(b, "null");
+		adac_line_put(b, "null");
 		return 0;
 	}
 	bool f = true;
-	put(b, "{");
+	adac_line_put(b, "{");
 	key(b, &f, "address");
 	put_addr(b, d.addr);
 	key(b, &f, "type");
@@ -462,16 +400,16 @@ static int put_task(struct jsonl *j, struct line *b, const struct adac_async_nod
 		key(b, &f, "status");
 		put_str(b, adac_task_status(d.flags));
 		key(b, &f, "state_flags");
-		put_u64(b, d.flags);
+		adac_line_u64(b, d.flags);
 	}
-	put(b, "}");
+	adac_line_put(b, "}");
 	return 0;
 }
 
-static int put_awaiting(struct jsonl *j, struct line *b, const struct adac_awaiting *a, struct adac_error *err)
+static int put_awaiting(struct jsonl *j, struct adac_line *b, const struct adac_awaiting *a, struct adac_error *err)
 {
 	bool f = true;
-	put(b, "{");
+	adac_line_put(b, "{");
 	key(b, &f, "object");
 	put_addr(b, a->object);
 	key(b, &f, "type");
@@ -481,70 +419,70 @@ static int put_awaiting(struct jsonl *j, struct line *b, const struct adac_await
 	put_str(b, a->via);
 	if (a->has_token) {
 		key(b, &f, "token");
-		put_i64(b, a->token);
+		adac_line_i64(b, a->token);
 	}
 	if (a->has_state_flags) {
 		key(b, &f, "status");
 		put_str(b, adac_task_status(a->state_flags));
 		key(b, &f, "state_flags");
-		put_u64(b, a->state_flags);
+		adac_line_u64(b, a->state_flags);
 	}
 	if (a->leaf[0]) {
 		key(b, &f, "what");
 		put_str(b, a->leaf);
 	}
-	put(b, "}");
+	adac_line_put(b, "}");
 	return 0;
 }
 
 /* [id, addr] (classic frames: [id, box, state machine]). */
-static int put_ref(struct jsonl *j, struct line *b, bool *first, const struct desc *d, uint64_t addr,
+static int put_ref(struct jsonl *j, struct adac_line *b, bool *first, const struct desc *d, uint64_t addr,
                    uint64_t state_machine, struct adac_error *err)
 {
 	uint32_t id;
 	if (frame_id(j, d, &id, err))
 		return -1;
 	if (!*first)
-		put(b, ",");
+		adac_line_put(b, ",");
 	*first = false;
-	put_n(b, "[", 1);
-	put_u64(b, id);
-	put_n(b, ",", 1);
+	adac_line_put_n(b, "[", 1);
+	adac_line_u64(b, id);
+	adac_line_put_n(b, ",", 1);
 	put_addr(b, addr);
 	if (d->kind == DESC_CLASSIC) {
-		put(b, ",");
+		adac_line_put(b, ",");
 		put_addr_or_null(b, state_machine);
 	}
-	put(b, "]");
+	adac_line_put(b, "]");
 	return 0;
 }
 
 static int stack_line(struct jsonl *j, const struct adac_pending_stack *st, struct adac_error *err)
 {
 	const struct adac_pending *p = j->l->p;
-	struct line *b = &j->row;
+	struct adac_line *b = &j->row;
 	bool f = true;
-	put(b, "{");
+	adac_line_put(b, "{");
 	key(b, &f, "chain");
-	put_u64(b, st->index);
+	adac_line_u64(b, st->index);
 	key(b, &f, "task");
 	if (put_task(j, b, st->segs[st->stack->count - 1].node, err))
 		return -1;
 	if (st->running) {
 		key(b, &f, "running");
-		put_fmt(b, "{\"tid\":%llu,\"managed_id\":%u,\"dispatcher\":", (unsigned long long)st->running->os_tid,
+		adac_line_fmt(b, "{\"tid\":%llu,\"managed_id\":%u,\"dispatcher\":", (unsigned long long)st->running->os_tid,
 		        st->running->managed_id);
 		put_addr(b, st->running->dispatcher);
-		put(b, "}");
+		adac_line_put(b, "}");
 	}
 	struct adac_awaiting aw;
 	key(b, &f, "awaiting");
 	if (!adac_pending_stack_awaiting(j->l, st, &aw))
-		put(b, "null");
+		adac_line_put(b, "null");
 	else if (put_awaiting(j, b, &aw, err))
 		return -1;
 	key(b, &f, "frames");
-	put(b, "[");
+	adac_line_put(b, "[");
 	bool first = true;
 	const char *error = NULL;
 	for (uint32_t i = 0; i < st->stack->count; i++) {
@@ -614,20 +552,20 @@ static int stack_line(struct jsonl *j, const struct adac_pending_stack *st, stru
 				return -1;
 		}
 	}
-	put(b, "]");
+	adac_line_put(b, "]");
 	if (error) {
 		key(b, &f, "error");
 		put_str(b, error);
 	}
 	if (st->stack->cycle) {
 		key(b, &f, "cycle");
-		put(b, "true");
+		adac_line_put(b, "true");
 	}
 	if (st->stack->truncated) {
 		key(b, &f, "truncated");
-		put(b, "true");
+		adac_line_put(b, "true");
 	}
-	put(b, "}");
+	adac_line_put(b, "}");
 	return 0;
 }
 
@@ -636,8 +574,8 @@ static void jsonl_free(struct jsonl *j)
 	table_free(&j->frames);
 	table_free(&j->types);
 	adac_addr_map_free(&j->type_ids);
-	free(j->pre.p);
-	free(j->row.p);
+	adac_line_free(&j->pre);
+	adac_line_free(&j->row);
 }
 
 int adac_pending_print_jsonl(struct adac_pending_list *l, struct adac_out *out, struct adac_error *err)

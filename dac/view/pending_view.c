@@ -9,6 +9,7 @@
 #include "async/task.h"
 #include "base/clock.h"
 #include "base/json.h"
+#include "base/line.h"
 #include "base/output.h"
 #include "runtime/gc_heap.h"
 #include "types/names.h"
@@ -16,28 +17,49 @@
 
 /* ---- text ---- */
 
+/* (Built without printf, written at once: a million chains make this line a million times.) */
 static void print_header(const struct adac_pending *p, const struct adac_pending_stack *st, struct adac_out *out)
 {
 	const struct adac_async_node *last = st->segs[st->stack->count - 1].node;
-	adac_print(out, "chain #%zu:", st->number);
-	if (st->running)
-		adac_print(out, " running on thread %llu (managed thread %u),", (unsigned long long)st->running->os_tid,
-		           st->running->managed_id);
+	char buf[512];
+	struct adac_line b = adac_line_on(buf, sizeof buf);
+	adac_line_put(&b, "chain #");
+	adac_line_u64(&b, st->number);
+	adac_line_put(&b, ":");
+	if (st->running) {
+		adac_line_put(&b, " running on thread ");
+		adac_line_u64(&b, st->running->os_tid);
+		adac_line_put(&b, " (managed thread ");
+		adac_line_u64(&b, st->running->managed_id);
+		adac_line_put(&b, "),");
+	}
 	struct adac_task_desc d;
 	adac_pending_node_task_desc(p, last, &d);
 	if (d.addr) {
-		/* One call: a million chains make this line a million times. */
-		char id[32] = "";
-		if (d.id)
-			snprintf(id, sizeof id, " (Task.Id %u)", d.id);
-		adac_print(out, " task 0x%016llx %s%s%s%s%s\n", (unsigned long long)d.addr, d.type ? d.type : "?",
-		           d.has_flags ? " [" : "", d.has_flags ? adac_task_status(d.flags) : "", d.has_flags ? "]" : "", id);
+		adac_line_put(&b, " task ");
+		adac_line_addr(&b, d.addr);
+		adac_line_put(&b, " ");
+		adac_line_put(&b, d.type ? d.type : "?");
+		if (d.has_flags) {
+			adac_line_put(&b, " [");
+			adac_line_put(&b, adac_task_status(d.flags));
+			adac_line_put(&b, "]");
+		}
+		if (d.id) {
+			adac_line_put(&b, " (Task.Id ");
+			adac_line_u64(&b, d.id);
+			adac_line_put(&b, ")");
+		}
 	} else if (last->kind == ADAC_NODE_CHAIN && p->scan.chains[last->index].root == ADAC_ROOT_UNOWNED) {
-		adac_print(out, " no owning task (Continuation 0x%016llx is held by no task or thread)\n",
-		           (unsigned long long)p->scan.chains[last->index].head);
+		adac_line_put(&b, " no owning task (Continuation ");
+		adac_line_addr(&b, p->scan.chains[last->index].head);
+		adac_line_put(&b, " is held by no task or thread)");
 	} else {
-		adac_print(out, " task unknown\n");
+		adac_line_put(&b, " task unknown");
 	}
+	adac_line_put(&b, "\n");
+	adac_line_write(&b, out);
+	adac_line_free(&b);
 }
 
 /* ---- await cycles ---- */

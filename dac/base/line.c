@@ -1,0 +1,87 @@
+/* line.c - a line of text built in memory without printf. */
+#include "base/line.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/output.h"
+
+void adac_line_put_n(struct adac_line *b, const char *s, size_t n)
+{
+	if (b->nomem)
+		return;
+	if (b->len + n + 1 > b->cap) {
+		size_t cap = b->cap ? b->cap : 1024;
+		while (b->len + n + 1 > cap)
+			cap *= 2;
+		char *p = b->borrowed ? malloc(cap) : realloc(b->p, cap);
+		if (!p) {
+			b->nomem = true;
+			return;
+		}
+		if (b->borrowed)
+			memcpy(p, b->p, b->len);
+		b->borrowed = false;
+		b->p = p;
+		b->cap = cap;
+	}
+	memcpy(b->p + b->len, s, n);
+	b->len += n;
+}
+
+void adac_line_put(struct adac_line *b, const char *s) { adac_line_put_n(b, s, strlen(s)); }
+
+void adac_line_fmt(struct adac_line *b, const char *fmt, ...)
+{
+	char tmp[64];
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vsnprintf(tmp, sizeof tmp, fmt, ap);
+	va_end(ap);
+	if (n > 0)
+		adac_line_put_n(b, tmp, (size_t)n < sizeof tmp ? (size_t)n : sizeof tmp - 1);
+}
+
+void adac_line_u64(struct adac_line *b, uint64_t v)
+{
+	char tmp[24], *w = tmp + sizeof tmp;
+	do
+		*--w = (char)('0' + v % 10);
+	while ((v /= 10) != 0);
+	adac_line_put_n(b, w, (size_t)(tmp + sizeof tmp - w));
+}
+
+void adac_line_i64(struct adac_line *b, int64_t v)
+{
+	if (v < 0) {
+		adac_line_put_n(b, "-", 1);
+		adac_line_u64(b, (uint64_t)0 - (uint64_t)v);
+	} else {
+		adac_line_u64(b, (uint64_t)v);
+	}
+}
+
+void adac_line_addr(struct adac_line *b, uint64_t v)
+{
+	static const char hex[] = "0123456789abcdef";
+	char tmp[18] = "0x";
+	for (int i = 0; i < 16; i++)
+		tmp[2 + i] = hex[(v >> (60 - 4 * i)) & 0xf];
+	adac_line_put_n(b, tmp, sizeof tmp);
+}
+
+void adac_line_write(struct adac_line *b, struct adac_out *out)
+{
+	if (b->len)
+		out->write(out->ctx, b->p, b->len);
+	b->len = 0;
+}
+
+void adac_line_free(struct adac_line *b)
+{
+	if (!b->borrowed)
+		free(b->p);
+	*b = (struct adac_line){0};
+}

@@ -1,0 +1,38 @@
+/* line.h - a line of text built in memory without printf, written to the sink at once: the lines
+ * a million-chain listing repeats (ps's text and JSON Lines). Running out of memory sticks
+ * (nomem) and drops what follows. */
+#ifndef ADAC_LINE_H
+#define ADAC_LINE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct adac_line {
+	char *p;
+	size_t len, cap;
+	bool nomem;
+	bool borrowed;   /* p is the caller's buffer (adac_line_on): copied to the heap to grow */
+};
+
+struct adac_out;
+
+/* A line that starts in the caller's buffer (most lines fit on the stack: no malloc). */
+static inline struct adac_line adac_line_on(char *buf, size_t size)
+{
+	return (struct adac_line){.p = buf, .cap = size, .borrowed = true};
+}
+
+void adac_line_put_n(struct adac_line *b, const char *s, size_t n);
+void adac_line_put(struct adac_line *b, const char *s);
+/* A short piece (up to 63 bytes) through vsnprintf, for what the others do not cover. */
+void adac_line_fmt(struct adac_line *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void adac_line_u64(struct adac_line *b, uint64_t v);
+void adac_line_i64(struct adac_line *b, int64_t v);
+/* 0x%016llx, as addresses are printed everywhere. */
+void adac_line_addr(struct adac_line *b, uint64_t v);
+/* Writes the line to the sink (what it holds, even after nomem) and empties it. */
+void adac_line_write(struct adac_line *b, struct adac_out *out);
+void adac_line_free(struct adac_line *b);
+
+#endif

@@ -1,0 +1,2 @@
+# Lines built without printf (dac/base/line.c).
+add_unit_test(line)

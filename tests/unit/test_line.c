@@ -1,0 +1,65 @@
+/* test_line.c - adac_line (dac/base/line.c): numbers and addresses as printf would write them, a
+ * line that outgrows the caller's buffer moves to the heap with what it held, and a write empties
+ * it. */
+#include <stdio.h>
+#include <string.h>
+
+#include "../check.h"
+#include "base/line.h"
+#include "base/output.h"
+
+struct sink {
+	char text[8192];
+	size_t len;
+};
+
+static void sink_write(void *ctx, const char *text, size_t len)
+{
+	struct sink *s = ctx;
+	if (s->len + len < sizeof s->text) {
+		memcpy(s->text + s->len, text, len);
+		s->len += len;
+		s->text[s->len] = 0;
+	}
+}
+
+int main(void)
+{
+	struct sink s = {0};
+	struct adac_out out = {.write = sink_write, .ctx = &s};
+	char buf[16];
+	struct adac_line b = adac_line_on(buf, sizeof buf);
+	adac_line_put(&b, "#");
+	adac_line_u64(&b, 0);
+	adac_line_put(&b, " ");
+	adac_line_u64(&b, UINT64_MAX);
+	adac_line_put(&b, " ");
+	adac_line_i64(&b, INT64_MIN);
+	adac_line_put(&b, " ");
+	adac_line_i64(&b, -7);
+	adac_line_put(&b, " ");
+	adac_line_addr(&b, 0x7f9a00b69680ull);
+	adac_line_put(&b, " ");
+	adac_line_addr(&b, 0);
+	adac_line_fmt(&b, " [%s %d]", "state", 2);
+	CHECK(!b.borrowed && !b.nomem);   /* grown past the 16 bytes of buf */
+	adac_line_write(&b, &out);
+	CHECK(b.len == 0);
+	char want[256];
+	snprintf(want, sizeof want, "#0 %llu %lld -7 0x%016llx 0x%016llx [state 2]", (unsigned long long)UINT64_MAX,
+	         (long long)INT64_MIN, 0x7f9a00b69680ull, 0ull);
+	CHECK_EQ_STR(s.text, want);
+	adac_line_free(&b);
+
+	/* A line that fits stays in the caller's buffer. */
+	s.len = 0;
+	b = adac_line_on(buf, sizeof buf);
+	adac_line_put(&b, "  async #");
+	adac_line_u64(&b, 12);
+	adac_line_put(&b, ": ");
+	CHECK(b.borrowed && b.p == buf);
+	adac_line_write(&b, &out);
+	adac_line_free(&b);
+	CHECK_EQ_STR(s.text, "  async #12: ");
+	return check_report("line");
+}
