@@ -9,7 +9,7 @@
 #include "target/symbols.h"
 
 #define CACHE_BLOCK 4096u                 /* bytes per cache block (one page) */
-#define CACHE_SETS 2048u                  /* 4-way sets: 8192 blocks, 32 MiB at most */
+#define CACHE_SETS 512u                   /* 4-way sets: 2048 blocks, 8 MiB at most */
 #define CACHE_WAYS 4u
 #define CACHE_RUN_MAX 16u                 /* consecutive missing blocks fetched in one backend read */
 #define CACHE_BYPASS (16u * CACHE_BLOCK)  /* reads this large go straight to the backend */
