@@ -3,7 +3,8 @@
  * points to, stale ones leading into an owned chain, cycles, a Next that is not on the heap), and
  * the stacks stitched through m_continuationObject (classic boxes between runtime-async chains in
  * both directions, a task fed by nothing as what a stack awaits, fan-in, a Task.WhenAll-like
- * promise, a deadlock cycle, the order of stacks); Task.Status and SOS's flag text. */
+ * promise, a deadlock cycle, the order of stacks); Task.Status and SOS's flag text; the address
+ * index over records bunched far apart. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -335,8 +336,41 @@ static void test_status(void)
 	CHECK_EQ_STR(adac_chain_root_name(ADAC_ROOT_STALE), "stale");
 }
 
+/* The address index (buckets over the sorted records): records bunched at two far-apart places
+ * (regions), addresses below, between and above them, and one bucket holding most records. */
+static void test_index(void)
+{
+	enum { N = 5000 };
+	struct adac_async_scan s;
+	memset(&s, 0, sizeof s);
+	s.conts = calloc(N, sizeof *s.conts);
+	CHECK(s.conts != NULL);
+	if (!s.conts)
+		return;
+	for (size_t i = 0; i < N; i++) {
+		/* 4,000 records 0x30 apart from 0x7f0000001000, then 1,000 at 0x7f8000000000 + 0x18 * i. */
+		uint64_t a = i < 4000 ? 0x7f0000001000ull + 0x30 * i : 0x7f8000000000ull + 0x18 * (i - 4000);
+		s.conts[i] = (struct adac_scan_cont){.addr = a};
+	}
+	s.cont_count = N;
+	struct adac_error err = {0};
+	CHECK(adac_async_scan_chains(&s, &err) == 0);
+	bool all = true;
+	for (size_t i = 0; i < N; i++)
+		all = all && adac_scan_find_cont(&s, s.conts[i].addr) == i;
+	CHECK(all);
+	CHECK(adac_scan_find_cont(&s, 0x7f0000001000ull + 0x30 * 17 + 8) == ADAC_SCAN_NONE);  /* inside an object */
+	CHECK(adac_scan_find_cont(&s, 0x7f0000000ff8ull) == ADAC_SCAN_NONE);             /* below them all */
+	CHECK(adac_scan_find_cont(&s, 0x7f4000000000ull) == ADAC_SCAN_NONE);             /* between the two */
+	CHECK(adac_scan_find_cont(&s, 0x7f8000000000ull + 0x18 * 1000) == ADAC_SCAN_NONE); /* above them all */
+	CHECK(adac_scan_find_cont(&s, 0) == ADAC_SCAN_NONE);
+	CHECK(s.chain_count == N);   /* each alone: nothing points to it */
+	adac_async_scan_free(&s);
+}
+
 int main(void)
 {
+	test_index();
 	test_chains();
 	test_running();
 	test_stitching();
