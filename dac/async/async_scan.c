@@ -44,7 +44,8 @@ struct mt_verdict {
 };
 
 _Static_assert(offsetof(struct mt_verdict, mt) == 0, "the MethodTable is the record's key");
-_Static_assert(sizeof(struct adac_scan_cont) == 24, "a continuation's record stays 24 bytes (4 M at a million chains)");
+_Static_assert(sizeof(struct adac_scan_cont) == 16, "a continuation's record stays 16 bytes (4 M at a million chains)");
+_Static_assert(sizeof(struct adac_scan_task) == 48, "a task's record stays 48 bytes (2 M at a million chains)");
 
 static struct mt_verdict *verdict_slot(struct adac_addr_map *t, uint64_t mt)
 {
@@ -216,7 +217,7 @@ static int on_object(void *ctx, const struct adac_gc_object *o)
 		         sizeof *part->conts, o->addr, "continuations"))
 			return 1;
 		part->conts[part->cont_count++] = (struct adac_scan_cont){
-			.addr = o->addr, .next = obj_ptr(c, o, c->next_off), .chain = ADAC_SCAN_NONE};
+			.addr = o->addr, .next = obj_ptr(c, o, c->next_off)};
 		return 0;
 	}
 	if (kind == MT_SEMAPHORE) {
@@ -489,6 +490,49 @@ uint32_t adac_scan_find_task(const struct adac_async_scan *s, uint64_t addr)
 	return find_record(&s->task_index, s->tasks, s->task_count, sizeof *s->tasks, addr);
 }
 
+uint64_t adac_scan_cont_next(const struct adac_async_scan *s, uint32_t i)
+{
+	uint32_t j = s->conts[i].next_index;
+	if (j == ADAC_SCAN_NONE)
+		return 0;
+	if (j != ADAC_SCAN_STRAY)
+		return s->conts[j].addr;
+	size_t lo = 0, hi = s->stray_count;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (s->strays[mid].cont < i)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < s->stray_count && s->strays[lo].cont == i ? s->strays[lo].next : 0;
+}
+
+/* Turns each continuation's Next into the index of its record (a stray one kept apart): 0, or -1
+ * when memory runs out. */
+static int link_conts(struct adac_async_scan *s)
+{
+	size_t cap = 0;
+	for (size_t i = 0; i < s->cont_count; i++) {
+		uint64_t next = s->conts[i].next;
+		/* A caller's continuation is usually allocated right after its callee's: try the next
+		 * record before the index (a cache miss at millions of records). */
+		uint32_t j = !next                                                      ? ADAC_SCAN_NONE
+		             : i + 1 < s->cont_count && s->conts[i + 1].addr == next ? (uint32_t)(i + 1)
+		                                                                       : adac_scan_find_cont(s, next);
+		if (next && j == ADAC_SCAN_NONE) {
+			if (grow((void **)&s->strays, &cap, s->stray_count + 1, sizeof *s->strays))
+				return -1;
+			s->strays[s->stray_count++] = (struct adac_scan_stray){next, (uint32_t)i};
+			j = ADAC_SCAN_STRAY;
+		}
+		s->conts[i].chain = ADAC_SCAN_NONE;
+		s->conts[i].next_index = j;
+	}
+	s->linked = true;
+	return 0;
+}
+
 /* Walks a chain in memory from head, claiming unclaimed continuations for chain `idx`. */
 static void walk_chain(struct adac_async_scan *s, uint32_t idx)
 {
@@ -520,8 +564,8 @@ static void walk_chain(struct adac_async_scan *s, uint32_t idx)
 		}
 		c->chain = idx;
 		ch->links++;
-		cur = c->next;
-		i = c->next_index;
+		cur = adac_scan_cont_next(s, i);
+		i = c->next_index == ADAC_SCAN_STRAY ? ADAC_SCAN_NONE : c->next_index;
 	}
 }
 
@@ -542,40 +586,34 @@ int adac_async_scan_chains(struct adac_async_scan *s, struct adac_error *err)
 	free(s->chains);
 	s->chains = NULL;
 	s->chain_count = 0;
-	/* A heap walk lists the records in address order, each object once: duplicates would come
-	 * only from bad input. */
-	if (!adac_sort_if_needed(s->conts, s->cont_count, sizeof *s->conts, cmp_cont)) {
-		size_t w = 0;
-		for (size_t i = 0; i < s->cont_count; i++)
-			if (w == 0 || s->conts[w - 1].addr != s->conts[i].addr)
-				s->conts[w++] = s->conts[i];
-		s->cont_count = w;
+	if (!s->linked) {
+		/* A heap walk lists the records in address order, each object once: duplicates would
+		 * come only from bad input. */
+		if (!adac_sort_if_needed(s->conts, s->cont_count, sizeof *s->conts, cmp_cont)) {
+			size_t w = 0;
+			for (size_t i = 0; i < s->cont_count; i++)
+				if (w == 0 || s->conts[w - 1].addr != s->conts[i].addr)
+					s->conts[w++] = s->conts[i];
+			s->cont_count = w;
+		}
+		adac_sort_if_needed(s->tasks, s->task_count, sizeof *s->tasks, cmp_task);
+		if (build_index(&s->cont_index, s->conts, s->cont_count, sizeof *s->conts) ||
+		    build_index(&s->task_index, s->tasks, s->task_count, sizeof *s->tasks) || link_conts(s))
+			return adac_fail(err, ADAC_E_NOMEM, 0, "out of memory indexing continuations");
 	}
-	adac_sort_if_needed(s->tasks, s->task_count, sizeof *s->tasks, cmp_task);
-	int indexed = build_index(&s->cont_index, s->conts, s->cont_count, sizeof *s->conts) |
-	              build_index(&s->task_index, s->tasks, s->task_count, sizeof *s->tasks);
 	/* Which continuations some continuation's Next points to: a bit each, only while the chains
 	 * are found (a flag in every record cost 8 bytes of padding each: 32 MB at 4 M records). */
 	uint8_t *referenced = calloc(s->cont_count / 8 + 1, 1);
-	if (indexed || !referenced) {
-		free(referenced);
+	if (!referenced)
 		return adac_fail(err, ADAC_E_NOMEM, 0, "out of memory indexing continuations");
-	}
-	for (size_t i = 0; i < s->cont_count; i++)
-		s->conts[i].chain = ADAC_SCAN_NONE;
-	for (size_t i = 0; i < s->task_count; i++)
-		s->tasks[i].chain = ADAC_SCAN_NONE;
 	for (size_t i = 0; i < s->cont_count; i++) {
-		uint64_t next = s->conts[i].next;
-		/* A caller's continuation is usually allocated right after its callee's: try the next
-		 * record before the index (a cache miss at millions of records). */
-		uint32_t j = !next                                                      ? ADAC_SCAN_NONE
-		             : i + 1 < s->cont_count && s->conts[i + 1].addr == next ? (uint32_t)(i + 1)
-		                                                                       : adac_scan_find_cont(s, next);
-		s->conts[i].next_index = j;
-		if (j != ADAC_SCAN_NONE)
+		uint32_t j = s->conts[i].next_index;
+		s->conts[i].chain = ADAC_SCAN_NONE;
+		if (j < s->cont_count)
 			referenced[j / 8] |= (uint8_t)(1u << (j % 8));
 	}
+	for (size_t i = 0; i < s->task_count; i++)
+		s->tasks[i].chain = ADAC_SCAN_NONE;
 	int rc = find_chains(s, referenced, err);
 	free(referenced);
 	return rc;
@@ -722,6 +760,7 @@ void adac_async_scan_free(struct adac_async_scan *s)
 	free(s->awaiters);
 	free(s->cont_index.start);
 	free(s->task_index.start);
+	free(s->strays);
 	adac_gc_walk_report_free(&s->walk);
 	memset(s, 0, sizeof *s);
 }

@@ -17,27 +17,49 @@
 struct adac_runtime;
 
 #define ADAC_SCAN_NONE UINT32_MAX   /* "no index" in the uint32_t index fields below */
+#define ADAC_SCAN_STRAY (UINT32_MAX - 1) /* next_index: Next is no continuation of the heap's */
 
+/* 16 bytes (4 M of them at a million chains): Next as the heap pass read it becomes, once
+ * adac_async_scan_chains has linked the records, the index of its record (adac_scan_cont_next
+ * gives the address). */
 struct adac_scan_cont {
 	uint64_t addr;
-	uint64_t next;
-	uint32_t chain;          /* the chain it belongs to, ADAC_SCAN_NONE if none */
-	uint32_t next_index;     /* the record of Next, ADAC_SCAN_NONE if none (adac_async_scan_chains) */
+	union {
+		uint64_t next;           /* the heap pass's, until the records are linked */
+		struct {
+			uint32_t chain;      /* the chain it belongs to, ADAC_SCAN_NONE if none */
+			uint32_t next_index; /* the record of Next; ADAC_SCAN_NONE: null, ADAC_SCAN_STRAY: see
+			                      * adac_async_scan.strays */
+		};
+	};
 };
 
+/* A Next that is no continuation found on the heap (an object the walk missed, a corrupt
+ * pointer): few, kept apart, by continuation index. */
+struct adac_scan_stray {
+	uint64_t next;
+	uint32_t cont;
+};
+
+/* 48 bytes (2 M of them at a million chains). */
 struct adac_scan_task {
 	uint64_t addr;
 	uint64_t mt;
 	uint64_t state_object;          /* m_stateObject */
-	uint64_t continuation_object;   /* m_continuationObject, as read */
+	union {
+		uint64_t continuation_object; /* m_continuationObject as the heap pass read it, until
+		                               * classic_async.c resolves it (adac_async_scan.awaiters_resolved) */
+		/* ... into what it resolves to (indices into adac_async_scan.awaiters): the awaiting
+		 * continuations, boxes and tasks. */
+		struct {
+			uint32_t awaiters_first, awaiters_count;
+		};
+	};
 	uint32_t state_flags;           /* m_stateFlags */
-	bool is_box;                    /* a classic state-machine box */
 	uint32_t chain;                 /* the chain it owns (m_stateObject head, or a running chain's
 	                                 * CurrentTask), ADAC_SCAN_NONE if none */
-	/* Filled by classic_async.c: what m_continuationObject resolves to (indices into
-	 * adac_async_scan.awaiters), the awaiting continuations, boxes and tasks. */
-	uint32_t awaiters_first, awaiters_count;
 	uint32_t task_id;               /* m_taskId, 0 when never assigned or not in the layout */
+	bool is_box;                    /* a classic state-machine box */
 };
 
 enum adac_chain_root {
@@ -113,10 +135,14 @@ struct adac_async_scan {
 	size_t running_count;
 	struct adac_scan_index cont_index, task_index; /* over conts and tasks, built by
 	                                 * adac_async_scan_chains */
+	bool linked;                    /* conts hold next_index, not next */
+	struct adac_scan_stray *strays; /* by cont */
+	size_t stray_count;
 	struct adac_scan_semaphore *semaphores; /* every System.Threading.SemaphoreSlim, by address */
 	size_t semaphore_count;
 	uint64_t *awaiters;             /* classic_async.c: resolved m_continuationObject targets */
 	size_t awaiter_count, awaiter_cap;
+	bool awaiters_resolved;         /* the tasks hold awaiters_first/count, not continuation_object */
 
 	/* What the heap pass saw. */
 	uint64_t objects;               /* objects walked */
@@ -147,8 +173,9 @@ typedef int (*adac_completed_cb)(void *ctx, uint64_t addr, uint64_t mt, uint32_t
 int adac_async_scan_completed(struct adac_runtime *rt, adac_completed_cb cb, void *ctx, struct adac_gc_walk_report *rep,
                               struct adac_error *err);
 
-/* Builds scan->chains from conts, tasks and running (sorting conts and tasks, setting each
- * continuation's chain and `referenced`, each task's chain). Reads nothing from the target. */
+/* Builds scan->chains from conts, tasks and running (the first time, sorting conts and tasks and
+ * linking each continuation to the record of its Next; setting each continuation's and each
+ * task's chain). Reads nothing from the target. */
 int adac_async_scan_chains(struct adac_async_scan *scan, struct adac_error *err);
 
 void adac_async_scan_free(struct adac_async_scan *scan);
@@ -156,5 +183,7 @@ void adac_async_scan_free(struct adac_async_scan *scan);
 /* Index of the continuation / task at addr, ADAC_SCAN_NONE if it was not found. */
 uint32_t adac_scan_find_cont(const struct adac_async_scan *scan, uint64_t addr);
 uint32_t adac_scan_find_task(const struct adac_async_scan *scan, uint64_t addr);
+/* The Next of linked continuation i (0: null). */
+uint64_t adac_scan_cont_next(const struct adac_async_scan *scan, uint32_t i);
 
 #endif

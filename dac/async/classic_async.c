@@ -54,6 +54,7 @@ struct wrapper_info {
 struct resolver {
 	struct adac_runtime *rt;
 	struct adac_async_scan *scan;
+	const struct adac_task_layout *task; /* resolving again: where m_continuationObject is */
 	struct adac_addr_map map;     /* MT -> index in infos */
 	struct wrapper_info *infos;
 	size_t ninfo, cap;
@@ -180,6 +181,9 @@ static int push_awaiter(struct adac_async_scan *s, uint64_t a, struct adac_error
 static int resolve_task(struct resolver *r, struct adac_scan_task *t, struct adac_error *err)
 {
 	uint64_t obj = t->continuation_object;
+	if (r->scan->awaiters_resolved && (!r->task || adac_read_ptr(r->rt->t, t->addr + r->task->continuation_object_off,
+	                                                             &obj, NULL)))
+		obj = 0; /* resolved before: the record holds the result, the object is read again */
 	t->awaiters_first = (uint32_t)r->scan->awaiter_count;
 	t->awaiters_count = 0;
 	if (!obj)
@@ -226,11 +230,14 @@ static int resolve_task(struct resolver *r, struct adac_scan_task *t, struct ada
 int adac_classic_resolve_awaiters(struct adac_runtime *rt, struct adac_async_scan *scan, struct adac_error *err)
 {
 	struct resolver r = {.rt = rt, .scan = scan, .ps = adac_target_ptr_size(rt->t)};
+	if (scan->awaiters_resolved)
+		adac_task_layout(rt, &r.task, NULL);
 	scan->awaiter_count = 0;
 	adac_error_clear(&scan->awaiters_cut);
 	int rc = 0;
 	for (size_t i = 0; i < scan->task_count && rc == 0; i++)
 		rc = resolve_task(&r, &scan->tasks[i], err);
+	scan->awaiters_resolved = true;
 	adac_addr_map_free(&r.map);
 	free(r.infos);
 	return rc;

@@ -545,7 +545,7 @@ static json_t *unlisted_json(const struct adac_pending *p)
 			if (k == ADAC_SCAN_NONE || s->conts[k].chain != i)
 				break;
 			json_array_append_new(links, adac_json_addr(cur));
-			cur = s->conts[k].next;
+			cur = adac_scan_cont_next(s, k);
 		}
 		json_object_set_new(j, "links", links);
 		json_array_append_new(a, j);

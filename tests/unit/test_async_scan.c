@@ -161,6 +161,19 @@ static void test_chains(void)
 		CHECK(s.conts[i].next_index != head); /* nothing points to a head */
 	}
 	CHECK(head != ADAC_SCAN_NONE && linked != ADAC_SCAN_NONE && s.conts[head].next_index == linked);
+	/* Each Next as it was read: a record's address, null, or kept apart (stray). */
+	CHECK_EQ_U64(adac_scan_cont_next(&s, head), 0x110);
+	CHECK_EQ_U64(adac_scan_cont_next(&s, adac_scan_find_cont(&s, 0x210)), 0);
+	uint32_t stray = adac_scan_find_cont(&s, 0x500);
+	CHECK(stray != ADAC_SCAN_NONE && s.conts[stray].next_index == ADAC_SCAN_STRAY);
+	CHECK_EQ_U64(adac_scan_cont_next(&s, stray), 0xdead0);
+	CHECK_EQ_U64(s.stray_count, 1);
+	/* Built again (as a caller may): the same chains from the linked records. */
+	struct adac_error again = {0};
+	CHECK(adac_async_scan_chains(&s, &again) == 0);
+	CHECK_EQ_U64(s.chain_count, 6);
+	c = chain_at(&s, 0x500);
+	CHECK(c && c->end == ADAC_SCAN_END_MISSING && c->end_addr == 0xdead0);
 	CHECK_EQ_U64(adac_scan_find_cont(&s, 0x105), ADAC_SCAN_NONE);
 	CHECK_EQ_U64(s.tasks[adac_scan_find_task(&s, 0xa300)].chain, ADAC_SCAN_NONE);
 
