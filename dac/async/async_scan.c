@@ -482,7 +482,20 @@ static uint32_t find_record(const struct adac_scan_index *x, const void *base, s
 
 uint32_t adac_scan_find_cont(const struct adac_async_scan *s, uint64_t addr)
 {
+	if (!s->conts)
+		return ADAC_SCAN_NONE; /* (dropped) */
 	return find_record(&s->cont_index, s->conts, s->cont_count, sizeof *s->conts, addr);
+}
+
+void adac_async_scan_drop_conts(struct adac_async_scan *s)
+{
+	free(s->conts);
+	free(s->cont_index.start);
+	free(s->strays);
+	s->conts = NULL;
+	s->cont_index = (struct adac_scan_index){0};
+	s->strays = NULL;
+	s->stray_count = 0;
 }
 
 uint32_t adac_scan_find_task(const struct adac_async_scan *s, uint64_t addr)
@@ -583,6 +596,8 @@ static int find_chains(struct adac_async_scan *s, const uint8_t *referenced, str
 
 int adac_async_scan_chains(struct adac_async_scan *s, struct adac_error *err)
 {
+	if (s->linked && !s->conts && s->cont_count)
+		return adac_fail(err, ADAC_E_UNSUPPORTED, 0, "the continuation records were dropped: the chains cannot be built again");
 	free(s->chains);
 	s->chains = NULL;
 	s->chain_count = 0;

@@ -124,7 +124,7 @@ struct adac_scan_progress {
 };
 
 struct adac_async_scan {
-	struct adac_scan_cont *conts;   /* sorted by address */
+	struct adac_scan_cont *conts;   /* sorted by address; NULL once dropped */
 	size_t cont_count;
 	struct adac_scan_task *tasks;   /* sorted by address */
 	size_t task_count;
@@ -179,6 +179,11 @@ int adac_async_scan_completed(struct adac_runtime *rt, adac_completed_cb cb, voi
 int adac_async_scan_chains(struct adac_async_scan *scan, struct adac_error *err);
 
 void adac_async_scan_free(struct adac_async_scan *scan);
+
+/* Frees the continuation records (and their index) once nothing needs them: at a million chains
+ * they are the largest thing left after the stacks' graph is linked. cont_count still says how
+ * many there were; adac_scan_find_cont finds none, and the chains cannot be built again. */
+void adac_async_scan_drop_conts(struct adac_async_scan *scan);
 
 /* Index of the continuation / task at addr, ADAC_SCAN_NONE if it was not found. */
 uint32_t adac_scan_find_cont(const struct adac_async_scan *scan, uint64_t addr);

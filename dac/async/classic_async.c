@@ -573,12 +573,19 @@ static uint32_t target_node(const struct adac_async_scan *s, const struct adac_a
 
 static bool is_frame(const struct adac_async_node *n) { return n->kind != ADAC_NODE_TASK; }
 
-/* Stack start order: running chains first, then by address. */
+/* Stack start order: running chains first, then by address. (16 bytes: a million of them.) */
 struct start {
-	uint32_t node;
 	uint64_t addr;
+	uint32_t node;
 	bool running;
 };
+_Static_assert(sizeof(struct start) == 16, "a stack start stays 16 bytes");
+
+/* Round 0 starts from each frame node nothing feeds, round 1 from frame nodes left on cycles. */
+static bool is_start(const struct adac_async_node *m, int round)
+{
+	return is_frame(m) && !(round == 0 ? m->fed : m->visited);
+}
 
 static int cmp_start(const void *a, const void *b)
 {
@@ -686,7 +693,7 @@ static int paths_from(struct builder *b, uint32_t start, struct adac_error *err)
 	return rc;
 }
 
-int adac_async_graph_build(const struct adac_async_scan *s, struct adac_async_graph *g, struct adac_error *err)
+int adac_async_graph_link(const struct adac_async_scan *s, struct adac_async_graph *g, struct adac_error *err)
 {
 	memset(g, 0, sizeof *g);
 	size_t ncap = 0;
@@ -798,45 +805,64 @@ int adac_async_graph_build(const struct adac_async_scan *s, struct adac_async_gr
 				c->awaits = m->index + 1;
 		}
 	}
-
-	/* Stacks: from each frame node nothing feeds, then from frame nodes left on cycles. */
-	struct builder b = {.s = s, .g = g, .path_cap = 64};
-	b.path = malloc(b.path_cap * sizeof *b.path);
-	b.on_path = calloc(g->node_count ? g->node_count : 1, sizeof *b.on_path);
-	struct start *starts = malloc((g->node_count ? g->node_count : 1) * sizeof *starts);
-	if (!b.path || !b.on_path || !starts) {
-		free(b.path);
-		free(b.on_path);
-		free(starts);
-		goto nomem;
-	}
-	int rc = 0;
-	for (int round = 0; round < 2 && rc == 0; round++) {
-		size_t ns = 0;
-		for (size_t n = 0; n < g->node_count; n++) {
-			const struct adac_async_node *m = &g->nodes[n];
-			if (!is_frame(m) || (round == 0 ? m->fed : m->visited))
-				continue;
-			starts[ns++] = (struct start){
-				(uint32_t)n, adac_async_node_addr(s, m),
-				m->kind == ADAC_NODE_CHAIN && s->chains[m->index].root == ADAC_ROOT_RUNNING};
-		}
-		adac_sort_if_needed(starts, ns, sizeof *starts, cmp_start); /* (chains come by address) */
-		for (size_t i = 0; i < ns && rc == 0; i++)
-			if (round == 0 || !g->nodes[starts[i].node].visited)
-				rc = paths_from(&b, starts[i].node, err);
-	}
-	free(b.path);
-	free(b.on_path);
-	free(starts);
-	if (rc < 0)
-		goto fail;
+	/* (Only the edges needed it.) */
+	free(g->task_node);
+	g->task_node = NULL;
 	return 0;
 nomem:
 	adac_fail(err, ADAC_E_NOMEM, 0, "out of memory building async stacks");
 fail:
 	adac_async_graph_free(g);
 	return -1;
+}
+
+/* The stacks from one round's starts: 0, 1 at the stack cap, -1 with err. */
+static int stacks_round(struct builder *b, int round, struct adac_error *err)
+{
+	const struct adac_async_scan *s = b->s;
+	struct adac_async_graph *g = b->g;
+	/* (Counted first: the starts are sized to what the round has, not to every node.) */
+	size_t ns = 0;
+	for (size_t n = 0; n < g->node_count; n++)
+		ns += is_start(&g->nodes[n], round);
+	struct start *starts = malloc((ns ? ns : 1) * sizeof *starts);
+	if (!starts)
+		return adac_fail(err, ADAC_E_NOMEM, 0, "out of memory building async stacks");
+	ns = 0;
+	for (size_t n = 0; n < g->node_count; n++) {
+		const struct adac_async_node *m = &g->nodes[n];
+		if (is_start(m, round))
+			starts[ns++] = (struct start){adac_async_node_addr(s, m), (uint32_t)n,
+			                              m->kind == ADAC_NODE_CHAIN && s->chains[m->index].root == ADAC_ROOT_RUNNING};
+	}
+	adac_sort_if_needed(starts, ns, sizeof *starts, cmp_start); /* (chains come by address) */
+	int rc = 0;
+	for (size_t i = 0; i < ns && rc == 0; i++)
+		if (round == 0 || !g->nodes[starts[i].node].visited)
+			rc = paths_from(b, starts[i].node, err);
+	free(starts);
+	return rc;
+}
+
+/* Stacks: from each frame node nothing feeds, then from frame nodes left on cycles. */
+int adac_async_graph_stacks(const struct adac_async_scan *s, struct adac_async_graph *g, struct adac_error *err)
+{
+	struct builder b = {.s = s, .g = g, .path_cap = 64};
+	b.path = malloc(b.path_cap * sizeof *b.path);
+	b.on_path = calloc(g->node_count ? g->node_count : 1, sizeof *b.on_path);
+	int rc = b.path && b.on_path ? 0 : adac_fail(err, ADAC_E_NOMEM, 0, "out of memory building async stacks");
+	for (int round = 0; round < 2 && rc == 0; round++)
+		rc = stacks_round(&b, round, err);
+	free(b.path);
+	free(b.on_path);
+	if (rc < 0)
+		adac_async_graph_free(g);
+	return rc < 0 ? -1 : 0;
+}
+
+int adac_async_graph_build(const struct adac_async_scan *s, struct adac_async_graph *g, struct adac_error *err)
+{
+	return adac_async_graph_link(s, g, err) || adac_async_graph_stacks(s, g, err) ? -1 : 0;
 }
 
 void adac_async_graph_free(struct adac_async_graph *g)

@@ -31,10 +31,13 @@ int adac_pending_collect(struct adac_runtime *rt, struct adac_out *out, struct a
 		return -1;
 	double t1 = adac_seconds();
 	p->scan.seconds_link += t1 - t0;
-	if (adac_async_graph_build(&p->scan, &p->graph, err))
-		return -1;
 	if (adac_awaited_owners_build(rt, &p->scan, &p->owners, err) ||
-	    adac_sync_waits_find(rt, &p->scan, &p->sync_waits, err))
+	    adac_sync_waits_find(rt, &p->scan, &p->sync_waits, err) || adac_async_graph_link(&p->scan, &p->graph, err))
+		return -1;
+	/* The listings walk chains from their heads through the target: the continuation records'
+	 * work is done, and freeing them before the stacks are built lowers the peak. */
+	adac_async_scan_drop_conts(&p->scan);
+	if (adac_async_graph_stacks(&p->scan, &p->graph, err))
 		return -1;
 	p->collected_at = adac_seconds();
 	p->seconds_stacks = p->collected_at - t1;

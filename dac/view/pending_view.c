@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "async/continuation.h"
 #include "async/task.h"
 #include "base/clock.h"
 #include "base/json.h"
@@ -540,12 +541,13 @@ static json_t *unlisted_json(const struct adac_pending *p)
 		json_object_set_new(j, "head", adac_json_addr(ch->head));
 		json_object_set_new(j, "root", json_string(adac_chain_root_name(ch->root)));
 		json_object_set_new(j, "reason", json_string(why));
-		for (uint64_t cur = ch->head; cur;) {
-			uint32_t k = adac_scan_find_cont(s, cur);
-			if (k == ADAC_SCAN_NONE || s->conts[k].chain != i)
-				break;
+		/* Its continuations as the heap pass linked them: the first ch->links of the walk from
+		 * its head (the records are gone; the target gives the same Nexts). */
+		uint64_t cur = ch->head;
+		for (uint32_t k = 0; k < ch->links && cur; k++) {
 			json_array_append_new(links, adac_json_addr(cur));
-			cur = adac_scan_cont_next(s, k);
+			struct adac_continuation c;
+			cur = adac_cont_read(p->rt, cur, &c, NULL) == 0 ? c.next : 0;
 		}
 		json_object_set_new(j, "links", links);
 		json_array_append_new(a, j);

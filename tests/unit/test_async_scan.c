@@ -177,9 +177,18 @@ static void test_chains(void)
 	CHECK_EQ_U64(adac_scan_find_cont(&s, 0x105), ADAC_SCAN_NONE);
 	CHECK_EQ_U64(s.tasks[adac_scan_find_task(&s, 0xa300)].chain, ADAC_SCAN_NONE);
 
+	/* The graph as `ps` builds it: linked, the continuation records dropped, then the stacks. */
 	struct adac_async_graph g;
 	struct adac_error err = {0};
-	CHECK(adac_async_graph_build(&s, &g, &err) == 0);
+	size_t conts = s.cont_count;
+	CHECK(adac_async_graph_link(&s, &g, &err) == 0);
+	CHECK(g.task_node == NULL);
+	adac_async_scan_drop_conts(&s);
+	CHECK(s.conts == NULL && s.strays == NULL && s.cont_count == conts);
+	CHECK_EQ_U64(adac_scan_find_cont(&s, 0x100), ADAC_SCAN_NONE);
+	CHECK(adac_async_scan_chains(&s, &again) == -1 && again.code == ADAC_E_UNSUPPORTED);
+	CHECK_EQ_U64(s.chain_count, 6); /* (the chains stay) */
+	CHECK(adac_async_graph_stacks(&s, &g, &err) == 0);
 	/* Stale chains are no nodes; every other chain starts a stack, by head address. */
 	char buf[256];
 	CHECK_EQ_U64(g.stack_count, 5);
