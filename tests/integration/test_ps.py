@@ -661,6 +661,16 @@ def corrupt():
         t.check(re.search(rf"^  deadlock: {cycle}$", out, re.M) is not None, f"corrupt: the deadlock line:\n{out}")
         t.check(f"  async #2: error: Next of Continuation {thunk:#x}: cannot read " in out,
                 f"corrupt: the error line, after RaLeaf and ClassicMiddle:\n{out}")
+    # 3. A Next cycle (RaTop's continuation made its own caller), filtered out: the unlisted
+    #    chain's links are its one continuation, once.
+    cyc_core = os.path.join(tmp, "mixed.cycle.core")
+    corecore.patched_copy(bad_core, cyc_core, [(ratop_cont + 8, struct.pack("<Q", ratop_cont))])
+    os.unlink(bad_core)
+    j = ps_json(cyc_core, "--method", "NoSuchMethod", what="corrupt: a Next cycle")
+    if j:
+        un = [u for u in j["unlisted"] if h(u["head"]) == ratop_cont]
+        t.check_eq([(u["root"], u["reason"], [h(x) for x in u["links"]]) for u in un],
+                   [("unowned", "filtered", [ratop_cont])], "corrupt: the cycle's unlisted entry")
 
 
 # ---- errors and lldb ----------------------------------------------------------------------------
