@@ -498,6 +498,32 @@ void adac_async_scan_drop_conts(struct adac_async_scan *s)
 	s->stray_count = 0;
 }
 
+uint32_t adac_scan_chain_of(const struct adac_async_scan *s, uint64_t addr)
+{
+	uint32_t i = adac_scan_find_cont(s, addr);
+	return i != ADAC_SCAN_NONE ? s->conts[i].chain : ADAC_SCAN_NONE;
+}
+
+int adac_async_scan_awaiter_chains(struct adac_async_scan *s, struct adac_error *err)
+{
+	free(s->awaiter_chains);
+	s->awaiter_chains = malloc((s->awaiter_count ? s->awaiter_count : 1) * sizeof *s->awaiter_chains);
+	if (!s->awaiter_chains)
+		return adac_fail(err, ADAC_E_NOMEM, 0, "out of memory resolving task continuations");
+	for (size_t i = 0; i < s->awaiter_count; i++)
+		s->awaiter_chains[i] = adac_scan_chain_of(s, s->awaiters[i]);
+	return 0;
+}
+
+void adac_async_scan_drop_awaiters(struct adac_async_scan *s)
+{
+	free(s->awaiters);
+	free(s->awaiter_chains);
+	s->awaiters = NULL;
+	s->awaiter_chains = NULL;
+	s->awaiter_count = s->awaiter_cap = 0;
+}
+
 uint32_t adac_scan_find_task(const struct adac_async_scan *s, uint64_t addr)
 {
 	return find_record(&s->task_index, s->tasks, s->task_count, sizeof *s->tasks, addr);
@@ -601,6 +627,8 @@ int adac_async_scan_chains(struct adac_async_scan *s, struct adac_error *err)
 	free(s->chains);
 	s->chains = NULL;
 	s->chain_count = 0;
+	free(s->awaiter_chains); /* (they name the chains found before) */
+	s->awaiter_chains = NULL;
 	if (!s->linked) {
 		/* A heap walk lists the records in address order, each object once: duplicates would
 		 * come only from bad input. */
@@ -773,6 +801,7 @@ void adac_async_scan_free(struct adac_async_scan *s)
 	free(s->running);
 	free(s->semaphores);
 	free(s->awaiters);
+	free(s->awaiter_chains);
 	free(s->cont_index.start);
 	free(s->task_index.start);
 	free(s->strays);

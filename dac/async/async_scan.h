@@ -142,6 +142,10 @@ struct adac_async_scan {
 	size_t semaphore_count;
 	uint64_t *awaiters;             /* classic_async.c: resolved m_continuationObject targets */
 	size_t awaiter_count, awaiter_cap;
+	uint32_t *awaiter_chains;       /* ... and per awaiter, the chain of the continuation it is
+	                                 * (ADAC_SCAN_NONE: no continuation of the heap's), found while
+	                                 * the continuation records are there: the stacks' graph needs
+	                                 * no record after that */
 	bool awaiters_resolved;         /* the tasks hold awaiters_first/count, not continuation_object */
 
 	/* What the heap pass saw. */
@@ -180,14 +184,24 @@ int adac_async_scan_chains(struct adac_async_scan *scan, struct adac_error *err)
 
 void adac_async_scan_free(struct adac_async_scan *scan);
 
+/* Sets awaiter_chains from the awaiters and the continuation records (classic_async.c, once the
+ * awaiters are resolved). */
+int adac_async_scan_awaiter_chains(struct adac_async_scan *scan, struct adac_error *err);
+
 /* Frees the continuation records (and their index) once nothing needs them: at a million chains
- * they are the largest thing left after the stacks' graph is linked. cont_count still says how
+ * they are 64 MB that `ps` needs no more once the awaiters are resolved. cont_count still says how
  * many there were; adac_scan_find_cont finds none, and the chains cannot be built again. */
 void adac_async_scan_drop_conts(struct adac_async_scan *scan);
+
+/* Frees the awaiters and their chains once the stacks' graph holds its edges (12 MB at a million
+ * chains). The tasks' awaiters_first/count then point nowhere: nothing may read them. */
+void adac_async_scan_drop_awaiters(struct adac_async_scan *scan);
 
 /* Index of the continuation / task at addr, ADAC_SCAN_NONE if it was not found. */
 uint32_t adac_scan_find_cont(const struct adac_async_scan *scan, uint64_t addr);
 uint32_t adac_scan_find_task(const struct adac_async_scan *scan, uint64_t addr);
+/* The chain of the continuation at addr, ADAC_SCAN_NONE if it is none of the heap's. */
+uint32_t adac_scan_chain_of(const struct adac_async_scan *scan, uint64_t addr);
 /* The Next of linked continuation i (0: null). */
 uint64_t adac_scan_cont_next(const struct adac_async_scan *scan, uint32_t i);
 

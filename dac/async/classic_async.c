@@ -229,6 +229,9 @@ static int resolve_task(struct resolver *r, struct adac_scan_task *t, struct ada
 
 int adac_classic_resolve_awaiters(struct adac_runtime *rt, struct adac_async_scan *scan, struct adac_error *err)
 {
+	if (!scan->conts && scan->cont_count)
+		return adac_fail(err, ADAC_E_UNSUPPORTED, 0,
+		                 "the continuation records were dropped: the awaiters cannot be resolved again");
 	struct resolver r = {.rt = rt, .scan = scan, .ps = adac_target_ptr_size(rt->t)};
 	if (scan->awaiters_resolved)
 		adac_task_layout(rt, &r.task, NULL);
@@ -240,7 +243,7 @@ int adac_classic_resolve_awaiters(struct adac_runtime *rt, struct adac_async_sca
 	scan->awaiters_resolved = true;
 	adac_addr_map_free(&r.map);
 	free(r.infos);
-	return rc;
+	return rc ? rc : adac_async_scan_awaiter_chains(scan, err);
 }
 
 /* ---- boxes ------------------------------------------------------------------------------------- */
@@ -561,13 +564,14 @@ static int add_node(struct adac_async_graph *g, size_t *cap, enum adac_node_kind
 	return 0;
 }
 
-/* The node an awaiter address stands for: a continuation's chain, or a task's node. */
-static uint32_t target_node(const struct adac_async_scan *s, const struct adac_async_graph *g, uint64_t a)
+/* The node awaiter a stands for: a continuation's chain, or a task's node. (A scan put together
+ * by hand may have no awaiter_chains: the records give them.) */
+static uint32_t target_node(const struct adac_async_scan *s, const struct adac_async_graph *g, uint32_t a)
 {
-	uint32_t i = adac_scan_find_cont(s, a);
+	uint32_t i = s->awaiter_chains ? s->awaiter_chains[a] : adac_scan_chain_of(s, s->awaiters[a]);
 	if (i != ADAC_SCAN_NONE)
-		return s->conts[i].chain != ADAC_SCAN_NONE ? g->chain_node[s->conts[i].chain] : ADAC_SCAN_NONE;
-	i = adac_scan_find_task(s, a);
+		return g->chain_node[i];
+	i = adac_scan_find_task(s, s->awaiters[a]);
 	return i != ADAC_SCAN_NONE ? g->task_node[i] : ADAC_SCAN_NONE;
 }
 
@@ -693,7 +697,7 @@ static int paths_from(struct builder *b, uint32_t start, struct adac_error *err)
 	return rc;
 }
 
-int adac_async_graph_link(const struct adac_async_scan *s, struct adac_async_graph *g, struct adac_error *err)
+static int graph_link(const struct adac_async_scan *s, struct adac_async_graph *g, struct adac_error *err)
 {
 	memset(g, 0, sizeof *g);
 	size_t ncap = 0;
@@ -756,7 +760,7 @@ int adac_async_graph_link(const struct adac_async_scan *s, struct adac_async_gra
 			for (uint32_t k = 0; k < t->awaiters_count; k++) {
 				uint32_t a = t->awaiters_first + k;
 				if (pass == 0)
-					to_node[a] = target_node(s, g, s->awaiters[a]);
+					to_node[a] = target_node(s, g, a);
 				uint32_t to = to_node[a];
 				if (to == ADAC_SCAN_NONE || to == from)
 					continue;
@@ -845,7 +849,7 @@ static int stacks_round(struct builder *b, int round, struct adac_error *err)
 }
 
 /* Stacks: from each frame node nothing feeds, then from frame nodes left on cycles. */
-int adac_async_graph_stacks(const struct adac_async_scan *s, struct adac_async_graph *g, struct adac_error *err)
+static int graph_stacks(const struct adac_async_scan *s, struct adac_async_graph *g, struct adac_error *err)
 {
 	struct builder b = {.s = s, .g = g, .path_cap = 64};
 	b.path = malloc(b.path_cap * sizeof *b.path);
@@ -862,7 +866,7 @@ int adac_async_graph_stacks(const struct adac_async_scan *s, struct adac_async_g
 
 int adac_async_graph_build(const struct adac_async_scan *s, struct adac_async_graph *g, struct adac_error *err)
 {
-	return adac_async_graph_link(s, g, err) || adac_async_graph_stacks(s, g, err) ? -1 : 0;
+	return graph_link(s, g, err) || graph_stacks(s, g, err) ? -1 : 0;
 }
 
 void adac_async_graph_free(struct adac_async_graph *g)

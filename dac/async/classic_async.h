@@ -86,7 +86,7 @@ struct adac_async_graph {
 	size_t caller_count;
 	uint32_t *chain_node;      /* per scan chain: its node id, or ADAC_SCAN_NONE (stale) */
 	uint32_t *task_node;       /* per scan task: its node id (a box, a task, or the chain it owns) or
-	                            * NONE; only while adac_async_graph_link runs */
+	                            * NONE; only while the edges are found */
 	uint32_t *stack_nodes;
 	size_t stack_node_count;
 	struct adac_async_stack *stacks;   /* running chains first, then by the first node's address */
@@ -95,13 +95,9 @@ struct adac_async_graph {
 	                            * rest are not listed */
 };
 
-/* Builds the graph and the stacks from a scan whose chains and awaiters are set: adac_async_graph_link
- * (the nodes and their edges: the last use of the scan's continuation records, which
- * adac_async_scan_drop_conts may then free), then adac_async_graph_stacks. Read nothing from the
- * target; on failure the graph is freed. */
+/* Builds the graph and the stacks from a scan whose chains and awaiters are set. It needs no
+ * continuation record when the scan has its awaiter_chains. Reads nothing from the target. */
 int adac_async_graph_build(const struct adac_async_scan *scan, struct adac_async_graph *g, struct adac_error *err);
-int adac_async_graph_link(const struct adac_async_scan *scan, struct adac_async_graph *g, struct adac_error *err);
-int adac_async_graph_stacks(const struct adac_async_scan *scan, struct adac_async_graph *g, struct adac_error *err);
 void adac_async_graph_free(struct adac_async_graph *g);
 
 /* Address that identifies a node: the chain's head, the box or the task. */

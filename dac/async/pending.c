@@ -32,13 +32,15 @@ int adac_pending_collect(struct adac_runtime *rt, struct adac_out *out, struct a
 	double t1 = adac_seconds();
 	p->scan.seconds_link += t1 - t0;
 	if (adac_awaited_owners_build(rt, &p->scan, &p->owners, err) ||
-	    adac_sync_waits_find(rt, &p->scan, &p->sync_waits, err) || adac_async_graph_link(&p->scan, &p->graph, err))
+	    adac_sync_waits_find(rt, &p->scan, &p->sync_waits, err))
 		return -1;
-	/* The listings walk chains from their heads through the target: the continuation records'
-	 * work is done, and freeing them before the stacks are built lowers the peak. */
+	/* The listings walk chains from their heads through the target, and the graph takes the
+	 * awaiters' chains as found with the awaiters: the continuation records' work is done, and
+	 * freeing them before the graph is built lowers the peak. */
 	adac_async_scan_drop_conts(&p->scan);
-	if (adac_async_graph_stacks(&p->scan, &p->graph, err))
+	if (adac_async_graph_build(&p->scan, &p->graph, err))
 		return -1;
+	adac_async_scan_drop_awaiters(&p->scan); /* (the graph's edges were their last use) */
 	p->collected_at = adac_seconds();
 	p->seconds_stacks = p->collected_at - t1;
 	p->fate = calloc(p->graph.node_count ? p->graph.node_count : 1, sizeof *p->fate);

@@ -51,6 +51,15 @@ static void running(struct heap *h, uint64_t head, uint64_t task_addr, uint64_t 
 	                                                 .dispatcher = 0x7ff000 + tid};
 }
 
+/* The graph as `ps` builds it: the awaiters' chains found, the continuation records dropped. */
+static int graph_as_ps(struct adac_async_scan *s, struct adac_async_graph *g, struct adac_error *err)
+{
+	if (adac_async_scan_awaiter_chains(s, err))
+		return -1;
+	adac_async_scan_drop_conts(s);
+	return adac_async_graph_build(s, g, err);
+}
+
 /* Builds the scan the way adac_async_scan does after its heap pass: chains, then awaiters (in
  * task address order, as the scan sorts tasks). */
 static struct adac_async_scan make_scan(struct heap *h)
@@ -177,18 +186,20 @@ static void test_chains(void)
 	CHECK_EQ_U64(adac_scan_find_cont(&s, 0x105), ADAC_SCAN_NONE);
 	CHECK_EQ_U64(s.tasks[adac_scan_find_task(&s, 0xa300)].chain, ADAC_SCAN_NONE);
 
-	/* The graph as `ps` builds it: linked, the continuation records dropped, then the stacks. */
+	/* The graph as `ps` builds it: the awaiters' chains found, the continuation records dropped. */
 	struct adac_async_graph g;
 	struct adac_error err = {0};
 	size_t conts = s.cont_count;
-	CHECK(adac_async_graph_link(&s, &g, &err) == 0);
-	CHECK(g.task_node == NULL);
+	CHECK(adac_async_scan_awaiter_chains(&s, &err) == 0);
 	adac_async_scan_drop_conts(&s);
 	CHECK(s.conts == NULL && s.strays == NULL && s.cont_count == conts);
 	CHECK_EQ_U64(adac_scan_find_cont(&s, 0x100), ADAC_SCAN_NONE);
 	CHECK(adac_async_scan_chains(&s, &again) == -1 && again.code == ADAC_E_UNSUPPORTED);
 	CHECK_EQ_U64(s.chain_count, 6); /* (the chains stay) */
-	CHECK(adac_async_graph_stacks(&s, &g, &err) == 0);
+	CHECK(adac_async_graph_build(&s, &g, &err) == 0);
+	CHECK(g.task_node == NULL);
+	adac_async_scan_drop_awaiters(&s); /* (what `ps` does next: the stacks below stay as they are) */
+	CHECK(s.awaiters == NULL && s.awaiter_chains == NULL && s.awaiter_count == 0);
 	/* Stale chains are no nodes; every other chain starts a stack, by head address. */
 	char buf[256];
 	CHECK_EQ_U64(g.stack_count, 5);
@@ -229,7 +240,7 @@ static void test_running(void)
 	CHECK_EQ_U64(s.tasks[adac_scan_find_task(&s, 0xa000)].chain, 0);
 	struct adac_async_graph g;
 	struct adac_error err = {0};
-	CHECK(adac_async_graph_build(&s, &g, &err) == 0);
+	CHECK(graph_as_ps(&s, &g, &err) == 0);
 	char buf[256];
 	CHECK_EQ_U64(g.stack_count, 2);
 	if (g.stack_count == 2) {
@@ -269,7 +280,7 @@ static void test_stitching(void)
 	struct adac_async_scan s = make_scan(&h);
 	struct adac_async_graph g;
 	struct adac_error err = {0};
-	CHECK(adac_async_graph_build(&s, &g, &err) == 0);
+	CHECK(graph_as_ps(&s, &g, &err) == 0);
 	char buf[256];
 	CHECK_EQ_U64(g.stack_count, 3);
 	if (g.stack_count == 3) {
@@ -309,7 +320,7 @@ static void test_fan(void)
 	struct adac_async_scan s = make_scan(&h);
 	struct adac_async_graph g;
 	struct adac_error err = {0};
-	CHECK(adac_async_graph_build(&s, &g, &err) == 0);
+	CHECK(graph_as_ps(&s, &g, &err) == 0);
 	char buf[256];
 	CHECK_EQ_U64(g.stack_count, 6);
 	if (g.stack_count == 6) {
@@ -330,7 +341,7 @@ static void test_empty(void)
 	struct adac_async_scan s = make_scan(&h);
 	struct adac_async_graph g;
 	struct adac_error err = {0};
-	CHECK(adac_async_graph_build(&s, &g, &err) == 0);
+	CHECK(graph_as_ps(&s, &g, &err) == 0);
 	CHECK_EQ_U64(s.chain_count, 0);
 	CHECK_EQ_U64(g.stack_count, 0);
 	adac_async_graph_free(&g);
