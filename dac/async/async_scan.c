@@ -45,7 +45,8 @@ struct mt_verdict {
 
 _Static_assert(offsetof(struct mt_verdict, mt) == 0, "the MethodTable is the record's key");
 _Static_assert(sizeof(struct adac_scan_cont) == 16, "a continuation's record stays 16 bytes (4 M at a million chains)");
-_Static_assert(sizeof(struct adac_scan_task) == 48, "a task's record stays 48 bytes (2 M at a million chains)");
+_Static_assert(sizeof(struct adac_scan_task) == 32, "a task's record stays 32 bytes (2 M at a million chains)");
+_Static_assert(sizeof(struct adac_scan_task_link) == 16, "a task's links stay 16 bytes");
 
 static struct mt_verdict *verdict_slot(struct adac_addr_map *t, uint64_t mt)
 {
@@ -78,7 +79,8 @@ struct scan_part {
 	struct adac_scan_cont *conts;
 	size_t cont_count, cont_cap;
 	struct adac_scan_task *tasks;
-	size_t task_count, task_cap;
+	struct adac_scan_task_link *links; /* at the tasks' indexes */
+	size_t task_count, task_cap, link_cap;
 	struct adac_scan_semaphore *semaphores;
 	size_t semaphore_count, sem_cap;
 	uint64_t objects, tasks_seen, tasks_completed, boxes_seen;
@@ -243,11 +245,14 @@ static int on_object(void *ctx, const struct adac_gc_object *o)
 	if (keep(part, &c->kept_tasks, (void **)&part->tasks, part->task_count, &part->task_cap, sizeof *part->tasks,
 	         o->addr, "pending tasks"))
 		return 1;
+	if (grow((void **)&part->links, &part->link_cap, part->task_count + 1, sizeof *part->links)) {
+		adac_fail(&part->fail, ADAC_E_NOMEM, 0, "out of memory collecting pending tasks");
+		return 1;
+	}
+	part->links[part->task_count] = (struct adac_scan_task_link){.state_object = state, .continuation_object = cont};
 	part->tasks[part->task_count++] = (struct adac_scan_task){
 		.addr = o->addr,
 		.mt = o->mt,
-		.state_object = state,
-		.continuation_object = cont,
 		.state_flags = flags,
 		.is_box = kind == MT_BOX,
 		.chain = ADAC_SCAN_NONE,
@@ -289,7 +294,9 @@ static int merge_parts(struct scan_ctx *c, struct scan_part *parts, unsigned n, 
 			adac_error_copy(err, &p->fail);
 			rc = -1;
 		}
+		size_t links = s->task_count;
 		if (rc == 0 && (append((void **)&s->conts, &s->cont_count, p->conts, p->cont_count, sizeof *s->conts) ||
+		                append((void **)&s->task_links, &links, p->links, p->task_count, sizeof *s->task_links) ||
 		                append((void **)&s->tasks, &s->task_count, p->tasks, p->task_count, sizeof *s->tasks) ||
 		                append((void **)&s->semaphores, &s->semaphore_count, p->semaphores, p->semaphore_count,
 		                       sizeof *s->semaphores)))
@@ -297,6 +304,7 @@ static int merge_parts(struct scan_ctx *c, struct scan_part *parts, unsigned n, 
 		if (rc == 0) {
 			p->conts = NULL;
 			p->tasks = NULL;
+			p->links = NULL;
 			p->semaphores = NULL;
 			s->objects += p->objects;
 			s->tasks_seen += p->tasks_seen;
@@ -305,6 +313,7 @@ static int merge_parts(struct scan_ctx *c, struct scan_part *parts, unsigned n, 
 		}
 		free(p->conts);
 		free(p->tasks);
+		free(p->links);
 		free(p->semaphores);
 		adac_addr_map_free(&p->verdicts);
 	}
@@ -415,10 +424,47 @@ static int cmp_cont(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-static int cmp_task(const void *a, const void *b)
+static int cmp_task_index(const void *a, const void *b, void *tasks)
 {
-	uint64_t x = ((const struct adac_scan_task *)a)->addr, y = ((const struct adac_scan_task *)b)->addr;
+	const struct adac_scan_task *t = tasks;
+	uint64_t x = t[*(const uint32_t *)a].addr, y = t[*(const uint32_t *)b].addr;
 	return x < y ? -1 : x > y;
+}
+
+/* Puts the n records of `elem` bytes in *arr in the order `order` gives (old indexes). */
+static int permute(void **arr, const uint32_t *order, size_t n, size_t elem)
+{
+	char *to = malloc((n ? n : 1) * elem);
+	if (!to)
+		return -1;
+	for (size_t i = 0; i < n; i++)
+		memcpy(to + i * elem, (const char *)*arr + (size_t)order[i] * elem, elem);
+	free(*arr);
+	*arr = to;
+	return 0;
+}
+
+/* Sorts the tasks by address, and their links with them. (A heap walk finds them in address
+ * order when its regions come in address order: most often nothing moves.) */
+static int sort_tasks(struct adac_async_scan *s)
+{
+	size_t i = 1;
+	while (i < s->task_count && s->tasks[i - 1].addr <= s->tasks[i].addr)
+		i++;
+	if (i >= s->task_count)
+		return 0;
+	uint32_t *order = malloc(s->task_count * sizeof *order);
+	if (!order)
+		return -1;
+	for (i = 0; i < s->task_count; i++)
+		order[i] = (uint32_t)i;
+	qsort_r(order, s->task_count, sizeof *order, cmp_task_index, s->tasks);
+	int rc = permute((void **)&s->tasks, order, s->task_count, sizeof *s->tasks) ||
+	                 (s->task_links && permute((void **)&s->task_links, order, s->task_count, sizeof *s->task_links))
+	             ? -1
+	             : 0;
+	free(order);
+	return rc;
 }
 
 _Static_assert(offsetof(struct adac_scan_cont, addr) == 0 && offsetof(struct adac_scan_task, addr) == 0,
@@ -519,8 +565,10 @@ void adac_async_scan_drop_awaiters(struct adac_async_scan *s)
 {
 	free(s->awaiters);
 	free(s->awaiter_chains);
+	free(s->task_links);
 	s->awaiters = NULL;
 	s->awaiter_chains = NULL;
+	s->task_links = NULL;
 	s->awaiter_count = s->awaiter_cap = 0;
 }
 
@@ -622,8 +670,9 @@ static int find_chains(struct adac_async_scan *s, const uint8_t *referenced, str
 
 int adac_async_scan_chains(struct adac_async_scan *s, struct adac_error *err)
 {
-	if (s->linked && !s->conts && s->cont_count)
-		return adac_fail(err, ADAC_E_UNSUPPORTED, 0, "the continuation records were dropped: the chains cannot be built again");
+	if ((s->linked && !s->conts && s->cont_count) || (!s->task_links && s->task_count))
+		return adac_fail(err, ADAC_E_UNSUPPORTED, 0,
+		                 "the continuation records or the task links were dropped: the chains cannot be built again");
 	free(s->chains);
 	s->chains = NULL;
 	s->chain_count = 0;
@@ -639,8 +688,7 @@ int adac_async_scan_chains(struct adac_async_scan *s, struct adac_error *err)
 					s->conts[w++] = s->conts[i];
 			s->cont_count = w;
 		}
-		adac_sort_if_needed(s->tasks, s->task_count, sizeof *s->tasks, cmp_task);
-		if (build_index(&s->cont_index, s->conts, s->cont_count, sizeof *s->conts) ||
+		if (sort_tasks(s) || build_index(&s->cont_index, s->conts, s->cont_count, sizeof *s->conts) ||
 		    build_index(&s->task_index, s->tasks, s->task_count, sizeof *s->tasks) || link_conts(s))
 			return adac_fail(err, ADAC_E_NOMEM, 0, "out of memory indexing continuations");
 	}
@@ -687,16 +735,17 @@ static int find_chains(struct adac_async_scan *s, const uint8_t *referenced, str
 	/* 2. Heads held by tasks (m_stateObject), by task address. */
 	for (size_t i = 0; i < s->task_count; i++) {
 		struct adac_scan_task *t = &s->tasks[i];
-		if (!t->state_object || t->chain != ADAC_SCAN_NONE)
+		uint64_t state_object = s->task_links[i].state_object;
+		if (!state_object || t->chain != ADAC_SCAN_NONE)
 			continue;
-		uint32_t h = adac_scan_find_cont(s, t->state_object);
+		uint32_t h = adac_scan_find_cont(s, state_object);
 		if (h == ADAC_SCAN_NONE)
 			continue; /* a state object that is not a continuation */
-		if (s->conts[h].chain != ADAC_SCAN_NONE && s->chains[s->conts[h].chain].head == t->state_object) {
+		if (s->conts[h].chain != ADAC_SCAN_NONE && s->chains[s->conts[h].chain].head == state_object) {
 			/* Two tasks holding one head (or a running chain's task): the first keeps it. */
 			continue;
 		}
-		struct adac_scan_chain ch = {.head = t->state_object, .root = ADAC_ROOT_TASK, .task = t->addr,
+		struct adac_scan_chain ch = {.head = state_object, .root = ADAC_ROOT_TASK, .task = t->addr,
 		                             .task_index = (uint32_t)i};
 		if (add_chain(s, &cap, &ch, err))
 			return -1;
@@ -797,6 +846,7 @@ void adac_async_scan_free(struct adac_async_scan *s)
 {
 	free(s->conts);
 	free(s->tasks);
+	free(s->task_links);
 	free(s->chains);
 	free(s->running);
 	free(s->semaphores);

@@ -41,10 +41,21 @@ struct adac_scan_stray {
 	uint32_t cont;
 };
 
-/* 48 bytes (2 M of them at a million chains). */
+/* 32 bytes (2 M of them at a million chains). What links a task to chains and awaiters is beside
+ * it, in adac_async_scan.task_links. */
 struct adac_scan_task {
 	uint64_t addr;
 	uint64_t mt;
+	uint32_t state_flags;           /* m_stateFlags */
+	uint32_t chain;                 /* the chain it owns (m_stateObject head, or a running chain's
+	                                 * CurrentTask), ADAC_SCAN_NONE if none */
+	uint32_t task_id;               /* m_taskId, 0 when never assigned or not in the layout */
+	bool is_box;                    /* a classic state-machine box */
+};
+
+/* 16 bytes per task, at the task's index: needed until the stacks' graph has its edges
+ * (adac_async_scan_drop_awaiters frees them). */
+struct adac_scan_task_link {
 	uint64_t state_object;          /* m_stateObject */
 	union {
 		uint64_t continuation_object; /* m_continuationObject as the heap pass read it, until
@@ -55,11 +66,6 @@ struct adac_scan_task {
 			uint32_t awaiters_first, awaiters_count;
 		};
 	};
-	uint32_t state_flags;           /* m_stateFlags */
-	uint32_t chain;                 /* the chain it owns (m_stateObject head, or a running chain's
-	                                 * CurrentTask), ADAC_SCAN_NONE if none */
-	uint32_t task_id;               /* m_taskId, 0 when never assigned or not in the layout */
-	bool is_box;                    /* a classic state-machine box */
 };
 
 enum adac_chain_root {
@@ -128,6 +134,7 @@ struct adac_async_scan {
 	size_t cont_count;
 	struct adac_scan_task *tasks;   /* sorted by address */
 	size_t task_count;
+	struct adac_scan_task_link *task_links; /* by task; NULL once dropped */
 	struct adac_scan_chain *chains; /* RUNNING (chain i runs as running[i]), then TASK (by head
 	                                 * address), then UNOWNED and STALE */
 	size_t chain_count;
@@ -193,8 +200,8 @@ int adac_async_scan_awaiter_chains(struct adac_async_scan *scan, struct adac_err
  * many there were; adac_scan_find_cont finds none, and the chains cannot be built again. */
 void adac_async_scan_drop_conts(struct adac_async_scan *scan);
 
-/* Frees the awaiters and their chains once the stacks' graph holds its edges (12 MB at a million
- * chains). The tasks' awaiters_first/count then point nowhere: nothing may read them. */
+/* Frees the awaiters, their chains and the task links once the stacks' graph holds its edges
+ * (44 MB at a million chains). */
 void adac_async_scan_drop_awaiters(struct adac_async_scan *scan);
 
 /* Index of the continuation / task at addr, ADAC_SCAN_NONE if it was not found. */

@@ -178,14 +178,16 @@ static int push_awaiter(struct adac_async_scan *s, uint64_t a, struct adac_error
 	return 0;
 }
 
-static int resolve_task(struct resolver *r, struct adac_scan_task *t, struct adac_error *err)
+static int resolve_task(struct resolver *r, size_t i, struct adac_error *err)
 {
-	uint64_t obj = t->continuation_object;
-	if (r->scan->awaiters_resolved && (!r->task || adac_read_ptr(r->rt->t, t->addr + r->task->continuation_object_off,
+	const struct adac_scan_task *task = &r->scan->tasks[i];
+	struct adac_scan_task_link *l = &r->scan->task_links[i];
+	uint64_t obj = l->continuation_object;
+	if (r->scan->awaiters_resolved && (!r->task || adac_read_ptr(r->rt->t, task->addr + r->task->continuation_object_off,
 	                                                             &obj, NULL)))
 		obj = 0; /* resolved before: the record holds the result, the object is read again */
-	t->awaiters_first = (uint32_t)r->scan->awaiter_count;
-	t->awaiters_count = 0;
+	l->awaiters_first = (uint32_t)r->scan->awaiter_count;
+	l->awaiters_count = 0;
 	if (!obj)
 		return 0;
 	uint64_t mt;
@@ -200,10 +202,10 @@ static int resolve_task(struct resolver *r, struct adac_scan_task *t, struct ada
 			return 0;
 		if (size > ADAC_MAX_LIST_ITEMS) {
 			if (!adac_failed(&r->scan->awaiters_cut))
-				adac_fail(&r->scan->awaiters_cut, ADAC_E_LIMIT, t->addr,
+				adac_fail(&r->scan->awaiters_cut, ADAC_E_LIMIT, task->addr,
 				          "task 0x%llx: its List<object> of %u continuations is longer than ADAC_MAX_LIST_ITEMS (%u): "
 				          "the rest are not followed",
-				          (unsigned long long)t->addr, size, ADAC_MAX_LIST_ITEMS);
+				          (unsigned long long)task->addr, size, ADAC_MAX_LIST_ITEMS);
 			size = ADAC_MAX_LIST_ITEMS;
 		}
 		/* Array data: after the MethodTable and the length (padded to a pointer on 64-bit). */
@@ -211,27 +213,27 @@ static int resolve_task(struct resolver *r, struct adac_scan_task *t, struct ada
 		uint32_t len = 0;
 		if (adac_read_u32(r->rt->t, items + r->ps, &len, NULL) || len < size)
 			return 0;
-		for (uint32_t i = 0; i < size; i++) {
+		for (uint32_t k = 0; k < size; k++) {
 			uint64_t item = 0;
-			if (adac_read_ptr(r->rt->t, data + (uint64_t)i * r->ps, &item, NULL) || !item)
+			if (adac_read_ptr(r->rt->t, data + (uint64_t)k * r->ps, &item, NULL) || !item)
 				continue;
 			if (push_awaiter(r->scan, resolve_one(r, item), err))
 				return -1;
-			t->awaiters_count++;
+			l->awaiters_count++;
 		}
 		return 0;
 	}
 	if (push_awaiter(r->scan, resolve_one(r, obj), err))
 		return -1;
-	t->awaiters_count = 1;
+	l->awaiters_count = 1;
 	return 0;
 }
 
 int adac_classic_resolve_awaiters(struct adac_runtime *rt, struct adac_async_scan *scan, struct adac_error *err)
 {
-	if (!scan->conts && scan->cont_count)
+	if ((!scan->conts && scan->cont_count) || (!scan->task_links && scan->task_count))
 		return adac_fail(err, ADAC_E_UNSUPPORTED, 0,
-		                 "the continuation records were dropped: the awaiters cannot be resolved again");
+		                 "the continuation records or the task links were dropped: the awaiters cannot be resolved again");
 	struct resolver r = {.rt = rt, .scan = scan, .ps = adac_target_ptr_size(rt->t)};
 	if (scan->awaiters_resolved)
 		adac_task_layout(rt, &r.task, NULL);
@@ -239,7 +241,7 @@ int adac_classic_resolve_awaiters(struct adac_runtime *rt, struct adac_async_sca
 	adac_error_clear(&scan->awaiters_cut);
 	int rc = 0;
 	for (size_t i = 0; i < scan->task_count && rc == 0; i++)
-		rc = resolve_task(&r, &scan->tasks[i], err);
+		rc = resolve_task(&r, i, err);
 	scan->awaiters_resolved = true;
 	adac_addr_map_free(&r.map);
 	free(r.infos);
@@ -575,6 +577,12 @@ static uint32_t target_node(const struct adac_async_scan *s, const struct adac_a
 	return i != ADAC_SCAN_NONE ? g->task_node[i] : ADAC_SCAN_NONE;
 }
 
+/* How many awaiters task i has (none once the links are dropped). */
+static uint32_t awaiters_of(const struct adac_async_scan *s, size_t i)
+{
+	return s->task_links ? s->task_links[i].awaiters_count : 0;
+}
+
 static bool is_frame(const struct adac_async_node *n) { return n->kind != ADAC_NODE_TASK; }
 
 /* Stack start order: running chains first, then by address. (16 bytes: a million of them.) */
@@ -721,7 +729,7 @@ static int graph_link(const struct adac_async_scan *s, struct adac_async_graph *
 			g->task_node[i] = g->chain_node[t->chain];
 			continue;
 		}
-		if (!t->is_box && !t->awaiters_count)
+		if (!t->is_box && !awaiters_of(s, i))
 			continue;
 		if (add_node(g, &ncap, t->is_box ? ADAC_NODE_BOX : ADAC_NODE_TASK, (uint32_t)i, err))
 			goto fail;
@@ -754,11 +762,10 @@ static int graph_link(const struct adac_async_scan *s, struct adac_async_graph *
 		}
 		for (size_t i = 0; i < s->task_count; i++) {
 			uint32_t from = g->task_node[i];
-			const struct adac_scan_task *t = &s->tasks[i];
 			if (from == ADAC_SCAN_NONE)
 				continue;
-			for (uint32_t k = 0; k < t->awaiters_count; k++) {
-				uint32_t a = t->awaiters_first + k;
+			for (uint32_t k = 0, n = awaiters_of(s, i); k < n; k++) {
+				uint32_t a = s->task_links[i].awaiters_first + k;
 				if (pass == 0)
 					to_node[a] = target_node(s, g, a);
 				uint32_t to = to_node[a];

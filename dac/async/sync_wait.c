@@ -126,8 +126,8 @@ int adac_sync_waits_find(struct adac_runtime *rt, const struct adac_async_scan *
 		return 0; /* never loaded: nobody ever blocked on a task */
 	struct finder f = {.rt = rt, .w = out, .ps = adac_target_ptr_size(rt->t)};
 	size_t cap = 0;
-	for (size_t i = 0; i < scan->task_count; i++) {
-		const struct adac_scan_task *t = &scan->tasks[i];
+	for (size_t i = 0; scan->task_links && i < scan->task_count; i++) {
+		const struct adac_scan_task_link *t = &scan->task_links[i];
 		for (uint32_t k = 0; k < t->awaiters_count; k++) {
 			uint64_t a = scan->awaiters[t->awaiters_first + k], mt = 0;
 			if (adac_scan_find_task(scan, a) != ADAC_SCAN_NONE || adac_scan_find_cont(scan, a) != ADAC_SCAN_NONE ||
@@ -147,7 +147,7 @@ int adac_sync_waits_find(struct adac_runtime *rt, const struct adac_async_scan *
 				out->waits = p;
 			}
 			r->index = (uint32_t)out->count;
-			out->waits[out->count++] = (struct adac_sync_wait){.task = t->addr, .waiter = a};
+			out->waits[out->count++] = (struct adac_sync_wait){.task = scan->tasks[i].addr, .waiter = a};
 		}
 	}
 	f.unmatched = out->count;

@@ -18,6 +18,7 @@ struct heap {
 	struct adac_scan_cont conts[MAX_OBJ];
 	size_t nc;
 	struct adac_scan_task tasks[MAX_OBJ];
+	struct adac_scan_task_link links[MAX_OBJ];
 	size_t nt;
 	struct adac_scan_running running[8];
 	size_t nr;
@@ -34,15 +35,15 @@ static void cont(struct heap *h, uint64_t addr, uint64_t next)
 static size_t task(struct heap *h, uint64_t addr, uint64_t state_object, bool is_box)
 {
 	h->tasks[h->nt] = (struct adac_scan_task){.addr = addr, .mt = is_box ? 0x6100 : 0x6000,
-	                                         .state_object = state_object, .state_flags = ADAC_TASK_WAITING_FOR_ACTIVATION,
-	                                         .is_box = is_box};
+	                                         .state_flags = ADAC_TASK_WAITING_FOR_ACTIVATION, .is_box = is_box};
+	h->links[h->nt] = (struct adac_scan_task_link){.state_object = state_object};
 	return h->nt++;
 }
 
 static void awaited_by(struct heap *h, size_t t, uint64_t awaiter)
 {
 	h->awaiters[t][h->naw[t]++] = awaiter;
-	h->tasks[t].continuation_object = awaiter;
+	h->links[t].continuation_object = awaiter;
 }
 
 static void running(struct heap *h, uint64_t head, uint64_t task_addr, uint64_t tid)
@@ -68,9 +69,11 @@ static struct adac_async_scan make_scan(struct heap *h)
 	memset(&s, 0, sizeof s);
 	s.conts = malloc(sizeof h->conts);
 	s.tasks = malloc(sizeof h->tasks);
+	s.task_links = malloc(sizeof h->links);
 	s.running = malloc(sizeof h->running);
 	memcpy(s.conts, h->conts, sizeof h->conts);
 	memcpy(s.tasks, h->tasks, sizeof h->tasks);
+	memcpy(s.task_links, h->links, sizeof h->links);
 	memcpy(s.running, h->running, sizeof h->running);
 	s.cont_count = h->nc;
 	s.task_count = h->nt;
@@ -82,8 +85,10 @@ static struct adac_async_scan make_scan(struct heap *h)
 		size_t orig = 0;
 		while (orig < h->nt && h->tasks[orig].addr != s.tasks[i].addr)
 			orig++;
-		s.tasks[i].awaiters_first = (uint32_t)s.awaiter_count;
-		s.tasks[i].awaiters_count = (uint32_t)h->naw[orig];
+		/* (The links came with their tasks through the sort.) */
+		CHECK_EQ_U64(s.task_links[i].state_object, h->links[orig].state_object);
+		s.task_links[i].awaiters_first = (uint32_t)s.awaiter_count;
+		s.task_links[i].awaiters_count = (uint32_t)h->naw[orig];
 		for (size_t k = 0; k < h->naw[orig]; k++)
 			s.awaiters[s.awaiter_count++] = h->awaiters[orig][k];
 	}
@@ -199,7 +204,7 @@ static void test_chains(void)
 	CHECK(adac_async_graph_build(&s, &g, &err) == 0);
 	CHECK(g.task_node == NULL);
 	adac_async_scan_drop_awaiters(&s); /* (what `ps` does next: the stacks below stay as they are) */
-	CHECK(s.awaiters == NULL && s.awaiter_chains == NULL && s.awaiter_count == 0);
+	CHECK(s.awaiters == NULL && s.awaiter_chains == NULL && s.task_links == NULL && s.awaiter_count == 0);
 	/* Stale chains are no nodes; every other chain starts a stack, by head address. */
 	char buf[256];
 	CHECK_EQ_U64(g.stack_count, 5);

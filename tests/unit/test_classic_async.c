@@ -112,10 +112,12 @@ int main(int argc, char **argv)
 	static const uint64_t tasks[] = {T_CONT, T_TASK, T_LIST, T_FIELD, T_OTHER, T_LONG, T_NONE};
 	s.task_count = sizeof tasks / sizeof tasks[0];
 	s.tasks = calloc(s.task_count, sizeof *s.tasks);
+	s.task_links = calloc(s.task_count, sizeof *s.task_links);
 	for (size_t i = 0; i < s.task_count; i++) {
 		uint64_t cont = get64(tasks[i] + TASK_CONTINUATION_OBJECT);
-		s.tasks[i] = (struct adac_scan_task){.addr = tasks[i], .mt = MT(M_TASK), .continuation_object = cont,
+		s.tasks[i] = (struct adac_scan_task){.addr = tasks[i], .mt = MT(M_TASK),
 		                                     .state_flags = ADAC_TASK_WAITING_FOR_ACTIVATION};
+		s.task_links[i] = (struct adac_scan_task_link){.continuation_object = cont};
 	}
 	CHECK(adac_async_scan_chains(&s, &err) == 0);
 	CHECK(adac_classic_resolve_awaiters(r.rt, &s, &err) == 0);
@@ -140,7 +142,7 @@ int main(int argc, char **argv)
 		CHECK(t != ADAC_SCAN_NONE);
 		if (t == ADAC_SCAN_NONE)
 			continue;
-		const struct adac_scan_task *st = &s.tasks[t];
+		const struct adac_scan_task_link *st = &s.task_links[t];
 		if (st->awaiters_count != want[i].count)
 			fprintf(stderr, "task 0x%llx: %u awaiters, want %u\n", (unsigned long long)want[i].task,
 			        st->awaiters_count, want[i].count);
@@ -150,7 +152,7 @@ int main(int argc, char **argv)
 	}
 	/* The list past ADAC_MAX_LIST_ITEMS: followed to the cap, and the scan says so. */
 	uint32_t t = adac_scan_find_task(&s, T_LONG);
-	CHECK(t != ADAC_SCAN_NONE && s.tasks[t].awaiters_count == ADAC_MAX_LIST_ITEMS);
+	CHECK(t != ADAC_SCAN_NONE && s.task_links[t].awaiters_count == ADAC_MAX_LIST_ITEMS);
 	CHECK_ERR(-1, &s.awaiters_cut, ADAC_E_LIMIT,
 	          "task 0x5a01500: its List<object> of 65537 continuations is longer than ADAC_MAX_LIST_ITEMS (65536): the "
 	          "rest are not followed");
