@@ -705,7 +705,7 @@ static int paths_from(struct builder *b, uint32_t start, struct adac_error *err)
 	return rc;
 }
 
-static int graph_link(const struct adac_async_scan *s, struct adac_async_graph *g, struct adac_error *err)
+int adac_async_graph_link(const struct adac_async_scan *s, struct adac_async_graph *g, struct adac_error *err)
 {
 	memset(g, 0, sizeof *g);
 	size_t ncap = 0;
@@ -856,7 +856,7 @@ static int stacks_round(struct builder *b, int round, struct adac_error *err)
 }
 
 /* Stacks: from each frame node nothing feeds, then from frame nodes left on cycles. */
-static int graph_stacks(const struct adac_async_scan *s, struct adac_async_graph *g, struct adac_error *err)
+int adac_async_graph_stacks(const struct adac_async_scan *s, struct adac_async_graph *g, struct adac_error *err)
 {
 	struct builder b = {.s = s, .g = g, .path_cap = 64};
 	b.path = malloc(b.path_cap * sizeof *b.path);
@@ -873,7 +873,7 @@ static int graph_stacks(const struct adac_async_scan *s, struct adac_async_graph
 
 int adac_async_graph_build(const struct adac_async_scan *s, struct adac_async_graph *g, struct adac_error *err)
 {
-	return graph_link(s, g, err) || graph_stacks(s, g, err) ? -1 : 0;
+	return adac_async_graph_link(s, g, err) || adac_async_graph_stacks(s, g, err) ? -1 : 0;
 }
 
 void adac_async_graph_free(struct adac_async_graph *g)

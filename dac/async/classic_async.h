@@ -95,9 +95,13 @@ struct adac_async_graph {
 	                            * rest are not listed */
 };
 
-/* Builds the graph and the stacks from a scan whose chains and awaiters are set. It needs no
- * continuation record when the scan has its awaiter_chains. Reads nothing from the target. */
+/* Builds the graph and the stacks from a scan whose chains and awaiters are set: adac_async_graph_link
+ * (the nodes and their edges; it needs no continuation record when the scan has its
+ * awaiter_chains), then adac_async_graph_stacks (which needs neither the awaiters nor the task
+ * links). Read nothing from the target; on failure the graph is freed. */
 int adac_async_graph_build(const struct adac_async_scan *scan, struct adac_async_graph *g, struct adac_error *err);
+int adac_async_graph_link(const struct adac_async_scan *scan, struct adac_async_graph *g, struct adac_error *err);
+int adac_async_graph_stacks(const struct adac_async_scan *scan, struct adac_async_graph *g, struct adac_error *err);
 void adac_async_graph_free(struct adac_async_graph *g);
 
 /* Address that identifies a node: the chain's head, the box or the task. */

@@ -38,9 +38,11 @@ int adac_pending_collect(struct adac_runtime *rt, struct adac_out *out, struct a
 	 * awaiters' chains as found with the awaiters: the continuation records' work is done, and
 	 * freeing them before the graph is built lowers the peak. */
 	adac_async_scan_drop_conts(&p->scan);
-	if (adac_async_graph_build(&p->scan, &p->graph, err))
+	if (adac_async_graph_link(&p->scan, &p->graph, err))
 		return -1;
 	adac_async_scan_drop_awaiters(&p->scan); /* (the graph's edges were their last use) */
+	if (adac_async_graph_stacks(&p->scan, &p->graph, err))
+		return -1;
 	p->collected_at = adac_seconds();
 	p->seconds_stacks = p->collected_at - t1;
 	p->fate = calloc(p->graph.node_count ? p->graph.node_count : 1, sizeof *p->fate);

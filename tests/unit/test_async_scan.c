@@ -52,13 +52,17 @@ static void running(struct heap *h, uint64_t head, uint64_t task_addr, uint64_t 
 	                                                 .dispatcher = 0x7ff000 + tid};
 }
 
-/* The graph as `ps` builds it: the awaiters' chains found, the continuation records dropped. */
+/* The graph as `ps` builds it: the awaiters' chains found, the continuation records dropped, the
+ * awaiters and task links dropped once the edges are found. */
 static int graph_as_ps(struct adac_async_scan *s, struct adac_async_graph *g, struct adac_error *err)
 {
 	if (adac_async_scan_awaiter_chains(s, err))
 		return -1;
 	adac_async_scan_drop_conts(s);
-	return adac_async_graph_build(s, g, err);
+	if (adac_async_graph_link(s, g, err))
+		return -1;
+	adac_async_scan_drop_awaiters(s);
+	return adac_async_graph_stacks(s, g, err);
 }
 
 /* Builds the scan the way adac_async_scan does after its heap pass: chains, then awaiters (in
@@ -201,10 +205,11 @@ static void test_chains(void)
 	CHECK_EQ_U64(adac_scan_find_cont(&s, 0x100), ADAC_SCAN_NONE);
 	CHECK(adac_async_scan_chains(&s, &again) == -1 && again.code == ADAC_E_UNSUPPORTED);
 	CHECK_EQ_U64(s.chain_count, 6); /* (the chains stay) */
-	CHECK(adac_async_graph_build(&s, &g, &err) == 0);
+	CHECK(adac_async_graph_link(&s, &g, &err) == 0);
 	CHECK(g.task_node == NULL);
-	adac_async_scan_drop_awaiters(&s); /* (what `ps` does next: the stacks below stay as they are) */
+	adac_async_scan_drop_awaiters(&s); /* (what `ps` does next: the stacks need them no more) */
 	CHECK(s.awaiters == NULL && s.awaiter_chains == NULL && s.task_links == NULL && s.awaiter_count == 0);
+	CHECK(adac_async_graph_stacks(&s, &g, &err) == 0);
 	/* Stale chains are no nodes; every other chain starts a stack, by head address. */
 	char buf[256];
 	CHECK_EQ_U64(g.stack_count, 5);
