@@ -11,6 +11,9 @@
 #include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 
 #include "asyncdac.h"
 
@@ -314,6 +317,13 @@ static int run_diff(const struct adac_command_info *cmd, int argc, char **argv)
 
 int main(int argc, char **argv)
 {
+#ifdef __GLIBC__
+	/* glibc raises its mmap threshold to the size of each large block freed (up to 32 MiB): `ps`
+	 * frees the heap pass's records and then grows tables of a few MiB, which would then come
+	 * from the brk heap and stay in it. A fixed threshold hands them back (ps --stats at a
+	 * million chains: 14 MB less peak RSS, --coalesce 26 MB). */
+	mallopt(M_MMAP_THRESHOLD, 128 * 1024);
+#endif
 	if (argc < 2) {
 		usage(stderr);
 		return EXIT_USAGE;
