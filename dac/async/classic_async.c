@@ -539,7 +539,8 @@ void adac_classic_frame_read(struct adac_runtime *rt, struct adac_classic_cache 
 
 /* ---- the graph --------------------------------------------------------------------------------- */
 
-_Static_assert(sizeof(struct adac_async_node) == 24, "a node stays 24 bytes (2 M at a million chains)");
+_Static_assert(sizeof(struct adac_async_node) == 12, "a node stays 12 bytes (2 M at a million chains)");
+_Static_assert(sizeof(struct adac_async_stack) == 12, "a stack stays 12 bytes (a million of them)");
 
 uint64_t adac_async_node_addr(const struct adac_async_scan *s, const struct adac_async_node *n)
 {
@@ -594,9 +595,9 @@ struct start {
 _Static_assert(sizeof(struct start) == 16, "a stack start stays 16 bytes");
 
 /* Round 0 starts from each frame node nothing feeds, round 1 from frame nodes left on cycles. */
-static bool is_start(const struct adac_async_node *m, int round)
+static bool is_start(const struct adac_async_graph *g, size_t n, int round)
 {
-	return is_frame(m) && !(round == 0 ? m->fed : m->visited);
+	return is_frame(&g->nodes[n]) && !(round == 0 ? g->links[n].fed : g->links[n].visited);
 }
 
 static int cmp_start(const void *a, const void *b)
@@ -618,8 +619,22 @@ struct builder {
 	size_t cap_stacks, cap_nodes;
 	struct dfs_item *path;
 	size_t path_cap;
-	bool *on_path;
+	uint32_t *on_path;      /* per node: 1 + its position on the path, 0: not on it */
 };
+
+/* A path that ends in a cycle: 1 + the first position on it of a caller of its last node. */
+static uint32_t cycle_start(const struct builder *b, size_t depth)
+{
+	const struct adac_async_graph *g = b->g;
+	const struct adac_async_node_links *last = &g->links[b->path[depth - 1].node];
+	uint32_t first = 0;
+	for (uint32_t c = 0; c < last->callers_count; c++) {
+		uint32_t at = b->on_path[g->callers[last->callers_first + c]];
+		if (at && (!first || at < first))
+			first = at;
+	}
+	return first;
+}
 
 static int emit(struct builder *b, size_t depth, bool cycle, bool truncated, struct adac_error *err)
 {
@@ -649,12 +664,12 @@ static int emit(struct builder *b, size_t depth, bool cycle, bool truncated, str
 	struct adac_async_stack *st = &g->stacks[g->stack_count++];
 	st->first = (uint32_t)g->stack_node_count;
 	st->count = (uint32_t)depth;
-	st->cycle = cycle;
+	st->cycle = cycle ? cycle_start(b, depth) : 0;
 	st->truncated = truncated;
 	for (size_t i = 0; i < depth; i++) {
 		g->stack_node_count++;
 		g->stack_nodes[st->first + i] = b->path[i].node;
-		g->nodes[b->path[i].node].visited = true;
+		g->links[b->path[i].node].visited = true;
 	}
 	return 0;
 }
@@ -666,19 +681,19 @@ static int paths_from(struct builder *b, uint32_t start, struct adac_error *err)
 	struct adac_async_graph *g = b->g;
 	size_t depth = 0;
 	b->path[depth++] = (struct dfs_item){start, 0};
-	b->on_path[start] = true;
+	b->on_path[start] = 1;
 	int rc = 0;
 	while (depth && rc == 0) {
 		struct dfs_item *top = &b->path[depth - 1];
-		const struct adac_async_node *n = &g->nodes[top->node];
+		const struct adac_async_node_links *n = &g->links[top->node];
 		if (n->callers_count == 0 || depth >= ADAC_MAX_CHAIN_DEPTH) {
 			rc = emit(b, depth, false, n->callers_count != 0, err);
-			b->on_path[top->node] = false;
+			b->on_path[top->node] = 0;
 			depth--;
 			continue;
 		}
 		if (top->next_caller == n->callers_count) {
-			b->on_path[top->node] = false;
+			b->on_path[top->node] = 0;
 			depth--;
 			continue;
 		}
@@ -698,10 +713,10 @@ static int paths_from(struct builder *b, uint32_t start, struct adac_error *err)
 			b->path_cap = c;
 		}
 		b->path[depth++] = (struct dfs_item){caller, 0};
-		b->on_path[caller] = true;
+		b->on_path[caller] = (uint32_t)depth;
 	}
 	while (depth)
-		b->on_path[b->path[--depth].node] = false;
+		b->on_path[b->path[--depth].node] = 0;
 	return rc;
 }
 
@@ -735,6 +750,13 @@ int adac_async_graph_link(const struct adac_async_scan *s, struct adac_async_gra
 			goto fail;
 		g->task_node[i] = (uint32_t)(g->node_count - 1);
 	}
+	/* (The nodes are kept for the listing: no spare capacity.) */
+	struct adac_async_node *fit = realloc(g->nodes, (g->node_count ? g->node_count : 1) * sizeof *fit);
+	if (fit)
+		g->nodes = fit;
+	g->links = calloc(g->node_count ? g->node_count : 1, sizeof *g->links);
+	if (!g->links)
+		goto nomem;
 	/* Edges: task -> what its m_continuationObject resolves to (callers, compressed per node); each
 	 * awaiter's node found once, in the first pass. */
 	uint32_t *count = calloc(g->node_count ? g->node_count : 1, sizeof *count);
@@ -748,7 +770,7 @@ int adac_async_graph_link(const struct adac_async_scan *s, struct adac_async_gra
 		if (pass == 1) {
 			size_t total = 0;
 			for (size_t n = 0; n < g->node_count; n++) {
-				g->nodes[n].callers_first = (uint32_t)total;
+				g->links[n].callers_first = (uint32_t)total;
 				total += count[n];
 				count[n] = 0;
 			}
@@ -774,14 +796,13 @@ int adac_async_graph_link(const struct adac_async_scan *s, struct adac_async_gra
 				if (pass == 0) {
 					count[from]++;
 				} else {
-					g->callers[g->nodes[from].callers_first + count[from]++] = to;
-					g->nodes[to].callees++;
+					g->callers[g->links[from].callers_first + count[from]++] = to;
 				}
 			}
 		}
 	}
 	for (size_t n = 0; n < g->node_count; n++)
-		g->nodes[n].callers_count = count[n];
+		g->links[n].callers_count = count[n];
 	free(count);
 	free(to_node);
 
@@ -794,24 +815,25 @@ int adac_async_graph_link(const struct adac_async_scan *s, struct adac_async_gra
 		if (is_frame(&g->nodes[n]))
 			queue[qt++] = (uint32_t)n;
 	while (qh < qt) {
-		const struct adac_async_node *m = &g->nodes[queue[qh++]];
-		for (uint32_t k = 0; k < m->callers_count; k++) {
-			struct adac_async_node *c = &g->nodes[g->callers[m->callers_first + k]];
-			if (c->fed)
+		const struct adac_async_node_links *ml = &g->links[queue[qh++]];
+		for (uint32_t k = 0; k < ml->callers_count; k++) {
+			uint32_t c = g->callers[ml->callers_first + k];
+			if (g->links[c].fed)
 				continue;
-			c->fed = true;
-			if (!is_frame(c))
-				queue[qt++] = g->callers[m->callers_first + k];
+			g->links[c].fed = true;
+			if (!is_frame(&g->nodes[c]))
+				queue[qt++] = c;
 		}
 	}
 	free(queue);
 	/* What a stack start awaits: a task node fed by nothing with an edge into it. */
 	for (size_t n = 0; n < g->node_count; n++) {
 		const struct adac_async_node *m = &g->nodes[n];
-		if (is_frame(m) || m->fed)
+		const struct adac_async_node_links *ml = &g->links[n];
+		if (is_frame(m) || ml->fed)
 			continue;
-		for (uint32_t k = 0; k < m->callers_count; k++) {
-			struct adac_async_node *c = &g->nodes[g->callers[m->callers_first + k]];
+		for (uint32_t k = 0; k < ml->callers_count; k++) {
+			struct adac_async_node *c = &g->nodes[g->callers[ml->callers_first + k]];
 			if (!c->awaits)
 				c->awaits = m->index + 1;
 		}
@@ -835,21 +857,21 @@ static int stacks_round(struct builder *b, int round, struct adac_error *err)
 	/* (Counted first: the starts are sized to what the round has, not to every node.) */
 	size_t ns = 0;
 	for (size_t n = 0; n < g->node_count; n++)
-		ns += is_start(&g->nodes[n], round);
+		ns += is_start(g, n, round);
 	struct start *starts = malloc((ns ? ns : 1) * sizeof *starts);
 	if (!starts)
 		return adac_fail(err, ADAC_E_NOMEM, 0, "out of memory building async stacks");
 	ns = 0;
 	for (size_t n = 0; n < g->node_count; n++) {
 		const struct adac_async_node *m = &g->nodes[n];
-		if (is_start(m, round))
+		if (is_start(g, n, round))
 			starts[ns++] = (struct start){adac_async_node_addr(s, m), (uint32_t)n,
 			                              m->kind == ADAC_NODE_CHAIN && s->chains[m->index].root == ADAC_ROOT_RUNNING};
 	}
 	adac_sort_if_needed(starts, ns, sizeof *starts, cmp_start); /* (chains come by address) */
 	int rc = 0;
 	for (size_t i = 0; i < ns && rc == 0; i++)
-		if (round == 0 || !g->nodes[starts[i].node].visited)
+		if (round == 0 || !g->links[starts[i].node].visited)
 			rc = paths_from(b, starts[i].node, err);
 	free(starts);
 	return rc;
@@ -858,6 +880,8 @@ static int stacks_round(struct builder *b, int round, struct adac_error *err)
 /* Stacks: from each frame node nothing feeds, then from frame nodes left on cycles. */
 int adac_async_graph_stacks(const struct adac_async_scan *s, struct adac_async_graph *g, struct adac_error *err)
 {
+	if (!g->links)
+		return adac_fail(err, ADAC_E_UNSUPPORTED, 0, "the stacks were found already: the graph's edges are gone");
 	struct builder b = {.s = s, .g = g, .path_cap = 64};
 	b.path = malloc(b.path_cap * sizeof *b.path);
 	b.on_path = calloc(g->node_count ? g->node_count : 1, sizeof *b.on_path);
@@ -866,9 +890,17 @@ int adac_async_graph_stacks(const struct adac_async_scan *s, struct adac_async_g
 		rc = stacks_round(&b, round, err);
 	free(b.path);
 	free(b.on_path);
-	if (rc < 0)
+	if (rc < 0) {
 		adac_async_graph_free(g);
-	return rc < 0 ? -1 : 0;
+		return -1;
+	}
+	/* (Only finding the stacks needed them: a cycle's stack says where it closes.) */
+	free(g->links);
+	g->links = NULL;
+	free(g->callers);
+	g->callers = NULL;
+	g->caller_count = 0;
+	return 0;
 }
 
 int adac_async_graph_build(const struct adac_async_scan *s, struct adac_async_graph *g, struct adac_error *err)
@@ -879,6 +911,7 @@ int adac_async_graph_build(const struct adac_async_scan *s, struct adac_async_gr
 void adac_async_graph_free(struct adac_async_graph *g)
 {
 	free(g->nodes);
+	free(g->links);
 	free(g->callers);
 	free(g->chain_node);
 	free(g->task_node);

@@ -60,29 +60,34 @@ enum adac_node_kind {
 	ADAC_NODE_TASK,    /* another task (index into scan->tasks) */
 };
 
-/* 24 bytes: two million of them at a million chains. */
+/* 12 bytes: two million of them at a million chains, kept while the stacks are listed. */
 struct adac_async_node {
 	uint32_t index;
-	uint32_t callers_first, callers_count;   /* node ids (adac_async_graph.callers) */
-	uint32_t callees;                        /* number of edges into this node */
 	uint32_t awaits;                         /* 1 + the scan index of a task fed by nothing with an
 	                                          * edge into this node (what a stack starting here
 	                                          * awaits), 0 if none */
 	uint8_t kind;                            /* enum adac_node_kind */
+};
+
+/* What only finding the stacks needs of a node, beside it in adac_async_graph.links. */
+struct adac_async_node_links {
+	uint32_t callers_first, callers_count;   /* node ids (adac_async_graph.callers) */
 	bool fed;                                /* reached from a frame node (then not a stack start) */
 	bool visited;                            /* part of some stack */
 };
 
 struct adac_async_stack {
 	uint32_t first, count;     /* node ids in adac_async_graph.stack_nodes, innermost first */
-	bool cycle;                /* the last node's caller is already in the stack */
-	bool truncated;            /* stopped at ADAC_MAX_CHAIN_DEPTH nodes */
+	uint32_t cycle : 31;       /* the last node awaits a node of the stack: 1 + the first such
+	                            * node's position; 0: no cycle */
+	uint32_t truncated : 1;    /* stopped at ADAC_MAX_CHAIN_DEPTH nodes */
 };
 
 struct adac_async_graph {
 	struct adac_async_node *nodes;
 	size_t node_count;
-	uint32_t *callers;
+	struct adac_async_node_links *links; /* per node; NULL once the stacks are found */
+	uint32_t *callers;         /* ... and the callers they index */
 	size_t caller_count;
 	uint32_t *chain_node;      /* per scan chain: its node id, or ADAC_SCAN_NONE (stale) */
 	uint32_t *task_node;       /* per scan task: its node id (a box, a task, or the chain it owns) or

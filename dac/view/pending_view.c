@@ -109,15 +109,9 @@ char *adac_pending_cycle_text(const struct adac_pending_list *l, const struct ad
 	/* Innermost first, each node's caller follows it: node i + 1 awaits node i's task. The last
 	 * node's caller is on the stack already, at k: the cycle is nodes k .. last, and node k awaits
 	 * the last one's task. */
-	uint32_t last = p->graph.stack_nodes[a->first + a->count - 1], k = 0;
-	const struct adac_async_node *ln = &p->graph.nodes[last];
-	bool found = false;
-	for (k = 0; k < a->count && !found; k++)
-		for (uint32_t c = 0; c < ln->callers_count && !found; c++)
-			found = p->graph.callers[ln->callers_first + c] == p->graph.stack_nodes[a->first + k];
-	if (!found)
+	uint32_t k = (uint32_t)a->cycle - 1;
+	if (k >= a->count)
 		return NULL;
-	k--; /* the loop went one past it */
 	char *text = NULL;
 	size_t len = 0;
 	FILE *f = open_memstream(&text, &len);
