@@ -595,9 +595,18 @@ struct start {
 _Static_assert(sizeof(struct start) == 16, "a stack start stays 16 bytes");
 
 /* Round 0 starts from each frame node nothing feeds, round 1 from frame nodes left on cycles. */
+/* adac_async_graph.marks */
+#define MARK_FED 1u       /* reached from a frame node (then not a stack start) */
+#define MARK_VISITED 2u   /* part of some stack */
+
+static uint32_t callers_count(const struct adac_async_graph *g, uint32_t n)
+{
+	return g->callers_at[n + 1] - g->callers_at[n];
+}
+
 static bool is_start(const struct adac_async_graph *g, size_t n, int round)
 {
-	return is_frame(&g->nodes[n]) && !(round == 0 ? g->links[n].fed : g->links[n].visited);
+	return is_frame(&g->nodes[n]) && !(g->marks[n] & (round == 0 ? MARK_FED : MARK_VISITED));
 }
 
 static int cmp_start(const void *a, const void *b)
@@ -626,10 +635,10 @@ struct builder {
 static uint32_t cycle_start(const struct builder *b, size_t depth)
 {
 	const struct adac_async_graph *g = b->g;
-	const struct adac_async_node_links *last = &g->links[b->path[depth - 1].node];
+	uint32_t last = b->path[depth - 1].node;
 	uint32_t first = 0;
-	for (uint32_t c = 0; c < last->callers_count; c++) {
-		uint32_t at = b->on_path[g->callers[last->callers_first + c]];
+	for (uint32_t c = g->callers_at[last]; c < g->callers_at[last + 1]; c++) {
+		uint32_t at = b->on_path[g->callers[c]];
 		if (at && (!first || at < first))
 			first = at;
 	}
@@ -669,7 +678,7 @@ static int emit(struct builder *b, size_t depth, bool cycle, bool truncated, str
 	for (size_t i = 0; i < depth; i++) {
 		g->stack_node_count++;
 		g->stack_nodes[st->first + i] = b->path[i].node;
-		g->links[b->path[i].node].visited = true;
+		g->marks[b->path[i].node] |= MARK_VISITED;
 	}
 	return 0;
 }
@@ -685,19 +694,19 @@ static int paths_from(struct builder *b, uint32_t start, struct adac_error *err)
 	int rc = 0;
 	while (depth && rc == 0) {
 		struct dfs_item *top = &b->path[depth - 1];
-		const struct adac_async_node_links *n = &g->links[top->node];
-		if (n->callers_count == 0 || depth >= ADAC_MAX_CHAIN_DEPTH) {
-			rc = emit(b, depth, false, n->callers_count != 0, err);
+		uint32_t callers = callers_count(g, top->node);
+		if (callers == 0 || depth >= ADAC_MAX_CHAIN_DEPTH) {
+			rc = emit(b, depth, false, callers != 0, err);
 			b->on_path[top->node] = 0;
 			depth--;
 			continue;
 		}
-		if (top->next_caller == n->callers_count) {
+		if (top->next_caller == callers) {
 			b->on_path[top->node] = 0;
 			depth--;
 			continue;
 		}
-		uint32_t caller = g->callers[n->callers_first + top->next_caller++];
+		uint32_t caller = g->callers[g->callers_at[top->node] + top->next_caller++];
 		if (b->on_path[caller]) {
 			rc = emit(b, depth, true, false, err);
 			continue;
@@ -754,57 +763,40 @@ int adac_async_graph_link(const struct adac_async_scan *s, struct adac_async_gra
 	struct adac_async_node *fit = realloc(g->nodes, (g->node_count ? g->node_count : 1) * sizeof *fit);
 	if (fit)
 		g->nodes = fit;
-	g->links = calloc(g->node_count ? g->node_count : 1, sizeof *g->links);
-	if (!g->links)
+	g->marks = calloc(g->node_count ? g->node_count : 1, sizeof *g->marks);
+	g->callers_at = calloc(g->node_count + 1, sizeof *g->callers_at);
+	if (!g->marks || !g->callers_at)
 		goto nomem;
-	/* Edges: task -> what its m_continuationObject resolves to (callers, compressed per node); each
-	 * awaiter's node found once, in the first pass. */
-	uint32_t *count = calloc(g->node_count ? g->node_count : 1, sizeof *count);
-	uint32_t *to_node = malloc((s->awaiter_count ? s->awaiter_count : 1) * sizeof *to_node);
-	if (!count || !to_node) {
-		free(count);
-		free(to_node);
-		goto nomem;
-	}
+	/* Edges: task -> what its m_continuationObject resolves to, compressed per node: pass 0 counts
+	 * each node's callers into callers_at[n + 1], pass 1 puts them in place, callers_at[n] moving
+	 * along as the cursor of node n (and ending where node n + 1 starts). */
 	for (int pass = 0; pass < 2; pass++) {
 		if (pass == 1) {
-			size_t total = 0;
-			for (size_t n = 0; n < g->node_count; n++) {
-				g->links[n].callers_first = (uint32_t)total;
-				total += count[n];
-				count[n] = 0;
-			}
+			for (size_t n = 0; n < g->node_count; n++)
+				g->callers_at[n + 1] += g->callers_at[n];
+			size_t total = g->callers_at[g->node_count];
 			g->callers = malloc((total ? total : 1) * sizeof *g->callers);
-			if (!g->callers) {
-				free(count);
-				free(to_node);
+			if (!g->callers)
 				goto nomem;
-			}
 			g->caller_count = total;
+			memmove(g->callers_at + 1, g->callers_at, g->node_count * sizeof *g->callers_at);
+			g->callers_at[0] = 0;
 		}
 		for (size_t i = 0; i < s->task_count; i++) {
 			uint32_t from = g->task_node[i];
 			if (from == ADAC_SCAN_NONE)
 				continue;
 			for (uint32_t k = 0, n = awaiters_of(s, i); k < n; k++) {
-				uint32_t a = s->task_links[i].awaiters_first + k;
-				if (pass == 0)
-					to_node[a] = target_node(s, g, a);
-				uint32_t to = to_node[a];
+				uint32_t to = target_node(s, g, s->task_links[i].awaiters_first + k);
 				if (to == ADAC_SCAN_NONE || to == from)
 					continue;
-				if (pass == 0) {
-					count[from]++;
-				} else {
-					g->callers[g->links[from].callers_first + count[from]++] = to;
-				}
+				if (pass == 0)
+					g->callers_at[from + 1]++;
+				else
+					g->callers[g->callers_at[from + 1]++] = to;
 			}
 		}
 	}
-	for (size_t n = 0; n < g->node_count; n++)
-		g->links[n].callers_count = count[n];
-	free(count);
-	free(to_node);
 
 	/* Which nodes are fed from a frame (directly, or through tasks)? */
 	uint32_t *queue = malloc((g->node_count ? g->node_count : 1) * sizeof *queue);
@@ -815,12 +807,12 @@ int adac_async_graph_link(const struct adac_async_scan *s, struct adac_async_gra
 		if (is_frame(&g->nodes[n]))
 			queue[qt++] = (uint32_t)n;
 	while (qh < qt) {
-		const struct adac_async_node_links *ml = &g->links[queue[qh++]];
-		for (uint32_t k = 0; k < ml->callers_count; k++) {
-			uint32_t c = g->callers[ml->callers_first + k];
-			if (g->links[c].fed)
+		uint32_t m = queue[qh++];
+		for (uint32_t k = g->callers_at[m]; k < g->callers_at[m + 1]; k++) {
+			uint32_t c = g->callers[k];
+			if (g->marks[c] & MARK_FED)
 				continue;
-			g->links[c].fed = true;
+			g->marks[c] |= MARK_FED;
 			if (!is_frame(&g->nodes[c]))
 				queue[qt++] = c;
 		}
@@ -829,11 +821,10 @@ int adac_async_graph_link(const struct adac_async_scan *s, struct adac_async_gra
 	/* What a stack start awaits: a task node fed by nothing with an edge into it. */
 	for (size_t n = 0; n < g->node_count; n++) {
 		const struct adac_async_node *m = &g->nodes[n];
-		const struct adac_async_node_links *ml = &g->links[n];
-		if (is_frame(m) || ml->fed)
+		if (is_frame(m) || (g->marks[n] & MARK_FED))
 			continue;
-		for (uint32_t k = 0; k < ml->callers_count; k++) {
-			struct adac_async_node *c = &g->nodes[g->callers[ml->callers_first + k]];
+		for (uint32_t k = g->callers_at[n]; k < g->callers_at[n + 1]; k++) {
+			struct adac_async_node *c = &g->nodes[g->callers[k]];
 			if (!c->awaits)
 				c->awaits = m->index + 1;
 		}
@@ -871,7 +862,7 @@ static int stacks_round(struct builder *b, int round, struct adac_error *err)
 	adac_sort_if_needed(starts, ns, sizeof *starts, cmp_start); /* (chains come by address) */
 	int rc = 0;
 	for (size_t i = 0; i < ns && rc == 0; i++)
-		if (round == 0 || !g->links[starts[i].node].visited)
+		if (round == 0 || !(g->marks[starts[i].node] & MARK_VISITED))
 			rc = paths_from(b, starts[i].node, err);
 	free(starts);
 	return rc;
@@ -880,7 +871,7 @@ static int stacks_round(struct builder *b, int round, struct adac_error *err)
 /* Stacks: from each frame node nothing feeds, then from frame nodes left on cycles. */
 int adac_async_graph_stacks(const struct adac_async_scan *s, struct adac_async_graph *g, struct adac_error *err)
 {
-	if (!g->links)
+	if (!g->callers_at)
 		return adac_fail(err, ADAC_E_UNSUPPORTED, 0, "the stacks were found already: the graph's edges are gone");
 	struct builder b = {.s = s, .g = g, .path_cap = 64};
 	b.path = malloc(b.path_cap * sizeof *b.path);
@@ -895,8 +886,10 @@ int adac_async_graph_stacks(const struct adac_async_scan *s, struct adac_async_g
 		return -1;
 	}
 	/* (Only finding the stacks needed them: a cycle's stack says where it closes.) */
-	free(g->links);
-	g->links = NULL;
+	free(g->marks);
+	g->marks = NULL;
+	free(g->callers_at);
+	g->callers_at = NULL;
 	free(g->callers);
 	g->callers = NULL;
 	g->caller_count = 0;
@@ -911,7 +904,8 @@ int adac_async_graph_build(const struct adac_async_scan *s, struct adac_async_gr
 void adac_async_graph_free(struct adac_async_graph *g)
 {
 	free(g->nodes);
-	free(g->links);
+	free(g->marks);
+	free(g->callers_at);
 	free(g->callers);
 	free(g->chain_node);
 	free(g->task_node);

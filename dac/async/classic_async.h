@@ -69,13 +69,6 @@ struct adac_async_node {
 	uint8_t kind;                            /* enum adac_node_kind */
 };
 
-/* What only finding the stacks needs of a node, beside it in adac_async_graph.links. */
-struct adac_async_node_links {
-	uint32_t callers_first, callers_count;   /* node ids (adac_async_graph.callers) */
-	bool fed;                                /* reached from a frame node (then not a stack start) */
-	bool visited;                            /* part of some stack */
-};
-
 struct adac_async_stack {
 	uint32_t first, count;     /* node ids in adac_async_graph.stack_nodes, innermost first */
 	uint32_t cycle : 31;       /* the last node awaits a node of the stack: 1 + the first such
@@ -86,9 +79,12 @@ struct adac_async_stack {
 struct adac_async_graph {
 	struct adac_async_node *nodes;
 	size_t node_count;
-	struct adac_async_node_links *links; /* per node; NULL once the stacks are found */
-	uint32_t *callers;         /* ... and the callers they index */
+	/* The edges, and marks per node, only while the stacks are found (then NULL): node n's
+	 * callers are callers[callers_at[n] .. callers_at[n + 1]). */
+	uint32_t *callers_at;
+	uint32_t *callers;
 	size_t caller_count;
+	uint8_t *marks;
 	uint32_t *chain_node;      /* per scan chain: its node id, or ADAC_SCAN_NONE (stale) */
 	uint32_t *task_node;       /* per scan task: its node id (a box, a task, or the chain it owns) or
 	                            * NONE; only while the edges are found */
