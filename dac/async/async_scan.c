@@ -46,7 +46,7 @@ struct mt_verdict {
 _Static_assert(offsetof(struct mt_verdict, mt) == 0, "the MethodTable is the record's key");
 _Static_assert(sizeof(struct adac_scan_cont) == 16, "a continuation's record stays 16 bytes (4 M at a million chains)");
 _Static_assert(sizeof(struct adac_scan_task) == 32, "a task's record stays 32 bytes (2 M at a million chains)");
-_Static_assert(sizeof(struct adac_scan_task_link) == 16, "a task's links stay 16 bytes");
+_Static_assert(sizeof(struct adac_scan_task_link) == 8, "a task's links stay 8 bytes");
 
 static struct mt_verdict *verdict_slot(struct adac_addr_map *t, uint64_t mt)
 {
@@ -80,7 +80,8 @@ struct scan_part {
 	size_t cont_count, cont_cap;
 	struct adac_scan_task *tasks;
 	struct adac_scan_task_link *links; /* at the tasks' indexes */
-	size_t task_count, task_cap, link_cap;
+	uint64_t *states;                /* ... and their m_stateObject */
+	size_t task_count, task_cap, link_cap, state_cap;
 	struct adac_scan_semaphore *semaphores;
 	size_t semaphore_count, sem_cap;
 	uint64_t objects, tasks_seen, tasks_completed, boxes_seen;
@@ -245,11 +246,13 @@ static int on_object(void *ctx, const struct adac_gc_object *o)
 	if (keep(part, &c->kept_tasks, (void **)&part->tasks, part->task_count, &part->task_cap, sizeof *part->tasks,
 	         o->addr, "pending tasks"))
 		return 1;
-	if (grow((void **)&part->links, &part->link_cap, part->task_count + 1, sizeof *part->links)) {
+	if (grow((void **)&part->links, &part->link_cap, part->task_count + 1, sizeof *part->links) ||
+	    grow((void **)&part->states, &part->state_cap, part->task_count + 1, sizeof *part->states)) {
 		adac_fail(&part->fail, ADAC_E_NOMEM, 0, "out of memory collecting pending tasks");
 		return 1;
 	}
-	part->links[part->task_count] = (struct adac_scan_task_link){.state_object = state, .continuation_object = cont};
+	part->links[part->task_count] = (struct adac_scan_task_link){.continuation_object = cont};
+	part->states[part->task_count] = state;
 	part->tasks[part->task_count++] = (struct adac_scan_task){
 		.addr = o->addr,
 		.mt = o->mt,
@@ -294,9 +297,11 @@ static int merge_parts(struct scan_ctx *c, struct scan_part *parts, unsigned n, 
 			adac_error_copy(err, &p->fail);
 			rc = -1;
 		}
-		size_t links = s->task_count;
+		size_t links = s->task_count, states = s->task_count;
 		if (rc == 0 && (append((void **)&s->conts, &s->cont_count, p->conts, p->cont_count, sizeof *s->conts) ||
 		                append((void **)&s->task_links, &links, p->links, p->task_count, sizeof *s->task_links) ||
+		                append((void **)&s->state_objects, &states, p->states, p->task_count,
+		                       sizeof *s->state_objects) ||
 		                append((void **)&s->tasks, &s->task_count, p->tasks, p->task_count, sizeof *s->tasks) ||
 		                append((void **)&s->semaphores, &s->semaphore_count, p->semaphores, p->semaphore_count,
 		                       sizeof *s->semaphores)))
@@ -305,6 +310,7 @@ static int merge_parts(struct scan_ctx *c, struct scan_part *parts, unsigned n, 
 			p->conts = NULL;
 			p->tasks = NULL;
 			p->links = NULL;
+			p->states = NULL;
 			p->semaphores = NULL;
 			s->objects += p->objects;
 			s->tasks_seen += p->tasks_seen;
@@ -314,6 +320,7 @@ static int merge_parts(struct scan_ctx *c, struct scan_part *parts, unsigned n, 
 		free(p->conts);
 		free(p->tasks);
 		free(p->links);
+		free(p->states);
 		free(p->semaphores);
 		adac_addr_map_free(&p->verdicts);
 	}
@@ -460,7 +467,9 @@ static int sort_tasks(struct adac_async_scan *s)
 		order[i] = (uint32_t)i;
 	qsort_r(order, s->task_count, sizeof *order, cmp_task_index, s->tasks);
 	int rc = permute((void **)&s->tasks, order, s->task_count, sizeof *s->tasks) ||
-	                 (s->task_links && permute((void **)&s->task_links, order, s->task_count, sizeof *s->task_links))
+	                 (s->task_links && permute((void **)&s->task_links, order, s->task_count, sizeof *s->task_links)) ||
+	                 (s->state_objects &&
+	                  permute((void **)&s->state_objects, order, s->task_count, sizeof *s->state_objects))
 	             ? -1
 	             : 0;
 	free(order);
@@ -670,9 +679,10 @@ static int find_chains(struct adac_async_scan *s, const uint8_t *referenced, str
 
 int adac_async_scan_chains(struct adac_async_scan *s, struct adac_error *err)
 {
-	if ((s->linked && !s->conts && s->cont_count) || (!s->task_links && s->task_count))
+	if ((s->linked && !s->conts && s->cont_count) || ((!s->task_links || !s->state_objects) && s->task_count))
 		return adac_fail(err, ADAC_E_UNSUPPORTED, 0,
-		                 "the continuation records or the task links were dropped: the chains cannot be built again");
+		                 "the continuation records, the task links or the state objects were dropped: the chains "
+		                 "cannot be built again");
 	free(s->chains);
 	s->chains = NULL;
 	s->chain_count = 0;
@@ -735,7 +745,7 @@ static int find_chains(struct adac_async_scan *s, const uint8_t *referenced, str
 	/* 2. Heads held by tasks (m_stateObject), by task address. */
 	for (size_t i = 0; i < s->task_count; i++) {
 		struct adac_scan_task *t = &s->tasks[i];
-		uint64_t state_object = s->task_links[i].state_object;
+		uint64_t state_object = s->state_objects[i];
 		if (!state_object || t->chain != ADAC_SCAN_NONE)
 			continue;
 		uint32_t h = adac_scan_find_cont(s, state_object);
@@ -838,6 +848,9 @@ int adac_async_scan(struct adac_runtime *rt, const struct adac_scan_progress *pr
 		adac_async_scan_free(s);
 		return -1;
 	}
+	/* (Only the chains needed them: 16 MB at a million chains.) */
+	free(s->state_objects);
+	s->state_objects = NULL;
 	s->seconds_link = adac_seconds() - t1;
 	return 0;
 }
@@ -847,6 +860,7 @@ void adac_async_scan_free(struct adac_async_scan *s)
 	free(s->conts);
 	free(s->tasks);
 	free(s->task_links);
+	free(s->state_objects);
 	free(s->chains);
 	free(s->running);
 	free(s->semaphores);

@@ -42,7 +42,7 @@ struct adac_scan_stray {
 };
 
 /* 32 bytes (2 M of them at a million chains). What links a task to chains and awaiters is beside
- * it, in adac_async_scan.task_links. */
+ * it, in adac_async_scan.task_links and state_objects. */
 struct adac_scan_task {
 	uint64_t addr;
 	uint64_t mt;
@@ -53,10 +53,9 @@ struct adac_scan_task {
 	bool is_box;                    /* a classic state-machine box */
 };
 
-/* 16 bytes per task, at the task's index: needed until the stacks' graph has its edges
+/* 8 bytes per task, at the task's index: needed until the stacks' graph has its edges
  * (adac_async_scan_drop_awaiters frees them). */
 struct adac_scan_task_link {
-	uint64_t state_object;          /* m_stateObject */
 	union {
 		uint64_t continuation_object; /* m_continuationObject as the heap pass read it, until
 		                               * classic_async.c resolves it (adac_async_scan.awaiters_resolved) */
@@ -135,6 +134,8 @@ struct adac_async_scan {
 	struct adac_scan_task *tasks;   /* sorted by address */
 	size_t task_count;
 	struct adac_scan_task_link *task_links; /* by task; NULL once dropped */
+	uint64_t *state_objects;        /* by task: m_stateObject, which the chains start from; adac_async_scan
+	                                 * frees them once the chains are built */
 	struct adac_scan_chain *chains; /* RUNNING (chain i runs as running[i]), then TASK (by head
 	                                 * address), then UNOWNED and STALE */
 	size_t chain_count;

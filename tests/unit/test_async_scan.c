@@ -19,6 +19,7 @@ struct heap {
 	size_t nc;
 	struct adac_scan_task tasks[MAX_OBJ];
 	struct adac_scan_task_link links[MAX_OBJ];
+	uint64_t states[MAX_OBJ];
 	size_t nt;
 	struct adac_scan_running running[8];
 	size_t nr;
@@ -36,7 +37,8 @@ static size_t task(struct heap *h, uint64_t addr, uint64_t state_object, bool is
 {
 	h->tasks[h->nt] = (struct adac_scan_task){.addr = addr, .mt = is_box ? 0x6100 : 0x6000,
 	                                         .state_flags = ADAC_TASK_WAITING_FOR_ACTIVATION, .is_box = is_box};
-	h->links[h->nt] = (struct adac_scan_task_link){.state_object = state_object};
+	h->links[h->nt] = (struct adac_scan_task_link){0};
+	h->states[h->nt] = state_object;
 	return h->nt++;
 }
 
@@ -74,10 +76,12 @@ static struct adac_async_scan make_scan(struct heap *h)
 	s.conts = malloc(sizeof h->conts);
 	s.tasks = malloc(sizeof h->tasks);
 	s.task_links = malloc(sizeof h->links);
+	s.state_objects = malloc(sizeof h->states);
 	s.running = malloc(sizeof h->running);
 	memcpy(s.conts, h->conts, sizeof h->conts);
 	memcpy(s.tasks, h->tasks, sizeof h->tasks);
 	memcpy(s.task_links, h->links, sizeof h->links);
+	memcpy(s.state_objects, h->states, sizeof h->states);
 	memcpy(s.running, h->running, sizeof h->running);
 	s.cont_count = h->nc;
 	s.task_count = h->nt;
@@ -89,8 +93,9 @@ static struct adac_async_scan make_scan(struct heap *h)
 		size_t orig = 0;
 		while (orig < h->nt && h->tasks[orig].addr != s.tasks[i].addr)
 			orig++;
-		/* (The links came with their tasks through the sort.) */
-		CHECK_EQ_U64(s.task_links[i].state_object, h->links[orig].state_object);
+		/* (The links and state objects came with their tasks through the sort.) */
+		CHECK_EQ_U64(s.state_objects[i], h->states[orig]);
+		CHECK_EQ_U64(s.task_links[i].continuation_object, h->links[orig].continuation_object);
 		s.task_links[i].awaiters_first = (uint32_t)s.awaiter_count;
 		s.task_links[i].awaiters_count = (uint32_t)h->naw[orig];
 		for (size_t k = 0; k < h->naw[orig]; k++)
@@ -221,6 +226,10 @@ static void test_chains(void)
 		CHECK_EQ_STR(stack_text(&s, &g, 4, buf, sizeof buf), "c600");
 	}
 	CHECK_EQ_U64(g.chain_node[chain_at(&s, 0x300) - s.chains], ADAC_SCAN_NONE);
+	/* The edges went with the stacks: finding them again is refused, and the stacks stay. */
+	CHECK(g.callers == NULL && g.callers_at == NULL && g.marks == NULL);
+	CHECK(adac_async_graph_stacks(&s, &g, &again) == -1 && again.code == ADAC_E_UNSUPPORTED);
+	CHECK_EQ_U64(g.stack_count, 5);
 	adac_async_graph_free(&g);
 	adac_async_scan_free(&s);
 }

@@ -113,6 +113,7 @@ int main(int argc, char **argv)
 	s.task_count = sizeof tasks / sizeof tasks[0];
 	s.tasks = calloc(s.task_count, sizeof *s.tasks);
 	s.task_links = calloc(s.task_count, sizeof *s.task_links);
+	s.state_objects = calloc(s.task_count, sizeof *s.state_objects); /* (no task owns a chain) */
 	for (size_t i = 0; i < s.task_count; i++) {
 		uint64_t cont = get64(tasks[i] + TASK_CONTINUATION_OBJECT);
 		s.tasks[i] = (struct adac_scan_task){.addr = tasks[i], .mt = MT(M_TASK),
