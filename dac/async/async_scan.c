@@ -36,16 +36,17 @@ const char *adac_chain_root_name(enum adac_chain_root r)
 
 /* ---- MethodTable verdicts ---------------------------------------------------------------------- */
 
-enum mt_kind { MT_UNKNOWN = 0, MT_OTHER, MT_CONT, MT_TASK, MT_BOX, MT_SEMAPHORE };
+enum mt_kind { MT_UNKNOWN = 0, MT_OTHER, MT_CONT, MT_TASK, MT_BOX, MT_SEMAPHORE, MT_NOMEM };
 
 struct mt_verdict {
 	uint64_t mt;       /* the key */
 	uint8_t kind;      /* enum mt_kind */
+	uint32_t type;     /* MT_TASK, MT_BOX: its index in adac_async_scan.task_types */
 };
 
 _Static_assert(offsetof(struct mt_verdict, mt) == 0, "the MethodTable is the record's key");
 _Static_assert(sizeof(struct adac_scan_cont) == 16, "a continuation's record stays 16 bytes (4 M at a million chains)");
-_Static_assert(sizeof(struct adac_scan_task) == 32, "a task's record stays 32 bytes (2 M at a million chains)");
+_Static_assert(sizeof(struct adac_scan_task) == 24, "a task's record stays 24 bytes (2 M at a million chains)");
 _Static_assert(sizeof(struct adac_scan_task_link) == 8, "a task's links stay 8 bytes");
 
 static struct mt_verdict *verdict_slot(struct adac_addr_map *t, uint64_t mt)
@@ -62,6 +63,7 @@ struct scan_ctx {
 	uint32_t next_off;          /* Continuation.Next, from the object */
 	uint64_t sem_mt;            /* System.Threading.SemaphoreSlim, 0 when not loaded or not found */
 	const struct adac_task_layout *task;
+	size_t task_type_cap;
 	const struct adac_gc_info *info;
 	uint64_t total_bytes;       /* of the regions, for progress */
 	unsigned parts;             /* of the heap walk */
@@ -90,13 +92,43 @@ struct scan_part {
 	struct adac_error fail;          /* out of memory or a cap (ends the walk) */
 };
 
-static enum mt_kind classify(struct scan_ctx *c, uint64_t mt)
+static int grow(void **p, size_t *cap, size_t need, size_t elem)
+{
+	if (need <= *cap)
+		return 0;
+	size_t n = *cap ? *cap * 2 : 1024;
+	while (n < need)
+		n *= 2;
+	void *q = realloc(*p, n * elem);
+	if (!q)
+		return -1;
+	*p = q;
+	*cap = n;
+	return 0;
+}
+
+/* A task type for mt: 0, or -1 when memory runs out. */
+static int add_task_type(struct scan_ctx *c, uint64_t mt, bool is_box, uint32_t *type)
+{
+	struct adac_async_scan *s = c->scan;
+	if (grow((void **)&s->task_types, &c->task_type_cap, s->task_type_count + 1, sizeof *s->task_types))
+		return -1;
+	s->task_types[s->task_type_count] = (struct adac_scan_task_type){mt, is_box};
+	*type = (uint32_t)s->task_type_count++;
+	return 0;
+}
+
+/* The verdict on mt (kind, and type for a task), found once for all parts (under the walk's lock).
+ * MT_NOMEM when memory runs out. */
+static enum mt_kind classify(struct scan_ctx *c, uint64_t mt, uint32_t *type)
 {
 	struct mt_verdict *v = verdict_slot(&c->verdicts, mt);
 	if (!v)
-		return MT_UNKNOWN;
-	if (v->kind != MT_UNKNOWN)
+		return MT_NOMEM;
+	if (v->kind != MT_UNKNOWN) {
+		*type = v->type;
 		return (enum mt_kind)v->kind;
+	}
 	enum mt_kind kind = MT_OTHER;
 	bool yes = false;
 	if (c->scan->cont_mt && adac_cont_is_continuation_mt(c->rt, mt, &yes, NULL) == 0 && yes) {
@@ -108,24 +140,33 @@ static enum mt_kind classify(struct scan_ctx *c, uint64_t mt)
 	} else if (c->sem_mt && mt == c->sem_mt) {
 		kind = MT_SEMAPHORE;
 	}
+	*type = 0;
+	if ((kind == MT_TASK || kind == MT_BOX) && add_task_type(c, mt, kind == MT_BOX, type))
+		return MT_NOMEM;
 	v = verdict_slot(&c->verdicts, mt); /* the table may have grown */
-	if (v)
-		v->kind = (uint8_t)kind;
+	if (!v)
+		return MT_NOMEM;
+	v->kind = (uint8_t)kind;
+	v->type = *type;
 	return kind;
 }
 
 /* The verdict on mt for a part of the walk: its own copy, else the shared one (under the walk's
  * lock: the other parts run at once). */
-static enum mt_kind part_classify(struct scan_part *part, uint64_t mt)
+static enum mt_kind part_classify(struct scan_part *part, uint64_t mt, uint32_t *type)
 {
 	struct mt_verdict *v = adac_addr_map_find(&part->verdicts, mt);
-	if (v)
+	if (v) {
+		*type = v->type;
 		return (enum mt_kind)v->kind;
+	}
 	adac_gc_walk_lock(part->c->rt);
-	enum mt_kind kind = classify(part->c, mt);
+	enum mt_kind kind = classify(part->c, mt, type);
 	adac_gc_walk_unlock(part->c->rt);
-	if (kind != MT_UNKNOWN && (v = verdict_slot(&part->verdicts, mt)))
+	if (kind != MT_NOMEM && (v = verdict_slot(&part->verdicts, mt))) {
 		v->kind = (uint8_t)kind;
+		v->type = *type;
+	}
 	return kind;
 }
 
@@ -153,20 +194,6 @@ static uint32_t obj_u32(struct scan_ctx *c, const struct adac_gc_object *o, uint
 	return v;
 }
 
-static int grow(void **p, size_t *cap, size_t need, size_t elem)
-{
-	if (need <= *cap)
-		return 0;
-	size_t n = *cap ? *cap * 2 : 1024;
-	while (n < need)
-		n *= 2;
-	void *q = realloc(*p, n * elem);
-	if (!q)
-		return -1;
-	*p = q;
-	*cap = n;
-	return 0;
-}
 
 /* Room for one more kept object in *arr (count kept so far by this part, *kept by all): 0, or 1
  * with part->fail set (the ADAC_MAX_KEPT_OBJECTS cap, naming `what`, or out of memory): the walk
@@ -214,7 +241,12 @@ static int on_object(void *ctx, const struct adac_gc_object *o)
 	part->objects++;
 	if (c->progress && c->progress->report && (part->objects == 1 || part->objects % PROGRESS_EVERY == 0))
 		report_progress(part, o);
-	enum mt_kind kind = part_classify(part, o->mt);
+	uint32_t type;
+	enum mt_kind kind = part_classify(part, o->mt, &type);
+	if (kind == MT_NOMEM) {
+		adac_fail(&part->fail, ADAC_E_NOMEM, 0, "out of memory classifying the heap's objects");
+		return 1;
+	}
 	if (kind == MT_CONT) {
 		if (keep(part, &c->kept_conts, (void **)&part->conts, part->cont_count, &part->cont_cap,
 		         sizeof *part->conts, o->addr, "continuations"))
@@ -255,9 +287,8 @@ static int on_object(void *ctx, const struct adac_gc_object *o)
 	part->states[part->task_count] = state;
 	part->tasks[part->task_count++] = (struct adac_scan_task){
 		.addr = o->addr,
-		.mt = o->mt,
+		.type = type,
 		.state_flags = flags,
-		.is_box = kind == MT_BOX,
 		.chain = ADAC_SCAN_NONE,
 		.task_id = c->task->has_task_id ? obj_u32(c, o, c->task->task_id_off) : 0,
 	};
@@ -350,12 +381,16 @@ struct completed_ctx {
 	struct scan_ctx c;
 	adac_completed_cb cb;
 	void *ctx;
+	struct adac_error fail;
 };
 
 static int on_completed(void *ctx, const struct adac_gc_object *o)
 {
 	struct completed_ctx *cc = ctx;
-	enum mt_kind kind = classify(&cc->c, o->mt);
+	uint32_t type;
+	enum mt_kind kind = classify(&cc->c, o->mt, &type);
+	if (kind == MT_NOMEM)
+		return adac_fail(&cc->fail, ADAC_E_NOMEM, 0, "out of memory classifying the heap's objects");
 	if (kind != MT_TASK && kind != MT_BOX)
 		return 0;
 	uint32_t flags = obj_u32(&cc->c, o, cc->c.task->state_flags_off);
@@ -379,6 +414,11 @@ int adac_async_scan_completed(struct adac_runtime *rt, adac_completed_cb cb, voi
 		return -1;
 	int rc = adac_gc_walk(rt, on_completed, &cc, rep, err);
 	adac_addr_map_free(&cc.c.verdicts);
+	free(s.task_types);
+	if (rc == 0 && adac_failed(&cc.fail)) {
+		adac_error_copy(err, &cc.fail);
+		rc = -1;
+	}
 	return rc;
 }
 
@@ -859,6 +899,7 @@ void adac_async_scan_free(struct adac_async_scan *s)
 {
 	free(s->conts);
 	free(s->tasks);
+	free(s->task_types);
 	free(s->task_links);
 	free(s->state_objects);
 	free(s->chains);

@@ -41,18 +41,21 @@ struct adac_scan_stray {
 	uint32_t cont;
 };
 
-/* 32 bytes (2 M of them at a million chains). What links a task to chains and awaiters is beside
- * it, in adac_async_scan.task_links and state_objects. */
+/* 24 bytes (2 M of them at a million chains). What links a task to chains and awaiters is beside
+ * it, in adac_async_scan.task_links and state_objects; its MethodTable in task_types. */
 struct adac_scan_task {
 	uint64_t addr;
-	uint64_t mt;
+	uint32_t type;                  /* adac_async_scan.task_types[type] */
 	uint32_t state_flags;           /* m_stateFlags */
 	uint32_t chain;                 /* the chain it owns (m_stateObject head, or a running chain's
 	                                 * CurrentTask), ADAC_SCAN_NONE if none */
 	uint32_t task_id;               /* m_taskId, 0 when never assigned or not in the layout */
+};
+/* The MethodTable of tasks (a handful, for millions of tasks). */
+struct adac_scan_task_type {
+	uint64_t mt;
 	bool is_box;                    /* a classic state-machine box */
 };
-
 /* 8 bytes per task, at the task's index: needed until the stacks' graph has its edges
  * (adac_async_scan_drop_awaiters frees them). */
 struct adac_scan_task_link {
@@ -133,6 +136,8 @@ struct adac_async_scan {
 	size_t cont_count;
 	struct adac_scan_task *tasks;   /* sorted by address */
 	size_t task_count;
+	struct adac_scan_task_type *task_types;
+	size_t task_type_count;
 	struct adac_scan_task_link *task_links; /* by task; NULL once dropped */
 	uint64_t *state_objects;        /* by task: m_stateObject, which the chains start from; adac_async_scan
 	                                 * frees them once the chains are built */
@@ -202,7 +207,7 @@ int adac_async_scan_awaiter_chains(struct adac_async_scan *scan, struct adac_err
 void adac_async_scan_drop_conts(struct adac_async_scan *scan);
 
 /* Frees the awaiters, their chains and the task links once the stacks' graph holds its edges
- * (44 MB at a million chains). */
+ * (28 MB at a million chains). */
 void adac_async_scan_drop_awaiters(struct adac_async_scan *scan);
 
 /* Index of the continuation / task at addr, ADAC_SCAN_NONE if it was not found. */
@@ -212,5 +217,14 @@ uint32_t adac_scan_find_task(const struct adac_async_scan *scan, uint64_t addr);
 uint32_t adac_scan_chain_of(const struct adac_async_scan *scan, uint64_t addr);
 /* The Next of linked continuation i (0: null). */
 uint64_t adac_scan_cont_next(const struct adac_async_scan *scan, uint32_t i);
+/* Task i's MethodTable, and whether it is a classic state-machine box. */
+static inline uint64_t adac_scan_task_mt(const struct adac_async_scan *scan, uint32_t i)
+{
+	return scan->task_types[scan->tasks[i].type].mt;
+}
+static inline bool adac_scan_task_is_box(const struct adac_async_scan *scan, uint32_t i)
+{
+	return scan->task_types[scan->tasks[i].type].is_box;
+}
 
 #endif

@@ -753,9 +753,10 @@ int adac_async_graph_link(const struct adac_async_scan *s, struct adac_async_gra
 			g->task_node[i] = g->chain_node[t->chain];
 			continue;
 		}
-		if (!t->is_box && !awaiters_of(s, i))
+		bool is_box = adac_scan_task_is_box(s, (uint32_t)i);
+		if (!is_box && !awaiters_of(s, i))
 			continue;
-		if (add_node(g, &ncap, t->is_box ? ADAC_NODE_BOX : ADAC_NODE_TASK, (uint32_t)i, err))
+		if (add_node(g, &ncap, is_box ? ADAC_NODE_BOX : ADAC_NODE_TASK, (uint32_t)i, err))
 			goto fail;
 		g->task_node[i] = (uint32_t)(g->node_count - 1);
 	}

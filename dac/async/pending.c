@@ -72,7 +72,7 @@ static void task_desc(const struct adac_pending *p, uint64_t addr, uint32_t i, s
 	const struct adac_task_layout *layout;
 	if (i != ADAC_SCAN_NONE) {
 		const struct adac_scan_task *t = &p->scan.tasks[i];
-		d->mt = t->mt;
+		d->mt = adac_scan_task_mt(&p->scan, i);
 		d->flags = t->state_flags;
 		d->has_flags = true;
 		d->id = t->task_id;

@@ -81,7 +81,8 @@ static int resolve_stack(struct adac_pending_list *l, const struct adac_async_st
 			}
 		} else if (s->node->kind == ADAC_NODE_BOX) {
 			const struct adac_scan_task *t = &p->scan.tasks[s->node->index];
-			adac_classic_frame_read(p->rt, l->classic, t->addr, t->mt, &s->classic);
+			adac_classic_frame_read(p->rt, l->classic, t->addr, adac_scan_task_mt(&p->scan, s->node->index),
+			                        &s->classic);
 		}
 	}
 	l->segs_live = st->count;

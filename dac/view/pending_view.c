@@ -280,7 +280,7 @@ void adac_pending_print_summary(const struct adac_pending_list *l, struct adac_o
 	for (size_t i = 0; i < s->chain_count; i++)
 		roots[s->chains[i].root]++;
 	for (size_t i = 0; i < s->task_count; i++)
-		boxes += s->tasks[i].is_box;
+		boxes += adac_scan_task_is_box(s, (uint32_t)i);
 	adac_print(out, "%zu chain%s listed", l->listed, l->listed == 1 ? "" : "s");
 	if (l->filtered_out)
 		adac_print(out, " (%zu more do not match the filters)", l->filtered_out);
@@ -504,7 +504,7 @@ static json_t *summary_json(const struct adac_pending_list *l)
 	json_object_set_new(j, "stale_chains", json_integer((json_int_t)roots[ADAC_ROOT_STALE]));
 	size_t boxes = 0;
 	for (size_t i = 0; i < s->task_count; i++)
-		boxes += s->tasks[i].is_box;
+		boxes += adac_scan_task_is_box(s, (uint32_t)i);
 	json_object_set_new(j, "pending_tasks", json_integer((json_int_t)s->task_count));
 	json_object_set_new(j, "state_machines", json_integer((json_int_t)boxes));
 	json_object_set_new(j, "completed_tasks", json_integer((json_int_t)s->tasks_completed));

@@ -35,8 +35,8 @@ static void cont(struct heap *h, uint64_t addr, uint64_t next)
 /* A pending task; is_box for a classic state-machine box. Returns its slot for awaiters. */
 static size_t task(struct heap *h, uint64_t addr, uint64_t state_object, bool is_box)
 {
-	h->tasks[h->nt] = (struct adac_scan_task){.addr = addr, .mt = is_box ? 0x6100 : 0x6000,
-	                                         .state_flags = ADAC_TASK_WAITING_FOR_ACTIVATION, .is_box = is_box};
+	h->tasks[h->nt] = (struct adac_scan_task){.addr = addr, .type = is_box ? 1 : 0,
+	                                         .state_flags = ADAC_TASK_WAITING_FOR_ACTIVATION};
 	h->links[h->nt] = (struct adac_scan_task_link){0};
 	h->states[h->nt] = state_object;
 	return h->nt++;
@@ -82,6 +82,10 @@ static struct adac_async_scan make_scan(struct heap *h)
 	memcpy(s.tasks, h->tasks, sizeof h->tasks);
 	memcpy(s.task_links, h->links, sizeof h->links);
 	memcpy(s.state_objects, h->states, sizeof h->states);
+	s.task_types = malloc(2 * sizeof *s.task_types);
+	s.task_types[0] = (struct adac_scan_task_type){0x6000, false};
+	s.task_types[1] = (struct adac_scan_task_type){0x6100, true};
+	s.task_type_count = 2;
 	memcpy(s.running, h->running, sizeof h->running);
 	s.cont_count = h->nc;
 	s.task_count = h->nt;

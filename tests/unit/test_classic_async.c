@@ -114,9 +114,12 @@ int main(int argc, char **argv)
 	s.tasks = calloc(s.task_count, sizeof *s.tasks);
 	s.task_links = calloc(s.task_count, sizeof *s.task_links);
 	s.state_objects = calloc(s.task_count, sizeof *s.state_objects); /* (no task owns a chain) */
+	s.task_types = calloc(1, sizeof *s.task_types);
+	s.task_types[0] = (struct adac_scan_task_type){MT(M_TASK), false};
+	s.task_type_count = 1;
 	for (size_t i = 0; i < s.task_count; i++) {
 		uint64_t cont = get64(tasks[i] + TASK_CONTINUATION_OBJECT);
-		s.tasks[i] = (struct adac_scan_task){.addr = tasks[i], .mt = MT(M_TASK),
+		s.tasks[i] = (struct adac_scan_task){.addr = tasks[i], .type = 0,
 		                                     .state_flags = ADAC_TASK_WAITING_FOR_ACTIVATION};
 		s.task_links[i] = (struct adac_scan_task_link){.continuation_object = cont};
 	}
