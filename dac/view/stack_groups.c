@@ -88,6 +88,7 @@ static void labels_free(struct labels *l)
 struct tnode {
 	uint32_t label;
 	uint32_t first_child, next_sibling;   /* 0: none (node 0 is the root) */
+	uint32_t parent;
 	uint64_t count;
 };
 
@@ -95,6 +96,15 @@ struct trie {
 	struct tnode *n;
 	size_t count, cap;
 };
+
+/* A trie with its root: 0, or -1 when out of memory. */
+static int trie_init(struct trie *t)
+{
+	t->cap = 64;
+	t->n = calloc(t->cap, sizeof *t->n);
+	t->count = 1;
+	return t->n ? 0 : -1;
+}
 
 /* Child of `parent` with `label`, added when new; 0 when out of memory. */
 static uint32_t trie_child(struct trie *t, uint32_t parent, uint32_t label)
@@ -111,7 +121,7 @@ static uint32_t trie_child(struct trie *t, uint32_t parent, uint32_t label)
 		t->cap = cap;
 	}
 	uint32_t id = (uint32_t)t->count++;
-	t->n[id] = (struct tnode){.label = label, .next_sibling = t->n[parent].first_child};
+	t->n[id] = (struct tnode){.label = label, .next_sibling = t->n[parent].first_child, .parent = parent};
 	t->n[parent].first_child = id;
 	return id;
 }
@@ -278,7 +288,6 @@ struct first_meta {
 };
 
 #define IDENT_BIT 0x80000000u   /* a stack's first code: an ident index, else a label id */
-#define SEQ_END UINT32_MAX      /* ends a stack's labels in groups.seq */
 
 /* ---- labels of a stack ---- */
 
@@ -288,7 +297,9 @@ struct groups {
 	struct labels labels;
 	struct memo memo;                      /* label ids by what they are made of */
 	struct trie trie;
-	uint32_t cursor;                       /* --coalesce: the trie node of the last label added */
+	struct trie frames;                    /* --coalesce: the stacks' frame labels, without the
+	                                        * first (what they await: final only at the end) */
+	uint32_t cursor;                       /* the trie node of the last label added */
 	struct counts frame_counts, await_counts, task_counts;
 	struct ident *idents;                  /* --coalesce, --stats: awaited objects by identity */
 	size_t ident_count, ident_cap;
@@ -297,7 +308,8 @@ struct groups {
 	                                        * task */
 	struct ident_what *whats;              /* the idents' types and kinds, each once */
 	size_t what_count, what_cap;
-	uint32_t *seq;                         /* per stack: its first code, its labels' ids, SEQ_END */
+	uint32_t *seq;                         /* per stack: its first code (--coalesce: and the node of
+	                                        * its last frame label in `frames`) */
 	size_t seq_len, seq_cap;
 	uint32_t *first_label;                 /* per ident: its final label id */
 	bool *first_seen;                      /* per graph node: counted as an innermost node */
@@ -672,29 +684,53 @@ static int coalesce_cb(struct groups *g, uint32_t id, size_t level, const struct
 	return 0;
 }
 
-/* --coalesce: a stack's frame labels into g->seq (its first label is its first_code). */
+/* --coalesce: a stack's frame labels into g->frames (each distinct run of frames is kept once). */
 static int record_cb(struct groups *g, uint32_t id, size_t level, const struct adac_pending_seg *s)
 {
 	(void)level;
 	(void)s;
-	return seq_push(g, id);
+	uint32_t c = trie_child(&g->frames, g->cursor, id);
+	if (!c)
+		return adac_fail(&g->fail, ADAC_E_NOMEM, 0, "out of memory grouping stacks");
+	g->cursor = c;
+	return 0;
 }
 
-/* --coalesce: the recorded stacks into the trie, each under its final first label. */
+/* --coalesce: the recorded stacks into the trie, each under its final first label, then its frame
+ * labels (read back from its last one up). */
 static int build_trie(struct groups *g)
 {
-	for (size_t i = 0; i < g->seq_len; i++) {
-		uint32_t v = g->seq[i];
-		uint32_t cursor = 0;
-		for (size_t level = 0; v != SEQ_END; v = g->seq[++i], level++) {
-			uint32_t c = trie_child(&g->trie, cursor, level ? v : final_first(g, v));
-			if (!c)
-				return adac_fail(&g->fail, ADAC_E_NOMEM, 0, "out of memory grouping stacks");
-			g->trie.n[c].count++;
-			cursor = c;
+	size_t cap = 64;
+	uint32_t *path = malloc(cap * sizeof *path);
+	if (!path)
+		return adac_fail(&g->fail, ADAC_E_NOMEM, 0, "out of memory grouping stacks");
+	int rc = 0;
+	for (size_t i = 0; i + 1 < g->seq_len && rc == 0; i += 2) {
+		size_t depth = 0;
+		for (uint32_t f = g->seq[i + 1]; f; f = g->frames.n[f].parent) {
+			if (depth == cap) {
+				uint32_t *p = realloc(path, cap * 2 * sizeof *p);
+				if (!p) {
+					rc = -1;
+					break;
+				}
+				path = p;
+				cap *= 2;
+			}
+			path[depth++] = g->frames.n[f].label;
 		}
+		uint32_t c = rc ? 0 : trie_child(&g->trie, 0, final_first(g, g->seq[i]));
+		for (size_t level = 0; c; level++) {
+			g->trie.n[c].count++;
+			if (level == depth)
+				break;
+			c = trie_child(&g->trie, c, path[depth - 1 - level]);
+		}
+		if (!c)
+			rc = -1;
 	}
-	return 0;
+	free(path);
+	return rc ? adac_fail(&g->fail, ADAC_E_NOMEM, 0, "out of memory grouping stacks") : 0;
 }
 
 /* --stats: frames (what a stack awaits is its first code, counted once the identities are known). */
@@ -1194,6 +1230,7 @@ static void groups_free(struct groups *g)
 {
 	free(g->counted);
 	free(g->trie.n);
+	free(g->frames.n);
 	free(g->frame_counts.n);
 	free(g->await_counts.n);
 	free(g->task_counts.n);
@@ -1221,8 +1258,9 @@ static int group_stacks(struct groups *g, struct adac_pending_list *l, enum adac
 			uint32_t code = first_code(g, &st);
 			if (code == UINT32_MAX)
 				return adac_fail(&g->fail, ADAC_E_NOMEM, 0, "out of memory grouping stacks");
+			g->cursor = 0;
 			if (seq_push(g, code) == 0 && stack_labels(g, &st, false, record_cb) == 0)
-				seq_push(g, SEQ_END);
+				seq_push(g, g->cursor);
 		} else {
 			stack_labels(g, &st, true, coalesce_cb);
 		}
@@ -1310,11 +1348,8 @@ int adac_stack_groups_print(struct adac_pending_list *l, enum adac_stack_groupin
 	struct groups g = {.l = l, .out = out};
 	size_t nodes = l->p->graph.node_count;
 	g.counted = calloc(nodes ? nodes : 1, sizeof *g.counted);
-	g.trie.cap = 64;
-	g.trie.n = calloc(g.trie.cap, sizeof *g.trie.n);
-	g.trie.count = 1;
 	int rc = 0;
-	if (!g.counted || !g.trie.n) {
+	if (!g.counted || trie_init(&g.trie) || (how == ADAC_GROUP_COALESCE && trie_init(&g.frames))) {
 		rc = adac_fail(err, ADAC_E_NOMEM, 0, "out of memory");
 		goto done;
 	}
