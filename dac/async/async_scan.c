@@ -621,6 +621,14 @@ void adac_async_scan_drop_awaiters(struct adac_async_scan *s)
 	s->awaiter_count = s->awaiter_cap = 0;
 }
 
+uint64_t adac_scan_chain_task(const struct adac_async_scan *s, uint32_t i)
+{
+	const struct adac_scan_chain *ch = &s->chains[i];
+	if (ch->root == ADAC_ROOT_RUNNING)
+		return i < s->running_count ? s->running[i].task : 0;
+	return ch->task_index != ADAC_SCAN_NONE ? s->tasks[ch->task_index].addr : 0;
+}
+
 uint32_t adac_scan_find_task(const struct adac_async_scan *s, uint64_t addr)
 {
 	return find_record(&s->task_index, s->tasks, s->task_count, sizeof *s->tasks, addr);
@@ -763,7 +771,7 @@ int adac_async_scan_chains(struct adac_async_scan *s, struct adac_error *err)
 /* The chains, from the linked records: running ones, those tasks hold, then the unowned. */
 static int find_chains(struct adac_async_scan *s, const uint8_t *referenced, struct adac_error *err)
 {
-	_Static_assert(sizeof(struct adac_scan_chain) == 40, "a chain record is 40 bytes (a million of them)");
+	_Static_assert(sizeof(struct adac_scan_chain) == 32, "a chain record is 32 bytes (a million of them)");
 	size_t cap = 0;
 
 	/* 1. Running chains, innermost dispatch loop of each thread first (as the records come). */
@@ -772,7 +780,6 @@ static int find_chains(struct adac_async_scan *s, const uint8_t *referenced, str
 		struct adac_scan_chain ch = {
 			.head = r->head,
 			.root = ADAC_ROOT_RUNNING,
-			.task = r->task,
 			.task_index = r->task ? adac_scan_find_task(s, r->task) : ADAC_SCAN_NONE,
 		};
 		if (add_chain(s, &cap, &ch, err))
@@ -795,7 +802,7 @@ static int find_chains(struct adac_async_scan *s, const uint8_t *referenced, str
 			/* Two tasks holding one head (or a running chain's task): the first keeps it. */
 			continue;
 		}
-		struct adac_scan_chain ch = {.head = state_object, .root = ADAC_ROOT_TASK, .task = t->addr,
+		struct adac_scan_chain ch = {.head = state_object, .root = ADAC_ROOT_TASK,
 		                             .task_index = (uint32_t)i};
 		if (add_chain(s, &cap, &ch, err))
 			return -1;

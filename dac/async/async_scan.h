@@ -87,11 +87,10 @@ enum adac_scan_end {
 	ADAC_SCAN_END_TRUNCATED,   /* ADAC_MAX_CHAIN_DEPTH links */
 };
 
-/* (The 8-byte members first: a million chains, 40 bytes each. A running chain's thread is in
- * adac_async_scan.running, at the chain's own index.) */
+/* (The 8-byte members first: a million chains, 32 bytes each. A running chain's thread is in
+ * adac_async_scan.running, at the chain's own index; its owning task is adac_scan_chain_task.) */
 struct adac_scan_chain {
 	uint64_t head;
-	uint64_t task;             /* owning task address (0: unknown) */
 	uint64_t end_addr;         /* MERGED/MISSING/CYCLE: the Next that ended the walk */
 	enum adac_chain_root root;
 	uint32_t task_index;       /* in tasks, ADAC_SCAN_NONE if it is not there */
@@ -217,6 +216,9 @@ uint32_t adac_scan_find_task(const struct adac_async_scan *scan, uint64_t addr);
 uint32_t adac_scan_chain_of(const struct adac_async_scan *scan, uint64_t addr);
 /* The Next of linked continuation i (0: null). */
 uint64_t adac_scan_cont_next(const struct adac_async_scan *scan, uint32_t i);
+/* The task that owns chain i: a running chain's CurrentTask, the task whose m_stateObject is its
+ * head; 0 when none is known. */
+uint64_t adac_scan_chain_task(const struct adac_async_scan *scan, uint32_t i);
 /* Task i's MethodTable, and whether it is a classic state-machine box. */
 static inline uint64_t adac_scan_task_mt(const struct adac_async_scan *scan, uint32_t i)
 {

@@ -94,7 +94,7 @@ void adac_pending_node_task_desc(const struct adac_pending *p, const struct adac
 {
 	if (n->kind == ADAC_NODE_CHAIN) {
 		const struct adac_scan_chain *ch = &p->scan.chains[n->index];
-		task_desc(p, ch->task, ch->task_index, d);
+		task_desc(p, adac_scan_chain_task(&p->scan, n->index), ch->task_index, d);
 	} else {
 		task_desc(p, p->scan.tasks[n->index].addr, n->index, d);
 	}
@@ -103,7 +103,7 @@ void adac_pending_node_task_desc(const struct adac_pending *p, const struct adac
 uint64_t adac_pending_node_task(const struct adac_pending *p, const struct adac_async_node *n)
 {
 	if (n->kind == ADAC_NODE_CHAIN)
-		return p->scan.chains[n->index].task;
+		return adac_scan_chain_task(&p->scan, n->index);
 	return p->scan.tasks[n->index].addr;
 }
 

@@ -376,7 +376,8 @@ int adac_debugger_chains(struct adac_runtime *rt, char **json, struct adac_error
 			char name[TEXT_MAX];
 			thread_name(top, status, name, sizeof name);
 			json_t *th = json_object();
-			json_object_set_new(th, "tid", json_integer((json_int_t)(ch->task ? ch->task : ch->head)));
+			uint64_t task = adac_scan_chain_task(&scan, (uint32_t)c);
+			json_object_set_new(th, "tid", json_integer((json_int_t)(task ? task : ch->head)));
 			json_object_set_new(th, "name", json_string(name));
 			json_object_set_new(th, "frames", frames);
 			json_array_append_new(threads, th);

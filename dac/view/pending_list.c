@@ -66,7 +66,7 @@ static int resolve_stack(struct adac_pending_list *l, const struct adac_async_st
 			struct adac_error e = {0};
 			if (adac_resolved_chain_build(p->rt, ch->head, 0, l->frames, &s->view, &e) == 0) {
 				s->has_view = true;
-				s->view.task = ch->task;
+				s->view.task = adac_scan_chain_task(&p->scan, s->node->index);
 			} else if (e.code == ADAC_E_NOMEM || e.code == ADAC_E_LAYOUT) {
 				free_segs(l, i);
 				adac_error_copy(err, &e);
@@ -74,7 +74,7 @@ static int resolve_stack(struct adac_pending_list *l, const struct adac_async_st
 			} else {
 				/* Keep the failure as a broken, empty chain. */
 				s->has_view = true;
-				s->view.task = ch->task;
+				s->view.task = adac_scan_chain_task(&p->scan, s->node->index);
 				s->view.chain.end = ADAC_CHAIN_BROKEN;
 				s->view.chain.end_addr = ch->head;
 				s->view.chain.end_err = e;

@@ -444,7 +444,7 @@ json_t *adac_pending_stack_json(const struct adac_pending_list *l, const struct 
 			json_object_set_new(sj, "kind", json_string("chain"));
 			json_object_set_new(sj, "root", json_string(adac_chain_root_name(ch->root)));
 			json_object_set(sj, "head", json_object_get(cj, "head"));
-			json_object_set_new(sj, "task", task_json(p, ch->task));
+			json_object_set_new(sj, "task", task_json(p, adac_scan_chain_task(&p->scan, s->node->index)));
 			json_object_set_new(sj, "links", links_json(&s->view.chain));
 			json_object_set(sj, "end", json_object_get(cj, "end"));
 			json_object_set(sj, "error", json_object_get(cj, "error"));

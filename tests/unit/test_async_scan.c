@@ -67,6 +67,12 @@ static int graph_as_ps(struct adac_async_scan *s, struct adac_async_graph *g, st
 	return adac_async_graph_stacks(s, g, err);
 }
 
+/* The task that owns chain c. */
+static uint64_t owner(const struct adac_async_scan *s, const struct adac_scan_chain *c)
+{
+	return adac_scan_chain_task(s, (uint32_t)(c - s->chains));
+}
+
 /* Builds the scan the way adac_async_scan does after its heap pass: chains, then awaiters (in
  * task address order, as the scan sorts tasks). */
 static struct adac_async_scan make_scan(struct heap *h)
@@ -169,9 +175,9 @@ static void test_chains(void)
 	struct adac_async_scan s = make_scan(&h);
 	CHECK_EQ_U64(s.chain_count, 6);
 	const struct adac_scan_chain *c = chain_at(&s, 0x100);
-	CHECK(c && c->root == ADAC_ROOT_TASK && c->task == 0xa000 && c->links == 3 && c->end == ADAC_SCAN_END_COMPLETE);
+	CHECK(c && c->root == ADAC_ROOT_TASK && owner(&s, c) == 0xa000 && c->links == 3 && c->end == ADAC_SCAN_END_COMPLETE);
 	c = chain_at(&s, 0x200);
-	CHECK(c && c->root == ADAC_ROOT_UNOWNED && c->task == 0 && c->links == 2 && c->end == ADAC_SCAN_END_COMPLETE);
+	CHECK(c && c->root == ADAC_ROOT_UNOWNED && owner(&s, c) == 0 && c->links == 2 && c->end == ADAC_SCAN_END_COMPLETE);
 	c = chain_at(&s, 0x300);
 	CHECK(c && c->root == ADAC_ROOT_STALE && c->links == 1 && c->end == ADAC_SCAN_END_MERGED && c->end_addr == 0x110);
 	c = chain_at(&s, 0x400);
@@ -255,7 +261,7 @@ static void test_running(void)
 	task(&h, 0x9000, 0x050, false);
 	struct adac_async_scan s = make_scan(&h);
 	const struct adac_scan_chain *c = chain_at(&s, 0x110);
-	CHECK(c && c->root == ADAC_ROOT_RUNNING && c->task == 0xa000 && c->links == 2);
+	CHECK(c && c->root == ADAC_ROOT_RUNNING && owner(&s, c) == 0xa000 && c->links == 2);
 	CHECK(c == &s.chains[0] && s.running[0].os_tid == 42 && s.running[0].dispatcher == 0x7ff000 + 42);
 	CHECK(s.chains[0].root == ADAC_ROOT_RUNNING);
 	c = chain_at(&s, 0x100);
