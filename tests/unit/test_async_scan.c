@@ -138,7 +138,7 @@ static const char *stack_text(const struct adac_async_scan *s, const struct adac
 			used += (size_t)w;
 	}
 	if (st->cycle)
-		snprintf(buf + used, size - used, " cycle");
+		snprintf(buf + used, size - used, " cycle at %u", (unsigned)st->cycle - 1);
 	return buf;
 }
 
@@ -346,19 +346,25 @@ static void test_fan(void)
 	/* An awaiter that is nothing we know (e.g. a custom ITaskCompletionAction). */
 	cont(&h, 0x500, 0);
 	awaited_by(&h, task(&h, 0xc500, 0x500, false), 0x77777);
+	/* A chain awaited by box H, in a deadlock with box I: the cycle closes at H, not at the start. */
+	cont(&h, 0x700, 0);
+	awaited_by(&h, task(&h, 0xa700, 0x700, false), 0xf200);
+	awaited_by(&h, task(&h, 0xf200, 0, true), 0xf300);
+	awaited_by(&h, task(&h, 0xf300, 0, true), 0xf200);
 	struct adac_async_scan s = make_scan(&h);
 	struct adac_async_graph g;
 	struct adac_error err = {0};
 	CHECK(graph_as_ps(&s, &g, &err) == 0);
 	char buf[256];
-	CHECK_EQ_U64(g.stack_count, 6);
-	if (g.stack_count == 6) {
+	CHECK_EQ_U64(g.stack_count, 7);
+	if (g.stack_count == 7) {
 		CHECK_EQ_STR(stack_text(&s, &g, 0, buf, sizeof buf), "c100,bb100");
 		CHECK_EQ_STR(stack_text(&s, &g, 1, buf, sizeof buf), "c100,bb200");
 		CHECK_EQ_STR(stack_text(&s, &g, 2, buf, sizeof buf), "c300,td000,be000");
 		CHECK_EQ_STR(stack_text(&s, &g, 3, buf, sizeof buf), "c400,td000,be000");
 		CHECK_EQ_STR(stack_text(&s, &g, 4, buf, sizeof buf), "c500");
-		CHECK_EQ_STR(stack_text(&s, &g, 5, buf, sizeof buf), "bf000,bf100 cycle");
+		CHECK_EQ_STR(stack_text(&s, &g, 5, buf, sizeof buf), "c700,bf200,bf300 cycle at 1");
+		CHECK_EQ_STR(stack_text(&s, &g, 6, buf, sizeof buf), "bf000,bf100 cycle at 0");
 	}
 	adac_async_graph_free(&g);
 	adac_async_scan_free(&s);
