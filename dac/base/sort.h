@@ -1,4 +1,5 @@
-/* sort.h - qsort, skipped when the elements are already in order (as a heap walk lists objects). */
+/* sort.h - sorting what mostly comes in order (as a heap walk lists objects): skipped when it is,
+ * a merge of its runs when it is a few ordered runs end to end, else qsort. */
 #ifndef ADAC_SORT_H
 #define ADAC_SORT_H
 
@@ -6,8 +7,9 @@
 #include <stddef.h>
 
 /* Sorts n elements of `size` bytes by cmp (qsort's) unless they are in order already (equal
- * neighbours allowed). True when they were in strictly increasing order, hence distinct: a caller
- * that needs distinct elements removes duplicates only when it returns false. */
+ * neighbours allowed); up to 16 ordered runs are merged (equal elements keep their order), more are
+ * left to qsort. True when they were in strictly increasing order, hence distinct: a caller that
+ * needs distinct elements removes duplicates only when it returns false. */
 bool adac_sort_if_needed(void *base, size_t n, size_t size, int (*cmp)(const void *, const void *));
 
 #endif

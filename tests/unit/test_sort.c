@@ -1,6 +1,7 @@
 /* test_sort.c - adac_sort_if_needed (dac/base/sort.c): elements in strictly increasing order are
  * left alone (true), equal neighbours in order are left in place (false: not distinct), elements out
- * of order are sorted (false), and no element or one is in order. */
+ * of order are sorted (false): a few ordered runs merged stably, many by qsort; and no element or
+ * one is in order. */
 #include <stdlib.h>
 
 #include "../check.h"
@@ -54,6 +55,22 @@ int main(void)
 		r[i] = (struct rec){0x1000 + (uint64_t)((i + N / 2) % N) * 24, i};
 	CHECK(!adac_sort_if_needed(r, N, sizeof *r, cmp_addr));
 	CHECK(in_order(r, N) && r[0].addr == 0x1000 && r[0].seen == N / 2);
+
+	/* Three ordered runs end to end (the chains of a scan, then its unowned ones, then its boxes),
+	 * with keys repeated across them: merged, equal keys in the order they came. */
+	for (uint32_t i = 0; i < N; i++)
+		r[i] = (struct rec){0x1000 + (uint64_t)(i % 400) * 8, i};
+	CHECK(!adac_sort_if_needed(r, N, sizeof *r, cmp_addr));
+	bool stable = in_order(r, N);
+	for (uint32_t i = 1; i < N; i++)
+		stable = stable && (r[i - 1].addr != r[i].addr || r[i - 1].seen < r[i].seen);
+	CHECK(stable && r[0].seen == 0 && r[1].seen == 400 && r[2].seen == 800 && r[N - 1].seen == 799);
+
+	/* More runs than it merges (descending: a run per element): qsort. */
+	for (uint32_t i = 0; i < N; i++)
+		r[i] = (struct rec){0x1000 + (uint64_t)(N - i) * 8, i};
+	CHECK(!adac_sort_if_needed(r, N, sizeof *r, cmp_addr));
+	CHECK(in_order(r, N) && r[0].seen == N - 1 && r[N - 1].seen == 0);
 	free(r);
 	return check_report("sort");
 }
