@@ -594,7 +594,6 @@ struct start {
 };
 _Static_assert(sizeof(struct start) == 16, "a stack start stays 16 bytes");
 
-/* Round 0 starts from each frame node nothing feeds, round 1 from frame nodes left on cycles. */
 /* adac_async_graph.marks */
 #define MARK_FED 1u       /* reached from a frame node (then not a stack start) */
 #define MARK_VISITED 2u   /* part of some stack */
@@ -604,6 +603,7 @@ static uint32_t callers_count(const struct adac_async_graph *g, uint32_t n)
 	return g->callers_at[n + 1] - g->callers_at[n];
 }
 
+/* Round 0 starts from each frame node nothing feeds, round 1 from frame nodes left on cycles. */
 static bool is_start(const struct adac_async_graph *g, size_t n, int round)
 {
 	return is_frame(&g->nodes[n]) && !(g->marks[n] & (round == 0 ? MARK_FED : MARK_VISITED));
