@@ -13,6 +13,7 @@
 #include "base/addr_map.h"
 #include "base/clock.h"
 #include "base/cursor.h"
+#include "base/grow.h"
 #include "base/limits.h"
 #include "base/sort.h"
 #include "runtime/runtime.h"
@@ -92,20 +93,7 @@ struct scan_part {
 	struct adac_error fail;          /* out of memory or a cap (ends the walk) */
 };
 
-static int grow(void **p, size_t *cap, size_t need, size_t elem)
-{
-	if (need <= *cap)
-		return 0;
-	size_t n = *cap ? *cap * 2 : 1024;
-	while (n < need)
-		n *= 2;
-	void *q = realloc(*p, n * elem);
-	if (!q)
-		return -1;
-	*p = q;
-	*cap = n;
-	return 0;
-}
+static int grow(void **p, size_t *cap, size_t need, size_t elem) { return adac_grow(p, cap, need, elem, 1024); }
 
 /* A task type for mt: 0, or -1 when memory runs out. */
 static int add_task_type(struct scan_ctx *c, uint64_t mt, bool is_box, uint32_t *type)

@@ -10,6 +10,7 @@
 
 #include "base/addr_map.h"
 #include "base/cursor.h"
+#include "base/grow.h"
 #include "base/limits.h"
 #include "runtime/descriptor.h"
 #include "runtime/object.h"
@@ -193,17 +194,7 @@ static int read_global_ptr(struct adac_runtime *rt, const char *name, uint64_t *
 
 static int grow(void **arr, size_t *cap, size_t want, size_t elem, struct adac_error *err)
 {
-	if (want <= *cap)
-		return 0;
-	size_t n = *cap ? *cap * 2 : 64;
-	while (n < want)
-		n *= 2;
-	void *p = realloc(*arr, n * elem);
-	if (!p)
-		return adac_fail(err, ADAC_E_NOMEM, 0, "out of memory");
-	*arr = p;
-	*cap = n;
-	return 0;
+	return adac_grow(arr, cap, want, elem, 64) ? adac_fail(err, ADAC_E_NOMEM, 0, "out of memory") : 0;
 }
 
 /* Region addresses, each tagged with the list it was found in. */
