@@ -22,20 +22,12 @@ GOOD_FORMS = ["bt", "bt 2", "bt all", "bt -c 1", "bt -c 3", "bt 100", "bt   1", 
 BAD_FORMS = ["bt foo", "bt -c"]
 
 
-def without_plugin_echo(out):
-    return "".join(line for line in out.splitlines(True) if not line.startswith("(lldb) plugin load "))
-
-
-def without_pids(out):
-    """Two launches of the same program differ only in their pid (lldb turns ASLR off)."""
-    return re.sub(r"^Process \d+ ", "Process PID ", out, flags=re.M)
-
-
 def compare(setup, forms):
     form = " / ".join(forms)
     stock = t.lldb(setup + forms, plugin=False)
     ours = t.lldb(setup + forms, plugin=True)
-    t.check_eq(without_pids(without_plugin_echo(ours[1])), without_pids(stock[1]), f"{form!r}: stdout with the plugin")
+    t.check_eq(t.without_pids(t.without_plugin_echo(ours[1])), t.without_pids(stock[1]),
+               f"{form!r}: stdout with the plugin")
     t.check_eq(ours[2], stock[2], f"{form!r}: stderr with the plugin")
     t.check_eq(ours[0], stock[0], f"{form!r}: exit code with the plugin")
     return stock

@@ -146,6 +146,17 @@ def dotnet_env():
 ADDR = re.compile(r"0x[0-9a-f]{6,16}")
 
 
+def without_plugin_echo(out):
+    """lldb's stdout less the echo of `plugin load` (comparing a session with the plugin to stock)."""
+    return "".join(line for line in out.splitlines(True) if not line.startswith("(lldb) plugin load "))
+
+
+def without_pids(out):
+    """lldb's stdout with the launched process's pid as PID: two launches of the same program differ
+    only there (lldb turns ASLR off)."""
+    return re.sub(r"^Process \d+ ", "Process PID ", out, flags=re.M)
+
+
 def normalize(text, keep=()):
     """Replaces addresses (0x + 6..16 hex digits) by 0xADDR, except those listed in keep."""
     def repl(m):
