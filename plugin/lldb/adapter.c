@@ -3,6 +3,9 @@
  * id), so they work on any target, selected or not:
  *   {"op": "thread", "debugger", "target", "tid", "frames": [[pc, sp, fp]...], "regs": {"rip": ...}}
  *       a thread's frames (adac_debugger_thread) from a frame provider's input frames;
+ *   {"op": "runtime", "debugger", "target"}
+ *       {"runtime": true} when the process has a .NET runtime at this stop, else the error saying
+ *       why not (the frame provider then leaves its threads to LLDB);
  *   {"op": "chains", "debugger", "target"}
  *       the pending chains as threads (adac_debugger_chains), or none while `async threads` is off;
  *   {"op": "value", "debugger", "target", "frame": "0x..", "path": "aPair.Id"}
@@ -220,7 +223,9 @@ static char *handle(json_t *req, struct adac_error *err)
 	if (!rt)
 		return NULL;
 	char *reply = NULL;
-	if (strcmp(op, "thread") == 0) {
+	if (strcmp(op, "runtime") == 0)
+		reply = strdup("{\"runtime\":true}");
+	else if (strcmp(op, "thread") == 0) {
 		adac_lldb_target_building(t, u64(json_object_get(req, "tid")));
 		adac_debugger_thread(rt, u64(json_object_get(req, "tid")), &reply, err);
 		adac_lldb_target_building(t, 0);

@@ -15,6 +15,7 @@ add_adac_test(lldb.errors_not_dotnet integration/test_lldb_errors.py not_dotnet)
 add_adac_test(lldb.errors_bad_option integration/test_lldb_errors.py bad_option)
 add_adac_test(lldb.errors_running integration/test_lldb_errors.py running)
 add_adac_test(lldb.errors_corrupt integration/test_lldb_errors.py corrupt)
+add_adac_test(lldb.native integration/test_lldb_native.py)
 # The LLDB data target against the core and pid backends, through the test build of the plugin.
 foreach(mode core live)
   add_adac_test(lldb.backend_${mode} integration/test_lldb_backend.py ${mode})
