@@ -59,10 +59,8 @@ class _State(object):
         self.chains = {}            # (debugger id, target id) -> (stop id, {tid: (table, frames)}, threads)
         self.degraded = set()       # (debugger id, target id): a thread got LLDB's frames, for want of the lock
         self.providers = set()      # (debugger id, target id) with a provider class (see _provider_class)
-        self.runtimes = {}          # (debugger id, target id) -> (stop id, whether C finds a .NET runtime)
-        self.stop_runtime = {}      # (debugger id, target id) -> (whether the OS plugin found a .NET
-                                    # runtime at the last stop it could look at, the target's
-                                    # number of modules then)
+        self.runtimes = {}          # (debugger id, target id) -> (stop id, whether C found a .NET runtime
+                                    # at the last stop it was asked at, the target's number of modules then)
         self.targets = {}           # (debugger id, target id) -> SBTarget (its OS plugin's)
 
 
@@ -240,19 +238,20 @@ def _applies(key, thread):
     """Whether the provider applies to the threads of key's process at this stop (LLDB asks before
     making each provider): not without a .NET runtime. LLDB then builds the frames it needs itself:
     a provider that passes LLDB's frames through has them all unwound at every stop, and a step in
-    a C program 300 calls deep took ten times as long. What the OS plugin found at the last stop it
-    could look at, while the target has as many modules as then (a runtime comes with several; the
-    OS plugin cannot look while a command holds the target, as during a step; the module count
-    needs no lock). Else looked up here, under the API lock if it is free; else yes."""
+    a C program 300 calls deep took ten times as long. What C found at the last stop it was asked
+    at (the OS plugin asks at each stop it can look at), while the target has as many modules as
+    then: a runtime comes with several; nothing can ask while a command holds the target, as
+    during a step; the module count needs no lock. Else asked here, under the API lock if it is
+    free; else yes."""
     with _state.lock:
-        seen, target = _state.stop_runtime.get(key), _state.targets.get(key)
-    if seen is not None and (seen[0] or (target is not None and target.GetNumModules() == seen[1])):
-        return seen[0]
+        known, target = _state.runtimes.get(key), _state.targets.get(key)
+    if known is not None and (known[1] or (target is not None and target.GetNumModules() == known[2])):
+        return known[1]
     mutex = _mutex(key)
     if mutex is None or not mutex.try_lock():
         return True
     try:
-        return _runtime_here(key, thread.GetProcess().GetStopID(True))
+        return _runtime_here(key, thread.GetProcess())
     finally:
         mutex.unlock()
 
@@ -516,7 +515,7 @@ class AsyncFrameProvider(ScriptedFrameProvider):
             # plugin gave): its frames are all asyncdac's; its input frames (LLDB unwinding a
             # made-up register set) are not read.
             return _ChainFrames(*chains[1][tid])
-        if not _runtime_here(self.key, thread.GetProcess().GetStopID(True)):
+        if not _runtime_here(self.key, thread.GetProcess()):
             # No .NET runtime in the process at this stop: LLDB's own frames, not even counted (each
             # stop of a step in a C program would otherwise unwind and describe the whole stack).
             _trace("thread", tid, "no .NET runtime at this stop: LLDB's frames")
@@ -546,17 +545,19 @@ class AsyncFrameProvider(ScriptedFrameProvider):
         return reply["frames"]
 
 
-def _runtime_here(key, stop_id):
-    """Whether the C side finds a .NET runtime in the process at stop stop_id: asked once a stop (a
+def _runtime_here(key, process):
+    """Whether the C side finds a .NET runtime in the process at this stop: asked once a stop (a
     process may load one later). The caller holds the target's API lock."""
+    stop_id = process.GetStopID(True)
     with _state.lock:
         known = _state.runtimes.get(key)
     if known is not None and known[0] == stop_id:
         return known[1]
     did, gid = key
     here = "error" not in _call({"op": "runtime", "debugger": did, "target": gid})
+    modules = process.GetTarget().GetNumModules()
     with _state.lock:
-        _state.runtimes[key] = (stop_id, here)
+        _state.runtimes[key] = (stop_id, here, modules)
     return here
 
 
@@ -578,7 +579,7 @@ class OperatingSystemPlugIn(object):
             _state.targets[self.key] = self.target
             # A new process of the target (launched again) counts its stops from the start: what
             # was kept per stop of the last one does not hold.
-            for kept in (_state.chains, _state.runtimes, _state.stop_runtime):
+            for kept in (_state.chains, _state.runtimes):
                 kept.pop(self.key, None)
 
     def get_thread_info(self):
@@ -601,13 +602,10 @@ class OperatingSystemPlugIn(object):
             try:
                 # Whether the process has a .NET runtime, for the providers of this stop's threads
                 # (_applies).
-                here = _runtime_here(self.key, stop_id)
-                modules = self.target.GetNumModules()
+                here = _runtime_here(self.key, self.process)
                 reply = _call({"op": "chains", "debugger": did, "target": gid})
             finally:
                 mutex.unlock()
-            with _state.lock:
-                _state.stop_runtime[self.key] = (here, modules)
             if not here:
                 _trace("stop", stop_id, "of", self.key, "has no .NET runtime: no provider for its threads")
             table = reply.get("table") or []
