@@ -256,14 +256,29 @@ def check_dap(core, tid, run_line):
                    (f"{t.SOURCE}/targets/dotnet/running/Program.cs", run_line), "lldb-dap: RunLeaf's source and line")
 
 
-def check_cli_bt(core, tid, run_line, stop_line):
-    """The CLI's physical frames: the managed ones with their lines, and with --locals their
-    variables, from the same debug info as the symbol files."""
+def method_offset(frames, syms, method):
+    """The offset in its method of the oracle's frame of `method` (a caller: its return address),
+    from the start of the symbol that covers its call in the file (readelf): the JIT's code for the
+    same method is not always the same length (StopHere's call was at 0x30b, once at 0x305), so
+    the offset is not a constant."""
+    ips = [ip for ip, m in frames if m == method]
+    starts = [s for s in syms if ips and s <= ips[0] - 1]
+    return ips[0] - max(starts) if starts else None
+
+
+def check_cli_bt(core, tid, run_line, stop_line, frames, syms):
+    """The CLI's physical frames: the managed ones with their offsets (the oracle's return address
+    from the symbol file's start of the method) and lines, and with --locals their variables, from
+    the same debug info as the symbol files."""
     rc, out, err = b.cli(["bt", core, "--thread", str(tid), "--locals"])
     text = re.sub(r"0x[0-9a-f]{16}", "0xADDR", out)
-    for want in (f"running.dll`AsyncdacSamples.RunningApp.StopHere(Int32) + 0x30b at Program.cs:{stop_line}\n"
-                 "      (int) leafLocal = 808\n",
-                 f"running.dll`AsyncdacSamples.RunningApp.RunLeaf() + 0x83 at Program.cs:{run_line}\n"
+    stop_off = method_offset(frames, syms, "AsyncdacSamples.RunningApp.StopHere(Int32)")
+    leaf_off = method_offset(frames, syms, "AsyncdacSamples.RunningApp.RunLeaf()")
+    if not t.check(stop_off and leaf_off, "the oracle's StopHere and RunLeaf frames in the symbol file"):
+        return
+    for want in (f"running.dll`AsyncdacSamples.RunningApp.StopHere(Int32) + 0x{stop_off:x} "
+                 f"at Program.cs:{stop_line}\n      (int) leafLocal = 808\n",
+                 f"running.dll`AsyncdacSamples.RunningApp.RunLeaf() + 0x{leaf_off:x} at Program.cs:{run_line}\n"
                  "      (int) leafLocal = 808\n      (int) V_1 = 0\n"):
         t.check(rc == 0 and want in text, f"CLI bt --locals: {want!r} in:\n{text[:3000]}")
     j = b.cli_json(["bt", core, "--thread", str(tid), "--locals"], "CLI bt --locals")
@@ -297,7 +312,7 @@ def running_test(tmp):
             f"running: {ready} is in the --all file only")
     t.check(set(symbols(core_path).items()) <= set(symbols(all_path).items()), "running: --all has the default's symbols")
     check_file_tools(core_path, frames, run_line, stop_line, "running core")
-    check_cli_bt(core, s.tid, run_line, stop_line)
+    check_cli_bt(core, s.tid, run_line, stop_line, frames, symbols(core_path))
     # A string the running chain saved (RunTop's topLocal, "top-running" in expected.json): its slot.
     chains = b.cli_json(["bt", core, "--locals"], "running: bt --locals")
     slot = next((h(v["address"]) for th in (chains or {}).get("threads", []) for c in th["chains"]
