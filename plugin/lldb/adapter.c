@@ -1,8 +1,9 @@
 /* adapter.c - the C entry point of the Python adapter (asyncdac_lldb.py), reached through ctypes:
  * one JSON request in, one JSON reply out. The requests name their target (debugger id, target
  * id), so they work on any target, selected or not:
- *   {"op": "thread", "debugger", "target", "tid", "frames": [[pc, sp, fp]...], "regs": {"rip": ...}}
- *       a thread's frames (adac_debugger_thread) from a frame provider's input frames;
+ *   {"op": "thread", "debugger", "target", "tid", "input_frames": <address of an lldb::SBFrameList>}
+ *       a thread's frames (adac_debugger_thread) from a frame provider's input frames, which the
+ *       shim reads (shim.h);
  *   {"op": "runtime", "debugger", "target"}
  *       {"runtime": true} when the process has a .NET runtime at this stop, else the error saying
  *       why not (the frame provider then leaves its threads to LLDB);
@@ -22,6 +23,7 @@
 
 #include "asyncdac.h"
 #include "help.h"
+#include "shim.h"
 #include "shim_symbols.h"
 #include "target_lldb.h"
 
@@ -65,54 +67,38 @@ static uint64_t u64(json_t *v)
 	return 0;
 }
 
-/* The stack a frame provider gave: LLDB's frames [pc, sp, fp, module path, symbol, offset, file,
- * line] and the innermost one's registers by name. */
+/* The stack a frame provider gave, as the shim describes its input frames; the source files'
+ * paths copied (the shim's last only during its callback). */
 struct given {
 	struct adac_frame *frames;
-	size_t n;
-	struct adac_regs regs;
-	bool has_regs;
+	char **files;
+	size_t n, cap;
+	struct adac_error err;
 };
 
-static const char *const reg_names[ADAC_REG_COUNT] = {
-	"rax", "rcx", "rdx", "rbx", "rsp", "rbp", "rsi", "rdi", "r8",  "r9",
-	"r10", "r11", "r12", "r13", "r14", "r15", "rip", "fs_base",
-};
-
-static int read_given(json_t *req, struct given *g, struct adac_error *err)
+static int take_frame(void *ctx, const struct adac_frame *f)
 {
-	memset(g, 0, sizeof *g);
-	json_t *frames = json_object_get(req, "frames");
-	if (!json_is_array(frames))
-		return adac_fail(err, ADAC_E_BAD_ARG, 0, "the request has no frames");
-	size_t n = json_array_size(frames);
-	if (n > ADAC_MAX_UNWIND_FRAMES)
-		return adac_fail(err, ADAC_E_LIMIT, 0, "more than ADAC_MAX_UNWIND_FRAMES (%u) frames", ADAC_MAX_UNWIND_FRAMES);
-	g->frames = calloc(n ? n : 1, sizeof *g->frames);
-	if (!g->frames)
-		return adac_fail(err, ADAC_E_NOMEM, 0, "out of memory");
-	for (size_t i = 0; i < n; i++) {
-		json_t *f = json_array_get(frames, i);
-		g->frames[i].pc = u64(json_array_get(f, 0));
-		g->frames[i].sp = u64(json_array_get(f, 1));
-		g->frames[i].fp = u64(json_array_get(f, 2));
-		const char *module = json_string_value(json_array_get(f, 3));
-		if (module && adac_lldb_is_symbols_file(module))
-			continue; /* named from the plugin's own symbol file: dac/ names it, as on other backends */
-		const char *slash = module ? strrchr(module, '/') : NULL;
-		g->frames[i].module = slash ? slash + 1 : module;
-		g->frames[i].symbol = json_string_value(json_array_get(f, 4));
-		g->frames[i].sym_offset = u64(json_array_get(f, 5));
-		g->frames[i].file = json_string_value(json_array_get(f, 6));
-		g->frames[i].line = (uint32_t)u64(json_array_get(f, 7));
+	struct given *g = ctx;
+	if (g->n == ADAC_MAX_UNWIND_FRAMES)
+		return adac_fail(&g->err, ADAC_E_LIMIT, 0, "more than ADAC_MAX_UNWIND_FRAMES (%u) frames",
+		                 ADAC_MAX_UNWIND_FRAMES);
+	if (g->n == g->cap) {
+		size_t cap = g->cap ? 2 * g->cap : 64;
+		struct adac_frame *fr = realloc(g->frames, cap * sizeof *fr);
+		if (fr)
+			g->frames = fr;
+		char **fi = fr ? realloc(g->files, cap * sizeof *fi) : NULL;
+		if (!fi)
+			return adac_fail(&g->err, ADAC_E_NOMEM, 0, "out of memory");
+		g->files = fi;
+		g->cap = cap;
 	}
-	g->n = n;
-	json_t *regs = json_object_get(req, "regs");
-	if (json_is_object(regs) && json_object_get(regs, "rip") && json_object_get(regs, "rsp")) {
-		for (int r = 0; r < ADAC_REG_COUNT; r++)
-			g->regs.r[r] = u64(json_object_get(regs, reg_names[r]));
-		g->has_regs = true;
-	}
+	g->frames[g->n] = *f;
+	g->files[g->n] = f->file ? strdup(f->file) : NULL;
+	if (f->file && !g->files[g->n])
+		return adac_fail(&g->err, ADAC_E_NOMEM, 0, "out of memory");
+	g->frames[g->n].file = g->files[g->n];
+	g->n++;
 	return 0;
 }
 
@@ -120,11 +106,15 @@ static int read_given(json_t *req, struct given *g, struct adac_error *err)
  * frames, and asyncdac's commands need the unwinder's). */
 static int keep_stack(json_t *req, struct adac_target *t, struct adac_error *err)
 {
-	struct given g;
-	int rc = read_given(req, &g, err);
+	struct given g = {0};
+	int rc = adac_lldb_frame_list_frames(u64(json_object_get(req, "input_frames")), take_frame, &g, err);
+	if (rc == 0 && g.err.msg[0])
+		rc = adac_fail(err, g.err.code, 0, "%s", g.err.msg);
 	if (rc == 0)
-		rc = adac_lldb_target_keep_stack(t, u64(json_object_get(req, "tid")), g.frames, g.n,
-		                                 g.has_regs ? &g.regs : NULL, err);
+		rc = adac_lldb_target_keep_stack(t, u64(json_object_get(req, "tid")), g.frames, g.n, err);
+	for (size_t i = 0; i < g.n; i++)
+		free(g.files[i]);
+	free(g.files);
 	free(g.frames);
 	return rc;
 }
@@ -226,9 +216,9 @@ static char *handle(json_t *req, struct adac_error *err)
 	if (strcmp(op, "runtime") == 0)
 		reply = strdup("{\"runtime\":true}");
 	else if (strcmp(op, "thread") == 0) {
-		adac_lldb_target_building(t, u64(json_object_get(req, "tid")));
+		adac_lldb_target_building(t, u64(json_object_get(req, "tid")), u64(json_object_get(req, "input_frames")));
 		adac_debugger_thread(rt, u64(json_object_get(req, "tid")), &reply, err);
-		adac_lldb_target_building(t, 0);
+		adac_lldb_target_building(t, 0, 0);
 	}
 	else if (strcmp(op, "chains") == 0)
 		adac_debugger_chains(rt, &reply, err);

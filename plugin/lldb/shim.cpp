@@ -96,6 +96,65 @@ lldb::SBThread thread_by_tid(adac_lldb_process *p, uint64_t tid, adac_error *err
 	return th;
 }
 
+// An address for dac/: LLDB's "invalid" (all ones) becomes 0, "unknown".
+uint64_t address(uint64_t v)
+{
+	return v < (uint64_t)1 << 63 ? v : 0;
+}
+
+// One of LLDB's frames as dac/ takes it. LLDB's module and symbol names live in its string pool
+// for the whole session; the source file's full path is written to path. A frame LLDB names from
+// the plugin's own symbol file is left to dac/ to name, as on the other backends (which do not
+// load it).
+void describe_frame(lldb::SBFrame fr, lldb::SBTarget target, char *path, size_t size, adac_frame *f)
+{
+	std::memset(f, 0, sizeof *f);
+	f->pc = address(fr.GetPC());
+	f->sp = address(fr.GetSP());
+	f->fp = address(fr.GetFP());
+	lldb::SBModule mod = fr.GetModule();
+	if (mod.IsValid() && mod.GetFileSpec().GetPath(path, size) && adac_lldb_is_symbols_file(path))
+		return;
+	if (mod.IsValid())
+		f->module = mod.GetFileSpec().GetFilename();
+	lldb::SBSymbol sym = fr.GetSymbol();
+	if (sym.IsValid() && sym.GetName()) {
+		f->symbol = sym.GetName();
+		uint64_t start = sym.GetStartAddress().GetLoadAddress(target);
+		f->sym_offset = (start != LLDB_INVALID_ADDRESS && f->pc >= start) ? f->pc - start : 0;
+	}
+	lldb::SBLineEntry line = fr.GetLineEntry();
+	if (line.IsValid() && line.GetFileSpec().IsValid()) {
+		uint32_t n = line.GetFileSpec().GetPath(path, size);
+		f->file = n > 0 && n < size ? path : line.GetFileSpec().GetFilename();
+		f->line = line.GetLine();
+	}
+}
+
+// The registers of a thread's innermost frame (thread tid, for the message).
+int frame_regs(lldb::SBFrame frame, uint64_t tid, adac_regs *regs, adac_error *err)
+{
+	static const char *const names[ADAC_REG_COUNT] = {
+		"rax", "rcx", "rdx", "rbx", "rsp", "rbp", "rsi", "rdi", "r8",  "r9",
+		"r10", "r11", "r12", "r13", "r14", "r15", "rip", "fs_base",
+	};
+	if (!frame.IsValid())
+		return adac_fail(err, ADAC_E_NOT_FOUND, 0, "thread %" PRIu64 " has no frame", tid);
+	std::memset(regs, 0, sizeof *regs);
+	for (int r = 0; r < ADAC_REG_COUNT; r++) {
+		lldb::SBValue v = frame.FindRegister(names[r]);
+		lldb::SBError e;
+		uint64_t value = v.IsValid() ? v.GetValueAsUnsigned(e, 0) : 0;
+		if (!v.IsValid() || e.Fail()) {
+			if (r == ADAC_REG_RIP || r == ADAC_REG_RSP)
+				return adac_fail(err, ADAC_E_READ, 0, "cannot read register %s of thread %" PRIu64, names[r], tid);
+			continue;
+		}
+		regs->r[r] = value;
+	}
+	return 0;
+}
+
 }  // namespace
 
 // ---- commands ----
@@ -382,31 +441,12 @@ int adac_lldb_process_threads(adac_lldb_process *p, adac_thread_cb cb, void *ctx
 
 int adac_lldb_process_regs(adac_lldb_process *p, uint64_t tid, adac_regs *regs, adac_error *err)
 {
-	static const char *const names[ADAC_REG_COUNT] = {
-		"rax", "rcx", "rdx", "rbx", "rsp", "rbp", "rsi", "rdi", "r8",  "r9",
-		"r10", "r11", "r12", "r13", "r14", "r15", "rip", "fs_base",
-	};
 	if (!process_alive(p, err))
 		return -1;
 	lldb::SBThread th = thread_by_tid(p, tid, err);
 	if (!th.IsValid())
 		return -1;
-	lldb::SBFrame frame = th.GetFrameAtIndex(0);
-	if (!frame.IsValid())
-		return adac_fail(err, ADAC_E_NOT_FOUND, 0, "thread %" PRIu64 " has no frame", tid);
-	std::memset(regs, 0, sizeof *regs);
-	for (int r = 0; r < ADAC_REG_COUNT; r++) {
-		lldb::SBValue v = frame.FindRegister(names[r]);
-		lldb::SBError e;
-		uint64_t value = v.IsValid() ? v.GetValueAsUnsigned(e, 0) : 0;
-		if (!v.IsValid() || e.Fail()) {
-			if (r == ADAC_REG_RIP || r == ADAC_REG_RSP)
-				return adac_fail(err, ADAC_E_READ, 0, "cannot read register %s of thread %" PRIu64, names[r], tid);
-			continue;
-		}
-		regs->r[r] = value;
-	}
-	return 0;
+	return frame_regs(th.GetFrameAtIndex(0), tid, regs, err);
 }
 
 bool adac_lldb_process_frames_replaced(adac_lldb_process *p, uint64_t tid)
@@ -434,35 +474,50 @@ int adac_lldb_process_frames(adac_lldb_process *p, uint64_t tid, adac_frame_cb c
 		if (!fr.IsValid())
 			break;
 		struct adac_frame f;
-		std::memset(&f, 0, sizeof f);
-		f.pc = fr.GetPC();
-		f.sp = fr.GetSP();
-		f.fp = fr.GetFP();
-		// LLDB's module and symbol names live in its string pool for the whole session. A frame
-		// LLDB names from the plugin's own symbol file is left to dac/ to name, as on the other
-		// backends (which do not load it).
-		lldb::SBModule mod = fr.GetModule();
-		if (mod.IsValid() && mod.GetFileSpec().GetPath(path, sizeof path) && adac_lldb_is_symbols_file(path)) {
-			if (cb(ctx, &f))
-				break;
-			continue;
-		}
-		if (mod.IsValid())
-			f.module = mod.GetFileSpec().GetFilename();
-		lldb::SBSymbol sym = fr.GetSymbol();
-		if (sym.IsValid() && sym.GetName()) {
-			f.symbol = sym.GetName();
-			uint64_t start = sym.GetStartAddress().GetLoadAddress(target);
-			f.sym_offset = (start != LLDB_INVALID_ADDRESS && f.pc >= start) ? f.pc - start : 0;
-		}
-		lldb::SBLineEntry line = fr.GetLineEntry();
-		if (line.IsValid() && line.GetFileSpec().IsValid()) {
-			uint32_t n = line.GetFileSpec().GetPath(path, sizeof path);
-			f.file = n > 0 && n < sizeof path ? path : line.GetFileSpec().GetFilename();
-			f.line = line.GetLine();
-		}
+		describe_frame(fr, target, path, sizeof path, &f);
 		if (cb(ctx, &f))
 			break;
 	}
 	return 0;
+}
+
+// ---- a frame provider's input frames ----
+
+namespace {
+
+const lldb::SBFrameList *frame_list(uint64_t list, adac_error *err)
+{
+	const lldb::SBFrameList *l = reinterpret_cast<const lldb::SBFrameList *>(static_cast<uintptr_t>(list));
+	if (!l || !l->IsValid()) {
+		adac_fail(err, ADAC_E_BAD_ARG, 0, "no frame list at 0x%" PRIx64, list);
+		return nullptr;
+	}
+	return l;
+}
+
+}  // namespace
+
+int adac_lldb_frame_list_frames(uint64_t list, adac_frame_cb cb, void *ctx, adac_error *err)
+{
+	const lldb::SBFrameList *l = frame_list(list, err);
+	if (!l)
+		return -1;
+	lldb::SBTarget target = l->GetThread().GetProcess().GetTarget();
+	char path[4096];
+	for (uint32_t i = 0, n = l->GetSize(); i < n; i++) {
+		lldb::SBFrame fr = l->GetFrameAtIndex(i);
+		if (!fr.IsValid())
+			break;
+		struct adac_frame f;
+		describe_frame(fr, target, path, sizeof path, &f);
+		if (cb(ctx, &f))
+			break;
+	}
+	return 0;
+}
+
+int adac_lldb_frame_list_regs(uint64_t list, adac_regs *regs, adac_error *err)
+{
+	const lldb::SBFrameList *l = frame_list(list, err);
+	return l ? frame_regs(l->GetFrameAtIndex(0), l->GetThread().GetThreadID(), regs, err) : -1;
 }

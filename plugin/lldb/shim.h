@@ -118,6 +118,17 @@ bool adac_lldb_process_frames_replaced(struct adac_lldb_process *p, uint64_t tid
 int adac_lldb_process_frames(struct adac_lldb_process *p, uint64_t tid, adac_frame_cb cb, void *ctx,
                              struct adac_error *err);
 
+/* ---- a frame provider's input frames ---- */
+
+/* The frames of the lldb::SBFrameList at address `list` (a frame provider's input frames: the
+ * Python adapter passes SWIG's `this` of the object it holds), innermost first, as
+ * adac_lldb_process_frames gives a thread's (one C++ call for what took Python about 15 SB calls a
+ * frame). */
+int adac_lldb_frame_list_frames(uint64_t list, adac_frame_cb cb, void *ctx, struct adac_error *err);
+
+/* The registers of its innermost frame, as adac_lldb_process_regs. */
+int adac_lldb_frame_list_regs(uint64_t list, struct adac_regs *regs, struct adac_error *err);
+
 #ifdef __cplusplus
 }
 #endif

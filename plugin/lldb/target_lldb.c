@@ -33,6 +33,7 @@ struct backend {
 	uint64_t kept_stop;
 	uint64_t building;           /* the thread whose frames LLDB is building (the provider's): its
 	                              * kept stack is the one, and LLDB must not be asked */
+	uint64_t building_frames;    /* ... and the provider's input frames (an SBFrameList), 0 if none */
 	char *symbols_loaded;        /* the symbol file loaded into this process's target, or NULL */
 	int mem_fd;                  /* /proc/<pid>/mem of a live process on this machine; -1: read
 	                              * through LLDB; -2: not opened yet */
@@ -51,7 +52,7 @@ static void drop_kept(struct backend *b)
 }
 
 /* The stack kept for thread tid during the current stop, or NULL. */
-static const struct kept *kept_stack(struct backend *b, uint64_t tid)
+static struct kept *kept_stack(struct backend *b, uint64_t tid)
 {
 	if (b->kept_stop != b->stop)
 		drop_kept(b);
@@ -64,7 +65,7 @@ static const struct kept *kept_stack(struct backend *b, uint64_t tid)
 /* The stack of thread tid as LLDB's unwinder found it, when LLDB shows asyncdac's frames instead
  * (the provider kept the unwinder's); NULL when LLDB shows the unwinder's own frames (no provider,
  * or it passed them through). */
-static const struct kept *unwound_stack(struct backend *b, uint64_t tid)
+static struct kept *unwound_stack(struct backend *b, uint64_t tid)
 {
 	if (tid != b->building && !adac_lldb_process_frames_replaced(b->p, tid))
 		return NULL;
@@ -142,17 +143,26 @@ static int lldb_threads(void *impl, adac_thread_cb cb, void *ctx, struct adac_er
 static int lldb_regs(void *impl, uint64_t tid, struct adac_regs *regs, struct adac_error *err)
 {
 	struct backend *b = impl;
-	const struct kept *k = unwound_stack(b, tid);
+	struct kept *k = unwound_stack(b, tid);
 	if (k && k->has_regs) {
 		*regs = k->regs;
 		return 0;
 	}
-	if (tid == b->building)
-		return adac_fail(err, ADAC_E_NOT_FOUND, 0, "the registers of thread %llu were not given",
-		                 (unsigned long long)tid);
+	if (tid == b->building) {
+		/* From the provider's input frames, kept for the rest of the stop: once the provider
+		 * replaced the thread's frames, LLDB's innermost frame is asyncdac's. */
+		if (!b->building_frames || adac_lldb_frame_list_regs(b->building_frames, regs, err))
+			return adac_fail(err, ADAC_E_NOT_FOUND, 0, "the registers of thread %llu were not given",
+			                 (unsigned long long)tid);
+		if (k) {
+			k->regs = *regs;
+			k->has_regs = true;
+		}
+		return 0;
+	}
 	/* LLDB's innermost frame: the unwinder's unless the provider replaced the thread's frames, and
 	 * then a frame the unwinder found too, unless the thread is stopped in managed code (when the
-	 * provider asked for the registers, kept above). */
+	 * provider read the registers, kept above). */
 	return adac_lldb_process_regs(b->p, tid, regs, err);
 }
 
@@ -452,7 +462,7 @@ static int copy_stack(struct kept *k, const struct adac_frame *frames, size_t n)
 }
 
 int adac_lldb_target_keep_stack(struct adac_target *t, uint64_t tid, const struct adac_frame *frames, size_t n,
-                                const struct adac_regs *regs, struct adac_error *err)
+                                struct adac_error *err)
 {
 	struct session *s = session_of(t);
 	if (!s)
@@ -489,10 +499,6 @@ int adac_lldb_target_keep_stack(struct adac_target *t, uint64_t tid, const struc
 		*k = b->kept[--b->nkept];
 		return adac_fail(err, ADAC_E_NOMEM, 0, "out of memory");
 	}
-	if (regs) {
-		k->regs = *regs;
-		k->has_regs = true;
-	}
 	return 0;
 }
 
@@ -502,9 +508,11 @@ const char *adac_lldb_target_symbols_file(struct adac_target *t)
 	return s ? s->b->symbols_loaded : NULL;
 }
 
-void adac_lldb_target_building(struct adac_target *t, uint64_t tid)
+void adac_lldb_target_building(struct adac_target *t, uint64_t tid, uint64_t frames)
 {
 	struct session *s = session_of(t);
-	if (s)
+	if (s) {
 		s->b->building = tid;
+		s->b->building_frames = frames;
+	}
 }

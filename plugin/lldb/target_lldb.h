@@ -24,16 +24,17 @@ struct adac_target *adac_lldb_target_find(uint64_t debugger_id, uint64_t target_
  * err when there is none. */
 struct adac_runtime *adac_lldb_runtime(struct adac_target *t, struct adac_error *err);
 
-/* Keeps thread tid's frames (innermost first; copied) and, when regs is not NULL, its registers as
- * the thread's stack until the process runs. asyncdac's frame provider gives the frames LLDB's
+/* Keeps thread tid's frames (innermost first; copied) as the thread's stack until the process runs. asyncdac's frame provider gives the frames LLDB's
  * unwinder found (its input frames): once it replaced them LLDB no longer shows them, and while it
  * builds them LLDB cannot be asked for them. */
 int adac_lldb_target_keep_stack(struct adac_target *t, uint64_t tid, const struct adac_frame *frames, size_t n,
-                                const struct adac_regs *regs, struct adac_error *err);
+                                struct adac_error *err);
 
 /* While LLDB builds thread tid's frames (a frame provider's request; 0: none), its stack is the one
- * kept, and LLDB itself is not asked (it would run the provider again, or abort). */
-void adac_lldb_target_building(struct adac_target *t, uint64_t tid);
+ * kept, and LLDB itself is not asked (it would run the provider again, or abort): the registers of
+ * its innermost frame, when needed, come from the provider's input frames (an SBFrameList, by
+ * address; see shim.h). */
+void adac_lldb_target_building(struct adac_target *t, uint64_t tid, uint64_t frames);
 /* The path of the plugin's symbol file loaded into t's target, NULL when none is. */
 const char *adac_lldb_target_symbols_file(struct adac_target *t);
 
