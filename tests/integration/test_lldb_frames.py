@@ -5,6 +5,7 @@ the real lldb-22 on real .NET 11 samples (targets/dotnet), on createdump cores a
     test_lldb_frames.py nested core|live    a pending chain as a thread (async threads enable)
     test_lldb_frames.py deep core           a 1,000-deep recursion as a thread
     test_lldb_frames.py fanout core         10,000 pending chains as threads
+    test_lldb_frames.py segv launch         the running chain's thread stopped in managed code
 
 What LLDB shows through the plugin's frame provider is checked against what the plugin's own
 commands print on the same process (`async bt`, `async ps`, `async frame variable`), and against
@@ -25,7 +26,10 @@ the samples' sources and expected.json (await lines, locals):
     the chain's (`async ps`), selectable like any thread;
   - `bt async` still prints what it printed before;
   - live: after the process ran and was interrupted, the same frames and values (the plugin
-    refreshed its runtime and kept the symbol file).
+    refreshed its runtime and kept the symbol file);
+  - stopped in managed code (LLDB launches the sample, which faults in StopHere): the innermost
+    frame is managed, so C unwinds it from the registers of the provider's input frames; the
+    frames, their lines and the locals are the same as when the thread is parked.
 """
 import os
 import re
@@ -178,6 +182,42 @@ def check_running(setup, tid, scenario="running", live=False):
         check_later_stop(setup, tid, plain, k)
 
 
+# ---- stopped in managed code --------------------------------------------------------------------
+
+def check_segv():
+    """LLDB launches the running sample in mode segv and stops at the SIGSEGV StopHere raises, on the
+    thread that runs the chain: frame 0 is managed code. `bt` must be `async bt`'s frames up to the
+    dispatch loop, then the async frames, then the rest; values on the physical and async frames."""
+    d = t.dotnet_env()
+    app = os.path.join(d["DN_APPS"], "11", "Debug", "running", "running.dll")
+    launch = [f"file {d['DN_HOST']}", f"process launch -- {d['DN_RUNTIME11']} {app} --mode segv"]
+    after = ["bt", "async bt", "v leafLocal", "frame select 4", "v midLocal", "up", "p topLocal", "kill"]
+    rc, out, err = t.lldb(launch, pre=QUIET, on_crash=after, timeout=300)
+    t.check_eq((rc, b.LLDB_NOISE.sub("", err)), (0, ""), "lldb: exit code and stderr")
+    m = re.search(r"^\* thread #(\d+), name = '[^']*', stop reason = signal SIGSEGV: address not mapped to object "
+                  r"\(fault address=0x7ff0dead0000\)$", raw_section(out, "bt"), re.M)
+    if not t.check(m, f"bt: the thread stopped by SIGSEGV at 0x7ff0dead0000:\n{out[-3000:]}"):
+        return
+    plain = frames_of(raw_section(out, "bt"), int(m.group(1)))
+    phys, asyncs = async_bt(section(out, "async bt"))
+    exp = b.expected("running")["running"]
+    fault = source_line("running", "*(int*)unchecked((nint)0x7ff0dead0000L) = leafLocal;")
+    want = [(phys[0][0], f"managed`AsyncdacSamples.RunningApp.StopHere(leafLocal=808) at Program.cs:{fault}:21"),
+            (phys[1][0], f"managed`AsyncdacSamples.RunningApp.RunLeaf() at Program.cs:{exp['running_frame']['line']}:13"),
+            (phys[2][0], "managed`IL_STUB_AsyncResume(System.Object, Byte&) + 57")]
+    want += [(pc, "managed`AsyncdacSamples.RunningApp.%s() at Program.cs:%d:13 [synthetic]" % (name, f["await_line"]))
+             for (pc, _), name, f in zip(asyncs, ("RunMiddle", "RunTop"), exp["dispatcher_frames"])]
+    got = [(pc, text) for _, pc, text in plain]
+    t.check_eq(got[:3] + got[4:6], want, "bt: StopHere, RunLeaf, the resume stub, (the loop), the async frames")
+    t.check(re.match(r"managed`System\.Runtime\.CompilerServices\.AsyncHelpers\+RuntimeAsyncTask<Int32>\."
+                     r"DispatchContinuations\(this=0x[0-9a-f]+\) \+ \d+$", got[3][1] if len(got) > 3 else "")
+            and got[3][0] == phys[3][0], f"bt: frame 3 is the dispatch loop at async bt's pc: {got[3:4]}")
+    t.check_eq([pc for pc, _ in got[6:]], [pc for pc, _ in phys[4:]], "bt: the frames after the async frames")
+    t.check_eq(section(out, "v leafLocal"), "(int) leafLocal = 808\n", "v leafLocal on frame 0")
+    t.check_eq(section(out, "v midLocal"), "(long) midLocal = 909\n", "v midLocal on the first async frame")
+    t.check_eq(section(out, "p topLocal"), '(char16_t[11]) u"top-running"\n', "p topLocal on the second")
+
+
 # ---- pending chains as threads ----------------------------------------------------------------
 
 def chain_threads(out):
@@ -321,6 +361,9 @@ def check_fanout(setup):
 
 def main():
     scenario, mode = sys.argv[1], sys.argv[2]
+    if scenario == "segv":
+        check_segv()
+        t.finish()
     tmp = t.tmpdir()
     s = b.sample(scenario, "Debug")
     try:

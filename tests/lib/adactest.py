@@ -187,8 +187,10 @@ def check_eq(actual, expected, what):
     return False
 
 
-def lldb(commands, plugin=True, timeout=120, pre=(), env=None):
-    """Runs lldb-22 in batch mode with -o commands (and -O pre-commands). Returns (rc, out, err)."""
+def lldb(commands, plugin=True, timeout=120, pre=(), env=None, on_crash=()):
+    """Runs lldb-22 in batch mode with -o commands (and -O pre-commands; -k commands, which lldb runs
+    only once a command left the process stopped by a signal, and then instead of the rest).
+    Returns (rc, out, err)."""
     argv = [LLDB, "-b", "-x"]
     # In the sanitized build the plugin carries UBSan only (its runtime comes with it): lldb-22
     # deadlocks with an ASan runtime preloaded (see adac_strict in CMakeLists.txt).
@@ -198,7 +200,9 @@ def lldb(commands, plugin=True, timeout=120, pre=(), env=None):
         argv += ["-O", c]
     for c in commands:
         argv += ["-o", c]
-    return run(argv, timeout=timeout, env=env)
+    for c in on_crash:
+        argv += ["-k", c]
+    return run(argv, timeout=timeout, env=env, input="")
 
 
 def finish():
