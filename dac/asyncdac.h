@@ -88,8 +88,8 @@ void adac_runtime_close(struct adac_runtime *rt);
 
 /* The frames of OS thread tid: {"frames": [entry...]}, the backend's frames (adac_target_frames) in
  * order with managed ones named, each chain the thread runs spliced in right after the frame of the
- * dispatch loop that resumed it. {"need_registers": true} when the thread is stopped in managed code
- * and the backend has not its registers (adac_target_regs): ask again with them. */
+ * dispatch loop that resumed it. Fails when the thread is stopped in managed code and the backend
+ * cannot give its registers (adac_target_regs), which unwind that frame. */
 int adac_debugger_thread(struct adac_runtime *rt, uint64_t tid, char **json, struct adac_error *err);
 
 /* The pending chains (suspended, on no thread), one thread each:

@@ -253,14 +253,15 @@ int adac_debugger_thread(struct adac_runtime *rt, uint64_t tid, char **json, str
 		return -1;
 	}
 	/* Stopped in managed code: the innermost frame is unwound from the thread's registers, which
-	 * the debugger gives only when asked (reading them costs it more than the frames). */
+	 * the backend reads only then (reading them costs the debugger more than the frames). Without
+	 * them the debugger shows its own frames. */
 	struct adac_regs regs;
 	struct adac_code_info code0;
 	if (l.n && adac_em_find_code(rt, l.v[0].pc, &code0, NULL) == 0 && code0.method_desc &&
-	    adac_target_regs(rt->t, tid, &regs, NULL)) {
+	    adac_target_regs(rt->t, tid, &regs, err)) {
 		free(l.v);
-		*json = strdup("{\"need_registers\":true}");
-		return *json ? 0 : adac_fail(err, ADAC_E_NOMEM, 0, "out of memory");
+		adac_error_wrap(err, "thread %llu is stopped in managed code: ", (unsigned long long)tid);
+		return -1;
 	}
 	/* The chains the thread runs, innermost dispatch loop first, each after its loop's frame. */
 	struct adac_managed_thread mth;
