@@ -277,15 +277,24 @@ _Static_assert(offsetof(struct adac_error, msg) + ADAC_ERROR_MSG_MAX == sizeof(s
                "an error's message must be its last member");
 #undef FRAME_END
 
+/* Most of a frame's texts are empty: no call for them (a million-chain listing copies millions). */
+static void copy_text(char *dst, const char *src)
+{
+	if (src[0])
+		strcpy(dst, src);
+	else
+		dst[0] = '\0';
+}
+
 void adac_async_frame_copy(struct adac_async_frame *dst, const struct adac_async_frame *src)
 {
 	/* Everything before the texts whole, then each text up to its end (most of its buffer is unused). */
 	memcpy(dst, src, offsetof(struct adac_async_frame, debug_info_err));
 	memcpy(&dst->debug_info_err, &src->debug_info_err, offsetof(struct adac_error, msg));
-	strcpy(dst->debug_info_err.msg, src->debug_info_err.msg);
-	strcpy(dst->state_why, src->state_why);
-	strcpy(dst->name_buf, src->name_buf);
-	strcpy(dst->note, src->note);
+	copy_text(dst->debug_info_err.msg, src->debug_info_err.msg);
+	copy_text(dst->state_why, src->state_why);
+	copy_text(dst->name_buf, src->name_buf);
+	copy_text(dst->note, src->note);
 	if (src->method == src->name_buf)
 		dst->method = dst->name_buf;
 }
