@@ -28,7 +28,7 @@ endforeach()
 # asyncdac's frames and threads in LLDB itself (issue 11): the frame provider and the OS plugin on
 # real .NET 11 samples, live and on createdump cores; lldb-dap over stdio; a foreign LLDB.
 set(_lldb_dotnet_tests)
-foreach(case running:core running:live segv:launch nested:core nested:live deep:core fanout:core)
+foreach(case running:core running:live segv:launch break:launch nested:core nested:live deep:core fanout:core)
   string(REPLACE ":" ";" _args ${case})
   string(REPLACE ":" "." _name ${case})
   add_adac_test(lldb.frames.${_name} integration/test_lldb_frames.py ${_args})

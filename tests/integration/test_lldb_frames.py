@@ -6,6 +6,7 @@ the real lldb-22 on real .NET 11 samples (targets/dotnet), on createdump cores a
     test_lldb_frames.py deep core           a 1,000-deep recursion as a thread
     test_lldb_frames.py fanout core         10,000 pending chains as threads
     test_lldb_frames.py segv launch         the running chain's thread stopped in managed code
+    test_lldb_frames.py break launch        ... stopped by Debugger.Break, then stepped
 
 What LLDB shows through the plugin's frame provider is checked against what the plugin's own
 commands print on the same process (`async bt`, `async ps`, `async frame variable`), and against
@@ -29,7 +30,10 @@ the samples' sources and expected.json (await lines, locals):
     refreshed its runtime and kept the symbol file);
   - stopped in managed code (LLDB launches the sample, which faults in StopHere): the innermost
     frame is managed, so C unwinds it from the registers of the provider's input frames; the
-    frames, their lines and the locals are the same as when the thread is parked.
+    frames, their lines and the locals are the same as when the thread is parked;
+  - stepped (Debugger.Break, then `thread step-inst-over`): no provider is made for a step's stop,
+    which LLDB builds while the step's command holds the target (the provider could only pass
+    LLDB's frames through, having them all unwound); `bt` after the steps has the async frames.
 """
 import os
 import re
@@ -218,6 +222,44 @@ def check_segv():
     t.check_eq(section(out, "p topLocal"), '(char16_t[11]) u"top-running"\n', "p topLocal on the second")
 
 
+def providers_made(commands, on_crash):
+    """How many frame providers the adapter made (its ASYNCDAC_DEBUG trace) in an lldb session."""
+    rc, out, err = t.lldb(commands, pre=QUIET, on_crash=on_crash, timeout=300, env={"ASYNCDAC_DEBUG": "1"})
+    t.check_eq(rc, 0, f"lldb with ASYNCDAC_DEBUG=1: exit code ({err[-2000:]})")
+    return err.count("asyncdac_lldb: provider for ")
+
+
+def check_break():
+    """LLDB launches the running sample in mode break: Debugger.Break stops the chain's thread in
+    libcoreclr (SIGTRAP), under StopHere. Three instruction steps make no provider (the same count
+    as the launch alone); `bt` then shows the chain's async frames after the dispatch loop."""
+    d = t.dotnet_env()
+    app = os.path.join(d["DN_APPS"], "11", "Debug", "running", "running.dll")
+    launch = [f"file {d['DN_HOST']}", f"process launch -- {d['DN_RUNTIME11']} {app} --mode break"]
+    steps = ["thread step-inst-over"] * 3
+    t.check_eq(providers_made(launch, steps + ["kill"]), providers_made(launch, ["kill"]),
+               "frame providers made: with three steps after the stop, as without them")
+    rc, out, err = t.lldb(launch, pre=QUIET, on_crash=steps + ["bt", "frame select 6", "v midLocal", "kill"],
+                          timeout=300)
+    t.check_eq((rc, b.LLDB_NOISE.sub("", err)), (0, ""), "lldb: exit code and stderr")
+    m = re.search(r"^\* thread #(\d+), name = '[^']*', stop reason = instruction step over$", raw_section(out, "bt"), re.M)
+    if not t.check(m, f"bt: the stepped thread:\n{out[-3000:]}"):
+        return
+    got = [text for _, _, text in frames_of(raw_section(out, "bt"), int(m.group(1)))]
+    exp = b.expected("running")["running"]
+    brk = source_line("running", "Debugger.Break();")
+    want = [r"libcoreclr\.so`.*", r"managed`System\.Diagnostics\.Debugger\.Break\(\) \+ \d+",
+            re.escape(f"managed`AsyncdacSamples.RunningApp.StopHere(leafLocal=808) at Program.cs:{brk}:21"),
+            re.escape(f"managed`AsyncdacSamples.RunningApp.RunLeaf() at Program.cs:{exp['running_frame']['line']}:13"),
+            r"managed`IL_STUB_AsyncResume\(System\.Object, Byte&\) \+ \d+",
+            r"managed`System\.Runtime\.CompilerServices\.AsyncHelpers\+RuntimeAsyncTask<Int32>\.DispatchContinuations\(this=0x[0-9a-f]+\) \+ \d+"]
+    want += [re.escape("managed`AsyncdacSamples.RunningApp.%s() at Program.cs:%d:13 [synthetic]" % (name, f["await_line"]))
+             for name, f in zip(("RunMiddle", "RunTop"), exp["dispatcher_frames"])]
+    t.check(len(got) > len(want) and all(re.fullmatch(w, g) for w, g in zip(want, got)),
+            f"bt after the steps: {got[:len(want)]}, expected {want}")
+    t.check_eq(section(out, "v midLocal"), "(long) midLocal = 909\n", "v midLocal on the first async frame")
+
+
 # ---- pending chains as threads ----------------------------------------------------------------
 
 def chain_threads(out):
@@ -361,8 +403,8 @@ def check_fanout(setup):
 
 def main():
     scenario, mode = sys.argv[1], sys.argv[2]
-    if scenario == "segv":
-        check_segv()
+    if scenario in ("segv", "break"):
+        check_segv() if scenario == "segv" else check_break()
         t.finish()
     tmp = t.tmpdir()
     s = b.sample(scenario, "Debug")
