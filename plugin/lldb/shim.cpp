@@ -131,6 +131,24 @@ void describe_frame(lldb::SBFrame fr, lldb::SBTarget target, char *path, size_t 
 	}
 }
 
+// The first n frames of a thread or a frame list (both have GetFrameAtIndex; copies of either share
+// LLDB's object), innermost first, through cb; each frame's source file is valid during its
+// callback.
+template <typename Frames>
+void describe_frames(Frames frames, uint32_t n, lldb::SBTarget target, adac_frame_cb cb, void *ctx)
+{
+	char path[4096];
+	for (uint32_t i = 0; i < n; i++) {
+		lldb::SBFrame fr = frames.GetFrameAtIndex(i);
+		if (!fr.IsValid())
+			break;
+		struct adac_frame f;
+		describe_frame(fr, target, path, sizeof path, &f);
+		if (cb(ctx, &f))
+			break;
+	}
+}
+
 // The registers of a thread's innermost frame (thread tid, for the message).
 int frame_regs(lldb::SBFrame frame, uint64_t tid, adac_regs *regs, adac_error *err)
 {
@@ -467,17 +485,7 @@ int adac_lldb_process_frames(adac_lldb_process *p, uint64_t tid, adac_frame_cb c
 	lldb::SBThread th = thread_by_tid(p, tid, err);
 	if (!th.IsValid())
 		return -1;
-	lldb::SBTarget target = target_of(p);
-	char path[4096];  // the frame's source file, valid during its callback
-	for (uint32_t i = 0, n = th.GetNumFrames(); i < n; i++) {
-		lldb::SBFrame fr = th.GetFrameAtIndex(i);
-		if (!fr.IsValid())
-			break;
-		struct adac_frame f;
-		describe_frame(fr, target, path, sizeof path, &f);
-		if (cb(ctx, &f))
-			break;
-	}
+	describe_frames(th, th.GetNumFrames(), target_of(p), cb, ctx);
 	return 0;
 }
 
@@ -502,17 +510,7 @@ int adac_lldb_frame_list_frames(uint64_t list, adac_frame_cb cb, void *ctx, adac
 	const lldb::SBFrameList *l = frame_list(list, err);
 	if (!l)
 		return -1;
-	lldb::SBTarget target = l->GetThread().GetProcess().GetTarget();
-	char path[4096];
-	for (uint32_t i = 0, n = l->GetSize(); i < n; i++) {
-		lldb::SBFrame fr = l->GetFrameAtIndex(i);
-		if (!fr.IsValid())
-			break;
-		struct adac_frame f;
-		describe_frame(fr, target, path, sizeof path, &f);
-		if (cb(ctx, &f))
-			break;
-	}
+	describe_frames(*l, l->GetSize(), l->GetThread().GetProcess().GetTarget(), cb, ctx);
 	return 0;
 }
 
