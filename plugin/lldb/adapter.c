@@ -22,7 +22,6 @@
 #include <string.h>
 
 #include "asyncdac.h"
-#include "base/grow.h"
 #include "help.h"
 #include "shim.h"
 #include "shim_symbols.h"
@@ -73,7 +72,7 @@ static uint64_t u64(json_t *v)
 struct given {
 	struct adac_frame *frames;
 	char **files;
-	size_t n, cap, files_cap;
+	size_t n, cap;
 	struct adac_error err;
 };
 
@@ -83,9 +82,17 @@ static int take_frame(void *ctx, const struct adac_frame *f)
 	if (g->n == ADAC_MAX_UNWIND_FRAMES)
 		return adac_fail(&g->err, ADAC_E_LIMIT, 0, "more than ADAC_MAX_UNWIND_FRAMES (%u) frames",
 		                 ADAC_MAX_UNWIND_FRAMES);
-	if (adac_grow((void **)&g->frames, &g->cap, g->n + 1, sizeof *g->frames, 64) ||
-	    adac_grow((void **)&g->files, &g->files_cap, g->n + 1, sizeof *g->files, 64))
-		return adac_fail(&g->err, ADAC_E_NOMEM, 0, "out of memory");
+	if (g->n == g->cap) {
+		size_t cap = g->cap ? 2 * g->cap : 64;
+		struct adac_frame *fr = realloc(g->frames, cap * sizeof *fr);
+		if (fr)
+			g->frames = fr;
+		char **fi = fr ? realloc(g->files, cap * sizeof *fi) : NULL;
+		if (!fi)
+			return adac_fail(&g->err, ADAC_E_NOMEM, 0, "out of memory");
+		g->files = fi;
+		g->cap = cap;
+	}
 	g->frames[g->n] = *f;
 	g->files[g->n] = f->file ? strdup(f->file) : NULL;
 	if (f->file && !g->files[g->n])
