@@ -3,12 +3,12 @@
 #include "runtime/gc_heap.h"
 
 #include <pthread.h>
-#include <sched.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "base/addr_map.h"
+#include "base/cpus.h"
 #include "base/cursor.h"
 #include "base/grow.h"
 #include "base/limits.h"
@@ -1009,15 +1009,10 @@ unsigned adac_gc_walk_parts(struct adac_runtime *rt)
 	const struct adac_gc_info *info = adac_gc_info(rt, NULL);
 	if (!info || info->region_count < 2 || !adac_target_concurrent_reads(rt->t))
 		return 1;
-	const char *asked = getenv("ASYNCDAC_HEAP_PARTS");
-	if (asked && *asked) {
-		char *end;
-		unsigned long n = strtoul(asked, &end, 10);
-		if (!*end && n >= 1 && n <= ADAC_GC_WALK_MAX_PARTS)
-			return (unsigned)n;
-	}
-	cpu_set_t set;
-	uint64_t parts = sched_getaffinity(0, sizeof set, &set) == 0 ? (uint64_t)CPU_COUNT(&set) : 1;
+	unsigned asked;
+	if (adac_env_count("ASYNCDAC_HEAP_PARTS", 1, ADAC_GC_WALK_MAX_PARTS, &asked))
+		return asked;
+	uint64_t parts = adac_cpus();
 	uint64_t bytes = adac_gc_heap_bytes(info);
 	if (parts > bytes / ADAC_GC_WALK_PART_BYTES)
 		parts = bytes / ADAC_GC_WALK_PART_BYTES;
