@@ -126,6 +126,27 @@ void adac_target_close(struct adac_target *t)
 	free(t);
 }
 
+struct adac_target *adac_target_reopen(struct adac_target *t, struct adac_error *err)
+{
+	if (!t->ops->reopen) {
+		adac_fail(err, ADAC_E_UNSUPPORTED, 0, "a %s target cannot be opened twice", t->ops->kind);
+		return NULL;
+	}
+	struct adac_symbols *symbols = NULL;
+	if (t->symbols && !(symbols = adac_symbols_new(adac_symbols_spec(t->symbols), err)))
+		return NULL;
+	void *impl = t->ops->reopen(t->impl, err);
+	struct adac_target *n = impl ? adac_target_new(t->ops, impl, err) : NULL;
+	if (!n) {
+		adac_symbols_free(symbols);
+		return NULL;
+	}
+	n->ptr_size = t->ptr_size;
+	if (symbols)
+		adac_target_set_symbols(n, symbols);
+	return n;
+}
+
 void adac_target_set_symbols(struct adac_target *t, struct adac_symbols *s)
 {
 	if (t->ops->set_symbols)

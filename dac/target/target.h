@@ -122,6 +122,12 @@ struct adac_target_ops {
 	 * kept one. 0, or -1 with err set. NULL: the front end has no debugger to load it into. */
 	int (*load_symbols)(void *impl, char *path, size_t size, struct adac_error *err);
 
+	/* Optional. Another impl over the same core or process, with state of its own, for a thread of
+	 * its own (the listing's helpers, view/pending_list.h). NULL with err when it cannot be opened
+	 * again (it changed, it is gone). NULL op: the target cannot be opened twice (a live process:
+	 * one tracer at a time; a debugger's process). */
+	void *(*reopen)(void *impl, struct adac_error *err);
+
 	/* Optional. Frees impl. */
 	void (*close)(void *impl);
 };
@@ -131,6 +137,9 @@ struct adac_target;
 /* Wraps a backend. Takes ownership of impl (ops->close frees it). NULL with err on failure. */
 struct adac_target *adac_target_new(const struct adac_target_ops *ops, void *impl, struct adac_error *err);
 void adac_target_close(struct adac_target *t);
+/* A second target over t's core (ops->reopen), with the same symbols but caches of its own: what a
+ * thread other than t's reads through. NULL with err (ADAC_E_UNSUPPORTED when t's backend cannot). */
+struct adac_target *adac_target_reopen(struct adac_target *t, struct adac_error *err);
 
 /* For backends reading a local file or process (a core, a mapped file, /proc/<pid>/mem): len
  * bytes at offset off of fd, interrupted and short reads retried. The bytes read from off on

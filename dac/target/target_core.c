@@ -91,6 +91,8 @@ struct core {
 	int fd;
 	Elf *elf;
 	uint64_t size;
+	dev_t dev;              /* the file's identity, checked by reopen */
+	ino_t ino;
 	struct core_seg *segs;  /* sorted by vaddr, not overlapping */
 	size_t nsegs;
 	char *file_strings;     /* copy of the NT_FILE path strings */
@@ -872,32 +874,16 @@ static int check_header(struct core *c, size_t *phnum, struct adac_error *err)
 	return 0;
 }
 
-static const struct adac_target_ops core_ops = {
-	.kind = "core",
-	.read = core_read,
-	.read_concurrent = core_read_concurrent,
-	.modules = core_modules,
-	.threads = core_threads,
-	.regs = core_regs,
-	.frames = core_frames,
-	.selected_thread = core_selected_thread,
-	.set_symbols = core_set_symbols,
-	.origin = core_origin,
-	.close = core_close,
-};
-
-struct adac_target *adac_target_open_core_ex(const char *core_path, struct adac_core_options *opt,
-                                             struct adac_error *err)
+/* The core at path, checked and its segments loaded; NULL with err. */
+static struct core *core_open(const char *core_path, bool strict, struct adac_error *err)
 {
-	if (opt)
-		opt->warning[0] = '\0';
 	struct core *c = calloc(1, sizeof *c);
 	if (!c || !(c->path = strdup(core_path))) {
 		free(c);
 		adac_fail(err, ADAC_E_NOMEM, 0, "%s: out of memory", core_path);
 		return NULL;
 	}
-	c->strict = opt && opt->strict;
+	c->strict = strict;
 	c->fd = open(core_path, O_RDONLY | O_CLOEXEC);
 	if (c->fd < 0) {
 		adac_fail(err, ADAC_E_IO, 0, "%s: cannot open: %s", core_path, strerror(errno));
@@ -909,6 +895,8 @@ struct adac_target *adac_target_open_core_ex(const char *core_path, struct adac_
 		goto fail;
 	}
 	c->size = (uint64_t)st.st_size;
+	c->dev = st.st_dev;
+	c->ino = st.st_ino;
 	elf_version(EV_CURRENT);
 	c->elf = elf_begin(c->fd, ELF_C_READ_MMAP, NULL);
 	if (!c->elf) {
@@ -918,12 +906,51 @@ struct adac_target *adac_target_open_core_ex(const char *core_path, struct adac_
 	size_t phnum;
 	if (check_header(c, &phnum, err) || load_segments(c, phnum, err))
 		goto fail;
-	if (opt)
-		memcpy(opt->warning, c->warning, sizeof opt->warning);
-	return adac_target_new(&core_ops, c, err);
+	return c;
 fail:
 	core_close(c);
 	return NULL;
+}
+
+/* reopen: the same file, which must not have changed in between. */
+static void *core_reopen(void *impl, struct adac_error *err)
+{
+	const struct core *c = impl;
+	struct core *n = core_open(c->path, c->strict, err);
+	if (n && (n->dev != c->dev || n->ino != c->ino || n->size != c->size)) {
+		adac_fail(err, ADAC_E_IO, 0, "%s: the file changed since it was opened", c->path);
+		core_close(n);
+		return NULL;
+	}
+	return n;
+}
+
+static const struct adac_target_ops core_ops = {
+	.kind = "core",
+	.read = core_read,
+	.read_concurrent = core_read_concurrent,
+	.modules = core_modules,
+	.threads = core_threads,
+	.regs = core_regs,
+	.frames = core_frames,
+	.selected_thread = core_selected_thread,
+	.set_symbols = core_set_symbols,
+	.origin = core_origin,
+	.reopen = core_reopen,
+	.close = core_close,
+};
+
+struct adac_target *adac_target_open_core_ex(const char *core_path, struct adac_core_options *opt,
+                                             struct adac_error *err)
+{
+	if (opt)
+		opt->warning[0] = '\0';
+	struct core *c = core_open(core_path, opt && opt->strict, err);
+	if (!c)
+		return NULL;
+	if (opt)
+		memcpy(opt->warning, c->warning, sizeof opt->warning);
+	return adac_target_new(&core_ops, c, err);
 }
 
 struct adac_target *adac_target_open_core(const char *core_path, struct adac_error *err)
