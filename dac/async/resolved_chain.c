@@ -4,6 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/arena.h"
+
 struct frame_slot {
 	bool used;
 	uint64_t dip, resume;
@@ -39,6 +41,43 @@ static size_t slot_hash(uint64_t dip, uint64_t resume, int32_t state, bool ri)
 	uint64_t h = dip * 0x9E3779B97F4A7C15ull ^ (resume + 0x632BE59BD9B4E019ull) * 0xC2B2AE3D27D4EB4Full;
 	h ^= ((uint64_t)(uint32_t)state << 1 | (ri ? 1u : 0u)) * 0x165667B19E3779F9ull;
 	return (size_t)(h ^ h >> 29);
+}
+
+/* The slot holding (dip, resume, state, ri) in c, else the empty one where it would go (NULL: c has
+ * no table). */
+static struct frame_slot *find_slot(const struct adac_frame_cache *c, uint64_t dip, uint64_t resume, int32_t state,
+                                    bool ri)
+{
+	if (!c->cap)
+		return NULL;
+	size_t j = slot_hash(dip, resume, state, ri) & (c->cap - 1);
+	for (;; j = (j + 1) & (c->cap - 1)) {
+		struct frame_slot *s = &c->slots[j];
+		if (!s->used || (s->dip == dip && s->resume == resume && s->state == state && s->has_resume_info == ri))
+			return s;
+	}
+}
+
+void adac_frame_caches_stats(struct adac_frame_cache *const *c, size_t n, uint64_t *resolved, uint64_t *hits)
+{
+	uint64_t looked_up = 0, distinct = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (!c[i])
+			continue;
+		looked_up += c[i]->resolved + c[i]->hits;
+		for (size_t k = 0; k < c[i]->cap; k++) {
+			const struct frame_slot *s = &c[i]->slots[k];
+			bool seen = false;
+			for (size_t e = 0; s->used && e < i && !seen; e++) {
+				const struct frame_slot *o =
+					c[e] ? find_slot(c[e], s->dip, s->resume, s->state, s->has_resume_info) : NULL;
+				seen = o && o->used;
+			}
+			distinct += s->used && !seen;
+		}
+	}
+	*resolved = distinct;
+	*hits = looked_up - distinct;
 }
 
 /* A cached frame for continuation c. */
@@ -79,23 +118,16 @@ static void resolve_cached(struct adac_runtime *rt, struct adac_frame_cache *fc,
 		return;
 	}
 	bool ri = c->resume_info != 0;
-	size_t j = slot_hash(c->diagnostic_ip, c->resume, c->state, ri) & (fc->cap - 1);
-	for (;;) {
-		struct frame_slot *s = &fc->slots[j];
-		if (!s->used)
-			break;
-		if (s->dip == c->diagnostic_ip && s->resume == c->resume && s->state == c->state && s->has_resume_info == ri) {
-			fc->hits++;
-			copy_frame(f, &s->frame, c);
-			if (f->shared_code)
-				adac_async_frame_instantiate(rt, f); /* the instantiation is per continuation */
-			return;
-		}
-		j = (j + 1) & (fc->cap - 1);
+	struct frame_slot *s = find_slot(fc, c->diagnostic_ip, c->resume, c->state, ri);
+	if (s->used) {
+		fc->hits++;
+		copy_frame(f, &s->frame, c);
+		if (f->shared_code)
+			adac_async_frame_instantiate(rt, f); /* the instantiation is per continuation */
+		return;
 	}
 	adac_async_frame_resolve(rt, c, f);
 	fc->resolved++;
-	struct frame_slot *s = &fc->slots[j];
 	s->used = true;
 	s->dip = c->diagnostic_ip;
 	s->resume = c->resume;
@@ -105,16 +137,29 @@ static void resolve_cached(struct adac_runtime *rt, struct adac_frame_cache *fc,
 	fc->used++;
 }
 
-int adac_resolved_chain_build(struct adac_runtime *rt, uint64_t head, size_t max_depth, struct adac_frame_cache *cache,
-                              struct adac_resolved_chain *v, struct adac_error *err)
+int adac_resolved_chain_build_in(struct adac_runtime *rt, uint64_t head, size_t max_depth,
+                                 struct adac_frame_cache *cache, struct adac_arena *arena,
+                                 struct adac_resolved_chain *v, struct adac_error *err)
 {
 	memset(v, 0, sizeof *v);
 	if (adac_chain_walk(rt, head, max_depth, &v->chain, err))
 		return -1;
+	size_t n = v->chain.count ? v->chain.count : 1;
 	/* (Not zeroed: every frame is filled whole by its resolution or copy.) */
-	v->frames = malloc((v->chain.count ? v->chain.count : 1) * sizeof *v->frames);
+	v->frames = arena ? adac_arena_alloc(arena, n * sizeof *v->frames) : malloc(n * sizeof *v->frames);
+	if (v->frames && arena) {
+		/* The walk's links into the arena too, and their array freed on this thread. */
+		struct adac_continuation *links = adac_arena_alloc(arena, n * sizeof *links);
+		if (links && v->chain.count)
+			memcpy(links, v->chain.links, v->chain.count * sizeof *links);
+		free(v->chain.links);
+		v->chain.links = links;
+		v->in_arena = true;
+		if (!links)
+			v->frames = NULL;
+	}
 	if (!v->frames) {
-		adac_chain_free(&v->chain);
+		adac_resolved_chain_free(v);
 		return adac_fail(err, ADAC_E_NOMEM, head, "out of memory resolving a chain");
 	}
 	for (size_t i = 0; i < v->chain.count; i++) {
@@ -126,9 +171,17 @@ int adac_resolved_chain_build(struct adac_runtime *rt, uint64_t head, size_t max
 	return 0;
 }
 
+int adac_resolved_chain_build(struct adac_runtime *rt, uint64_t head, size_t max_depth, struct adac_frame_cache *cache,
+                              struct adac_resolved_chain *v, struct adac_error *err)
+{
+	return adac_resolved_chain_build_in(rt, head, max_depth, cache, NULL, v, err);
+}
+
 void adac_resolved_chain_free(struct adac_resolved_chain *v)
 {
-	free(v->frames);
-	adac_chain_free(&v->chain);
+	if (!v->in_arena) {
+		free(v->frames);
+		adac_chain_free(&v->chain);
+	}
 	memset(v, 0, sizeof *v);
 }

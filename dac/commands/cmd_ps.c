@@ -265,6 +265,9 @@ int adac_cmd_ps(struct adac_target *t, enum adac_frontend fe, int argc, char **a
 		rc = adac_pending_list_init(&l, &p, &filter, out, err);
 	l.timings = o.timings;
 	l.completed = o.completed;
+	/* Locals read through the listing's runtime: the frames must come from it. */
+	if (rc == 0 && !o.locals && !o.internals)
+		adac_pending_list_parallel(&l);
 	if (rc == 0) {
 		if (o.format >= 0 || o.stats)
 			rc = adac_stack_groups_print(&l, o.stats ? ADAC_GROUP_STATS : (enum adac_stack_grouping)o.format, o.json,

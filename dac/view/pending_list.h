@@ -46,6 +46,8 @@ struct adac_pending_stack {
 	const struct adac_scan_running *running; /* the thread running the chain it starts with */
 };
 
+struct adac_list_batches;
+
 struct adac_pending_list {
 	struct adac_pending *p;
 	struct adac_pending_filter filter;
@@ -53,9 +55,10 @@ struct adac_pending_list {
 	struct adac_out *out;                 /* progress */
 	struct adac_frame_cache *frames;      /* frames resolved once per suspension point */
 	struct adac_classic_cache *classic;
-	struct adac_pending_seg *segs;
-	size_t segs_cap, segs_live;
+	struct adac_list_batches *batches;    /* stacks resolved ahead (here, or by helper threads) */
+	struct adac_pending_seg *segs;        /* the current stack's */
 	size_t next;                          /* the next stack of p->graph */
+	unsigned helpers;                     /* helper threads started (adac_pending_list_parallel) */
 	bool timings;                         /* JSON: the scan's wall times (ps --timings) */
 	bool completed;                       /* also the completed async tasks still on the heap
 	                                       * (ps --completed; the listing's text and JSON) */
@@ -70,6 +73,19 @@ int adac_pending_list_init(struct adac_pending_list *l, struct adac_pending *p, 
  * (out of memory, or a layout the frames need is not understood). Marks each stack's fate. */
 int adac_pending_list_next(struct adac_pending_list *l, struct adac_pending_stack *st, struct adac_error *err);
 void adac_pending_list_free(struct adac_pending_list *l);
+
+/* Resolves the stacks ahead of the listing on helper threads too, each through a target of its own
+ * over the same core (adac_target_reopen) and a runtime of its own: the listing is the same, in the
+ * same order. One helper per CPU but one, for listings of at least ADAC_LIST_HELPER_MIN_STACKS
+ * stacks (ASYNCDAC_LIST_HELPERS=N asks for N, 0 to ADAC_LIST_MAX_HELPERS, whatever the listing).
+ * Call before the first adac_pending_list_next, and only for views that do not read locals: a
+ * helper's frames point into its own runtime. The helpers started: 0 when the target cannot be
+ * opened twice (a live process) or none is wanted. */
+#define ADAC_LIST_MAX_HELPERS 3u
+#define ADAC_LIST_HELPER_MIN_STACKS 20000u
+unsigned adac_pending_list_parallel(struct adac_pending_list *l);
+/* adac_frame_cache_stats over every thread's cache, as one cache would have counted. */
+void adac_pending_list_frame_stats(const struct adac_pending_list *l, uint64_t *resolved, uint64_t *hits);
 
 /* What a stack's innermost frame waits for: its head continuation's awaited object, or the task a
  * classic frame's box or task awaits (through m_continuationObject). */

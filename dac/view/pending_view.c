@@ -489,7 +489,7 @@ static json_t *summary_json(const struct adac_pending_list *l)
 	for (size_t i = 0; i < s->chain_count; i++)
 		roots[s->chains[i].root]++;
 	uint64_t resolved, hits;
-	adac_frame_cache_stats(l->frames, &resolved, &hits);
+	adac_pending_list_frame_stats(l, &resolved, &hits);
 	json_t *j = json_object();
 	json_object_set_new(j, "listed", json_integer((json_int_t)l->listed));
 	json_object_set_new(j, "frames_listed", json_integer((json_int_t)l->frames_listed));

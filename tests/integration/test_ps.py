@@ -266,6 +266,16 @@ def fanout_core(core, o, tmp, what):
             for parts in ("1", "4"):
                 rc, got, err = t.run([t.CLI, "ps", core, *args], timeout=600, env={"ASYNCDAC_HEAP_PARTS": parts})
                 t.check(rc == 0 and got == full, f"{what}: ps {args[0]} in {parts} heap parts differs from the default")
+        # The stacks are resolved on helper threads too (a long listing: one per CPU but one), each
+        # with its own target and runtime; this listing resolved here alone (the default under
+        # ADAC_LIST_HELPER_MIN_STACKS) and with 1 and 3 helpers (ASYNCDAC_LIST_HELPERS) must be the
+        # same, in every form that allows helpers, counts of resolved frames included (--json).
+        for args in (["--stats"], ["--json"], [], ["--jsonl"], ["--coalesce"]):
+            full = out if args == ["--stats"] else ps(core, *args, what=what)
+            for helpers in ("1", "3"):
+                rc, got, err = t.run([t.CLI, "ps", core, *args], timeout=600, env={"ASYNCDAC_LIST_HELPERS": helpers})
+                t.check(rc == 0 and got == full,
+                        f"{what}: ps {' '.join(args) or '(text)'} with {helpers} list helpers differs from the default")
 
     # Filters: they match any frame of a stack.
     def listed(*args):

@@ -1,0 +1,21 @@
+/* arena.h - memory handed out in order and taken back all at once: the arrays of many chains
+ * resolved together (a batch of stacks, view/pending_list.c) without a malloc and a free each, on
+ * whichever thread resolves them. */
+#ifndef ADAC_ARENA_H
+#define ADAC_ARENA_H
+
+#include <stddef.h>
+
+struct adac_arena_block;
+
+struct adac_arena {
+	struct adac_arena_block *first, *cur;
+};
+
+/* len bytes, 16-byte aligned, valid until the next reset; NULL when memory runs out. */
+void *adac_arena_alloc(struct adac_arena *a, size_t len);
+/* Takes back everything handed out; the blocks are kept for what comes next. */
+void adac_arena_reset(struct adac_arena *a);
+void adac_arena_free(struct adac_arena *a);
+
+#endif
