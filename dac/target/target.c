@@ -10,6 +10,7 @@
 
 #define CACHE_BLOCK 4096u                 /* bytes per cache block (one page) */
 #define CACHE_SETS 512u                   /* 4-way sets: 2048 blocks, 8 MiB at most */
+#define CACHE_SETS_REOPENED 64u           /* a reopened target's (1 MiB): one thread's share of a walk */
 #define CACHE_WAYS 4u
 #define CACHE_RUN_MAX 16u                 /* consecutive missing blocks fetched in one backend read */
 #define CACHE_BYPASS (16u * CACHE_BLOCK)  /* reads this large go straight to the backend */
@@ -26,6 +27,7 @@ struct adac_target {
 	unsigned ptr_size;
 	uint64_t last_stop_id;
 	struct cache_slot *slots;   /* CACHE_SETS * CACHE_WAYS */
+	size_t sets;                /* of them in use (a power of two) */
 	uint8_t *evict_next;        /* per set: next way to evict */
 	struct adac_read_stats stats;
 	struct adac_selection selection;
@@ -104,6 +106,7 @@ struct adac_target *adac_target_new(const struct adac_target_ops *ops, void *imp
 	t->ops = ops;
 	t->impl = impl;
 	t->ptr_size = 8;
+	t->sets = CACHE_SETS;
 	for (size_t i = 0; i < (size_t)CACHE_SETS * CACHE_WAYS; i++)
 		t->slots[i].block = UINT64_MAX;
 	if (ops->stop_id)
@@ -142,6 +145,7 @@ struct adac_target *adac_target_reopen(struct adac_target *t, struct adac_error 
 		return NULL;
 	}
 	n->ptr_size = t->ptr_size;
+	n->sets = CACHE_SETS_REOPENED;
 	if (symbols)
 		adac_target_set_symbols(n, symbols);
 	return n;
@@ -171,11 +175,14 @@ const char *adac_target_kind(const struct adac_target *t) { return t->ops->kind;
 unsigned adac_target_ptr_size(const struct adac_target *t) { return t->ptr_size; }
 void adac_target_set_ptr_size(struct adac_target *t, unsigned ptr_size) { t->ptr_size = ptr_size == 4 ? 4 : 8; }
 
-static size_t set_of(uint64_t block) { return (size_t)((block / CACHE_BLOCK) * 0x9E3779B97F4A7C15ull >> 53) % CACHE_SETS; }
+static size_t set_of(const struct adac_target *t, uint64_t block)
+{
+	return (size_t)((block / CACHE_BLOCK) * 0x9E3779B97F4A7C15ull >> 53) & (t->sets - 1);
+}
 
 static struct cache_slot *cache_find(struct adac_target *t, uint64_t block)
 {
-	struct cache_slot *set = &t->slots[set_of(block) * CACHE_WAYS];
+	struct cache_slot *set = &t->slots[set_of(t, block) * CACHE_WAYS];
 	for (unsigned w = 0; w < CACHE_WAYS; w++)
 		if (set[w].block == block)
 			return &set[w];
@@ -184,7 +191,7 @@ static struct cache_slot *cache_find(struct adac_target *t, uint64_t block)
 
 static struct cache_slot *cache_claim(struct adac_target *t, uint64_t block)
 {
-	size_t s = set_of(block);
+	size_t s = set_of(t, block);
 	struct cache_slot *set = &t->slots[s * CACHE_WAYS];
 	struct cache_slot *slot = NULL;
 	for (unsigned w = 0; w < CACHE_WAYS && !slot; w++)
