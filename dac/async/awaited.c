@@ -188,6 +188,61 @@ static void describe_pipe_reader(struct adac_runtime *rt, uint64_t obj, uint64_t
 		snprintf(buf + n, size - (size_t)n, ": %" PRId64 " bytes unread", unread);
 }
 
+/* What adac_awaited_describe does with the objects of one MethodTable, decided once from its type
+ * name (ps asks about a million objects of two or three types). */
+enum describer {
+	DESCRIBE_NOTHING, DESCRIBE_DELAY, DESCRIBE_WHEN_ALL, DESCRIBE_WHEN_ANY, DESCRIBE_SOCKET, DESCRIBE_PIPE_READER,
+	DESCRIBE_SEMAPHORE_WAITER, DESCRIBE_TASK,
+};
+
+#define DESCRIBER_CACHE 64u
+
+struct describer_entry {
+	uint64_t mt;
+	enum describer d;
+	bool has_action;       /* DESCRIBE_TASK: Task.m_action's offset is known */
+	uint32_t action_off;
+};
+
+static void free_describers(void *p) { free(p); }
+
+static enum describer describer_for(const char *type)
+{
+	if (starts_with(type, "System.Threading.Tasks.Task+DelayPromise"))
+		return DESCRIBE_DELAY;
+	if (starts_with(type, "System.Threading.Tasks.Task+WhenAllPromise"))
+		return DESCRIBE_WHEN_ALL;
+	if (starts_with(type, "System.Threading.Tasks.Task+TwoTaskWhenAnyPromise") ||
+	    starts_with(type, "System.Threading.Tasks.Task+WhenAnyPromise"))
+		return DESCRIBE_WHEN_ANY;
+	if (strcmp(type, "System.Net.Sockets.Socket+AwaitableSocketAsyncEventArgs") == 0)
+		return DESCRIBE_SOCKET;
+	if (strcmp(type, "System.IO.Pipelines.Pipe+DefaultPipeReader") == 0)
+		return DESCRIBE_PIPE_READER;
+	if (strcmp(type, "System.Threading.SemaphoreSlim+TaskNode") == 0)
+		return DESCRIBE_SEMAPHORE_WAITER;
+	if (strcmp(type, "System.Threading.Tasks.Task") == 0 || starts_with(type, "System.Threading.Tasks.Task<"))
+		return DESCRIBE_TASK;
+	return DESCRIBE_NOTHING;
+}
+
+/* The entry of mt (type: its name), from the runtime's cache; a stack copy when it has none. */
+static struct describer_entry describer_of(struct adac_runtime *rt, uint64_t mt, const char *type)
+{
+	struct describer_entry *cache = adac_runtime_slot(rt, ADAC_SLOT_AWAITED);
+	if (!cache && (cache = calloc(DESCRIBER_CACHE, sizeof *cache)))
+		adac_runtime_set_slot(rt, ADAC_SLOT_AWAITED, cache, free_describers);
+	struct describer_entry *e = cache ? &cache[(mt >> 3) % DESCRIBER_CACHE] : NULL;
+	if (e && e->mt == mt)
+		return *e;
+	struct describer_entry n = {.mt = mt, .d = describer_for(type)};
+	if (n.d == DESCRIBE_TASK)
+		n.has_action = adac_mt_field_offset(rt, mt, "m_action", &n.action_off, NULL) == 0;
+	if (e)
+		*e = n;
+	return n;
+}
+
 const char *adac_awaited_describe(struct adac_runtime *rt, uint64_t obj, uint64_t mt, const char *type, bool has_flags,
                                   uint32_t flags, char *buf, size_t size)
 {
@@ -212,42 +267,42 @@ const char *adac_awaited_describe(struct adac_runtime *rt, uint64_t obj, uint64_
 			put_text(buf, size, "completed, but the continuation awaiting it has not run: a starved thread pool?");
 		return "completed, awaiter not resumed";
 	}
-	if (starts_with(type, "System.Threading.Tasks.Task+DelayPromise")) {
+	struct describer_entry e = describer_of(rt, mt, type);
+	switch (e.d) {
+	case DESCRIBE_DELAY:
 		describe_delay(rt, obj, mt, buf, size);
 		return "Task.Delay timer";
-	}
-	if (starts_with(type, "System.Threading.Tasks.Task+WhenAllPromise")) {
+	case DESCRIBE_WHEN_ALL:
 		describe_when_all(rt, obj, mt, buf, size);
 		return "Task.WhenAll";
-	}
-	if (starts_with(type, "System.Threading.Tasks.Task+TwoTaskWhenAnyPromise") ||
-	    starts_with(type, "System.Threading.Tasks.Task+WhenAnyPromise")) {
+	case DESCRIBE_WHEN_ANY:
 		put_text(buf, size, "Task.WhenAny: none done");
 		return "Task.WhenAny";
-	}
-	if (strcmp(type, "System.Net.Sockets.Socket+AwaitableSocketAsyncEventArgs") == 0) {
+	case DESCRIBE_SOCKET: {
 		const char *kind = describe_socket(rt, obj, mt, buf, size);
 		if (kind)
 			return kind;
 		buf[0] = '\0';
+		return NULL;
 	}
-	if (strcmp(type, "System.IO.Pipelines.Pipe+DefaultPipeReader") == 0) {
+	case DESCRIBE_PIPE_READER:
 		describe_pipe_reader(rt, obj, mt, buf, size);
 		return "pipe read";
-	}
-	if (strcmp(type, "System.Threading.SemaphoreSlim+TaskNode") == 0) {
+	case DESCRIBE_SEMAPHORE_WAITER:
 		put_text(buf, size, "SemaphoreSlim.WaitAsync waiter");
 		return "SemaphoreSlim waiter";
-	}
-	if (has_flags &&
-	    (strcmp(type, "System.Threading.Tasks.Task") == 0 || starts_with(type, "System.Threading.Tasks.Task<"))) {
+	case DESCRIBE_TASK: {
 		/* A plain task with no delegate is a promise: only its owner (a TaskCompletionSource, ...)
 		 * completes it. */
 		uint64_t action = 1;
-		if (field_ptr(rt, obj, mt, "m_action", &action) && !action) {
+		if (has_flags && e.has_action && adac_read_ptr(rt->t, obj + e.action_off, &action, NULL) == 0 && !action) {
 			put_text(buf, size, "never completed: a promise, such as a TaskCompletionSource's task");
 			return "promise never completed";
 		}
+		return NULL;
+	}
+	case DESCRIBE_NOTHING:
+		break;
 	}
 	return NULL;
 }

@@ -16,6 +16,7 @@
  * freed with the runtime. One slot per contract file. */
 enum adac_slot {
 	ADAC_SLOT_AWAITING,      /* async_frame.c (awaited-object fields per continuation type) */
+	ADAC_SLOT_AWAITED,       /* awaited.c (how objects of each awaited type are described) */
 	ADAC_SLOT_RTS,           /* methodtable.c / methoddesc.c: RuntimeTypeSystem */
 	ADAC_SLOT_LOADER,        /* loader.c */
 	ADAC_SLOT_METADATA,      /* ecma_metadata.c (per-module metadata cache) */
