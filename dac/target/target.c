@@ -223,8 +223,10 @@ static int64_t backend_read(struct adac_target *t, uint64_t addr, void *buf, siz
 }
 
 /* Loads `count` consecutive missing blocks starting at `block` with as few backend reads as
- * possible; returns the slot of the first one (claimed last, so the run cannot evict it). */
-static struct cache_slot *cache_fill(struct adac_target *t, uint64_t block, unsigned count)
+ * possible, the first `needed` of them whatever the run gives (the others are read ahead: kept only
+ * when the run holds them whole); returns the slot of the first one (claimed last, so the run
+ * cannot evict it). */
+static struct cache_slot *cache_fill(struct adac_target *t, uint64_t block, unsigned count, unsigned needed)
 {
 	static __thread uint8_t run[CACHE_RUN_MAX * CACHE_BLOCK];
 	size_t want = (size_t)count * CACHE_BLOCK;
@@ -232,6 +234,8 @@ static struct cache_slot *cache_fill(struct adac_target *t, uint64_t block, unsi
 	struct cache_slot *slot = NULL;
 	for (unsigned i = count; i-- > 0;) {
 		uint64_t b = block + (uint64_t)i * CACHE_BLOCK;
+		if (i >= needed && got < (size_t)(i + 1) * CACHE_BLOCK)
+			continue;
 		slot = cache_claim(t, b);
 		if (!slot)
 			return NULL;
@@ -272,13 +276,18 @@ size_t adac_read_upto(struct adac_target *t, uint64_t addr, void *buf, size_t le
 		if (slot) {
 			t->stats.cache_hits++;
 		} else {
-			/* Gather the run of missing blocks that this read still needs. */
+			/* Gather the run of missing blocks that this read still needs, and those the backend
+			 * reads ahead. */
 			uint64_t last = (addr + len - 1) & ~(uint64_t)(CACHE_BLOCK - 1);
-			unsigned count = 1;
+			unsigned count = 1, needed, ahead = t->ops->read_ahead < CACHE_RUN_MAX ? t->ops->read_ahead : CACHE_RUN_MAX;
 			while (count < CACHE_RUN_MAX && block + (uint64_t)count * CACHE_BLOCK <= last &&
 			       !cache_find(t, block + (uint64_t)count * CACHE_BLOCK))
 				count++;
-			slot = cache_fill(t, block, count);
+			needed = count;
+			while (count < ahead && block + (uint64_t)count * CACHE_BLOCK > block &&
+			       !cache_find(t, block + (uint64_t)count * CACHE_BLOCK))
+				count++;
+			slot = cache_fill(t, block, count, needed);
 			if (!slot)
 				return done;
 		}

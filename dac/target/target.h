@@ -70,6 +70,11 @@ struct adac_target_ops {
 	 * each 4 KiB page (true of processes and cores): the cache remembers it per page. */
 	int64_t (*read)(void *impl, uint64_t addr, void *buf, size_t len, struct adac_error *err);
 
+	/* Optional (0: none). Bytes worth reading past a cache miss, in pages, for a backend that reads
+	 * in bulk for little more than a page (a core file: one pread for the blocks a walk of nearby
+	 * objects needs next, not one per page). */
+	unsigned read_ahead;
+
 	/* Optional. As read, but safe on several threads at once, beside calls in progress (the heap
 	 * walk's parts read through it). It may get fewer bytes than read would (bytes only a core's
 	 * mapped files hold, a live process where process_vm_readv is refused): the caller then reads

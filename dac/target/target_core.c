@@ -928,6 +928,7 @@ static void *core_reopen(void *impl, struct adac_error *err)
 static const struct adac_target_ops core_ops = {
 	.kind = "core",
 	.read = core_read,
+	.read_ahead = 16,
 	.read_concurrent = core_read_concurrent,
 	.modules = core_modules,
 	.threads = core_threads,

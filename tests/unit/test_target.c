@@ -164,9 +164,80 @@ static void test_pread_full(void)
 		close(mem);
 }
 
+/* A backend reading in bulk (ops->read_ahead): 40 KiB readable at AHEAD_BASE, nothing else. */
+#define AHEAD_BASE 0x100000u
+#define AHEAD_BYTES (10u * 4096u)
+static uint8_t ahead_bytes[AHEAD_BYTES];
+
+static int64_t ahead_read(void *impl, uint64_t addr, void *buf, size_t len, struct adac_error *err)
+{
+	(void)impl;
+	(void)err;
+	if (addr < AHEAD_BASE || addr >= AHEAD_BASE + AHEAD_BYTES)
+		return 0;
+	size_t n = AHEAD_BASE + AHEAD_BYTES - addr;
+	n = n < len ? n : len;
+	memcpy(buf, ahead_bytes + (addr - AHEAD_BASE), n);
+	return (int64_t)n;
+}
+
+static int ahead_modules(void *impl, adac_module_cb cb, void *ctx, struct adac_error *err)
+{
+	(void)impl, (void)cb, (void)ctx, (void)err;
+	return 0;
+}
+
+static int ahead_threads(void *impl, adac_thread_cb cb, void *ctx, struct adac_error *err)
+{
+	(void)impl, (void)cb, (void)ctx, (void)err;
+	return 0;
+}
+
+static int ahead_regs(void *impl, uint64_t tid, struct adac_regs *regs, struct adac_error *err)
+{
+	(void)impl, (void)tid, (void)regs;
+	return adac_fail(err, ADAC_E_UNSUPPORTED, 0, "no threads");
+}
+
+/* A miss reads the pages ahead too, in one backend read; those past what the backend has are not
+ * kept (a later read of them asks the backend again, and fails as without read-ahead). */
+static void test_read_ahead(void)
+{
+	static const struct adac_target_ops ops = {.kind = "ahead", .read = ahead_read, .read_ahead = 16,
+	                                           .modules = ahead_modules, .threads = ahead_threads, .regs = ahead_regs};
+	for (size_t i = 0; i < AHEAD_BYTES; i++)
+		ahead_bytes[i] = (uint8_t)(i * 13 + i / 4096);
+	struct adac_error err = {0};
+	struct adac_target *t = adac_target_new(&ops, NULL, &err);
+	CHECK(t != NULL);
+	if (!t)
+		return;
+	uint64_t v, want;
+	struct adac_read_stats st;
+	CHECK(adac_read_u64(t, AHEAD_BASE + 8, &v, &err) == 0);
+	memcpy(&want, ahead_bytes + 8, 8);
+	CHECK_EQ_U64(v, want);
+	adac_target_stats(t, &st);
+	CHECK_EQ_U64(st.backend_reads, 1);
+	CHECK_EQ_U64(st.blocks_fetched, 10);
+	/* The last page, read ahead: no backend read. */
+	CHECK(adac_read_u64(t, AHEAD_BASE + AHEAD_BYTES - 8, &v, &err) == 0);
+	memcpy(&want, ahead_bytes + AHEAD_BYTES - 8, 8);
+	CHECK_EQ_U64(v, want);
+	adac_target_stats(t, &st);
+	CHECK_EQ_U64(st.backend_reads, 1);
+	/* Past it: asked, and unreadable as the backend says. */
+	CHECK_ERR(adac_read_u64(t, AHEAD_BASE + AHEAD_BYTES, &v, &err), &err, ADAC_E_READ,
+	          "cannot read 8 bytes at 0x10a000 (got 0)");
+	adac_target_stats(t, &st);
+	CHECK_EQ_U64(st.backend_reads, 2);
+	adac_target_close(t);
+}
+
 int main(void)
 {
 	test_reads();
+	test_read_ahead();
 	test_modules_threads();
 	test_pread_full();
 	return check_report("test_target");
