@@ -20,6 +20,7 @@
 #include "types/names.h"
 
 #define MT_CACHE_SIZE 256u     /* verdicts per MethodTable; a chain uses a handful of MTs */
+#define RI_CACHE_SIZE 256u     /* ResumeInfos read: one per suspension point, shared by its chains */
 #define HEADER_MAX 64u         /* bytes of the fields read per continuation (checked at init) */
 #define CONT_NS "System.Runtime.CompilerServices"
 
@@ -52,6 +53,11 @@ struct cont_state {
 	struct adac_cont_layout layout;
 	const struct adac_object_layout *object;
 	struct mt_verdict verdicts[MT_CACHE_SIZE];
+	struct {                       /* a ResumeInfo's Resume and DiagnosticIP, by its address (the
+	                                * runtime's data, unchanged while it is stopped; dropped with
+	                                * this state when the process ran) */
+		uint64_t addr, resume, diagnostic_ip;
+	} infos[RI_CACHE_SIZE];
 	bool flags_tried;              /* ContinuationFlags, read on first use: */
 	struct adac_error flags_why;   /* why they cannot be decoded */
 	struct adac_cont_flags flags;
@@ -242,6 +248,12 @@ int adac_cont_read(struct adac_runtime *rt, uint64_t addr, struct adac_continuat
 	}
 	c->resume_info = adac_get_u64(buf, l->resume_info);
 	if (c->resume_info) {
+		size_t slot = (c->resume_info >> 3) % RI_CACHE_SIZE;
+		if (s->infos[slot].addr == c->resume_info) {
+			c->resume = s->infos[slot].resume;
+			c->diagnostic_ip = s->infos[slot].diagnostic_ip;
+			return 0;
+		}
 		uint8_t ri[32];
 		uint32_t ri_size = l->ri_diagnostic_ip + 8;
 		if (ri_size > sizeof ri || adac_read(rt->t, c->resume_info, ri, ri_size, err)) {
@@ -250,6 +262,9 @@ int adac_cont_read(struct adac_runtime *rt, uint64_t addr, struct adac_continuat
 		}
 		c->resume = adac_get_u64(ri, l->ri_resume);
 		c->diagnostic_ip = adac_get_u64(ri, l->ri_diagnostic_ip);
+		s->infos[slot].addr = c->resume_info;
+		s->infos[slot].resume = c->resume;
+		s->infos[slot].diagnostic_ip = c->diagnostic_ip;
 	}
 	return 0;
 }
