@@ -142,8 +142,9 @@ struct adac_target;
 /* Wraps a backend. Takes ownership of impl (ops->close frees it). NULL with err on failure. */
 struct adac_target *adac_target_new(const struct adac_target_ops *ops, void *impl, struct adac_error *err);
 void adac_target_close(struct adac_target *t);
-/* A second target over t's core (ops->reopen), with the same symbols but caches of its own (a
- * block cache of 1 MiB, not 8): what a thread other than t's reads through. NULL with err (ADAC_E_UNSUPPORTED when t's backend cannot). */
+/* A second target over t's core or copy of a process (ops->reopen), with the same symbols but
+ * caches of its own (a block cache of 1 MiB, not 8): what a thread other than t's reads through.
+ * Close it before t (a process's copy is t's). NULL with err (ADAC_E_UNSUPPORTED when t's backend cannot). */
 struct adac_target *adac_target_reopen(struct adac_target *t, struct adac_error *err);
 
 /* For backends reading a local file or process (a core, a mapped file, /proc/<pid>/mem): len

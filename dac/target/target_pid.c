@@ -64,6 +64,7 @@ struct ptarget {
 	size_t arena_size, arena_used;     /* mapped before the process is stopped */
 	struct user_regs_struct *saved_regs; /* per thread (threads[i]) */
 	bool *has_saved_regs;
+	bool borrowed;     /* reopened: the copy, threads and modules are the first target's */
 };
 
 struct snap_region {
@@ -653,11 +654,41 @@ static int pid_frames(void *impl, uint64_t tid, adac_frame_cb cb, void *ctx, str
 
 /* ---- open and close ---- */
 
+/* reopen: the copy, read by another thread through a target of its own. It borrows the first
+ * target's copy (which must be closed after it). A process still held cannot be: one tracer. */
+static void *pid_reopen(void *impl, struct adac_error *err)
+{
+	const struct ptarget *p = impl;
+	if (!p->released) {
+		adac_fail(err, ADAC_E_UNSUPPORTED, 0, "process %d: held by this target, it cannot be attached twice (--release "
+		          "copies it first)", (int)p->pid);
+		return NULL;
+	}
+	struct ptarget *q = malloc(sizeof *q);
+	if (!q) {
+		adac_fail(err, ADAC_E_NOMEM, 0, "process %d: out of memory", (int)p->pid);
+		return NULL;
+	}
+	*q = *p;
+	q->borrowed = true;
+	q->dwfl = NULL;
+	q->mem_fd = -1;
+	q->mem_tried = true;
+	q->native.symbols = NULL;
+	return q;
+}
+
 static void pid_close(void *impl)
 {
 	struct ptarget *p = impl;
 	if (!p)
 		return;
+	if (p->borrowed) {
+		if (p->dwfl)
+			dwfl_end(p->dwfl);
+		free(p);
+		return;
+	}
 	if (p->dwfl)
 		dwfl_end(p->dwfl); /* before detaching: it may still hold thread state */
 	if (!p->released)
@@ -888,6 +919,7 @@ static const struct adac_target_ops pid_ops = {
 	.regs = pid_regs,
 	.frames = pid_frames,
 	.set_symbols = pid_set_symbols,
+	.reopen = pid_reopen,
 	.close = pid_close,
 };
 
