@@ -1,6 +1,7 @@
 """robust.core_mutation: random byte and word mutations anywhere in a real core (ELF header and program
 headers, notes, the runtime data and heap the commands read, any segment, any byte), and on every
-mutated core `ps`, `bt`, `frame variable` and `dumpheap --stat` stay bounded and well-behaved:
+mutated core `ps`, `bt`, `frame variable`, `dumpheap --stat` and `ps --stats` with a listing helper
+thread (ASYNCDAC_LIST_HELPERS=1) stay bounded and well-behaved:
   - exit 0, or 1 with exactly one `asyncdac: error: ...` line;
   - no AddressSanitizer/UBSan/LeakSanitizer report;
   - at most 10 s of CPU time and 1 GiB of RSS each, for a ~110 MB core (3x the time and 2x the memory
@@ -8,7 +9,7 @@ mutated core `ps`, `bt`, `frame variable` and `dumpheap --stat` stay bounded and
 
 The core is a createdump core of targets/dotnet/shapes (Debug: 13 chains of every shape). The pages the
 commands read are found by running them once through tests/fuzz/make_image.c's recorder. A round
-applies 1 to 32 mutations to a working copy, runs the four commands, and restores the copy. Every
+applies 1 to 32 mutations to a working copy, runs the five commands, and restores the copy. Every
 round has its own seed (ADAC_MUTATION_SEED * 1000003 + round), and a failure prints the round's
 mutations and how to rerun it.
 
@@ -41,10 +42,12 @@ SANITIZERS = ("AddressSanitizer", "LeakSanitizer", "runtime error:")
 PT_NOTE = 4
 
 
-def measured(argv, limit):
-    """Runs argv; (rc, stderr, CPU seconds, max RSS bytes, timed out) of that process alone (wait4)."""
+def measured(argv, limit, env=None):
+    """Runs argv (with env added to the environment); (rc, stderr, CPU seconds, max RSS bytes, timed
+    out) of that process alone (wait4)."""
     with tempfile.TemporaryFile() as errf:
-        p = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=errf)
+        p = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=errf,
+                             env=dict(os.environ, **env) if env else None)
         deadline = time.time() + 6 * limit
         timed_out = False
         while True:
@@ -169,11 +172,14 @@ def main():
         t.finish()
     task = json.loads(out)["ps"]["chains"][0]["task"]["address"]
     commands = [["ps", core], ["bt", core], ["frame", core, "variable", "--address", task, "--frame", "0"],
-                ["dumpheap", core, "--stat"]]
-    for cmd in commands:
-        rc, err, cpu, rss, hung = measured([t.CLI] + cmd, CPU_LIMIT)
+                ["dumpheap", core, "--stat"], ["ps", core, "--stats"]]
+    # ps --stats with a listing helper: the stacks are also resolved on another thread, through a
+    # second target over the same (mutated) core.
+    envs = {4: {"ASYNCDAC_LIST_HELPERS": "1"}}
+    for k, cmd in enumerate(commands):
+        rc, err, cpu, rss, hung = measured([t.CLI] + cmd, CPU_LIMIT, envs.get(k))
         t.check(rc == 0 and not hung, f"intact core: asyncdac {' '.join(cmd)}: rc {rc}, {err.strip()[-300:]}")
-    places = Places(core, touched_offsets(core, [c for c in commands if c[0] != "bt"], tmp))
+    places = Places(core, touched_offsets(core, [c for c in commands[:4] if c[0] != "bt"], tmp))
     with open(core, "rb") as f:
         f.seek(places.touched[0] if places.touched else 0)
         sample = f.read(corecore.PAGE * 4)
@@ -204,9 +210,9 @@ def main():
                 saved.append((off, old, new, kind))
             f.flush()
             bad = []
-            for cmd in commands:
+            for k, cmd in enumerate(commands):
                 argv = [t.CLI, cmd[0], work] + cmd[2:]
-                rc, err, cpu, rss, hung = measured(argv, CPU_LIMIT)
+                rc, err, cpu, rss, hung = measured(argv, CPU_LIMIT, envs.get(k))
                 runs += 1
                 what = f"asyncdac {' '.join([cmd[0], 'mutated.core'] + cmd[2:])}"
                 if cpu > worst_cpu[0]:
