@@ -1,6 +1,7 @@
 /* cmd_symbols.c - `symbols`: a symbol file (ELF with DWARF) for the managed code in view, written to
  * a file for other tools, or loaded into the debugger the command runs in (LLDB). */
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "commands/command.h"
@@ -126,16 +127,33 @@ int adac_cmd_symbols(struct adac_target *t, enum adac_frontend fe, int argc, cha
 	char path[ADAC_MAX_PATH_BYTES];
 	const char *where = o.output ? o.output : path;
 	int rc = -1;
+	uint64_t digest[2];
+	const char *kept;
 	struct adac_managed_symbols *s = adac_managed_symbols_new(rt, &so, err);
-	if (!s || adac_managed_symbols_collect(s, err) || !(sf = adac_managed_symbols_finish(s, &st, err)) ||
+	if (!s || adac_managed_symbols_collect(s, err))
+		goto out;
+	/* Loading what is loaded already (a stop after a step, the same code on the stacks): kept as
+	 * it is, without making it again. */
+	adac_managed_symbols_digest(s, digest);
+	if (!o.output && (kept = adac_target_symbol_file_noted(t, digest))) {
+		adac_print(out, "%s", kept);
+		rc = 0;
+		goto out;
+	}
+	if (!(sf = adac_managed_symbols_finish(s, &st, err)) ||
 	    (!o.output && adac_target_symbols_path(t, path, sizeof path, err)) ||
 	    adac_symfile_write(sf, &fo, where, &len, err) || (!o.output && adac_target_load_symbols(t, path, sizeof path, err)))
 		goto out;
-	adac_print(out, "%s %zu method%s (%zu line rows, %zu variables, %zu types) %s %s (%zu bytes)\n",
-	           o.output ? "Wrote" : "Loaded", st.methods, st.methods == 1 ? "" : "s", st.rows, st.vars, st.types,
-	           o.output ? "to" : "from", where, len);
-	if (st.skipped)
-		adac_print(out, "%zu code version%s left out: %s\n", st.skipped, st.skipped == 1 ? "" : "s", st.problems);
+	char said[ADAC_MAX_PATH_BYTES + 1024];
+	int n = snprintf(said, sizeof said, "%s %zu method%s (%zu line rows, %zu variables, %zu types) %s %s (%zu bytes)\n",
+	                 o.output ? "Wrote" : "Loaded", st.methods, st.methods == 1 ? "" : "s", st.rows, st.vars, st.types,
+	                 o.output ? "to" : "from", where, len);
+	if (st.skipped && n > 0 && (size_t)n < sizeof said)
+		snprintf(said + n, sizeof said - (size_t)n, "%zu code version%s left out: %s\n", st.skipped,
+		         st.skipped == 1 ? "" : "s", st.problems);
+	adac_print(out, "%s", said);
+	if (!o.output)
+		adac_target_note_symbol_file(t, digest, said);
 	rc = 0;
 out:
 	adac_symfile_free(sf);

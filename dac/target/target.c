@@ -34,6 +34,8 @@ struct adac_target {
 	struct adac_symbols *symbols;
 	uint64_t symbols_generation; /* adac_target_set_symbols calls */
 	bool symbol_file_loaded;    /* the front end loaded a symbol file of managed code */
+	uint64_t symbol_file_digest[2];
+	char *symbol_file_said;     /* what making the loaded file said; NULL: nothing noted */
 	adac_runtime_source runtime_source;  /* the front end's kept runtime, or NULL */
 
 	struct adac_module *mods;
@@ -126,6 +128,7 @@ void adac_target_close(struct adac_target *t)
 	if (t->ops->close)
 		t->ops->close(t->impl);
 	adac_symbols_free(t->symbols);
+	free(t->symbol_file_said);
 	free(t);
 }
 
@@ -583,6 +586,8 @@ int adac_target_load_symbols(struct adac_target *t, char *path, size_t size, str
 {
 	if (!adac_target_can_load_symbols(t))
 		return adac_fail(err, ADAC_E_UNSUPPORTED, 0, "this front end cannot load symbol files (write one with -o)");
+	free(t->symbol_file_said);
+	t->symbol_file_said = NULL;
 	if (t->ops->load_symbols(t->impl, path, size, err))
 		return -1;
 	t->symbol_file_loaded = true;
@@ -590,6 +595,20 @@ int adac_target_load_symbols(struct adac_target *t, char *path, size_t size, str
 }
 
 bool adac_target_symbol_file_loaded(const struct adac_target *t) { return t->symbol_file_loaded; }
+
+void adac_target_note_symbol_file(struct adac_target *t, const uint64_t digest[2], const char *said)
+{
+	free(t->symbol_file_said);
+	t->symbol_file_said = t->symbol_file_loaded ? strdup(said) : NULL;
+	memcpy(t->symbol_file_digest, digest, sizeof t->symbol_file_digest);
+}
+
+const char *adac_target_symbol_file_noted(const struct adac_target *t, const uint64_t digest[2])
+{
+	return t->symbol_file_said && memcmp(t->symbol_file_digest, digest, sizeof t->symbol_file_digest) == 0
+	           ? t->symbol_file_said
+	           : NULL;
+}
 
 void adac_target_stats(const struct adac_target *t, struct adac_read_stats *out) { *out = t->stats; }
 void adac_target_reset_stats(struct adac_target *t) { memset(&t->stats, 0, sizeof t->stats); }

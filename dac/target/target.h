@@ -242,6 +242,11 @@ int adac_target_symbols_path(struct adac_target *t, char *buf, size_t size, stru
 int adac_target_load_symbols(struct adac_target *t, char *path, size_t size, struct adac_error *err);
 /* Whether the front end has loaded one: its debugger then names managed code by itself. */
 bool adac_target_symbol_file_loaded(const struct adac_target *t);
+/* What the file loaded last was made of (a digest, view/managed_symbols.h) and what making it said
+ * (copied): a maker that would make the same file keeps it and says that again. The text of the
+ * file loaded last for that digest, else NULL (none noted, another digest, or loaded since). */
+void adac_target_note_symbol_file(struct adac_target *t, const uint64_t digest[2], const char *said);
+const char *adac_target_symbol_file_noted(const struct adac_target *t, const uint64_t digest[2]);
 
 /* What the user selected with `async frame select`, kept per target between commands and dropped
  * when the target runs (the chain may be gone). */

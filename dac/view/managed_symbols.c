@@ -10,6 +10,7 @@
 #include "async/continuation.h"
 #include "async/dispatcher.h"
 #include "base/addr_map.h"
+#include "base/grow.h"
 #include "base/limits.h"
 #include "code/debuginfo.h"
 #include "code/execution_manager.h"
@@ -28,12 +29,24 @@ struct seen {
 	uint64_t key;
 };
 
+/* What the file will describe, in the order found: collecting only finds these (cheap: unwinding,
+ * looking up code), the file is made of them by adac_managed_symbols_finish, and they are what
+ * adac_managed_symbols_digest sums up. */
+struct request {
+	bool types;                  /* the types a continuation saved; else a code version */
+	uint64_t ip;                 /* code: an address in it; types: the continuation's DiagnosticIP */
+	int32_t state;               /* types: its State */
+	struct adac_code_info code;  /* code: as found */
+};
+
 struct adac_managed_symbols {
 	struct adac_runtime *rt;
 	struct adac_managed_symbols_opts o;
 	struct adac_symfile *sf;
 	struct adac_sym_typer *typer;
 	struct adac_addr_map code;       /* code starts added (or tried) */
+	struct request *requests;
+	size_t nrequests, cap_requests;
 	struct adac_managed_symbols_stats stats;
 };
 
@@ -63,7 +76,16 @@ void adac_managed_symbols_free(struct adac_managed_symbols *s)
 	adac_sym_typer_free(s->typer);
 	adac_symfile_free(s->sf);
 	adac_addr_map_free(&s->code);
+	free(s->requests);
 	free(s);
+}
+
+static int add_request(struct adac_managed_symbols *s, const struct request *r, struct adac_error *err)
+{
+	if (adac_grow((void **)&s->requests, &s->cap_requests, s->nrequests + 1, sizeof *s->requests, 64))
+		return adac_fail(err, ADAC_E_NOMEM, 0, "out of memory");
+	s->requests[s->nrequests++] = *r;
+	return 0;
 }
 
 /* A method left out: counted, and the first reasons kept. */
@@ -454,7 +476,7 @@ int adac_managed_symbols_add_ip(struct adac_managed_symbols *s, uint64_t ip, str
 	bool added;
 	if (!adac_addr_map_get(&s->code, code.code_start, sizeof(struct seen), &added))
 		return adac_fail(err, ADAC_E_NOMEM, 0, "out of memory");
-	return added ? add_code(s, ip, &code, err) : 0;
+	return added ? add_request(s, &(struct request){.ip = ip, .code = code}, err) : 0;
 }
 
 /* ---- what is in view ---- */
@@ -506,16 +528,16 @@ static int stack_frame(void *ctx, const struct adac_frame *f)
 /* The types of the variables a continuation saved (its suspension point's), written in its
  * method's unit: a debugger showing async frames types their values by these names (sym_types.h),
  * also where the code keeps no such variable in a frame. */
-static int add_saved_types(struct adac_managed_symbols *s, const struct adac_continuation *c, struct adac_error *err)
+static int saved_types(struct adac_managed_symbols *s, uint64_t diagnostic_ip, int32_t state, struct adac_error *err)
 {
 	struct adac_code_info code;
 	const struct adac_debug_info *di;
 	const struct adac_suspension_point *sp;
 	struct adac_method_vars mv;
 	struct adac_error e = {0};
-	if (!c->diagnostic_ip || c->state < 0 || adac_em_find_code(s->rt, c->diagnostic_ip, &code, NULL) != 0 ||
+	if (adac_em_find_code(s->rt, diagnostic_ip, &code, NULL) != 0 ||
 	    !code.method_desc || !code.debug_info || adac_debuginfo_get(s->rt, &code, &di, NULL) != 0 ||
-	    !(sp = adac_debuginfo_suspension_point(di, (uint32_t)c->state)) ||
+	    !(sp = adac_debuginfo_suspension_point(di, (uint32_t)state)) ||
 	    adac_method_vars_init(s->rt, code.method_desc, &mv, &e) != 0)
 		return fatal(&e) ? adac_error_copy(err, &e) : 0;
 	int rc = 0;
@@ -538,6 +560,13 @@ static int add_saved_types(struct adac_managed_symbols *s, const struct adac_con
 	}
 	adac_method_vars_free(&mv);
 	return rc;
+}
+
+static int add_saved_types(struct adac_managed_symbols *s, const struct adac_continuation *c, struct adac_error *err)
+{
+	if (!c->diagnostic_ip || c->state < 0)
+		return 0;
+	return add_request(s, &(struct request){.types = true, .ip = c->diagnostic_ip, .state = c->state}, err);
 }
 
 /* A continuation's method, and the types of what it saved. */
@@ -626,9 +655,40 @@ int adac_managed_symbols_collect(struct adac_managed_symbols *s, struct adac_err
 	return 0;
 }
 
+/* Two 64-bit sums of different mixes: equal digests of different inputs are not a concern. */
+static void mix(uint64_t d[2], uint64_t v)
+{
+	d[0] = (d[0] ^ v) * 0x100000001B3ull;
+	d[0] ^= d[0] >> 29;
+	d[1] = (d[1] + v) * 0xFF51AFD7ED558CCDull;
+	d[1] ^= d[1] >> 33;
+}
+
+void adac_managed_symbols_digest(const struct adac_managed_symbols *s, uint64_t digest[2])
+{
+	digest[0] = 0x9E3779B97F4A7C15ull;
+	digest[1] = 0xC2B2AE3D27D4EB4Full;
+	mix(digest, (uint64_t)s->o.scope);
+	mix(digest, s->o.type_depth);
+	mix(digest, s->o.chain_types);
+	mix(digest, adac_target_symbols_generation(s->rt->t));
+	mix(digest, s->nrequests);
+	for (size_t i = 0; i < s->nrequests; i++) {
+		const struct request *r = &s->requests[i];
+		mix(digest, r->types ? r->ip | 1ull << 63 : r->code.code_start);
+		mix(digest, r->types ? (uint64_t)(uint32_t)r->state : r->code.method_desc);
+	}
+}
+
 struct adac_symfile *adac_managed_symbols_finish(struct adac_managed_symbols *s, struct adac_managed_symbols_stats *stats,
                                          struct adac_error *err)
 {
+	for (size_t i = 0; i < s->nrequests; i++) {
+		const struct request *r = &s->requests[i];
+		if (r->types ? saved_types(s, r->ip, r->state, err) : add_code(s, r->ip, &r->code, err))
+			return NULL;
+	}
+	s->nrequests = 0;
 	if (adac_sym_typer_finish(s->typer, err))
 		return NULL;
 	s->stats.types = adac_symfile_type_count(s->sf);

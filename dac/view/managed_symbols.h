@@ -55,15 +55,22 @@ struct adac_managed_symbols *adac_managed_symbols_new(struct adac_runtime *rt, c
 void adac_managed_symbols_free(struct adac_managed_symbols *s);
 
 /* Adds the code version containing ip (once); an ip outside JIT-compiled or ReadyToRun code is
- * ignored. -1 only for failed allocations and limits of the symbol file. */
+ * ignored. -1 only when memory runs out. */
 int adac_managed_symbols_add_ip(struct adac_managed_symbols *s, uint64_t ip, struct adac_error *err);
 
-/* Adds what the scope covers. Problems with one thread, chain or method are counted in the stats;
- * -1 only when nothing can be collected (no threads, an unreadable heap for CHAINS, no code heaps
- * for ALL) or for allocations and limits. */
+/* Finds what the scope covers: the code versions and the suspension points whose saved types the
+ * file describes (adac_managed_symbols_add_ip finds one). -1 only when nothing can be collected (no
+ * threads, an unreadable heap for CHAINS, no code heaps for ALL) or for allocations and limits. */
 int adac_managed_symbols_collect(struct adac_managed_symbols *s, struct adac_error *err);
 
-/* Lays out the types and hands over the finished model (the caller frees it). */
+/* A digest of what was collected, the options and the symbol path (its generation): the same
+ * digest, the same file. A front end loading a file per stop keeps the one it loaded when the
+ * digest has not changed, without making the file again. */
+void adac_managed_symbols_digest(const struct adac_managed_symbols *s, uint64_t digest[2]);
+
+/* Makes the file of what was collected: each code version's lines and variables, the types.
+ * Problems with one method are counted in the stats. Lays out the types and hands over the finished
+ * model (the caller frees it). */
 struct adac_symfile *adac_managed_symbols_finish(struct adac_managed_symbols *s, struct adac_managed_symbols_stats *stats,
                                          struct adac_error *err);
 
