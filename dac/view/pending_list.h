@@ -13,6 +13,7 @@
 #include "async/pending.h"
 #include "types/typename.h"
 #include "view/chain_view.h"
+#include "view/pending_batches.h"
 
 struct adac_out;
 
@@ -27,15 +28,6 @@ struct adac_pending_filter {
 	uint64_t mt;                /* an object of the stack has this MethodTable; 0: any */
 };
 
-/* One node of a stack, resolved. */
-struct adac_pending_seg {
-	const struct adac_async_node *node;
-	bool has_view;
-	struct adac_resolved_chain view;          /* CHAIN: its frames (a chain that cannot be walked at
-	                                       * all: none, ending in its error) */
-	struct adac_classic_frame classic;    /* BOX */
-};
-
 /* A listed stack, valid until the next call of adac_pending_list_next. */
 struct adac_pending_stack {
 	size_t index;                         /* among the listed stacks */
@@ -46,16 +38,12 @@ struct adac_pending_stack {
 	const struct adac_scan_running *running; /* the thread running the chain it starts with */
 };
 
-struct adac_list_batches;
-
 struct adac_pending_list {
 	struct adac_pending *p;
 	struct adac_pending_filter filter;
 	struct adac_type_filter type;         /* filter.type in every spelling */
 	struct adac_out *out;                 /* progress */
-	struct adac_frame_cache *frames;      /* frames resolved once per suspension point */
-	struct adac_classic_cache *classic;
-	struct adac_list_batches *batches;    /* stacks resolved ahead (here, or by helper threads) */
+	struct adac_pending_batches *batches; /* the stacks resolved (here, or ahead by helper threads) */
 	struct adac_pending_seg *segs;        /* the current stack's */
 	size_t next;                          /* the next stack of p->graph */
 	unsigned helpers;                     /* helper threads started (adac_pending_list_parallel) */
@@ -74,14 +62,12 @@ int adac_pending_list_init(struct adac_pending_list *l, struct adac_pending *p, 
 int adac_pending_list_next(struct adac_pending_list *l, struct adac_pending_stack *st, struct adac_error *err);
 void adac_pending_list_free(struct adac_pending_list *l);
 
-/* Resolves the stacks ahead of the listing on helper threads too, each through a target of its own
- * over the same core (adac_target_reopen) and a runtime of its own: the listing is the same, in the
- * same order. One helper per CPU but one, for listings of at least ADAC_LIST_HELPER_MIN_STACKS
- * stacks (ASYNCDAC_LIST_HELPERS=N asks for N, 0 to ADAC_LIST_MAX_HELPERS, whatever the listing).
- * Call before the first adac_pending_list_next, and only for views that do not read locals: a
- * helper's frames point into its own runtime. The helpers started: 0 when the target cannot be
- * opened twice (a live process) or none is wanted. */
-#define ADAC_LIST_MAX_HELPERS 3u
+/* Resolves the stacks ahead of the listing on helper threads too (pending_batches.h): the listing
+ * is the same, in the same order. One helper per CPU but one, for listings of at least
+ * ADAC_LIST_HELPER_MIN_STACKS stacks (ASYNCDAC_LIST_HELPERS=N asks for N, 0 to
+ * ADAC_LIST_MAX_HELPERS, whatever the listing). Call before the first adac_pending_list_next, and
+ * only for views that do not read locals: a helper's frames point into its own runtime. The helpers
+ * started: 0 when the target cannot be opened twice (a process held) or none is wanted. */
 #define ADAC_LIST_HELPER_MIN_STACKS 20000u
 unsigned adac_pending_list_parallel(struct adac_pending_list *l);
 /* adac_frame_cache_stats over every thread's cache, as one cache would have counted. */
