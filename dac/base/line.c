@@ -72,6 +72,33 @@ void adac_line_addr(struct adac_line *b, uint64_t v)
 	adac_line_put_n(b, tmp, sizeof tmp);
 }
 
+void adac_line_json_str(struct adac_line *b, const char *s)
+{
+	if (!s) {
+		adac_line_put(b, "null");
+		return;
+	}
+	adac_line_put_n(b, "\"", 1);
+	const char *run = s;
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+		if (c >= 0x20 && c != '"' && c != '\\')
+			continue;
+		adac_line_put_n(b, run, (size_t)(s - run));
+		switch (c) {
+		case '"': adac_line_put(b, "\\\""); break;
+		case '\\': adac_line_put(b, "\\\\"); break;
+		case '\n': adac_line_put(b, "\\n"); break;
+		case '\t': adac_line_put(b, "\\t"); break;
+		case '\r': adac_line_put(b, "\\r"); break;
+		default: adac_line_fmt(b, "\\u%04x", c); break;
+		}
+		run = s + 1;
+	}
+	adac_line_put_n(b, run, (size_t)(s - run));
+	adac_line_put_n(b, "\"", 1);
+}
+
 void adac_line_write(struct adac_line *b, struct adac_out *out)
 {
 	if (b->len)

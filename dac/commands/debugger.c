@@ -20,6 +20,7 @@
 #include "async/task.h"
 #include "base/json.h"
 #include "base/limits.h"
+#include "base/line.h"
 #include "code/debuginfo.h"
 #include "code/execution_manager.h"
 #include "metadata/pdb.h"
@@ -318,24 +319,146 @@ static void thread_name(const struct adac_async_frame *top, const char *status, 
 	snprintf(buf, size, "async: %s [%s]", top->method ? top->method : "<unknown method>", status);
 }
 
-/* Index of entry e (an async frame without its continuation) in table, added when new. Chains
- * share their frames' text (many requests parked in the same methods): the reply keeps one copy. */
-static json_int_t table_index(json_t *table, json_t *index, json_t *e)
+/* The chains' table: each distinct async frame once (a reply for ten thousand requests parked in
+ * the same few methods keeps one copy of each), its JSON made without jansson. An entry is found by
+ * what its text is made of (formatted once), else by its text. */
+struct entry_key {
+	uint64_t pc, offset;
+	const char *method, *module, *file;  /* runtime-owned: the same text at the same address */
+	uint32_t line, il_offset;
+	bool has_code, has_source, has_il;
+};
+
+struct entry_slot {
+	bool used;
+	uint64_t hash;
+	struct entry_key key;  /* by_key: what it is made of */
+	char *text;            /* by_text: its JSON (owned) */
+	uint32_t id;
+};
+
+struct entries {
+	struct entry_slot *by_key, *by_text;
+	size_t cap_key, used_key, cap_text, used_text;
+	struct adac_line table;  /* "[entry,entry,..." */
+	uint32_t count;
+};
+
+static uint64_t hash_bytes(const void *p, size_t n)
 {
-	char *key = json_dumps(e, JSON_COMPACT | JSON_SORT_KEYS);
-	if (!key)
-		return -1;
-	json_t *at = json_object_get(index, key);
-	json_int_t i;
-	if (at) {
-		i = json_integer_value(at);
-	} else {
-		i = (json_int_t)json_array_size(table);
-		json_array_append(table, e);
-		json_object_set_new(index, key, json_integer(i));
+	uint64_t h = 0xcbf29ce484222325ull;
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ ((const unsigned char *)p)[i]) * 0x100000001b3ull;
+	return h ^ h >> 29;
+}
+
+/* The slot of (hash, match) in *slots, grown to keep it half empty; NULL when memory runs out. */
+static struct entry_slot *entry_slot(struct entry_slot **slots, size_t *cap, size_t used, uint64_t hash,
+                                     bool (*same)(const struct entry_slot *, const void *), const void *what)
+{
+	if ((used + 1) * 2 > *cap) {
+		size_t ncap = *cap ? *cap * 2 : 256;
+		struct entry_slot *n = calloc(ncap, sizeof *n);
+		if (!n)
+			return NULL;
+		for (size_t i = 0; i < *cap; i++) {
+			if (!(*slots)[i].used)
+				continue;
+			size_t j = (*slots)[i].hash & (ncap - 1);
+			while (n[j].used)
+				j = (j + 1) & (ncap - 1);
+			n[j] = (*slots)[i];
+		}
+		free(*slots);
+		*slots = n;
+		*cap = ncap;
 	}
-	free(key);
-	return i;
+	size_t j = hash & (*cap - 1);
+	while ((*slots)[j].used && !((*slots)[j].hash == hash && same(&(*slots)[j], what)))
+		j = (j + 1) & (*cap - 1);
+	return &(*slots)[j];
+}
+
+static bool same_key(const struct entry_slot *e, const void *k) { return memcmp(&e->key, k, sizeof e->key) == 0; }
+static bool same_text(const struct entry_slot *e, const void *t) { return strcmp(e->text, t) == 0; }
+
+/* An async frame's entry as JSON: {"pc":..,"function":..,"display":..,"kind":"async"}. */
+static void entry_text(const struct adac_async_frame *f, struct adac_line *b)
+{
+	char where[ADAC_FRAME_WHERE_MAX], text[ADAC_FRAME_WHERE_MAX + TEXT_MAX];
+	adac_frame_where(f->has_source, f->file, f->line, f->has_il, f->il_offset, where, sizeof where);
+	if (f->method)
+		snprintf(text, sizeof text, "%s`%s + 0x%llx%s [async]", f->module ? f->module : "?", f->method,
+		         (unsigned long long)(f->has_code ? f->code.offset : 0), where);
+	else
+		snprintf(text, sizeof text, "<unknown method>%s [async]", where);
+	adac_line_put(b, "{\"pc\":");
+	adac_line_u64(b, f->cont.diagnostic_ip ? f->cont.diagnostic_ip : f->cont.resume);
+	adac_line_put(b, ",\"function\":");
+	adac_line_json_str(b, f->method ? f->method : "<unknown method>");
+	adac_line_put(b, ",\"display\":");
+	adac_line_json_str(b, text);
+	adac_line_put(b, ",\"kind\":\"async\"}");
+}
+
+/* The id of frame f's entry, added to the table when new; UINT32_MAX when memory runs out. */
+static uint32_t entry_id(struct entries *t, const struct adac_async_frame *f)
+{
+	struct entry_key k;
+	memset(&k, 0, sizeof k); /* (padding too: keys are compared whole) */
+	k.pc = f->cont.diagnostic_ip ? f->cont.diagnostic_ip : f->cont.resume;
+	k.offset = f->has_code ? f->code.offset : 0;
+	k.method = f->method;
+	k.module = f->module;
+	k.file = f->file;
+	k.line = f->line;
+	k.il_offset = f->il_offset;
+	k.has_code = f->has_code;
+	k.has_source = f->has_source;
+	k.has_il = f->has_il;
+	/* A name kept in the frame itself is not at a lasting address: found by its text. */
+	bool keyed = f->method != f->name_buf;
+	uint64_t hk = hash_bytes(&k, sizeof k);
+	struct entry_slot *ek = keyed ? entry_slot(&t->by_key, &t->cap_key, t->used_key, hk, same_key, &k) : NULL;
+	if (keyed && !ek)
+		return UINT32_MAX;
+	if (ek && ek->used)
+		return ek->id;
+	char buf[1024];
+	struct adac_line b = adac_line_on(buf, sizeof buf);
+	entry_text(f, &b);
+	adac_line_put_n(&b, "", 0);
+	uint32_t id = UINT32_MAX;
+	if (!b.nomem) {
+		b.p[b.len] = '\0';
+		uint64_t ht = hash_bytes(b.p, b.len);
+		struct entry_slot *et = entry_slot(&t->by_text, &t->cap_text, t->used_text, ht, same_text, b.p);
+		if (et && et->used) {
+			id = et->id;
+		} else if (et && (et->text = strdup(b.p))) {
+			et->used = true;
+			et->hash = ht;
+			et->id = id = t->count++;
+			t->used_text++;
+			adac_line_put(&t->table, id ? "," : "");
+			adac_line_put_n(&t->table, b.p, b.len);
+		}
+	}
+	adac_line_free(&b);
+	if (ek && id != UINT32_MAX) {
+		*ek = (struct entry_slot){.used = true, .hash = hk, .key = k, .id = id};
+		t->used_key++;
+	}
+	return id;
+}
+
+static void entries_free(struct entries *t)
+{
+	for (size_t i = 0; i < t->cap_text; i++)
+		free(t->by_text[i].text);
+	free(t->by_text);
+	free(t->by_key);
+	adac_line_free(&t->table);
 }
 
 int adac_debugger_chains(struct adac_runtime *rt, char **json, struct adac_error *err)
@@ -343,9 +466,12 @@ int adac_debugger_chains(struct adac_runtime *rt, char **json, struct adac_error
 	struct adac_async_scan scan;
 	if (adac_async_scan(rt, NULL, &scan, err))
 		return -1;
-	json_t *table = json_array(), *index = json_object(), *threads = json_array();
+	struct entries t = {0};
+	struct adac_line threads = {0};
 	struct adac_frame_cache *cache = adac_frame_cache_new();
-	for (size_t c = 0; c < scan.chain_count; c++) {
+	bool failed = !cache;
+	adac_line_put(&t.table, "{\"table\":[");
+	for (size_t c = 0; c < scan.chain_count && !failed; c++) {
 		const struct adac_scan_chain *ch = &scan.chains[c];
 		/* Running chains are on their threads; stale ones were left behind by a chain that resumed. */
 		if (ch->root == ADAC_ROOT_RUNNING || ch->root == ADAC_ROOT_STALE)
@@ -353,21 +479,23 @@ int adac_debugger_chains(struct adac_runtime *rt, char **json, struct adac_error
 		struct adac_resolved_chain v;
 		if (adac_resolved_chain_build(rt, ch->head, ADAC_MAX_CHAIN_DEPTH, cache, &v, NULL))
 			continue;
-		json_t *frames = json_array();
+		size_t mark = threads.len;
 		const struct adac_async_frame *top = NULL;
 		struct pcs pcs = {0};
-		for (size_t i = 0; i < v.chain.count; i++) {
+		for (size_t i = 0; i < v.chain.count && !failed; i++) {
 			const struct adac_async_frame *f = &v.frames[i];
 			if (!adac_async_frame_shown(f))
 				continue;
+			uint32_t id = entry_id(&t, f);
+			failed = id == UINT32_MAX;
+			adac_line_put(&threads, top ? ",[" : threads.len ? ",{\"frames\":[[" : "{\"frames\":[[");
 			top = top ? top : f;
-			json_t *e = async_entry(f);
-			json_t *cont = json_incref(json_object_get(e, "frame"));
-			json_object_del(e, "frame");
-			uint64_t pc = unique_pc(&pcs, (uint64_t)json_integer_value(json_object_get(e, "pc")));
-			json_t *pair = json_pack("[IoI]", table_index(table, index, e), cont, (json_int_t)pc);
-			json_decref(e);
-			json_array_append_new(frames, pair);
+			adac_line_u64(&threads, id);
+			adac_line_put(&threads, ",\"");
+			adac_line_addr(&threads, f->cont.addr);
+			adac_line_put(&threads, "\",");
+			adac_line_u64(&threads, unique_pc(&pcs, f->cont.diagnostic_ip ? f->cont.diagnostic_ip : f->cont.resume));
+			adac_line_put(&threads, "]");
 		}
 		pcs_free(&pcs);
 		if (top) {
@@ -376,25 +504,31 @@ int adac_debugger_chains(struct adac_runtime *rt, char **json, struct adac_error
 			                         : "no task";
 			char name[TEXT_MAX];
 			thread_name(top, status, name, sizeof name);
-			json_t *th = json_object();
 			uint64_t task = adac_scan_chain_task(&scan, (uint32_t)c);
-			json_object_set_new(th, "tid", json_integer((json_int_t)(task ? task : ch->head)));
-			json_object_set_new(th, "name", json_string(name));
-			json_object_set_new(th, "frames", frames);
-			json_array_append_new(threads, th);
+			adac_line_put(&threads, "],\"tid\":");
+			adac_line_u64(&threads, task ? task : ch->head);
+			adac_line_put(&threads, ",\"name\":");
+			adac_line_json_str(&threads, name);
+			adac_line_put(&threads, "}");
 		} else {
-			json_decref(frames);
+			threads.len = mark;
 		}
 		adac_resolved_chain_free(&v);
 	}
 	adac_frame_cache_free(cache);
 	adac_async_scan_free(&scan);
-	json_decref(index);
-	json_t *root = json_object();
-	json_object_set_new(root, "table", table);
-	json_object_set_new(root, "threads", threads);
-	*json = json_dumps(root, JSON_COMPACT);
-	json_decref(root);
+	adac_line_put(&t.table, "],\"threads\":[");
+	adac_line_put_n(&t.table, threads.p ? threads.p : "", threads.len);
+	adac_line_put(&t.table, "]}");
+	adac_line_put_n(&t.table, "", 0);
+	failed = failed || t.table.nomem || threads.nomem;
+	if (!failed)
+		t.table.p[t.table.len] = '\0';
+	*json = failed ? NULL : t.table.p;
+	if (!failed)
+		t.table.p = NULL;
+	adac_line_free(&threads);
+	entries_free(&t);
 	if (!*json)
 		return adac_fail(err, ADAC_E_NOMEM, 0, "out of memory");
 	return 0;

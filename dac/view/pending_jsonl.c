@@ -46,34 +46,6 @@ static void put_addr_or_null(struct adac_line *b, uint64_t v)
 		adac_line_put(b, "null");
 }
 
-/* A JSON string (as jansson escapes it: quote, backslash and control characters), or null. */
-static void put_str(struct adac_line *b, const char *s)
-{
-	if (!s) {
-		adac_line_put(b, "null");
-		return;
-	}
-	adac_line_put_n(b, "\"", 1);
-	const char *run = s;
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
-		if (c >= 0x20 && c != '"' && c != '\\')
-			continue;
-		adac_line_put_n(b, run, (size_t)(s - run));
-		switch (c) {
-		case '"': adac_line_put(b, "\\\""); break;
-		case '\\': adac_line_put(b, "\\\\"); break;
-		case '\n': adac_line_put(b, "\\n"); break;
-		case '\t': adac_line_put(b, "\\t"); break;
-		case '\r': adac_line_put(b, "\\r"); break;
-		default: adac_line_fmt(b, "\\u%04x", c); break;
-		}
-		run = s + 1;
-	}
-	adac_line_put_n(b, run, (size_t)(s - run));
-	adac_line_put_n(b, "\"", 1);
-}
-
 static int flush_line(struct adac_line *b, struct adac_out *out, struct adac_error *err)
 {
 	if (b->nomem)
@@ -254,7 +226,7 @@ static void desc_line(struct adac_line *b, const struct desc *d, uint32_t id)
 	adac_line_put(b, d->kind == DESC_ASYNC ? "\"async\"" : d->kind == DESC_CLASSIC ? "\"classic\"" : "\"task\"");
 	if (d->kind == DESC_TASK) {
 		key(b, &f, "type");
-		put_str(b, d->type);
+		adac_line_json_str(b, d->type);
 		adac_line_put(b, "}");
 		return;
 	}
@@ -269,7 +241,7 @@ static void desc_line(struct adac_line *b, const struct desc *d, uint32_t id)
 		put_addr_or_null(b, d->resume);
 	} else {
 		key(b, &f, "state_machine_type");
-		put_str(b, d->type);
+		adac_line_json_str(b, d->type);
 	}
 	key(b, &f, "state");
 	if (d->has_state)
@@ -279,13 +251,13 @@ static void desc_line(struct adac_line *b, const struct desc *d, uint32_t id)
 	key(b, &f, "method_desc");
 	put_addr_or_null(b, d->method_desc);
 	key(b, &f, "method");
-	put_str(b, d->method);
+	adac_line_json_str(b, d->method);
 	if (d->kind == DESC_ASYNC) {
 		key(b, &f, "canonical_method");
-		put_str(b, d->canonical);
+		adac_line_json_str(b, d->canonical);
 	}
 	key(b, &f, "module");
-	put_str(b, d->module);
+	adac_line_json_str(b, d->module);
 	key(b, &f, "token");
 	if (d->token)
 		adac_line_u64(b, d->token);
@@ -309,7 +281,7 @@ static void desc_line(struct adac_line *b, const struct desc *d, uint32_t id)
 	else
 		adac_line_put(b, "null");
 	key(b, &f, "file");
-	put_str(b, d->has_source ? d->file : NULL);
+	adac_line_json_str(b, d->has_source ? d->file : NULL);
 	key(b, &f, "line");
 	if (d->has_source)
 		adac_line_u64(b, d->line);
@@ -320,7 +292,7 @@ static void desc_line(struct adac_line *b, const struct desc *d, uint32_t id)
 		put_addr_or_null(b, d->resume_md);
 	}
 	key(b, &f, "note");
-	put_str(b, d->note && d->note[0] ? d->note : NULL);
+	adac_line_json_str(b, d->note && d->note[0] ? d->note : NULL);
 	adac_line_put(b, "}");
 }
 
@@ -356,7 +328,7 @@ static int type_id(struct jsonl *j, const char *name, uint32_t *id, struct adac_
 		key(&j->pre, &f, "type");
 		adac_line_u64(&j->pre, *id);
 		key(&j->pre, &f, "name");
-		put_str(&j->pre, name);
+		adac_line_json_str(&j->pre, name);
 		adac_line_put(&j->pre, "}\n");
 	}
 	struct type_at *at = adac_addr_map_get(&j->type_ids, (uintptr_t)name, sizeof *at, NULL);
@@ -398,7 +370,7 @@ static int put_task(struct jsonl *j, struct adac_line *b, const struct adac_asyn
 		return -1;
 	if (d.has_flags) {
 		key(b, &f, "status");
-		put_str(b, adac_task_status(d.flags));
+		adac_line_json_str(b, adac_task_status(d.flags));
 		key(b, &f, "state_flags");
 		adac_line_u64(b, d.flags);
 	}
@@ -416,20 +388,20 @@ static int put_awaiting(struct jsonl *j, struct adac_line *b, const struct adac_
 	if (put_type(j, b, a->type, err))
 		return -1;
 	key(b, &f, "field");
-	put_str(b, a->via);
+	adac_line_json_str(b, a->via);
 	if (a->has_token) {
 		key(b, &f, "token");
 		adac_line_i64(b, a->token);
 	}
 	if (a->has_state_flags) {
 		key(b, &f, "status");
-		put_str(b, adac_task_status(a->state_flags));
+		adac_line_json_str(b, adac_task_status(a->state_flags));
 		key(b, &f, "state_flags");
 		adac_line_u64(b, a->state_flags);
 	}
 	if (a->leaf[0]) {
 		key(b, &f, "what");
-		put_str(b, a->leaf);
+		adac_line_json_str(b, a->leaf);
 	}
 	adac_line_put(b, "}");
 	return 0;
@@ -555,7 +527,7 @@ static int stack_line(struct jsonl *j, const struct adac_pending_stack *st, stru
 	adac_line_put(b, "]");
 	if (error) {
 		key(b, &f, "error");
-		put_str(b, error);
+		adac_line_json_str(b, error);
 	}
 	if (st->stack->cycle) {
 		key(b, &f, "cycle");
