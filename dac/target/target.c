@@ -232,8 +232,19 @@ static int64_t backend_read(struct adac_target *t, uint64_t addr, void *buf, siz
 static struct cache_slot *cache_fill(struct adac_target *t, uint64_t block, unsigned count, unsigned needed)
 {
 	static __thread uint8_t run[CACHE_RUN_MAX * CACHE_BLOCK];
-	size_t want = (size_t)count * CACHE_BLOCK;
-	size_t got = (size_t)backend_read(t, block, run, want);
+	size_t got = 0;
+	if (count > needed) {
+		/* Pages read ahead come only from the backend's own bytes (a core's, read_concurrent),
+		 * never from where it would go for missing ones (a module file, a symbol server): when
+		 * those do not hold the needed pages, the needed pages alone are read. */
+		t->stats.backend_reads++;
+		t->stats.backend_bytes += (size_t)count * CACHE_BLOCK;
+		got = t->ops->read_concurrent(t->impl, block, run, (size_t)count * CACHE_BLOCK);
+		if (got < (size_t)needed * CACHE_BLOCK)
+			count = needed;
+	}
+	if (count == needed)
+		got = (size_t)backend_read(t, block, run, (size_t)count * CACHE_BLOCK);
 	struct cache_slot *slot = NULL;
 	for (unsigned i = count; i-- > 0;) {
 		uint64_t b = block + (uint64_t)i * CACHE_BLOCK;
@@ -282,7 +293,8 @@ size_t adac_read_upto(struct adac_target *t, uint64_t addr, void *buf, size_t le
 			/* Gather the run of missing blocks that this read still needs, and those the backend
 			 * reads ahead. */
 			uint64_t last = (addr + len - 1) & ~(uint64_t)(CACHE_BLOCK - 1);
-			unsigned count = 1, needed, ahead = t->ops->read_ahead < CACHE_RUN_MAX ? t->ops->read_ahead : CACHE_RUN_MAX;
+			unsigned count = 1, needed,
+			         ahead = !t->ops->read_concurrent ? 0 : t->ops->read_ahead < CACHE_RUN_MAX ? t->ops->read_ahead : CACHE_RUN_MAX;
 			while (count < CACHE_RUN_MAX && block + (uint64_t)count * CACHE_BLOCK <= last &&
 			       !cache_find(t, block + (uint64_t)count * CACHE_BLOCK))
 				count++;

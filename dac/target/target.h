@@ -70,9 +70,10 @@ struct adac_target_ops {
 	 * each 4 KiB page (true of processes and cores): the cache remembers it per page. */
 	int64_t (*read)(void *impl, uint64_t addr, void *buf, size_t len, struct adac_error *err);
 
-	/* Optional (0: none). Bytes worth reading past a cache miss, in pages, for a backend that reads
-	 * in bulk for little more than a page (a core file: one pread for the blocks a walk of nearby
-	 * objects needs next, not one per page). */
+	/* Optional (0: none), with read_concurrent. Pages worth reading past a cache miss, for a
+	 * backend that reads in bulk for little more than a page (a core file: one pread for the blocks
+	 * a walk of nearby objects needs next, not one per page). They are read through
+	 * read_concurrent: only the backend's own bytes, never a file or a server it would go to. */
 	unsigned read_ahead;
 
 	/* Optional. As read, but safe on several threads at once, beside calls in progress (the heap
