@@ -211,7 +211,8 @@ static int download(const char *base, const char *key, const char *path, struct 
 	char url[ADAC_MAX_PATH_BYTES], tmp[ADAC_MAX_PATH_BYTES];
 	if (key_url(base, key, url, sizeof url, err))
 		return -1;
-	if (snprintf(tmp, sizeof tmp, "%s.partial.%ld", path, (long)getpid()) >= (int)sizeof tmp)
+	/* Per thread: a listing's helper threads may fetch the same file at once (each renames its own). */
+	if (snprintf(tmp, sizeof tmp, "%s.partial.%ld.%ld", path, (long)getpid(), (long)gettid()) >= (int)sizeof tmp)
 		return adac_fail(err, ADAC_E_LIMIT, 0, "path %s is longer than %zu bytes", path, sizeof tmp);
 	if (make_parents(path, err))
 		return -1;

@@ -292,6 +292,12 @@ int adac_symbols_find(struct adac_symbols *s, const struct adac_symbol_want *w, 
 	                 w->key ? "" : " (its identity is unknown: symbol servers not asked)");
 }
 
+void adac_symbols_adopt_found(struct adac_symbols *into, const struct adac_symbols *from)
+{
+	for (size_t i = 0; into && from && i < from->nfound; i++)
+		remember(into, from->found[i].name, &from->found[i].f);
+}
+
 void adac_symbols_each_found(const struct adac_symbols *s, adac_symbol_found_cb cb, void *ctx)
 {
 	for (size_t i = 0; s && i < s->nfound; i++)

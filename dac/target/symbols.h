@@ -55,6 +55,11 @@ struct adac_symbol_found {
 int adac_symbols_find(struct adac_symbols *s, const struct adac_symbol_want *w, struct adac_symbol_found *out,
                       struct adac_error *err);
 
+/* Adds the files `from` found to those `into` found (those it has not): what a second target over
+ * the same process found for it (a listing's helper threads, adac_target_reopen). Either may be
+ * NULL. */
+void adac_symbols_adopt_found(struct adac_symbols *into, const struct adac_symbols *from);
+
 /* Every file found so far, in order (a file found twice is listed once). s may be NULL. */
 typedef void (*adac_symbol_found_cb)(void *ctx, const char *name, const struct adac_symbol_found *f);
 void adac_symbols_each_found(const struct adac_symbols *s, adac_symbol_found_cb cb, void *ctx);

@@ -12,6 +12,7 @@
 #include "async/resolved_chain.h"
 #include "base/arena.h"
 #include "runtime/runtime.h"
+#include "target/symbols.h"
 #include "target/target.h"
 
 #define BATCH_STACKS 128u   /* stacks of a batch at most, with helpers (without: one) */
@@ -332,6 +333,8 @@ void adac_pending_batches_free(struct adac_pending_batches *b)
 	free(b->ring);
 	for (unsigned k = 0; k < b->nhelpers; k++) {
 		struct helper *h = &b->helper[k];
+		/* What it found through the symbol path is the listing's too (the front end says it). */
+		adac_symbols_adopt_found(adac_target_symbols(b->p->rt->t), adac_target_symbols(h->t));
 		adac_frame_cache_free(h->r.frames);
 		adac_classic_cache_free(h->r.classic);
 		if (h->r.rt)

@@ -276,6 +276,18 @@ def check_stores(s, cores, moved, debug_dir, tmp):
     t.check_eq(notes(err), [note("nested.pdb", os.path.join(cache, pdb_key), f"cache of symbol server {server.url}")],
                "HTTP store, again: from the cache")
     t.check_eq(server.asked, ["/" + pdb_key], "HTTP store, again: no new request")
+    # The listing's helper threads (each with its own target) may fetch the same file at once into
+    # a fresh cache: the same listing, the file downloaded whole once or more, and noted once.
+    fresh = os.path.join(tmp, "cache-helpers")
+    rc, out, err = cli(PS + [cores["full"], "--symbol-path", f"srv*{fresh}*{server.url}"],
+                       env={"ASYNCDAC_LIST_HELPERS": "3"})
+    check_chain(rc, out, err, s, None, "HTTP store, 3 list helpers")
+    got = notes(err)
+    t.check(len(got) == 1 and got[0] in (note("nested.pdb", os.path.join(fresh, pdb_key), f"{how}symbol server {server.url}")
+                                         for how in ("", "cache of ")),
+            f"HTTP store, 3 list helpers: one note for nested.pdb: {got}")
+    t.check_eq(sorted(f for f in os.listdir(os.path.dirname(os.path.join(fresh, pdb_key)))), ["nested.pdb"],
+               "HTTP store, 3 list helpers: no partial download left")
 
     # createdump with heap: the modules' headers say their identity; the bodies come from the server.
     rc, out, err = cli(PS + [cores["heap"], "--symbol-path", spec])
