@@ -192,17 +192,31 @@ static void set_unique_pc(struct pcs *p, json_t *e)
 
 /* ---- async frames ---- */
 
-static json_t *async_entry(const struct adac_async_frame *f)
+/* The pc an async frame is shown at: its DiagnosticIP, else its resume stub. */
+static uint64_t async_pc(const struct adac_async_frame *f)
 {
-	char where[ADAC_FRAME_WHERE_MAX], text[ADAC_FRAME_WHERE_MAX + TEXT_MAX];
+	return f->cont.diagnostic_ip ? f->cont.diagnostic_ip : f->cont.resume;
+}
+
+/* What the debugger shows for an async frame: "<module>`<method> + 0x<offset><where> [async]". */
+#define DISPLAY_MAX (ADAC_FRAME_WHERE_MAX + TEXT_MAX)
+static void async_display(const struct adac_async_frame *f, char text[DISPLAY_MAX])
+{
+	char where[ADAC_FRAME_WHERE_MAX];
 	adac_frame_where(f->has_source, f->file, f->line, f->has_il, f->il_offset, where, sizeof where);
 	if (f->method)
-		snprintf(text, sizeof text, "%s`%s + 0x%llx%s [async]", f->module ? f->module : "?", f->method,
+		snprintf(text, DISPLAY_MAX, "%s`%s + 0x%llx%s [async]", f->module ? f->module : "?", f->method,
 		         (unsigned long long)(f->has_code ? f->code.offset : 0), where);
 	else
-		snprintf(text, sizeof text, "<unknown method>%s [async]", where);
+		snprintf(text, DISPLAY_MAX, "<unknown method>%s [async]", where);
+}
+
+static json_t *async_entry(const struct adac_async_frame *f)
+{
+	char text[DISPLAY_MAX];
+	async_display(f, text);
 	json_t *e = json_object();
-	json_object_set_new(e, "pc", json_integer((json_int_t)(f->cont.diagnostic_ip ? f->cont.diagnostic_ip : f->cont.resume)));
+	json_object_set_new(e, "pc", json_integer((json_int_t)async_pc(f)));
 	json_object_set_new(e, "function", json_string(f->method ? f->method : "<unknown method>"));
 	json_object_set_new(e, "display", json_string(text));
 	json_object_set_new(e, "kind", json_string("async"));
@@ -385,15 +399,10 @@ static bool same_text(const struct entry_slot *e, const void *t) { return strcmp
 /* An async frame's entry as JSON: {"pc":..,"function":..,"display":..,"kind":"async"}. */
 static void entry_text(const struct adac_async_frame *f, struct adac_line *b)
 {
-	char where[ADAC_FRAME_WHERE_MAX], text[ADAC_FRAME_WHERE_MAX + TEXT_MAX];
-	adac_frame_where(f->has_source, f->file, f->line, f->has_il, f->il_offset, where, sizeof where);
-	if (f->method)
-		snprintf(text, sizeof text, "%s`%s + 0x%llx%s [async]", f->module ? f->module : "?", f->method,
-		         (unsigned long long)(f->has_code ? f->code.offset : 0), where);
-	else
-		snprintf(text, sizeof text, "<unknown method>%s [async]", where);
+	char text[DISPLAY_MAX];
+	async_display(f, text);
 	adac_line_put(b, "{\"pc\":");
-	adac_line_u64(b, f->cont.diagnostic_ip ? f->cont.diagnostic_ip : f->cont.resume);
+	adac_line_u64(b, async_pc(f));
 	adac_line_put(b, ",\"function\":");
 	adac_line_json_str(b, f->method ? f->method : "<unknown method>");
 	adac_line_put(b, ",\"display\":");
@@ -406,7 +415,7 @@ static uint32_t entry_id(struct entries *t, const struct adac_async_frame *f)
 {
 	struct entry_key k;
 	memset(&k, 0, sizeof k); /* (padding too: keys are compared whole) */
-	k.pc = f->cont.diagnostic_ip ? f->cont.diagnostic_ip : f->cont.resume;
+	k.pc = async_pc(f);
 	k.offset = f->has_code ? f->code.offset : 0;
 	k.method = f->method;
 	k.module = f->module;
@@ -494,7 +503,7 @@ int adac_debugger_chains(struct adac_runtime *rt, char **json, struct adac_error
 			adac_line_put(&threads, ",\"");
 			adac_line_addr(&threads, f->cont.addr);
 			adac_line_put(&threads, "\",");
-			adac_line_u64(&threads, unique_pc(&pcs, f->cont.diagnostic_ip ? f->cont.diagnostic_ip : f->cont.resume));
+			adac_line_u64(&threads, unique_pc(&pcs, async_pc(f)));
 			adac_line_put(&threads, "]");
 		}
 		pcs_free(&pcs);
