@@ -27,7 +27,8 @@ LLDB 22.1.8 constraints that shape it (measured, see plugin/lldb/README.md):
     API mutex, made while another thread holds that mutex and waits for the same frame list,
     deadlocks (the event thread printing a stop vs. a command): every SB call made while building
     frames is done under SBTarget.GetAPIMutex().try_lock(), and without the lock the thread gets
-    LLDB's own frames for this stop (the plugin's `bt` rebuilds them);
+    LLDB's own frames for this stop (they are not made again: dropping a thread's frames means
+    removing the provider, which LLDB's event thread races, and LLDB crashed);
   * SB calls on a provider's input frames are safe only in the provider's first call: everything
     is read then, later calls only look up what was computed; and when reading them runs another
     provider for the same thread (LLDB wraps threads once an OS plugin is loaded for a process it
@@ -57,7 +58,6 @@ class _State(object):
         self.lock = threading.Lock()
         self.mutexes = {}           # (debugger id, target id) -> SBMutex: the target's API mutex
         self.chains = {}            # (debugger id, target id) -> (stop id, {tid: (table, frames)}, threads)
-        self.degraded = set()       # (debugger id, target id): a thread got LLDB's frames, for want of the lock
         self.providers = set()      # (debugger id, target id) with a provider class (see _provider_class)
         self.runtimes = {}          # (debugger id, target id) -> (stop id, whether C found a .NET runtime
                                     # at the last stop it was asked at, the target's number of modules then)
@@ -240,7 +240,8 @@ def _applies(key, thread):
     Nor while another thread holds the API lock (a step's stops, built while its command holds
     the target): the provider could make no SB call and would pass LLDB's frames through, which
     costs the same unwinding of every frame; a stepped instruction in a .NET process 22 frames deep
-    took 6 to 8 ms instead of 3 to 5. The plugin's `bt` builds such a thread's frames again."""
+    took 6 to 8 ms instead of 3 to 5. The stop the step ends at still shows the provider's frames
+    once the command is over (`bt` after `thread step-inst-over`: test lldb.frames.break.launch)."""
     with _state.lock:
         known, target = _state.runtimes.get(key), _state.targets.get(key)
     if known is not None and not known[1] and target is not None and target.GetNumModules() == known[2]:
@@ -249,8 +250,6 @@ def _applies(key, thread):
     if mutex is None:
         return True
     if not mutex.try_lock():
-        with _state.lock:
-            _state.degraded.add(key)
         return False
     try:
         return True if known is not None and known[1] else _runtime_here(key, thread.GetProcess())
@@ -269,22 +268,6 @@ def register(target):
     error = lldb.SBError()
     pid = target.RegisterScriptedFrameProvider(_provider_class(key), lldb.SBStructuredData(), error)
     return pid if error.Success() else 0
-
-
-def rebuild(target):
-    """Drops the frames LLDB keeps for target's threads when one of them got LLDB's own frames for
-    want of the API lock (the provider could not run then), so that they are built again with the
-    provider. Called by the plugin's `bt`, outside any frame building. True when it dropped them."""
-    if not target.IsValid():
-        return False
-    key = _key(target)
-    with _state.lock:
-        if key not in _state.degraded:
-            return False
-        _state.degraded.discard(key)
-    # Registering the same provider again changes nothing; removing it drops every thread's frames.
-    target.RemoveScriptedFrameProvider(register(target))
-    return register(target) != 0
 
 
 def _mutex(key):
@@ -473,9 +456,6 @@ class AsyncFrameProvider(ScriptedFrameProvider):
         if mutex is None or not mutex.try_lock():
             # Another thread holds the API lock and may be waiting for this thread's frames: no SB
             # call is safe. LLDB's own frames this time.
-            if mutex is not None:
-                with _state.lock:
-                    _state.degraded.add(self.key)
             return False
         try:
             return self._plan()

@@ -72,9 +72,6 @@ static void append_arg(char *line, size_t *len, const char *arg)
 
 int adac_lldb_bt(struct adac_lldb_cmd *cmd, char **args)
 {
-	/* Frames LLDB built without asyncdac's provider (it could not take the target's lock then, see
-	 * asyncdac_lldb.py) are built again now. */
-	adac_lldb_cmd_run_quiet(cmd, "script _ = asyncdac_lldb.rebuild(lldb.debugger.GetSelectedTarget())");
 	if (args && args[0] && strcmp(args[0], "async") == 0) {
 		if (!adac_command_find("bt")) {
 			adac_lldb_cmd_error(cmd, "'async bt' is not available yet");

@@ -220,13 +220,6 @@ int adac_lldb_cmd_forward(adac_lldb_cmd *cmd, const char *command_line)
 	return cmd->result->Succeeded() ? 0 : -1;
 }
 
-int adac_lldb_cmd_run_quiet(adac_lldb_cmd *cmd, const char *command_line)
-{
-	lldb::SBCommandReturnObject result;
-	cmd->debugger.GetCommandInterpreter().HandleCommand(command_line, result, false);
-	return result.Succeeded() ? 0 : -1;
-}
-
 size_t adac_lldb_cmd_setting(adac_lldb_cmd *cmd, const char *name, char *buf, size_t size)
 {
 	if (size == 0)

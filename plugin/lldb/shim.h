@@ -30,10 +30,6 @@ void adac_lldb_cmd_error(struct adac_lldb_cmd *cmd, const char *msg);
  * output, error text and status become ours unchanged. Returns 0 when it succeeded, else -1. */
 int adac_lldb_cmd_forward(struct adac_lldb_cmd *cmd, const char *command_line);
 
-/* Runs command_line through the command interpreter into a result of its own, dropped: 0 when it
- * succeeded, else -1. */
-int adac_lldb_cmd_run_quiet(struct adac_lldb_cmd *cmd, const char *command_line);
-
 /* The value of a string setting ("" when unset) into buf (truncated); returns its length. */
 size_t adac_lldb_cmd_setting(struct adac_lldb_cmd *cmd, const char *name, char *buf, size_t size);
 
