@@ -34,7 +34,7 @@ foreach(case running:core running:live segv:launch break:launch nested:core nest
   add_adac_test(lldb.frames.${_name} integration/test_lldb_frames.py ${_args})
   list(APPEND _lldb_dotnet_tests lldb.frames.${_name})
 endforeach()
-foreach(mode core live)
+foreach(mode core live step)
   add_adac_test(lldb.dap.${mode} integration/test_lldb_dap.py ${mode})
   list(APPEND _lldb_dotnet_tests lldb.dap.${mode})
 endforeach()

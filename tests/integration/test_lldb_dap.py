@@ -4,6 +4,8 @@ shown as threads (initCommands), configurationDone, threads, stackTrace, scopes,
 
     test_lldb_dap.py core    createdump cores of the running and nested samples
     test_lldb_dap.py live    the same samples, attached by pid
+    test_lldb_dap.py step    the running sample launched by lldb-dap, stopped by Debugger.Break,
+                             then stepped by instruction as an IDE's "step over" does
 
 Checked, exactly:
   - threads: the process's threads, plus one per pending chain named
@@ -15,6 +17,8 @@ Checked, exactly:
   - evaluate on an async frame (watch, hover and repl contexts) gives the awaited local's value;
     with the plugin's symbol file loaded (stopCommands), structs, objects, enums and arrays of
     references typed from it, their fields and elements as the value's variables.
+  - after steps (lldb-dap's `next`, instruction granularity): the stopped thread's stackTrace
+    still has the async frames after the dispatch loop, and evaluate on them still answers.
 A live process is attached with stopOnEntry (else lldb-dap may let it run after the attach).
 """
 import os
@@ -60,7 +64,6 @@ def lldb_frames(target, tid):
 
 
 def check_running(target, tid):
-    exp = b.expected("running")["running"]
     want = lldb_frames(target, tid)
     dap = session(target)
     try:
@@ -72,27 +75,69 @@ def check_running(target, tid):
         made = [(pc, name) for pc, name in want if ".dll`" in name]
         t.check_eq([g for g in got if ".dll`" in g[1]], made, "managed and async frames: lldb-dap vs thread backtrace")
         t.check_eq([pc for pc, _ in got], [pc for pc, _ in want], "frame pcs: lldb-dap vs thread backtrace")
-        names = [f["name"] for f in frames]
-        first = next((i for i, n in enumerate(names) if n.endswith(" [async]")), None)
-        if t.check(first is not None and first >= 2, f"async frames in the stack trace: {names}"):
-            t.check(re.search(r"DispatchContinuations\(\) \+ 0x[0-9a-f]+$", names[first - 1]) and
-                    frames[first - 1].get("presentationHint") == "subtle",
-                    f"the dispatch loop before the async frames, subtle: {frames[first - 1]}")
-            t.check(re.search(r"IL_STUB_AsyncResume", names[first - 2]) and frames[first - 2].get("presentationHint") == "subtle",
-                    f"the resume stub before it, subtle: {frames[first - 2]}")
-            t.check_eq([int(x) for x in re.findall(r"at Program\.cs:(\d+) \[async\]", " ".join(names))],
-                       [f["await_line"] for f in exp["dispatcher_frames"]], "await lines of the async frames")
-            middle, top = frames[first]["id"], frames[first + 1]["id"]
-            for ctx in ("watch", "hover", "repl"):
-                r = dap.evaluate("midLocal", middle, ctx)
-                t.check(r.get("success") and r["body"]["result"] in ("909", "(long) $0 = 909", "(long) $1 = 909",
-                                                                      "(long) $2 = 909"),
-                        f"evaluate midLocal ({ctx}) on RunMiddle: {r}")
-            r = dap.evaluate("topLocal", top, "watch")
-            t.check_eq(r.get("body", {}).get("result"), 'u"top-running"', "evaluate topLocal (watch) on RunTop")
+        check_async_frames(dap, frames, "parked")
     except DapError as e:
         t.fail(f"lldb-dap: {e}\n{dap.dump()}")
     finally:
+        dap.close()
+
+
+def check_async_frames(dap, frames, what):
+    """The running sample's async frames in a stackTrace: right after the dispatch loop, at the
+    await lines, and evaluate of their locals."""
+    exp = b.expected("running")["running"]
+    names = [f["name"] for f in frames]
+    first = next((i for i, n in enumerate(names) if n.endswith(" [async]")), None)
+    if not t.check(first is not None and first >= 2, f"{what}: async frames in the stack trace: {names}"):
+        return
+    t.check(re.search(r"DispatchContinuations\(\) \+ 0x[0-9a-f]+$", names[first - 1]) and
+            frames[first - 1].get("presentationHint") == "subtle",
+            f"{what}: the dispatch loop before the async frames, subtle: {frames[first - 1]}")
+    t.check(re.search(r"IL_STUB_AsyncResume", names[first - 2]) and frames[first - 2].get("presentationHint") == "subtle",
+            f"{what}: the resume stub before it, subtle: {frames[first - 2]}")
+    t.check_eq([(m, int(line)) for m, line in re.findall(r"RunningApp\.(\w+)\(\)(?: \+ 0x[0-9a-f]+)? at Program\.cs:(\d+) \[async\]",
+                                                        " ".join(names))],
+               [(f["method"], f["await_line"]) for f in exp["dispatcher_frames"]],
+               f"{what}: methods and await lines of the async frames")
+    middle, top = frames[first]["id"], frames[first + 1]["id"]
+    for ctx in ("watch", "hover", "repl"):
+        r = dap.evaluate("midLocal", middle, ctx)
+        t.check(r.get("success") and re.fullmatch(r"909|\(long\) \$\d+ = 909", r["body"]["result"]),
+                f"{what}: evaluate midLocal ({ctx}) on RunMiddle: {r}")
+    r = dap.evaluate("topLocal", top, "watch")
+    t.check_eq(r.get("body", {}).get("result"), 'u"top-running"', f"{what}: evaluate topLocal (watch) on RunTop")
+
+
+def check_step():
+    """lldb-dap launches the running sample in mode break (Debugger.Break: SIGTRAP in libcoreclr,
+    under StopHere), then steps three instructions over as an IDE does; each stop's stackTrace
+    has the async frames."""
+    d = t.dotnet_env()
+    app = os.path.join(d["DN_APPS"], "11", "Debug", "running", "running.dll")
+    dap = DapClient([LLDB_DAP], timeout=120)
+    try:
+        dap.initialize()
+        dap.launch({"program": d["DN_HOST"], "args": [d["DN_RUNTIME11"], app, "--mode", "break"],
+                    "initCommands": INIT})
+        stop = dap.wait_event("stopped")["body"]
+        tid = stop.get("threadId")
+        t.check_eq(stop.get("reason"), "exception", f"the first stop (Debugger.Break's SIGTRAP): {stop}")
+        check_async_frames(dap, dap.stack(tid), "at Debugger.Break")
+        for i in range(3):
+            dap.request("next", {"threadId": tid, "granularity": "instruction"})
+            stop = dap.wait_event("stopped")["body"]
+            t.check_eq((stop.get("reason"), stop.get("threadId")), ("step", tid), f"stop after step {i + 1}")
+        frames = dap.stack(tid)
+        t.check(re.search(r"Debugger\.Break\(\)", " ".join(f["name"] for f in frames[:3])),
+                f"after the steps: still under Debugger.Break: {[f['name'] for f in frames[:4]]}")
+        check_async_frames(dap, frames, "after three steps")
+    except DapError as e:
+        t.fail(f"lldb-dap: {e}\n{dap.dump()}")
+    finally:
+        try:
+            dap.wait_response(dap.send("disconnect", {"terminateDebuggee": True}), timeout=20)
+        except (DapError, OSError):
+            pass
         dap.close()
 
 
@@ -160,6 +205,9 @@ def check_nested(target):
 
 def main():
     mode = sys.argv[1] if len(sys.argv) > 1 else "core"
+    if mode == "step":
+        check_step()
+        t.finish()
     tmp = t.tmpdir()
     for scenario in ("running", "nested"):
         s = b.sample(scenario, "Debug")

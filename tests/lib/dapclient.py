@@ -134,6 +134,16 @@ class DapClient:
             raise DapError(f"attach failed: {resp.get('message')} {json.dumps(resp.get('body'))}")
         return resp
 
+    def launch(self, arguments, timeout=None):
+        """launch, the same sequence as attach."""
+        seq = self.send("launch", arguments)
+        self.wait_event("initialized", timeout)
+        self.request("configurationDone", timeout=timeout)
+        resp = self.wait_response(seq, timeout)
+        if not resp.get("success"):
+            raise DapError(f"launch failed: {resp.get('message')} {json.dumps(resp.get('body'))}")
+        return resp
+
     def threads(self):
         return self.request("threads")["body"]["threads"]
 
