@@ -281,11 +281,20 @@ def register(target):
 
 # How long a debugger in asynchronous mode waits for the target's API lock before building a stop's
 # frames without asyncdac (s). Who holds it then is mostly a request that returns at once: lldb-dap's
-# `next` resuming the process, while the step's stop is built (without waiting, its stack trace had
-# LLDB's frames in 17 runs of 60 on a loaded machine; waited for, in none of 40, the lock free within
-# 12 ms). Else one that waits for this very thread (the process resuming): the wait ends that, and a
-# step then takes 100 ms more (4 steps of 48 in the interactive command line, measured).
-_ASYNC_LOCK_WAIT = 0.1
+# `next` resuming the process while the step's stop is built (without waiting, lldb-dap's stack trace
+# after three steps had LLDB's frames in 4 runs of 40 on a loaded machine; waiting, in none). Else one
+# that waits for this very thread (the process resuming): the wait ends that, the step that much
+# longer (waiting up to 100 ms, 3 steps of 120 took over 100 ms; up to 20 ms, none over 35 ms).
+# `scripts/bench steps` measures both against ASYNCDAC_ASYNC_LOCK_WAIT_MS=0 (0 to 1000, default 20).
+def _lock_wait():
+    try:
+        ms = int(os.environ.get("ASYNCDAC_ASYNC_LOCK_WAIT_MS", "20"))
+    except ValueError:
+        ms = 20
+    return min(max(ms, 0), 1000) / 1000.0
+
+
+_ASYNC_LOCK_WAIT = _lock_wait()
 
 
 def _take(mutex, key):
@@ -294,6 +303,8 @@ def _take(mutex, key):
     a step's stops). False without it."""
     if mutex.try_lock():
         return True
+    if _ASYNC_LOCK_WAIT <= 0:
+        return False
     debugger = lldb.SBDebugger.FindDebuggerWithID(key[0])
     if not debugger.IsValid() or not debugger.GetAsync():
         return False
