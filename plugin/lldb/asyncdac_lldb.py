@@ -82,12 +82,7 @@ def _trace(*what):
     """A line on stderr under ASYNCDAC_DEBUG=1, for diagnosing the adapter itself."""
     if _DEBUG:
         import sys
-        try:  # LLDB's name of the thread (intern-state, dbg.evt-handler...)
-            with open("/proc/self/task/%d/comm" % threading.get_native_id()) as f:
-                name = f.read().strip()
-        except OSError:
-            name = "?"
-        print("asyncdac_lldb: [%s]" % name, *what, file=sys.stderr, flush=True)
+        print("asyncdac_lldb: [%s]" % _thread_name(), *what, file=sys.stderr, flush=True)
 
 
 # ---- the C library ----------------------------------------------------------------------------
@@ -279,13 +274,15 @@ def register(target):
     return pid if error.Success() else 0
 
 
-# How long a debugger in asynchronous mode waits for the target's API lock before building a stop's
-# frames without asyncdac (s). Who holds it then is mostly a request that returns at once: lldb-dap's
-# `next` resuming the process while the step's stop is built (without waiting, lldb-dap's stack trace
-# after three steps had LLDB's frames in 4 runs of 40 on a loaded machine; waiting, in none). Else one
-# that waits for this very thread (the process resuming): the wait ends that, the step that much
-# longer (waiting up to 100 ms, 3 steps of 120 took over 100 ms; up to 20 ms, none over 35 ms).
-# `scripts/bench steps` measures both against ASYNCDAC_ASYNC_LOCK_WAIT_MS=0 (0 to 1000, default 20).
+# How long LLDB's private state thread (intern-state: it builds a step's stops) waits for the target's
+# API lock, in a debugger in asynchronous mode, before building a stop's frames without asyncdac (s).
+# Who holds it then is mostly a request that returns at once: lldb-dap's `next` resuming the process
+# (without waiting, lldb-dap's stack trace after three steps had LLDB's frames in 5 runs of 80 on a
+# loaded machine; waiting, in none). Else one that waits for this very thread: the wait ends that,
+# the step that much longer (waiting up to 100 ms, 3 steps of 120 took over 100 ms; up to 20 ms,
+# none over 35 ms). Other threads do not wait: there the holder was mostly waiting for them (the
+# event thread vs. a command), and a later stop took 4 to 7 ms more (`scripts/bench lldb`).
+# `scripts/bench steps` measures the wait against ASYNCDAC_ASYNC_LOCK_WAIT_MS=0 (0 to 1000, default 20).
 def _lock_wait():
     try:
         ms = int(os.environ.get("ASYNCDAC_ASYNC_LOCK_WAIT_MS", "20"))
@@ -297,13 +294,22 @@ def _lock_wait():
 _ASYNC_LOCK_WAIT = _lock_wait()
 
 
+def _thread_name():
+    """LLDB's name of the calling thread (intern-state, dbg.evt-handler, ...)."""
+    try:
+        with open("/proc/self/task/%d/comm" % threading.get_native_id()) as f:
+            return f.read().strip()
+    except OSError:
+        return "?"
+
+
 def _take(mutex, key):
-    """Takes the target's API lock if it is free; in a debugger in asynchronous mode, waits for it up
-    to _ASYNC_LOCK_WAIT (in synchronous mode a command holds it for as long as the process runs:
-    a step's stops). False without it."""
+    """Takes the target's API lock if it is free; on LLDB's private state thread, in a debugger in
+    asynchronous mode, waits for it up to _ASYNC_LOCK_WAIT (in synchronous mode a command holds it
+    for as long as the process runs: a step's stops). False without it."""
     if mutex.try_lock():
         return True
-    if _ASYNC_LOCK_WAIT <= 0:
+    if _ASYNC_LOCK_WAIT <= 0 or _thread_name() != "intern-state":
         return False
     debugger = lldb.SBDebugger.FindDebuggerWithID(key[0])
     if not debugger.IsValid() or not debugger.GetAsync():
