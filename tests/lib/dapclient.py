@@ -123,26 +123,22 @@ class DapClient:
                                            "columnsStartAt1": True, "pathFormat": "path",
                                            "supportsVariableType": True})
 
-    def attach(self, arguments, timeout=None):
-        """attach, then configurationDone once lldb-dap is initialized (lldb-dap answers the attach
-        after that, as VS Code expects); returns the attach response."""
-        seq = self.send("attach", arguments)
+    def start(self, command, arguments, timeout=None):
+        """attach or launch, then configurationDone once lldb-dap is initialized (lldb-dap answers
+        the request after that, as VS Code expects); returns the request's response."""
+        seq = self.send(command, arguments)
         self.wait_event("initialized", timeout)
         self.request("configurationDone", timeout=timeout)
         resp = self.wait_response(seq, timeout)
         if not resp.get("success"):
-            raise DapError(f"attach failed: {resp.get('message')} {json.dumps(resp.get('body'))}")
+            raise DapError(f"{command} failed: {resp.get('message')} {json.dumps(resp.get('body'))}")
         return resp
 
+    def attach(self, arguments, timeout=None):
+        return self.start("attach", arguments, timeout)
+
     def launch(self, arguments, timeout=None):
-        """launch, the same sequence as attach."""
-        seq = self.send("launch", arguments)
-        self.wait_event("initialized", timeout)
-        self.request("configurationDone", timeout=timeout)
-        resp = self.wait_response(seq, timeout)
-        if not resp.get("success"):
-            raise DapError(f"launch failed: {resp.get('message')} {json.dumps(resp.get('body'))}")
-        return resp
+        return self.start("launch", arguments, timeout)
 
     def threads(self):
         return self.request("threads")["body"]["threads"]
