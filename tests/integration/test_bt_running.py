@@ -31,6 +31,10 @@ import adactest as t  # noqa: E402
 import btsamples as b  # noqa: E402
 from btsamples import h  # noqa: E402
 
+# What LLDB prints for a `thread select` after the stop-event lines (which lldb_output drops): the
+# frame's function and its disassembly.
+SELECTION_DISASSEMBLY = re.compile(r"\s*([^\n`]+`[^\n]*:\n)?((->  |    )0x[0-9a-f]+ <\+\d+>: .*\n)*\s*")
+
 CRASH_MODES = ("segv", "failfast", "throw")
 # What the crashed thread's line says (targets/dotnet/running/Program.cs): the signal the runtime
 # aborts with, and the exception the runtime recorded as the thread's last thrown object.
@@ -204,7 +208,12 @@ def main():
                 text = b.lldb_output(out, cmd)
                 text = text[text.find("{\n"):]  # LLDB may print the selection's frame after the next command's echo
                 try:
-                    t.check_eq(b.document(text, "bt"), j, f"{name}: lldb {cmd} equals the selected thread's")
+                    # ... or after the document: its stop-event lines go (lldb_output), its
+                    # disassembly stays, and nothing else may follow.
+                    end = json.JSONDecoder().raw_decode(text)[1]
+                    t.check(SELECTION_DISASSEMBLY.fullmatch(text[end:]),
+                            f"{name}: lldb {cmd}: after the document, only the selection's print: {text[end:]!r}")
+                    t.check_eq(b.document(text[:end], "bt"), j, f"{name}: lldb {cmd} equals the selected thread's")
                 except ValueError as e:
                     t.fail(f"{name}: lldb {cmd}: not JSON: {e}:\n{out}")
     finally:
