@@ -1,4 +1,6 @@
 /* gc_heap.c - GC contract: heaps, generation tables, regions/segments, allocation contexts, and
+
+
  * the object walk over them (block reads, cached MethodTable sizes). See gc_heap.h. */
 #include "runtime/gc_heap.h"
 
@@ -17,6 +19,11 @@
 #include "runtime/runtime.h"
 #include "runtime/threads.h"
 #include "target/target.h"
+
+/* Bytes ahead of an object that the walk asks the CPU to fetch: where it reads the target in place
+ * (a mapped core), each object's size depends on the one before, and without this every object
+ * waits for memory. */
+#define PREFETCH_AHEAD 1024u
 
 /* Every field the GC walk reads. Width 8 on pointer fields is patched to the target's pointer
  * size at resolution. Flavour-specific fields are optional here and demanded by need() once the
@@ -732,6 +739,15 @@ struct walk {
 	uint32_t header;     /* bytes needed to size an object: MT and the component count */
 	bool split;          /* parts run at once: the shared state (s->mts, the target) under s->lock */
 	atomic_bool stop;    /* a callback stopped the walk, or a part failed for good */
+	struct walk_part *parts;
+	unsigned nparts;
+	atomic_uint next;    /* the next part a thread claims */
+};
+
+/* A thread of the walk: it claims parts in order until none is left, with its read buffer. */
+struct walk_thread {
+	struct walk *w;
+	uint8_t *window;     /* ADAC_GC_READ_BLOCK bytes */
 };
 
 struct walk_part {
@@ -739,8 +755,9 @@ struct walk_part {
 	void *ctx;                      /* the callback's context for this part */
 	size_t first, end;              /* its regions: [first, end) */
 	uint8_t *window;                /* ADAC_GC_READ_BLOCK bytes */
-	uint64_t win_base;              /* target address of window[0] */
-	size_t win_len;                 /* bytes valid in the window */
+	const uint8_t *win;             /* the bytes at win_base: the window, or the target's in place */
+	uint64_t win_base;              /* target address of win[0] */
+	size_t win_len;                 /* bytes valid at win */
 	struct adac_addr_map mts;       /* split: the MT entries this part met, copied from s->mts */
 	struct adac_gc_walk_report rep; /* this part's counts and region errors */
 	size_t cap_errors;
@@ -797,6 +814,17 @@ static int window_at(struct walk_part *p, uint64_t addr, uint64_t end, size_t ne
 {
 	if (addr >= p->win_base && addr + need <= p->win_base + p->win_len)
 		return 0;
+	size_t in_place;
+	const uint8_t *v = adac_target_view(p->w->rt->t, addr, &in_place);
+	if (v && in_place >= need) {
+		/* Read where the target holds it (a mapped core): no copy, up to the region's end. */
+		p->win = v;
+		p->win_base = addr;
+		p->win_len = in_place < end - addr ? in_place : (size_t)(end - addr);
+		p->rep.bytes_read += p->win_len;
+		return 0;
+	}
+	p->win = p->window;
 	uint64_t want = end - addr;
 	if (want > ADAC_GC_READ_BLOCK)
 		want = ADAC_GC_READ_BLOCK;
@@ -868,7 +896,9 @@ static int walk_region(struct walk_part *part, const struct adac_gc_region *r, u
 			                 (unsigned long long)obj, (unsigned long long)(r->end - obj), (unsigned long long)r->end);
 		if (window_at(part, obj, r->end, w->header, err))
 			return -1;
-		const uint8_t *p = part->window + (obj - part->win_base);
+		const uint8_t *p = part->win + (obj - part->win_base);
+		if (obj - part->win_base + PREFETCH_AHEAD < part->win_len)
+			__builtin_prefetch(p + PREFETCH_AHEAD);
 		uint64_t mt = adac_object_mt_of(w->s->object, get_ptr(p, w->s->object->mt_offset, ps));
 		if (mt == 0)
 			return adac_fail(err, ADAC_E_CORRUPT, obj, "object 0x%llx has a null MethodTable", (unsigned long long)obj);
@@ -923,9 +953,8 @@ static int walk_region(struct walk_part *part, const struct adac_gc_region *r, u
 }
 
 /* Walks the part's regions, keeping each region's failure in its report. */
-static void *walk_part(void *arg)
+static void walk_part(struct walk_part *p)
 {
-	struct walk_part *p = arg;
 	struct walk *w = p->w;
 	for (size_t i = p->first; i < p->end; i++) {
 		const struct adac_gc_region *reg = &w->info->regions[i];
@@ -953,6 +982,18 @@ static void *walk_part(void *arg)
 			break;
 		}
 		p->rep.errors[p->rep.error_count++] = (struct adac_gc_region_error){reg, objects, rerr};
+	}
+}
+
+/* Parts are more than threads, and claimed as threads get free: a part with more of what the
+ * callback keeps (the continuations of a scan) takes longer than its bytes say. */
+static void *walk_thread(void *arg)
+{
+	struct walk_thread *t = arg;
+	struct walk *w = t->w;
+	for (unsigned k; !atomic_load(&w->stop) && (k = atomic_fetch_add(&w->next, 1)) < w->nparts;) {
+		w->parts[k].window = t->window;
+		walk_part(&w->parts[k]);
 	}
 	return NULL;
 }
@@ -1012,7 +1053,7 @@ unsigned adac_gc_walk_parts(struct adac_runtime *rt)
 	unsigned asked;
 	if (adac_env_count("ASYNCDAC_HEAP_PARTS", 1, ADAC_GC_WALK_MAX_PARTS, &asked))
 		return asked;
-	uint64_t parts = adac_cpus();
+	uint64_t parts = adac_cpus() < 2 ? 1 : (uint64_t)adac_cpus() * ADAC_GC_WALK_PARTS_PER_CPU;
 	uint64_t bytes = adac_gc_heap_bytes(info);
 	if (parts > bytes / ADAC_GC_WALK_PART_BYTES)
 		parts = bytes / ADAC_GC_WALK_PART_BYTES;
@@ -1047,39 +1088,44 @@ int adac_gc_walk_split(struct adac_runtime *rt, unsigned parts, adac_gc_object_c
 		parts = 1;
 	if (parts > ADAC_GC_WALK_MAX_PARTS)
 		parts = ADAC_GC_WALK_MAX_PARTS;
-	struct walk w = {.rt = rt, .s = s, .info = info, .cb = cb, .split = parts > 1};
+	struct walk_part part[ADAC_GC_WALK_MAX_PARTS];
+	struct walk w = {.rt = rt, .s = s, .info = info, .cb = cb, .split = parts > 1, .parts = part, .nparts = parts};
 	atomic_init(&w.stop, false);
+	atomic_init(&w.next, 0);
 	w.header = s->object->arr_len_off + 4;
 	if (w.header < 2 * info->ptr_size)
 		w.header = 2 * info->ptr_size;
 	if (w.header < s->object->mt_offset + info->ptr_size)
 		w.header = s->object->mt_offset + info->ptr_size;
-	struct walk_part part[ADAC_GC_WALK_MAX_PARTS];
 	memset(part, 0, sizeof part);
 	split_regions(info, part, parts);
+	for (unsigned k = 0; k < parts; k++) {
+		part[k].w = &w;
+		part[k].ctx = ctxs[k];
+	}
+	unsigned nthreads = parts < adac_cpus() ? parts : adac_cpus();
+	struct walk_thread thread[ADAC_GC_WALK_MAX_PARTS];
 	int rc = 0;
 	if (!s->window && !(s->window = malloc(ADAC_GC_READ_BLOCK)))
 		rc = adac_fail(err, ADAC_E_NOMEM, 0, "out of memory for the heap read buffer");
-	for (unsigned k = 0; k < parts && rc == 0; k++) {
-		part[k].w = &w;
-		part[k].ctx = ctxs[k];
-		part[k].window = k == 0 ? s->window : malloc(ADAC_GC_READ_BLOCK);
-		if (!part[k].window)
-			rc = adac_fail(err, ADAC_E_NOMEM, 0, "out of memory for the heap read buffer");
+	for (unsigned k = 0; k < nthreads && rc == 0; k++) {
+		thread[k] = (struct walk_thread){&w, k == 0 ? s->window : malloc(ADAC_GC_READ_BLOCK)};
+		if (!thread[k].window)
+			nthreads = k; /* fewer threads, then */
 	}
-	/* Part 0 on this thread; a part whose thread cannot start runs here after it. */
-	pthread_t thread[ADAC_GC_WALK_MAX_PARTS];
+	/* Thread 0 is this one; the parts a thread that could not start would have claimed go to the
+	 * others. */
+	pthread_t tid[ADAC_GC_WALK_MAX_PARTS];
 	bool started[ADAC_GC_WALK_MAX_PARTS] = {false};
 	if (rc == 0) {
-		for (unsigned k = 1; k < parts; k++)
-			started[k] = pthread_create(&thread[k], NULL, walk_part, &part[k]) == 0;
-		walk_part(&part[0]);
-		for (unsigned k = 1; k < parts; k++) {
+		for (unsigned k = 1; k < nthreads; k++)
+			started[k] = pthread_create(&tid[k], NULL, walk_thread, &thread[k]) == 0;
+		walk_thread(&thread[0]);
+		for (unsigned k = 1; k < nthreads; k++)
 			if (started[k])
-				pthread_join(thread[k], NULL);
-			else
-				walk_part(&part[k]);
-		}
+				pthread_join(tid[k], NULL);
+		for (unsigned k = 1; k < nthreads; k++)
+			free(thread[k].window);
 	}
 	size_t cap_errors = 0;
 	for (unsigned k = 0; k < parts; k++) {
@@ -1089,8 +1135,6 @@ int adac_gc_walk_split(struct adac_runtime *rt, unsigned parts, adac_gc_object_c
 		}
 		if (rc == 0 && merge_report(r, &cap_errors, &part[k], err))
 			rc = -1;
-		if (k > 0)
-			free(part[k].window);
 		adac_addr_map_free(&part[k].mts);
 		free(part[k].rep.errors);
 	}

@@ -170,23 +170,25 @@ struct adac_gc_walk_report {
 int adac_gc_walk(struct adac_runtime *rt, adac_gc_object_cb cb, void *ctx, struct adac_gc_walk_report *rep,
                  struct adac_error *err);
 
-/* The walk split in parts, runs of regions of about equal bytes, each walked by a thread of its
- * own; part k calls cb with ctxs[k], for its objects in address order, so the parts' results put
- * in part order are the whole walk's. The report is the whole walk's. Callbacks run at once:
+/* The walk split in parts, runs of regions of about equal bytes, walked by as many threads as
+ * there are CPUs (at most one a part), each claiming the next part when it is done with one; part
+ * k calls cb with ctxs[k], for its objects in address order, so the parts' results put in part
+ * order are the whole walk's. The report is the whole walk's. Callbacks run at once:
  * whatever one does beyond its own part's context (reading the target, asking the runtime) it
  * does between adac_gc_walk_lock and adac_gc_walk_unlock. One part when parts < 2, the heap has
  * a single region, or the target cannot be read from several threads (then part 0 has it all).
  * When a callback stops the walk, the other parts stop at their next object. */
-#define ADAC_GC_WALK_MAX_PARTS 4u
+#define ADAC_GC_WALK_MAX_PARTS 16u
 int adac_gc_walk_split(struct adac_runtime *rt, unsigned parts, adac_gc_object_cb cb, void *const ctxs[],
                        struct adac_gc_walk_report *rep, struct adac_error *err);
-/* The parts a split walk of this target takes: the CPUs this process may run on (at most
- * ADAC_GC_WALK_MAX_PARTS), and no more than one per ADAC_GC_WALK_PART_BYTES of heap (a smaller
- * part does not pay for its thread and the merge); 1 when the heap has a single region or the
+/* The parts a split walk of this target takes: ADAC_GC_WALK_PARTS_PER_CPU for each CPU this
+ * process may run on, when more than one (at most ADAC_GC_WALK_MAX_PARTS), and no more than one
+ * per ADAC_GC_WALK_PART_BYTES of heap (a smaller part does not pay for its merge); 1 when the heap has a single region or the
  * target cannot be read from several threads. ASYNCDAC_HEAP_PARTS=N in the environment asks for
  * N parts (1 to ADAC_GC_WALK_MAX_PARTS) whatever the CPUs and the heap's size: the tests compare
  * a small heap walked in parts with the whole walk. */
 #define ADAC_GC_WALK_PART_BYTES (64ull << 20)
+#define ADAC_GC_WALK_PARTS_PER_CPU 4u
 unsigned adac_gc_walk_parts(struct adac_runtime *rt);
 void adac_gc_walk_lock(struct adac_runtime *rt);
 void adac_gc_walk_unlock(struct adac_runtime *rt);
