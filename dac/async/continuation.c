@@ -8,6 +8,7 @@
 
 #include "async/task.h"
 #include "base/addr_map.h"
+#include "base/arena.h"
 #include "base/cursor.h"
 #include "metadata/ecma_metadata.h"
 #include "runtime/descriptor.h"
@@ -384,17 +385,41 @@ static int seen_add(struct adac_addr_map *seen, uint64_t addr, bool *added)
 	return 0;
 }
 
+/* The chain's links with room for cap of them: from the arena when given (what the links had
+ * before stays there unused until its reset), else realloc'd. */
+static struct adac_continuation *grow_links(struct adac_chain *chain, struct adac_arena *arena, size_t cap)
+{
+	if (!arena)
+		return realloc(chain->links, cap * sizeof *chain->links);
+	struct adac_continuation *links = adac_arena_alloc(arena, cap * sizeof *links);
+	if (links && chain->count)
+		memcpy(links, chain->links, chain->count * sizeof *links);
+	return links;
+}
+
 int adac_chain_walk(struct adac_runtime *rt, uint64_t head, size_t max_depth, struct adac_chain *chain,
                     struct adac_error *err)
 {
-	memset(chain, 0, sizeof *chain);
+	return adac_chain_walk_in(rt, head, max_depth, NULL, chain, err);
+}
+
+int adac_chain_walk_in(struct adac_runtime *rt, uint64_t head, size_t max_depth, struct adac_arena *arena,
+                       struct adac_chain *chain, struct adac_error *err)
+{
+	/* (Not a memset: the error's message is most of the chain, and a listing walks millions.) */
+	chain->links = NULL;
+	chain->count = 0;
+	chain->end = ADAC_CHAIN_COMPLETE;
+	chain->end_addr = 0;
+	chain->end_err.code = ADAC_E_OK;
+	chain->end_err.addr = 0;
+	chain->end_err.msg[0] = '\0';
 	if (max_depth == 0 || max_depth > ADAC_MAX_CHAIN_DEPTH)
 		max_depth = ADAC_MAX_CHAIN_DEPTH;
 	struct adac_addr_map seen = {0}; /* the continuations visited (records: their addresses) */
 	size_t cap = 0;
 	uint64_t cur = head;
 	int rc = 0;
-	chain->end = ADAC_CHAIN_COMPLETE;
 	while (cur) {
 		if (chain->count >= max_depth) {
 			chain->end = ADAC_CHAIN_TRUNCATED;
@@ -424,8 +449,8 @@ int adac_chain_walk(struct adac_runtime *rt, uint64_t head, size_t max_depth, st
 			break;
 		}
 		if (chain->count == cap) {
-			size_t ncap = cap ? cap * 2 : 16;
-			struct adac_continuation *links = realloc(chain->links, ncap * sizeof *links);
+			size_t ncap = cap ? cap * 2 : arena ? 4 : 16;
+			struct adac_continuation *links = grow_links(chain, arena, ncap);
 			if (!links) {
 				rc = adac_fail(err, ADAC_E_NOMEM, cur, "out of memory walking a chain");
 				break;

@@ -12,6 +12,7 @@
 #include "base/limits.h"
 
 struct adac_runtime;
+struct adac_arena;
 
 enum adac_cont_layout_kind {
 	ADAC_CONT_FLAT,   /* .NET 11: Next, ResumeInfo* -> {Resume, DiagnosticIP}, Flags, State, data inline */
@@ -124,6 +125,10 @@ struct adac_chain {
  * when nothing could be allocated or head itself is not usable (err set). */
 int adac_chain_walk(struct adac_runtime *rt, uint64_t head, size_t max_depth, struct adac_chain *chain,
                     struct adac_error *err);
+/* As adac_chain_walk, the links in arena when not NULL (valid until its reset; adac_chain_free
+ * must not be called then). */
+int adac_chain_walk_in(struct adac_runtime *rt, uint64_t head, size_t max_depth, struct adac_arena *arena,
+                       struct adac_chain *chain, struct adac_error *err);
 void adac_chain_free(struct adac_chain *chain);
 
 #endif

@@ -1,6 +1,7 @@
 /* resolved_chain.c - walks a chain and resolves its frames, once per suspension point. */
 #include "async/resolved_chain.h"
 
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -141,23 +142,15 @@ int adac_resolved_chain_build_in(struct adac_runtime *rt, uint64_t head, size_t 
                                  struct adac_frame_cache *cache, struct adac_arena *arena,
                                  struct adac_resolved_chain *v, struct adac_error *err)
 {
-	memset(v, 0, sizeof *v);
-	if (adac_chain_walk(rt, head, max_depth, &v->chain, err))
+	/* All but the chain (first), which the walk sets. */
+	_Static_assert(offsetof(struct adac_resolved_chain, chain) == 0, "the chain comes first");
+	memset((char *)v + sizeof v->chain, 0, sizeof *v - sizeof v->chain);
+	if (adac_chain_walk_in(rt, head, max_depth, arena, &v->chain, err))
 		return -1;
+	v->in_arena = arena != NULL;
 	size_t n = v->chain.count ? v->chain.count : 1;
 	/* (Not zeroed: every frame is filled whole by its resolution or copy.) */
 	v->frames = arena ? adac_arena_alloc(arena, n * sizeof *v->frames) : malloc(n * sizeof *v->frames);
-	if (v->frames && arena) {
-		/* The walk's links into the arena too, and their array freed on this thread. */
-		struct adac_continuation *links = adac_arena_alloc(arena, n * sizeof *links);
-		if (links && v->chain.count)
-			memcpy(links, v->chain.links, v->chain.count * sizeof *links);
-		free(v->chain.links);
-		v->chain.links = links;
-		v->in_arena = true;
-		if (!links)
-			v->frames = NULL;
-	}
 	if (!v->frames) {
 		adac_resolved_chain_free(v);
 		return adac_fail(err, ADAC_E_NOMEM, head, "out of memory resolving a chain");

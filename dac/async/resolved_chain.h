@@ -25,7 +25,7 @@ void adac_frame_cache_stats(const struct adac_frame_cache *c, uint64_t *resolved
 void adac_frame_caches_stats(struct adac_frame_cache *const *c, size_t n, uint64_t *resolved, uint64_t *hits);
 
 struct adac_resolved_chain {
-	struct adac_chain chain;
+	struct adac_chain chain;           /* first (adac_resolved_chain_build_in) */
 	struct adac_async_frame *frames;   /* one per chain link, in chain order */
 	bool has_awaiting;
 	struct adac_awaiting awaiting;     /* what the head infrastructure continuation awaits */

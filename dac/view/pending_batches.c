@@ -77,7 +77,7 @@ static void unlock(struct adac_pending_batches *b)
 static void free_segs(struct adac_pending_seg *segs, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
-		if (segs[i].has_view)
+		if (segs[i].has_view && !segs[i].view.in_arena) /* (an arena's are taken back with it) */
 			adac_resolved_chain_free(&segs[i].view);
 }
 
@@ -88,8 +88,12 @@ static int resolve_stack(const struct adac_pending *p, const struct resolver *r,
 {
 	for (uint32_t i = 0; i < st->count; i++) {
 		struct adac_pending_seg *s = &segs[i];
-		memset(s, 0, sizeof *s);
 		s->node = &p->graph.nodes[p->graph.stack_nodes[st->first + i]];
+		s->has_view = false;
+		/* (A chain's view is set whole by its resolution, a box's frame by its read: what a
+		 * million stacks need not clear twice.) */
+		if (s->node->kind != ADAC_NODE_CHAIN)
+			memset(&s->view, 0, sizeof s->view);
 		if (s->node->kind == ADAC_NODE_CHAIN) {
 			const struct adac_scan_chain *ch = &p->scan.chains[s->node->index];
 			struct adac_error e = {0};
