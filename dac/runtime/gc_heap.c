@@ -20,11 +20,6 @@
 #include "runtime/threads.h"
 #include "target/target.h"
 
-/* Bytes ahead of an object that the walk asks the CPU to fetch: where it reads the target in place
- * (a mapped core), each object's size depends on the one before, and without this every object
- * waits for memory. */
-#define PREFETCH_AHEAD 1024u
-
 /* Every field the GC walk reads. Width 8 on pointer fields is patched to the target's pointer
  * size at resolution. Flavour-specific fields are optional here and demanded by need() once the
  * flavour (GCIdentifiers) is known. */
@@ -755,9 +750,8 @@ struct walk_part {
 	void *ctx;                      /* the callback's context for this part */
 	size_t first, end;              /* its regions: [first, end) */
 	uint8_t *window;                /* ADAC_GC_READ_BLOCK bytes */
-	const uint8_t *win;             /* the bytes at win_base: the window, or the target's in place */
-	uint64_t win_base;              /* target address of win[0] */
-	size_t win_len;                 /* bytes valid at win */
+	uint64_t win_base;              /* target address of window[0] */
+	size_t win_len;                 /* bytes valid in the window */
 	struct adac_addr_map mts;       /* split: the MT entries this part met, copied from s->mts */
 	struct adac_gc_walk_report rep; /* this part's counts and region errors */
 	size_t cap_errors;
@@ -814,17 +808,6 @@ static int window_at(struct walk_part *p, uint64_t addr, uint64_t end, size_t ne
 {
 	if (addr >= p->win_base && addr + need <= p->win_base + p->win_len)
 		return 0;
-	size_t in_place;
-	const uint8_t *v = adac_target_view(p->w->rt->t, addr, &in_place);
-	if (v && in_place >= need) {
-		/* Read where the target holds it (a mapped core): no copy, up to the region's end. */
-		p->win = v;
-		p->win_base = addr;
-		p->win_len = in_place < end - addr ? in_place : (size_t)(end - addr);
-		p->rep.bytes_read += p->win_len;
-		return 0;
-	}
-	p->win = p->window;
 	uint64_t want = end - addr;
 	if (want > ADAC_GC_READ_BLOCK)
 		want = ADAC_GC_READ_BLOCK;
@@ -896,9 +879,7 @@ static int walk_region(struct walk_part *part, const struct adac_gc_region *r, u
 			                 (unsigned long long)obj, (unsigned long long)(r->end - obj), (unsigned long long)r->end);
 		if (window_at(part, obj, r->end, w->header, err))
 			return -1;
-		const uint8_t *p = part->win + (obj - part->win_base);
-		if (obj - part->win_base + PREFETCH_AHEAD < part->win_len)
-			__builtin_prefetch(p + PREFETCH_AHEAD);
+		const uint8_t *p = part->window + (obj - part->win_base);
 		uint64_t mt = adac_object_mt_of(w->s->object, get_ptr(p, w->s->object->mt_offset, ps));
 		if (mt == 0)
 			return adac_fail(err, ADAC_E_CORRUPT, obj, "object 0x%llx has a null MethodTable", (unsigned long long)obj);

@@ -278,23 +278,11 @@ size_t adac_read_upto(struct adac_target *t, uint64_t addr, void *buf, size_t le
 		return 0;
 	if (addr + len < addr)
 		len = (size_t)(UINT64_MAX - addr) + 1;
+	if (len >= CACHE_BYPASS)
+		return (size_t)backend_read(t, addr, buf, len);
+
 	uint8_t *out = buf;
 	size_t done = 0;
-	/* Bytes the backend has in place need no cache: copied from there, up to the first it lacks. */
-	for (size_t n; t->ops->view && done < len; done += n) {
-		const uint8_t *p = t->ops->view(t->impl, addr + done, &n);
-		if (!p)
-			break;
-		if (n > len - done)
-			n = len - done;
-		memcpy(out + done, p, n);
-	}
-	if (done == len)
-		return done;
-	if (len - done >= CACHE_BYPASS) {
-		int64_t n = backend_read(t, addr + done, out + done, len - done);
-		return done + (size_t)n;
-	}
 	while (done < len) {
 		uint64_t a = addr + done;
 		uint64_t block = a & ~(uint64_t)(CACHE_BLOCK - 1);
@@ -349,11 +337,6 @@ size_t adac_read_concurrent(struct adac_target *t, uint64_t addr, void *buf, siz
 		return 0;
 	size_t got = t->ops->read_concurrent(t->impl, addr, buf, len);
 	return got < len ? got : len;
-}
-
-const void *adac_target_view(const struct adac_target *t, uint64_t addr, size_t *len)
-{
-	return t->ops->view ? t->ops->view(t->impl, addr, len) : NULL;
 }
 
 #define ADAC_TYPED_READ(name, type)                                                             \

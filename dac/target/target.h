@@ -82,11 +82,6 @@ struct adac_target_ops {
 	 * the range through read. */
 	size_t (*read_concurrent)(void *impl, uint64_t addr, void *buf, size_t len);
 
-	/* Optional. The backend's own bytes at addr in place (a mapped core file): a pointer to them,
-	 * with *len set to how many follow (at least one), valid until close; NULL when it has no such
-	 * bytes at addr (read them through read). Safe on several threads at once. */
-	const void *(*view)(void *impl, uint64_t addr, size_t *len);
-
 	/* Required. Calls cb once per loaded module. 0, or -1 with err set. build_id may be left empty:
 	 * target.c fills it from the ELF notes in memory. */
 	int (*modules)(void *impl, adac_module_cb cb, void *ctx, struct adac_error *err);
@@ -211,9 +206,6 @@ int adac_read_ptr(struct adac_target *t, uint64_t addr, uint64_t *out, struct ad
  * threads; no cache, no stop check): the bytes read from the start, 0 without it. */
 bool adac_target_concurrent_reads(const struct adac_target *t);
 size_t adac_read_concurrent(struct adac_target *t, uint64_t addr, void *buf, size_t len);
-/* ops->view: the target's bytes at addr in place, with *len set to how many follow; NULL when the
- * backend has none there (read them). Safe on several threads; valid until the target is closed. */
-const void *adac_target_view(const struct adac_target *t, uint64_t addr, size_t *len);
 
 /* Reads a NUL-terminated string of at most max bytes into a new heap buffer (caller frees). */
 char *adac_read_cstring(struct adac_target *t, uint64_t addr, size_t max, struct adac_error *err);

@@ -18,7 +18,6 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -90,7 +89,6 @@ struct core_thread {
 struct core {
 	char *path;
 	int fd;
-	const uint8_t *map;     /* the file mapped read-only (size bytes), or NULL: read with pread */
 	Elf *elf;
 	uint64_t size;
 	dev_t dev;              /* the file's identity, checked by reopen */
@@ -157,27 +155,8 @@ static size_t read_core_only(const struct core *c, uint64_t addr, uint8_t *buf, 
 		return 0;
 	if (len > s->filesz - off)
 		len = (size_t)(s->filesz - off);
-	if (c->map) {
-		memcpy(buf, c->map + s->offset + off, len);
-		return len;
-	}
 	int64_t n = adac_pread_full(c->fd, buf, len, s->offset + off);
 	return n > 0 ? (size_t)n : 0;
-}
-
-/* view: the core file's own bytes at addr, in its mapping (segments end within the file). */
-static const void *core_view(void *impl, uint64_t addr, size_t *len)
-{
-	const struct core *c = impl;
-	size_t idx = c->map ? seg_upper(c, addr) : 0;
-	if (idx == 0)
-		return NULL;
-	const struct core_seg *s = &c->segs[idx - 1];
-	uint64_t off = addr - s->vaddr;
-	if (off >= s->filesz)
-		return NULL;
-	*len = (size_t)(s->filesz - off);
-	return c->map + s->offset + off;
 }
 
 /* read_concurrent: the core file's own bytes (preads are safe on several threads); those only the
@@ -402,8 +381,7 @@ static int64_t core_read(void *impl, uint64_t addr, void *buf, size_t len, struc
 			uint64_t off = a - s->vaddr;
 			if (want > s->filesz - off)
 				want = (size_t)(s->filesz - off);
-			int64_t got = c->map ? (memcpy(out + done, c->map + s->offset + off, want), (int64_t)want)
-			                     : adac_pread_full(c->fd, out + done, want, s->offset + off);
+			int64_t got = adac_pread_full(c->fd, out + done, want, s->offset + off);
 			if (got < 0 && done == 0)
 				return adac_fail(err, ADAC_E_IO, a, "%s: cannot read the core file: %s", c->path, strerror(errno));
 			if (got < 0)
@@ -597,8 +575,6 @@ static void core_close(void *impl)
 		dwfl_end(c->dwfl);
 	if (c->elf)
 		elf_end(c->elf);
-	if (c->map)
-		munmap((void *)c->map, (size_t)c->size);
 	if (c->fd >= 0)
 		close(c->fd);
 	for (size_t i = 0; i < c->nfiles; i++) {
@@ -921,12 +897,6 @@ static struct core *core_open(const char *core_path, bool strict, struct adac_er
 	c->size = (uint64_t)st.st_size;
 	c->dev = st.st_dev;
 	c->ino = st.st_ino;
-	/* Mapped, as LLDB and libelf map a core: reads are copies from the page cache, and the heap
-	 * walk reads in place (view). Where mapping fails, pread. */
-	if (c->size && c->size <= SIZE_MAX) {
-		void *m = mmap(NULL, (size_t)c->size, PROT_READ, MAP_SHARED, c->fd, 0);
-		c->map = m == MAP_FAILED ? NULL : m;
-	}
 	elf_version(EV_CURRENT);
 	c->elf = elf_begin(c->fd, ELF_C_READ_MMAP, NULL);
 	if (!c->elf) {
@@ -960,7 +930,6 @@ static const struct adac_target_ops core_ops = {
 	.read = core_read,
 	.read_ahead = 16,
 	.read_concurrent = core_read_concurrent,
-	.view = core_view,
 	.modules = core_modules,
 	.threads = core_threads,
 	.regs = core_regs,

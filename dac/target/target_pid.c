@@ -322,8 +322,8 @@ static ssize_t read_mem_file(struct ptarget *p, uint64_t addr, void *buf, size_t
 	return (ssize_t)adac_pread_full(p->mem_fd, buf, len, addr);
 }
 
-/* The first copied region that ends after addr (p->nsnap when none). */
-static size_t snap_after(const struct ptarget *p, uint64_t addr)
+/* A read from the copy: the bytes of contiguous copied regions from addr on. */
+static int64_t snap_read(const struct ptarget *p, uint64_t addr, uint8_t *out, size_t len)
 {
 	size_t lo = 0, hi = p->nsnap;
 	while (lo < hi) {
@@ -333,13 +333,6 @@ static size_t snap_after(const struct ptarget *p, uint64_t addr)
 		else
 			hi = mid;
 	}
-	return lo;
-}
-
-/* A read from the copy: the bytes of contiguous copied regions from addr on. */
-static int64_t snap_read(const struct ptarget *p, uint64_t addr, uint8_t *out, size_t len)
-{
-	size_t lo = snap_after(p, addr);
 	size_t done = 0;
 	for (size_t i = lo; i < p->nsnap && done < len; i++) {
 		const struct snap_region *r = &p->snap[i];
@@ -351,19 +344,6 @@ static int64_t snap_read(const struct ptarget *p, uint64_t addr, uint8_t *out, s
 		done += n;
 	}
 	return (int64_t)done;
-}
-
-/* view: the copy's bytes at addr, once released (before, the process's bytes are read). */
-static const void *pid_view(void *impl, uint64_t addr, size_t *len)
-{
-	const struct ptarget *p = impl;
-	if (!p->released)
-		return NULL;
-	size_t lo = snap_after(p, addr);
-	if (lo == p->nsnap || addr < p->snap[lo].start)
-		return NULL;
-	*len = (size_t)(p->snap[lo].end - addr);
-	return p->snap[lo].data + (addr - p->snap[lo].start);
 }
 
 /* read_concurrent: the copy once released, else process_vm_readv (safe on several threads, and it
@@ -934,7 +914,6 @@ static const struct adac_target_ops pid_ops = {
 	.kind = "pid",
 	.read = pid_read,
 	.read_concurrent = pid_read_concurrent,
-	.view = pid_view,
 	.modules = pid_modules,
 	.threads = pid_threads,
 	.regs = pid_regs,

@@ -1,5 +1,5 @@
-/* test_target.c - the block cache, bytes in place and typed reads of dac/target/target.c, over the
- * memory backend and small ones of its own; the backends' pread loop (target/pread.c). */
+/* test_target.c - the block cache and typed reads of dac/target/target.c, over the memory backend;
+ * the backends' pread loop (target/pread.c). */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -243,63 +243,10 @@ static void test_read_ahead(void)
 	adac_target_close(t);
 }
 
-/* A backend with bytes in place (ops->view, as a mapped core): the first 6 pages of ahead_bytes;
- * the rest only through read (as a core's mapped files). */
-#define VIEW_BYTES (6u * 4096u)
-
-static const void *ahead_view(void *impl, uint64_t addr, size_t *len)
-{
-	(void)impl;
-	if (addr < AHEAD_BASE || addr >= AHEAD_BASE + VIEW_BYTES)
-		return NULL;
-	*len = AHEAD_BASE + VIEW_BYTES - addr;
-	return ahead_bytes + (addr - AHEAD_BASE);
-}
-
-/* Reads take the bytes in place without the cache, and the rest of a read through it. */
-static void test_view(void)
-{
-	static const struct adac_target_ops ops = {.kind = "view", .read = ahead_read, .view = ahead_view,
-	                                           .modules = ahead_modules, .threads = ahead_threads, .regs = ahead_regs};
-	for (size_t i = 0; i < AHEAD_BYTES; i++)
-		ahead_bytes[i] = (uint8_t)(i * 13 + i / 4096);
-	struct adac_error err = {0};
-	struct adac_target *t = adac_target_new(&ops, NULL, &err);
-	CHECK(t != NULL);
-	if (!t)
-		return;
-	size_t len = 0;
-	CHECK(adac_target_view(t, AHEAD_BASE + 100, &len) == ahead_bytes + 100);
-	CHECK_EQ_U64(len, VIEW_BYTES - 100);
-	CHECK(adac_target_view(t, AHEAD_BASE + VIEW_BYTES, &len) == NULL);
-	uint64_t v, want;
-	struct adac_read_stats st;
-	CHECK(adac_read_u64(t, AHEAD_BASE + 8, &v, &err) == 0);
-	memcpy(&want, ahead_bytes + 8, 8);
-	CHECK_EQ_U64(v, want);
-	adac_target_stats(t, &st);
-	CHECK_EQ_U64(st.backend_reads, 0);
-	CHECK_EQ_U64(st.blocks_fetched, 0);
-	/* Across the end of the view: 4 bytes in place, 4 through the cache and read. */
-	CHECK(adac_read_u64(t, AHEAD_BASE + VIEW_BYTES - 4, &v, &err) == 0);
-	memcpy(&want, ahead_bytes + VIEW_BYTES - 4, 8);
-	CHECK_EQ_U64(v, want);
-	adac_target_stats(t, &st);
-	CHECK_EQ_U64(st.backend_reads, 1);
-	CHECK_EQ_U64(st.blocks_fetched, 1);
-	/* Past everything: fails naming how far it got. */
-	uint8_t buf[64];
-	CHECK_EQ_U64(adac_read_upto(t, AHEAD_BASE + AHEAD_BYTES - 16, buf, sizeof buf), 16);
-	CHECK_ERR(adac_read_u64(t, AHEAD_BASE + AHEAD_BYTES, &v, &err), &err, ADAC_E_READ,
-	          "cannot read 8 bytes at 0x10a000 (got 0)");
-	adac_target_close(t);
-}
-
 int main(void)
 {
 	test_reads();
 	test_read_ahead();
-	test_view();
 	test_modules_threads();
 	test_pread_full();
 	return check_report("test_target");
