@@ -145,9 +145,10 @@ int adac_resolved_chain_build_in(struct adac_runtime *rt, uint64_t head, size_t 
 	/* All but the chain (first), which the walk sets. */
 	_Static_assert(offsetof(struct adac_resolved_chain, chain) == 0, "the chain comes first");
 	memset((char *)v + sizeof v->chain, 0, sizeof *v - sizeof v->chain);
+	/* (Before the walk: links it leaves in the arena when it fails are not to be freed either.) */
+	v->in_arena = arena != NULL;
 	if (adac_chain_walk_in(rt, head, max_depth, arena, &v->chain, err))
 		return -1;
-	v->in_arena = arena != NULL;
 	size_t n = v->chain.count ? v->chain.count : 1;
 	/* (Not zeroed: every frame is filled whole by its resolution or copy.) */
 	v->frames = arena ? adac_arena_alloc(arena, n * sizeof *v->frames) : malloc(n * sizeof *v->frames);

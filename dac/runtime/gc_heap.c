@@ -1,6 +1,4 @@
 /* gc_heap.c - GC contract: heaps, generation tables, regions/segments, allocation contexts, and
-
-
  * the object walk over them (block reads, cached MethodTable sizes). See gc_heap.h. */
 #include "runtime/gc_heap.h"
 

@@ -183,8 +183,8 @@ int adac_gc_walk_split(struct adac_runtime *rt, unsigned parts, adac_gc_object_c
                        struct adac_gc_walk_report *rep, struct adac_error *err);
 /* The parts a split walk of this target takes: ADAC_GC_WALK_PARTS_PER_CPU for each CPU this
  * process may run on, when more than one (at most ADAC_GC_WALK_MAX_PARTS), and no more than one
- * per ADAC_GC_WALK_PART_BYTES of heap (a smaller part does not pay for its merge); 1 when the heap has a single region or the
- * target cannot be read from several threads. ASYNCDAC_HEAP_PARTS=N in the environment asks for
+ * per ADAC_GC_WALK_PART_BYTES of heap (a smaller part does not pay for its merge); 1 when the heap
+ * has a single region or the target cannot be read from several threads. ASYNCDAC_HEAP_PARTS=N in the environment asks for
  * N parts (1 to ADAC_GC_WALK_MAX_PARTS) whatever the CPUs and the heap's size: the tests compare
  * a small heap walked in parts with the whole walk. */
 #define ADAC_GC_WALK_PART_BYTES (64ull << 20)
