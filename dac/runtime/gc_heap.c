@@ -748,8 +748,11 @@ struct walk_part {
 	void *ctx;                      /* the callback's context for this part */
 	size_t first, end;              /* its regions: [first, end) */
 	uint8_t *window;                /* ADAC_GC_READ_BLOCK bytes */
-	uint64_t win_base;              /* target address of window[0] */
-	size_t win_len;                 /* bytes valid in the window */
+	const uint8_t *bytes;           /* the window's: in window, or the target's lent in view */
+	uint64_t win_base;              /* target address of bytes[0] */
+	size_t win_len;                 /* bytes valid there */
+	struct adac_target_view view;
+	uint64_t prefetched;            /* in a view: the lines before this address are asked for */
 	struct adac_addr_map mts;       /* split: the MT entries this part met, copied from s->mts */
 	struct adac_gc_walk_report rep; /* this part's counts and region errors */
 	size_t cap_errors;
@@ -807,12 +810,26 @@ static int window_at(struct walk_part *p, uint64_t addr, uint64_t end, size_t ne
 	if (addr >= p->win_base && addr + need <= p->win_base + p->win_len)
 		return 0;
 	uint64_t want = end - addr;
+	/* The target's bytes in place where it lends them (a core file's pages): no copy. */
+	struct adac_target *t = p->w->rt->t;
+	adac_target_unview(t, &p->view);
+	if (adac_target_view(t, addr, (size_t)(want < ADAC_GC_VIEW_BYTES ? want : ADAC_GC_VIEW_BYTES), &p->view) &&
+	    p->view.len >= need) {
+		p->rep.bytes_read += p->view.len;
+		p->bytes = p->view.bytes;
+		p->win_base = addr;
+		p->win_len = p->view.len;
+		p->prefetched = addr;
+		return 0;
+	}
+	adac_target_unview(t, &p->view);
 	if (want > ADAC_GC_READ_BLOCK)
 		want = ADAC_GC_READ_BLOCK;
 	if (want < need)
 		want = need;
 	size_t got = part_read(p, addr, (size_t)want);
 	p->rep.bytes_read += got;
+	p->bytes = p->window;
 	p->win_base = addr;
 	p->win_len = got;
 	if (got < need)
@@ -822,6 +839,24 @@ static int window_at(struct walk_part *p, uint64_t addr, uint64_t end, size_t ne
 }
 
 static uint64_t align_up(uint64_t v, uint64_t a) { return (v + a - 1) & ~(a - 1); }
+
+/* In a view, every cache line up to PREFETCH_AHEAD bytes past obj is asked for as the walk goes:
+ * the next object's header is where its predecessor's size says, a cache miss each (13 M objects
+ * of a few hundred bytes took twice as long as pread's copy), but the lines in between are cheap
+ * to stream. */
+#define PREFETCH_AHEAD 2048u
+#define CACHE_LINE 64u
+
+static void prefetch_ahead(struct walk_part *p, uint64_t obj)
+{
+	uint64_t until = obj + PREFETCH_AHEAD, end = p->win_base + p->win_len;
+	if (until > end)
+		until = end;
+	if (p->prefetched < obj)
+		p->prefetched = obj;
+	for (; p->prefetched < until; p->prefetched += CACHE_LINE)
+		__builtin_prefetch(p->bytes + (p->prefetched - p->win_base));
+}
 
 /* Walks one region; 1 when the walk stopped, 0 at the region's end, -1 with err at a bad object
  * (*objects says how many came before it). */
@@ -877,7 +912,9 @@ static int walk_region(struct walk_part *part, const struct adac_gc_region *r, u
 			                 (unsigned long long)obj, (unsigned long long)(r->end - obj), (unsigned long long)r->end);
 		if (window_at(part, obj, r->end, w->header, err))
 			return -1;
-		const uint8_t *p = part->window + (obj - part->win_base);
+		const uint8_t *p = part->bytes + (obj - part->win_base);
+		if (part->bytes == part->view.bytes)
+			prefetch_ahead(part, obj);
 		uint64_t mt = adac_object_mt_of(w->s->object, get_ptr(p, w->s->object->mt_offset, ps));
 		if (mt == 0)
 			return adac_fail(err, ADAC_E_CORRUPT, obj, "object 0x%llx has a null MethodTable", (unsigned long long)obj);
@@ -939,8 +976,9 @@ static void walk_part(struct walk_part *p)
 		const struct adac_gc_region *reg = &w->info->regions[i];
 		struct adac_error rerr = {0};
 		uint64_t objects;
-		p->win_base = p->win_len = 0;
 		int wr = walk_region(p, reg, &objects, &rerr);
+		adac_target_unview(w->rt->t, &p->view);
+		p->win_base = p->win_len = 0;
 		if (wr > 0) {
 			p->rep.stopped = true;
 			break;

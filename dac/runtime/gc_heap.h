@@ -21,8 +21,9 @@
  *     least 2 pointers (a smaller size is taken as the minimum object size, 3 pointers, as SOS and
  *     ClrMD do), and the object within the region. A bad object ends its region's walk with an error in
  *     the report; the other regions are still walked.
- * Region memory is read in blocks of ADAC_GC_READ_BLOCK bytes (straight from the backend, past the
- * block cache) and objects are parsed from that buffer; MethodTable facts are cached per MT. */
+ * Region memory is parsed in place where the target lends it (a core file's pages, mapped
+ * ADAC_GC_VIEW_BYTES at a time), else read in blocks of ADAC_GC_READ_BLOCK bytes (straight from the
+ * backend, past the block cache) and parsed from that buffer; MethodTable facts are cached per MT. */
 #ifndef ADAC_GC_HEAP_H
 #define ADAC_GC_HEAP_H
 
@@ -38,6 +39,9 @@ struct adac_runtime;
 /* Bytes of region memory read at once by the walk (>= 1 MiB; reads this large bypass the block
  * cache). 1 MiB rather than a whole 4 MiB region: the same throughput, fewer page faults. */
 #define ADAC_GC_READ_BLOCK (1u << 20)
+/* Bytes of region memory lent in place at once (adac_target_view), per thread of the walk: what a
+ * walk adds to the peak RSS while it maps them. */
+#define ADAC_GC_VIEW_BYTES (8u << 20)
 
 enum adac_gc_region_kind {
 	ADAC_GC_GEN0,       /* regions: a gen0 region */

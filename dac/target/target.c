@@ -339,6 +339,21 @@ size_t adac_read_concurrent(struct adac_target *t, uint64_t addr, void *buf, siz
 	return got < len ? got : len;
 }
 
+bool adac_target_view(struct adac_target *t, uint64_t addr, size_t len, struct adac_target_view *v)
+{
+	memset(v, 0, sizeof *v);
+	if (!t->ops->view || !len || addr + len < addr || t->ops->view(t->impl, addr, len, v))
+		return false;
+	return true;
+}
+
+void adac_target_unview(struct adac_target *t, struct adac_target_view *v)
+{
+	if (v->map && t->ops->unview)
+		t->ops->unview(t->impl, v);
+	memset(v, 0, sizeof *v);
+}
+
 #define ADAC_TYPED_READ(name, type)                                                             \
 	int adac_read_##name(struct adac_target *t, uint64_t addr, type *out, struct adac_error *err) \
 	{                                                                                           \

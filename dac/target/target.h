@@ -59,6 +59,15 @@ typedef int (*adac_module_cb)(void *ctx, const struct adac_module *m);
 typedef int (*adac_thread_cb)(void *ctx, const struct adac_thread *th);
 typedef int (*adac_frame_cb)(void *ctx, const struct adac_frame *f);
 
+/* Bytes of the target lent in place (ops->view): bytes[0, len) are the target's from the address
+ * asked for. map and map_len are the backend's. */
+struct adac_target_view {
+	const uint8_t *bytes;
+	size_t len;
+	void *map;
+	size_t map_len;
+};
+
 /* Backend contract. Every member says whether it may be NULL, what it returns and how it fails.
  * Callbacks return non-zero to stop the enumeration early (that is not an error). */
 struct adac_target_ops {
@@ -81,6 +90,12 @@ struct adac_target_ops {
 	 * mapped files hold, a live process where process_vm_readv is refused): the caller then reads
 	 * the range through read. */
 	size_t (*read_concurrent)(void *impl, uint64_t addr, void *buf, size_t len);
+
+	/* Optional, with unview. Lends the backend's own bytes from addr in place, read-only (a core
+	 * file's pages, mapped): up to len of them, in v. 0, or -1 when it has none there (read them).
+	 * Safe on several threads at once, beside calls in progress. */
+	int (*view)(void *impl, uint64_t addr, size_t len, struct adac_target_view *v);
+	void (*unview)(void *impl, struct adac_target_view *v);
 
 	/* Required. Calls cb once per loaded module. 0, or -1 with err set. build_id may be left empty:
 	 * target.c fills it from the ELF notes in memory. */
@@ -206,6 +221,11 @@ int adac_read_ptr(struct adac_target *t, uint64_t addr, uint64_t *out, struct ad
  * threads; no cache, no stop check): the bytes read from the start, 0 without it. */
 bool adac_target_concurrent_reads(const struct adac_target *t);
 size_t adac_read_concurrent(struct adac_target *t, uint64_t addr, void *buf, size_t len);
+/* ops->view: the target's bytes from addr in place (up to len; safe on several threads; no stop
+ * check): true with v set, false when the backend cannot lend them (read them). Each view is
+ * given back with adac_target_unview (a cleared view may be given back too). */
+bool adac_target_view(struct adac_target *t, uint64_t addr, size_t len, struct adac_target_view *v);
+void adac_target_unview(struct adac_target *t, struct adac_target_view *v);
 
 /* Reads a NUL-terminated string of at most max bytes into a new heap buffer (caller frees). */
 char *adac_read_cstring(struct adac_target *t, uint64_t addr, size_t max, struct adac_error *err);

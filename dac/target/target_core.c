@@ -18,6 +18,7 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -157,6 +158,42 @@ static size_t read_core_only(const struct core *c, uint64_t addr, uint8_t *buf, 
 		len = (size_t)(s->filesz - off);
 	int64_t n = adac_pread_full(c->fd, buf, len, s->offset + off);
 	return n > 0 ? (size_t)n : 0;
+}
+
+/* A view's mapping starts at a file offset of this alignment: the page cache's large folios
+ * (ext4, xfs) are then mapped whole, a fault each, where 4 KiB pages took one per 64 KiB. */
+#define VIEW_ALIGN (2u << 20)
+
+/* view: the core file's own bytes at addr, mapped. The file is checked to still hold them: a
+ * mapping read past the file's end would kill the process (SIGBUS) where pread reads short. */
+static int core_view(void *impl, uint64_t addr, size_t len, struct adac_target_view *v)
+{
+	const struct core *c = impl;
+	size_t idx = seg_upper(c, addr);
+	if (idx == 0)
+		return -1;
+	const struct core_seg *s = &c->segs[idx - 1];
+	uint64_t off = addr - s->vaddr;
+	if (off >= s->filesz)
+		return -1;
+	if (len > s->filesz - off)
+		len = (size_t)(s->filesz - off);
+	uint64_t at = s->offset + off, start = at & ~(uint64_t)(VIEW_ALIGN - 1);
+	size_t map_len = (size_t)(at - start) + len;
+	struct stat st;
+	if (fstat(c->fd, &st) || (uint64_t)st.st_size < start + map_len)
+		return -1;
+	void *map = mmap(NULL, map_len, PROT_READ, MAP_PRIVATE, c->fd, (off_t)start);
+	if (map == MAP_FAILED)
+		return -1;
+	*v = (struct adac_target_view){(const uint8_t *)map + (at - start), len, map, map_len};
+	return 0;
+}
+
+static void core_unview(void *impl, struct adac_target_view *v)
+{
+	(void)impl;
+	munmap(v->map, v->map_len);
 }
 
 /* read_concurrent: the core file's own bytes (preads are safe on several threads); those only the
@@ -930,6 +967,8 @@ static const struct adac_target_ops core_ops = {
 	.read = core_read,
 	.read_ahead = 16,
 	.read_concurrent = core_read_concurrent,
+	.view = core_view,
+	.unview = core_unview,
 	.modules = core_modules,
 	.threads = core_threads,
 	.regs = core_regs,

@@ -22,6 +22,7 @@ struct adac_memimg {
 	size_t nmods;
 	struct mem_thread *threads;
 	size_t nthreads;
+	bool no_view;
 };
 
 struct adac_memimg *adac_memimg_new(void) { return calloc(1, sizeof(struct adac_memimg)); }
@@ -39,6 +40,8 @@ int adac_memimg_add(struct adac_memimg *img, uint64_t addr, const void *data, si
 	img->regions[img->nregions++] = (struct region){addr, len, copy};
 	return 0;
 }
+
+void adac_memimg_set_view(struct adac_memimg *img, bool view) { img->no_view = !view; }
 
 int adac_memimg_add_module(struct adac_memimg *img, const char *path, uint64_t base, uint64_t end)
 {
@@ -102,6 +105,24 @@ static size_t mem_read_concurrent(void *impl, uint64_t addr, void *buf, size_t l
 	return (size_t)mem_read(impl, addr, buf, len, NULL);
 }
 
+/* view: a region's bytes where they lie, up to the first newer region over them. */
+static int mem_view(void *impl, uint64_t addr, size_t len, struct adac_target_view *v)
+{
+	const struct adac_memimg *img = impl;
+	const struct region *r = img->no_view ? NULL : region_at(img, addr);
+	if (!r)
+		return -1;
+	size_t off = (size_t)(addr - r->addr);
+	if (len > r->len - off)
+		len = r->len - off;
+	for (const struct region *n = r + 1; n < img->regions + img->nregions; n++)
+		if (n->addr > addr && n->addr - addr < len)
+			len = (size_t)(n->addr - addr);
+	v->bytes = r->data + off;
+	v->len = len;
+	return 0;
+}
+
 static int mem_modules(void *impl, adac_module_cb cb, void *ctx, struct adac_error *err)
 {
 	(void)err;
@@ -154,6 +175,7 @@ static const struct adac_target_ops mem_ops = {
 	.kind = "memory",
 	.read = mem_read,
 	.read_concurrent = mem_read_concurrent,
+	.view = mem_view,
 	.modules = mem_modules,
 	.threads = mem_threads,
 	.regs = mem_regs,

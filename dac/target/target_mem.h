@@ -2,6 +2,7 @@
 #ifndef ADAC_TARGET_MEM_H
 #define ADAC_TARGET_MEM_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -14,6 +15,9 @@ struct adac_memimg *adac_memimg_new(void);
 int adac_memimg_add(struct adac_memimg *img, uint64_t addr, const void *data, size_t len);
 int adac_memimg_add_module(struct adac_memimg *img, const char *path, uint64_t base, uint64_t end);
 int adac_memimg_add_thread(struct adac_memimg *img, uint64_t tid, const struct adac_regs *regs);
+/* Whether the target lends its bytes in place (ops->view, as a mapped core: the default) or only
+ * reads them (as a live process): tests take both ways through what reads the target. */
+void adac_memimg_set_view(struct adac_memimg *img, bool view);
 /* Takes ownership of img (also on failure). */
 struct adac_target *adac_target_open_memory(struct adac_memimg *img, struct adac_error *err);
 

@@ -346,6 +346,28 @@ static int64_t snap_read(const struct ptarget *p, uint64_t addr, uint8_t *out, s
 	return (int64_t)done;
 }
 
+/* view: the copy once released, where it lies (the walk parses it in place). */
+static int pid_view(void *impl, uint64_t addr, size_t len, struct adac_target_view *v)
+{
+	const struct ptarget *p = impl;
+	if (!p->released)
+		return -1;
+	size_t lo = 0, hi = p->nsnap;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (p->snap[mid].end <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == p->nsnap || addr < p->snap[lo].start)
+		return -1;
+	const struct snap_region *r = &p->snap[lo];
+	v->bytes = r->data + (addr - r->start);
+	v->len = r->end - addr < len ? (size_t)(r->end - addr) : len;
+	return 0;
+}
+
 /* read_concurrent: the copy once released, else process_vm_readv (safe on several threads, and it
  * touches nothing of p); what it misses (where it is refused, unreadable pages) is left to pid_read. */
 static size_t pid_read_concurrent(void *impl, uint64_t addr, void *buf, size_t len)
@@ -914,6 +936,7 @@ static const struct adac_target_ops pid_ops = {
 	.kind = "pid",
 	.read = pid_read,
 	.read_concurrent = pid_read_concurrent,
+	.view = pid_view,
 	.modules = pid_modules,
 	.threads = pid_threads,
 	.regs = pid_regs,

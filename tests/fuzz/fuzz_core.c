@@ -5,7 +5,8 @@
  * /proc/self/fd path (the backend opens a path). An opened core is asked for its modules, threads
  * and registers, memory is read at and across the ends of every PT_LOAD and module, and the runtime
  * is looked for (module ELF headers and .dynsym through core memory). Bytes a PT_LOAD holds that no
- * other PT_LOAD overlaps must read back as the file's bytes; no file descriptor may stay open.
+ * other PT_LOAD overlaps must read back as the file's bytes, read or lent in place (a view, the
+ * heap walk's way: every byte of one must be there); no file descriptor may stay open.
  * Seeds: tests/fuzz/corpus/core (a small real gcore, and cores make_corpus.py writes). */
 #include <elf.h>
 #include <stdbool.h>
@@ -136,6 +137,26 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				adac_error_clear(&err);
 				if (adac_read(t, l->vaddr, buf, (size_t)n, &err) != 0 || memcmp(buf, data + l->offset, (size_t)n) != 0)
 					__builtin_trap();
+				/* Lent in place (the heap walk's way): the same bytes. */
+				struct adac_target_view v;
+				if (adac_target_view(t, l->vaddr, (size_t)n, &v) &&
+				    (v.len == 0 || v.len > n || memcmp(v.bytes, data + l->offset, v.len) != 0))
+					__builtin_trap();
+				adac_target_unview(t, &v);
+			}
+			/* A view anywhere is within what was asked, every byte of it readable. */
+			uint64_t ends[3] = {l->vaddr, l->vaddr + l->filesz - 1, l->vaddr + l->memsz - 1};
+			for (int k = 0; k < 3; k++) {
+				struct adac_target_view v;
+				if (adac_target_view(t, ends[k], 4096, &v)) {
+					volatile uint8_t sum = 0;
+					if (v.len == 0 || v.len > 4096)
+						__builtin_trap();
+					for (size_t b = 0; b < v.len; b++)
+						sum += v.bytes[b];
+					(void)sum;
+				}
+				adac_target_unview(t, &v);
 			}
 		}
 		adac_error_clear(&err);

@@ -1034,5 +1034,12 @@ int main(int argc, char **argv)
 	test_no_gc_descriptor();
 	test_handles_and_finalizer();
 	test_handle_layout_out_of_range();
+	/* The walks again over a target that only reads (as a live process): parsed from the read
+	 * buffer, not in place. */
+	mem_view = false;
+	reset_expected(); /* (the tests above that do not walk leave theirs) */
+	test_wks_regions();
+	test_server_regions();
+	test_wks_segments();
 	return check_report("test_gc_heap");
 }
