@@ -79,6 +79,9 @@ struct scan_ctx {
 struct scan_part {
 	struct scan_ctx *c;
 	struct adac_addr_map verdicts;   /* the verdicts this part met, copied from c->verdicts */
+	uint64_t last_mt;                /* the last object's MethodTable (0: none yet) and its verdict: */
+	uint32_t last_type;              /* runs of one type (byte[] ballast) skip the map */
+	uint8_t last_kind;
 	struct adac_scan_cont *conts;
 	size_t cont_count, cont_cap;
 	struct adac_scan_task *tasks;
@@ -143,18 +146,29 @@ static enum mt_kind classify(struct scan_ctx *c, uint64_t mt, uint32_t *type)
  * lock: the other parts run at once). */
 static enum mt_kind part_classify(struct scan_part *part, uint64_t mt, uint32_t *type)
 {
+	if (mt == part->last_mt) {
+		*type = part->last_type;
+		return (enum mt_kind)part->last_kind;
+	}
 	struct mt_verdict *v = adac_addr_map_find(&part->verdicts, mt);
+	enum mt_kind kind;
 	if (v) {
 		*type = v->type;
-		return (enum mt_kind)v->kind;
+		kind = (enum mt_kind)v->kind;
+	} else {
+		adac_gc_walk_lock(part->c->rt);
+		kind = classify(part->c, mt, type);
+		adac_gc_walk_unlock(part->c->rt);
+		if (kind == MT_NOMEM)
+			return kind;
+		if ((v = verdict_slot(&part->verdicts, mt))) {
+			v->kind = (uint8_t)kind;
+			v->type = *type;
+		}
 	}
-	adac_gc_walk_lock(part->c->rt);
-	enum mt_kind kind = classify(part->c, mt, type);
-	adac_gc_walk_unlock(part->c->rt);
-	if (kind != MT_NOMEM && (v = verdict_slot(&part->verdicts, mt))) {
-		v->kind = (uint8_t)kind;
-		v->type = *type;
-	}
+	part->last_mt = mt;
+	part->last_type = *type;
+	part->last_kind = (uint8_t)kind;
 	return kind;
 }
 
