@@ -322,8 +322,8 @@ static ssize_t read_mem_file(struct ptarget *p, uint64_t addr, void *buf, size_t
 	return (ssize_t)adac_pread_full(p->mem_fd, buf, len, addr);
 }
 
-/* A read from the copy: the bytes of contiguous copied regions from addr on. */
-static int64_t snap_read(const struct ptarget *p, uint64_t addr, uint8_t *out, size_t len)
+/* The first region of the copy that ends past addr (p->nsnap when none). */
+static size_t snap_from(const struct ptarget *p, uint64_t addr)
 {
 	size_t lo = 0, hi = p->nsnap;
 	while (lo < hi) {
@@ -333,8 +333,14 @@ static int64_t snap_read(const struct ptarget *p, uint64_t addr, uint8_t *out, s
 		else
 			hi = mid;
 	}
+	return lo;
+}
+
+/* A read from the copy: the bytes of contiguous copied regions from addr on. */
+static int64_t snap_read(const struct ptarget *p, uint64_t addr, uint8_t *out, size_t len)
+{
 	size_t done = 0;
-	for (size_t i = lo; i < p->nsnap && done < len; i++) {
+	for (size_t i = snap_from(p, addr); i < p->nsnap && done < len; i++) {
 		const struct snap_region *r = &p->snap[i];
 		uint64_t a = addr + done;
 		if (a < r->start || a >= r->end)
@@ -350,16 +356,7 @@ static int64_t snap_read(const struct ptarget *p, uint64_t addr, uint8_t *out, s
 static int pid_view(void *impl, uint64_t addr, size_t len, struct adac_target_view *v)
 {
 	const struct ptarget *p = impl;
-	if (!p->released)
-		return -1;
-	size_t lo = 0, hi = p->nsnap;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (p->snap[mid].end <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	size_t lo = p->released ? snap_from(p, addr) : p->nsnap;
 	if (lo == p->nsnap || addr < p->snap[lo].start)
 		return -1;
 	const struct snap_region *r = &p->snap[lo];
