@@ -144,19 +144,30 @@ static const struct core_map *map_at(const struct core *c, uint64_t addr)
 	return &c->maps[lo - 1];
 }
 
-/* Bytes at addr that the core file itself holds (no file fallback): how many, from the start. */
-static size_t read_core_only(const struct core *c, uint64_t addr, uint8_t *buf, size_t len)
+/* Where the core file itself holds the bytes at addr: their file offset, and *len cut to how many
+ * of them follow in the file. false when it holds none there (a file of the core's may). */
+static bool file_span(const struct core *c, uint64_t addr, uint64_t *at, size_t *len)
 {
 	size_t idx = seg_upper(c, addr);
 	if (idx == 0)
-		return 0;
+		return false;
 	const struct core_seg *s = &c->segs[idx - 1];
 	uint64_t off = addr - s->vaddr;
 	if (off >= s->filesz)
+		return false;
+	if (*len > s->filesz - off)
+		*len = (size_t)(s->filesz - off);
+	*at = s->offset + off;
+	return true;
+}
+
+/* Bytes at addr that the core file itself holds (no file fallback): how many, from the start. */
+static size_t read_core_only(const struct core *c, uint64_t addr, uint8_t *buf, size_t len)
+{
+	uint64_t at;
+	if (!file_span(c, addr, &at, &len))
 		return 0;
-	if (len > s->filesz - off)
-		len = (size_t)(s->filesz - off);
-	int64_t n = adac_pread_full(c->fd, buf, len, s->offset + off);
+	int64_t n = adac_pread_full(c->fd, buf, len, at);
 	return n > 0 ? (size_t)n : 0;
 }
 
@@ -169,16 +180,10 @@ static size_t read_core_only(const struct core *c, uint64_t addr, uint8_t *buf, 
 static int core_view(void *impl, uint64_t addr, size_t len, struct adac_target_view *v)
 {
 	const struct core *c = impl;
-	size_t idx = seg_upper(c, addr);
-	if (idx == 0)
+	uint64_t at;
+	if (!file_span(c, addr, &at, &len))
 		return -1;
-	const struct core_seg *s = &c->segs[idx - 1];
-	uint64_t off = addr - s->vaddr;
-	if (off >= s->filesz)
-		return -1;
-	if (len > s->filesz - off)
-		len = (size_t)(s->filesz - off);
-	uint64_t at = s->offset + off, start = at & ~(uint64_t)(VIEW_ALIGN - 1);
+	uint64_t start = at & ~(uint64_t)(VIEW_ALIGN - 1);
 	size_t map_len = (size_t)(at - start) + len;
 	struct stat st;
 	if (fstat(c->fd, &st) || (uint64_t)st.st_size < start + map_len)
