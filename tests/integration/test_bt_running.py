@@ -194,11 +194,11 @@ def main():
                         f"{name}: lldb bt async: the thread line says it stopped for SIGABRT: {headers}")
             j = None
             try:
-                j = b.document(b.lldb_output(out, cmds[3]), "bt")
+                j = selected_document(out, cmds[3], f"{name}: lldb {cmds[3]}")
                 check_json(j, tid, rec, frames, stack_contains, f"{name}: lldb --json")
                 t.check_eq(j["threads"][0]["index"] if j.get("threads") else None, index, f"{name}: lldb thread index")
             except ValueError as e:
-                t.fail(f"{name}: lldb --json: not JSON: {e}")
+                t.fail(f"{name}: lldb --json: not JSON: {e}:\n{out}")
             marked = [hd for hd, *_ in b.bt_sections(b.lldb_output(out, "bt async all")) if hd.startswith("*")]
             t.check_eq([re.match(r"\* thread #(\d+)", hd).group(1) for hd in marked], [str(index)],
                        f"{name}: lldb bt async all: '*' marks the selected thread #{index} only")
@@ -208,13 +208,8 @@ def main():
                 # loaded its symbol file, which it does before LLDB's frame commands.)
                 cmd = f"async bt --thread {index} --json"
                 out = b.run_lldb(setup, [f"thread select -t {tid}", cmd], f"{name}: lldb --thread")
-                text = b.lldb_output(out, cmd)
                 try:
-                    # The selection's print (its stop-event lines go, lldb_output) at most once,
-                    # anywhere; without it, the document alone.
-                    t.check(len(SELECTION_DISASSEMBLY.findall(text)) <= 1,
-                            f"{name}: lldb {cmd}: the selection's print at most once:\n{text}")
-                    t.check_eq(b.document(SELECTION_DISASSEMBLY.sub("", text).strip(), "bt"), j,
+                    t.check_eq(selected_document(out, cmd, f"{name}: lldb {cmd}"), j,
                                f"{name}: lldb {cmd} equals the selected thread's")
                 except ValueError as e:
                     t.fail(f"{name}: lldb {cmd}: not JSON: {e}:\n{out}")
@@ -228,6 +223,15 @@ def main():
         shutil.rmtree(tmp, ignore_errors=True)
     print(f"running ({mode}): thread {tid}", flush=True)
     t.finish()
+
+
+def selected_document(out, cmd, what):
+    """The JSON document cmd printed in an LLDB session that selected a thread before it: LLDB's
+    event thread may print the selection's disassembly (its stop-event lines go, lldb_output) into
+    a later command's output, anywhere, at most once; without it, the document alone."""
+    text = b.lldb_output(out, cmd)
+    t.check(len(SELECTION_DISASSEMBLY.findall(text)) <= 1, f"{what}: the selection's print at most once:\n{text}")
+    return b.document(SELECTION_DISASSEMBLY.sub("", text).strip(), "bt")
 
 
 def check_json(j, tid, rec, frames, stack_contains, what):
