@@ -282,7 +282,7 @@ static void copy_text(char *dst, const char *src)
 {
 	if (src[0])
 		strcpy(dst, src);
-	else
+	else if (dst[0])
 		dst[0] = '\0';
 }
 
@@ -347,7 +347,8 @@ static const struct await_fields *fields_of(struct adac_runtime *rt, uint64_t mt
 int adac_awaiting_of(struct adac_runtime *rt, const struct adac_continuation *c, struct adac_awaiting *out,
                      struct adac_error *err)
 {
-	memset(out, 0, sizeof *out);
+	/* All but the leaf's text past its first byte (a listing asks for a million). */
+	memset(out, 0, offsetof(struct adac_awaiting, leaf) + 1);
 	const struct await_fields *e = fields_of(rt, c->mt);
 	if (!e)
 		return adac_fail(err, ADAC_E_NOMEM, c->addr, "out of memory");

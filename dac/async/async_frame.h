@@ -42,9 +42,19 @@ struct adac_exact_inst {
 };
 
 struct adac_async_frame {
-	struct adac_continuation cont;
+	/* What a listing reads of every frame, first, in one or two cache lines (with cont.state): a
+	 * million-chain listing reads frames another thread resolved. */
 	bool infrastructure;          /* no DiagnosticIP: a task/value-task continuation, not user code */
 	bool hidden;                  /* a thunk or stub debuggers do not show */
+	bool has_il;
+	bool has_source;
+	uint32_t il_offset;
+	const char *method;           /* display name (runtime-owned or name_buf), NULL when unknown; the
+	                               * exact instantiation when has_exact */
+	const char *module;           /* module file name ("MyApp.dll"), NULL when unknown */
+	const char *file;             /* as recorded in the PDB */
+	uint32_t line;
+	struct adac_continuation cont;
 
 	/* Route 1: DiagnosticIP -> code map (flat layout): the code version that made the continuation,
 	 * its debug info (runtime-owned, NULL when none: debug_info_err says why) and the suspension
@@ -62,17 +72,8 @@ struct adac_async_frame {
 	bool shared_code;             /* the method is shared generic code (C<System.__Canon>) */
 	bool has_exact;               /* ... and the continuation says which instantiation runs */
 	struct adac_exact_inst exact;
-	const char *method;           /* display name (runtime-owned or name_buf), NULL when unknown; the
-	                               * exact instantiation when has_exact */
 	const char *canonical_method; /* then the MethodDesc's own name (C<System.__Canon>), else NULL */
-	const char *module;           /* module file name ("MyApp.dll"), NULL when unknown */
 	uint32_t token;
-
-	bool has_il;
-	uint32_t il_offset;
-	bool has_source;
-	const char *file;             /* as recorded in the PDB */
-	uint32_t line;
 
 	/* Text, last: the fields above are what a listing reads of each frame, kept together. */
 	struct adac_error debug_info_err;
@@ -112,8 +113,8 @@ struct adac_awaiting {
 	bool has_state_flags;         /* the awaited object is a Task: ... */
 	uint32_t state_flags;         /* its m_stateFlags (adac_task_status: a completed task whose
 	                               * continuation has not run points at a starved scheduler) */
-	char leaf[192];               /* what it is, when that says more than its type (awaited.h) */
 	const char *kind;             /* its kind, the same for all of that kind (awaited.h); NULL: none */
+	char leaf[192];               /* what it is, when that says more than its type (awaited.h) */
 };
 
 int adac_awaiting_of(struct adac_runtime *rt, const struct adac_continuation *c, struct adac_awaiting *out,

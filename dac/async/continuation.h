@@ -46,13 +46,13 @@ int adac_cont_layout(struct adac_runtime *rt, const struct adac_cont_layout **ou
 /* One continuation as read from the target. */
 struct adac_continuation {
 	uint64_t addr;
+	int32_t state;           /* suspension point index (early: listings read it of every frame) */
 	enum adac_cont_layout_kind layout; /* the layout it was read with */
 	uint64_t mt;             /* its MethodTable (a runtime-created layout subtype, or a hand-rolled class) */
 	uint64_t next;           /* caller's continuation, 0 at the outermost frame */
 	uint64_t resume_info;    /* flat: the ResumeInfo* (0 when absent) */
 	uint64_t resume;         /* resume stub entry point: ResumeInfo.Resume or Continuation.Resume */
 	uint64_t diagnostic_ip;  /* flat: ResumeInfo.DiagnosticIP; 0 for infrastructure continuations */
-	int32_t state;           /* suspension point index */
 	bool has_flags;
 	uint32_t flags;
 	uint64_t data;           /* array layout: the byte[] Data; 0 otherwise */

@@ -142,9 +142,11 @@ int adac_resolved_chain_build_in(struct adac_runtime *rt, uint64_t head, size_t 
                                  struct adac_frame_cache *cache, struct adac_arena *arena,
                                  struct adac_resolved_chain *v, struct adac_error *err)
 {
-	/* All but the chain (first), which the walk sets. */
-	_Static_assert(offsetof(struct adac_resolved_chain, chain) == 0, "the chain comes first");
-	memset((char *)v + sizeof v->chain, 0, sizeof *v - sizeof v->chain);
+	/* All but the chain, which the walk sets, and what it awaits, which has_awaiting says is unset
+	 * (a listing writes a million of them on one thread and reads them on another). */
+	v->frames = NULL;
+	v->has_awaiting = false;
+	v->task = 0;
 	/* (Before the walk: links it leaves in the arena when it fails are not to be freed either.) */
 	v->in_arena = arena != NULL;
 	if (adac_chain_walk_in(rt, head, max_depth, arena, &v->chain, err))

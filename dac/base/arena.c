@@ -5,18 +5,20 @@
 #include <stdlib.h>
 
 #define ARENA_BLOCK (256u << 10) /* bytes of a block, unless one allocation needs more */
+#define ARENA_ALIGN 64u          /* a cache line: what one thread writes and another reads (frames)
+                                  * shares no line with what comes next */
 
 struct adac_arena_block {
 	struct adac_arena_block *next;
 	size_t size, used;
-	_Alignas(16) unsigned char data[];
+	_Alignas(ARENA_ALIGN) unsigned char data[];
 };
 
 void *adac_arena_alloc(struct adac_arena *a, size_t len)
 {
 	if (len > SIZE_MAX / 2)
 		return NULL;
-	len = len ? (len + 15) & ~(size_t)15 : 16;
+	len = len ? (len + ARENA_ALIGN - 1) & ~(size_t)(ARENA_ALIGN - 1) : ARENA_ALIGN;
 	/* The current block, else a kept one after it (a reset arena reuses them in order). */
 	for (struct adac_arena_block *b = a->cur; b; b = b->next) {
 		if (b->size - b->used >= len) {
@@ -27,7 +29,7 @@ void *adac_arena_alloc(struct adac_arena *a, size_t len)
 		}
 	}
 	size_t size = len > ARENA_BLOCK ? len : ARENA_BLOCK;
-	struct adac_arena_block *n = malloc(sizeof *n + size);
+	struct adac_arena_block *n = aligned_alloc(ARENA_ALIGN, sizeof *n + size);
 	if (!n)
 		return NULL;
 	n->size = size;

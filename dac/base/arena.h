@@ -12,7 +12,7 @@ struct adac_arena {
 	struct adac_arena_block *first, *cur;
 };
 
-/* len bytes, 16-byte aligned, valid until the next reset; NULL when memory runs out. */
+/* len bytes, 64-byte aligned (a cache line), valid until the next reset; NULL when memory runs out. */
 void *adac_arena_alloc(struct adac_arena *a, size_t len);
 /* Takes back everything handed out; the blocks are kept for what comes next. */
 void adac_arena_reset(struct adac_arena *a);

@@ -447,11 +447,12 @@ static int stack_line(struct jsonl *j, const struct adac_pending_stack *st, stru
 		put_addr(b, st->running->dispatcher);
 		adac_line_put(b, "}");
 	}
-	struct adac_awaiting aw;
+	struct adac_awaiting buf;
+	const struct adac_awaiting *aw = adac_pending_stack_awaiting(j->l, st, &buf);
 	key(b, &f, "awaiting");
-	if (!adac_pending_stack_awaiting(j->l, st, &aw))
+	if (!aw)
 		adac_line_put(b, "null");
-	else if (put_awaiting(j, b, &aw, err))
+	else if (put_awaiting(j, b, aw, err))
 		return -1;
 	key(b, &f, "frames");
 	adac_line_put(b, "[");

@@ -70,20 +70,19 @@ static bool without_frames(const struct adac_pending_list *l, const struct adac_
 	return true;
 }
 
-static bool awaiting(const struct adac_pending_list *l, const struct adac_async_stack *st, struct adac_awaiting *a)
+static const struct adac_awaiting *awaiting(const struct adac_pending_list *l, const struct adac_async_stack *st,
+                                            struct adac_awaiting *buf)
 {
 	const struct adac_pending_seg *s = &l->segs[0];
-	if (s->node->kind == ADAC_NODE_CHAIN && s->view.has_awaiting) {
-		*a = s->view.awaiting;
-		return true;
-	}
-	return adac_pending_awaited_task(l->p, st, a);
+	if (s->node->kind == ADAC_NODE_CHAIN && s->view.has_awaiting)
+		return &s->view.awaiting;
+	return adac_pending_awaited_task(l->p, st, buf) ? buf : NULL;
 }
 
-bool adac_pending_stack_awaiting(const struct adac_pending_list *l, const struct adac_pending_stack *st,
-                                 struct adac_awaiting *a)
+const struct adac_awaiting *adac_pending_stack_awaiting(const struct adac_pending_list *l,
+                                                        const struct adac_pending_stack *st, struct adac_awaiting *buf)
 {
-	return awaiting(l, st->stack, a);
+	return awaiting(l, st->stack, buf);
 }
 
 /* ---- filters ---- */
@@ -129,16 +128,17 @@ static bool matches(const struct adac_pending_list *l, const struct adac_async_s
 {
 	const struct adac_pending_filter *f = &l->filter;
 	struct wants w = {f->method != NULL, f->type != NULL, f->naddresses > 0, f->status != NULL, f->mt != 0};
-	struct adac_awaiting aw;
-	if (awaiting(l, st, &aw)) {
-		const struct adac_awaited_owner *owner = adac_awaited_owner_of(&l->p->owners, aw.object);
-		if (w.a && (addr_wanted(f, aw.object) || (owner && addr_wanted(f, owner->addr))))
+	struct adac_awaiting buf;
+	const struct adac_awaiting *aw = awaiting(l, st, &buf);
+	if (aw) {
+		const struct adac_awaited_owner *owner = adac_awaited_owner_of(&l->p->owners, aw->object);
+		if (w.a && (addr_wanted(f, aw->object) || (owner && addr_wanted(f, owner->addr))))
 			w.a = false;
-		if (w.t && aw.type && adac_type_filter_match(&l->type, aw.type))
+		if (w.t && aw->type && adac_type_filter_match(&l->type, aw->type))
 			w.t = false;
-		if (w.mt && aw.mt == f->mt)
+		if (w.mt && aw->mt == f->mt)
 			w.mt = false;
-		if (w.status && aw.has_state_flags && strcasecmp(adac_task_status(aw.state_flags), f->status) == 0)
+		if (w.status && aw->has_state_flags && strcasecmp(adac_task_status(aw->state_flags), f->status) == 0)
 			w.status = false;
 	}
 	for (uint32_t i = 0; i < st->count && (w.m || w.t || w.a || w.status || w.mt); i++) {

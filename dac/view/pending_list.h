@@ -74,9 +74,11 @@ unsigned adac_pending_list_parallel(struct adac_pending_list *l);
 void adac_pending_list_frame_stats(const struct adac_pending_list *l, uint64_t *resolved, uint64_t *hits);
 
 /* What a stack's innermost frame waits for: its head continuation's awaited object, or the task a
- * classic frame's box or task awaits (through m_continuationObject). */
-bool adac_pending_stack_awaiting(const struct adac_pending_list *l, const struct adac_pending_stack *st,
-                                 struct adac_awaiting *a);
+ * classic frame's box or task awaits (through m_continuationObject), described in buf; NULL when
+ * not recorded. (A pointer: a listing asks for each of a million stacks, resolved on another
+ * thread.) */
+const struct adac_awaiting *adac_pending_stack_awaiting(const struct adac_pending_list *l,
+                                                        const struct adac_pending_stack *st, struct adac_awaiting *buf);
 /* The frames a segment shows (1 for a box or a task). */
 size_t adac_pending_seg_frames(const struct adac_pending_seg *s);
 

@@ -214,9 +214,10 @@ static void print_stack(const struct adac_pending_list *l, const struct adac_pen
 	size_t frame = 0;
 	for (uint32_t i = 0; i < st->stack->count; i++) {
 		const struct adac_pending_seg *s = &st->segs[i];
-		struct adac_awaiting aw;
-		if (i == 0 && s->node->kind != ADAC_NODE_CHAIN && adac_pending_stack_awaiting(l, st, &aw))
-			adac_awaiting_print(&aw, out);
+		struct adac_awaiting buf;
+		const struct adac_awaiting *aw = i == 0 && s->node->kind != ADAC_NODE_CHAIN ? adac_pending_stack_awaiting(l, st, &buf) : NULL;
+		if (aw)
+			adac_awaiting_print(aw, out);
 		if (s->node->kind == ADAC_NODE_CHAIN) {
 			struct adac_resolved_chain v = s->view;
 			if (i > 0)
@@ -425,8 +426,9 @@ json_t *adac_pending_stack_json(const struct adac_pending_list *l, const struct 
 	} else {
 		json_object_set_new(j, "running", json_null());
 	}
-	struct adac_awaiting aw;
-	json_object_set_new(j, "awaiting", adac_pending_stack_awaiting(l, st, &aw) ? adac_awaiting_json(&aw) : json_null());
+	struct adac_awaiting buf;
+	const struct adac_awaiting *aw = adac_pending_stack_awaiting(l, st, &buf);
+	json_object_set_new(j, "awaiting", aw ? adac_awaiting_json(aw) : json_null());
 	size_t frame = 0;
 	for (uint32_t i = 0; i < st->stack->count; i++) {
 		const struct adac_pending_seg *s = &st->segs[i];

@@ -27,7 +27,7 @@ static int findings(struct adac_pending *p, struct adac_out *out, size_t *n, str
 	if (adac_pending_list_init(&l, p, &all, out, err))
 		return -1;
 	while ((more = adac_pending_list_next(&l, &st, err)) > 0) {
-		struct adac_awaiting aw;
+		struct adac_awaiting buf;
 		uint64_t task = adac_pending_node_task(p, st.segs[0].node);
 		if (st.stack->cycle) {
 			char *cycle = adac_pending_cycle_text(&l, &st);
@@ -39,17 +39,17 @@ static int findings(struct adac_pending *p, struct adac_out *out, size_t *n, str
 			free(cycle);
 			(*n)++;
 		}
-		if (adac_pending_stack_awaiting(&l, &st, &aw) && aw.has_state_flags &&
-		    (aw.state_flags & ADAC_TASK_COMPLETED_MASK)) {
+		const struct adac_awaiting *aw = adac_pending_stack_awaiting(&l, &st, &buf);
+		if (aw && aw->has_state_flags && (aw->state_flags & ADAC_TASK_COMPLETED_MASK)) {
 			const struct adac_thread_pool *tp = adac_thread_pool(p->rt);
 			char facts[160];
 			adac_thread_pool_text(tp, facts, sizeof facts);
 			if (adac_thread_pool_starved(tp))
 				adac_print(out, "not resumed: chain #%zu awaits 0x%016llx, which is %s: the thread pool is starved "
-				           "(%s)\n", st.number, (unsigned long long)aw.object, adac_task_status(aw.state_flags), facts);
+				           "(%s)\n", st.number, (unsigned long long)aw->object, adac_task_status(aw->state_flags), facts);
 			else
 				adac_print(out, "not resumed: chain #%zu awaits 0x%016llx, which is %s: a starved thread pool?%s%s%s\n",
-				           st.number, (unsigned long long)aw.object, adac_task_status(aw.state_flags),
+				           st.number, (unsigned long long)aw->object, adac_task_status(aw->state_flags),
 				           facts[0] ? " (" : "", facts, facts[0] ? ")" : "");
 			(*n)++;
 		}

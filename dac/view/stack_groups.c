@@ -452,15 +452,15 @@ static uint32_t *ident_slot(struct groups *g, uint64_t key)
  * waiter it is) with IDENT_BIT, else its await_id. UINT32_MAX when out of memory. */
 static uint32_t first_code(struct groups *g, const struct adac_pending_stack *st)
 {
-	struct adac_awaiting aw;
-	bool has = !st->running && adac_pending_stack_awaiting(g->l, st, &aw);
-	if (has && aw.object && aw.type) {
-		const struct adac_awaited_owner *owner = adac_awaited_owner_of(&g->l->p->owners, aw.object);
-		uint32_t *slot = ident_slot(g, owner ? owner->addr : aw.object);
+	struct adac_awaiting buf;
+	const struct adac_awaiting *aw = st->running ? NULL : adac_pending_stack_awaiting(g->l, st, &buf);
+	if (aw && aw->object && aw->type) {
+		const struct adac_awaited_owner *owner = adac_awaited_owner_of(&g->l->p->owners, aw->object);
+		uint32_t *slot = ident_slot(g, owner ? owner->addr : aw->object);
 		if (!slot)
 			return UINT32_MAX;
 		if (!*slot) {
-			uint32_t what = ident_what(g, aw.type, aw.kind);
+			uint32_t what = ident_what(g, aw->type, aw->kind);
 			if (what == UINT32_MAX)
 				return UINT32_MAX;
 			if (g->ident_count == g->ident_cap) {
@@ -471,7 +471,7 @@ static uint32_t first_code(struct groups *g, const struct adac_pending_stack *st
 				g->idents = p;
 				g->ident_cap = cap;
 			}
-			g->idents[g->ident_count++] = (struct ident){aw.object, owner, what, 0};
+			g->idents[g->ident_count++] = (struct ident){aw->object, owner, what, 0};
 			*slot = (uint32_t)g->ident_count;
 		}
 		uint32_t index = *slot - 1;
@@ -487,7 +487,7 @@ static uint32_t first_code(struct groups *g, const struct adac_pending_stack *st
 		g->first_seen[node] = true;
 		return index | IDENT_BIT;
 	}
-	return await_id(g, st->running, has, has ? aw.type : NULL);
+	return await_id(g, st->running, aw != NULL, aw ? aw->type : NULL);
 }
 
 /* Records the meta of label id. */
@@ -635,9 +635,9 @@ static int stack_labels(struct groups *g, const struct adac_pending_stack *st, b
 	uint32_t id;
 	size_t level = 0;
 	if (first) {
-		struct adac_awaiting aw;
-		bool has = !st->running && adac_pending_stack_awaiting(g->l, st, &aw);
-		if ((id = await_id(g, st->running, has, has ? aw.type : NULL)) == UINT32_MAX)
+		struct adac_awaiting buf;
+		const struct adac_awaiting *aw = st->running ? NULL : adac_pending_stack_awaiting(g->l, st, &buf);
+		if ((id = await_id(g, st->running, aw != NULL, aw ? aw->type : NULL)) == UINT32_MAX)
 			return adac_fail(&g->fail, ADAC_E_NOMEM, 0, "out of memory grouping stacks");
 		if (cb(g, id, level, NULL))
 			return -1;
@@ -753,9 +753,9 @@ static int add_stats(struct groups *g, const struct adac_pending_stack *st)
 		return adac_fail(&g->fail, ADAC_E_NOMEM, 0, "out of memory counting frames");
 	if (seq_push(g, code) || stack_labels(g, st, false, stats_cb))
 		return -1;
-	struct adac_awaiting aw;
-	if (!st->running && adac_pending_stack_awaiting(g->l, st, &aw) && aw.has_state_flags &&
-	    (aw.state_flags & ADAC_TASK_COMPLETED_MASK))
+	struct adac_awaiting aw_buf;
+	const struct adac_awaiting *aw = st->running ? NULL : adac_pending_stack_awaiting(g->l, st, &aw_buf);
+	if (aw && aw->has_state_flags && (aw->state_flags & ADAC_TASK_COMPLETED_MASK))
 		g->not_resumed++;
 	char buf[LABEL_MAX];
 	for (uint32_t i = 0; i < st->stack->count; i++) {
