@@ -63,7 +63,8 @@ void adac_pending_free(struct adac_pending *p)
 
 /* The task at addr, record i of the scan (ADAC_SCAN_NONE: not a pending task the heap walk kept,
  * so read from the target). */
-static void task_desc(const struct adac_pending *p, uint64_t addr, uint32_t i, struct adac_task_desc *d)
+static void task_desc(const struct adac_pending *p, struct adac_runtime *rt, uint64_t addr, uint32_t i,
+                      struct adac_task_desc *d)
 {
 	memset(d, 0, sizeof *d);
 	d->addr = addr;
@@ -76,27 +77,38 @@ static void task_desc(const struct adac_pending *p, uint64_t addr, uint32_t i, s
 		d->flags = t->state_flags;
 		d->has_flags = true;
 		d->id = t->task_id;
-	} else if (adac_object_mt(p->rt, addr, &d->mt, NULL) == 0 && adac_task_layout(p->rt, &layout, NULL) == 0) {
-		d->has_flags = adac_read_u32(p->rt->t, addr + layout->state_flags_off, &d->flags, NULL) == 0;
-		if (layout->has_task_id && adac_read_u32(p->rt->t, addr + layout->task_id_off, &d->id, NULL))
+	} else if (adac_object_mt(rt, addr, &d->mt, NULL) == 0 && adac_task_layout(rt, &layout, NULL) == 0) {
+		d->has_flags = adac_read_u32(rt->t, addr + layout->state_flags_off, &d->flags, NULL) == 0;
+		if (layout->has_task_id && adac_read_u32(rt->t, addr + layout->task_id_off, &d->id, NULL))
 			d->id = 0;
 	}
 	if (d->mt)
-		d->type = adac_type_name(p->rt, d->mt, 0, NULL);
+		d->type = adac_type_name(rt, d->mt, 0, NULL);
 }
 
 void adac_pending_task(const struct adac_pending *p, uint64_t addr, struct adac_task_desc *d)
 {
-	task_desc(p, addr, addr ? adac_scan_find_task(&p->scan, addr) : ADAC_SCAN_NONE, d);
+	adac_pending_task_on(p, p->rt, addr, d);
+}
+
+void adac_pending_task_on(const struct adac_pending *p, struct adac_runtime *rt, uint64_t addr, struct adac_task_desc *d)
+{
+	task_desc(p, rt, addr, addr ? adac_scan_find_task(&p->scan, addr) : ADAC_SCAN_NONE, d);
 }
 
 void adac_pending_node_task_desc(const struct adac_pending *p, const struct adac_async_node *n, struct adac_task_desc *d)
 {
+	adac_pending_node_task_desc_on(p, p->rt, n, d);
+}
+
+void adac_pending_node_task_desc_on(const struct adac_pending *p, struct adac_runtime *rt, const struct adac_async_node *n,
+                                    struct adac_task_desc *d)
+{
 	if (n->kind == ADAC_NODE_CHAIN) {
 		const struct adac_scan_chain *ch = &p->scan.chains[n->index];
-		task_desc(p, adac_scan_chain_task(&p->scan, n->index), ch->task_index, d);
+		task_desc(p, rt, adac_scan_chain_task(&p->scan, n->index), ch->task_index, d);
 	} else {
-		task_desc(p, p->scan.tasks[n->index].addr, n->index, d);
+		task_desc(p, rt, p->scan.tasks[n->index].addr, n->index, d);
 	}
 }
 

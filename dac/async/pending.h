@@ -56,6 +56,11 @@ void adac_pending_task(const struct adac_pending *p, uint64_t addr, struct adac_
 /* The task of node n (adac_pending_node_task) described as adac_pending_task does, without looking
  * it up; d->addr is 0 when the node has no task. */
 void adac_pending_node_task_desc(const struct adac_pending *p, const struct adac_async_node *n, struct adac_task_desc *d);
+/* Both, reading the target and naming types through rt (a listing's helper's runtime,
+ * view/pending_batches.h) instead of p's. */
+void adac_pending_task_on(const struct adac_pending *p, struct adac_runtime *rt, uint64_t addr, struct adac_task_desc *d);
+void adac_pending_node_task_desc_on(const struct adac_pending *p, struct adac_runtime *rt, const struct adac_async_node *n,
+                                    struct adac_task_desc *d);
 
 /* The task of a node: a chain's owner, a box, a task; 0 when unknown. */
 uint64_t adac_pending_node_task(const struct adac_pending *p, const struct adac_async_node *n);

@@ -24,6 +24,7 @@ struct resolver {
 	struct adac_runtime *rt;
 	struct adac_frame_cache *frames;
 	struct adac_classic_cache *classic;
+	struct adac_arena scratch;         /* with a digest: the chains of the batch at hand */
 };
 
 struct batch {
@@ -58,6 +59,10 @@ struct adac_pending_batches {
 	bool holding;                      /* ... which it holds (resolved) */
 	size_t seg_at;                     /* in it: the next stack's first segment */
 	bool stop;                         /* helpers: stop claiming */
+	bool joined;                       /* the helpers have ended */
+	bool go;                           /* the listing asked for its first stack: helpers may claim */
+	adac_batch_digest digest;
+	void *digest_ctx[1 + ADAC_LIST_MAX_HELPERS];
 	unsigned nhelpers;
 	struct helper helper[ADAC_LIST_MAX_HELPERS];
 };
@@ -117,11 +122,18 @@ static int resolve_stack(const struct adac_pending *p, const struct resolver *r,
 			adac_classic_frame_read(r->rt, r->classic, t->addr, adac_scan_task_mt(&p->scan, s->node->index),
 			                        &s->classic);
 		}
+		s->shown = 1;
+		if (s->node->kind == ADAC_NODE_CHAIN) {
+			s->shown = 0;
+			for (size_t k = 0; k < s->view.chain.count; k++)
+				s->shown += adac_async_frame_shown(&s->view.frames[k]);
+		}
 	}
 	return 0;
 }
 
-static void resolve_batch(const struct adac_pending *p, const struct resolver *r, struct batch *x)
+static void resolve_batch(const struct adac_pending *p, const struct resolver *r, struct batch *x,
+                          struct adac_arena *arena)
 {
 	const struct adac_async_graph *g = &p->graph;
 	size_t need = 0;
@@ -141,10 +153,33 @@ static void resolve_batch(const struct adac_pending *p, const struct resolver *r
 	}
 	for (; x->resolved < x->end; x->resolved++) {
 		const struct adac_async_stack *st = &g->stacks[x->resolved];
-		if (resolve_stack(p, r, st, &x->arena, x->segs + x->nsegs, &x->err))
+		if (resolve_stack(p, r, st, arena, x->segs + x->nsegs, &x->err))
 			return;
 		x->nsegs += st->count;
 	}
+}
+
+/* Resolves batch x on this thread and, with a digest, digests it. The chains then go to the thread's
+ * own arena, which its next batch reuses while it is in this core's cache: the listing's thread
+ * reads the segments alone (their links and frames are forgotten). */
+static void work_batch(const struct adac_pending_batches *b, struct resolver *r, void *ctx, struct batch *x)
+{
+	if (!b->digest) {
+		resolve_batch(b->p, r, x, &x->arena);
+		return;
+	}
+	adac_arena_reset(&x->arena);
+	resolve_batch(b->p, r, x, &r->scratch);
+	struct adac_pending_seg *segs = x->segs;
+	for (size_t i = x->first; i < x->resolved; i++) {
+		b->digest(ctx, r->rt, i, segs);
+		segs += b->p->graph.stacks[i].count;
+	}
+	for (size_t k = 0; k < x->nsegs; k++) {
+		x->segs[k].view.frames = NULL;
+		x->segs[k].view.chain.links = NULL;
+	}
+	adac_arena_reset(&r->scratch);
 }
 
 /* The continuations of a stack, as the scan found them: what its frames will take. */
@@ -185,13 +220,14 @@ static void *helper_main(void *arg)
 		return NULL; /* the listing's thread resolves the batches this helper does not claim */
 	pthread_mutex_lock(&b->lock);
 	for (;;) {
-		while (!b->stop && b->next_first < stacks && b->claimed >= b->current + b->nring)
+		while (!b->stop && (!b->go || (b->next_first < stacks && b->claimed >= b->current + b->nring)))
 			pthread_cond_wait(&b->cond, &b->lock);
 		if (b->stop || b->next_first >= stacks)
 			break;
 		struct batch *x = claim(b);
+		void *ctx = b->digest_ctx[1 + (h - b->helper)]; /* (set before go) */
 		pthread_mutex_unlock(&b->lock);
-		resolve_batch(b->p, &h->r, x);
+		work_batch(b, &h->r, ctx, x);
 		pthread_mutex_lock(&b->lock);
 		x->done = true;
 		pthread_cond_broadcast(&b->cond);
@@ -206,7 +242,7 @@ struct adac_pending_batches *adac_pending_batches_new(struct adac_pending *p)
 	if (!b)
 		return NULL;
 	b->p = p;
-	b->own = (struct resolver){p->rt, adac_frame_cache_new(), adac_classic_cache_new()};
+	b->own = (struct resolver){.rt = p->rt, .frames = adac_frame_cache_new(), .classic = adac_classic_cache_new()};
 	b->ring = calloc(1, sizeof *b->ring);
 	b->nring = 1;
 	b->max_stacks = 1;
@@ -253,6 +289,15 @@ unsigned adac_pending_batches_start(struct adac_pending_batches *b, unsigned n)
 	return b->nhelpers;
 }
 
+void adac_pending_batches_digest(struct adac_pending_batches *b, adac_batch_digest fn, void *const *ctxs)
+{
+	lock(b);
+	b->digest = fn;
+	for (unsigned k = 0; k < 1 + ADAC_LIST_MAX_HELPERS; k++)
+		b->digest_ctx[k] = ctxs[k];
+	unlock(b);
+}
+
 void adac_pending_batches_release(struct adac_pending_batches *b)
 {
 	if (!b->holding)
@@ -278,11 +323,16 @@ static struct batch *batch_of(struct adac_pending_batches *b, size_t i)
 	adac_pending_batches_release(b);
 	x = &b->ring[b->current % b->nring];
 	lock(b);
+	if (!b->go) {
+		b->go = true;
+		if (b->threaded)
+			pthread_cond_broadcast(&b->cond);
+	}
 	while (!(b->current < b->claimed && x->done)) {
 		if (b->claimed < b->current + b->nring && b->next_first < b->p->graph.stack_count) {
 			struct batch *y = claim(b);
 			unlock(b);
-			resolve_batch(b->p, &b->own, y);
+			work_batch(b, &b->own, b->digest_ctx[0], y);
 			lock(b);
 			y->done = true;
 		} else {
@@ -316,18 +366,24 @@ void adac_pending_batches_frame_stats(const struct adac_pending_batches *b, uint
 	adac_frame_caches_stats(c, n, resolved, hits);
 }
 
+void adac_pending_batches_stop(struct adac_pending_batches *b)
+{
+	if (!b->threaded || b->joined)
+		return;
+	pthread_mutex_lock(&b->lock);
+	b->stop = true;
+	pthread_cond_broadcast(&b->cond);
+	pthread_mutex_unlock(&b->lock);
+	for (unsigned k = 0; k < b->nhelpers; k++)
+		pthread_join(b->helper[k].thread, NULL);
+	b->joined = true;
+}
+
 void adac_pending_batches_free(struct adac_pending_batches *b)
 {
 	if (!b)
 		return;
-	if (b->threaded) {
-		pthread_mutex_lock(&b->lock);
-		b->stop = true;
-		pthread_cond_broadcast(&b->cond);
-		pthread_mutex_unlock(&b->lock);
-		for (unsigned k = 0; k < b->nhelpers; k++)
-			pthread_join(b->helper[k].thread, NULL);
-	}
+	adac_pending_batches_stop(b);
 	/* Frames first: a helper's point into its runtime. */
 	for (size_t k = 0; b->ring && k < b->nring; k++) {
 		free_segs(b->ring[k].segs, b->ring[k].nsegs);
@@ -341,6 +397,7 @@ void adac_pending_batches_free(struct adac_pending_batches *b)
 		adac_symbols_adopt_found(adac_target_symbols(b->p->rt->t), adac_target_symbols(h->t));
 		adac_frame_cache_free(h->r.frames);
 		adac_classic_cache_free(h->r.classic);
+		adac_arena_free(&h->r.scratch);
 		if (h->r.rt)
 			adac_runtime_close(h->r.rt);
 		adac_target_close(h->t);
@@ -351,5 +408,6 @@ void adac_pending_batches_free(struct adac_pending_batches *b)
 	}
 	adac_frame_cache_free(b->own.frames);
 	adac_classic_cache_free(b->own.classic);
+	adac_arena_free(&b->own.scratch);
 	free(b);
 }

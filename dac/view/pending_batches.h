@@ -23,6 +23,7 @@ struct adac_pending_seg {
 	struct adac_resolved_chain view;          /* CHAIN: its frames (a chain that cannot be walked at
 	                                       * all: none, ending in its error) */
 	struct adac_classic_frame classic;    /* BOX */
+	uint32_t shown;                       /* the frames it shows (1 for a box or a task) */
 };
 
 #define ADAC_LIST_MAX_HELPERS 3u
@@ -34,6 +35,14 @@ struct adac_pending_batches *adac_pending_batches_new(struct adac_pending *p);
  * those started (0 when the target cannot be opened twice). Their frames point into their own
  * runtimes: for listings that do not read values through the listing's runtime. */
 unsigned adac_pending_batches_start(struct adac_pending_batches *b, unsigned n);
+/* What a listing does with each stack on the thread that resolved it, right after (while its frames
+ * are in that thread's cache, not the listing's): ctx is the thread's (ctxs[0] the listing's thread's,
+ * ctxs[1 + k] helper k's), rt the runtime its frames were resolved with. Stacks come in order on
+ * each thread, in no order across them. Set before the first stack is asked for; helpers wait for
+ * that. */
+struct adac_runtime;
+typedef void (*adac_batch_digest)(void *ctx, struct adac_runtime *rt, size_t stack, const struct adac_pending_seg *segs);
+void adac_pending_batches_digest(struct adac_pending_batches *b, adac_batch_digest fn, void *const *ctxs);
 /* The segments of stack i (p->graph.stacks[i].count of them), asked for in order: valid until a
  * stack of another batch is asked for, or the release. NULL with err when its resolution failed (out
  * of memory, a layout not understood). */
@@ -42,6 +51,8 @@ struct adac_pending_seg *adac_pending_batches_stack(struct adac_pending_batches 
 void adac_pending_batches_release(struct adac_pending_batches *b);
 /* adac_frame_cache_stats over every thread's cache, as one cache would have counted. */
 void adac_pending_batches_frame_stats(const struct adac_pending_batches *b, uint64_t *resolved, uint64_t *hits);
+/* Stops the helpers: they finish the batch they are at (and its digest), and claim no other. */
+void adac_pending_batches_stop(struct adac_pending_batches *b);
 /* Stops the helpers and frees every frame and runtime of theirs. */
 void adac_pending_batches_free(struct adac_pending_batches *b);
 

@@ -46,25 +46,17 @@ void adac_pending_list_frame_stats(const struct adac_pending_list *l, uint64_t *
 		adac_pending_batches_frame_stats(l->batches, resolved, hits);
 }
 
-size_t adac_pending_seg_frames(const struct adac_pending_seg *s)
-{
-	if (s->node->kind == ADAC_NODE_BOX || s->node->kind == ADAC_NODE_TASK)
-		return 1;
-	size_t n = 0;
-	for (size_t i = 0; i < s->view.chain.count; i++)
-		n += adac_async_frame_shown(&s->view.frames[i]);
-	return n;
-}
+size_t adac_pending_seg_frames(const struct adac_pending_seg *s) { return s->shown; }
 
 /* A stack of continuations nothing owns, without a single user frame (a thread's sentinel, a chain
  * being built): not listed. */
-static bool without_frames(const struct adac_pending_list *l, const struct adac_async_stack *st)
+static bool without_frames(const struct adac_pending *p, const struct adac_async_stack *st,
+                           const struct adac_pending_seg *segs)
 {
 	for (uint32_t i = 0; i < st->count; i++) {
-		const struct adac_pending_seg *s = &l->segs[i];
-		if (s->node->kind != ADAC_NODE_CHAIN || l->p->scan.chains[s->node->index].root != ADAC_ROOT_UNOWNED ||
-		    adac_pending_seg_frames(s) || s->view.chain.end == ADAC_CHAIN_BROKEN ||
-		    s->view.chain.end == ADAC_CHAIN_CYCLE)
+		const struct adac_pending_seg *s = &segs[i];
+		if (s->node->kind != ADAC_NODE_CHAIN || p->scan.chains[s->node->index].root != ADAC_ROOT_UNOWNED ||
+		    s->shown || s->view.chain.end == ADAC_CHAIN_BROKEN || s->view.chain.end == ADAC_CHAIN_CYCLE)
 			return false;
 	}
 	return true;
@@ -174,6 +166,37 @@ static bool matches(const struct adac_pending_list *l, const struct adac_async_s
 
 /* ---- the listing ---- */
 
+static void digest_listed(void *ctx, struct adac_runtime *rt, size_t stack, const struct adac_pending_seg *segs)
+{
+	const struct adac_pending_digest *d = ctx;
+	const struct adac_async_stack *st = &d->l->p->graph.stacks[stack];
+	if (without_frames(d->l->p, st, segs))
+		return;
+	struct adac_pending_stack s = {.stack = st, .segs = (struct adac_pending_seg *)segs,
+	                               .running = adac_pending_running(d->l->p, st)};
+	d->fn(d->ctx, rt, &s);
+}
+
+bool adac_pending_list_digest(struct adac_pending_list *l, adac_pending_stack_digest fn, void *const *ctxs)
+{
+	const struct adac_pending_filter *f = &l->filter;
+	if (f->method || f->type || f->naddresses || f->status || f->mt || l->next || !l->batches)
+		return false;
+	void *d[1 + ADAC_LIST_MAX_HELPERS];
+	for (unsigned k = 0; k < 1 + ADAC_LIST_MAX_HELPERS; k++) {
+		l->digests[k] = (struct adac_pending_digest){l, fn, ctxs[k]};
+		d[k] = &l->digests[k];
+	}
+	adac_pending_batches_digest(l->batches, digest_listed, d);
+	return true;
+}
+
+void adac_pending_list_digest_end(struct adac_pending_list *l)
+{
+	if (l->batches)
+		adac_pending_batches_stop(l->batches);
+}
+
 int adac_pending_list_next(struct adac_pending_list *l, struct adac_pending_stack *out, struct adac_error *err)
 {
 	struct adac_pending *p = l->p;
@@ -185,7 +208,7 @@ int adac_pending_list_next(struct adac_pending_list *l, struct adac_pending_stac
 		if (!(l->segs = adac_pending_batches_stack(l->batches, i, err)))
 			return -1;
 		bool filtered = false;
-		if (without_frames(l, st)) {
+		if (without_frames(p, st, l->segs)) {
 			l->without_frames++;
 			adac_pending_set_fate(p, st, ADAC_PENDING_WITHOUT_FRAMES);
 			filtered = true;

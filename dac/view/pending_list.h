@@ -38,6 +38,16 @@ struct adac_pending_stack {
 	const struct adac_scan_running *running; /* the thread running the chain it starts with */
 };
 
+/* What adac_pending_list_digest does with each listed stack (its index and number are unset), on
+ * whichever thread resolved it: ctx is that thread's, rt the runtime its frames came from (read the
+ * target through it alone). */
+typedef void (*adac_pending_stack_digest)(void *ctx, struct adac_runtime *rt, const struct adac_pending_stack *st);
+struct adac_pending_digest {
+	struct adac_pending_list *l;
+	adac_pending_stack_digest fn;
+	void *ctx;
+};
+
 struct adac_pending_list {
 	struct adac_pending *p;
 	struct adac_pending_filter filter;
@@ -53,6 +63,7 @@ struct adac_pending_list {
 	/* So far: */
 	size_t listed, without_frames, filtered_out, frames_listed, running;
 	size_t numbered;                      /* stacks with frames so far, filtered or not */
+	struct adac_pending_digest digests[1 + ADAC_LIST_MAX_HELPERS];
 };
 
 int adac_pending_list_init(struct adac_pending_list *l, struct adac_pending *p, const struct adac_pending_filter *filter,
@@ -70,6 +81,14 @@ void adac_pending_list_free(struct adac_pending_list *l);
  * started: 0 when the target cannot be opened twice (a process held) or none is wanted. */
 #define ADAC_LIST_HELPER_MIN_STACKS 20000u
 unsigned adac_pending_list_parallel(struct adac_pending_list *l);
+/* Has fn see each stack the listing lists, once, on the thread that resolved it, right after (its
+ * frames are in that thread's cache: pending_batches.h), besides adac_pending_list_next's: ctxs[0]
+ * for the listing's thread, ctxs[1 + k] for helper k (1 + ADAC_LIST_MAX_HELPERS of them). Before
+ * the first adac_pending_list_next. false, and nothing set, when filters are set: which stacks are
+ * listed is then known on the listing's thread alone. */
+bool adac_pending_list_digest(struct adac_pending_list *l, adac_pending_stack_digest fn, void *const *ctxs);
+/* No digest runs after this (the helpers are stopped): the ctxs may go. The listing is over. */
+void adac_pending_list_digest_end(struct adac_pending_list *l);
 /* adac_frame_cache_stats over every thread's cache, as one cache would have counted. */
 void adac_pending_list_frame_stats(const struct adac_pending_list *l, uint64_t *resolved, uint64_t *hits);
 

@@ -132,7 +132,7 @@ struct counts {
 	size_t cap;
 };
 
-static int count_add(struct counts *c, uint32_t label)
+static int count_add(struct counts *c, uint32_t label, uint64_t n)
 {
 	if (label >= c->cap) {
 		size_t cap = c->cap ? c->cap : 64;
@@ -145,7 +145,7 @@ static int count_add(struct counts *c, uint32_t label)
 		c->n = p;
 		c->cap = cap;
 	}
-	c->n[label]++;
+	c->n[label] += n;
 	return 0;
 }
 
@@ -294,6 +294,10 @@ struct first_meta {
 struct groups {
 	const struct adac_pending_list *l;
 	struct adac_out *out;
+	struct adac_runtime *rt;               /* what task labels are read through: the listing's, or a
+	                                        * helper's (a --stats part, digest_stats) */
+	bool digested;                         /* --stats: the listing's threads count frames and tasks
+	                                        * as they resolve them, each in its part */
 	struct labels labels;
 	struct memo memo;                      /* label ids by what they are made of */
 	struct trie trie;
@@ -349,7 +353,7 @@ static uint32_t task_id(struct groups *g, uint64_t addr)
 {
 	char buf[LABEL_MAX];
 	struct adac_task_desc d;
-	adac_pending_task(g->l->p, addr, &d);
+	adac_pending_task_on(g->l->p, g->rt, addr, &d);
 	const char *status = d.has_flags ? adac_task_status(d.flags) : "?";
 	const uint64_t k[MEMO_KEYS] = {MEMO_TASK, (uintptr_t)status, (uintptr_t)d.type, 0, 0};
 	struct memo_slot *e = memo_slot(&g->memo, k, NULL);
@@ -574,7 +578,7 @@ static int ident_labels(struct groups *g)
 				 * first_label[i] for pass 1). */
 				uint32_t t = pass ? g->first_label[i] : what_id(g, w->type, w->kind);
 				if (pass == 0) {
-					if (t == UINT32_MAX || count_add(&singles, t))
+					if (t == UINT32_MAX || count_add(&singles, t, 1))
 						goto nomem;
 					g->first_label[i] = t;
 					continue;
@@ -629,45 +633,50 @@ static uint32_t final_first(const struct groups *g, uint32_t code)
  * and --stats label it by identity, first_code); the frames start at level 1. */
 typedef int (*label_cb)(struct groups *g, uint32_t label, size_t level, const struct adac_pending_seg *s);
 
-static int stack_labels(struct groups *g, const struct adac_pending_stack *st, bool first, label_cb cb)
+/* The labels of segment s through cb, from *level on (advanced past them). */
+static int seg_labels(struct groups *g, const struct adac_pending_seg *s, size_t *level, label_cb cb)
 {
 	char buf[LABEL_MAX];
 	uint32_t id;
+	if (s->node->kind == ADAC_NODE_CHAIN) {
+		for (size_t k = 0; k < s->view.chain.count; k++) {
+			if (!adac_async_frame_shown(&s->view.frames[k]))
+				continue;
+			if ((id = async_frame_id(g, &s->view.frames[k])) == UINT32_MAX)
+				return adac_fail(&g->fail, ADAC_E_NOMEM, 0, "out of memory grouping stacks");
+			if (cb(g, id, (*level)++, s))
+				return -1;
+		}
+		if (s->view.chain.end != ADAC_CHAIN_BROKEN && s->view.chain.end != ADAC_CHAIN_CYCLE)
+			return 0;
+		snprintf(buf, sizeof buf, "error: %s", s->view.chain.end_err.msg);
+		id = label_id(&g->labels, buf);
+	} else if (s->node->kind == ADAC_NODE_BOX) {
+		id = label_id(&g->labels, classic_label(&s->classic, buf, sizeof buf));
+	} else {
+		id = task_id(g, g->l->p->scan.tasks[s->node->index].addr);
+	}
+	if (id == UINT32_MAX)
+		return adac_fail(&g->fail, ADAC_E_NOMEM, 0, "out of memory grouping stacks");
+	return cb(g, id, (*level)++, s);
+}
+
+static int stack_labels(struct groups *g, const struct adac_pending_stack *st, bool first, label_cb cb)
+{
 	size_t level = 0;
 	if (first) {
-		struct adac_awaiting buf;
-		const struct adac_awaiting *aw = st->running ? NULL : adac_pending_stack_awaiting(g->l, st, &buf);
-		if ((id = await_id(g, st->running, aw != NULL, aw ? aw->type : NULL)) == UINT32_MAX)
+		struct adac_awaiting aw_buf;
+		const struct adac_awaiting *aw = st->running ? NULL : adac_pending_stack_awaiting(g->l, st, &aw_buf);
+		uint32_t id = await_id(g, st->running, aw != NULL, aw ? aw->type : NULL);
+		if (id == UINT32_MAX)
 			return adac_fail(&g->fail, ADAC_E_NOMEM, 0, "out of memory grouping stacks");
 		if (cb(g, id, level, NULL))
 			return -1;
 	}
 	level++;
-	for (uint32_t i = 0; i < st->stack->count; i++) {
-		const struct adac_pending_seg *s = &st->segs[i];
-		if (s->node->kind == ADAC_NODE_CHAIN) {
-			for (size_t k = 0; k < s->view.chain.count; k++) {
-				if (!adac_async_frame_shown(&s->view.frames[k]))
-					continue;
-				if ((id = async_frame_id(g, &s->view.frames[k])) == UINT32_MAX)
-					return adac_fail(&g->fail, ADAC_E_NOMEM, 0, "out of memory grouping stacks");
-				if (cb(g, id, level++, s))
-					return -1;
-			}
-			if (s->view.chain.end != ADAC_CHAIN_BROKEN && s->view.chain.end != ADAC_CHAIN_CYCLE)
-				continue;
-			snprintf(buf, sizeof buf, "error: %s", s->view.chain.end_err.msg);
-			id = label_id(&g->labels, buf);
-		} else if (s->node->kind == ADAC_NODE_BOX) {
-			id = label_id(&g->labels, classic_label(&s->classic, buf, sizeof buf));
-		} else {
-			id = task_id(g, g->l->p->scan.tasks[s->node->index].addr);
-		}
-		if (id == UINT32_MAX)
-			return adac_fail(&g->fail, ADAC_E_NOMEM, 0, "out of memory grouping stacks");
-		if (cb(g, id, level++, s))
+	for (uint32_t i = 0; i < st->stack->count; i++)
+		if (seg_labels(g, &st->segs[i], &level, cb))
 			return -1;
-	}
 	return 0;
 }
 
@@ -733,39 +742,32 @@ static int build_trie(struct groups *g)
 	return rc ? adac_fail(&g->fail, ADAC_E_NOMEM, 0, "out of memory grouping stacks") : 0;
 }
 
-/* --stats: frames (what a stack awaits is its first code, counted once the identities are known). */
+/* --stats: a frame's label, counted. */
 static int stats_cb(struct groups *g, uint32_t id, size_t level, const struct adac_pending_seg *s)
 {
 	(void)level;
-	/* Each continuation or box once, however many stacks share it. */
-	uint32_t node = (uint32_t)(s->node - g->l->p->graph.nodes);
-	if (g->counted[node])
-		return 0;
-	if (count_add(&g->frame_counts, id))
+	(void)s;
+	if (count_add(&g->frame_counts, id, 1))
 		return adac_fail(&g->fail, ADAC_E_NOMEM, 0, "out of memory counting frames");
 	return 0;
 }
 
-static int add_stats(struct groups *g, const struct adac_pending_stack *st)
+/* --stats: the frames and the task of each node of the stack that no stack counted before: each
+ * continuation, box and task once, however many stacks share it. The listing's threads claim the
+ * nodes in g->counted, which they share. */
+static int count_nodes(struct groups *g, const struct adac_pending_stack *st)
 {
-	uint32_t code = first_code(g, st);
-	if (code == UINT32_MAX)
-		return adac_fail(&g->fail, ADAC_E_NOMEM, 0, "out of memory counting frames");
-	if (seq_push(g, code) || stack_labels(g, st, false, stats_cb))
-		return -1;
-	struct adac_awaiting aw_buf;
-	const struct adac_awaiting *aw = st->running ? NULL : adac_pending_stack_awaiting(g->l, st, &aw_buf);
-	if (aw && aw->has_state_flags && (aw->state_flags & ADAC_TASK_COMPLETED_MASK))
-		g->not_resumed++;
 	char buf[LABEL_MAX];
+	size_t level = 1;
 	for (uint32_t i = 0; i < st->stack->count; i++) {
 		const struct adac_pending_seg *s = &st->segs[i];
 		uint32_t node = (uint32_t)(s->node - g->l->p->graph.nodes);
-		if (g->counted[node])
+		if (__atomic_exchange_n(&g->counted[node], true, __ATOMIC_RELAXED))
 			continue;
-		g->counted[node] = true;
+		if (seg_labels(g, s, &level, stats_cb))
+			return -1;
 		struct adac_task_desc d;
-		adac_pending_node_task_desc(g->l->p, s->node, &d);
+		adac_pending_node_task_desc_on(g->l->p, g->rt, s->node, &d);
 		if (!d.addr)
 			continue;
 		const char *status = d.has_flags ? adac_task_status(d.flags) : "?";
@@ -778,9 +780,55 @@ static int add_stats(struct groups *g, const struct adac_pending_stack *st)
 			snprintf(buf, sizeof buf, "%-28s %s", status, d.type ? d.type : "?");
 			id = text_id(g, e, k, NULL, buf);
 		}
-		if (id == UINT32_MAX || count_add(&g->task_counts, id))
+		if (id == UINT32_MAX || count_add(&g->task_counts, id, 1))
 			return adac_fail(&g->fail, ADAC_E_NOMEM, 0, "out of memory counting tasks");
 	}
+	return 0;
+}
+
+/* --stats: what the stack awaits (its first code, labelled once the identities are known), and
+ * whether that is a completed task. On the listing's thread: identities span the stacks of all. */
+static int add_awaits(struct groups *g, const struct adac_pending_stack *st)
+{
+	uint32_t code = first_code(g, st);
+	if (code == UINT32_MAX)
+		return adac_fail(&g->fail, ADAC_E_NOMEM, 0, "out of memory counting frames");
+	if (seq_push(g, code))
+		return -1;
+	struct adac_awaiting aw_buf;
+	const struct adac_awaiting *aw = st->running ? NULL : adac_pending_stack_awaiting(g->l, st, &aw_buf);
+	if (aw && aw->has_state_flags && (aw->state_flags & ADAC_TASK_COMPLETED_MASK))
+		g->not_resumed++;
+	return 0;
+}
+
+/* --stats on the thread that resolved the stack (adac_pending_list_digest): its frames and tasks,
+ * into that thread's part. */
+static void digest_stats(void *ctx, struct adac_runtime *rt, const struct adac_pending_stack *st)
+{
+	struct groups *part = ctx;
+	part->rt = rt;
+	if (!adac_failed(&part->fail))
+		count_nodes(part, st);
+}
+
+/* A helper's part of --stats added to g: its counts under g's labels. */
+static int merge_part(struct groups *g, const struct groups *part)
+{
+	if (adac_failed(&part->fail)) {
+		adac_error_copy(&g->fail, &part->fail);
+		return -1;
+	}
+	const struct counts *from[] = {&part->frame_counts, &part->task_counts};
+	struct counts *to[] = {&g->frame_counts, &g->task_counts};
+	for (size_t k = 0; k < 2; k++)
+		for (size_t label = 0; label < from[k]->cap; label++) {
+			if (!from[k]->n[label])
+				continue;
+			uint32_t id = label_id(&g->labels, part->labels.text[label]);
+			if (id == UINT32_MAX || count_add(to[k], id, from[k]->n[label]))
+				return adac_fail(&g->fail, ADAC_E_NOMEM, 0, "out of memory counting frames");
+		}
 	return 0;
 }
 
@@ -1253,7 +1301,8 @@ static int group_stacks(struct groups *g, struct adac_pending_list *l, enum adac
 	int more;
 	while ((more = adac_pending_list_next(l, &st, err)) > 0) {
 		if (how == ADAC_GROUP_STATS) {
-			add_stats(g, &st);
+			if (add_awaits(g, &st) == 0 && !g->digested)
+				count_nodes(g, &st);
 		} else if (how == ADAC_GROUP_COALESCE) {
 			uint32_t code = first_code(g, &st);
 			if (code == UINT32_MAX)
@@ -1274,7 +1323,7 @@ static int group_stacks(struct groups *g, struct adac_pending_list *l, enum adac
 	if (how == ADAC_GROUP_COALESCE)
 		return build_trie(g);
 	for (size_t i = 0; i < g->seq_len; i++)
-		if (count_add(&g->await_counts, final_first(g, g->seq[i])))
+		if (count_add(&g->await_counts, final_first(g, g->seq[i]), 1))
 			return adac_fail(&g->fail, ADAC_E_NOMEM, 0, "out of memory counting frames");
 	return 0;
 }
@@ -1345,7 +1394,8 @@ static void render(struct groups *g, enum adac_stack_grouping how, json_t *root)
 int adac_stack_groups_print(struct adac_pending_list *l, enum adac_stack_grouping how, bool json, struct adac_out *out,
                             struct adac_error *err)
 {
-	struct groups g = {.l = l, .out = out};
+	struct groups g = {.l = l, .out = out, .rt = l->p->rt};
+	struct groups parts[ADAC_LIST_MAX_HELPERS] = {0};
 	size_t nodes = l->p->graph.node_count;
 	g.counted = calloc(nodes ? nodes : 1, sizeof *g.counted);
 	int rc = 0;
@@ -1353,11 +1403,25 @@ int adac_stack_groups_print(struct adac_pending_list *l, enum adac_stack_groupin
 		rc = adac_fail(err, ADAC_E_NOMEM, 0, "out of memory");
 		goto done;
 	}
+	if (how == ADAC_GROUP_STATS) {
+		void *ctxs[1 + ADAC_LIST_MAX_HELPERS] = {&g};
+		for (unsigned k = 0; k < ADAC_LIST_MAX_HELPERS; k++) {
+			parts[k] = (struct groups){.l = l, .out = out, .counted = g.counted};
+			ctxs[1 + k] = &parts[k];
+		}
+		g.digested = adac_pending_list_digest(l, digest_stats, ctxs);
+	}
 	/* Folded stacks and graphs are read by tools: nothing but the stacks. */
 	bool text = !json && (how == ADAC_GROUP_COALESCE || how == ADAC_GROUP_STATS);
 	if (text)
 		adac_pending_print_warnings(l->p, out);
-	if (group_stacks(&g, l, how, err)) {
+	int grouped = group_stacks(&g, l, how, err);
+	if (g.digested) {
+		adac_pending_list_digest_end(l); /* (the helpers are done with the parts) */
+		for (unsigned k = 0; k < ADAC_LIST_MAX_HELPERS && grouped == 0; k++)
+			grouped = merge_part(&g, &parts[k]);
+	}
+	if (grouped) {
 		adac_error_copy(err, &g.fail);
 		rc = -1;
 		goto done;
@@ -1377,6 +1441,10 @@ int adac_stack_groups_print(struct adac_pending_list *l, enum adac_stack_groupin
 		adac_pending_print_summary(l, out);
 	}
 done:
+	for (unsigned k = 0; k < ADAC_LIST_MAX_HELPERS; k++) {
+		parts[k].counted = NULL; /* (g's) */
+		groups_free(&parts[k]);
+	}
 	groups_free(&g);
 	return rc;
 }
