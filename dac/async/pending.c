@@ -128,7 +128,8 @@ const struct adac_scan_running *adac_pending_running(const struct adac_pending *
 	return &p->scan.running[first->index];
 }
 
-bool adac_pending_awaited_task(const struct adac_pending *p, const struct adac_async_stack *st, struct adac_awaiting *a)
+bool adac_pending_awaited_task_on(const struct adac_pending *p, struct adac_runtime *rt, const struct adac_async_stack *st,
+                                  struct adac_awaiting *a)
 {
 	const struct adac_async_node *first = &p->graph.nodes[p->graph.stack_nodes[st->first]];
 	memset(a, 0, sizeof *a);
@@ -136,14 +137,14 @@ bool adac_pending_awaited_task(const struct adac_pending *p, const struct adac_a
 	if (!awaits)
 		return false;
 	struct adac_task_desc d;
-	adac_pending_task(p, awaits, &d);
+	adac_pending_task_on(p, rt, awaits, &d);
 	a->object = d.addr;
 	a->mt = d.mt;
 	a->type = d.type;
 	a->via = "m_continuationObject";
 	a->has_state_flags = d.has_flags;
 	a->state_flags = d.flags;
-	a->kind = adac_awaited_describe(p->rt, a->object, a->mt, a->type, a->has_state_flags, a->state_flags, a->leaf,
+	a->kind = adac_awaited_describe(rt, a->object, a->mt, a->type, a->has_state_flags, a->state_flags, a->leaf,
 	                                sizeof a->leaf);
 	return true;
 }

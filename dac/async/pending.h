@@ -66,8 +66,10 @@ void adac_pending_node_task_desc_on(const struct adac_pending *p, struct adac_ru
 uint64_t adac_pending_node_task(const struct adac_pending *p, const struct adac_async_node *n);
 /* The thread running the chain a stack starts with, else NULL. */
 const struct adac_scan_running *adac_pending_running(const struct adac_pending *p, const struct adac_async_stack *st);
-/* The task a stack's first node awaits through m_continuationObject, when the graph knows one. */
-bool adac_pending_awaited_task(const struct adac_pending *p, const struct adac_async_stack *st, struct adac_awaiting *a);
+/* The task a stack's first node awaits through m_continuationObject, when the graph knows one, read
+ * and named through rt (p's, or a listing helper's: adac_pending_task_on). */
+bool adac_pending_awaited_task_on(const struct adac_pending *p, struct adac_runtime *rt, const struct adac_async_stack *st,
+                                  struct adac_awaiting *a);
 
 /* Records a listing's verdict on a stack's nodes. */
 void adac_pending_set_fate(struct adac_pending *p, const struct adac_async_stack *st, enum adac_pending_fate f);

@@ -11,6 +11,7 @@
 #include "async/pending.h"
 #include "async/resolved_chain.h"
 #include "base/arena.h"
+#include "base/output.h"
 #include "runtime/runtime.h"
 #include "target/symbols.h"
 #include "target/target.h"
@@ -35,6 +36,12 @@ struct batch {
 	size_t resolved;                   /* stacks resolved from first on: end, unless one failed */
 	struct adac_error err;             /* why stack `resolved` failed */
 	bool done;
+	/* With a digest: what it wrote, stack after stack; text_end[k]: where stack first + k's ends. */
+	char *text;
+	size_t text_len, text_cap;
+	size_t *text_end;
+	size_t text_ends;                  /* text_end's capacity */
+	bool text_lost;                    /* out of memory writing it */
 };
 
 struct helper {
@@ -159,9 +166,31 @@ static void resolve_batch(const struct adac_pending *p, const struct resolver *r
 	}
 }
 
+/* The digest's output: appended to its batch's text. */
+static void text_write(void *ctx, const char *text, size_t len)
+{
+	struct batch *x = ctx;
+	if (x->text_lost || !len)
+		return;
+	if (x->text_cap - x->text_len < len) {
+		size_t cap = x->text_cap ? x->text_cap : 4096;
+		while (cap - x->text_len < len)
+			cap *= 2;
+		char *p = realloc(x->text, cap);
+		if (!p) {
+			x->text_lost = true;
+			return;
+		}
+		x->text = p;
+		x->text_cap = cap;
+	}
+	memcpy(x->text + x->text_len, text, len);
+	x->text_len += len;
+}
+
 /* Resolves batch x on this thread and, with a digest, digests it. The chains then go to the thread's
  * own arena, which its next batch reuses while it is in this core's cache: the listing's thread
- * reads the segments alone (their links and frames are forgotten). */
+ * reads the segments and the text the digest wrote (their links and frames are forgotten). */
 static void work_batch(const struct adac_pending_batches *b, struct resolver *r, void *ctx, struct batch *x)
 {
 	if (!b->digest) {
@@ -170,9 +199,29 @@ static void work_batch(const struct adac_pending_batches *b, struct resolver *r,
 	}
 	adac_arena_reset(&x->arena);
 	resolve_batch(b->p, r, x, &r->scratch);
+	x->text_len = 0;
+	x->text_lost = false;
+	size_t n = x->end - x->first;
+	if (n > x->text_ends) {
+		size_t *e = realloc(x->text_end, n * sizeof *e);
+		if (!e) {
+			x->resolved = x->first;
+			adac_fail(&x->err, ADAC_E_NOMEM, 0, "out of memory listing stacks");
+		} else {
+			x->text_end = e;
+			x->text_ends = n;
+		}
+	}
+	struct adac_out out = {.write = text_write, .ctx = x};
 	struct adac_pending_seg *segs = x->segs;
 	for (size_t i = x->first; i < x->resolved; i++) {
-		b->digest(ctx, r->rt, i, segs);
+		b->digest(ctx, r->rt, i, segs, &out);
+		if (x->text_lost) {
+			x->resolved = i;
+			adac_fail(&x->err, ADAC_E_NOMEM, 0, "out of memory listing stacks");
+			break;
+		}
+		x->text_end[i - x->first] = x->text_len;
 		segs += b->p->graph.stacks[i].count;
 	}
 	for (size_t k = 0; k < x->nsegs; k++) {
@@ -357,6 +406,17 @@ struct adac_pending_seg *adac_pending_batches_stack(struct adac_pending_batches 
 	return segs;
 }
 
+const char *adac_pending_batches_text(const struct adac_pending_batches *b, size_t i, size_t *len)
+{
+	const struct batch *x = &b->ring[b->current % b->nring];
+	*len = 0;
+	if (!b->digest || !b->holding || i < x->first || i >= x->resolved)
+		return NULL;
+	size_t start = i == x->first ? 0 : x->text_end[i - 1 - x->first];
+	*len = x->text_end[i - x->first] - start;
+	return x->text + start;
+}
+
 void adac_pending_batches_frame_stats(const struct adac_pending_batches *b, uint64_t *resolved, uint64_t *hits)
 {
 	struct adac_frame_cache *c[1 + ADAC_LIST_MAX_HELPERS] = {b->own.frames};
@@ -388,6 +448,8 @@ void adac_pending_batches_free(struct adac_pending_batches *b)
 	for (size_t k = 0; b->ring && k < b->nring; k++) {
 		free_segs(b->ring[k].segs, b->ring[k].nsegs);
 		free(b->ring[k].segs);
+		free(b->ring[k].text);
+		free(b->ring[k].text_end);
 		adac_arena_free(&b->ring[k].arena);
 	}
 	free(b->ring);

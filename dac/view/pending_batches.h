@@ -37,16 +37,21 @@ struct adac_pending_batches *adac_pending_batches_new(struct adac_pending *p);
 unsigned adac_pending_batches_start(struct adac_pending_batches *b, unsigned n);
 /* What a listing does with each stack on the thread that resolved it, right after (while its frames
  * are in that thread's cache, not the listing's): ctx is the thread's (ctxs[0] the listing's thread's,
- * ctxs[1 + k] helper k's), rt the runtime its frames were resolved with. Stacks come in order on
- * each thread, in no order across them. Set before the first stack is asked for; helpers wait for
- * that. */
+ * ctxs[1 + k] helper k's), rt the runtime its frames were resolved with; what it writes to out is the
+ * stack's text (adac_pending_batches_text). Stacks come in order on each thread, in no order across
+ * them. Set before the first stack is asked for; helpers wait for that. The listing's thread then
+ * sees a stack's segments without their links and frames. */
 struct adac_runtime;
-typedef void (*adac_batch_digest)(void *ctx, struct adac_runtime *rt, size_t stack, const struct adac_pending_seg *segs);
+struct adac_out;
+typedef void (*adac_batch_digest)(void *ctx, struct adac_runtime *rt, size_t stack, const struct adac_pending_seg *segs,
+                                  struct adac_out *out);
 void adac_pending_batches_digest(struct adac_pending_batches *b, adac_batch_digest fn, void *const *ctxs);
 /* The segments of stack i (p->graph.stacks[i].count of them), asked for in order: valid until a
  * stack of another batch is asked for, or the release. NULL with err when its resolution failed (out
  * of memory, a layout not understood). */
 struct adac_pending_seg *adac_pending_batches_stack(struct adac_pending_batches *b, size_t i, struct adac_error *err);
+/* What the digest wrote for stack i, the stack asked for last: *len bytes (NULL without a digest). */
+const char *adac_pending_batches_text(const struct adac_pending_batches *b, size_t i, size_t *len);
 /* The listing is done with the stacks asked for so far. */
 void adac_pending_batches_release(struct adac_pending_batches *b);
 /* adac_frame_cache_stats over every thread's cache, as one cache would have counted. */

@@ -62,19 +62,19 @@ static bool without_frames(const struct adac_pending *p, const struct adac_async
 	return true;
 }
 
-static const struct adac_awaiting *awaiting(const struct adac_pending_list *l, const struct adac_async_stack *st,
+static const struct adac_awaiting *awaiting(const struct adac_pending *p, struct adac_runtime *rt,
+                                            const struct adac_async_stack *st, const struct adac_pending_seg *segs,
                                             struct adac_awaiting *buf)
 {
-	const struct adac_pending_seg *s = &l->segs[0];
-	if (s->node->kind == ADAC_NODE_CHAIN && s->view.has_awaiting)
-		return &s->view.awaiting;
-	return adac_pending_awaited_task(l->p, st, buf) ? buf : NULL;
+	if (segs[0].node->kind == ADAC_NODE_CHAIN && segs[0].view.has_awaiting)
+		return &segs[0].view.awaiting;
+	return adac_pending_awaited_task_on(p, rt, st, buf) ? buf : NULL;
 }
 
 const struct adac_awaiting *adac_pending_stack_awaiting(const struct adac_pending_list *l,
                                                         const struct adac_pending_stack *st, struct adac_awaiting *buf)
 {
-	return awaiting(l, st->stack, buf);
+	return awaiting(l->p, st->rt, st->stack, st->segs, buf);
 }
 
 /* ---- filters ---- */
@@ -121,7 +121,7 @@ static bool matches(const struct adac_pending_list *l, const struct adac_async_s
 	const struct adac_pending_filter *f = &l->filter;
 	struct wants w = {f->method != NULL, f->type != NULL, f->naddresses > 0, f->status != NULL, f->mt != 0};
 	struct adac_awaiting buf;
-	const struct adac_awaiting *aw = awaiting(l, st, &buf);
+	const struct adac_awaiting *aw = awaiting(l->p, l->p->rt, st, l->segs, &buf);
 	if (aw) {
 		const struct adac_awaited_owner *owner = adac_awaited_owner_of(&l->p->owners, aw->object);
 		if (w.a && (addr_wanted(f, aw->object) || (owner && addr_wanted(f, owner->addr))))
@@ -166,15 +166,16 @@ static bool matches(const struct adac_pending_list *l, const struct adac_async_s
 
 /* ---- the listing ---- */
 
-static void digest_listed(void *ctx, struct adac_runtime *rt, size_t stack, const struct adac_pending_seg *segs)
+static void digest_listed(void *ctx, struct adac_runtime *rt, size_t stack, const struct adac_pending_seg *segs,
+                          struct adac_out *out)
 {
 	const struct adac_pending_digest *d = ctx;
 	const struct adac_async_stack *st = &d->l->p->graph.stacks[stack];
 	if (without_frames(d->l->p, st, segs))
 		return;
 	struct adac_pending_stack s = {.stack = st, .segs = (struct adac_pending_seg *)segs,
-	                               .running = adac_pending_running(d->l->p, st)};
-	d->fn(d->ctx, rt, &s);
+	                               .running = adac_pending_running(d->l->p, st), .rt = rt};
+	d->fn(d->ctx, &s, out);
 }
 
 bool adac_pending_list_digest(struct adac_pending_list *l, adac_pending_stack_digest fn, void *const *ctxs)
@@ -222,11 +223,12 @@ int adac_pending_list_next(struct adac_pending_list *l, struct adac_pending_stac
 		if (!filtered) {
 			adac_pending_set_fate(p, st, ADAC_PENDING_LISTED);
 			*out = (struct adac_pending_stack){.index = l->listed++, .number = number, .stack = st,
-			                                   .segs = l->segs, .running = adac_pending_running(p, st)};
+			                                   .segs = l->segs, .running = adac_pending_running(p, st), .rt = p->rt};
+			out->text = adac_pending_batches_text(l->batches, i, &out->text_len);
 			if (out->running)
 				l->running++;
 			for (uint32_t k = 0; k < st->count; k++)
-				l->frames_listed += adac_pending_seg_frames(&l->segs[k]);
+				l->frames_listed += l->segs[k].shown;
 			return 1;
 		}
 	}

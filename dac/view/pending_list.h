@@ -36,12 +36,16 @@ struct adac_pending_stack {
 	const struct adac_async_stack *stack;
 	struct adac_pending_seg *segs;        /* stack->count of them, innermost first */
 	const struct adac_scan_running *running; /* the thread running the chain it starts with */
+	struct adac_runtime *rt;              /* what to read the target and name types through: the
+	                                       * listing's, or in a digest the resolving thread's */
+	const char *text;                     /* what the digest wrote for it (adac_pending_list_digest), */
+	size_t text_len;                      /* else NULL */
 };
 
 /* What adac_pending_list_digest does with each listed stack (its index and number are unset), on
- * whichever thread resolved it: ctx is that thread's, rt the runtime its frames came from (read the
- * target through it alone). */
-typedef void (*adac_pending_stack_digest)(void *ctx, struct adac_runtime *rt, const struct adac_pending_stack *st);
+ * whichever thread resolved it: ctx is that thread's; it reads the target through st->rt alone.
+ * What it writes to out is the stack's text (adac_pending_stack.text). */
+typedef void (*adac_pending_stack_digest)(void *ctx, const struct adac_pending_stack *st, struct adac_out *out);
 struct adac_pending_digest {
 	struct adac_pending_list *l;
 	adac_pending_stack_digest fn;

@@ -18,15 +18,26 @@
 
 /* ---- text ---- */
 
-/* (Built without printf, written at once: a million chains make this line a million times.) */
+/* "chain #N:", the start of a stack's header (after a blank line but for the first): its number is
+ * known on the listing's thread alone. */
+static void print_number(const struct adac_pending_stack *st, struct adac_out *out)
+{
+	char buf[32];
+	struct adac_line b = adac_line_on(buf, sizeof buf);
+	adac_line_put(&b, st->index ? "\nchain #" : "chain #");
+	adac_line_u64(&b, st->number);
+	adac_line_put(&b, ":");
+	adac_line_write(&b, out);
+	adac_line_free(&b);
+}
+
+/* The rest of the header line. (Built without printf, written at once: a million chains make this
+ * line a million times.) */
 static void print_header(const struct adac_pending *p, const struct adac_pending_stack *st, struct adac_out *out)
 {
 	const struct adac_async_node *last = st->segs[st->stack->count - 1].node;
 	char buf[512];
 	struct adac_line b = adac_line_on(buf, sizeof buf);
-	adac_line_put(&b, "chain #");
-	adac_line_u64(&b, st->number);
-	adac_line_put(&b, ":");
 	if (st->running) {
 		adac_line_put(&b, " running on thread ");
 		adac_line_u64(&b, st->running->os_tid);
@@ -35,7 +46,7 @@ static void print_header(const struct adac_pending *p, const struct adac_pending
 		adac_line_put(&b, "),");
 	}
 	struct adac_task_desc d;
-	adac_pending_node_task_desc(p, last, &d);
+	adac_pending_node_task_desc_on(p, st->rt, last, &d);
 	if (d.addr) {
 		adac_line_put(&b, " task ");
 		adac_line_addr(&b, d.addr);
@@ -67,7 +78,7 @@ static void print_header(const struct adac_pending *p, const struct adac_pending
 
 /* A node of a cycle as the deadlock line names it: its innermost frame (where it waits) and where,
  * or a task's type. */
-static void cycle_node(const struct adac_pending *p, const struct adac_pending_seg *s, FILE *f)
+static void cycle_node(const struct adac_pending *p, struct adac_runtime *rt, const struct adac_pending_seg *s, FILE *f)
 {
 	char where[ADAC_FRAME_WHERE_MAX];
 	if (s->node->kind == ADAC_NODE_CHAIN) {
@@ -86,18 +97,19 @@ static void cycle_node(const struct adac_pending *p, const struct adac_pending_s
 		        adac_frame_where(c->has_source, c->file, c->line, c->has_il, c->il_offset, where, sizeof where));
 	} else {
 		struct adac_task_desc d;
-		adac_pending_node_task_desc(p, s->node, &d);
+		adac_pending_node_task_desc_on(p, rt, s->node, &d);
 		fprintf(f, "%s 0x%016llx", d.type ? d.type : "task", (unsigned long long)d.addr);
 	}
 }
 
 /* "... awaits task 0x... of <node>" for the edge into node s (what the previous node awaits). */
-static void cycle_edge(const struct adac_pending *p, const struct adac_pending_seg *s, bool first, FILE *f)
+static void cycle_edge(const struct adac_pending *p, struct adac_runtime *rt, const struct adac_pending_seg *s, bool first,
+                       FILE *f)
 {
 	fprintf(f, "%s", first ? " awaits " : ", which awaits ");
 	if (s->node->kind != ADAC_NODE_TASK)
 		fprintf(f, "task 0x%016llx of ", (unsigned long long)adac_pending_node_task(p, s->node));
-	cycle_node(p, s, f);
+	cycle_node(p, rt, s, f);
 }
 
 char *adac_pending_cycle_text(const struct adac_pending_list *l, const struct adac_pending_stack *st)
@@ -117,9 +129,9 @@ char *adac_pending_cycle_text(const struct adac_pending_list *l, const struct ad
 	FILE *f = open_memstream(&text, &len);
 	if (!f)
 		return NULL;
-	cycle_node(p, &st->segs[k], f);
+	cycle_node(p, st->rt, &st->segs[k], f);
 	for (uint32_t i = a->count; i-- > k;)
-		cycle_edge(p, &st->segs[i], i == a->count - 1, f);
+		cycle_edge(p, st->rt, &st->segs[i], i == a->count - 1, f);
 	fclose(f);
 	return text;
 }
@@ -206,6 +218,7 @@ int adac_pending_print_thread_waits(struct adac_pending *p, uint64_t tid, unsign
 	return 0;
 }
 
+/* A stack's text but its number (print_number). */
 static void print_stack(const struct adac_pending_list *l, const struct adac_pending_stack *st, unsigned flags,
                         struct adac_out *out, struct adac_frame_texts *texts)
 {
@@ -222,7 +235,7 @@ static void print_stack(const struct adac_pending_list *l, const struct adac_pen
 			struct adac_resolved_chain v = s->view;
 			if (i > 0)
 				v.has_awaiting = false; /* it awaits the frame printed before it */
-			frame += adac_chain_view_print_ex(p->rt, &v, out, frame, 0, flags, texts);
+			frame += adac_chain_view_print_ex(st->rt, &v, out, frame, 0, flags, texts);
 		} else if (s->node->kind == ADAC_NODE_BOX) {
 			const struct adac_classic_frame *c = &s->classic;
 			char where[ADAC_FRAME_WHERE_MAX];
@@ -236,11 +249,11 @@ static void print_stack(const struct adac_pending_list *l, const struct adac_pen
 				adac_print(out, "      note: %s\n", c->note);
 			if ((flags & ADAC_VIEW_LOCALS) && c->state_machine)
 				adac_print(out, "      (its locals are fields of its state machine %s, at 0x%016llx%s)\n",
-				           c->state_machine_mt ? adac_type_name(p->rt, c->state_machine_mt, 0, NULL) : "?",
+				           c->state_machine_mt ? adac_type_name(st->rt, c->state_machine_mt, 0, NULL) : "?",
 				           (unsigned long long)c->state_machine, c->state_machine_inline ? " inside the box" : "");
 		} else {
 			struct adac_task_desc d;
-			adac_pending_node_task_desc(p, s->node, &d);
+			adac_pending_node_task_desc_on(p, st->rt, s->node, &d);
 			adac_print(out, "  async #%zu: 0x%016llx %s [task%s%s]\n", frame++, (unsigned long long)d.addr,
 			           d.type ? d.type : "?", d.has_flags ? ", " : "", d.has_flags ? adac_task_status(d.flags) : "");
 		}
@@ -336,18 +349,45 @@ static int print_completed(const struct adac_pending_list *l, struct adac_out *o
 	return rc;
 }
 
+/* What each of the listing's threads prints stacks with (adac_pending_list_digest). */
+struct text_digest {
+	const struct adac_pending_list *l;
+	unsigned flags;
+	struct adac_frame_texts *texts;   /* NULL: each frame formatted */
+};
+
+/* A stack's text on the thread that resolved it; the listing's thread writes it after the stack's
+ * number. */
+static void digest_text(void *ctx, const struct adac_pending_stack *st, struct adac_out *out)
+{
+	const struct text_digest *d = ctx;
+	print_stack(d->l, st, d->flags, out, d->texts);
+}
+
 int adac_pending_print(struct adac_pending_list *l, unsigned flags, struct adac_out *out, struct adac_error *err)
 {
 	adac_pending_print_warnings(l->p, out);
 	struct adac_pending_stack st;
-	struct adac_frame_texts *texts = adac_frame_texts_new(); /* NULL: each frame formatted */
+	struct text_digest d[1 + ADAC_LIST_MAX_HELPERS];
+	void *ctxs[1 + ADAC_LIST_MAX_HELPERS];
+	for (unsigned k = 0; k < 1 + ADAC_LIST_MAX_HELPERS; k++) {
+		d[k] = (struct text_digest){l, flags, adac_frame_texts_new()};
+		ctxs[k] = &d[k];
+	}
+	/* Locals are read through the listing's runtime: printed on its thread. */
+	bool digested = !(flags & (ADAC_VIEW_LOCALS | ADAC_VIEW_INTERNALS)) && adac_pending_list_digest(l, digest_text, ctxs);
 	int more;
 	while ((more = adac_pending_list_next(l, &st, err)) > 0) {
-		if (st.index)
-			adac_print(out, "\n");
-		print_stack(l, &st, flags, out, texts);
+		print_number(&st, out);
+		if (digested)
+			out->write(out->ctx, st.text, st.text_len);
+		else
+			print_stack(l, &st, flags, out, d[0].texts);
 	}
-	adac_frame_texts_free(texts);
+	if (digested)
+		adac_pending_list_digest_end(l);
+	for (unsigned k = 0; k < 1 + ADAC_LIST_MAX_HELPERS; k++)
+		adac_frame_texts_free(d[k].texts);
 	if (more < 0)
 		return -1;
 	if (l->listed)
@@ -647,8 +687,7 @@ int adac_pending_print_stacks(struct adac_pending_list *l, unsigned flags, struc
 		if (json) {
 			json_array_append_new(json, adac_pending_stack_json(l, &st, flags));
 		} else {
-			if (st.index)
-				adac_print(out, "\n");
+			print_number(&st, out);
 			print_stack(l, &st, flags, out, NULL);
 		}
 	}

@@ -804,10 +804,11 @@ static int add_awaits(struct groups *g, const struct adac_pending_stack *st)
 
 /* --stats on the thread that resolved the stack (adac_pending_list_digest): its frames and tasks,
  * into that thread's part. */
-static void digest_stats(void *ctx, struct adac_runtime *rt, const struct adac_pending_stack *st)
+static void digest_stats(void *ctx, const struct adac_pending_stack *st, struct adac_out *out)
 {
+	(void)out;
 	struct groups *part = ctx;
-	part->rt = rt;
+	part->rt = st->rt;
 	if (!adac_failed(&part->fail))
 		count_nodes(part, st);
 }
