@@ -11,6 +11,7 @@
 #include "async/pending.h"
 #include "async/resolved_chain.h"
 #include "base/arena.h"
+#include "base/grow.h"
 #include "base/output.h"
 #include "runtime/runtime.h"
 #include "target/symbols.h"
@@ -172,17 +173,9 @@ static void text_write(void *ctx, const char *text, size_t len)
 	struct batch *x = ctx;
 	if (x->text_lost || !len)
 		return;
-	if (x->text_cap - x->text_len < len) {
-		size_t cap = x->text_cap ? x->text_cap : 4096;
-		while (cap - x->text_len < len)
-			cap *= 2;
-		char *p = realloc(x->text, cap);
-		if (!p) {
-			x->text_lost = true;
-			return;
-		}
-		x->text = p;
-		x->text_cap = cap;
+	if (x->text_len + len < len || adac_grow((void **)&x->text, &x->text_cap, x->text_len + len, 1, 4096)) {
+		x->text_lost = true;
+		return;
 	}
 	memcpy(x->text + x->text_len, text, len);
 	x->text_len += len;
@@ -201,16 +194,9 @@ static void work_batch(const struct adac_pending_batches *b, struct resolver *r,
 	resolve_batch(b->p, r, x, &r->scratch);
 	x->text_len = 0;
 	x->text_lost = false;
-	size_t n = x->end - x->first;
-	if (n > x->text_ends) {
-		size_t *e = realloc(x->text_end, n * sizeof *e);
-		if (!e) {
-			x->resolved = x->first;
-			adac_fail(&x->err, ADAC_E_NOMEM, 0, "out of memory listing stacks");
-		} else {
-			x->text_end = e;
-			x->text_ends = n;
-		}
+	if (adac_grow((void **)&x->text_end, &x->text_ends, x->end - x->first, sizeof *x->text_end, BATCH_STACKS)) {
+		x->resolved = x->first;
+		adac_fail(&x->err, ADAC_E_NOMEM, 0, "out of memory listing stacks");
 	}
 	struct adac_out out = {.write = text_write, .ctx = x};
 	struct adac_pending_seg *segs = x->segs;
