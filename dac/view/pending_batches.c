@@ -140,33 +140,6 @@ static int resolve_stack(const struct adac_pending *p, const struct resolver *r,
 	return 0;
 }
 
-static void resolve_batch(const struct adac_pending *p, const struct resolver *r, struct batch *x,
-                          struct adac_arena *arena)
-{
-	const struct adac_async_graph *g = &p->graph;
-	size_t need = 0;
-	for (size_t i = x->first; i < x->end; i++)
-		need += g->stacks[i].count;
-	x->resolved = x->first;
-	x->nsegs = 0;
-	adac_arena_reset(&x->arena);
-	if (need > x->cap) {
-		struct adac_pending_seg *segs = realloc(x->segs, need * sizeof *segs);
-		if (!segs) {
-			adac_fail(&x->err, ADAC_E_NOMEM, 0, "out of memory resolving stacks");
-			return;
-		}
-		x->segs = segs;
-		x->cap = need;
-	}
-	for (; x->resolved < x->end; x->resolved++) {
-		const struct adac_async_stack *st = &g->stacks[x->resolved];
-		if (resolve_stack(p, r, st, arena, x->segs + x->nsegs, &x->err))
-			return;
-		x->nsegs += st->count;
-	}
-}
-
 /* The digest's output: appended to its batch's text. */
 static void text_write(void *ctx, const char *text, size_t len)
 {
@@ -181,40 +154,49 @@ static void text_write(void *ctx, const char *text, size_t len)
 	x->text_len += len;
 }
 
-/* Resolves batch x on this thread and, with a digest, digests it. The chains then go to the thread's
- * own arena, which its next batch reuses while it is in this core's cache: the listing's thread
- * reads the segments and the text the digest wrote (their links and frames are forgotten). */
-static void work_batch(const struct adac_pending_batches *b, struct resolver *r, void *ctx, struct batch *x)
+/* Resolves the stacks of batch x on this thread, in the batch's arena; with a digest, digests each
+ * stack right after its resolution, in the thread's own arena, reused by the next stack while it is
+ * in this core's cache: the listing's thread reads the segments and the text the digest wrote
+ * (their links and frames are forgotten). */
+static void resolve_batch(const struct adac_pending_batches *b, struct resolver *r, void *ctx, struct batch *x)
 {
-	if (!b->digest) {
-		resolve_batch(b->p, r, x, &x->arena);
-		return;
-	}
-	adac_arena_reset(&x->arena);
-	resolve_batch(b->p, r, x, &r->scratch);
+	const struct adac_pending *p = b->p;
+	const struct adac_async_graph *g = &p->graph;
+	size_t need = 0;
+	for (size_t i = x->first; i < x->end; i++)
+		need += g->stacks[i].count;
+	x->resolved = x->first;
+	x->nsegs = 0;
 	x->text_len = 0;
 	x->text_lost = false;
-	if (adac_grow((void **)&x->text_end, &x->text_ends, x->end - x->first, sizeof *x->text_end, BATCH_STACKS)) {
-		x->resolved = x->first;
-		adac_fail(&x->err, ADAC_E_NOMEM, 0, "out of memory listing stacks");
+	adac_arena_reset(&x->arena);
+	if (adac_grow((void **)&x->segs, &x->cap, need, sizeof *x->segs, 1) ||
+	    (b->digest &&
+	     adac_grow((void **)&x->text_end, &x->text_ends, x->end - x->first, sizeof *x->text_end, BATCH_STACKS))) {
+		adac_fail(&x->err, ADAC_E_NOMEM, 0, "out of memory resolving stacks");
+		return;
 	}
 	struct adac_out out = {.write = text_write, .ctx = x};
-	struct adac_pending_seg *segs = x->segs;
-	for (size_t i = x->first; i < x->resolved; i++) {
-		b->digest(ctx, r->rt, i, segs, &out);
-		if (x->text_lost) {
-			x->resolved = i;
-			adac_fail(&x->err, ADAC_E_NOMEM, 0, "out of memory listing stacks");
-			break;
+	for (; x->resolved < x->end; x->resolved++) {
+		const struct adac_async_stack *st = &g->stacks[x->resolved];
+		struct adac_pending_seg *segs = x->segs + x->nsegs;
+		if (resolve_stack(p, r, st, b->digest ? &r->scratch : &x->arena, segs, &x->err))
+			return;
+		x->nsegs += st->count;
+		if (!b->digest)
+			continue;
+		b->digest(ctx, r->rt, x->resolved, segs, &out);
+		for (uint32_t k = 0; k < st->count; k++) {
+			segs[k].view.frames = NULL;
+			segs[k].view.chain.links = NULL;
 		}
-		x->text_end[i - x->first] = x->text_len;
-		segs += b->p->graph.stacks[i].count;
+		adac_arena_reset(&r->scratch);
+		if (x->text_lost) {
+			adac_fail(&x->err, ADAC_E_NOMEM, 0, "out of memory listing stacks");
+			return;
+		}
+		x->text_end[x->resolved - x->first] = x->text_len;
 	}
-	for (size_t k = 0; k < x->nsegs; k++) {
-		x->segs[k].view.frames = NULL;
-		x->segs[k].view.chain.links = NULL;
-	}
-	adac_arena_reset(&r->scratch);
 }
 
 /* The continuations of a stack, as the scan found them: what its frames will take. */
@@ -262,7 +244,7 @@ static void *helper_main(void *arg)
 		struct batch *x = claim(b);
 		void *ctx = b->digest_ctx[1 + (h - b->helper)]; /* (set before go) */
 		pthread_mutex_unlock(&b->lock);
-		work_batch(b, &h->r, ctx, x);
+		resolve_batch(b, &h->r, ctx, x);
 		pthread_mutex_lock(&b->lock);
 		x->done = true;
 		pthread_cond_broadcast(&b->cond);
@@ -367,7 +349,7 @@ static struct batch *batch_of(struct adac_pending_batches *b, size_t i)
 		if (b->claimed < b->current + b->nring && b->next_first < b->p->graph.stack_count) {
 			struct batch *y = claim(b);
 			unlock(b);
-			work_batch(b, &b->own, b->digest_ctx[0], y);
+			resolve_batch(b, &b->own, b->digest_ctx[0], y);
 			lock(b);
 			y->done = true;
 		} else {
