@@ -102,6 +102,7 @@ struct core {
 	struct core_map *maps;  /* sorted by start */
 	size_t nmaps;
 	bool have_files;        /* an NT_FILE note was parsed (later ones are ignored) */
+	uint32_t bad_pid;       /* 1 + the index of the first thread whose pid is 0 or negative, else 0 */
 	struct adac_module *mods;
 	size_t nmods;
 	struct core_thread *threads;
@@ -575,6 +576,10 @@ static int core_frames(void *impl, uint64_t tid, adac_frame_cb cb, void *ctx, st
 	struct core *c = impl;
 	if (!find_thread(c, tid))
 		return adac_fail(err, ADAC_E_NOT_FOUND, 0, "%s: no thread %llu in the core", c->path, (unsigned long long)tid);
+	/* libdwfl's thread walk ends at a pid it cannot take, and (0.188) leaks its cursor there. */
+	if (c->bad_pid)
+		return adac_fail(err, ADAC_E_CORRUPT, 0, "%s: thread %u's NT_PRSTATUS note has pid %d: cannot unwind threads",
+		                 c->path, c->bad_pid - 1, (int32_t)c->threads[c->bad_pid - 1].tid);
 	if (open_dwfl(c, err))
 		return -1;
 	struct adac_dwfl_walk w = {.dwfl = c->dwfl, .cb = cb, .ctx = ctx};
@@ -783,6 +788,8 @@ static int parse_prstatus(struct core *c, const uint8_t *desc, size_t size, stru
 	struct core_thread *th = &c->threads[c->nthreads++];
 	memset(th, 0, sizeof *th);
 	th->tid = (uint32_t)adac_get_u32(desc, PRSTATUS_PID_OFF);
+	if (!c->bad_pid && (int32_t)th->tid <= 0)
+		c->bad_pid = (uint32_t)c->nthreads;
 	th->cursig = (int16_t)adac_get_u16(desc, PRSTATUS_CURSIG_OFF);
 	for (unsigned r = 0; r < ADAC_REG_COUNT; r++)
 		th->regs.r[r] = adac_get_u64(desc, PRSTATUS_REGS_OFF + user_reg_slot[r] * 8u);
