@@ -296,8 +296,9 @@ struct groups {
 	struct adac_out *out;
 	struct adac_runtime *rt;               /* what task labels are read through: the listing's, or a
 	                                        * helper's (a --stats part, digest_stats) */
-	bool digested;                         /* --stats: the listing's threads count frames and tasks
-	                                        * as they resolve them, each in its part */
+	bool digested;                         /* --stats, --coalesce: the listing's threads count or
+	                                        * record frames as they resolve them, each in its part */
+	unsigned part;                         /* which: 0 the listing's thread's (this), k + 1 helper k's */
 	struct labels labels;
 	struct memo memo;                      /* label ids by what they are made of */
 	struct trie trie;
@@ -813,12 +814,54 @@ static void digest_stats(void *ctx, const struct adac_pending_stack *st, struct 
 		count_nodes(part, st);
 }
 
-/* A helper's part of --stats added to g: its counts under g's labels. */
+/* --coalesce's digest writes where the stack's frames end in its part's trie: the node, with the
+ * part in the top bits. */
+#define PART_SHIFT 30
+#define PART_NODE ((1u << PART_SHIFT) - 1)
+
+/* --coalesce on the thread that resolved the stack (adac_pending_list_digest): its frame labels into
+ * that thread's part's trie; the listing's thread puts where they end after the stack's first code. */
+static void digest_coalesce(void *ctx, const struct adac_pending_stack *st, struct adac_out *out)
+{
+	struct groups *part = ctx;
+	part->rt = st->rt;
+	part->cursor = 0;
+	if (adac_failed(&part->fail) || stack_labels(part, st, false, record_cb))
+		return;
+	if (part->cursor > PART_NODE) {
+		adac_fail(&part->fail, ADAC_E_LIMIT, 0, "more than %u distinct stacks", PART_NODE);
+		return;
+	}
+	uint32_t v = part->cursor | part->part << PART_SHIFT;
+	out->write(out->ctx, (const char *)&v, sizeof v);
+}
+
+/* A helper's part (helper k's) added to g: its counts under g's labels (--stats), its recorded
+ * stacks into g's trie of frames (--coalesce). */
 static int merge_part(struct groups *g, const struct groups *part)
 {
 	if (adac_failed(&part->fail)) {
 		adac_error_copy(&g->fail, &part->fail);
 		return -1;
+	}
+	if (part->frames.count > 1) {
+		/* A node's parent comes before it: each is put under its parent's place in g's trie. */
+		uint32_t *to = malloc(part->frames.count * sizeof *to);
+		if (!to)
+			return adac_fail(&g->fail, ADAC_E_NOMEM, 0, "out of memory grouping stacks");
+		to[0] = 0;
+		for (size_t n = 1; n < part->frames.count; n++) {
+			const struct tnode *x = &part->frames.n[n];
+			uint32_t label = label_id(&g->labels, part->labels.text[x->label]);
+			if (label == UINT32_MAX || !(to[n] = trie_child(&g->frames, to[x->parent], label))) {
+				free(to);
+				return adac_fail(&g->fail, ADAC_E_NOMEM, 0, "out of memory grouping stacks");
+			}
+		}
+		for (size_t i = 1; i < g->seq_len; i += 2)
+			if (g->seq[i] >> PART_SHIFT == part->part)
+				g->seq[i] = to[g->seq[i] & PART_NODE];
+		free(to);
 	}
 	const struct counts *from[] = {&part->frame_counts, &part->task_counts};
 	struct counts *to[] = {&g->frame_counts, &g->task_counts};
@@ -1295,8 +1338,8 @@ static void groups_free(struct groups *g)
 	memo_free(&g->memo);
 }
 
-static int group_stacks(struct groups *g, struct adac_pending_list *l, enum adac_stack_grouping how,
-                        struct adac_error *err)
+static int group_stacks(struct groups *g, struct groups *parts, struct adac_pending_list *l,
+                        enum adac_stack_grouping how, struct adac_error *err)
 {
 	struct adac_pending_stack st;
 	int more;
@@ -1308,14 +1351,22 @@ static int group_stacks(struct groups *g, struct adac_pending_list *l, enum adac
 			uint32_t code = first_code(g, &st);
 			if (code == UINT32_MAX)
 				return adac_fail(&g->fail, ADAC_E_NOMEM, 0, "out of memory grouping stacks");
+			uint32_t end = 0; /* (a digest that failed wrote nothing: its part says why) */
+			if (g->digested && st.text_len == sizeof end)
+				memcpy(&end, st.text, sizeof end);
 			g->cursor = 0;
-			if (seq_push(g, code) == 0 && stack_labels(g, &st, false, record_cb) == 0)
-				seq_push(g, g->cursor);
+			if (seq_push(g, code) == 0 && (g->digested || stack_labels(g, &st, false, record_cb) == 0))
+				seq_push(g, g->digested ? end : g->cursor);
 		} else {
 			stack_labels(g, &st, true, coalesce_cb);
 		}
 		if (adac_failed(&g->fail))
 			return -1;
+	}
+	if (more == 0 && g->digested) {
+		adac_pending_list_digest_end(l); /* (the helpers are done with the parts) */
+		for (unsigned k = 0; k < ADAC_LIST_MAX_HELPERS && more == 0; k++)
+			more = merge_part(g, &parts[k]);
 	}
 	if (more < 0 || how == ADAC_GROUP_FOLDED || how == ADAC_GROUP_DOT)
 		return more;
@@ -1404,24 +1455,23 @@ int adac_stack_groups_print(struct adac_pending_list *l, enum adac_stack_groupin
 		rc = adac_fail(err, ADAC_E_NOMEM, 0, "out of memory");
 		goto done;
 	}
-	if (how == ADAC_GROUP_STATS) {
+	if (how == ADAC_GROUP_STATS || how == ADAC_GROUP_COALESCE) {
 		void *ctxs[1 + ADAC_LIST_MAX_HELPERS] = {&g};
 		for (unsigned k = 0; k < ADAC_LIST_MAX_HELPERS; k++) {
-			parts[k] = (struct groups){.l = l, .out = out, .counted = g.counted};
+			parts[k] = (struct groups){.l = l, .out = out, .counted = g.counted, .part = k + 1};
 			ctxs[1 + k] = &parts[k];
+			if (how == ADAC_GROUP_COALESCE && trie_init(&parts[k].frames)) {
+				rc = adac_fail(err, ADAC_E_NOMEM, 0, "out of memory");
+				goto done;
+			}
 		}
-		g.digested = adac_pending_list_digest(l, digest_stats, ctxs);
+		g.digested = adac_pending_list_digest(l, how == ADAC_GROUP_STATS ? digest_stats : digest_coalesce, ctxs);
 	}
 	/* Folded stacks and graphs are read by tools: nothing but the stacks. */
 	bool text = !json && (how == ADAC_GROUP_COALESCE || how == ADAC_GROUP_STATS);
 	if (text)
 		adac_pending_print_warnings(l->p, out);
-	int grouped = group_stacks(&g, l, how, err);
-	if (g.digested) {
-		adac_pending_list_digest_end(l); /* (the helpers are done with the parts) */
-		for (unsigned k = 0; k < ADAC_LIST_MAX_HELPERS && grouped == 0; k++)
-			grouped = merge_part(&g, &parts[k]);
-	}
+	int grouped = group_stacks(&g, parts, l, how, err);
 	if (grouped) {
 		adac_error_copy(err, &g.fail);
 		rc = -1;
@@ -1442,6 +1492,8 @@ int adac_stack_groups_print(struct adac_pending_list *l, enum adac_stack_groupin
 		adac_pending_print_summary(l, out);
 	}
 done:
+	if (g.digested)
+		adac_pending_list_digest_end(l); /* (before the parts go, whatever stopped the listing) */
 	for (unsigned k = 0; k < ADAC_LIST_MAX_HELPERS; k++) {
 		parts[k].counted = NULL; /* (g's) */
 		groups_free(&parts[k]);
