@@ -46,8 +46,6 @@ void adac_pending_list_frame_stats(const struct adac_pending_list *l, uint64_t *
 		adac_pending_batches_frame_stats(l->batches, resolved, hits);
 }
 
-size_t adac_pending_seg_frames(const struct adac_pending_seg *s) { return s->shown; }
-
 /* A stack of continuations nothing owns, without a single user frame (a thread's sentinel, a chain
  * being built): not listed. */
 static bool without_frames(const struct adac_pending *p, const struct adac_async_stack *st,

@@ -38,8 +38,8 @@ struct adac_pending_stack {
 	const struct adac_scan_running *running; /* the thread running the chain it starts with */
 	struct adac_runtime *rt;              /* what to read the target and name types through: the
 	                                       * listing's, or in a digest the resolving thread's */
-	const char *text;                     /* what the digest wrote for it (adac_pending_list_digest), */
-	size_t text_len;                      /* else NULL */
+	const char *text;                     /* the bytes the digest wrote for it (adac_pending_list_digest: */
+	size_t text_len;                      /* text, or --coalesce's node), else NULL */
 };
 
 /* What adac_pending_list_digest does with each listed stack (its index and number are unset), on
@@ -102,7 +102,5 @@ void adac_pending_list_frame_stats(const struct adac_pending_list *l, uint64_t *
  * thread.) */
 const struct adac_awaiting *adac_pending_stack_awaiting(const struct adac_pending_list *l,
                                                         const struct adac_pending_stack *st, struct adac_awaiting *buf);
-/* The frames a segment shows (1 for a box or a task). */
-size_t adac_pending_seg_frames(const struct adac_pending_seg *s);
 
 #endif

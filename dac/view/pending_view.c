@@ -228,7 +228,8 @@ static void print_stack(const struct adac_pending_list *l, const struct adac_pen
 	for (uint32_t i = 0; i < st->stack->count; i++) {
 		const struct adac_pending_seg *s = &st->segs[i];
 		struct adac_awaiting buf;
-		const struct adac_awaiting *aw = i == 0 && s->node->kind != ADAC_NODE_CHAIN ? adac_pending_stack_awaiting(l, st, &buf) : NULL;
+		const struct adac_awaiting *aw =
+			i == 0 && s->node->kind != ADAC_NODE_CHAIN ? adac_pending_stack_awaiting(l, st, &buf) : NULL;
 		if (aw)
 			adac_awaiting_print(aw, out);
 		if (s->node->kind == ADAC_NODE_CHAIN) {
@@ -375,7 +376,8 @@ int adac_pending_print(struct adac_pending_list *l, unsigned flags, struct adac_
 		ctxs[k] = &d[k];
 	}
 	/* Locals are read through the listing's runtime: printed on its thread. */
-	bool digested = !(flags & (ADAC_VIEW_LOCALS | ADAC_VIEW_INTERNALS)) && adac_pending_list_digest(l, digest_text, ctxs);
+	bool digested =
+		!(flags & (ADAC_VIEW_LOCALS | ADAC_VIEW_INTERNALS)) && adac_pending_list_digest(l, digest_text, ctxs);
 	int more;
 	while ((more = adac_pending_list_next(l, &st, err)) > 0) {
 		print_number(&st, out);

@@ -295,7 +295,7 @@ struct groups {
 	const struct adac_pending_list *l;
 	struct adac_out *out;
 	struct adac_runtime *rt;               /* what task labels are read through: the listing's, or a
-	                                        * helper's (a --stats part, digest_stats) */
+	                                        * helper's (a part: digest_stats, digest_coalesce) */
 	bool digested;                         /* --stats, --coalesce: the listing's threads count or
 	                                        * record frames as they resolve them, each in its part */
 	unsigned part;                         /* which: 0 the listing's thread's (this), k + 1 helper k's */
@@ -453,12 +453,18 @@ static uint32_t *ident_slot(struct groups *g, uint64_t key)
 	return r ? &r->index : NULL;
 }
 
-/* A stack's first code: the identity of what it awaits (the object, or the SemaphoreSlim whose
- * waiter it is) with IDENT_BIT, else its await_id. UINT32_MAX when out of memory. */
-static uint32_t first_code(struct groups *g, const struct adac_pending_stack *st)
+/* What a stack awaits (described in buf), NULL when it runs or its awaiting is not recorded. */
+static const struct adac_awaiting *awaits_of(const struct groups *g, const struct adac_pending_stack *st,
+                                             struct adac_awaiting *buf)
 {
-	struct adac_awaiting buf;
-	const struct adac_awaiting *aw = st->running ? NULL : adac_pending_stack_awaiting(g->l, st, &buf);
+	return st->running ? NULL : adac_pending_stack_awaiting(g->l, st, buf);
+}
+
+/* A stack's first code, aw being what it awaits (awaits_of): the identity of what it awaits (the
+ * object, or the SemaphoreSlim whose waiter it is) with IDENT_BIT, else its await_id. UINT32_MAX
+ * when out of memory. */
+static uint32_t first_code(struct groups *g, const struct adac_pending_stack *st, const struct adac_awaiting *aw)
+{
 	if (aw && aw->object && aw->type) {
 		const struct adac_awaited_owner *owner = adac_awaited_owner_of(&g->l->p->owners, aw->object);
 		uint32_t *slot = ident_slot(g, owner ? owner->addr : aw->object);
@@ -666,8 +672,8 @@ static int stack_labels(struct groups *g, const struct adac_pending_stack *st, b
 {
 	size_t level = 0;
 	if (first) {
-		struct adac_awaiting aw_buf;
-		const struct adac_awaiting *aw = st->running ? NULL : adac_pending_stack_awaiting(g->l, st, &aw_buf);
+		struct adac_awaiting buf;
+		const struct adac_awaiting *aw = awaits_of(g, st, &buf);
 		uint32_t id = await_id(g, st->running, aw != NULL, aw ? aw->type : NULL);
 		if (id == UINT32_MAX)
 			return adac_fail(&g->fail, ADAC_E_NOMEM, 0, "out of memory grouping stacks");
@@ -791,13 +797,13 @@ static int count_nodes(struct groups *g, const struct adac_pending_stack *st)
  * whether that is a completed task. On the listing's thread: identities span the stacks of all. */
 static int add_awaits(struct groups *g, const struct adac_pending_stack *st)
 {
-	uint32_t code = first_code(g, st);
+	struct adac_awaiting buf;
+	const struct adac_awaiting *aw = awaits_of(g, st, &buf);
+	uint32_t code = first_code(g, st, aw);
 	if (code == UINT32_MAX)
 		return adac_fail(&g->fail, ADAC_E_NOMEM, 0, "out of memory counting frames");
 	if (seq_push(g, code))
 		return -1;
-	struct adac_awaiting aw_buf;
-	const struct adac_awaiting *aw = st->running ? NULL : adac_pending_stack_awaiting(g->l, st, &aw_buf);
 	if (aw && aw->has_state_flags && (aw->state_flags & ADAC_TASK_COMPLETED_MASK))
 		g->not_resumed++;
 	return 0;
@@ -1348,7 +1354,8 @@ static int group_stacks(struct groups *g, struct groups *parts, struct adac_pend
 			if (add_awaits(g, &st) == 0 && !g->digested)
 				count_nodes(g, &st);
 		} else if (how == ADAC_GROUP_COALESCE) {
-			uint32_t code = first_code(g, &st);
+			struct adac_awaiting buf;
+			uint32_t code = first_code(g, &st, awaits_of(g, &st, &buf));
 			if (code == UINT32_MAX)
 				return adac_fail(&g->fail, ADAC_E_NOMEM, 0, "out of memory grouping stacks");
 			uint32_t end = 0; /* (a digest that failed wrote nothing: its part says why) */
@@ -1514,12 +1521,13 @@ static int cmp_ident_stacks(const void *a, const void *b)
 
 int adac_stack_groups_shared(struct adac_pending_list *l, struct adac_out *out, size_t *found, struct adac_error *err)
 {
-	struct groups g = {.l = l, .out = out};
+	struct groups g = {.l = l, .out = out, .rt = l->p->rt};
 	struct adac_pending_stack st;
 	int more, rc = 0;
 	const struct ident **shared = NULL;
+	struct adac_awaiting buf;
 	while ((more = adac_pending_list_next(l, &st, err)) > 0)
-		if (first_code(&g, &st) == UINT32_MAX) {
+		if (first_code(&g, &st, awaits_of(&g, &st, &buf)) == UINT32_MAX) {
 			adac_fail(&g.fail, ADAC_E_NOMEM, 0, "out of memory grouping stacks");
 			break;
 		}
