@@ -138,7 +138,10 @@ struct adac_async_scan {
 	struct adac_scan_task_type *task_types;
 	size_t task_type_count;
 	struct adac_scan_task_link *task_links; /* by task; NULL once dropped */
-	uint64_t *state_objects;        /* by task: m_stateObject, which the chains start from; adac_async_scan
+	uint64_t *state_objects;        /* by task: m_stateObject, which the chains start from, as the heap
+	                                 * pass read it; adac_async_scan_chains turns it into ... */
+	uint32_t *state_conts;          /* ... by task: the record of the continuation m_stateObject is,
+	                                 * ADAC_SCAN_NONE if none (4 bytes a task, not 8); adac_async_scan
 	                                 * frees them once the chains are built */
 	struct adac_scan_chain *chains; /* RUNNING (chain i runs as running[i]), then TASK (by head
 	                                 * address), then UNOWNED and STALE */

@@ -1,17 +1,38 @@
-/* sort.c - sorting what mostly comes in order: left alone when it is, merged when it is a few
- * ordered runs put end to end (a heap walk's parts, chains then boxes), else qsort. */
+/* sort.c - sorting what mostly comes in order: left alone when it is, merged when it is ordered
+ * runs put end to end (a heap walk's parts, chains then boxes, chains by their task's address
+ * listed by their head's), else qsort. */
 #include "base/sort.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-#define MAX_RUNS 16u   /* more runs than this: qsort */
+/* Runs are merged when they average this many elements or more (or are this few): else qsort. */
+#define MIN_RUN 64u
+
+/* The first index in [lo, hi) whose element is after key (> key when `after_equal`, else >= key). */
+static size_t bound(const char *base, size_t lo, size_t hi, size_t size, const char *key, bool after_equal,
+                    int (*cmp)(const void *, const void *))
+{
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		int c = cmp(base + mid * size, key);
+		if (c < 0 || (c == 0 && after_equal))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
 
 /* Merges the ordered runs [a, b) and [b, c) of `base` (elements of `size` bytes) through tmp;
- * equal elements keep their order. */
+ * equal elements keep their order. Only where they overlap moves: the left run's elements up to
+ * the right's first stay, as do the right's from the left's last on (runs that are nearly in
+ * order cost a search each). */
 static void merge(char *base, size_t a, size_t b, size_t c, size_t size, char *tmp,
                   int (*cmp)(const void *, const void *))
 {
+	a = bound(base, a, b, size, base + b * size, true, cmp);
+	c = bound(base, b, c, size, base + (b - 1) * size, false, cmp);
 	size_t i = a, j = b, k = 0;
 	while (i < b && j < c) {
 		const char *x = base + i * size, *y = base + j * size;
@@ -33,27 +54,26 @@ static void merge(char *base, size_t a, size_t b, size_t c, size_t size, char *t
 bool adac_sort_if_needed(void *base, size_t n, size_t size, int (*cmp)(const void *, const void *))
 {
 	char *p = base;
-	size_t start[MAX_RUNS + 1], runs = 1;
+	size_t runs = 1;
 	bool strict = true;
-	start[0] = 0;
 	for (size_t i = 1; i < n; i++) {
 		int c = cmp(p + (i - 1) * size, p + i * size);
-		if (c > 0) {
-			if (runs == MAX_RUNS) {
-				qsort(base, n, size, cmp);
-				return false;
-			}
-			start[runs++] = i;
-		}
+		runs += c > 0;
 		strict = strict && c < 0;
 	}
 	if (runs == 1)
 		return strict;
-	char *tmp = malloc(n * size);
+	size_t *start = runs <= MIN_RUN || runs <= n / MIN_RUN ? malloc((runs + 1) * sizeof *start) : NULL;
+	char *tmp = start ? malloc(n * size) : NULL;
 	if (!tmp) {
+		free(start);
 		qsort(base, n, size, cmp);
 		return false;
 	}
+	start[0] = 0;
+	for (size_t i = 1, r = 1; i < n; i++)
+		if (cmp(p + (i - 1) * size, p + i * size) > 0)
+			start[r++] = i;
 	/* Neighbouring runs merged pairwise until one is left. */
 	start[runs] = n;
 	while (runs > 1) {
@@ -67,5 +87,6 @@ bool adac_sort_if_needed(void *base, size_t n, size_t size, int (*cmp)(const voi
 		runs = kept;
 	}
 	free(tmp);
+	free(start);
 	return false;
 }

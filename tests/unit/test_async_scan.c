@@ -104,7 +104,7 @@ static struct adac_async_scan make_scan(struct heap *h)
 		while (orig < h->nt && h->tasks[orig].addr != s.tasks[i].addr)
 			orig++;
 		/* (The links and state objects came with their tasks through the sort.) */
-		CHECK_EQ_U64(s.state_objects[i], h->states[orig]);
+		CHECK_EQ_U64(s.state_conts[i], h->states[orig] ? adac_scan_find_cont(&s, h->states[orig]) : ADAC_SCAN_NONE);
 		CHECK_EQ_U64(s.task_links[i].continuation_object, h->links[orig].continuation_object);
 		s.task_links[i].awaiters_first = (uint32_t)s.awaiter_count;
 		s.task_links[i].awaiters_count = (uint32_t)h->naw[orig];

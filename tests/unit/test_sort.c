@@ -1,7 +1,7 @@
 /* test_sort.c - adac_sort_if_needed (dac/base/sort.c): elements in strictly increasing order are
  * left alone (true), equal neighbours in order are left in place (false: not distinct), elements out
- * of order are sorted (false): a few ordered runs merged stably, many by qsort; and no element or
- * one is in order. */
+ * of order are sorted (false): long ordered runs merged stably, short ones by qsort; and no element
+ * or one is in order. */
 #include <stdlib.h>
 
 #include "../check.h"
@@ -65,6 +65,17 @@ int main(void)
 	for (uint32_t i = 1; i < N; i++)
 		stable = stable && (r[i - 1].addr != r[i].addr || r[i - 1].seen < r[i].seen);
 	CHECK(stable && r[0].seen == 0 && r[1].seen == 400 && r[2].seen == 800 && r[N - 1].seen == 799);
+
+	/* Nearly in order (the chains of a scan by their task's address, listed by their head's):
+	 * every 10th element of the second half takes the key of the one 100 places before, 51 runs;
+	 * merged stably. */
+	for (uint32_t i = 0; i < N; i++)
+		r[i] = (struct rec){0x1000 + (uint64_t)(i >= N / 2 && i % 10 == 0 ? i - 100 : i) * 8, i};
+	CHECK(!adac_sort_if_needed(r, N, sizeof *r, cmp_addr));
+	stable = in_order(r, N);
+	for (uint32_t i = 1; i < N; i++)
+		stable = stable && (r[i - 1].addr != r[i].addr || r[i - 1].seen < r[i].seen);
+	CHECK(stable && r[400].seen == 400 && r[401].seen == 500 && r[N - 1].seen == N - 1);
 
 	/* More runs than it merges (descending: a run per element): qsort. */
 	for (uint32_t i = 0; i < N; i++)
