@@ -393,17 +393,23 @@ static int merge_parts(struct scan_ctx *c, struct scan_part *parts, unsigned n, 
 		s->boxes_seen += p->boxes_seen;
 		adac_addr_map_free(&p->verdicts);
 	}
-	if (rc) /* (nothing is kept: the pieces go) */
-		n = 0;
+	if (rc) { /* (nothing is kept) */
+		for (unsigned k = 0; k < n; k++) {
+			free(conts[k].arr);
+			free(tasks[k].arr);
+			free(links[k].arr);
+			free(states[k].arr);
+			free(semaphores[k].arr);
+		}
+		return rc;
+	}
 	size_t link_count, state_count;
 	int gathered = gather((void **)&s->conts, &s->cont_count, conts, n, sizeof *s->conts);
 	gathered |= gather((void **)&s->tasks, &s->task_count, tasks, n, sizeof *s->tasks);
 	gathered |= gather((void **)&s->task_links, &link_count, links, n, sizeof *s->task_links);
 	gathered |= gather((void **)&s->state_objects, &state_count, states, n, sizeof *s->state_objects);
 	gathered |= gather((void **)&s->semaphores, &s->semaphore_count, semaphores, n, sizeof *s->semaphores);
-	if (rc == 0 && gathered)
-		rc = adac_fail(err, ADAC_E_NOMEM, 0, "out of memory collecting continuations");
-	return rc;
+	return gathered ? adac_fail(err, ADAC_E_NOMEM, 0, "out of memory collecting continuations") : 0;
 }
 
 /* ---- layouts ----------------------------------------------------------------------------------- */
