@@ -731,13 +731,15 @@ static int link_conts(struct adac_async_scan *s)
 	return 0;
 }
 
-/* Walks a chain in memory from head, claiming unclaimed continuations for chain `idx`. */
-static void walk_chain(struct adac_async_scan *s, uint32_t idx)
+/* Walks a chain in memory from head (record i: ADAC_SCAN_NONE when unknown, then looked up),
+ * claiming unclaimed continuations for chain `idx`. */
+static void walk_chain(struct adac_async_scan *s, uint32_t idx, uint32_t i)
 {
 	struct adac_scan_chain *ch = &s->chains[idx];
 	uint64_t cur = ch->head;
 	ch->end = ADAC_SCAN_END_COMPLETE;
-	uint32_t i = cur ? adac_scan_find_cont(s, cur) : ADAC_SCAN_NONE;
+	if (i == ADAC_SCAN_NONE && cur)
+		i = adac_scan_find_cont(s, cur);
 	while (cur) {
 		if (i == ADAC_SCAN_NONE) {
 			ch->end = ADAC_SCAN_END_MISSING;
@@ -774,9 +776,26 @@ static int link_states(struct adac_async_scan *s)
 	uint32_t *conts = malloc((s->task_count ? s->task_count : 1) * sizeof *conts);
 	if (!conts)
 		return -1;
-	for (size_t i = 0; i < s->task_count; i++)
-		conts[i] = s->state_objects && s->state_objects[i] ? adac_scan_find_cont(s, s->state_objects[i])
-		                                                   : ADAC_SCAN_NONE;
+	/* A task's state object mostly follows it on the heap, as the tasks follow each other: the
+	 * records are searched forward from the last one found before the index is asked. */
+	size_t at = 0;
+	for (size_t i = 0; i < s->task_count; i++) {
+		uint64_t obj = s->state_objects ? s->state_objects[i] : 0;
+		conts[i] = ADAC_SCAN_NONE;
+		if (!obj)
+			continue;
+		size_t k = at;
+		while (k < s->cont_count && k < at + 4 && s->conts[k].addr < obj)
+			k++;
+		if (k < s->cont_count && s->conts[k].addr == obj) {
+			conts[i] = (uint32_t)k;
+			at = k;
+		} else {
+			conts[i] = adac_scan_find_cont(s, obj);
+			if (conts[i] != ADAC_SCAN_NONE)
+				at = conts[i];
+		}
+	}
 	free(s->state_objects);
 	s->state_objects = NULL;
 	s->state_conts = conts;
@@ -857,7 +876,7 @@ static int find_chains(struct adac_async_scan *s, const uint8_t *referenced, str
 		if (add_chain(s, &cap, &ch, err))
 			return -1;
 		uint32_t idx = (uint32_t)(s->chain_count - 1);
-		walk_chain(s, idx);
+		walk_chain(s, idx, ADAC_SCAN_NONE);
 		if (ch.task_index != ADAC_SCAN_NONE && s->tasks[ch.task_index].chain == ADAC_SCAN_NONE)
 			s->tasks[ch.task_index].chain = idx;
 	}
@@ -877,7 +896,7 @@ static int find_chains(struct adac_async_scan *s, const uint8_t *referenced, str
 		if (add_chain(s, &cap, &ch, err))
 			return -1;
 		t->chain = (uint32_t)(s->chain_count - 1);
-		walk_chain(s, t->chain);
+		walk_chain(s, t->chain, h);
 	}
 	/* 3. Continuations nothing points to and nothing owns yet. */
 	for (size_t i = 0; i < s->cont_count; i++) {
@@ -887,7 +906,7 @@ static int find_chains(struct adac_async_scan *s, const uint8_t *referenced, str
 		if (add_chain(s, &cap, &ch, err))
 			return -1;
 		uint32_t idx = (uint32_t)(s->chain_count - 1);
-		walk_chain(s, idx);
+		walk_chain(s, idx, (uint32_t)i);
 		struct adac_scan_chain *c = &s->chains[idx];
 		if (c->end == ADAC_SCAN_END_MERGED) {
 			uint32_t j = adac_scan_find_cont(s, c->end_addr);
@@ -904,7 +923,7 @@ static int find_chains(struct adac_async_scan *s, const uint8_t *referenced, str
 		struct adac_scan_chain ch = {.head = s->conts[i].addr, .root = ADAC_ROOT_UNOWNED, .task_index = ADAC_SCAN_NONE};
 		if (add_chain(s, &cap, &ch, err))
 			return -1;
-		walk_chain(s, (uint32_t)(s->chain_count - 1));
+		walk_chain(s, (uint32_t)(s->chain_count - 1), (uint32_t)i);
 	}
 	return 0;
 }
