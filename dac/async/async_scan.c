@@ -706,6 +706,18 @@ uint64_t adac_scan_cont_next(const struct adac_async_scan *s, uint32_t i)
 	return lo < s->stray_count && s->strays[lo].cont == i ? s->strays[lo].next : 0;
 }
 
+/* The record of the continuation at addr (ADAC_SCAN_NONE: none), trying the few records from
+ * `near` on before the index: what was allocated together lies together (a caller's continuation
+ * right after its callee's, a task's state object after the task), and the index costs a cache
+ * miss at millions of records. */
+static uint32_t find_cont_near(const struct adac_async_scan *s, uint64_t addr, size_t near)
+{
+	for (size_t k = near; k < s->cont_count && k < near + 4 && s->conts[k].addr <= addr; k++)
+		if (s->conts[k].addr == addr)
+			return (uint32_t)k;
+	return adac_scan_find_cont(s, addr);
+}
+
 /* Turns each continuation's Next into the index of its record (a stray one kept apart): 0, or -1
  * when memory runs out. */
 static int link_conts(struct adac_async_scan *s)
@@ -713,11 +725,7 @@ static int link_conts(struct adac_async_scan *s)
 	size_t cap = 0;
 	for (size_t i = 0; i < s->cont_count; i++) {
 		uint64_t next = s->conts[i].next;
-		/* A caller's continuation is usually allocated right after its callee's: try the next
-		 * record before the index (a cache miss at millions of records). */
-		uint32_t j = !next                                                      ? ADAC_SCAN_NONE
-		             : i + 1 < s->cont_count && s->conts[i + 1].addr == next ? (uint32_t)(i + 1)
-		                                                                       : adac_scan_find_cont(s, next);
+		uint32_t j = next ? find_cont_near(s, next, i + 1) : ADAC_SCAN_NONE;
 		if (next && j == ADAC_SCAN_NONE) {
 			if (grow((void **)&s->strays, &cap, s->stray_count + 1, sizeof *s->strays))
 				return -1;
@@ -776,25 +784,13 @@ static int link_states(struct adac_async_scan *s)
 	uint32_t *conts = malloc((s->task_count ? s->task_count : 1) * sizeof *conts);
 	if (!conts)
 		return -1;
-	/* A task's state object mostly follows it on the heap, as the tasks follow each other: the
-	 * records are searched forward from the last one found before the index is asked. */
+	/* (The tasks come in address order, and so, mostly, do their state objects.) */
 	size_t at = 0;
 	for (size_t i = 0; i < s->task_count; i++) {
 		uint64_t obj = s->state_objects ? s->state_objects[i] : 0;
-		conts[i] = ADAC_SCAN_NONE;
-		if (!obj)
-			continue;
-		size_t k = at;
-		while (k < s->cont_count && k < at + 4 && s->conts[k].addr < obj)
-			k++;
-		if (k < s->cont_count && s->conts[k].addr == obj) {
-			conts[i] = (uint32_t)k;
-			at = k;
-		} else {
-			conts[i] = adac_scan_find_cont(s, obj);
-			if (conts[i] != ADAC_SCAN_NONE)
-				at = conts[i];
-		}
+		conts[i] = obj ? find_cont_near(s, obj, at) : ADAC_SCAN_NONE;
+		if (conts[i] != ADAC_SCAN_NONE)
+			at = conts[i];
 	}
 	free(s->state_objects);
 	s->state_objects = NULL;
