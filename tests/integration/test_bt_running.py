@@ -35,7 +35,7 @@ from btsamples import h  # noqa: E402
 # frame's function and its disassembly. LLDB's event thread prints it when it gets to it: before a
 # later command's output, after it, or between two of its lines. No line of a JSON document looks
 # like these (its lines start with a space, a quote or a bracket).
-SELECTION_DISASSEMBLY = re.compile(r"^(?:[^\s\"{}\[\]][^\n`]*`[^\n]*:\n)?(?:(?:->  |    )0x[0-9a-f]+ <\+\d+>: [^\n]*\n)+",
+SELECTION_DISASSEMBLY = re.compile(r"^(?:[^\s\"{}\[\]][^\n`]*`[^\n]*:\n)?(?:(?:->  |    )0x[0-9a-f]+(?: <\+\d+>)?: [^\n]*\n)+",
                                    re.M)
 
 CRASH_MODES = ("segv", "failfast", "throw")
