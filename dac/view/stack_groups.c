@@ -453,6 +453,18 @@ static uint32_t *ident_slot(struct groups *g, uint64_t key)
 	return r ? &r->index : NULL;
 }
 
+/* What found the idents (ident_slot) and counted their stacks (first_code): 10 MB at a million
+ * tasks, freed once every stack has its first code, before the labels are made (the listing's
+ * peak of memory). */
+static void drop_ident_lookup(struct groups *g)
+{
+	free(g->task_ident);
+	g->task_ident = NULL;
+	adac_addr_map_free(&g->ident_index);
+	free(g->first_seen);
+	g->first_seen = NULL;
+}
+
 /* What a stack awaits (described in buf), NULL when it runs or its awaiting is not recorded. */
 static const struct adac_awaiting *awaits_of(const struct groups *g, const struct adac_pending_stack *st,
                                              struct adac_awaiting *buf)
@@ -1334,11 +1346,9 @@ static void groups_free(struct groups *g)
 	free(g->task_counts.n);
 	free(g->idents);
 	free(g->whats);
-	free(g->task_ident);
-	adac_addr_map_free(&g->ident_index);
+	drop_ident_lookup(g);
 	free(g->seq);
 	free(g->first_label);
-	free(g->first_seen);
 	free(g->meta);
 	labels_free(&g->labels);
 	memo_free(&g->memo);
@@ -1377,6 +1387,7 @@ static int group_stacks(struct groups *g, struct groups *parts, struct adac_pend
 	}
 	if (more < 0 || how == ADAC_GROUP_FOLDED || how == ADAC_GROUP_DOT)
 		return more;
+	drop_ident_lookup(g);
 	if (ident_labels(g))
 		return -1;
 	if (how == ADAC_GROUP_COALESCE)
