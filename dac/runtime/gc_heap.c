@@ -64,6 +64,8 @@ static const struct adac_field_spec gc_specs[F_COUNT] = {
 
 #define MT_HAS_COMPONENT_SIZE 0x80000000u  /* MTFlags: the low 16 bits are the component size */
 #define SEG_FLAG_READONLY 0x1u             /* heap_segment_flags_readonly: a frozen segment */
+#define LARGE_OBJECT_SIZE 85000u           /* from this size objects go to the LOH, never in an
+                                           * allocation context */
 #define GEN_LOH 3u                         /* generation table entries after max_generation */
 #define GEN_POH 4u
 
@@ -858,6 +860,24 @@ static void prefetch_ahead(struct walk_part *p, uint64_t obj)
 		__builtin_prefetch(p->bytes + (p->prefetched - p->win_base));
 }
 
+/* Whether the object at obj, without a MethodTable, is one a thread is allocating: the next
+ * allocation context's pointer (ptr) is already past it, by less than a large object, and its bytes
+ * up to there are still the context's zeros (a live process stopped in the allocator between the
+ * two, or a core made then). Anything else there is corruption. */
+static bool being_allocated(struct walk_part *part, uint64_t obj, uint64_t ptr, uint64_t end)
+{
+	if (ptr <= obj || ptr > end || ptr - obj >= LARGE_OBJECT_SIZE)
+		return false;
+	struct adac_error ignored = {0};
+	if (window_at(part, obj, end, (size_t)(ptr - obj), &ignored))
+		return false;
+	const uint8_t *p = part->bytes + (obj - part->win_base);
+	for (size_t i = 0; i < ptr - obj; i++)
+		if (p[i])
+			return false;
+	return true;
+}
+
 /* Walks one region; 1 when the walk stopped, 0 at the region's end, -1 with err at a bad object
  * (*objects says how many came before it). */
 static int walk_region(struct walk_part *part, const struct adac_gc_region *r, uint64_t *objects,
@@ -916,8 +936,14 @@ static int walk_region(struct walk_part *part, const struct adac_gc_region *r, u
 		if (part->bytes == part->view.bytes)
 			prefetch_ahead(part, obj);
 		uint64_t mt = adac_object_mt_of(w->s->object, get_ptr(p, w->s->object->mt_offset, ps));
-		if (mt == 0)
+		if (mt == 0) {
+			if (contexts && ci < nctx && being_allocated(part, obj, ctxs[ci].ptr, r->end)) {
+				rep->objects_allocating++;
+				obj = ctxs[ci].ptr;
+				continue;
+			}
 			return adac_fail(err, ADAC_E_CORRUPT, obj, "object 0x%llx has a null MethodTable", (unsigned long long)obj);
+		}
 		if (mt != last_mt) {
 			if (part_mt(part, mt, &e, err)) {
 				adac_error_wrap(err, "object 0x%llx: ", (unsigned long long)obj);
@@ -1041,6 +1067,7 @@ static int merge_report(struct adac_gc_walk_report *r, size_t *cap_errors, struc
 	r->free_objects += p->free_objects;
 	r->free_bytes += p->free_bytes;
 	r->contexts_skipped += p->contexts_skipped;
+	r->objects_allocating += p->objects_allocating;
 	r->regions_walked += p->regions_walked;
 	r->bytes_scanned += p->bytes_scanned;
 	r->bytes_read += p->bytes_read;

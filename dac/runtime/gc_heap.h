@@ -158,6 +158,7 @@ struct adac_gc_walk_report {
 	uint64_t free_objects;       /* free objects skipped */
 	uint64_t free_bytes;         /* their total size */
 	uint64_t contexts_skipped;   /* allocation contexts stepped over */
+	uint64_t objects_allocating; /* objects a thread was allocating (no MethodTable yet), stepped over */
 	uint64_t regions_walked;     /* regions walked (to the end or to an error) */
 	uint64_t bytes_scanned;      /* sum of region extents walked (end - mem) */
 	uint64_t bytes_read;         /* bytes of region memory read from the target */

@@ -448,12 +448,15 @@ static void build_wks_heap(struct wks_heap *h, bool loop)
 	mem_region(R_GEN1, 0x1000);
 	write_seg(5, R_GEN1 + REGION_HEADER, R_GEN1 + REGION_HEADER, R_GEN1 + 0x1000, 0, 0);
 
-	/* gen0: two objects, a thread's allocation context (garbage inside and in the 24-byte gap the
-	 * GC keeps after its limit), then a one-char string and an object. */
+	/* gen0: an object, one the thread is allocating (its context's pointer is past it, its
+	 * MethodTable not yet written: stepped over), the thread's allocation context (garbage inside
+	 * and in the 24-byte gap the GC keeps after its limit), then a one-char string and an object. */
 	mem_region(R_GEN0, 0x1000);
 	m = a = R_GEN0 + REGION_HEADER;
 	a += put(a, MT_OBJECT, -1, 0);
-	a += put(a, MT_OBJECT, -1, 0);
+	uint64_t allocating = a;
+	a += put(a, MT_OBJECT, -1, -1);
+	w64(allocating, 0);
 	h->ctx_ptr = a;
 	h->ctx_limit = a + 0x100;
 	memset(at(a, 0x100 + 24), 0xab, 0x100 + 24);
@@ -583,6 +586,7 @@ static void test_wks_regions(void)
 	CHECK_EQ_U64(rep.free_objects, 1 + h.big_free);
 	CHECK_EQ_U64(rep.free_bytes, 40 + h.big_free_bytes);
 	CHECK_EQ_U64(rep.contexts_skipped, 1);
+	CHECK_EQ_U64(rep.objects_allocating, 1);
 	CHECK_EQ_U64(rep.regions_walked, 11);
 	CHECK_EQ_U64(rep.method_tables, 6); /* the free object's MT too */
 	CHECK(!rep.stopped);
