@@ -290,6 +290,7 @@ int adac_heap_print(struct adac_runtime *rt, const struct adac_heap_opts *opt, s
 		json_object_set_new(scan, "bytes_scanned", json_integer((json_int_t)rep.bytes_scanned));
 		json_object_set_new(scan, "bytes_read", json_integer((json_int_t)rep.bytes_read));
 		json_object_set_new(scan, "allocation_contexts_skipped", json_integer((json_int_t)rep.contexts_skipped));
+		json_object_set_new(scan, "objects_allocating", json_integer((json_int_t)rep.objects_allocating));
 		json_object_set_new(scan, "method_tables", json_integer((json_int_t)rep.method_tables));
 		/* Wall time of the walk alone (callbacks included, runtime and GC info reading excluded). */
 		if (opt->timings)
