@@ -8,7 +8,6 @@
 
 #include "async/async_scan.h"
 #include "base/addr_map.h"
-#include "base/large.h"
 #include "base/limits.h"
 #include "base/sort.h"
 #include "metadata/ecma_metadata.h"
@@ -169,7 +168,7 @@ static int push_awaiter(struct adac_async_scan *s, uint64_t a, struct adac_error
 		return adac_fail(err, ADAC_E_LIMIT, a, "more than %u task continuations", ADAC_MAX_AWAITERS);
 	if (s->awaiter_count == s->awaiter_cap) {
 		size_t cap = s->awaiter_cap ? s->awaiter_cap * 2 : 1024;
-		uint64_t *p = adac_large_realloc(s->awaiters, cap * sizeof *p);
+		uint64_t *p = realloc(s->awaiters, cap * sizeof *p);
 		if (!p)
 			return adac_fail(err, ADAC_E_NOMEM, 0, "out of memory resolving task continuations");
 		s->awaiters = p;
@@ -558,7 +557,7 @@ static int add_node(struct adac_async_graph *g, size_t *cap, enum adac_node_kind
 {
 	if (g->node_count == *cap) {
 		size_t c = *cap ? *cap * 2 : 1024;
-		struct adac_async_node *p = adac_large_realloc(g->nodes, c * sizeof *p);
+		struct adac_async_node *p = realloc(g->nodes, c * sizeof *p);
 		if (!p)
 			return adac_fail(err, ADAC_E_NOMEM, 0, "out of memory building async stacks");
 		g->nodes = p;
@@ -655,7 +654,7 @@ static int emit(struct builder *b, size_t depth, bool cycle, bool truncated, str
 	}
 	if (g->stack_count == b->cap_stacks) {
 		size_t c = b->cap_stacks ? b->cap_stacks * 2 : 1024;
-		struct adac_async_stack *p = adac_large_realloc(g->stacks, c * sizeof *p);
+		struct adac_async_stack *p = realloc(g->stacks, c * sizeof *p);
 		if (!p)
 			return adac_fail(err, ADAC_E_NOMEM, 0, "out of memory building async stacks");
 		g->stacks = p;
@@ -665,7 +664,7 @@ static int emit(struct builder *b, size_t depth, bool cycle, bool truncated, str
 		size_t c = b->cap_nodes ? b->cap_nodes : 4096;
 		while (c < g->stack_node_count + depth)
 			c *= 2;
-		uint32_t *p = adac_large_realloc(g->stack_nodes, c * sizeof *p);
+		uint32_t *p = realloc(g->stack_nodes, c * sizeof *p);
 		if (!p)
 			return adac_fail(err, ADAC_E_NOMEM, 0, "out of memory building async stacks");
 		g->stack_nodes = p;
@@ -734,8 +733,8 @@ int adac_async_graph_link(const struct adac_async_scan *s, struct adac_async_gra
 {
 	memset(g, 0, sizeof *g);
 	size_t ncap = 0;
-	g->chain_node = adac_large_malloc((s->chain_count ? s->chain_count : 1) * sizeof *g->chain_node);
-	g->task_node = adac_large_malloc((s->task_count ? s->task_count : 1) * sizeof *g->task_node);
+	g->chain_node = malloc((s->chain_count ? s->chain_count : 1) * sizeof *g->chain_node);
+	g->task_node = malloc((s->task_count ? s->task_count : 1) * sizeof *g->task_node);
 	if (!g->chain_node || !g->task_node)
 		goto nomem;
 	/* Nodes: chains (not stale), boxes, and tasks that others await. */
@@ -762,11 +761,11 @@ int adac_async_graph_link(const struct adac_async_scan *s, struct adac_async_gra
 		g->task_node[i] = (uint32_t)(g->node_count - 1);
 	}
 	/* (The nodes are kept for the listing: no spare capacity.) */
-	struct adac_async_node *fit = adac_large_realloc(g->nodes, (g->node_count ? g->node_count : 1) * sizeof *fit);
+	struct adac_async_node *fit = realloc(g->nodes, (g->node_count ? g->node_count : 1) * sizeof *fit);
 	if (fit)
 		g->nodes = fit;
-	g->marks = adac_large_calloc(g->node_count ? g->node_count : 1, sizeof *g->marks);
-	g->callers_at = adac_large_calloc(g->node_count + 1, sizeof *g->callers_at);
+	g->marks = calloc(g->node_count ? g->node_count : 1, sizeof *g->marks);
+	g->callers_at = calloc(g->node_count + 1, sizeof *g->callers_at);
 	if (!g->marks || !g->callers_at)
 		goto nomem;
 	/* Edges: task -> what its m_continuationObject resolves to, compressed per node: pass 0 counts
@@ -777,7 +776,7 @@ int adac_async_graph_link(const struct adac_async_scan *s, struct adac_async_gra
 			for (size_t n = 0; n < g->node_count; n++)
 				g->callers_at[n + 1] += g->callers_at[n];
 			size_t total = g->callers_at[g->node_count];
-			g->callers = adac_large_malloc((total ? total : 1) * sizeof *g->callers);
+			g->callers = malloc((total ? total : 1) * sizeof *g->callers);
 			if (!g->callers)
 				goto nomem;
 			g->caller_count = total;
@@ -801,7 +800,7 @@ int adac_async_graph_link(const struct adac_async_scan *s, struct adac_async_gra
 	}
 
 	/* Which nodes are fed from a frame (directly, or through tasks)? */
-	uint32_t *queue = adac_large_malloc((g->node_count ? g->node_count : 1) * sizeof *queue);
+	uint32_t *queue = malloc((g->node_count ? g->node_count : 1) * sizeof *queue);
 	if (!queue)
 		goto nomem;
 	size_t qh = 0, qt = 0;
@@ -851,7 +850,7 @@ static int stacks_round(struct builder *b, int round, struct adac_error *err)
 	size_t ns = 0;
 	for (size_t n = 0; n < g->node_count; n++)
 		ns += is_start(g, n, round);
-	struct start *starts = adac_large_malloc((ns ? ns : 1) * sizeof *starts);
+	struct start *starts = malloc((ns ? ns : 1) * sizeof *starts);
 	if (!starts)
 		return adac_fail(err, ADAC_E_NOMEM, 0, "out of memory building async stacks");
 	ns = 0;
@@ -877,7 +876,7 @@ int adac_async_graph_stacks(const struct adac_async_scan *s, struct adac_async_g
 		return adac_fail(err, ADAC_E_UNSUPPORTED, 0, "the stacks were found already: the graph's edges are gone");
 	struct builder b = {.s = s, .g = g, .path_cap = 64};
 	b.path = malloc(b.path_cap * sizeof *b.path);
-	b.on_path = adac_large_calloc(g->node_count ? g->node_count : 1, sizeof *b.on_path);
+	b.on_path = calloc(g->node_count ? g->node_count : 1, sizeof *b.on_path);
 	int rc = b.path && b.on_path ? 0 : adac_fail(err, ADAC_E_NOMEM, 0, "out of memory building async stacks");
 	for (int round = 0; round < 2 && rc == 0; round++)
 		rc = stacks_round(&b, round, err);

@@ -5,8 +5,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "base/large.h"
-
 static size_t mix(uint64_t v) { return (size_t)((v >> 3) * 0x9E3779B97F4A7C15ull); }
 
 static uint64_t key_of(const unsigned char *rec)
@@ -32,7 +30,7 @@ static unsigned char *probe(unsigned char *slots, size_t cap, size_t size, uint6
 /* Moves every record into a table of cap slots (a power of two, more than used). */
 static int rehash(struct adac_addr_map *m, size_t cap)
 {
-	unsigned char *slots = adac_large_calloc(cap, m->size);
+	unsigned char *slots = calloc(cap, m->size);
 	if (!slots)
 		return -1;
 	for (size_t i = 0; i < m->cap; i++) {

@@ -5,8 +5,6 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "base/large.h"
-
 /* Makes *arr (elements of `elem` bytes, *cap of them) hold at least `need`: doubling from `first`.
  * 0, or -1 when memory runs out (or the size overflows); *arr and *cap are then unchanged. */
 static inline int adac_grow(void **arr, size_t *cap, size_t need, size_t elem, size_t first)
@@ -18,7 +16,7 @@ static inline int adac_grow(void **arr, size_t *cap, size_t need, size_t elem, s
 		n *= 2;
 	if (n < need || n > SIZE_MAX / elem)
 		return -1;
-	void *p = adac_large_realloc(*arr, n * elem);
+	void *p = realloc(*arr, n * elem);
 	if (!p)
 		return -1;
 	*arr = p;

@@ -13,7 +13,6 @@
 #include "async/thread_pool.h"
 #include "base/addr_map.h"
 #include "base/json.h"
-#include "base/large.h"
 #include "base/output.h"
 #include "view/pending_list.h"
 #include "view/pending_view.h"
@@ -42,7 +41,7 @@ static uint32_t label_id(struct labels *l, const char *s)
 {
 	if ((l->count + 1) * 2 > l->nslots) {
 		size_t n = l->nslots ? l->nslots * 2 : 256;
-		uint32_t *slots = adac_large_calloc(n, sizeof *slots);
+		uint32_t *slots = calloc(n, sizeof *slots);
 		if (!slots)
 			return UINT32_MAX;
 		for (size_t i = 0; i < l->count; i++) {
@@ -63,7 +62,7 @@ static uint32_t label_id(struct labels *l, const char *s)
 	}
 	if (l->count == l->cap) {
 		size_t cap = l->cap ? l->cap * 2 : 256;
-		char **p = adac_large_realloc(l->text, cap * sizeof *p);
+		char **p = realloc(l->text, cap * sizeof *p);
 		if (!p)
 			return UINT32_MAX;
 		l->text = p;
@@ -102,7 +101,7 @@ struct trie {
 static int trie_init(struct trie *t)
 {
 	t->cap = 64;
-	t->n = adac_large_calloc(t->cap, sizeof *t->n);
+	t->n = calloc(t->cap, sizeof *t->n);
 	t->count = 1;
 	return t->n ? 0 : -1;
 }
@@ -115,7 +114,7 @@ static uint32_t trie_child(struct trie *t, uint32_t parent, uint32_t label)
 			return c;
 	if (t->count == t->cap) {
 		size_t cap = t->cap * 2;
-		struct tnode *p = adac_large_realloc(t->n, cap * sizeof *p);
+		struct tnode *p = realloc(t->n, cap * sizeof *p);
 		if (!p)
 			return 0;
 		t->n = p;
@@ -139,7 +138,7 @@ static int count_add(struct counts *c, uint32_t label, uint64_t n)
 		size_t cap = c->cap ? c->cap : 64;
 		while (cap <= label)
 			cap *= 2;
-		uint64_t *p = adac_large_realloc(c->n, cap * sizeof *p);
+		uint64_t *p = realloc(c->n, cap * sizeof *p);
 		if (!p)
 			return -1;
 		memset(p + c->cap, 0, (cap - c->cap) * sizeof *p);
@@ -197,7 +196,7 @@ static struct memo_slot *memo_probe(struct memo *m, const uint64_t k[MEMO_KEYS],
 {
 	if ((m->used + 1) * 2 > m->cap) {
 		size_t cap = m->cap ? m->cap * 2 : 256;
-		struct memo_slot *t = adac_large_calloc(cap, sizeof *t);
+		struct memo_slot *t = calloc(cap, sizeof *t);
 		if (!t)
 			return NULL;
 		for (size_t i = 0; i < m->cap; i++) {
@@ -389,7 +388,7 @@ static int seq_push(struct groups *g, uint32_t v)
 {
 	if (g->seq_len == g->seq_cap) {
 		size_t cap = g->seq_cap ? g->seq_cap * 2 : 4096;
-		uint32_t *p = adac_large_realloc(g->seq, cap * sizeof *p);
+		uint32_t *p = realloc(g->seq, cap * sizeof *p);
 		if (!p)
 			return adac_fail(&g->fail, ADAC_E_NOMEM, 0, "out of memory grouping stacks");
 		g->seq = p;
@@ -445,7 +444,7 @@ static uint32_t *ident_slot(struct groups *g, uint64_t key)
 	const struct adac_async_scan *s = &g->l->p->scan;
 	uint32_t t = adac_scan_find_task(s, key);
 	if (t != ADAC_SCAN_NONE) {
-		if (!g->task_ident && !(g->task_ident = adac_large_calloc(s->task_count, sizeof *g->task_ident)))
+		if (!g->task_ident && !(g->task_ident = calloc(s->task_count, sizeof *g->task_ident)))
 			return NULL;
 		return &g->task_ident[t];
 	}
@@ -489,7 +488,7 @@ static uint32_t first_code(struct groups *g, const struct adac_pending_stack *st
 				return UINT32_MAX;
 			if (g->ident_count == g->ident_cap) {
 				size_t cap = g->ident_cap ? g->ident_cap * 2 : 256;
-				struct ident *p = cap <= IDENT_BIT ? adac_large_realloc(g->idents, cap * sizeof *p) : NULL;
+				struct ident *p = cap <= IDENT_BIT ? realloc(g->idents, cap * sizeof *p) : NULL;
 				if (!p)
 					return UINT32_MAX;
 				g->idents = p;
@@ -501,7 +500,7 @@ static uint32_t first_code(struct groups *g, const struct adac_pending_stack *st
 		uint32_t index = *slot - 1;
 		if (!g->first_seen) {
 			size_t n = g->l->p->graph.node_count;
-			g->first_seen = adac_large_calloc(n ? n : 1, sizeof *g->first_seen);
+			g->first_seen = calloc(n ? n : 1, sizeof *g->first_seen);
 			if (!g->first_seen)
 				return UINT32_MAX;
 		}
@@ -522,7 +521,7 @@ static int set_meta(struct groups *g, uint32_t id, const struct first_meta *m)
 		size_t n = *cap ? *cap * 2 : 256;
 		while (n <= id)
 			n *= 2;
-		struct first_meta *p = adac_large_realloc(g->meta, n * sizeof *p);
+		struct first_meta *p = realloc(g->meta, n * sizeof *p);
 		if (!p)
 			return adac_fail(&g->fail, ADAC_E_NOMEM, 0, "out of memory grouping stacks");
 		memset(p + *cap, 0, (n - *cap) * sizeof *p);
@@ -566,7 +565,7 @@ static int ident_labels(struct groups *g)
 {
 	char buf[LABEL_MAX];
 	struct counts singles = {0};     /* per "<type>" label id: objects awaited by one stack */
-	g->first_label = adac_large_malloc((g->ident_count ? g->ident_count : 1) * sizeof *g->first_label);
+	g->first_label = malloc((g->ident_count ? g->ident_count : 1) * sizeof *g->first_label);
 	if (!g->first_label)
 		return adac_fail(&g->fail, ADAC_E_NOMEM, 0, "out of memory grouping stacks");
 	for (size_t pass = 0; pass < 2; pass++)
@@ -865,7 +864,7 @@ static int merge_part(struct groups *g, const struct groups *part)
 	}
 	if (part->frames.count > 1) {
 		/* A node's parent comes before it: each is put under its parent's place in g's trie. */
-		uint32_t *to = adac_large_malloc(part->frames.count * sizeof *to);
+		uint32_t *to = malloc(part->frames.count * sizeof *to);
 		if (!to)
 			return adac_fail(&g->fail, ADAC_E_NOMEM, 0, "out of memory grouping stacks");
 		to[0] = 0;
@@ -913,7 +912,7 @@ static int cmp_ranked(const void *a, const void *b)
 static struct ranked *rank(struct groups *g, const struct counts *c, size_t *n)
 {
 	*n = 0;
-	struct ranked *r = adac_large_malloc((c->cap ? c->cap : 1) * sizeof *r);
+	struct ranked *r = malloc((c->cap ? c->cap : 1) * sizeof *r);
 	if (!r)
 		return NULL;
 	for (size_t i = 0; i < c->cap; i++)
@@ -929,7 +928,7 @@ static struct ranked *children(struct groups *g, uint32_t node, size_t *n)
 	*n = 0;
 	for (uint32_t c = g->trie.n[node].first_child; c; c = g->trie.n[c].next_sibling)
 		(*n)++;
-	struct ranked *r = adac_large_malloc((*n ? *n : 1) * sizeof *r);
+	struct ranked *r = malloc((*n ? *n : 1) * sizeof *r);
 	if (!r)
 		return NULL;
 	size_t i = 0;
@@ -1468,7 +1467,7 @@ int adac_stack_groups_print(struct adac_pending_list *l, enum adac_stack_groupin
 	struct groups g = {.l = l, .out = out, .rt = l->p->rt};
 	struct groups parts[ADAC_LIST_MAX_HELPERS] = {0};
 	size_t nodes = l->p->graph.node_count;
-	g.counted = adac_large_calloc(nodes ? nodes : 1, sizeof *g.counted);
+	g.counted = calloc(nodes ? nodes : 1, sizeof *g.counted);
 	int rc = 0;
 	if (!g.counted || trie_init(&g.trie) || (how == ADAC_GROUP_COALESCE && trie_init(&g.frames))) {
 		rc = adac_fail(err, ADAC_E_NOMEM, 0, "out of memory");
@@ -1549,7 +1548,7 @@ int adac_stack_groups_shared(struct adac_pending_list *l, struct adac_out *out, 
 		goto done;
 	}
 	size_t n = 0;
-	shared = adac_large_malloc((g.ident_count ? g.ident_count : 1) * sizeof *shared);
+	shared = malloc((g.ident_count ? g.ident_count : 1) * sizeof *shared);
 	if (!shared) {
 		rc = adac_fail(err, ADAC_E_NOMEM, 0, "out of memory");
 		goto done;
