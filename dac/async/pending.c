@@ -172,10 +172,5 @@ const char *adac_pending_unlisted(const struct adac_pending *p, size_t chain)
 
 int adac_pending_heap_complete(const struct adac_pending *p, struct adac_error *err)
 {
-	const struct adac_gc_walk_report *w = &p->scan.walk;
-	if (!w->error_count)
-		return 0;
-	return adac_fail(err, w->errors[0].err.code, w->errors[0].err.addr,
-	                 "the heap walk stopped early in %zu of %llu regions (first: %s)", w->error_count,
-	                 (unsigned long long)w->regions_walked, w->errors[0].err.msg);
+	return adac_gc_walk_report_complete(&p->scan.walk, p->scan.structures_valid, err);
 }

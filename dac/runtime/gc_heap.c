@@ -1201,6 +1201,16 @@ int adac_gc_walk(struct adac_runtime *rt, adac_gc_object_cb cb, void *ctx, struc
 	return adac_gc_walk_split(rt, 1, cb, ctxs, rep, err);
 }
 
+int adac_gc_walk_report_complete(const struct adac_gc_walk_report *rep, bool structures_valid, struct adac_error *err)
+{
+	if (!rep->error_count)
+		return 0;
+	return adac_fail(err, rep->errors[0].err.code, rep->errors[0].err.addr,
+	                 "the heap walk stopped early in %zu of %llu regions (first: %s)%s", rep->error_count,
+	                 (unsigned long long)rep->regions_walked, rep->errors[0].err.msg,
+	                 structures_valid ? "" : "; the process was stopped during a garbage collection");
+}
+
 void adac_gc_walk_report_free(struct adac_gc_walk_report *rep)
 {
 	if (!rep)

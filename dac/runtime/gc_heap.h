@@ -200,6 +200,11 @@ void adac_gc_walk_unlock(struct adac_runtime *rt);
 
 void adac_gc_walk_report_free(struct adac_gc_walk_report *rep);
 
+/* 0 when the walk went through every region; else -1 with err naming how many regions it left
+ * early and the first one's error, and that the process was stopped during a garbage collection
+ * when structures_valid is false (the likely cause then). */
+int adac_gc_walk_report_complete(const struct adac_gc_walk_report *rep, bool structures_valid, struct adac_error *err);
+
 /* The generation of an address inside region r: the region's own, or for an ephemeral segment,
  * 0/1/2 by the generation starts of its heap. */
 unsigned adac_gc_generation_of(const struct adac_gc_info *info, const struct adac_gc_region *r, uint64_t addr);

@@ -315,10 +315,8 @@ int adac_heap_print(struct adac_runtime *rt, const struct adac_heap_opts *opt, s
 		for (size_t i = 0; i < rep.error_count; i++)
 			adac_print(out, "Error: %s (after %llu objects of that region)\n", rep.errors[i].err.msg,
 			           (unsigned long long)rep.errors[i].objects_before);
-	if (rc == 0 && rep.error_count)
-		rc = adac_fail(err, rep.errors[0].err.code, rep.errors[0].err.addr,
-		               "the heap walk stopped early in %zu of %llu regions (first: %s)", rep.error_count,
-		               (unsigned long long)rep.regions_walked, rep.errors[0].err.msg);
+	if (rc == 0)
+		rc = adac_gc_walk_report_complete(&rep, info->structures_valid, err);
 	free(sorted);
 	stat_free(&d.stats);
 	adac_gc_walk_report_free(&rep);
