@@ -69,6 +69,15 @@ void adac_target_invalidate(struct adac_target *t)
 	drop_snapshots(t);
 }
 
+int adac_target_run_briefly(struct adac_target *t, unsigned ms, struct adac_error *err)
+{
+	if (!t->ops->run_briefly)
+		return adac_fail(err, ADAC_E_UNSUPPORTED, 0, "a %s target cannot be run", t->ops->kind);
+	int rc = t->ops->run_briefly(t->impl, ms, err);
+	adac_target_invalidate(t); /* (after a failure too: it may have run) */
+	return rc;
+}
+
 /* Drops caches when the backend says the target ran since we last looked. */
 static void sync_stop(struct adac_target *t)
 {

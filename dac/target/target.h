@@ -149,6 +149,11 @@ struct adac_target_ops {
 	 * one tracer at a time; a debugger's process). */
 	void *(*reopen)(void *impl, struct adac_error *err);
 
+	/* Optional. Lets the target run about ms milliseconds and stops it again (a live process the
+	 * backend holds, with any threads it started meanwhile). 0, or -1 with err (ADAC_E_UNSUPPORTED
+	 * when this target must not run: a process its user had stopped, a released copy). */
+	int (*run_briefly)(void *impl, unsigned ms, struct adac_error *err);
+
 	/* Optional. Frees impl. */
 	void (*close)(void *impl);
 };
@@ -288,6 +293,10 @@ typedef struct adac_runtime *(*adac_runtime_source)(struct adac_target *t, struc
  * NULL (the default): each opens its own. */
 void adac_target_set_runtime_source(struct adac_target *t, adac_runtime_source source);
 adac_runtime_source adac_target_runtime_source(const struct adac_target *t);
+
+/* ops->run_briefly, then drops every cache of target data (the target ran). -1 with err
+ * (ADAC_E_UNSUPPORTED: the backend cannot, or this target must not run). */
+int adac_target_run_briefly(struct adac_target *t, unsigned ms, struct adac_error *err);
 
 /* Drops every cache of target data (call when the target resumed). Also done automatically when
  * ops->stop_id changes. */

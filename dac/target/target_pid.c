@@ -671,6 +671,53 @@ static int pid_frames(void *impl, uint64_t tid, adac_frame_cb cb, void *ctx, str
 	return 0;
 }
 
+/* ---- running it ---- */
+
+/* Lets every held thread run for about ms milliseconds, then stops them again, and seizes the
+ * threads started meanwhile. A signal a thread got while held is delivered now. */
+static int pid_run_briefly(void *impl, unsigned ms, struct adac_error *err)
+{
+	struct ptarget *p = impl;
+	if (p->released || p->borrowed)
+		return adac_fail(err, ADAC_E_UNSUPPORTED, 0, "process %d: released after copying, it is no longer held",
+		                 (int)p->pid);
+	if (p->was_stopped)
+		return adac_fail(err, ADAC_E_UNSUPPORTED, 0, "process %d: was stopped before attaching; it stays stopped",
+		                 (int)p->pid);
+	if (p->dwfl) { /* its thread states are the last stop's */
+		dwfl_end(p->dwfl);
+		p->dwfl = NULL;
+	}
+	for (size_t i = 0; i < p->nthreads; i++) {
+		struct pid_thread *th = &p->threads[i];
+		if (!th->gone && ptrace(PTRACE_CONT, th->tid, NULL, (void *)(long)th->resend_sig) == 0)
+			th->resend_sig = 0;
+	}
+	sleep_ms((long)ms);
+	for (size_t i = 0; i < p->nthreads; i++)
+		if (!p->threads[i].gone)
+			ptrace(PTRACE_INTERRUPT, p->threads[i].tid, NULL, NULL); /* (fails only if it exited) */
+	int rc = 0;
+	size_t kept = 0;
+	for (size_t i = 0; i < p->nthreads; i++) {
+		if (!p->threads[i].gone && wait_stopped(p, &p->threads[i], err))
+			rc = -1;
+		/* Threads that exited are forgotten (their ids may be reused by new ones); the leader's
+		 * entry stays to tell that the process exited. */
+		if (!p->threads[i].gone || p->threads[i].tid == p->pid)
+			p->threads[kept++] = p->threads[i];
+	}
+	p->nthreads = kept;
+	for (size_t added = 1; rc == 0 && added > 0;)
+		rc = attach_round(p, &added, err);
+	struct pid_thread *leader = find_thread(p, p->pid);
+	if (rc == 0 && (!leader || leader->gone)) {
+		p->exited = true;
+		rc = adac_fail(err, ADAC_E_NOT_FOUND, 0, "process %d: exited while it ran", (int)p->pid);
+	}
+	return rc;
+}
+
 /* ---- open and close ---- */
 
 /* reopen: the copy, read by another thread through a target of its own. It borrows the first
@@ -940,6 +987,7 @@ static const struct adac_target_ops pid_ops = {
 	.frames = pid_frames,
 	.set_symbols = pid_set_symbols,
 	.reopen = pid_reopen,
+	.run_briefly = pid_run_briefly,
 	.close = pid_close,
 };
 
