@@ -926,12 +926,12 @@ static int find_chains(struct adac_async_scan *s, const uint8_t *referenced, str
 
 /* ---- the scan ---------------------------------------------------------------------------------- */
 
-int adac_async_scan(struct adac_runtime *rt, const struct adac_scan_progress *progress, struct adac_async_scan *s,
-                    struct adac_error *err)
+/* The heap pass: the GC heap's continuations, tasks and the rest the scan keeps, into s. */
+static int scan_heap(struct adac_runtime *rt, const struct adac_scan_progress *progress, struct adac_async_scan *s,
+                     unsigned *reruns, struct adac_error *err)
 {
 	memset(s, 0, sizeof *s);
-	double t0 = adac_seconds();
-	const struct adac_gc_info *info = adac_gc_info(rt, err);
+	const struct adac_gc_info *info = adac_gc_info_walkable(rt, reruns, err);
 	if (!info)
 		return -1;
 	s->structures_valid = info->structures_valid;
@@ -964,6 +964,31 @@ int adac_async_scan(struct adac_runtime *rt, const struct adac_scan_progress *pr
 	}
 	if (progress && progress->report)
 		progress->report(progress->ctx, "scanning the heap", c.total_bytes, c.total_bytes);
+	return 0;
+}
+
+int adac_async_scan(struct adac_runtime *rt, const struct adac_scan_progress *progress, struct adac_async_scan *s,
+                    struct adac_error *err)
+{
+	double t0 = adac_seconds();
+	unsigned reruns = 0;
+	for (;;) {
+		if (scan_heap(rt, progress, s, &reruns, err))
+			return -1;
+		if (!s->walk.error_count)
+			break;
+		/* Nothing is shown yet: a held process stopped where its heap cannot be walked is let run
+		 * and walked again. */
+		int ran = adac_gc_rerun(rt, &reruns, err);
+		if (ran < 0) {
+			adac_async_scan_free(s);
+			return -1;
+		}
+		if (!ran)
+			break;
+		adac_async_scan_free(s);
+	}
+	s->walk.reruns = reruns;
 	s->seconds_heap = adac_seconds() - t0;
 
 	double t1 = adac_seconds();

@@ -45,6 +45,8 @@ struct adac_descriptor {
 	uint64_t digest;
 };
 
+#define FNV_BASIS 0xcbf29ce484222325ull
+
 struct adac_descriptor *adac_desc_new(void)
 {
 	struct adac_descriptor *d = calloc(1, sizeof *d);
@@ -54,6 +56,7 @@ struct adac_descriptor *adac_desc_new(void)
 	d->contracts = json_object();
 	d->global_idx = json_object();
 	d->ptr_size = 8;
+	d->digest = FNV_BASIS; /* of no bytes: a descriptor not loaded from a target never changes */
 	if (!d->types || !d->contracts || !d->global_idx) {
 		adac_desc_free(d);
 		return NULL;
@@ -439,7 +442,7 @@ out:
 /* FNV-1a of the regions' bytes as the target has them now; false when one cannot be read. */
 static bool digest_regions(struct adac_target *t, const struct adac_descriptor *d, uint64_t *digest)
 {
-	uint64_t h = 0xcbf29ce484222325ull;
+	uint64_t h = FNV_BASIS;
 	uint8_t buf[4096];
 	for (size_t i = 0; i < d->nregions; i++) {
 		for (uint64_t done = 0; done < d->regions[i].len;) {

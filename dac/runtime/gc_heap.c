@@ -4,6 +4,7 @@
 
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -1201,14 +1202,52 @@ int adac_gc_walk(struct adac_runtime *rt, adac_gc_object_cb cb, void *ctx, struc
 	return adac_gc_walk_split(rt, 1, cb, ctxs, rep, err);
 }
 
+int adac_gc_rerun(struct adac_runtime *rt, unsigned *reruns, struct adac_error *err)
+{
+	if (*reruns >= ADAC_MAX_GC_RERUNS)
+		return 0;
+	struct adac_error e = {0};
+	if (adac_target_run_briefly(rt->t, 1u << *reruns, &e)) {
+		if (e.code == ADAC_E_UNSUPPORTED)
+			return 0;
+		adac_error_copy(err, &e);
+		return -1;
+	}
+	(*reruns)++;
+	if (!adac_runtime_refresh(rt))
+		return adac_fail(err, ADAC_E_NO_RUNTIME, 0, "the runtime changed while the process ran");
+	return 1;
+}
+
+const struct adac_gc_info *adac_gc_info_walkable(struct adac_runtime *rt, unsigned *reruns, struct adac_error *err)
+{
+	for (;;) {
+		const struct adac_gc_info *info = adac_gc_info(rt, err);
+		if (!info || info->structures_valid)
+			return info;
+		int ran = adac_gc_rerun(rt, reruns, err);
+		if (ran < 0)
+			return NULL;
+		if (!ran)
+			return info;
+	}
+}
+
 int adac_gc_walk_report_complete(const struct adac_gc_walk_report *rep, bool structures_valid, struct adac_error *err)
 {
 	if (!rep->error_count)
 		return 0;
+	/* What the process was doing comes before the first error, which can be long (the message is
+	 * cut at ADAC_ERROR_MSG_MAX). */
+	char why[128] = "";
+	if (!rep->reruns && !structures_valid)
+		snprintf(why, sizeof why, " of a process stopped during a garbage collection");
+	else if (rep->reruns)
+		snprintf(why, sizeof why, " of a process %slet run and stopped again %u time%s",
+		         structures_valid ? "" : "stopped during a garbage collection, ", rep->reruns, rep->reruns == 1 ? "" : "s");
 	return adac_fail(err, rep->errors[0].err.code, rep->errors[0].err.addr,
-	                 "the heap walk stopped early in %zu of %llu regions (first: %s)%s", rep->error_count,
-	                 (unsigned long long)rep->regions_walked, rep->errors[0].err.msg,
-	                 structures_valid ? "" : "; the process was stopped during a garbage collection");
+	                 "the heap walk stopped early in %zu of %llu regions%s (first: %s)", rep->error_count,
+	                 (unsigned long long)rep->regions_walked, why, rep->errors[0].err.msg);
 }
 
 void adac_gc_walk_report_free(struct adac_gc_walk_report *rep)

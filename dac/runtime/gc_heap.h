@@ -164,6 +164,7 @@ struct adac_gc_walk_report {
 	uint64_t bytes_read;         /* bytes of region memory read from the target */
 	uint64_t method_tables;      /* distinct MethodTables seen */
 	bool stopped;                /* the callback stopped the walk */
+	unsigned reruns;             /* times the process ran before it, to leave a GC or an allocation (its caller's count) */
 	struct adac_gc_region_error *errors;
 	size_t error_count;
 };
@@ -200,9 +201,23 @@ void adac_gc_walk_unlock(struct adac_runtime *rt);
 
 void adac_gc_walk_report_free(struct adac_gc_walk_report *rep);
 
+/* A live process the backend holds and may run (adac_target_run_briefly), stopped where its heap
+ * cannot be walked: during a garbage collection (StructureInvalidCount != 0) or in an allocation the
+ * walk cannot step over. Lets it run a moment (1, 2, 4... ms) and stops it again, then forgets what
+ * the runtime read in the last stop, as a debugger lets a GC end before it walks the heap. 1 when it
+ * did (*reruns counts the times, ADAC_MAX_GC_RERUNS at most for one walk); 0 when it cannot (a core,
+ * a released copy, a process its user stopped, a debugger's process, the tries spent); -1 with err
+ * when the process exited or its runtime changed. */
+int adac_gc_rerun(struct adac_runtime *rt, unsigned *reruns, struct adac_error *err);
+
+/* adac_gc_info, once a held process left the garbage collection it was stopped in (adac_gc_rerun,
+ * while it can): what a heap walk starts from. */
+const struct adac_gc_info *adac_gc_info_walkable(struct adac_runtime *rt, unsigned *reruns, struct adac_error *err);
+
 /* 0 when the walk went through every region; else -1 with err naming how many regions it left
  * early and the first one's error, and that the process was stopped during a garbage collection
- * when structures_valid is false (the likely cause then). */
+ * when structures_valid is false (the likely cause then), and how many times the process was let
+ * run before (rep->reruns), before that error. */
 int adac_gc_walk_report_complete(const struct adac_gc_walk_report *rep, bool structures_valid, struct adac_error *err);
 
 /* The generation of an address inside region r: the region's own, or for an ephemeral segment,

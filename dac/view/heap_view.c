@@ -204,10 +204,39 @@ static json_t *errors_json(const struct adac_gc_walk_report *rep)
 	return a;
 }
 
+/* Walks the heap once into d and rep; --stat's parts count apart, at once, and their counts add
+ * up (a listing is printed in address order, by one part). */
+static int walk_heap(struct dump *d, struct adac_gc_walk_report *rep, double *seconds, struct adac_error *err)
+{
+	unsigned parts = d->count_only ? adac_gc_walk_parts(d->rt) : 1;
+	struct dump part[ADAC_GC_WALK_MAX_PARTS];
+	void *ctxs[ADAC_GC_WALK_MAX_PARTS] = {d};
+	for (unsigned k = 1; k < parts; k++) {
+		part[k] = (struct dump){.rt = d->rt, .opt = d->opt, .count_only = true};
+		ctxs[k] = &part[k];
+	}
+	double t0 = adac_seconds();
+	int rc = adac_gc_walk_split(d->rt, parts, on_object, ctxs, rep, err);
+	*seconds = adac_seconds() - t0;
+	for (unsigned k = 1; k < parts; k++)
+		adac_error_copy(&d->fail, &part[k].fail);
+	if (rc == 0 && d->count_only && !adac_failed(&d->fail))
+		add_counts(d, part, parts);
+	for (unsigned k = 1; k < parts; k++)
+		adac_addr_map_free(&part[k].stats);
+	if (rc == 0 && adac_failed(&d->fail)) {
+		adac_error_copy(err, &d->fail);
+		adac_gc_walk_report_free(rep);
+		rc = -1;
+	}
+	return rc;
+}
+
 int adac_heap_print(struct adac_runtime *rt, const struct adac_heap_opts *opt, struct adac_out *out,
                     struct adac_error *err)
 {
-	const struct adac_gc_info *info = adac_gc_info(rt, err);
+	unsigned reruns = 0;
+	const struct adac_gc_info *info = adac_gc_info_walkable(rt, &reruns, err);
 	if (!info)
 		return -1;
 	struct dump d = {.rt = rt, .opt = opt, .out = out};
@@ -223,31 +252,26 @@ int adac_heap_print(struct adac_runtime *rt, const struct adac_heap_opts *opt, s
 		json_decref(d.objects);
 		return -1;
 	}
-	/* --stat only counts per type: the walk's parts count apart, at once, and their counts add up.
-	 * A listing is printed in address order, by one part. */
 	d.count_only = opt->stat;
-	unsigned parts = opt->stat ? adac_gc_walk_parts(rt) : 1;
-	struct dump part[ADAC_GC_WALK_MAX_PARTS];
-	void *ctxs[ADAC_GC_WALK_MAX_PARTS] = {&d};
-	for (unsigned k = 1; k < parts; k++) {
-		part[k] = (struct dump){.rt = rt, .opt = opt, .count_only = true};
-		ctxs[k] = &part[k];
-	}
-	double t0 = adac_seconds();
-	int rc = adac_gc_walk_split(rt, parts, on_object, ctxs, &rep, err);
-	double walk_seconds = adac_seconds() - t0;
-	for (unsigned k = 1; k < parts; k++)
-		adac_error_copy(&d.fail, &part[k].fail);
-	if (rc == 0 && d.count_only && !adac_failed(&d.fail))
-		add_counts(&d, part, parts);
-	for (unsigned k = 1; k < parts; k++)
-		adac_addr_map_free(&part[k].stats);
-	adac_type_filter_free(&d.type);
-	if (rc == 0 && adac_failed(&d.fail)) {
-		adac_error_copy(err, &d.fail);
-		rc = -1;
+	double walk_seconds;
+	int rc;
+	/* --stat and --json show nothing before the walk's end: a held process stopped where its heap
+	 * cannot be walked is let run and walked again. */
+	while ((rc = walk_heap(&d, &rep, &walk_seconds, err)) == 0 && rep.error_count && (opt->stat || opt->json)) {
+		int ran = adac_gc_rerun(rt, &reruns, err);
+		if (ran == 0)
+			break;
 		adac_gc_walk_report_free(&rep);
+		stat_free(&d.stats);
+		json_array_clear(d.objects); /* (NULL: nothing) */
+		d.shown = d.shown_bytes = 0;
+		if (ran < 0 || !(info = adac_gc_info_walkable(rt, &reruns, err))) {
+			rc = -1;
+			break;
+		}
 	}
+	rep.reruns = reruns;
+	adac_type_filter_free(&d.type);
 	if (rc) {
 		json_decref(d.objects);
 		stat_free(&d.stats);
@@ -292,6 +316,7 @@ int adac_heap_print(struct adac_runtime *rt, const struct adac_heap_opts *opt, s
 		json_object_set_new(scan, "allocation_contexts_skipped", json_integer((json_int_t)rep.contexts_skipped));
 		json_object_set_new(scan, "objects_allocating", json_integer((json_int_t)rep.objects_allocating));
 		json_object_set_new(scan, "method_tables", json_integer((json_int_t)rep.method_tables));
+		json_object_set_new(scan, "reruns", json_integer(rep.reruns));
 		/* Wall time of the walk alone (callbacks included, runtime and GC info reading excluded). */
 		if (opt->timings)
 			json_object_set_new(scan, "walk_seconds", json_real(walk_seconds));

@@ -603,6 +603,7 @@ void adac_pending_json_members(const struct adac_pending_list *l, json_t *ps)
 		json_array_append_new(errs, json_string(s->walk.errors[i].err.msg));
 	json_object_set_new(ps, "heap_errors", errs);
 	json_object_set_new(ps, "structures_valid", json_boolean(s->structures_valid));
+	json_object_set_new(ps, "heap_reruns", json_integer(s->walk.reruns));
 	json_object_set_new(ps, "threads_error", adac_failed(&s->threads_err) ? json_string(s->threads_err.msg) : json_null());
 	if (adac_failed(&s->awaiters_cut))
 		json_object_set_new(ps, "awaiters_cut", json_string(s->awaiters_cut.msg));

@@ -15,11 +15,13 @@
 #include <string.h>
 
 #include "../check.h"
+#include "base/output.h"
 #include "runtime/descriptor.h"
 #include "runtime/gc_handles.h"
 #include "runtime/gc_heap.h"
 #include "runtime/runtime.h"
 #include "testmem.h"
+#include "view/heap_view.h"
 
 /* ---- the GC sub-descriptors of a live .NET 11.0.0 linux-x64 process -------------------------- */
 /* How they were read: `asyncdac runtime --pid <pid>` prints the GC sub-descriptor's address (the
@@ -761,12 +763,14 @@ static void test_server_regions(void)
 
 /* ---- workstation segments: the ephemeral segment and the generation starts -------------------- */
 
-static void test_wks_segments(void)
+/* The segments heap below, stopped inside a GC (StructureInvalidCount 1); its gen1 start and its
+ * gen0 array's address go to *gen1_start and *gen0_ints. */
+static void build_wks_segments(uint64_t *gen1_start, uint64_t *gen0_ints)
 {
 	load_descriptor(gc_wks_segments);
 	write_mts();
 	w32(G("MaxGeneration"), 2);
-	w32(G("StructureInvalidCount"), 1); /* stopped inside a GC: reported, walked anyway */
+	w32(G("StructureInvalidCount"), 1);
 	uint64_t table = G("GCHeapGenerationTable");
 	uint64_t m, a;
 	/* An old gen2 segment, then the ephemeral one: gen2 objects, gen1 from its allocation start,
@@ -779,11 +783,12 @@ static void test_wks_segments(void)
 	mem_region(0x41000000, 0x2000);
 	m = a = 0x41000000 + 0x1000;
 	a += put(a, MT_OBJECT, -1, 2);
-	uint64_t gen1 = a;
+	uint64_t gen1 = *gen1_start = a;
 	a += put(a, MT_FREE, 0, 1);
 	a += put(a, MT_STRING, 4, 1);
 	uint64_t gen0 = a;
 	a += put(a, MT_FREE, 0, 0);
+	*gen0_ints = a;
 	a += put(a, MT_INTS, 2, 0);
 	write_seg(1, m, a + 0x100, 0x41002000, 0, 0);
 	w64(G("GCHeapAllocAllocated"), a);
@@ -803,10 +808,18 @@ static void test_wks_segments(void)
 	write_gen(table, 4, 0);
 	uint64_t none = 0;
 	write_threads(1, &none, &none);
+}
+
+static void test_wks_segments(void)
+{
+	uint64_t gen1, ints;
+	build_wks_segments(&gen1, &ints); /* stopped inside a GC: reported, walked anyway */
 	struct adac_runtime *rt = heap_runtime();
 	struct adac_error err = {0};
-	const struct adac_gc_info *info = adac_gc_info(rt, &err);
+	unsigned reruns = 0;
+	const struct adac_gc_info *info = adac_gc_info_walkable(rt, &reruns, &err); /* (a core is not run) */
 	CHECK(info != NULL);
+	CHECK_EQ_U64(reruns, 0);
 	if (info) {
 		CHECK(!info->server && !info->use_regions && !info->structures_valid);
 		CHECK_EQ_U64(info->region_count, 3);
@@ -828,6 +841,138 @@ static void test_wks_segments(void)
 	reset_walk();
 	reset_expected();
 	close_runtime(rt);
+}
+
+/* ---- a held live process, stopped where its heap cannot be walked ---------------------------- */
+
+/* A backend over the regions as they are when read (a live process's memory), whose run_briefly
+ * calls on_run: what the process did while it ran. */
+static unsigned runs;
+static void (*on_run)(void);
+
+static int64_t live_read(void *impl, uint64_t addr, void *buf, size_t len, struct adac_error *err)
+{
+	(void)impl, (void)err;
+	for (size_t i = 0; i < nregions; i++) {
+		if (addr < regions[i].base || addr - regions[i].base >= regions[i].size)
+			continue;
+		size_t n = regions[i].size - (size_t)(addr - regions[i].base);
+		n = n < len ? n : len;
+		memcpy(buf, regions[i].p + (addr - regions[i].base), n);
+		return (int64_t)n;
+	}
+	return 0;
+}
+
+static int live_modules(void *impl, adac_module_cb cb, void *ctx, struct adac_error *err)
+{
+	(void)impl, (void)cb, (void)ctx, (void)err;
+	return 0;
+}
+
+static int live_threads(void *impl, adac_thread_cb cb, void *ctx, struct adac_error *err)
+{
+	(void)impl, (void)cb, (void)ctx, (void)err;
+	return 0;
+}
+
+static int live_regs(void *impl, uint64_t tid, struct adac_regs *regs, struct adac_error *err)
+{
+	(void)impl, (void)regs;
+	return adac_fail(err, ADAC_E_NOT_FOUND, 0, "no thread %llu", (unsigned long long)tid);
+}
+
+static int live_run(void *impl, unsigned ms, struct adac_error *err)
+{
+	(void)impl, (void)err;
+	CHECK_EQ_U64(ms, 1u << runs); /* 1, 2, 4... ms */
+	runs++;
+	if (on_run)
+		on_run();
+	return 0;
+}
+
+static const struct adac_target_ops live_ops = {
+	.kind = "live",
+	.read = live_read,
+	.modules = live_modules,
+	.threads = live_threads,
+	.regs = live_regs,
+	.run_briefly = live_run,
+};
+
+static uint64_t broken_object, invalid_count; /* (the runtime took `layout`: addresses kept) */
+
+static void gc_ends(void) { w32(invalid_count, 0); }
+static void allocation_ends(void) { w64(broken_object, MT(MT_INTS)); }
+
+/* dumpheap --stat --json over the live process; its output in *b, the command's rc. */
+static int live_dumpheap(struct buf *b, struct adac_error *err)
+{
+	struct adac_error e = {0};
+	struct adac_target *t = adac_target_new(&live_ops, NULL, &e);
+	CHECK(t != NULL);
+	struct adac_runtime *rt = runtime_with(t, layout);
+	layout = NULL;
+	struct adac_out out = {.write = buf_write, .ctx = b};
+	struct adac_heap_opts opt = {.stat = true, .json = true};
+	runs = 0;
+	int rc = adac_heap_print(rt, &opt, &out, err);
+	close_runtime(rt);
+	return rc;
+}
+
+static void test_live_reruns(void)
+{
+	/* Stopped inside a GC: run until it ended (once here), then walked. */
+	uint64_t gen1, ints;
+	build_wks_segments(&gen1, &ints);
+	invalid_count = G("StructureInvalidCount");
+	on_run = gc_ends;
+	struct buf b = {0};
+	struct adac_error err = {0};
+	CHECK(live_dumpheap(&b, &err) == 0);
+	CHECK_EQ_U64(runs, 1);
+	CHECK(b.p && strstr(b.p, "\"structures_valid\": true") && strstr(b.p, "\"reruns\": 1") &&
+	      strstr(b.p, "\"errors\": []"));
+	free(b.p);
+
+	/* A GC that never ends: ADAC_MAX_GC_RERUNS tries (1 + 2 + ... + 128 ms), then walked as it is. */
+	build_wks_segments(&gen1, &ints);
+	on_run = NULL;
+	b = (struct buf){0};
+	CHECK(live_dumpheap(&b, &err) == 0);
+	CHECK_EQ_U64(runs, ADAC_MAX_GC_RERUNS);
+	CHECK(b.p && strstr(b.p, "\"structures_valid\": false") && strstr(b.p, "\"reruns\": 8"));
+	free(b.p);
+
+	/* Out of the GC, an object without a MethodTable the walk cannot step over (a thread in the
+	 * middle of an allocation): run once, and the object is there. */
+	build_wks_segments(&gen1, &ints);
+	w32(G("StructureInvalidCount"), 0);
+	broken_object = ints;
+	w64(ints, 0);
+	on_run = allocation_ends;
+	b = (struct buf){0};
+	CHECK(live_dumpheap(&b, &err) == 0);
+	CHECK_EQ_U64(runs, 1);
+	CHECK(b.p && strstr(b.p, "\"reruns\": 1") && strstr(b.p, "\"errors\": []"));
+	free(b.p);
+
+	/* ... and when it stays: the tries spent, the error says so. */
+	build_wks_segments(&gen1, &ints);
+	w32(G("StructureInvalidCount"), 0);
+	w64(ints, 0);
+	on_run = NULL;
+	b = (struct buf){0};
+	char want[256];
+	snprintf(want, sizeof want, "the heap walk stopped early in 1 of 3 regions of a process let run and stopped again "
+	         "8 times (first: heap 0 ephemeral region 0x%llx: object 0x%llx has a null MethodTable)",
+	         (unsigned long long)SEG(1), (unsigned long long)ints);	int rc = live_dumpheap(&b, &err);
+	CHECK_ERR(rc, &err, ADAC_E_CORRUPT, want);
+	CHECK_EQ_U64(runs, ADAC_MAX_GC_RERUNS);
+	free(b.p);
+	reset_expected();
 }
 
 /* ---- failures before any walk ------------------------------------------------------------------ */
@@ -1033,6 +1178,7 @@ int main(int argc, char **argv)
 	test_region_loop();
 	test_server_regions();
 	test_wks_segments();
+	test_live_reruns();
 	test_unsupported_flavour();
 	test_server_without_layout();
 	test_no_gc_descriptor();
