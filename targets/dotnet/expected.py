@@ -224,7 +224,7 @@ def running():
     src = "running/Program.cs"
     R = NS + "RunningApp"
     return {
-        "ready": {"chains": 1, "mode": "park|sigstop|break|failfast|throw|segv", "tid": "OS thread id of the running thread"},
+        "ready": {"chains": 1, "mode": "park|sigstop|break|failfast|throw|segv|gcloop", "tid": "OS thread id of the running thread"},
         "assemblies": ["running.dll"],
         "running": {
             "thread": "the READY line's tid",

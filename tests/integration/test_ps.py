@@ -794,6 +794,54 @@ def release():
     t.check_eq(rc, 2, f"ps <core> --release: a usage error ({err.strip()})")
 
 
+MAX_GC_RERUNS = 8  # dac/base/limits.h
+
+
+def gc():
+    """ps --pid and dumpheap --pid --stat on a process that collects garbage back to back (running
+    --mode gcloop): stopped inside a collection (StructureInvalidCount != 0), it is let run a moment
+    and stopped again until it is out of it, then listed as any other stop: the running chain's
+    frames, no heap error. Only when all 8 tries land in a collection (about half the stops do here,
+    so now and then all 8) is it walked as it is, and then its JSON and any error say so. The
+    process runs on."""
+    want_frames = [(f"{f['type']}.{f['method']}()", f["await_line"])
+                   for f in b.expected("running")["running"]["dispatcher_frames"]]
+    s = b.sample("running", "Release", mode="gcloop")
+    pid = str(s.pid)
+    try:
+        counts = []
+        for cmd, member in ((["ps", "--json"], "heap_reruns"), (["dumpheap", "--stat", "--json"], "reruns")):
+            for i in range(25):
+                what = f"gcloop: {' '.join(cmd)} run {i}"
+                rc, out, err = t.run([t.CLI, cmd[0], "--pid", pid, *cmd[1:]], timeout=120)
+                try:
+                    d = b.document(out, cmd[0])
+                except (ValueError, KeyError) as e:
+                    t.fail(f"{what}: rc {rc}, not the expected JSON ({e}): {out[:300]!r} {err.strip()[-300:]!r}")
+                    continue
+                n = d[member] if member in d else d["scan"][member]
+                counts.append(n)
+                if n == MAX_GC_RERUNS and (rc != 0 or not d["structures_valid"]):
+                    t.check(rc == 0 or "let run and stopped again 8 times (first: " in err,
+                            f"{what}: the tries spent, walked as it was: rc {rc}, {err.strip()[-300:]!r}")
+                    continue
+                t.check(rc == 0 and err == "" and d["structures_valid"],
+                        f"{what}: walked out of a collection: rc {rc}, reruns {n}, "
+                        f"structures_valid {d['structures_valid']}, {err.strip()[-300:]!r}")
+                if cmd[0] == "dumpheap":
+                    t.check(d["errors"] == [] and d["total"]["objects"] > 300000,
+                            f"{what}: every object, no error: {d['errors']}, {d['total']}")
+                    continue
+                t.check_eq(d["heap_errors"], [], f"{what}: heap errors")
+                frames = [(f["method"], f["line"]) for c in d["chains"] for f in c["frames"]]
+                t.check_eq(frames, want_frames, f"{what}: the running chain's frames")
+        t.check(sum(counts) > 0, f"gcloop: stopped inside a collection at least once in {len(counts)} stops: {counts}")
+        t.check(sum(n < MAX_GC_RERUNS for n in counts) >= len(counts) // 2, f"gcloop: reruns {counts}")
+        t.check(thread_state(s.pid) in "RS", "gcloop: the process runs on")
+    finally:
+        s.kill()
+
+
 def main():
     what = sys.argv[1] if len(sys.argv) > 1 else "fanout"
     if what == "fanout":
@@ -812,6 +860,8 @@ def main():
         lldb()
     elif what == "release":
         release()
+    elif what == "gc":
+        gc()
     else:
         t.fail(f"unknown test {what}")
     t.finish()

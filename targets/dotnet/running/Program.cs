@@ -20,6 +20,9 @@
 //             from the resumed frame: a genuine unhandled-exception crash with RunLeaf on the stack.
 //             (A plain `throw` in RunLeaf would not crash: the dispatcher catches it and faults the task.)
 //   segv      a write to an unmapped address from the resumed frame (SIGSEGV -> fatal AccessViolation)
+//   gcloop    garbage collections back to back (GC.Collect, forever, 300,000 objects to mark) from
+//             the resumed frame: a debugger stopping the process often stops it inside one, where
+//             the heap cannot be walked
 //
 // Locals (live across the await and after it): RunLeaf leafLocal = 808, RunMiddle midLocal = 909L,
 // RunTop topLocal = "top-running". Lines marked "@await <name>" are the suspension points;
@@ -37,6 +40,7 @@ namespace AsyncdacSamples
     {
         public static string s_mode = "park";
         public static Task<int>? s_chain;
+        public static object[]? s_keep;
 
         [DllImport("libc", EntryPoint = "kill", SetLastError = true)]
         private static extern int Kill(int pid, int sig);
@@ -85,6 +89,13 @@ namespace AsyncdacSamples
                 case "segv":
                     *(int*)unchecked((nint)0x7ff0dead0000L) = leafLocal;
                     break;
+                case "gcloop":
+                    // (objects to mark: most of each collection is then spent marking them)
+                    s_keep = new object[300_000];
+                    for (int i = 0; i < s_keep.Length; i++)
+                        s_keep[i] = new int[4];
+                    for (;;)
+                        GC.Collect();
             }
             ParkRunning();
         }
@@ -117,7 +128,7 @@ namespace AsyncdacSamples
         public static int Main(string[] args)
         {
             s_mode = Sample.Option(args, "--mode", "park");
-            if (Array.IndexOf(new[] { "park", "sigstop", "break", "failfast", "throw", "segv" }, s_mode) < 0)
+            if (Array.IndexOf(new[] { "park", "sigstop", "break", "failfast", "throw", "segv", "gcloop" }, s_mode) < 0)
             {
                 Console.Error.WriteLine($"running: unknown --mode {s_mode}");
                 return 2;
