@@ -203,11 +203,11 @@ void adac_gc_walk_report_free(struct adac_gc_walk_report *rep);
 
 /* A live process the backend holds and may run (adac_target_run_briefly), stopped where its heap
  * cannot be walked: during a garbage collection (StructureInvalidCount != 0) or in an allocation the
- * walk cannot step over. Lets it run a moment (1, 2, 4... ms) and stops it again, then forgets what
- * the runtime read in the last stop, as a debugger lets a GC end before it walks the heap. 1 when it
- * did (*reruns counts the times, ADAC_MAX_GC_RERUNS at most for one walk); 0 when it cannot (a core,
- * a released copy, a process its user stopped, a debugger's process, the tries spent); -1 with err
- * when the process exited or its runtime changed. */
+ * walk cannot step over. Lets it run a moment (1, 2, 4... ms) and stops it again (a released one:
+ * copies it again), then forgets what the runtime read in the last stop, as a debugger lets a GC
+ * end before it walks the heap. 1 when it did (*reruns counts the times, ADAC_MAX_GC_RERUNS at most
+ * for one walk); 0 when it cannot (a core, a process its user stopped, a debugger's process, the
+ * tries spent); -1 with err when the process exited or its runtime changed. */
 int adac_gc_rerun(struct adac_runtime *rt, unsigned *reruns, struct adac_error *err);
 
 /* adac_gc_info, once a held process left the garbage collection it was stopped in (adac_gc_rerun,

@@ -150,8 +150,9 @@ struct adac_target_ops {
 	void *(*reopen)(void *impl, struct adac_error *err);
 
 	/* Optional. Lets the target run about ms milliseconds and stops it again (a live process the
-	 * backend holds, with any threads it started meanwhile). 0, or -1 with err (ADAC_E_UNSUPPORTED
-	 * when this target must not run: a process its user had stopped, a released copy). */
+	 * backend holds, with any threads it started meanwhile; a released process's copy is taken
+	 * again). 0, or -1 with err (ADAC_E_UNSUPPORTED when this target must not run: a process its
+	 * user had stopped, a copy another thread reads). */
 	int (*run_briefly)(void *impl, unsigned ms, struct adac_error *err);
 
 	/* Optional. Frees impl. */

@@ -65,6 +65,7 @@ struct ptarget {
 	struct user_regs_struct *saved_regs; /* per thread (threads[i]) */
 	bool *has_saved_regs;
 	bool borrowed;     /* reopened: the copy, threads and modules are the first target's */
+	bool lent;         /* reopened from: the copy must stay as it is */
 };
 
 struct snap_region {
@@ -673,17 +674,55 @@ static int pid_frames(void *impl, uint64_t tid, adac_frame_cb cb, void *ctx, str
 
 /* ---- running it ---- */
 
+/* Seizes every thread /proc lists, in rounds until one finds no new thread (held threads cannot
+ * start others, so the set is then complete; each round adds a thread, and the total is capped by
+ * ADAC_MAX_THREADS); fails when the leader is gone. */
+static int hold_all(struct ptarget *p, const char *when, struct adac_error *err)
+{
+	for (size_t added = 1; added > 0;)
+		if (attach_round(p, &added, err))
+			return -1;
+	struct pid_thread *leader = find_thread(p, p->pid);
+	if (!leader || leader->gone) {
+		p->exited = true;
+		return adac_fail(err, ADAC_E_NOT_FOUND, 0, "process %d: exited %s", (int)p->pid, when);
+	}
+	return 0;
+}
+
+static void drop_copy(struct ptarget *p);
+static void map_arena(struct ptarget *p);
+static int copy_and_release(struct ptarget *p, struct adac_error *err);
+
+/* A released process runs already: after ms, its copy is taken again, as at the start. */
+static int copy_again(struct ptarget *p, unsigned ms, struct adac_error *err)
+{
+	if (p->lent)
+		return adac_fail(err, ADAC_E_UNSUPPORTED, 0, "process %d: its copy is being read by another thread",
+		                 (int)p->pid);
+	sleep_ms((long)ms);
+	drop_copy(p);
+	free_mods(p);
+	p->nthreads = 0;
+	p->released = false;
+	map_arena(p);
+	if (hold_all(p, "while it ran", err))
+		return -1;
+	return copy_and_release(p, err);
+}
+
 /* Lets every held thread run for about ms milliseconds, then stops them again, and seizes the
  * threads started meanwhile. A signal a thread got while held is delivered now. */
 static int pid_run_briefly(void *impl, unsigned ms, struct adac_error *err)
 {
 	struct ptarget *p = impl;
-	if (p->released || p->borrowed)
-		return adac_fail(err, ADAC_E_UNSUPPORTED, 0, "process %d: released after copying, it is no longer held",
-		                 (int)p->pid);
+	if (p->borrowed)
+		return adac_fail(err, ADAC_E_UNSUPPORTED, 0, "process %d: a copy read by another thread", (int)p->pid);
 	if (p->was_stopped)
 		return adac_fail(err, ADAC_E_UNSUPPORTED, 0, "process %d: was stopped before attaching; it stays stopped",
 		                 (int)p->pid);
+	if (p->released)
+		return copy_again(p, ms, err);
 	if (p->dwfl) { /* its thread states are the last stop's */
 		dwfl_end(p->dwfl);
 		p->dwfl = NULL;
@@ -708,14 +747,7 @@ static int pid_run_briefly(void *impl, unsigned ms, struct adac_error *err)
 			p->threads[kept++] = p->threads[i];
 	}
 	p->nthreads = kept;
-	for (size_t added = 1; rc == 0 && added > 0;)
-		rc = attach_round(p, &added, err);
-	struct pid_thread *leader = find_thread(p, p->pid);
-	if (rc == 0 && (!leader || leader->gone)) {
-		p->exited = true;
-		rc = adac_fail(err, ADAC_E_NOT_FOUND, 0, "process %d: exited while it ran", (int)p->pid);
-	}
-	return rc;
+	return rc ? rc : hold_all(p, "while it ran", err);
 }
 
 /* ---- open and close ---- */
@@ -724,7 +756,7 @@ static int pid_run_briefly(void *impl, unsigned ms, struct adac_error *err)
  * target's copy (which must be closed after it). A process still held cannot be: one tracer. */
 static void *pid_reopen(void *impl, struct adac_error *err)
 {
-	const struct ptarget *p = impl;
+	struct ptarget *p = impl;
 	if (!p->released) {
 		adac_fail(err, ADAC_E_UNSUPPORTED, 0, "process %d: held by this target, it cannot be attached twice (--release "
 		          "copies it first)", (int)p->pid);
@@ -736,6 +768,7 @@ static void *pid_reopen(void *impl, struct adac_error *err)
 		return NULL;
 	}
 	*q = *p;
+	p->lent = true;
 	q->borrowed = true;
 	q->dwfl = NULL;
 	q->mem_fd = -1;
@@ -761,20 +794,32 @@ static void pid_close(void *impl)
 		detach_all(p);
 	if (p->mem_fd >= 0)
 		close(p->mem_fd);
-	for (size_t i = 0; i < p->nsnap; i++)
-		if (!p->snap[i].in_arena)
-			free(p->snap[i].data);
-	free(p->snap);
-	if (p->arena != MAP_FAILED)
-		munmap(p->arena, p->arena_size);
-	free(p->saved_regs);
-	free(p->has_saved_regs);
+	drop_copy(p);
 	free_mods(p);
 	free(p->threads);
 	free(p);
 }
 
 /* ---- copy and release ---- */
+
+/* Frees the copy: its regions, their arena and the threads' registers. */
+static void drop_copy(struct ptarget *p)
+{
+	for (size_t i = 0; i < p->nsnap; i++)
+		if (!p->snap[i].in_arena)
+			free(p->snap[i].data);
+	free(p->snap);
+	p->snap = NULL;
+	p->nsnap = 0;
+	if (p->arena != MAP_FAILED)
+		munmap(p->arena, p->arena_size);
+	p->arena = MAP_FAILED;
+	p->arena_size = p->arena_used = 0;
+	free(p->saved_regs);
+	free(p->has_saved_regs);
+	p->saved_regs = NULL;
+	p->has_saved_regs = NULL;
+}
 
 static int count_module(void *ctx, const struct adac_module *m)
 {
@@ -1032,20 +1077,8 @@ struct adac_target *adac_target_open_pid_ex(int pid, unsigned flags, struct adac
 		map_arena(p);
 	p->vm_readv_ok = true;
 	p->was_stopped = st == 'T';
-	/* Re-list until a round finds no new thread: held threads cannot start others, so the set is
-	 * then complete. Each round adds a thread, and the total is capped by ADAC_MAX_THREADS. */
-	size_t added = 1;
-	while (added > 0) {
-		if (attach_round(p, &added, err)) {
-			pid_close(p);
-			return NULL;
-		}
-	}
-	struct pid_thread *leader = find_thread(p, pid);
-	if (!leader || leader->gone) {
-		p->exited = true;
+	if (hold_all(p, "while attaching", err)) {
 		pid_close(p);
-		adac_fail(err, ADAC_E_NOT_FOUND, 0, "process %d: exited while attaching", pid);
 		return NULL;
 	}
 	if ((flags & ADAC_PID_RELEASE) && copy_and_release(p, err)) {

@@ -126,8 +126,8 @@ static void usage(FILE *f)
 	           "\n"
 	           "With --pid, the process is stopped while it is read, then resumed. Stopped inside a\n"
 	           "garbage collection, where its heap cannot be walked, it is let run a few milliseconds\n"
-	           "and stopped again (8 times at most) first; a process that was already stopped\n"
-	           "(SIGSTOP) is never run.\n"
+	           "and stopped (with --release: copied) again first, 8 times at most; a process that\n"
+	           "was already stopped (SIGSTOP) is never run.\n"
 	           "\n"
 	           "Exit status: 0 done, 1 the target could not be read or analysed, 2 a usage error\n"
 	           "(unknown command or option, bad value, no target).\n");

@@ -798,9 +798,10 @@ MAX_GC_RERUNS = 8  # dac/base/limits.h
 
 
 def gc():
-    """ps --pid and dumpheap --pid --stat on a process that collects garbage back to back (running
-    --mode gcloop): stopped inside a collection (StructureInvalidCount != 0), it is let run a moment
-    and stopped again until it is out of it, then listed as any other stop: the running chain's
+    """ps --pid (held, and --release) and dumpheap --pid --stat on a process that collects garbage
+    back to back (running --mode gcloop): stopped inside a collection (StructureInvalidCount != 0),
+    it is let run a moment and stopped again (copied again) until it is out of it, then listed as any
+    other stop: the running chain's
     frames, no heap error. Only when all 8 tries land in a collection (about half the stops do here,
     so now and then all 8) is it walked as it is, and then its JSON and any error say so. The
     process runs on."""
@@ -810,8 +811,9 @@ def gc():
     pid = str(s.pid)
     try:
         counts = []
-        for cmd, member in ((["ps", "--json"], "heap_reruns"), (["dumpheap", "--stat", "--json"], "reruns")):
-            for i in range(25):
+        for cmd, member, runs in ((["ps", "--json"], "heap_reruns", 25), (["ps", "--json", "--release"], "heap_reruns", 15),
+                                  (["dumpheap", "--stat", "--json"], "reruns", 25)):
+            for i in range(runs):
                 what = f"gcloop: {' '.join(cmd)} run {i}"
                 rc, out, err = t.run([t.CLI, cmd[0], "--pid", pid, *cmd[1:]], timeout=120)
                 try:
