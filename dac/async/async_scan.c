@@ -927,11 +927,12 @@ static int find_chains(struct adac_async_scan *s, const uint8_t *referenced, str
 /* ---- the scan ---------------------------------------------------------------------------------- */
 
 /* The heap pass: the GC heap's continuations, tasks and the rest the scan keeps, into s. */
-static int scan_heap(struct adac_runtime *rt, const struct adac_scan_progress *progress, struct adac_async_scan *s,
-                     unsigned *reruns, struct adac_error *err)
+static int scan_heap(struct adac_runtime *rt, const struct adac_scan_progress *progress, unsigned flags,
+                     struct adac_async_scan *s, unsigned *reruns, struct adac_error *err)
 {
 	memset(s, 0, sizeof *s);
-	const struct adac_gc_info *info = adac_gc_info_walkable(rt, reruns, err);
+	const struct adac_gc_info *info =
+		flags & ADAC_SCAN_MAY_RUN ? adac_gc_info_walkable(rt, reruns, err) : adac_gc_info(rt, err);
 	if (!info)
 		return -1;
 	s->structures_valid = info->structures_valid;
@@ -967,15 +968,15 @@ static int scan_heap(struct adac_runtime *rt, const struct adac_scan_progress *p
 	return 0;
 }
 
-int adac_async_scan(struct adac_runtime *rt, const struct adac_scan_progress *progress, struct adac_async_scan *s,
-                    struct adac_error *err)
+int adac_async_scan(struct adac_runtime *rt, const struct adac_scan_progress *progress, unsigned flags,
+                    struct adac_async_scan *s, struct adac_error *err)
 {
 	double t0 = adac_seconds();
 	unsigned reruns = 0;
 	for (;;) {
-		if (scan_heap(rt, progress, s, &reruns, err))
+		if (scan_heap(rt, progress, flags, s, &reruns, err))
 			return -1;
-		if (!s->walk.error_count)
+		if (!s->walk.error_count || !(flags & ADAC_SCAN_MAY_RUN))
 			break;
 		/* Nothing is shown yet: a held process stopped where its heap cannot be walked is let run
 		 * and walked again. */

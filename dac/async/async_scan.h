@@ -177,12 +177,17 @@ struct adac_async_scan {
 	double seconds_heap, seconds_link;
 };
 
+/* adac_async_scan's flags. MAY_RUN: the caller holds nothing the runtime owns and has shown nothing
+ * of this stop, so a held process stopped where its heap cannot be walked may be let run and walked
+ * again (adac_gc_rerun: it forgets what the runtime read). */
+#define ADAC_SCAN_MAY_RUN 1u
+
 /* Walks the heap and the threads' dispatcher records, then builds the chains (and, through
  * classic_async.c, resolves the tasks' awaiters). Region failures of the heap walk are kept in
  * scan->walk (the rest is still scanned). -1 with err when the heap cannot be walked at all or
  * the runtime's layout is not understood. Free with adac_async_scan_free. */
-int adac_async_scan(struct adac_runtime *rt, const struct adac_scan_progress *progress, struct adac_async_scan *scan,
-                    struct adac_error *err);
+int adac_async_scan(struct adac_runtime *rt, const struct adac_scan_progress *progress, unsigned flags,
+                    struct adac_async_scan *scan, struct adac_error *err);
 
 /* Every completed async task still on the heap, for `ps --completed` (SOS dumpasync --completed): a
  * classic state-machine box or a runtime-async task (AsyncHelpers+RuntimeAsyncTask<T>) whose

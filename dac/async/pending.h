@@ -37,10 +37,11 @@ struct adac_pending {
 	double collected_at;          /* adac_seconds() when adac_pending_collect ended */
 };
 
-/* Scans the heap and the threads, resolves the tasks' awaiters and builds the stacks, reporting
- * progress to out's sink. -1 with err when the heap cannot be walked at all or a layout is not
- * understood (region failures are kept in p->scan.walk). Free with adac_pending_free. */
-int adac_pending_collect(struct adac_runtime *rt, struct adac_out *out, struct adac_pending *p, struct adac_error *err);
+/* Scans the heap and the threads (flags: adac_async_scan's), resolves the tasks' awaiters and builds
+ * the stacks, reporting progress to out's sink. -1 with err when the heap cannot be walked at all or
+ * a layout is not understood (region failures are kept in p->scan.walk). Free with adac_pending_free. */
+int adac_pending_collect(struct adac_runtime *rt, struct adac_out *out, unsigned flags, struct adac_pending *p,
+                         struct adac_error *err);
 void adac_pending_free(struct adac_pending *p);
 
 /* A task as listings show it: its MethodTable, type name and m_stateFlags (the scan's when it kept

@@ -132,7 +132,7 @@ static int stacks_of(struct adac_runtime *rt, uint64_t addr, struct stacks *s, b
 {
 	*listed = *classic = 0;
 	if (!s->collected) {
-		if (adac_pending_collect(rt, out, &s->p, err))
+		if (adac_pending_collect(rt, out, 0, &s->p, err))
 			return -1;
 		s->collected = true;
 	}
@@ -201,7 +201,7 @@ static void blocked(void *ctx, const struct adac_thread *th, struct adac_out *ou
 	struct blocked_ctx *b = ctx;
 	struct adac_error e = {0};
 	if (!b->s->collected) {
-		if (adac_pending_collect(b->rt, out, &b->s->p, &e)) {
+		if (adac_pending_collect(b->rt, out, 0, &b->s->p, &e)) {
 			adac_print(out, "  blocked on: a task (a synchronous wait), not found: %s\n", e.msg);
 			return;
 		}
@@ -216,7 +216,7 @@ static void blocked(void *ctx, const struct adac_thread *th, struct adac_out *ou
 static void pending_hint(struct adac_runtime *rt, struct stacks *s, bool any_thread, struct adac_out *out)
 {
 	struct adac_error e = {0};
-	if (!s->collected && adac_pending_collect(rt, out, &s->p, &e))
+	if (!s->collected && adac_pending_collect(rt, out, 0, &s->p, &e))
 		return;
 	s->collected = true;
 	struct adac_pending_list l = {0};

@@ -260,7 +260,7 @@ int adac_cmd_ps(struct adac_target *t, enum adac_frontend fe, int argc, char **a
 	struct adac_pending_list l = {0};
 	struct adac_pending_filter filter = {o.method, o.type, o.addresses, o.naddresses, o.status, o.mt};
 	unsigned flags = (o.locals ? ADAC_VIEW_LOCALS : 0) | (o.internals ? ADAC_VIEW_INTERNALS : 0);
-	int rc = adac_pending_collect(rt, out, &p, err);
+	int rc = adac_pending_collect(rt, out, ADAC_SCAN_MAY_RUN, &p, err);
 	if (rc == 0)
 		rc = adac_pending_list_init(&l, &p, &filter, out, err);
 	l.timings = o.timings;

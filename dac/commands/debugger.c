@@ -473,7 +473,7 @@ static void entries_free(struct entries *t)
 int adac_debugger_chains(struct adac_runtime *rt, char **json, struct adac_error *err)
 {
 	struct adac_async_scan scan;
-	if (adac_async_scan(rt, NULL, &scan, err))
+	if (adac_async_scan(rt, NULL, 0, &scan, err))
 		return -1;
 	struct entries t = {0};
 	struct adac_line threads = {0};

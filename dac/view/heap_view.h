@@ -25,7 +25,9 @@ struct adac_heap_opts {
 
 /* Walks the heap, printing each object as it is found ("<address> <MT> <size>"), then per
  * MethodTable the count and total size, smallest total first, the totals and the free objects;
- * regions whose walk failed are reported last, and the first one fails the command. */
+ * regions whose walk failed are reported last, and the first one fails the command. A command of
+ * its own: a held process stopped where its heap cannot be walked is let run first
+ * (adac_gc_rerun: the runtime forgets what it read). */
 int adac_heap_print(struct adac_runtime *rt, const struct adac_heap_opts *opt, struct adac_out *out,
                     struct adac_error *err);
 

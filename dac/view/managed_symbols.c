@@ -619,7 +619,7 @@ static int add_threads(struct adac_managed_symbols *s, struct adac_error *err)
 static int add_heap_chains(struct adac_managed_symbols *s, bool types_only, struct adac_error *err)
 {
 	struct adac_async_scan scan;
-	if (adac_async_scan(s->rt, NULL, &scan, err))
+	if (adac_async_scan(s->rt, NULL, 0, &scan, err)) /* (after the threads: this stop's) */
 		return -1;
 	int rc = 0;
 	struct adac_addr_map infos = {0};   /* ResumeInfos seen: one per method and suspension point */

@@ -79,7 +79,7 @@ static int collect(struct adac_runtime *rt, struct adac_out *out, json_t *by_key
 	struct adac_pending p;
 	struct adac_pending_list l = {0};
 	struct adac_pending_filter all = {0};
-	if (adac_pending_collect(rt, out, &p, err))
+	if (adac_pending_collect(rt, out, ADAC_SCAN_MAY_RUN, &p, err)) /* (the first use of rt) */
 		return -1;
 	int rc = adac_pending_list_init(&l, &p, &all, out, err), more = 0;
 	struct adac_pending_stack st;

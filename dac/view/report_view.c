@@ -120,7 +120,7 @@ int adac_report_print(struct adac_runtime *rt, struct adac_out *out, struct adac
 {
 	struct adac_pending p;
 	struct adac_error scan = {0};
-	bool have = adac_pending_collect(rt, out, &p, &scan) == 0;
+	bool have = adac_pending_collect(rt, out, ADAC_SCAN_MAY_RUN, &p, &scan) == 0; /* (first) */
 	size_t found = 0;
 	adac_print(out, "== Findings\n");
 	found += crash_findings(rt, out);
