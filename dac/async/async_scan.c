@@ -928,11 +928,10 @@ static int find_chains(struct adac_async_scan *s, const uint8_t *referenced, str
 
 /* The heap pass: the GC heap's continuations, tasks and the rest the scan keeps, into s. */
 static int scan_heap(struct adac_runtime *rt, const struct adac_scan_progress *progress, unsigned flags,
-                     struct adac_async_scan *s, unsigned *reruns, struct adac_error *err)
+                     struct adac_async_scan *s, struct adac_error *err)
 {
 	memset(s, 0, sizeof *s);
-	const struct adac_gc_info *info =
-		flags & ADAC_SCAN_MAY_RUN ? adac_gc_info_walkable(rt, reruns, err) : adac_gc_info(rt, err);
+	const struct adac_gc_info *info = flags & ADAC_SCAN_MAY_RUN ? adac_gc_info_walkable(rt, err) : adac_gc_info(rt, err);
 	if (!info)
 		return -1;
 	s->structures_valid = info->structures_valid;
@@ -972,15 +971,14 @@ int adac_async_scan(struct adac_runtime *rt, const struct adac_scan_progress *pr
                     struct adac_async_scan *s, struct adac_error *err)
 {
 	double t0 = adac_seconds();
-	unsigned reruns = 0;
 	for (;;) {
-		if (scan_heap(rt, progress, flags, s, &reruns, err))
+		if (scan_heap(rt, progress, flags, s, err))
 			return -1;
 		if (!s->walk.error_count || !(flags & ADAC_SCAN_MAY_RUN))
 			break;
 		/* Nothing is shown yet: a held process stopped where its heap cannot be walked is let run
 		 * and walked again. */
-		int ran = adac_gc_rerun(rt, &reruns, err);
+		int ran = adac_gc_rerun(rt, err);
 		if (ran < 0) {
 			adac_async_scan_free(s);
 			return -1;
@@ -989,7 +987,7 @@ int adac_async_scan(struct adac_runtime *rt, const struct adac_scan_progress *pr
 			break;
 		adac_async_scan_free(s);
 	}
-	s->walk.reruns = reruns;
+	s->walk.reruns = adac_target_runs(rt->t);
 	s->seconds_heap = adac_seconds() - t0;
 
 	double t1 = adac_seconds();

@@ -5,6 +5,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "runtime/gc_heap.h"
+#include "runtime/runtime.h"
+#include "target/target.h"
+
 struct entry {
 	const struct adac_command_info *info;
 	adac_command_fn run;
@@ -44,6 +48,22 @@ const struct adac_command_info *adac_command_find(const char *name)
 	return NULL;
 }
 
+/* A held live process stopped inside a garbage collection is let run until it is out of it before a
+ * command reads it (adac_gc_settle), as debuggers stop managed code only outside a GC: inside one,
+ * objects move and the heap cannot be walked. */
+static int settle(struct adac_target *t, struct adac_error *err)
+{
+	if (!adac_target_can_run(t))
+		return 0;
+	struct adac_error e = {0};
+	struct adac_runtime *rt = adac_runtime_acquire(t, &e);
+	if (!rt)
+		return 0; /* (a command that needs it says why) */
+	int rc = adac_gc_settle(rt, err);
+	adac_runtime_release(rt);
+	return rc;
+}
+
 int adac_command_run(struct adac_target *t, enum adac_frontend fe, int argc, char **argv, struct adac_out *out,
                      struct adac_error *err)
 {
@@ -51,7 +71,7 @@ int adac_command_run(struct adac_target *t, enum adac_frontend fe, int argc, cha
 		return adac_fail(err, ADAC_E_USAGE, 0, "no command given");
 	for (size_t i = 0; i < N_ENTRIES; i++)
 		if (strcmp(entries[i].info->name, argv[0]) == 0 && entries[i].run)
-			return entries[i].run(t, fe, argc, argv, out, err);
+			return settle(t, err) ? -1 : entries[i].run(t, fe, argc, argv, out, err);
 	if (strcmp(argv[0], "diff") == 0)
 		return adac_fail(err, ADAC_E_USAGE, 0, "'diff' compares two targets: run it in the CLI, "
 		                                       "'asyncdac diff <core-A> <core-B>'");
@@ -61,7 +81,7 @@ int adac_command_run(struct adac_target *t, enum adac_frontend fe, int argc, cha
 int adac_command_run_diff(struct adac_target *a, struct adac_target *b, int argc, char **argv, struct adac_out *out,
                           struct adac_error *err)
 {
-	return adac_cmd_diff(a, b, argc, argv, out, err);
+	return settle(a, err) || settle(b, err) ? -1 : adac_cmd_diff(a, b, argc, argv, out, err);
 }
 
 bool adac_opt_is(const char *arg, const char *short_opt, const char *long_opt)

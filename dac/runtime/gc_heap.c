@@ -1202,35 +1202,38 @@ int adac_gc_walk(struct adac_runtime *rt, adac_gc_object_cb cb, void *ctx, struc
 	return adac_gc_walk_split(rt, 1, cb, ctxs, rep, err);
 }
 
-int adac_gc_rerun(struct adac_runtime *rt, unsigned *reruns, struct adac_error *err)
+int adac_gc_rerun(struct adac_runtime *rt, struct adac_error *err)
 {
-	if (*reruns >= ADAC_MAX_GC_RERUNS)
+	unsigned runs = adac_target_runs(rt->t);
+	if (!adac_target_can_run(rt->t) || runs >= ADAC_MAX_GC_RERUNS)
 		return 0;
 	struct adac_error e = {0};
-	if (adac_target_run_briefly(rt->t, 1u << *reruns, &e)) {
+	if (adac_target_run_briefly(rt->t, 1u << runs, &e)) {
 		if (e.code == ADAC_E_UNSUPPORTED)
 			return 0;
 		adac_error_copy(err, &e);
 		return -1;
 	}
-	(*reruns)++;
 	if (!adac_runtime_refresh(rt))
 		return adac_fail(err, ADAC_E_NO_RUNTIME, 0, "the runtime changed while the process ran");
 	return 1;
 }
 
-const struct adac_gc_info *adac_gc_info_walkable(struct adac_runtime *rt, unsigned *reruns, struct adac_error *err)
+int adac_gc_settle(struct adac_runtime *rt, struct adac_error *err)
 {
 	for (;;) {
-		const struct adac_gc_info *info = adac_gc_info(rt, err);
+		const struct adac_gc_info *info = adac_gc_info(rt, NULL);
 		if (!info || info->structures_valid)
-			return info;
-		int ran = adac_gc_rerun(rt, reruns, err);
-		if (ran < 0)
-			return NULL;
-		if (!ran)
-			return info;
+			return 0;
+		int ran = adac_gc_rerun(rt, err);
+		if (ran <= 0)
+			return ran;
 	}
+}
+
+const struct adac_gc_info *adac_gc_info_walkable(struct adac_runtime *rt, struct adac_error *err)
+{
+	return adac_gc_settle(rt, err) ? NULL : adac_gc_info(rt, err);
 }
 
 int adac_gc_walk_report_complete(const struct adac_gc_walk_report *rep, bool structures_valid, struct adac_error *err)

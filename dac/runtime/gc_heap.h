@@ -164,7 +164,7 @@ struct adac_gc_walk_report {
 	uint64_t bytes_read;         /* bytes of region memory read from the target */
 	uint64_t method_tables;      /* distinct MethodTables seen */
 	bool stopped;                /* the callback stopped the walk */
-	unsigned reruns;             /* times the process ran before it, to leave a GC or an allocation (its caller's count) */
+	unsigned reruns;             /* times the process ran before it, to leave a GC or an allocation (adac_target_runs) */
 	struct adac_gc_region_error *errors;
 	size_t error_count;
 };
@@ -205,14 +205,18 @@ void adac_gc_walk_report_free(struct adac_gc_walk_report *rep);
  * cannot be walked: during a garbage collection (StructureInvalidCount != 0) or in an allocation the
  * walk cannot step over. Lets it run a moment (1, 2, 4... ms) and stops it again (a released one:
  * copies it again), then forgets what the runtime read in the last stop, as a debugger lets a GC
- * end before it walks the heap. 1 when it did (*reruns counts the times, ADAC_MAX_GC_RERUNS at most
- * for one walk); 0 when it cannot (a core, a process its user stopped, a debugger's process, the
- * tries spent); -1 with err when the process exited or its runtime changed. */
-int adac_gc_rerun(struct adac_runtime *rt, unsigned *reruns, struct adac_error *err);
+ * end before it walks the heap. 1 when it did; 0 when it cannot (a core, a process its user
+ * stopped, a debugger's process, or the target ran ADAC_MAX_GC_RERUNS times already: the tries of
+ * one command); -1 with err when the process exited or its runtime changed. */
+int adac_gc_rerun(struct adac_runtime *rt, struct adac_error *err);
 
-/* adac_gc_info, once a held process left the garbage collection it was stopped in (adac_gc_rerun,
- * while it can): what a heap walk starts from. */
-const struct adac_gc_info *adac_gc_info_walkable(struct adac_runtime *rt, unsigned *reruns, struct adac_error *err);
+/* Lets a held process stopped inside a garbage collection run until it is out of it (adac_gc_rerun,
+ * while it can). 0, also when it cannot or when the GC's data cannot be read (a walk says why); -1
+ * with err when the process exited or its runtime changed. */
+int adac_gc_settle(struct adac_runtime *rt, struct adac_error *err);
+
+/* adac_gc_info after adac_gc_settle: what a heap walk starts from. */
+const struct adac_gc_info *adac_gc_info_walkable(struct adac_runtime *rt, struct adac_error *err);
 
 /* 0 when the walk went through every region; else -1 with err naming how many regions it left
  * early and the first one's error, and that the process was stopped during a garbage collection

@@ -33,6 +33,7 @@ struct adac_target {
 	struct adac_selection selection;
 	struct adac_symbols *symbols;
 	uint64_t symbols_generation; /* adac_target_set_symbols calls */
+	unsigned runs;              /* adac_target_run_briefly calls that ran it */
 	bool symbol_file_loaded;    /* the front end loaded a symbol file of managed code */
 	uint64_t symbol_file_digest[2];
 	char *symbol_file_said;     /* what making the loaded file said; NULL: nothing noted */
@@ -75,8 +76,13 @@ int adac_target_run_briefly(struct adac_target *t, unsigned ms, struct adac_erro
 		return adac_fail(err, ADAC_E_UNSUPPORTED, 0, "a %s target cannot be run", t->ops->kind);
 	int rc = t->ops->run_briefly(t->impl, ms, err);
 	adac_target_invalidate(t); /* (after a failure too: it may have run) */
+	if (rc == 0)
+		t->runs++;
 	return rc;
 }
+
+bool adac_target_can_run(const struct adac_target *t) { return t->ops->run_briefly != NULL; }
+unsigned adac_target_runs(const struct adac_target *t) { return t->runs; }
 
 /* Drops caches when the backend says the target ran since we last looked. */
 static void sync_stop(struct adac_target *t)

@@ -298,6 +298,9 @@ adac_runtime_source adac_target_runtime_source(const struct adac_target *t);
 /* ops->run_briefly, then drops every cache of target data (the target ran). -1 with err
  * (ADAC_E_UNSUPPORTED: the backend cannot, or this target must not run). */
 int adac_target_run_briefly(struct adac_target *t, unsigned ms, struct adac_error *err);
+/* Whether the backend has run_briefly (it may still refuse), and how many times it ran the target. */
+bool adac_target_can_run(const struct adac_target *t);
+unsigned adac_target_runs(const struct adac_target *t);
 
 /* Drops every cache of target data (call when the target resumed). Also done automatically when
  * ops->stop_id changes. */

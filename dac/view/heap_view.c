@@ -13,6 +13,7 @@
 #include "base/output.h"
 #include "runtime/gc_heap.h"
 #include "runtime/runtime.h"
+#include "target/target.h"
 #include "types/names.h"
 #include "types/typename.h"
 
@@ -235,8 +236,7 @@ static int walk_heap(struct dump *d, struct adac_gc_walk_report *rep, double *se
 int adac_heap_print(struct adac_runtime *rt, const struct adac_heap_opts *opt, struct adac_out *out,
                     struct adac_error *err)
 {
-	unsigned reruns = 0;
-	const struct adac_gc_info *info = adac_gc_info_walkable(rt, &reruns, err);
+	const struct adac_gc_info *info = adac_gc_info_walkable(rt, err);
 	if (!info)
 		return -1;
 	struct dump d = {.rt = rt, .opt = opt, .out = out};
@@ -258,19 +258,19 @@ int adac_heap_print(struct adac_runtime *rt, const struct adac_heap_opts *opt, s
 	/* --stat and --json show nothing before the walk's end: a held process stopped where its heap
 	 * cannot be walked is let run and walked again. */
 	while ((rc = walk_heap(&d, &rep, &walk_seconds, err)) == 0 && rep.error_count && (opt->stat || opt->json)) {
-		int ran = adac_gc_rerun(rt, &reruns, err);
+		int ran = adac_gc_rerun(rt, err);
 		if (ran == 0)
 			break;
 		adac_gc_walk_report_free(&rep);
 		stat_free(&d.stats);
 		json_array_clear(d.objects); /* (NULL: nothing) */
 		d.shown = d.shown_bytes = 0;
-		if (ran < 0 || !(info = adac_gc_info_walkable(rt, &reruns, err))) {
+		if (ran < 0 || !(info = adac_gc_info_walkable(rt, err))) {
 			rc = -1;
 			break;
 		}
 	}
-	rep.reruns = reruns;
+	rep.reruns = adac_target_runs(rt->t);
 	adac_type_filter_free(&d.type);
 	if (rc) {
 		json_decref(d.objects);

@@ -17,7 +17,7 @@
 #   ps.gc               ps --pid (held, --release) and dumpheap --pid --stat on a process collecting
 #                       garbage back to back: stopped inside a collection, it is let run and stopped
 #                       (copied) again until out of it (heap_reruns, scan.reruns), then listed
-#                       exactly; it runs on
+#                       exactly; bt --locals reads the running chain's locals exactly; it runs on
 set(_ps_tests ps.fanout ps.mixed.Debug ps.mixed.Release ps.running ps.shapes ps.corrupt ps.corrupt_sweep ps.errors ps.lldb ps.release ps.gc)
 add_adac_test(ps.fanout integration/test_ps.py fanout)
 add_adac_test(ps.mixed.Debug integration/test_ps.py mixed Debug)

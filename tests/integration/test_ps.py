@@ -803,8 +803,9 @@ def gc():
     it is let run a moment and stopped again (copied again) until it is out of it, then listed as any
     other stop: the running chain's
     frames, no heap error. Only when all 8 tries land in a collection (about half the stops do here,
-    so now and then all 8) is it walked as it is, and then its JSON and any error say so. The
-    process runs on."""
+    so now and then all 8) is it walked as it is, and then its JSON and any error say so. bt --locals
+    (every command settles first) reads the running chain's saved locals exactly. The process runs
+    on."""
     want_frames = [(f"{f['type']}.{f['method']}()", f["await_line"])
                    for f in b.expected("running")["running"]["dispatcher_frames"]]
     s = b.sample("running", "Release", mode="gcloop")
@@ -837,6 +838,16 @@ def gc():
                 t.check_eq(d["heap_errors"], [], f"{what}: heap errors")
                 frames = [(f["method"], f["line"]) for c in d["chains"] for f in c["frames"]]
                 t.check_eq(frames, want_frames, f"{what}: the running chain's frames")
+        # bt reads the running chain's saved locals: out of a collection too (the command settles
+        # first), so they read as the program wrote them.
+        for i in range(10):
+            rc, out, err = t.run([t.CLI, "bt", "--pid", pid, "--thread", str(s.tid), "--locals"], timeout=120)
+            got = [line.strip() for line in out[out.find("  async #0:"):].splitlines()]
+            want = [f"(long) midLocal = 909", "(string) topLocal = \"top-running\""]
+            t.check(rc == 0 and err == "" and [x for x in got if x.startswith("(") and " = " in x] == want and
+                    [re.sub(r".*`(.*) \+ 0x[0-9a-f]+ at Program.cs:(\d+) .*", r"\1:\2", x)
+                     for x in got if x.startswith("async #")] == [f"{m}:{n}" for m, n in want_frames],
+                    f"gcloop: bt run {i}: rc {rc}, {err.strip()[-300:]!r}:\n{out[-1500:]}")
         t.check(sum(counts) > 0, f"gcloop: stopped inside a collection at least once in {len(counts)} stops: {counts}")
         t.check(sum(n < MAX_GC_RERUNS for n in counts) >= len(counts) // 2, f"gcloop: reruns {counts}")
         t.check(thread_state(s.pid) in "RS", "gcloop: the process runs on")
