@@ -987,7 +987,6 @@ int adac_async_scan(struct adac_runtime *rt, const struct adac_scan_progress *pr
 			break;
 		adac_async_scan_free(s);
 	}
-	s->walk.reruns = adac_target_runs(rt->t);
 	s->seconds_heap = adac_seconds() - t0;
 
 	double t1 = adac_seconds();

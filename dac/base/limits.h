@@ -52,7 +52,7 @@
 #define ADAC_MAX_GC_GENERATIONS 16u      /* entries of one generation table (TotalGenerationCount) */
 #define ADAC_MAX_GC_REGIONS (1u << 20)   /* regions/segments of all heaps, free lists included */
 #define ADAC_MAX_GC_METHOD_TABLES (1u << 22) /* distinct MethodTables seen by one heap walk */
-#define ADAC_MAX_GC_RERUNS 8u           /* times a held process is let run for one heap walk (1, 2, 4... ms) */
+#define ADAC_MAX_GC_RERUNS 8u           /* times one command lets a held process run (1, 2, 4... ms) to walk its heap */
 
 #define ADAC_MAX_UNWIND_CHAIN 32u              /* chained UNWIND_INFOs followed for one frame */
 #define ADAC_MAX_METHOD_UNWIND_INFOS 65536u    /* RUNTIME_FUNCTIONs (funclets) of one JIT-compiled method */

@@ -1125,6 +1125,7 @@ int adac_gc_walk_split(struct adac_runtime *rt, unsigned parts, adac_gc_object_c
 	struct adac_gc_walk_report local;
 	struct adac_gc_walk_report *r = rep ? rep : &local;
 	memset(r, 0, sizeof *r);
+	r->reruns = adac_target_runs(rt->t);
 	const struct adac_gc_info *info = adac_gc_info(rt, err);
 	if (!info)
 		return -1;

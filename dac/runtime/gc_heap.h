@@ -164,7 +164,7 @@ struct adac_gc_walk_report {
 	uint64_t bytes_read;         /* bytes of region memory read from the target */
 	uint64_t method_tables;      /* distinct MethodTables seen */
 	bool stopped;                /* the callback stopped the walk */
-	unsigned reruns;             /* times the process ran before it, to leave a GC or an allocation (adac_target_runs) */
+	unsigned reruns;             /* times the process was let run before it (adac_target_runs) */
 	struct adac_gc_region_error *errors;
 	size_t error_count;
 };

@@ -702,7 +702,6 @@ static int copy_again(struct ptarget *p, unsigned ms, struct adac_error *err)
 		                 (int)p->pid);
 	sleep_ms((long)ms);
 	drop_copy(p);
-	free_mods(p);
 	p->nthreads = 0;
 	p->released = false;
 	map_arena(p);

@@ -13,7 +13,6 @@
 #include "base/output.h"
 #include "runtime/gc_heap.h"
 #include "runtime/runtime.h"
-#include "target/target.h"
 #include "types/names.h"
 #include "types/typename.h"
 
@@ -270,7 +269,6 @@ int adac_heap_print(struct adac_runtime *rt, const struct adac_heap_opts *opt, s
 			break;
 		}
 	}
-	rep.reruns = adac_target_runs(rt->t);
 	adac_type_filter_free(&d.type);
 	if (rc) {
 		json_decref(d.objects);
