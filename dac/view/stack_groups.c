@@ -13,77 +13,14 @@
 #include "async/thread_pool.h"
 #include "base/addr_map.h"
 #include "base/json.h"
+#include "base/labels.h"
 #include "base/output.h"
 #include "view/pending_list.h"
 #include "view/pending_view.h"
 
 #define LABEL_MAX 1024u   /* one frame's text */
 
-/* ---- labels interned to ids, a tree of label paths, counts per label ---- */
-
-struct labels {
-	char **text;
-	size_t count, cap;
-	uint32_t *slots;       /* hash table of ids + 1 (0: empty) */
-	size_t nslots;
-};
-
-static uint64_t hash_str(const char *s)
-{
-	uint64_t h = 1469598103934665603ull;
-	for (; *s; s++)
-		h = (h ^ (unsigned char)*s) * 1099511628211ull;
-	return h;
-}
-
-/* Id of a label (added when new); UINT32_MAX when out of memory. */
-static uint32_t label_id(struct labels *l, const char *s)
-{
-	if ((l->count + 1) * 2 > l->nslots) {
-		size_t n = l->nslots ? l->nslots * 2 : 256;
-		uint32_t *slots = calloc(n, sizeof *slots);
-		if (!slots)
-			return UINT32_MAX;
-		for (size_t i = 0; i < l->count; i++) {
-			size_t j = hash_str(l->text[i]) & (n - 1);
-			while (slots[j])
-				j = (j + 1) & (n - 1);
-			slots[j] = (uint32_t)i + 1;
-		}
-		free(l->slots);
-		l->slots = slots;
-		l->nslots = n;
-	}
-	size_t j = hash_str(s) & (l->nslots - 1);
-	while (l->slots[j]) {
-		if (strcmp(l->text[l->slots[j] - 1], s) == 0)
-			return l->slots[j] - 1;
-		j = (j + 1) & (l->nslots - 1);
-	}
-	if (l->count == l->cap) {
-		size_t cap = l->cap ? l->cap * 2 : 256;
-		char **p = realloc(l->text, cap * sizeof *p);
-		if (!p)
-			return UINT32_MAX;
-		l->text = p;
-		l->cap = cap;
-	}
-	char *copy = strdup(s);
-	if (!copy)
-		return UINT32_MAX;
-	l->text[l->count] = copy;
-	l->slots[j] = (uint32_t)++l->count;
-	return (uint32_t)l->count - 1;
-}
-
-static void labels_free(struct labels *l)
-{
-	for (size_t i = 0; i < l->count; i++)
-		free(l->text[i]);
-	free(l->text);
-	free(l->slots);
-	memset(l, 0, sizeof *l);
-}
+/* ---- a tree of label paths (labels: base/labels.h), counts per label ---- */
 
 struct tnode {
 	uint32_t label;
@@ -182,7 +119,7 @@ static uint64_t memo_hash(const uint64_t k[MEMO_KEYS], const char *s)
 	for (int i = 0; i < MEMO_KEYS; i++)
 		h = (h ^ k[i]) * 0x9E3779B97F4A7C15ull;
 	if (s)
-		h ^= hash_str(s);
+		h ^= adac_text_hash(s);
 	return h ^ h >> 29;
 }
 
@@ -299,7 +236,7 @@ struct groups {
 	bool digested;                         /* --stats, --coalesce: the listing's threads count or
 	                                        * record frames as they resolve them, each in its part */
 	unsigned part;                         /* which: 0 the listing's thread's (this), k + 1 helper k's */
-	struct labels labels;
+	struct adac_labels labels;
 	struct memo memo;                      /* label ids by what they are made of */
 	struct trie trie;
 	struct trie frames;                    /* --coalesce: the stacks' frame labels, without the
@@ -343,7 +280,7 @@ static const char *classic_label(const struct adac_classic_frame *c, char *buf, 
 static uint32_t text_id(struct groups *g, struct memo_slot *e, const uint64_t k[MEMO_KEYS], const char *str,
                         const char *buf)
 {
-	uint32_t id = label_id(&g->labels, buf);
+	uint32_t id = adac_label_id(&g->labels, buf);
 	memo_put(&g->memo, e, k, str, id);
 	return id;
 }
@@ -404,9 +341,9 @@ static int seq_push(struct groups *g, uint32_t v)
 static uint32_t await_id(struct groups *g, bool running, bool has, const char *type)
 {
 	if (running)
-		return label_id(&g->labels, "running on a thread");
+		return adac_label_id(&g->labels, "running on a thread");
 	if (!has)
-		return label_id(&g->labels, "awaiting (not recorded)");
+		return adac_label_id(&g->labels, "awaiting (not recorded)");
 	char buf[LABEL_MAX];
 	const uint64_t k[MEMO_KEYS] = {MEMO_AWAITING, (uintptr_t)type, 0, 0, 0};
 	struct memo_slot *e = memo_slot(&g->memo, k, NULL);
@@ -585,13 +522,13 @@ static int ident_labels(struct groups *g)
 				snprintf(buf + w, sizeof buf - (size_t)w, "%s%llu waiter%s)", o->waiters_capped ? "at least " : "",
 				         (unsigned long long)o->waiters, o->waiters == 1 ? "" : "s");
 				m.object = o->addr;
-				id = label_id(&g->labels, buf);
+				id = adac_label_id(&g->labels, buf);
 			} else if (d->stacks > 1) {
 				if (pass)
 					continue;
 				snprintf(buf, sizeof buf, "awaiting one %s 0x%016llx%s%s%s", w->type, (unsigned long long)d->object,
 				         w->kind ? " (" : "", w->kind ? w->kind : "", w->kind ? ")" : "");
-				id = label_id(&g->labels, buf);
+				id = adac_label_id(&g->labels, buf);
 			} else {
 				/* Objects of one type and kind count together (pass 0 keeps their what_id in
 				 * first_label[i] for pass 1). */
@@ -669,9 +606,9 @@ static int seg_labels(struct groups *g, const struct adac_pending_seg *s, size_t
 		if (s->view.chain.end != ADAC_CHAIN_BROKEN && s->view.chain.end != ADAC_CHAIN_CYCLE)
 			return 0;
 		snprintf(buf, sizeof buf, "error: %s", s->view.chain.end_err.msg);
-		id = label_id(&g->labels, buf);
+		id = adac_label_id(&g->labels, buf);
 	} else if (s->node->kind == ADAC_NODE_BOX) {
-		id = label_id(&g->labels, classic_label(&s->classic, buf, sizeof buf));
+		id = adac_label_id(&g->labels, classic_label(&s->classic, buf, sizeof buf));
 	} else {
 		id = task_id(g, g->l->p->scan.tasks[s->node->index].addr);
 	}
@@ -870,7 +807,7 @@ static int merge_part(struct groups *g, const struct groups *part)
 		to[0] = 0;
 		for (size_t n = 1; n < part->frames.count; n++) {
 			const struct tnode *x = &part->frames.n[n];
-			uint32_t label = label_id(&g->labels, part->labels.text[x->label]);
+			uint32_t label = adac_label_id(&g->labels, part->labels.text[x->label]);
 			if (label == UINT32_MAX || !(to[n] = trie_child(&g->frames, to[x->parent], label))) {
 				free(to);
 				return adac_fail(&g->fail, ADAC_E_NOMEM, 0, "out of memory grouping stacks");
@@ -887,7 +824,7 @@ static int merge_part(struct groups *g, const struct groups *part)
 		for (size_t label = 0; label < from[k]->cap; label++) {
 			if (!from[k]->n[label])
 				continue;
-			uint32_t id = label_id(&g->labels, part->labels.text[label]);
+			uint32_t id = adac_label_id(&g->labels, part->labels.text[label]);
 			if (id == UINT32_MAX || count_add(to[k], id, from[k]->n[label]))
 				return adac_fail(&g->fail, ADAC_E_NOMEM, 0, "out of memory counting frames");
 		}
@@ -1350,7 +1287,7 @@ static void groups_free(struct groups *g)
 	free(g->seq);
 	free(g->first_label);
 	free(g->meta);
-	labels_free(&g->labels);
+	adac_labels_free(&g->labels);
 	memo_free(&g->memo);
 }
 

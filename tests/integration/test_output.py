@@ -559,6 +559,34 @@ def diff(tmp):
                                        "Progressed (a frame or its await state changed):\n"
                                        f"  task {a['task']['address']} ") and "    A: " in out and "    B: " in out,
             f"diff nested moved: text:\n{out}{err}")
+    rc, out, err = b.cli(["diff", core, core, "--all"])
+    t.check_eq((rc, err, out), (0, "", hang + f"\nUnchanged:\n  task {a['task']['address']} {a['task']['type']} "
+                                f"[WaitingForActivation]\n    {first(a)}\n"), "diff --all: the unchanged stack")
+
+    # Classic state machines stitched with runtime-async frames: every stack's frames labelled from
+    # what `ps --json` says of them.
+    mixed = b.sample_core("mixed", "Debug", tmp)
+    chains = b.cli_json(["ps", mixed], "mixed: ps")["chains"]
+
+    def labels(c):
+        out = []
+        for f in c["frames"]:
+            if f["kind"] == "task":
+                out.append(f"task {f['task']['type']} [{f['task']['status']}]")
+                continue
+            where = f" at {os.path.basename(f['file'])}:{f['line']}" if f["file"] else ""
+            tag = f"classic, state {f['state']}" if f["kind"] == "classic" else f"state {f['state']}"
+            out.append(f"{f['method']}{where} [{tag}]")
+        return out
+    j = b.cli_json(["diff", mixed, mixed], "diff mixed mixed")
+    if j:
+        t.check_eq((j["stacks_a"], j["progressed"], j["new"], j["finished"]), (len(chains), [], [], []),
+                   "diff mixed mixed: counts")
+        t.check_eq([(x["key"], x["type"], x["status"], x["running"], x["frames"]) for x in j["unchanged"]],
+                   [(c["task"]["address"], c["task"]["type"], c["task"]["status"], False, labels(c)) for c in chains],
+                   "diff mixed mixed: each stack's key, task and frame labels, in ps's order")
+        t.check(any("[classic, state " in f for x in j["unchanged"] for f in x["frames"]),
+                "diff mixed mixed: classic frames are labelled")
     expect_rc(["diff", core], 2, "diff with one target")
     expect_rc(["diff", core, core, core], 2, "diff with three targets")
     expect_rc(["diff", core, core, "--bogus"], 2, "diff --bogus")
