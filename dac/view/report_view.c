@@ -26,6 +26,7 @@ static int findings(struct adac_pending *p, struct adac_out *out, size_t *n, str
 	int more;
 	if (adac_pending_list_init(&l, p, &all, out, err))
 		return -1;
+	adac_pending_list_parallel(&l); /* (no locals: the frames may come from a helper) */
 	while ((more = adac_pending_list_next(&l, &st, err)) > 0) {
 		struct adac_awaiting buf;
 		uint64_t task = adac_pending_node_task(p, st.segs[0].node);
@@ -74,6 +75,7 @@ static int findings(struct adac_pending *p, struct adac_out *out, size_t *n, str
 	/* Convoys: many chains behind one lock or one promise. */
 	if (adac_pending_list_init(&l, p, &all, out, err))
 		return -1;
+	adac_pending_list_parallel(&l);
 	int rc = adac_stack_groups_shared(&l, out, n, err);
 	adac_pending_list_free(&l);
 	return rc;
@@ -151,8 +153,10 @@ int adac_report_print(struct adac_runtime *rt, struct adac_out *out, struct adac
 			struct adac_pending_filter all = {0};
 			adac_print(out, "\n== %s\n", groups[i].title);
 			int rc = adac_pending_list_init(&l, &p, &all, out, err);
-			if (rc == 0)
+			if (rc == 0) {
+				adac_pending_list_parallel(&l);
 				rc = adac_stack_groups_print(&l, groups[i].how, false, out, err);
+			}
 			adac_pending_list_free(&l);
 			if (rc)
 				goto fail;
