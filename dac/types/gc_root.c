@@ -9,6 +9,7 @@
 #include "base/limits.h"
 #include "base/strf.h"
 #include "runtime/gc_handles.h"
+#include "runtime/object.h"
 #include "runtime/runtime.h"
 #include "runtime/threads.h"
 #include "target/target.h"
@@ -22,8 +23,8 @@ struct search {
 	struct adac_runtime *rt;
 	struct adac_heap_graph g;
 	uint32_t *dist;      /* hops to the object, NONE: does not reach it */
-	uint32_t *next;      /* the object one hop closer */
-	uint32_t *via;       /* the edge used (NONE: a dependent handle, dep_handle[i]) */
+	uint32_t *next;      /* the object one hop closer (through which slot: hop_slot) */
+	uint32_t *to;        /* by edge: the object index it references, NONE: none of the heap's */
 	/* dependent handles: primary -> secondary edges */
 	size_t dep_count, dep_cap;
 	uint32_t (*dep)[2];
@@ -52,25 +53,37 @@ static int warn(struct search *s, const char *what, const struct adac_error *e)
 /* Reverse edges, then a breadth-first search from the object at index t. */
 static int search_back(struct search *s, uint32_t t, struct adac_error *err)
 {
-	const struct adac_heap_graph *g = &s->g;
+	struct adac_heap_graph *g = &s->g;
 	size_t n = g->count, m = g->edge_count;
-	uint32_t *to = malloc((m ? m : 1) * sizeof *to), *rfirst = calloc(n + 1, sizeof *rfirst);
-	uint32_t *rsrc = malloc((m + s->dep_count + 1) * sizeof *rsrc), *redge = malloc((m + s->dep_count + 1) * sizeof *redge);
+	/* Each edge's target as an object index, written over the addresses (4 bytes where 8 were, a
+	 * slot read before it is written): at tens of millions of edges, the search's largest saving. */
+	unsigned char *bytes = (unsigned char *)g->edge_to;
+	for (size_t i = 0; i < m; i++) {
+		uint64_t addr;
+		memcpy(&addr, bytes + i * sizeof addr, sizeof addr);
+		int64_t k = adac_heap_graph_find(g, addr);
+		uint32_t idx = k < 0 ? NONE : (uint32_t)k;
+		memcpy(bytes + i * sizeof idx, &idx, sizeof idx);
+	}
+	g->edge_to = NULL;
+	uint32_t *to = (uint32_t *)(void *)bytes;
+	uint32_t *smaller = m ? realloc(to, m * sizeof *to) : NULL;
+	if (smaller)
+		to = smaller;
+	uint32_t *rfirst = calloc(n + 1, sizeof *rfirst);
+	s->to = to;
+	uint32_t *rsrc = malloc((m + s->dep_count + 1) * sizeof *rsrc);
 	uint32_t *queue = malloc((n ? n : 1) * sizeof *queue);
 	s->dist = malloc((n ? n : 1) * sizeof *s->dist);
 	s->next = malloc((n ? n : 1) * sizeof *s->next);
-	s->via = malloc((n ? n : 1) * sizeof *s->via);
 	int rc = 0;
-	if (!to || !rfirst || !rsrc || !redge || !queue || !s->dist || !s->next || !s->via) {
+	if ((m && !to) || !rfirst || !rsrc || !queue || !s->dist || !s->next) {
 		rc = adac_fail(err, ADAC_E_NOMEM, 0, "out of memory for the heap's reverse references");
 		goto out;
 	}
-	for (size_t i = 0; i < m; i++) {
-		int64_t k = adac_heap_graph_find(g, g->edge_to[i]);
-		to[i] = k < 0 ? NONE : (uint32_t)k;
-		if (k >= 0)
-			rfirst[k + 1]++;
-	}
+	for (size_t i = 0; i < m; i++)
+		if (to[i] != NONE)
+			rfirst[to[i] + 1]++;
 	for (size_t d = 0; d < s->dep_count; d++)
 		rfirst[s->dep[d][1] + 1]++;
 	for (size_t i = 0; i < n; i++)
@@ -79,16 +92,12 @@ static int search_back(struct search *s, uint32_t t, struct adac_error *err)
 	memcpy(fill, rfirst, n * sizeof *fill);
 	for (size_t src = 0; src < n; src++)
 		for (uint32_t e = g->first[src]; e < g->first[src + 1]; e++)
-			if (to[e] != NONE) {
-				rsrc[fill[to[e]]] = (uint32_t)src;
-				redge[fill[to[e]]++] = e;
-			}
-	for (size_t d = 0; d < s->dep_count; d++) {
-		rsrc[fill[s->dep[d][1]]] = s->dep[d][0];
-		redge[fill[s->dep[d][1]]++] = NONE - 1 - (uint32_t)d;  /* a dependent handle, by index */
-	}
+			if (to[e] != NONE)
+				rsrc[fill[to[e]]++] = (uint32_t)src;
+	for (size_t d = 0; d < s->dep_count; d++)
+		rsrc[fill[s->dep[d][1]]++] = s->dep[d][0];
 	for (size_t i = 0; i < n; i++)
-		s->dist[i] = s->next[i] = s->via[i] = NONE;
+		s->dist[i] = s->next[i] = NONE;
 	size_t head = 0, tail = 0;
 	s->dist[t] = 0;
 	queue[tail++] = t;
@@ -100,17 +109,41 @@ static int search_back(struct search *s, uint32_t t, struct adac_error *err)
 				continue;
 			s->dist[src] = s->dist[cur] + 1;
 			s->next[src] = cur;
-			s->via[src] = redge[r];
 			queue[tail++] = src;
 		}
 	}
 out:
-	free(to);
 	free(rfirst);
 	free(rsrc);
-	free(redge);
 	free(queue);
 	return rc;
+}
+
+/* An object's MethodTable, read again for the few objects a path shows (the heap's graph keeps
+ * none: 8 bytes an object); 0 when it cannot be read. */
+static uint64_t mt_of(struct adac_runtime *rt, uint64_t obj)
+{
+	uint64_t mt;
+	return adac_object_mt(rt, obj, &mt, NULL) ? 0 : mt;
+}
+
+/* How object `from` references the next object of its path: the slot the search went through, its
+ * first one referencing it (a reverse list holds an object's slots in order, then the dependent
+ * handles), found again here rather than kept for every object of the heap. */
+static void hop_slot(const struct search *s, uint32_t from, struct adac_root_hop *hop)
+{
+	uint32_t to = s->next[from];
+	for (uint32_t e = s->g.first[from]; e < s->g.first[from + 1]; e++)
+		if (s->to[e] == to) {
+			hop->offset = s->g.edge_off[e];
+			return;
+		}
+	for (size_t d = 0; d < s->dep_count; d++)
+		if (s->dep[d][0] == from && s->dep[d][1] == to) {
+			hop->dependent = true;
+			hop->handle = s->dep_h[d];
+			return;
+		}
 }
 
 /* Adds a root holding object index k when it reaches the object. */
@@ -180,15 +213,9 @@ static int add_root(struct search *s, struct adac_gc_root *r, uint64_t value)
 	uint32_t cur = (uint32_t)k;
 	for (size_t i = 0; i < r->hop_count; i++) {
 		r->path[i].obj = s->g.addr[cur];
-		r->path[i].mt = s->g.mt[cur];
+		r->path[i].mt = mt_of(s->rt, s->g.addr[cur]);
 		if (i + 1 < r->hop_count) {
-			uint32_t e = s->via[cur];
-			if (e >= NONE - s->dep_count) {
-				r->path[i + 1].dependent = true;
-				r->path[i + 1].handle = s->dep_h[NONE - 1 - e];
-			} else {
-				r->path[i + 1].offset = s->g.edge_off[e];
-			}
+			hop_slot(s, cur, &r->path[i + 1]);
 			cur = s->next[cur];
 		}
 	}
@@ -334,7 +361,7 @@ int adac_gcroot(struct adac_runtime *rt, uint64_t obj, struct adac_gcroot *out, 
 		adac_fail(err, ADAC_E_NOT_FOUND, obj, "0x%llx is not the start of a heap object", (unsigned long long)obj);
 		goto done;
 	}
-	out->mt = s.g.mt[t];
+	out->mt = mt_of(rt, obj);
 	/* Dependent handles are edges of the graph: read them first. */
 	struct handle_pass hp = {&s, true};
 	bool handles_ok = adac_gc_handles(rt, on_handle, &hp, &e) == 0 && !adac_failed(&s.err);
@@ -370,7 +397,7 @@ done:
 	adac_heap_graph_free(&s.g);
 	free(s.dist);
 	free(s.next);
-	free(s.via);
+	free(s.to);
 	free(s.dep);
 	free(s.dep_h);
 	free(s.seen);

@@ -313,15 +313,13 @@ static int add_object(void *ctx, const struct adac_gc_object *o)
 		          (unsigned long long)o->addr);
 		return b->failed = true, 1;
 	}
-	size_t c1 = b->obj_cap, c2 = b->obj_cap;
+	size_t c1 = b->obj_cap;
 	if (grow((void **)&g->addr, &c1, g->count + 2, sizeof *g->addr, ADAC_MAX_GRAPH_OBJECTS + 1) ||
-	    grow((void **)&g->mt, &c2, g->count + 2, sizeof *g->mt, ADAC_MAX_GRAPH_OBJECTS + 1) ||
 	    grow((void **)&g->first, &b->obj_cap, g->count + 2, sizeof *g->first, ADAC_MAX_GRAPH_OBJECTS + 1)) {
 		adac_fail(&b->err, ADAC_E_NOMEM, 0, "out of memory for the heap's objects");
 		return b->failed = true, 1;
 	}
 	g->addr[g->count] = o->addr;
-	g->mt[g->count] = o->mt;
 	g->first[g->count] = g->edge_count;
 	g->count++;
 	each_slot(b->rt, o, 0, add_edge, b);
@@ -359,7 +357,6 @@ int64_t adac_heap_graph_find(const struct adac_heap_graph *g, uint64_t addr)
 void adac_heap_graph_free(struct adac_heap_graph *g)
 {
 	free(g->addr);
-	free(g->mt);
 	free(g->first);
 	free(g->edge_to);
 	free(g->edge_off);

@@ -37,7 +37,6 @@ int adac_heap_slot_name(struct adac_runtime *rt, uint64_t mt, uint32_t off, char
 struct adac_heap_graph {
 	size_t count;
 	uint64_t *addr;
-	uint64_t *mt;
 	uint32_t *first;      /* count + 1 entries */
 	size_t edge_count;
 	uint64_t *edge_to;
