@@ -402,12 +402,12 @@ int adac_pending_print(struct adac_pending_list *l, unsigned flags, struct adac_
 
 /* ---- JSON ---- */
 
-static json_t *task_json(const struct adac_pending *p, uint64_t addr)
+static json_t *task_json(const struct adac_pending *p, struct adac_runtime *rt, uint64_t addr)
 {
 	if (!addr)
 		return json_null();
 	struct adac_task_desc d;
-	adac_pending_task(p, addr, &d);
+	adac_pending_task_on(p, rt, addr, &d);
 	json_t *j = json_object();
 	json_object_set_new(j, "address", adac_json_addr(addr));
 	json_object_set_new(j, "method_table", d.mt ? adac_json_addr(d.mt) : json_null());
@@ -431,7 +431,7 @@ static json_t *links_json(const struct adac_chain *c)
 	return a;
 }
 
-static json_t *classic_json(const struct adac_pending *p, const struct adac_classic_frame *c, size_t index)
+static json_t *classic_json(struct adac_runtime *rt, const struct adac_classic_frame *c, size_t index)
 {
 	json_t *f = json_object();
 	json_object_set_new(f, "index", json_integer((json_int_t)index));
@@ -439,7 +439,7 @@ static json_t *classic_json(const struct adac_pending *p, const struct adac_clas
 	json_object_set_new(f, "box", adac_json_addr(c->box));
 	json_object_set_new(f, "method_table", adac_json_addr(c->mt));
 	json_object_set_new(f, "state_machine_type",
-	                    c->state_machine_mt ? json_string(adac_type_name(p->rt, c->state_machine_mt, 0, NULL)) : json_null());
+	                    c->state_machine_mt ? json_string(adac_type_name(rt, c->state_machine_mt, 0, NULL)) : json_null());
 	json_object_set_new(f, "state_machine", c->state_machine ? adac_json_addr(c->state_machine) : json_null());
 	json_object_set_new(f, "state", c->has_state ? json_integer(c->state) : json_null());
 	json_object_set_new(f, "method_desc", c->method_desc ? adac_json_addr(c->method_desc) : json_null());
@@ -453,12 +453,15 @@ static json_t *classic_json(const struct adac_pending *p, const struct adac_clas
 	return f;
 }
 
-json_t *adac_pending_stack_json(const struct adac_pending_list *l, const struct adac_pending_stack *st, unsigned flags)
+/* A stack's JSON; numbered: with its "index" first (a digest leaves it to the listing's thread). */
+static json_t *stack_json(const struct adac_pending_list *l, const struct adac_pending_stack *st, unsigned flags,
+                          bool numbered)
 {
 	const struct adac_pending *p = l->p;
 	json_t *j = json_object(), *frames = json_array(), *segs = json_array();
-	json_object_set_new(j, "index", json_integer((json_int_t)st->number));
-	json_object_set_new(j, "task", task_json(p, adac_pending_node_task(p, st->segs[st->stack->count - 1].node)));
+	if (numbered)
+		json_object_set_new(j, "index", json_integer((json_int_t)st->number));
+	json_object_set_new(j, "task", task_json(p, st->rt, adac_pending_node_task(p, st->segs[st->stack->count - 1].node)));
 	if (st->running) {
 		json_t *r = json_object();
 		json_object_set_new(r, "tid", json_integer((json_int_t)st->running->os_tid));
@@ -477,7 +480,7 @@ json_t *adac_pending_stack_json(const struct adac_pending_list *l, const struct 
 		json_t *sj = json_object();
 		if (s->node->kind == ADAC_NODE_CHAIN) {
 			const struct adac_scan_chain *ch = &p->scan.chains[s->node->index];
-			json_t *cj = adac_chain_view_json(p->rt, &s->view, 0, flags);
+			json_t *cj = adac_chain_view_json(st->rt, &s->view, 0, flags);
 			json_t *fr = json_object_get(cj, "frames");
 			size_t k;
 			json_t *f;
@@ -488,24 +491,24 @@ json_t *adac_pending_stack_json(const struct adac_pending_list *l, const struct 
 			json_object_set_new(sj, "kind", json_string("chain"));
 			json_object_set_new(sj, "root", json_string(adac_chain_root_name(ch->root)));
 			json_object_set(sj, "head", json_object_get(cj, "head"));
-			json_object_set_new(sj, "task", task_json(p, adac_scan_chain_task(&p->scan, s->node->index)));
+			json_object_set_new(sj, "task", task_json(p, st->rt, adac_scan_chain_task(&p->scan, s->node->index)));
 			json_object_set_new(sj, "links", links_json(&s->view.chain));
 			json_object_set(sj, "end", json_object_get(cj, "end"));
 			json_object_set(sj, "error", json_object_get(cj, "error"));
 			json_decref(cj);
 		} else if (s->node->kind == ADAC_NODE_BOX) {
-			json_array_append_new(frames, classic_json(p, &s->classic, frame++));
+			json_array_append_new(frames, classic_json(st->rt, &s->classic, frame++));
 			json_object_set_new(sj, "kind", json_string("box"));
-			json_object_set_new(sj, "task", task_json(p, s->classic.box));
+			json_object_set_new(sj, "task", task_json(p, st->rt, s->classic.box));
 		} else {
 			uint64_t t = p->scan.tasks[s->node->index].addr;
 			json_t *f = json_object();
 			json_object_set_new(f, "index", json_integer((json_int_t)frame++));
 			json_object_set_new(f, "kind", json_string("task"));
-			json_object_set_new(f, "task", task_json(p, t));
+			json_object_set_new(f, "task", task_json(p, st->rt, t));
 			json_array_append_new(frames, f);
 			json_object_set_new(sj, "kind", json_string("task"));
-			json_object_set_new(sj, "task", task_json(p, t));
+			json_object_set_new(sj, "task", task_json(p, st->rt, t));
 		}
 		json_array_append_new(segs, sj);
 	}
@@ -524,6 +527,11 @@ json_t *adac_pending_stack_json(const struct adac_pending_list *l, const struct 
 	}
 	json_object_set_new(j, "truncated", json_boolean(st->stack->truncated));
 	return j;
+}
+
+json_t *adac_pending_stack_json(const struct adac_pending_list *l, const struct adac_pending_stack *st, unsigned flags)
+{
+	return stack_json(l, st, flags, true);
 }
 
 static json_t *summary_json(const struct adac_pending_list *l)
@@ -652,20 +660,65 @@ static int print_json_tail(struct adac_out *out, json_t *rest, struct adac_error
 	return 0;
 }
 
+#define CHAIN_INDENT 6u   /* a stack's JSON in "chains" */
+
+struct json_digest {
+	const struct adac_pending_list *l;
+	unsigned flags;
+};
+
+/* A stack's JSON on the thread that resolved it (formatting a million stacks was most of a listing's
+ * time, on one thread): as adac_json_print_indented prints it in "chains", from the end of its
+ * opening brace's line, without its "index" (which the listing's thread writes first). Nothing when
+ * memory runs out: the listing's thread then formats it itself. */
+static void digest_json(void *ctx, const struct adac_pending_stack *st, struct adac_out *out)
+{
+	const struct json_digest *d = ctx;
+	json_t *j = stack_json(d->l, st, d->flags, false);
+	char *text = j ? json_dumps(j, JSON_INDENT(2)) : NULL;
+	json_decref(j);
+	const char *line = text ? strchr(text, '\n') : NULL;  /* (after "{") */
+	static const char indent[CHAIN_INDENT + 1] = "      ";
+	while (line && *line) {
+		const char *nl = strchr(line + 1, '\n');
+		size_t n = nl ? (size_t)(nl - line) : strlen(line);
+		out->write(out->ctx, "\n", 1);
+		out->write(out->ctx, indent, CHAIN_INDENT);
+		out->write(out->ctx, line + 1, n - 1);
+		line = nl;
+	}
+	free(text);
+}
+
 int adac_pending_print_json(struct adac_pending_list *l, unsigned flags, struct adac_out *out, struct adac_error *err)
 {
 	adac_json_document_open(out, "ps");
 	adac_print(out, "{\n    \"chains\": [");
 	struct adac_pending_stack st;
-	int more;
-	while ((more = adac_pending_list_next(l, &st, err)) > 0) {
+	struct json_digest d = {l, flags};
+	void *ctxs[1 + ADAC_LIST_MAX_HELPERS];
+	for (unsigned k = 0; k < 1 + ADAC_LIST_MAX_HELPERS; k++)
+		ctxs[k] = &d;
+	/* Locals are read through the listing's runtime: formatted on its thread. (jansson seeds its
+	 * hashes with the first object made: here, before helper threads make theirs.) */
+	json_decref(json_object());
+	bool digested =
+		!(flags & (ADAC_VIEW_LOCALS | ADAC_VIEW_INTERNALS)) && adac_pending_list_digest(l, digest_json, ctxs);
+	int more = 0, rc = 0;
+	while (rc == 0 && (more = adac_pending_list_next(l, &st, err)) > 0) {
+		const char *sep = st.index ? ",\n" : "\n";
+		if (digested && st.text_len) {
+			adac_print(out, "%s%*s{\n%*s\"index\": %zu,", sep, CHAIN_INDENT, "", CHAIN_INDENT + 2, "", st.number);
+			out->write(out->ctx, st.text, st.text_len);
+			continue;
+		}
 		json_t *j = adac_pending_stack_json(l, &st, flags);
-		int rc = adac_json_print_indented(out, st.index ? ",\n" : "\n", j, 6, "", err);
+		rc = adac_json_print_indented(out, sep, j, CHAIN_INDENT, "", err);
 		json_decref(j);
-		if (rc)
-			return -1;
 	}
-	if (more < 0)
+	if (digested)
+		adac_pending_list_digest_end(l);
+	if (rc || more < 0)
 		return -1;
 	adac_print(out, l->listed ? "\n    ]" : "]");
 	json_t *rest = json_object();
