@@ -77,3 +77,32 @@ int adac_json_print_indented(struct adac_out *out, const char *before, json_t *v
 	free(text);
 	return 0;
 }
+
+int adac_json_print_members(struct adac_out *out, json_t *value, unsigned indent, struct adac_error *err)
+{
+	char *text = json_dumps(value, JSON_INDENT(2));
+	if (!text)
+		return adac_fail(err, ADAC_E_NOMEM, 0, "out of memory formatting JSON");
+	/* "{\n  a,\n  b\n}": the lines between the first and the last. */
+	char *first = strchr(text, '\n'), *last = strrchr(text, '\n');
+	size_t len = first && last > first ? (size_t)(last - first) : 0, lines = 0;
+	for (size_t i = 0; i < len; i++)
+		lines += first[i] == '\n';
+	char *buf = malloc(len + lines * indent + 1);
+	if (!buf) {
+		free(text);
+		return adac_fail(err, ADAC_E_NOMEM, 0, "out of memory formatting JSON");
+	}
+	char *w = buf;
+	for (size_t i = 0; i < len; i++) {
+		*w++ = first[i];
+		if (first[i] == '\n') {
+			memset(w, ' ', indent);
+			w += indent;
+		}
+	}
+	out->write(out->ctx, buf, (size_t)(w - buf));
+	free(buf);
+	free(text);
+	return 0;
+}

@@ -36,4 +36,10 @@ void adac_json_document_open(struct adac_out *out, const char *command);
 int adac_json_print_indented(struct adac_out *out, const char *before, struct json_t *value, unsigned indent,
                              const char *after, struct adac_error *err);
 
+/* Prints the members of object value as adac_json_print_indented would print them between the
+ * braces: each line after the opening brace's, up to the closing brace's, as "\n", `indent`
+ * spaces, the line (so nothing for an empty object). For a member list streamed after others.
+ * value stays the caller's. */
+int adac_json_print_members(struct adac_out *out, struct json_t *value, unsigned indent, struct adac_error *err);
+
 #endif

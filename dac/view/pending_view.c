@@ -618,46 +618,16 @@ void adac_pending_json_members(const struct adac_pending_list *l, json_t *ps)
 }
 
 /* The members of `rest` after a streamed "chains" array, at its indentation, and the document's
- * end: rest's JSON_INDENT(2) text without its braces, every line indented 2 more. */
+ * end. */
 static int print_json_tail(struct adac_out *out, json_t *rest, struct adac_error *err)
 {
-	char *text = json_dumps(rest, JSON_INDENT(2));
+	if (json_object_size(rest))
+		adac_print(out, ",");
+	int rc = adac_json_print_members(out, rest, 2, err);
 	json_decref(rest);
-	if (!text)
-		return adac_fail(err, ADAC_E_NOMEM, 0, "out of memory formatting JSON");
-	/* "{\n  a,\n  b\n}": keep the members, indented 2 more. */
-	char *open = strchr(text, '\n'), *close = strrchr(text, '\n');
-	if (open && close && close > open) {
-		*close = '\0';
-		size_t len = strlen(open + 1), lines = 1;
-		for (size_t i = 0; i < len; i++)
-			lines += open[1 + i] == '\n';
-		char *buf = malloc(len + lines * 2 + 16);
-		if (!buf) {
-			free(text);
-			return adac_fail(err, ADAC_E_NOMEM, 0, "out of memory formatting JSON");
-		}
-		char *w = buf;
-		*w++ = ',';
-		*w++ = '\n';
-		*w++ = ' ';
-		*w++ = ' ';
-		for (size_t i = 0; i < len; i++) {
-			*w++ = open[1 + i];
-			if (open[1 + i] == '\n') {
-				*w++ = ' ';
-				*w++ = ' ';
-			}
-		}
-		memcpy(w, "\n  }\n}\n", 7);
-		w += 7;
-		out->write(out->ctx, buf, (size_t)(w - buf));
-		free(buf);
-	} else {
+	if (rc == 0)
 		adac_print(out, "\n  }\n}\n");
-	}
-	free(text);
-	return 0;
+	return rc;
 }
 
 #define CHAIN_INDENT 6u   /* a stack's JSON in "chains" */
@@ -668,26 +638,17 @@ struct json_digest {
 };
 
 /* A stack's JSON on the thread that resolved it (formatting a million stacks was most of a listing's
- * time, on one thread): as adac_json_print_indented prints it in "chains", from the end of its
- * opening brace's line, without its "index" (which the listing's thread writes first). Nothing when
- * memory runs out: the listing's thread then formats it itself. */
+ * time, on one thread): its members but "index" (which the listing's thread writes first), as
+ * adac_json_print_indented prints them in "chains", and its closing brace. Nothing when memory runs
+ * out: the listing's thread then formats it itself. */
 static void digest_json(void *ctx, const struct adac_pending_stack *st, struct adac_out *out)
 {
 	const struct json_digest *d = ctx;
 	json_t *j = stack_json(d->l, st, d->flags, false);
-	char *text = j ? json_dumps(j, JSON_INDENT(2)) : NULL;
+	struct adac_error ignored = {0};
+	if (j && adac_json_print_members(out, j, CHAIN_INDENT, &ignored) == 0)
+		adac_print(out, "\n%*s}", (int)CHAIN_INDENT, "");
 	json_decref(j);
-	const char *line = text ? strchr(text, '\n') : NULL;  /* (after "{") */
-	static const char indent[CHAIN_INDENT + 1] = "      ";
-	while (line && *line) {
-		const char *nl = strchr(line + 1, '\n');
-		size_t n = nl ? (size_t)(nl - line) : strlen(line);
-		out->write(out->ctx, "\n", 1);
-		out->write(out->ctx, indent, CHAIN_INDENT);
-		out->write(out->ctx, line + 1, n - 1);
-		line = nl;
-	}
-	free(text);
 }
 
 int adac_pending_print_json(struct adac_pending_list *l, unsigned flags, struct adac_out *out, struct adac_error *err)
@@ -708,7 +669,7 @@ int adac_pending_print_json(struct adac_pending_list *l, unsigned flags, struct 
 	while (rc == 0 && (more = adac_pending_list_next(l, &st, err)) > 0) {
 		const char *sep = st.index ? ",\n" : "\n";
 		if (digested && st.text_len) {
-			adac_print(out, "%s%*s{\n%*s\"index\": %zu,", sep, CHAIN_INDENT, "", CHAIN_INDENT + 2, "", st.number);
+			adac_print(out, "%s%*s{\n%*s\"index\": %zu,", sep, (int)CHAIN_INDENT, "", (int)CHAIN_INDENT + 2, "", st.number);
 			out->write(out->ctx, st.text, st.text_len);
 			continue;
 		}
