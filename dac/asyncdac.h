@@ -62,6 +62,9 @@ int adac_command_complete(const char *name, int n, const char *const *words, cha
  * adac_command_info.values's form ("=enable|disable"). */
 int adac_command_complete_values(const char *values, int n, const char *const *words, char **json,
                                  struct adac_error *err);
+/* Whether arg ("--method", "-m") is an option of the command's "Options:" list that takes a value:
+ * the next argument is then that value (a front end telling a target from the command's options). */
+bool adac_command_option_takes_value(const struct adac_command_info *info, const char *arg);
 
 /* ---- For a debugger that keeps frames and threads of its own (commands/debugger.c) ----
  *

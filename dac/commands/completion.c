@@ -129,6 +129,14 @@ static void add_values(struct candidates *c, const char *values, const char *key
 static int complete(const char *details, const char *values, int n, const char *const *words, char **json,
                     struct adac_error *err);
 
+bool adac_command_option_takes_value(const struct adac_command_info *info, const char *arg)
+{
+	struct candidates c = {.option = arg};
+	if (info && arg[0] == '-' && arg[1])
+		each_option(info->details, find_option, &c);
+	return c.option_long != NULL;
+}
+
 int adac_command_complete(const char *name, int n, const char *const *words, char **json, struct adac_error *err)
 {
 	const struct adac_command_info *info = adac_command_find(name);

@@ -401,6 +401,10 @@ int main(int argc, char **argv)
 			svg = argv[++i];
 			rest[nrest++] = "--format";
 			rest[nrest++] = "dot";
+		} else if (i + 1 < argc && adac_command_option_takes_value(cmd, argv[i])) {
+			/* (Its value is no target: `ps --method Top app.core`.) */
+			rest[nrest++] = argv[i];
+			rest[nrest++] = argv[++i];
 		} else if (argv[i][0] != '-' && !core && pid < 0) {
 			core = argv[i];
 		} else {

@@ -287,6 +287,10 @@ def fanout_core(core, o, tmp, what):
                 rc, got, err = t.run([t.CLI, "ps", core, "--method", "AlphaMid", "--stats"], timeout=600,
                                      env={"ASYNCDAC_LIST_HELPERS": helpers})
                 t.check(rc == 0 and got == out, f"{what}: ps --method AlphaMid --stats with {helpers} list helpers differs")
+            # Options before the core, with their values (-m's value is no core file).
+            for args in (["--method", "AlphaMid", "--stats", core], ["-m", "AlphaMid", core, "-s"]):
+                rc, got, err = t.run([t.CLI, "ps", *args], timeout=600)
+                t.check(rc == 0 and got == out and err == "", f"{what}: ps {' '.join(args)}: rc {rc}, {err.strip()!r}")
 
     # Filters: they match any frame of a stack.
     def listed(*args):
