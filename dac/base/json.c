@@ -85,18 +85,24 @@ int adac_json_print_members(struct adac_out *out, json_t *value, unsigned indent
 		return adac_fail(err, ADAC_E_NOMEM, 0, "out of memory formatting JSON");
 	/* "{\n  a,\n  b\n}": the lines between the first and the last. */
 	char *first = strchr(text, '\n'), *last = strrchr(text, '\n');
-	size_t len = first && last > first ? (size_t)(last - first) : 0, lines = 0;
-	for (size_t i = 0; i < len; i++)
-		lines += first[i] == '\n';
-	char *buf = malloc(len + lines * indent + 1);
+	const char *end = first && last > first ? last : first;
+	size_t lines = 0;
+	for (const char *p = first; p && (p = memchr(p, '\n', (size_t)(end - p))); p++)
+		lines++;
+	char *buf = malloc((size_t)(end - first) + lines * indent + 1);
 	if (!buf) {
 		free(text);
 		return adac_fail(err, ADAC_E_NOMEM, 0, "out of memory formatting JSON");
 	}
+	/* Line by line (a stack's JSON is thousands of bytes: ps --json prints a million of them). */
 	char *w = buf;
-	for (size_t i = 0; i < len; i++) {
-		*w++ = first[i];
-		if (first[i] == '\n') {
+	for (const char *p = first; p && p < end;) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		size_t n = nl ? (size_t)(nl - p) + 1 : (size_t)(end - p);
+		memcpy(w, p, n);
+		w += n;
+		p += n;
+		if (nl) {
 			memset(w, ' ', indent);
 			w += indent;
 		}
