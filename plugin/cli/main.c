@@ -435,7 +435,16 @@ int main(int argc, char **argv)
 	                             : adac_target_open_pid_ex((int)pid, release ? ADAC_PID_RELEASE : 0, &err);
 	if (!t) {
 		adac_symbols_free(symbols);
+		/* `dumpobj 0x7f12 app.core`: an argument taken for the core file where a file follows. */
+		bool swapped = false;
+		for (int i = 1; core && i < nrest && !swapped; i++)
+			swapped = rest[i][0] != '-' && access(core, F_OK) != 0 && access(rest[i], F_OK) == 0;
 		free(rest);
+		if (swapped) {
+			fprintf(stderr, "asyncdac: error: %s (the core file comes first: 'asyncdac %s <core-file> %s')\n", err.msg,
+			        cmd->name, cmd->syntax);
+			return EXIT_TARGET;
+		}
 		return fail(err.msg);
 	}
 	adac_target_set_symbols(t, symbols);

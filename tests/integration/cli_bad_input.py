@@ -107,6 +107,9 @@ t.check(warning.startswith(f"asyncdac: warning: {truncated}: core file is trunca
 missing = os.path.join(d, "nosuch.core")
 expect_error(["runtime", missing], f"{missing}: cannot open: No such file or directory", "missing core")
 expect_error(["runtime", "/etc/passwd"], "/etc/passwd: not an ELF file", "/etc/passwd")
+# An address before the core file: taken for the core, and said so (addresses normalised to 0xADDR).
+expect_error(["dumpobj", "0x7f0010", good], "0xADDR: cannot open: No such file or directory (the core file comes "
+             "first: 'asyncdac dumpobj <core-file> <object address> [--depth <n>]')", "address before the core")
 etype = {1: "ET_REL", 2: "ET_EXEC", 3: "ET_DYN"}[tl.elf_type(tl.TARGET)]
 expect_error(["runtime", tl.TARGET], f"{tl.TARGET}: not an ELF core file ({etype})", "executable")
 expect_error(["runtime", tl.FAKE_LIB], f"{tl.FAKE_LIB}: not an ELF core file (ET_DYN)", "shared library")
