@@ -348,6 +348,10 @@ int main(int argc, char **argv)
 	}
 	const struct adac_command_info *cmd = adac_command_find(argv[1]);
 	if (!cmd) {
+		/* `asyncdac app.core ps`: the target before the command. */
+		if (argc > 2 && adac_command_find(argv[2]) && access(argv[1], F_OK) == 0)
+			return usage_error("'%s' is not a command; the command comes first: 'asyncdac %s %s ...'", argv[1],
+			                   argv[2], argv[1]);
 		return usage_error("'%s' is not a command (see 'asyncdac --help')", argv[1]);
 	}
 	if (strcmp(cmd->name, "diff") == 0)

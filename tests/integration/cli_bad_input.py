@@ -202,6 +202,8 @@ expect_error(["runtime", "--pid", "abc"], "invalid process id 'abc'", "--pid abc
 expect_error(["runtime", "--pid", "0"], "invalid process id '0'", "--pid 0", rc=2)
 expect_error(["runtime", "--pid"], "option --pid requires a process id", "--pid without a value", rc=2)
 expect_error(["nosuch"], "'nosuch' is not a command (see 'asyncdac --help')", "unknown command", rc=2)
+expect_error([good, "ps"], f"'{good}' is not a command; the command comes first: 'asyncdac ps {good} ...'",
+             "the core file before the command", rc=2)
 expect_error(["runtime", good, "--bogus"], "unknown option '--bogus' for 'runtime'", "unknown option (core)", rc=2)
 p = spin([tl.TARGET, "spin"])
 expect_error(["runtime", "--pid", str(p.pid), "--bogus"], "unknown option '--bogus' for 'runtime'",
