@@ -439,15 +439,21 @@ int main(int argc, char **argv)
 	                             : adac_target_open_pid_ex((int)pid, release ? ADAC_PID_RELEASE : 0, &err);
 	if (!t) {
 		adac_symbols_free(symbols);
-		/* `dumpobj 0x7f12 app.core`: an argument taken for the core file where a file follows. */
+		/* `dumpobj 0x7f12 app.core`: an argument taken for the core file where a file follows (an
+		 * option's value, `--output FILE`, is none). */
 		bool swapped = false;
-		for (int i = 1; core && i < nrest && !swapped; i++)
-			swapped = rest[i][0] != '-' && access(core, F_OK) != 0 && access(rest[i], F_OK) == 0;
+		for (int i = 1; core && access(core, F_OK) != 0 && i < nrest && !swapped; i++) {
+			if (adac_command_option_takes_value(cmd, rest[i]))
+				i++;
+			else
+				swapped = rest[i][0] != '-' && access(rest[i], F_OK) == 0;
+		}
 		free(rest);
 		if (swapped) {
-			fprintf(stderr, "asyncdac: error: %s (the core file comes first: 'asyncdac %s <core-file> %s')\n", err.msg,
-			        cmd->name, cmd->syntax);
-			return EXIT_TARGET;
+			char msg[sizeof err.msg + 512];
+			snprintf(msg, sizeof msg, "%s (the core file comes first: 'asyncdac %s <core-file> %s')", err.msg,
+			         cmd->name, cmd->syntax);
+			return fail(msg);
 		}
 		return fail(err.msg);
 	}
