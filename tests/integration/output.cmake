@@ -4,7 +4,8 @@
 #   output.json         every command's JSON document against docs/json.md, both ways
 #   output.jsonl        ps --jsonl: its lines against docs/json.md, its stacks against ps --json
 #   output.coalesce     ps --coalesce folds the deep sample's recursion
-#   output.graphs       ps --format folded, --format dot and --svg (Graphviz) on the fanout sample
+#   output.graphs       ps --format folded, --format dot and --svg (Graphviz) on the fanout sample;
+#                       the CLI run again with malloc on 2 MB pages, seen with strace
 #   output.tools        ps --format folded unchanged into flamegraph.pl and speedscope (headless Chromium)
 #   output.diff         asyncdac diff: unchanged (a hang), new and finished, progressed
 #   output.install      cmake --install: CLI, plugin, adapter, man pages, ~/.lldbinit line (no samples)

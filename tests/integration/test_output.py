@@ -10,7 +10,9 @@ nested sample (and the deep and fanout samples where a part says so).
   coalesce    ps --coalesce of the deep sample (1,000 frames of one recursion): one line per
               run of a frame calling itself, in 100 columns; its folded stack and graph
   graphs      ps --format folded and --format dot / --svg of the fanout sample: the stacks, the
-              boxes and edges of the await graph, and the SVG Graphviz draws of it
+              boxes and edges of the await graph, and the SVG Graphviz draws of it; the CLI's
+              second run with malloc on 2 MB pages (GLIBC_TUNABLES), seen with strace, and dot
+              getting the environment as it was
   tools       ps --format folded of the fanout sample, unchanged, into flamegraph.pl (Debian's
               libdevel-nytprof-perl) and speedscope 1.25.0 (npm, in headless Chromium): every
               frame of the flame graph's SVG with its count, speedscope's imported profile
@@ -34,6 +36,7 @@ import json
 import os
 import re
 import shutil
+import subprocess
 import sys
 import xml.etree.ElementTree as ET
 
@@ -426,6 +429,47 @@ def graphs(tmp):
     t.check(rc == 1 and err.splitlines()[-1].startswith("asyncdac: error: --svg: dot could not draw"), f"--svg into no directory: {rc} {err!r}")
     expect_rc(["ps", core, "--format", "dot", "--json"], 2, "--format dot --json")
     expect_rc(["ps", core, "--format", "svg"], 2, "--format svg")
+    huge_pages(core, svg, tmp)
+
+
+def huge_pages(core, svg, tmp):
+    """The CLI runs itself again once with glibc's malloc on 2 MB pages (GLIBC_TUNABLES, appended
+    to the user's; plugin/cli/main.c) where the kernel gives them on request, never over a user's
+    own glibc.malloc.hugetlb, and not in a sanitized build (its allocator is ASan's); what it starts
+    (`dot`, through --svg) gets the environment as it was. Seen with strace (scripts/deps)."""
+    if not t.check(shutil.which("strace") is not None, "strace is installed (scripts/deps)"):
+        return
+    mode = open("/sys/kernel/mm/transparent_hugepage/enabled").read()
+    again = "[madvise]" in mode and "ASAN_OPTIONS" not in os.environ
+    bindir = os.path.join(tmp, "fake-dot")
+    os.makedirs(bindir, exist_ok=True)
+    seen = os.path.join(tmp, "dot.env")
+    with open(os.path.join(bindir, "dot"), "w") as f:
+        f.write(f'#!/bin/sh\nenv > "{seen}"\nexec "{shutil.which("dot")}" "$@"\n')
+    os.chmod(os.path.join(bindir, "dot"), 0o755)
+    for user in (None, "glibc.malloc.check=0", "glibc.malloc.hugetlb=0"):
+        env = {k: v for k, v in os.environ.items() if k != "GLIBC_TUNABLES"}
+        if user:
+            env["GLIBC_TUNABLES"] = user
+        env["PATH"] = bindir + ":" + env["PATH"]
+        trace = os.path.join(tmp, "execve.trace")
+        p = subprocess.run(["strace", "-f", "-qq", "-v", "-s", "4096", "-e", "trace=execve", "-o", trace,
+                            t.CLI, "ps", core, "--svg", svg], capture_output=True, text=True, env=env, timeout=300)
+        label = f"GLIBC_TUNABLES={user}" if user else "no GLIBC_TUNABLES"
+        t.check_eq((p.returncode, p.stdout, p.stderr), (0, "", ""), f"{label}: ps --svg under strace")
+        runs = []
+        for line in open(trace):
+            m = re.search(r'execve\("([^"]*)", \[.*?\], \[(.*)\]\) = 0', line)
+            if m and (m.group(1) == t.CLI or m.group(1) == "/proc/self/exe"):
+                tun = re.search(r'"GLIBC_TUNABLES=([^"]*)"', m.group(2))
+                runs.append((m.group(1), tun.group(1) if tun else None))
+        want = [(t.CLI, user)]
+        if again and user != "glibc.malloc.hugetlb=0":
+            want.append(("/proc/self/exe", (user + ":" if user else "") + "glibc.malloc.hugetlb=1"))
+        t.check_eq(runs, want, f"{label}: the CLI's runs and their GLIBC_TUNABLES (THP: {mode.strip()})")
+        dot_env = dict(x.split("=", 1) for x in open(seen).read().splitlines() if "=" in x)
+        t.check_eq((dot_env.get("GLIBC_TUNABLES"), "ASYNCDAC_GLIBC_TUNABLES_WAS" in dot_env), (user, False),
+                   f"{label}: dot's environment")
 
 
 # ---- the folded stacks in the tools that read them ----
