@@ -878,9 +878,17 @@ static void map_arena(struct ptarget *p)
 	size_t size = (size_t)(total + total / 16 + PAGE - 1) & ~(size_t)(PAGE - 1);
 	if (!size)
 		return;
-	p->arena = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
-	if (p->arena != MAP_FAILED)
-		p->arena_size = size;
+	p->arena = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p->arena == MAP_FAILED)
+		return;
+	/* In 2 MB pages where the kernel has them: copying into 4 KB pages, and walking them after, missed
+	 * the TLB all the time (1 M chains, 2.8 GB on a VM: stopped 2.2 s, not 0.14 s; ps 7-12 s, not
+	 * 2.4 s). Their touch then, without MAP_POPULATE, which would take 4 KB pages before the advice. */
+	(void)madvise(p->arena, size, MADV_HUGEPAGE);
+	if (madvise(p->arena, size, MADV_POPULATE_WRITE))
+		for (size_t off = 0; off < size; off += PAGE)
+			p->arena[off] = 0;
+	p->arena_size = size;
 }
 
 /* Room for n bytes of a region: from the arena while it lasts, else malloc'd. */
