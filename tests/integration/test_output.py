@@ -452,6 +452,8 @@ def huge_pages(core, svg, tmp):
         if user:
             env["GLIBC_TUNABLES"] = user
         env["PATH"] = bindir + ":" + env["PATH"]
+        if "ASAN_OPTIONS" in env:  # (LeakSanitizer cannot run under a tracer)
+            env["ASAN_OPTIONS"] = env["ASAN_OPTIONS"].replace("detect_leaks=1", "detect_leaks=0")
         trace = os.path.join(tmp, "execve.trace")
         p = subprocess.run(["strace", "-f", "-qq", "-v", "-s", "4096", "-e", "trace=execve", "-o", trace,
                             t.CLI, "ps", core, "--svg", svg], capture_output=True, text=True, env=env, timeout=300)
