@@ -365,9 +365,8 @@ static void prefer_huge_pages(char **argv)
 	int m = snprintf(value, sizeof value, "%s%s" HUGE_TUNABLE "=1", tunables ? tunables : "", tunables ? ":" : "");
 	if (n < 0 || (size_t)n >= sizeof saved || m < 0 || (size_t)m >= sizeof value)
 		return;
-	if (setenv(TUNABLES_WAS, saved, 1) || setenv("GLIBC_TUNABLES", value, 1))
-		return;
-	execv("/proc/self/exe", argv);
+	if (setenv(TUNABLES_WAS, saved, 1) == 0 && setenv("GLIBC_TUNABLES", value, 1) == 0)
+		execv("/proc/self/exe", argv);
 	restore_tunables(saved); /* (not run again: on as before) */
 }
 #endif
