@@ -191,7 +191,9 @@ struct pe_section {
 };
 
 struct adac_ecma {
-	uint8_t *data; /* the metadata blob (owned) */
+	const uint8_t *data;             /* the metadata blob: owned, or the target's lent bytes (view) */
+	uint8_t *owned;                  /* data when owned */
+	struct adac_target_view view;    /* data when lent (by t) */
 	size_t len;
 	char version[256];
 	bool uncompressed;
@@ -431,7 +433,9 @@ void adac_ecma_free(struct adac_ecma *md)
 {
 	if (!md)
 		return;
-	free(md->data);
+	free(md->owned);
+	if (md->t)
+		adac_target_unview(md->t, &md->view);
 	free(md->sections);
 	free(md);
 }
@@ -444,12 +448,12 @@ int adac_ecma_open_blob(const void *data, size_t len, struct adac_ecma **out, st
 	struct adac_ecma *md = ecma_new(err);
 	if (!md)
 		return -1;
-	md->data = malloc(len ? len : 1);
-	if (!md->data) {
+	md->data = md->owned = malloc(len ? len : 1);
+	if (!md->owned) {
 		adac_ecma_free(md);
 		return adac_fail(err, ADAC_E_NOMEM, 0, "out of memory for %zu bytes of metadata", len);
 	}
-	memcpy(md->data, data, len);
+	memcpy(md->owned, data, len);
 	md->len = len;
 	if (parse_root(md, err)) {
 		adac_ecma_free(md);
@@ -464,12 +468,19 @@ static int read_blob(struct adac_target *t, uint64_t addr, uint64_t size, struct
 	if (size > ADAC_MAX_METADATA_BYTES)
 		return adac_fail(err, ADAC_E_LIMIT, addr, "metadata at 0x%llx is %llu bytes (limit %u)",
 		                 (unsigned long long)addr, (unsigned long long)size, ADAC_MAX_METADATA_BYTES);
-	md->data = malloc(size ? (size_t)size : 1);
-	if (!md->data)
+	md->len = (size_t)size;
+	/* In place where the target lends its bytes (a core's pages, a released process's copy): a
+	 * runtime, one per listing thread, then holds the pages it reads of CoreLib's 3.6 MB, not all. */
+	if (adac_target_view(t, addr, (size_t)size, &md->view) && md->view.len == size) {
+		md->data = md->view.bytes;
+		return parse_root(md, err);
+	}
+	adac_target_unview(t, &md->view);
+	md->data = md->owned = malloc(size ? (size_t)size : 1);
+	if (!md->owned)
 		return adac_fail(err, ADAC_E_NOMEM, addr, "out of memory for %llu bytes of metadata",
 		                 (unsigned long long)size);
-	md->len = (size_t)size;
-	if (adac_read(t, addr, md->data, (size_t)size, err)) {
+	if (adac_read(t, addr, md->owned, (size_t)size, err)) {
 		adac_error_wrap(err, "metadata: ");
 		return -1;
 	}
