@@ -439,7 +439,8 @@ def huge_pages(core, svg, tmp):
     (`dot`, through --svg) gets the environment as it was. Seen with strace (scripts/deps)."""
     if not t.check(shutil.which("strace") is not None, "strace is installed (scripts/deps)"):
         return
-    mode = open("/sys/kernel/mm/transparent_hugepage/enabled").read()
+    thp = "/sys/kernel/mm/transparent_hugepage/enabled"
+    mode = open(thp).read() if os.path.exists(thp) else "(no transparent huge pages)"
     again = "[madvise]" in mode and "ASAN_OPTIONS" not in os.environ
     bindir = os.path.join(tmp, "fake-dot")
     os.makedirs(bindir, exist_ok=True)
