@@ -307,21 +307,27 @@ static int on_object(void *ctx, const struct adac_gc_object *o)
 /* Moves n bytes from src (a block of `room` bytes, freed next) to dst (which nothing has written
  * yet). The whole pages between move by remapping them, not by copying into fresh pages (at a
  * million chains the parts' records are 70 MB: a tenth of a second of page faults and copying on
- * one thread), and the records are not held twice: src is first shifted by less than a page inside
- * its own block so that its pages line up with dst's, and its moved pages are left as empty
- * memory (MREMAP_DONTUNMAP). Small moves, a block without room for the shift, or a kernel that
- * refuses: a copy. */
+ * one thread), and the records are not held twice: src is first shifted inside its own block so
+ * that its pages line up with dst's, and its moved pages are left as empty memory
+ * (MREMAP_DONTUNMAP). They line up to 2 MB where the block has room for that shift: the blocks are
+ * then moved in huge pages whole, where a move cut at 4 KB splits them into small mappings, each
+ * as costly on first touch as a page fault on a virtual machine (the CLI's tables are in huge
+ * pages: 1 M chains, 48 MB of tasks read once 60 ms after a 4 KB move, 2 ms after a 2 MB one).
+ * Small moves, a block without room for the shift, or a kernel that refuses: a copy. */
 static void move_records(char *dst, char *src, size_t n, size_t room)
 {
-	const uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
-	size_t shift = ((uintptr_t)dst - (uintptr_t)src) & (page - 1);
-	char *lo = (char *)(((uintptr_t)dst + page - 1) & ~(page - 1)), *hi = (char *)(((uintptr_t)dst + n) & ~(page - 1));
+	const uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE), huge = (uintptr_t)2 << 20;
+	uintptr_t grain = page;
+	if (n >= 2 * huge && (((uintptr_t)dst - (uintptr_t)src) & (huge - 1)) <= room - n)
+		grain = huge;
+	size_t shift = ((uintptr_t)dst - (uintptr_t)src) & (grain - 1);
+	char *lo = (char *)(((uintptr_t)dst + grain - 1) & ~(grain - 1)), *hi = (char *)(((uintptr_t)dst + n) & ~(grain - 1));
 	if (n < 16 * page || shift > room - n) {
 		memcpy(dst, src, n);
 		return;
 	}
 	memmove(src + shift, src, n);
-	const char *from = src + shift;   /* (from - dst is a multiple of the page size) */
+	const char *from = src + shift;   /* (from - dst is a multiple of the grain) */
 	memcpy(dst, from, (size_t)(lo - dst));
 	memcpy(hi, from + (hi - dst), (size_t)(dst + n - hi));
 	void *old = (void *)(from + (lo - dst));
