@@ -354,7 +354,7 @@ static int gather(void **arr, size_t *count, const struct piece *pieces, unsigne
 		if (first == n && pieces[k].count)
 			first = k;
 	}
-	char *p = first < n ? realloc(pieces[first].arr, total * elem) : NULL;
+	char *p = first < n ? realloc(pieces[first].arr, adac_block_bytes(total * elem)) : NULL;
 	size_t at = first < n ? pieces[first].count : 0;
 	for (unsigned k = 0; k < n; k++) {
 		if (k == first)

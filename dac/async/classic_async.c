@@ -8,6 +8,7 @@
 
 #include "async/async_scan.h"
 #include "base/addr_map.h"
+#include "base/grow.h"
 #include "base/limits.h"
 #include "base/sort.h"
 #include "metadata/ecma_metadata.h"
@@ -166,14 +167,8 @@ static int push_awaiter(struct adac_async_scan *s, uint64_t a, struct adac_error
 {
 	if (s->awaiter_count >= ADAC_MAX_AWAITERS)
 		return adac_fail(err, ADAC_E_LIMIT, a, "more than %u task continuations", ADAC_MAX_AWAITERS);
-	if (s->awaiter_count == s->awaiter_cap) {
-		size_t cap = s->awaiter_cap ? s->awaiter_cap * 2 : 1024;
-		uint64_t *p = realloc(s->awaiters, cap * sizeof *p);
-		if (!p)
-			return adac_fail(err, ADAC_E_NOMEM, 0, "out of memory resolving task continuations");
-		s->awaiters = p;
-		s->awaiter_cap = cap;
-	}
+	if (adac_grow((void **)&s->awaiters, &s->awaiter_cap, s->awaiter_count + 1, sizeof *s->awaiters, 1024))
+		return adac_fail(err, ADAC_E_NOMEM, 0, "out of memory resolving task continuations");
 	s->awaiters[s->awaiter_count++] = a;
 	return 0;
 }
@@ -555,14 +550,8 @@ uint64_t adac_async_node_awaits(const struct adac_async_scan *s, const struct ad
 static int add_node(struct adac_async_graph *g, size_t *cap, enum adac_node_kind kind, uint32_t index,
                     struct adac_error *err)
 {
-	if (g->node_count == *cap) {
-		size_t c = *cap ? *cap * 2 : 1024;
-		struct adac_async_node *p = realloc(g->nodes, c * sizeof *p);
-		if (!p)
-			return adac_fail(err, ADAC_E_NOMEM, 0, "out of memory building async stacks");
-		g->nodes = p;
-		*cap = c;
-	}
+	if (adac_grow((void **)&g->nodes, cap, g->node_count + 1, sizeof *g->nodes, 1024))
+		return adac_fail(err, ADAC_E_NOMEM, 0, "out of memory building async stacks");
 	g->nodes[g->node_count++] = (struct adac_async_node){.kind = kind, .index = index};
 	return 0;
 }
@@ -652,24 +641,9 @@ static int emit(struct builder *b, size_t depth, bool cycle, bool truncated, str
 		g->stacks_capped = true;
 		return 1;
 	}
-	if (g->stack_count == b->cap_stacks) {
-		size_t c = b->cap_stacks ? b->cap_stacks * 2 : 1024;
-		struct adac_async_stack *p = realloc(g->stacks, c * sizeof *p);
-		if (!p)
-			return adac_fail(err, ADAC_E_NOMEM, 0, "out of memory building async stacks");
-		g->stacks = p;
-		b->cap_stacks = c;
-	}
-	if (g->stack_node_count + depth > b->cap_nodes) {
-		size_t c = b->cap_nodes ? b->cap_nodes : 4096;
-		while (c < g->stack_node_count + depth)
-			c *= 2;
-		uint32_t *p = realloc(g->stack_nodes, c * sizeof *p);
-		if (!p)
-			return adac_fail(err, ADAC_E_NOMEM, 0, "out of memory building async stacks");
-		g->stack_nodes = p;
-		b->cap_nodes = c;
-	}
+	if (adac_grow((void **)&g->stacks, &b->cap_stacks, g->stack_count + 1, sizeof *g->stacks, 1024) ||
+	    adac_grow((void **)&g->stack_nodes, &b->cap_nodes, g->stack_node_count + depth, sizeof *g->stack_nodes, 4096))
+		return adac_fail(err, ADAC_E_NOMEM, 0, "out of memory building async stacks");
 	struct adac_async_stack *st = &g->stacks[g->stack_count++];
 	st->first = (uint32_t)g->stack_node_count;
 	st->count = (uint32_t)depth;

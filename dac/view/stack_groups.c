@@ -12,6 +12,7 @@
 #include "async/task.h"
 #include "async/thread_pool.h"
 #include "base/addr_map.h"
+#include "base/grow.h"
 #include "base/json.h"
 #include "base/labels.h"
 #include "base/output.h"
@@ -323,14 +324,8 @@ static uint32_t async_frame_id(struct groups *g, const struct adac_async_frame *
 
 static int seq_push(struct groups *g, uint32_t v)
 {
-	if (g->seq_len == g->seq_cap) {
-		size_t cap = g->seq_cap ? g->seq_cap * 2 : 4096;
-		uint32_t *p = realloc(g->seq, cap * sizeof *p);
-		if (!p)
-			return adac_fail(&g->fail, ADAC_E_NOMEM, 0, "out of memory grouping stacks");
-		g->seq = p;
-		g->seq_cap = cap;
-	}
+	if (adac_grow((void **)&g->seq, &g->seq_cap, g->seq_len + 1, sizeof *g->seq, 4096))
+		return adac_fail(&g->fail, ADAC_E_NOMEM, 0, "out of memory grouping stacks");
 	g->seq[g->seq_len++] = v;
 	return 0;
 }
@@ -423,14 +418,9 @@ static uint32_t first_code(struct groups *g, const struct adac_pending_stack *st
 			uint32_t what = ident_what(g, aw->type, aw->kind);
 			if (what == UINT32_MAX)
 				return UINT32_MAX;
-			if (g->ident_count == g->ident_cap) {
-				size_t cap = g->ident_cap ? g->ident_cap * 2 : 256;
-				struct ident *p = cap <= IDENT_BIT ? realloc(g->idents, cap * sizeof *p) : NULL;
-				if (!p)
-					return UINT32_MAX;
-				g->idents = p;
-				g->ident_cap = cap;
-			}
+			if (g->ident_count >= IDENT_BIT ||
+			    adac_grow((void **)&g->idents, &g->ident_cap, g->ident_count + 1, sizeof *g->idents, 256))
+				return UINT32_MAX;
 			g->idents[g->ident_count++] = (struct ident){aw->object, owner, what, 0};
 			*slot = (uint32_t)g->ident_count;
 		}
