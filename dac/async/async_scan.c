@@ -541,7 +541,7 @@ static int cmp_task_index(const void *a, const void *b, void *tasks)
 /* Puts the n records of `elem` bytes in *arr in the order `order` gives (old indexes). */
 static int permute(void **arr, const uint32_t *order, size_t n, size_t elem)
 {
-	char *to = malloc((n ? n : 1) * elem);
+	char *to = adac_array_new(n, elem);
 	if (!to)
 		return -1;
 	for (size_t i = 0; i < n; i++)
@@ -560,7 +560,7 @@ static int sort_tasks(struct adac_async_scan *s)
 		i++;
 	if (i >= s->task_count)
 		return 0;
-	uint32_t *order = malloc(s->task_count * sizeof *order);
+	uint32_t *order = adac_array_new(s->task_count, sizeof *order);
 	if (!order)
 		return -1;
 	for (i = 0; i < s->task_count; i++)
@@ -599,7 +599,7 @@ static int build_index(struct adac_scan_index *x, const void *base, size_t n, si
 	while (shift < 63 && (span >> shift) >= want)
 		shift++;
 	size_t buckets = (size_t)(span >> shift) + 1;
-	uint32_t *start = malloc((buckets + 1) * sizeof *start);
+	uint32_t *start = adac_array_new(buckets + 1, sizeof *start);
 	if (!start)
 		return -1;
 	size_t i = 0;
@@ -662,7 +662,7 @@ uint32_t adac_scan_chain_of(const struct adac_async_scan *s, uint64_t addr)
 int adac_async_scan_awaiter_chains(struct adac_async_scan *s, struct adac_error *err)
 {
 	free(s->awaiter_chains);
-	s->awaiter_chains = malloc((s->awaiter_count ? s->awaiter_count : 1) * sizeof *s->awaiter_chains);
+	s->awaiter_chains = adac_array_new(s->awaiter_count, sizeof *s->awaiter_chains);
 	if (!s->awaiter_chains)
 		return adac_fail(err, ADAC_E_NOMEM, 0, "out of memory resolving task continuations");
 	for (size_t i = 0; i < s->awaiter_count; i++)
@@ -787,7 +787,7 @@ static void walk_chain(struct adac_async_scan *s, uint32_t idx, uint32_t i)
  * runs out. */
 static int link_states(struct adac_async_scan *s)
 {
-	uint32_t *conts = malloc((s->task_count ? s->task_count : 1) * sizeof *conts);
+	uint32_t *conts = adac_array_new(s->task_count, sizeof *conts);
 	if (!conts)
 		return -1;
 	/* (The tasks come in address order, and so, mostly, do their state objects.) */
@@ -845,7 +845,7 @@ int adac_async_scan_chains(struct adac_async_scan *s, struct adac_error *err)
 	}
 	/* Which continuations some continuation's Next points to: a bit each, only while the chains
 	 * are found (a flag in every record cost 8 bytes of padding each: 32 MB at 4 M records). */
-	uint8_t *referenced = calloc(s->cont_count / 8 + 1, 1);
+	uint8_t *referenced = adac_array_zeroed(s->cont_count / 8 + 1, 1);
 	if (!referenced)
 		return adac_fail(err, ADAC_E_NOMEM, 0, "out of memory indexing continuations");
 	for (size_t i = 0; i < s->cont_count; i++) {

@@ -707,8 +707,8 @@ int adac_async_graph_link(const struct adac_async_scan *s, struct adac_async_gra
 {
 	memset(g, 0, sizeof *g);
 	size_t ncap = 0;
-	g->chain_node = malloc((s->chain_count ? s->chain_count : 1) * sizeof *g->chain_node);
-	g->task_node = malloc((s->task_count ? s->task_count : 1) * sizeof *g->task_node);
+	g->chain_node = adac_array_new(s->chain_count, sizeof *g->chain_node);
+	g->task_node = adac_array_new(s->task_count, sizeof *g->task_node);
 	if (!g->chain_node || !g->task_node)
 		goto nomem;
 	/* Nodes: chains (not stale), boxes, and tasks that others await. */
@@ -738,8 +738,8 @@ int adac_async_graph_link(const struct adac_async_scan *s, struct adac_async_gra
 	struct adac_async_node *fit = realloc(g->nodes, (g->node_count ? g->node_count : 1) * sizeof *fit);
 	if (fit)
 		g->nodes = fit;
-	g->marks = calloc(g->node_count ? g->node_count : 1, sizeof *g->marks);
-	g->callers_at = calloc(g->node_count + 1, sizeof *g->callers_at);
+	g->marks = adac_array_zeroed(g->node_count, sizeof *g->marks);
+	g->callers_at = adac_array_zeroed(g->node_count + 1, sizeof *g->callers_at);
 	if (!g->marks || !g->callers_at)
 		goto nomem;
 	/* Edges: task -> what its m_continuationObject resolves to, compressed per node: pass 0 counts
@@ -750,7 +750,7 @@ int adac_async_graph_link(const struct adac_async_scan *s, struct adac_async_gra
 			for (size_t n = 0; n < g->node_count; n++)
 				g->callers_at[n + 1] += g->callers_at[n];
 			size_t total = g->callers_at[g->node_count];
-			g->callers = malloc((total ? total : 1) * sizeof *g->callers);
+			g->callers = adac_array_new(total, sizeof *g->callers);
 			if (!g->callers)
 				goto nomem;
 			g->caller_count = total;
@@ -774,7 +774,7 @@ int adac_async_graph_link(const struct adac_async_scan *s, struct adac_async_gra
 	}
 
 	/* Which nodes are fed from a frame (directly, or through tasks)? */
-	uint32_t *queue = malloc((g->node_count ? g->node_count : 1) * sizeof *queue);
+	uint32_t *queue = adac_array_new(g->node_count, sizeof *queue);
 	if (!queue)
 		goto nomem;
 	size_t qh = 0, qt = 0;
@@ -824,7 +824,7 @@ static int stacks_round(struct builder *b, int round, struct adac_error *err)
 	size_t ns = 0;
 	for (size_t n = 0; n < g->node_count; n++)
 		ns += is_start(g, n, round);
-	struct start *starts = malloc((ns ? ns : 1) * sizeof *starts);
+	struct start *starts = adac_array_new(ns, sizeof *starts);
 	if (!starts)
 		return adac_fail(err, ADAC_E_NOMEM, 0, "out of memory building async stacks");
 	ns = 0;
@@ -850,7 +850,7 @@ int adac_async_graph_stacks(const struct adac_async_scan *s, struct adac_async_g
 		return adac_fail(err, ADAC_E_UNSUPPORTED, 0, "the stacks were found already: the graph's edges are gone");
 	struct builder b = {.s = s, .g = g, .path_cap = 64};
 	b.path = malloc(b.path_cap * sizeof *b.path);
-	b.on_path = calloc(g->node_count ? g->node_count : 1, sizeof *b.on_path);
+	b.on_path = adac_array_zeroed(g->node_count, sizeof *b.on_path);
 	int rc = b.path && b.on_path ? 0 : adac_fail(err, ADAC_E_NOMEM, 0, "out of memory building async stacks");
 	for (int round = 0; round < 2 && rc == 0; round++)
 		rc = stacks_round(&b, round, err);

@@ -7,6 +7,7 @@
 #include "async/awaited.h"
 #include "async/task.h"
 #include "base/clock.h"
+#include "base/grow.h"
 #include "base/output.h"
 #include "runtime/object.h"
 #include "runtime/runtime.h"
@@ -46,7 +47,7 @@ int adac_pending_collect(struct adac_runtime *rt, struct adac_out *out, unsigned
 		return -1;
 	p->collected_at = adac_seconds();
 	p->seconds_stacks = p->collected_at - t1;
-	p->fate = calloc(p->graph.node_count ? p->graph.node_count : 1, sizeof *p->fate);
+	p->fate = adac_array_zeroed(p->graph.node_count, sizeof *p->fate);
 	if (!p->fate)
 		return adac_fail(err, ADAC_E_NOMEM, 0, "out of memory");
 	return 0;

@@ -1,4 +1,5 @@
-/* grow.h - room for one more element in an array grown by doubling. */
+/* grow.h - arrays of records: new ones, and room for one more in one grown by doubling, sized so
+ * that a large one lies in whole huge pages (adac_block_bytes). */
 #ifndef ADAC_GROW_H
 #define ADAC_GROW_H
 
@@ -18,6 +19,22 @@ static inline size_t adac_block_bytes(size_t bytes)
 	if (bytes < ADAC_BLOCK_HUGE || bytes > SIZE_MAX - 2 * ADAC_BLOCK_HUGE)
 		return bytes;
 	return ((bytes + ADAC_BLOCK_HEADER + ADAC_BLOCK_HUGE - 1) & ~(ADAC_BLOCK_HUGE - 1)) - ADAC_BLOCK_HEADER;
+}
+
+/* A new array of n elements of `elem` bytes (room for one at least), its block sized by
+ * adac_block_bytes; NULL when memory runs out or the size overflows. Free it with free(). */
+static inline void *adac_array_new(size_t n, size_t elem)
+{
+	if (!n)
+		n = 1;
+	return n > SIZE_MAX / elem ? NULL : malloc(adac_block_bytes(n * elem));
+}
+/* ... zeroed. */
+static inline void *adac_array_zeroed(size_t n, size_t elem)
+{
+	if (!n)
+		n = 1;
+	return n > SIZE_MAX / elem ? NULL : calloc(1, adac_block_bytes(n * elem));
 }
 
 /* Makes *arr (elements of `elem` bytes, *cap of them) hold at least `need`: doubling from `first`

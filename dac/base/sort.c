@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/grow.h"
+
 /* Runs are merged when they average this many elements or more (or are this few): else qsort. */
 #define MIN_RUN 64u
 
@@ -77,7 +79,7 @@ bool adac_sort_if_needed(void *base, size_t n, size_t size, int (*cmp)(const voi
 	if (runs == 1)
 		return strict;
 	size_t *start = runs <= MIN_RUN || runs <= n / MIN_RUN ? malloc((runs + 1) * sizeof *start) : NULL;
-	char *tmp = start ? malloc(n * size) : NULL;
+	char *tmp = start ? adac_array_new(n, size) : NULL;
 	if (!tmp) {
 		free(start);
 		qsort(base, n, size, cmp);

@@ -376,7 +376,7 @@ static uint32_t *ident_slot(struct groups *g, uint64_t key)
 	const struct adac_async_scan *s = &g->l->p->scan;
 	uint32_t t = adac_scan_find_task(s, key);
 	if (t != ADAC_SCAN_NONE) {
-		if (!g->task_ident && !(g->task_ident = calloc(s->task_count, sizeof *g->task_ident)))
+		if (!g->task_ident && !(g->task_ident = adac_array_zeroed(s->task_count, sizeof *g->task_ident)))
 			return NULL;
 		return &g->task_ident[t];
 	}
@@ -427,7 +427,7 @@ static uint32_t first_code(struct groups *g, const struct adac_pending_stack *st
 		uint32_t index = *slot - 1;
 		if (!g->first_seen) {
 			size_t n = g->l->p->graph.node_count;
-			g->first_seen = calloc(n ? n : 1, sizeof *g->first_seen);
+			g->first_seen = adac_array_zeroed(n, sizeof *g->first_seen);
 			if (!g->first_seen)
 				return UINT32_MAX;
 		}
@@ -492,7 +492,7 @@ static int ident_labels(struct groups *g)
 {
 	char buf[LABEL_MAX];
 	struct counts singles = {0};     /* per "<type>" label id: objects awaited by one stack */
-	g->first_label = malloc((g->ident_count ? g->ident_count : 1) * sizeof *g->first_label);
+	g->first_label = adac_array_new(g->ident_count, sizeof *g->first_label);
 	if (!g->first_label)
 		return adac_fail(&g->fail, ADAC_E_NOMEM, 0, "out of memory grouping stacks");
 	for (size_t pass = 0; pass < 2; pass++)
@@ -1394,7 +1394,7 @@ int adac_stack_groups_print(struct adac_pending_list *l, enum adac_stack_groupin
 	struct groups g = {.l = l, .out = out, .rt = l->p->rt};
 	struct groups parts[ADAC_LIST_MAX_HELPERS] = {0};
 	size_t nodes = l->p->graph.node_count;
-	g.counted = calloc(nodes ? nodes : 1, sizeof *g.counted);
+	g.counted = adac_array_zeroed(nodes, sizeof *g.counted);
 	int rc = 0;
 	if (!g.counted || trie_init(&g.trie) || (how == ADAC_GROUP_COALESCE && trie_init(&g.frames))) {
 		rc = adac_fail(err, ADAC_E_NOMEM, 0, "out of memory");
@@ -1475,7 +1475,7 @@ int adac_stack_groups_shared(struct adac_pending_list *l, struct adac_out *out, 
 		goto done;
 	}
 	size_t n = 0;
-	shared = malloc((g.ident_count ? g.ident_count : 1) * sizeof *shared);
+	shared = adac_array_new(g.ident_count, sizeof *shared);
 	if (!shared) {
 		rc = adac_fail(err, ADAC_E_NOMEM, 0, "out of memory");
 		goto done;
