@@ -818,7 +818,6 @@ static int window_at(struct walk_part *p, uint64_t addr, uint64_t end, size_t ne
 	adac_target_unview(t, &p->view);
 	if (adac_target_view(t, addr, (size_t)(want < ADAC_GC_VIEW_BYTES ? want : ADAC_GC_VIEW_BYTES), &p->view) &&
 	    p->view.len >= need) {
-		adac_target_view_populate(&p->view); /* (the walk reads it all) */
 		p->rep.bytes_read += p->view.len;
 		p->bytes = p->view.bytes;
 		p->win_base = addr;

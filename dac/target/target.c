@@ -3,8 +3,6 @@
 
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <unistd.h>
 
 #include "base/limits.h"
 #include "target/elf_image.h"
@@ -362,18 +360,6 @@ bool adac_target_view(struct adac_target *t, uint64_t addr, size_t len, struct a
 	if (!t->ops->view || !len || addr + len < addr || t->ops->view(t->impl, addr, len, v))
 		return false;
 	return true;
-}
-
-void adac_target_view_populate(const struct adac_target_view *v)
-{
-#ifdef MADV_POPULATE_READ
-	const uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
-	uintptr_t lo = (uintptr_t)v->bytes & ~(page - 1), hi = (uintptr_t)v->bytes + v->len;
-	if (v->len)
-		(void)madvise((void *)lo, hi - lo, MADV_POPULATE_READ); /* (a kernel before 5.14: faults as before) */
-#else
-	(void)v;
-#endif
 }
 
 void adac_target_unview(struct adac_target *t, struct adac_target_view *v)

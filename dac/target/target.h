@@ -231,9 +231,6 @@ size_t adac_read_concurrent(struct adac_target *t, uint64_t addr, void *buf, siz
  * check): true with v set, false when the backend cannot lend them (read them). Each view is
  * given back with adac_target_unview (a cleared view may be given back too). */
 bool adac_target_view(struct adac_target *t, uint64_t addr, size_t len, struct adac_target_view *v);
-/* For a view read whole: its pages mapped now, in one call, where a core file's took a page fault
- * each 64 KB or 2 MB as they were read (a fault costs microseconds on a virtual machine). */
-void adac_target_view_populate(const struct adac_target_view *v);
 void adac_target_unview(struct adac_target *t, struct adac_target_view *v);
 
 /* Reads a NUL-terminated string of at most max bytes into a new heap buffer (caller frees). */
