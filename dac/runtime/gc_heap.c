@@ -813,10 +813,13 @@ static int window_at(struct walk_part *p, uint64_t addr, uint64_t end, size_t ne
 	if (addr >= p->win_base && addr + need <= p->win_base + p->win_len)
 		return 0;
 	uint64_t want = end - addr;
-	/* The target's bytes in place where it lends them (a core file's pages): no copy. */
+	/* The target's bytes in place where it holds them in memory (a released process's copy): no
+	 * copy. A core file's pages are read into the window: mapping them cost more (the read
+	 * copies a page the cache has; a new mapping's page costs a fault, on a virtual machine
+	 * several microseconds, the first time it is read). */
 	struct adac_target *t = p->w->rt->t;
 	adac_target_unview(t, &p->view);
-	if (adac_target_view(t, addr, (size_t)(want < ADAC_GC_VIEW_BYTES ? want : ADAC_GC_VIEW_BYTES), &p->view) &&
+	if (!adac_target_view_maps(t) && adac_target_view(t, addr, (size_t)(want < ADAC_GC_VIEW_BYTES ? want : ADAC_GC_VIEW_BYTES), &p->view) &&
 	    p->view.len >= need) {
 		p->rep.bytes_read += p->view.len;
 		p->bytes = p->view.bytes;

@@ -21,9 +21,10 @@
  *     least 2 pointers (a smaller size is taken as the minimum object size, 3 pointers, as SOS and
  *     ClrMD do), and the object within the region. A bad object ends its region's walk with an error in
  *     the report; the other regions are still walked.
- * Region memory is parsed in place where the target lends it (a core file's pages, mapped
+ * Region memory is parsed in place where the target holds it in memory (a released process's copy,
  * ADAC_GC_VIEW_BYTES at a time), else read in blocks of ADAC_GC_READ_BLOCK bytes (straight from the
- * backend, past the block cache) and parsed from that buffer; MethodTable facts are cached per MT. */
+ * backend, past the block cache; a core file) and parsed from that buffer; MethodTable facts are
+ * cached per MT. */
 #ifndef ADAC_GC_HEAP_H
 #define ADAC_GC_HEAP_H
 

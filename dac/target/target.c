@@ -362,6 +362,8 @@ bool adac_target_view(struct adac_target *t, uint64_t addr, size_t len, struct a
 	return true;
 }
 
+bool adac_target_view_maps(const struct adac_target *t) { return t->ops->view && t->ops->view_maps; }
+
 void adac_target_unview(struct adac_target *t, struct adac_target_view *v)
 {
 	if (v->map && t->ops->unview)

@@ -96,6 +96,11 @@ struct adac_target_ops {
 	 * Safe on several threads at once, beside calls in progress. */
 	int (*view)(void *impl, uint64_t addr, size_t len, struct adac_target_view *v);
 	void (*unview)(void *impl, struct adac_target_view *v);
+	/* With view: whether a view is a new mapping (a core file's pages), not bytes already in this
+	 * process's memory (a released process's copy). Each page of a new mapping costs a fault the
+	 * first time it is read, on a virtual machine more than reading it into a buffer would: a walk
+	 * that reads every byte once (the heap's) reads such a backend instead. */
+	bool view_maps;
 
 	/* Required. Calls cb once per loaded module. 0, or -1 with err set. build_id may be left empty:
 	 * target.c fills it from the ELF notes in memory. */
@@ -232,6 +237,8 @@ size_t adac_read_concurrent(struct adac_target *t, uint64_t addr, void *buf, siz
  * given back with adac_target_unview (a cleared view may be given back too). */
 bool adac_target_view(struct adac_target *t, uint64_t addr, size_t len, struct adac_target_view *v);
 void adac_target_unview(struct adac_target *t, struct adac_target_view *v);
+/* ops->view_maps: a view is a new mapping, not memory the backend holds already. */
+bool adac_target_view_maps(const struct adac_target *t);
 
 /* Reads a NUL-terminated string of at most max bytes into a new heap buffer (caller frees). */
 char *adac_read_cstring(struct adac_target *t, uint64_t addr, size_t max, struct adac_error *err);

@@ -980,6 +980,7 @@ static const struct adac_target_ops core_ops = {
 	.read_ahead = 16,
 	.read_concurrent = core_read_concurrent,
 	.view = core_view,
+	.view_maps = true,
 	.unview = core_unview,
 	.modules = core_modules,
 	.threads = core_threads,
