@@ -94,7 +94,6 @@ struct gc_state {
 	struct adac_gc_alloc_context *contexts;
 	size_t ncontexts, cap_contexts;
 	struct adac_addr_map mts;  /* struct mt_entry by MethodTable */
-	uint8_t *window;           /* ADAC_GC_READ_BLOCK bytes for the walk (its first part) */
 	pthread_mutex_t lock;      /* a split walk's shared state: mts, the target, the runtime */
 };
 
@@ -109,7 +108,6 @@ static void free_state(void *p)
 	free(s->free_regions);
 	free(s->contexts);
 	adac_addr_map_free(&s->mts);
-	free(s->window);
 	pthread_mutex_destroy(&s->lock);
 	free(s);
 }
@@ -846,6 +844,10 @@ static int window_at(struct walk_part *p, uint64_t addr, uint64_t end, size_t ne
 
 static uint64_t align_up(uint64_t v, uint64_t a) { return (v + a - 1) & ~(a - 1); }
 
+/* The largest object the walk reads whole when a window cuts it (the objects scans read fields of,
+ * continuations and tasks, are a few hundred bytes). */
+#define WHOLE_OBJECT_MAX (64u << 10)
+
 /* In a view, every cache line up to PREFETCH_AHEAD bytes past obj is asked for as the walk goes:
  * the next object's header is where its predecessor's size says, a cache miss each (13 M objects
  * of a few hundred bytes took twice as long as pread's copy), but the lines in between are cheap
@@ -973,6 +975,17 @@ static int walk_region(struct walk_part *part, const struct adac_gc_region *r, u
 			rep->free_bytes += size;
 		} else {
 			size_t avail = part->win_len - (size_t)(obj - part->win_base);
+			/* A small object the window cuts is read again whole, from its start, and the walk
+			 * goes on in that window: its fields then come from the window, not one by one
+			 * through the target's cache (which they would fill, 8 MB, at a window's end each). */
+			if (avail < extent && extent <= WHOLE_OBJECT_MAX) {
+				struct adac_error cut = {0}; /* (its tail unreadable: as much as can be read, as before) */
+				if (window_at(part, obj, r->end, (size_t)extent, &cut) &&
+				    window_at(part, obj, r->end, w->header, err))
+					return -1;
+				p = part->bytes + (obj - part->win_base);
+				avail = part->win_len - (size_t)(obj - part->win_base);
+			}
 			struct adac_gc_object o = {
 				.addr = obj,
 				.mt = mt,
@@ -1155,13 +1168,14 @@ int adac_gc_walk_split(struct adac_runtime *rt, unsigned parts, adac_gc_object_c
 	unsigned nthreads = parts < adac_cpus() ? parts : adac_cpus();
 	struct walk_thread thread[ADAC_GC_WALK_MAX_PARTS];
 	int rc = 0;
-	if (!s->window && !(s->window = malloc(ADAC_GC_READ_BLOCK)))
-		rc = adac_fail(err, ADAC_E_NOMEM, 0, "out of memory for the heap read buffer");
-	for (unsigned k = 0; k < nthreads && rc == 0; k++) {
-		thread[k] = (struct walk_thread){&w, k == 0 ? s->window : malloc(ADAC_GC_READ_BLOCK)};
+	/* (The windows go with the walk: a megabyte each that a held runtime would keep.) */
+	for (unsigned k = 0; k < nthreads; k++) {
+		thread[k] = (struct walk_thread){&w, malloc(ADAC_GC_READ_BLOCK)};
 		if (!thread[k].window)
 			nthreads = k; /* fewer threads, then */
 	}
+	if (nthreads == 0)
+		rc = adac_fail(err, ADAC_E_NOMEM, 0, "out of memory for the heap read buffer");
 	/* Thread 0 is this one; the parts a thread that could not start would have claimed go to the
 	 * others. */
 	pthread_t tid[ADAC_GC_WALK_MAX_PARTS];
@@ -1173,9 +1187,9 @@ int adac_gc_walk_split(struct adac_runtime *rt, unsigned parts, adac_gc_object_c
 		for (unsigned k = 1; k < nthreads; k++)
 			if (started[k])
 				pthread_join(tid[k], NULL);
-		for (unsigned k = 1; k < nthreads; k++)
-			free(thread[k].window);
 	}
+	for (unsigned k = 0; k < nthreads; k++)
+		free(thread[k].window);
 	size_t cap_errors = 0;
 	for (unsigned k = 0; k < parts; k++) {
 		if (rc == 0 && part[k].rc) {
