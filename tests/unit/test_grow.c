@@ -1,9 +1,10 @@
 /* test_grow.c - dac/base/grow.h: adac_block_bytes leaves a small block alone and ends a large one
- * 32 bytes short of a multiple of 2 MB; adac_array_new / adac_array_zeroed give room for one
- * element at least and refuse a size that overflows; adac_grow doubles, then rounds a large block
- * up the same way, and leaves the array as it was when it cannot grow. Where glibc's malloc and the
- * kernel's transparent huge pages are there (this project's machines), a large block, new or moved
- * by realloc, starts 16 bytes (glibc's header) past a 2 MB boundary: what the sizing is for. */
+ * 32 bytes short of a multiple of 2 MB; adac_array_bytes does so from 8 MB on; adac_array_new /
+ * adac_array_zeroed give room for one element at least and refuse a size that overflows;
+ * adac_grow doubles, then rounds a large block up the same way, and leaves the array as it was
+ * when it cannot grow. Where glibc's malloc and the kernel's transparent huge pages are there (this
+ * project's machines), a large block, new or moved by realloc, starts 16 bytes (glibc's header)
+ * past a 2 MB boundary: what the sizing is for. */
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -52,7 +53,11 @@ int main(void)
 	free(none);
 	CHECK(adac_array_new(SIZE_MAX / 4 + 1, 8) == NULL);
 	CHECK(adac_array_zeroed(SIZE_MAX / 4 + 1, 8) == NULL);
-	size_t n = 3 * MB / sizeof(uint64_t);
+	CHECK_EQ_U64(adac_array_bytes(0, 8), 8);
+	CHECK_EQ_U64(adac_array_bytes(3 * MB / 8, 8), 3 * MB);          /* (below 8 MB: as asked) */
+	CHECK_EQ_U64(adac_array_bytes(9 * MB / 8, 8), 10 * MB - 32);
+	CHECK_EQ_U64(adac_array_bytes(SIZE_MAX / 4 + 1, 8), 0);
+	size_t n = 9 * MB / sizeof(uint64_t);
 	uint64_t *z = adac_array_zeroed(n, sizeof *z);
 	CHECK(z != NULL);
 	if (z) {
