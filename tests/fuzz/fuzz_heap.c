@@ -3,7 +3,8 @@
  * and the regions' objects and MethodTables. adac_gc_info must list its regions sorted; every
  * object the walk yields must lie in its region, after the one before, with a size of at least the
  * minimum object size; the report must count what was yielded; split in two parts walked at once,
- * it must yield the same (adac_gc_walk_split). Then the GC's roots outside the heap
+ * it must yield the same (adac_gc_walk_split), and so must the walk with the bytes read into its
+ * windows instead of lent in place (a core file's path). Then the GC's roots outside the heap
  * (runtime/gc_handles.c): every handle of the handle tables (a held object, a type the tables
  * number, a secondary only for the types that have one, no more than ADAC_MAX_GC_HANDLES) and the
  * finalization queue's ready lists (objects); a failure of either has a code and a message. Then
@@ -22,6 +23,7 @@
 #include "runtime/gc_handles.h"
 #include "runtime/gc_heap.h"
 #include "runtime/runtime.h"
+#include "target/target_mem.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -56,6 +58,27 @@ static int check_object(void *ctx, const struct adac_gc_object *o)
 
 /* The walk split in two parts, at once: each part in order, and together what the whole walk
  * (rep) yielded, with the same region errors. */
+/* The walk with the target's bytes read into its windows, not lent (as a core file's are): the
+ * same objects, regions and errors as the walk in place. */
+static void check_copied(struct adac_runtime *rt, struct adac_memimg *mem, const struct adac_gc_walk_report *rep)
+{
+	const struct adac_gc_info *info = adac_gc_info(rt, NULL);
+	struct walk w = {info, NULL, 0, 0};
+	struct adac_gc_walk_report copied = {0};
+	struct adac_error err = {0};
+	adac_memimg_set_view(mem, false);
+	if (adac_gc_walk(rt, check_object, &w, &copied, &err) != 0)
+		__builtin_trap(); /* the walk in place got through */
+	adac_memimg_set_view(mem, true);
+	if (copied.objects != rep->objects || w.objects != rep->objects || copied.free_objects != rep->free_objects ||
+	    copied.regions_walked != rep->regions_walked || copied.error_count != rep->error_count)
+		__builtin_trap();
+	for (size_t i = 0; i < copied.error_count; i++)
+		if (copied.errors[i].region != rep->errors[i].region || copied.errors[i].err.code != rep->errors[i].err.code)
+			__builtin_trap();
+	adac_gc_walk_report_free(&copied);
+}
+
 static void check_split(struct adac_runtime *rt, const struct adac_gc_walk_report *rep)
 {
 	const struct adac_gc_info *info = adac_gc_info(rt, NULL);
@@ -140,6 +163,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				if (rep.errors[i].err.code == ADAC_E_OK || rep.errors[i].err.msg[0] == '\0')
 					__builtin_trap();
 			check_split(rt, &rep);
+			check_copied(rt, img.mem, &rep);
 		} else if (err.code == ADAC_E_OK || err.msg[0] == '\0') {
 			__builtin_trap();
 		}

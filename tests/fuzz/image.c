@@ -153,6 +153,7 @@ int fuzz_image_open(const uint8_t *data, size_t size, struct fuzz_image *img)
 	}
 	struct adac_error err = {0};
 	img->t = adac_target_open_memory(mem, &err); /* owns mem, also on failure */
+	img->mem = img->t ? mem : NULL;
 	if (!img->t || rc != 0) {
 		fuzz_image_close(img);
 		return -1;

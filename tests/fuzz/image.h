@@ -39,6 +39,7 @@ struct fuzz_command {
 
 struct fuzz_image {
 	struct adac_target *t;
+	struct adac_memimg *mem;  /* t's (it owns it): whether t lends its bytes (adac_memimg_set_view) */
 	struct fuzz_command cmds[FUZZ_IMAGE_MAX_COMMANDS];
 	size_t ncmds;
 };
