@@ -125,7 +125,7 @@ def check_running(oracle, exp, problems, tid=None):
     stack = "\n".join(t["stack"])
     wanted = list(exp["stack_contains"])
     if check_running.mode not in ("park", "break"):
-        # crash modes die inside StopHere; sigstop stops inside kill() (ParkRunning only follows
+        # crash modes die inside StopHere; sigstop stops inside tgkill() (ParkRunning only follows
         # if something -- e.g. gdb detaching -- continues the process before the dump)
         wanted.remove("RunningApp.ParkRunning")
     for s in wanted:

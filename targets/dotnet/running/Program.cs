@@ -10,8 +10,8 @@
 //
 //   park      (default) blocks forever in RunningApp.ParkRunning (Thread.Sleep) with RunLeaf on the
 //             stack, so a debugger, createdump or gcore can take the process while the chain runs
-//   sigstop   kill(getpid(), SIGSTOP): the whole process stops itself (a Debugger.Break-like stop
-//             that works without a debugger); after SIGCONT it parks as in "park"
+//   sigstop   tgkill(getpid(), gettid(), SIGSTOP): the process stops itself, this thread inside the call
+//             (kill() stopped it anywhere after the call); after SIGCONT it parks as in "park"
 //   break     System.Diagnostics.Debugger.Break() (SIGTRAP: stops under a debugger, kills the
 //             process with a core-dumping signal without one)
 //   failfast  Environment.FailFast(message, exception) from the resumed frame: the runtime's crash
@@ -42,8 +42,8 @@ namespace AsyncdacSamples
         public static Task<int>? s_chain;
         public static object[]? s_keep;
 
-        [DllImport("libc", EntryPoint = "kill", SetLastError = true)]
-        private static extern int Kill(int pid, int sig);
+        [DllImport("libc", EntryPoint = "tgkill", SetLastError = true)]
+        private static extern int TgKill(int pid, int tid, int sig);
 
         [DllImport("libc", EntryPoint = "gettid")]
         private static extern int GetTid();
@@ -74,7 +74,7 @@ namespace AsyncdacSamples
                 case "park":
                     break;
                 case "sigstop":
-                    Kill(Environment.ProcessId, SIGSTOP);
+                    TgKill(Environment.ProcessId, GetTid(), SIGSTOP);
                     break;
                 case "break":
                     Debugger.Break();
