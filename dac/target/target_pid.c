@@ -64,8 +64,9 @@ struct ptarget {
 	size_t arena_size, arena_used;     /* mapped before the process is stopped */
 	struct user_regs_struct *saved_regs; /* per thread (threads[i]) */
 	bool *has_saved_regs;
-	bool borrowed;     /* reopened: the copy, threads and modules are the first target's */
-	bool lent;         /* reopened from: the copy must stay as it is */
+	bool borrowed;     /* reopened: the copy (or the held process's /proc/pid/mem), threads and
+	                    * registers are the first target's */
+	bool lent;         /* reopened from: the copy, or the process held, must stay as it is */
 };
 
 struct snap_region {
@@ -308,7 +309,7 @@ static ssize_t read_vm(pid_t pid, uint64_t addr, void *buf, size_t len)
 	return process_vm_readv(pid, &local, 1, &remote, 1, 0);
 }
 
-static ssize_t read_mem_file(struct ptarget *p, uint64_t addr, void *buf, size_t len)
+static void open_mem_file(struct ptarget *p)
 {
 	if (!p->mem_tried) {
 		char path[64];
@@ -316,6 +317,11 @@ static ssize_t read_mem_file(struct ptarget *p, uint64_t addr, void *buf, size_t
 		p->mem_fd = open(path, O_RDONLY | O_CLOEXEC);
 		p->mem_tried = true;
 	}
+}
+
+static ssize_t read_mem_file(struct ptarget *p, uint64_t addr, void *buf, size_t len)
+{
+	open_mem_file(p);
 	if (p->mem_fd < 0 || addr > (uint64_t)INT64_MAX) {
 		errno = EIO;
 		return -1;
@@ -590,7 +596,7 @@ static int pid_regs(void *impl, uint64_t tid, struct adac_regs *regs, struct ada
 	if (!th || th->gone)
 		return adac_fail(err, ADAC_E_NOT_FOUND, 0, "process %d: no thread %llu", (int)p->pid, (unsigned long long)tid);
 	struct user_regs_struct u;
-	if (p->released) {
+	if (p->released || p->borrowed) { /* (only the thread holding the process may ask ptrace) */
 		size_t i = (size_t)(th - p->threads);
 		if (!p->has_saved_regs[i])
 			return adac_fail(err, ADAC_E_IO, 0, "process %d: the registers of thread %d were not copied", (int)p->pid,
@@ -608,6 +614,21 @@ static int pid_regs(void *impl, uint64_t tid, struct adac_regs *regs, struct ada
 	r[ADAC_REG_R8] = u.r8, r[ADAC_REG_R9] = u.r9, r[ADAC_REG_R10] = u.r10, r[ADAC_REG_R11] = u.r11;
 	r[ADAC_REG_R12] = u.r12, r[ADAC_REG_R13] = u.r13, r[ADAC_REG_R14] = u.r14, r[ADAC_REG_R15] = u.r15;
 	r[ADAC_REG_RIP] = u.rip, r[ADAC_REG_FS_BASE] = u.fs_base;
+	return 0;
+}
+
+/* Takes the held threads' registers (on the thread holding them: ptrace answers no other), for
+ * a copy or for targets that borrow the process. */
+static int save_regs(struct ptarget *p, struct adac_error *err)
+{
+	if (p->saved_regs)
+		return 0;
+	if (!(p->saved_regs = calloc(p->nthreads ? p->nthreads : 1, sizeof *p->saved_regs)) ||
+	    !(p->has_saved_regs = calloc(p->nthreads ? p->nthreads : 1, sizeof *p->has_saved_regs)))
+		return adac_fail(err, ADAC_E_NOMEM, 0, "process %d: out of memory", (int)p->pid);
+	for (size_t i = 0; i < p->nthreads; i++)
+		p->has_saved_regs[i] =
+			!p->threads[i].gone && ptrace(PTRACE_GETREGS, p->threads[i].tid, NULL, &p->saved_regs[i]) == 0;
 	return 0;
 }
 
@@ -658,6 +679,9 @@ static int pid_frames(void *impl, uint64_t tid, adac_frame_cb cb, void *ctx, str
 	if (p->released)
 		return adac_fail(err, ADAC_E_UNSUPPORTED, 0,
 		                 "process %d: its native frames are not in the copy (it was released after copying)", (int)p->pid);
+	if (p->borrowed)
+		return adac_fail(err, ADAC_E_UNSUPPORTED, 0, "process %d: its native frames are unwound by the thread holding it",
+		                 (int)p->pid);
 	if (open_dwfl(p, err))
 		return -1;
 	struct adac_dwfl_walk w = {.dwfl = p->dwfl, .cb = cb, .ctx = ctx};
@@ -717,6 +741,8 @@ static int pid_run_briefly(void *impl, unsigned ms, struct adac_error *err)
 	struct ptarget *p = impl;
 	if (p->borrowed)
 		return adac_fail(err, ADAC_E_UNSUPPORTED, 0, "process %d: a copy read by another thread", (int)p->pid);
+	if (p->lent && !p->released)
+		return adac_fail(err, ADAC_E_UNSUPPORTED, 0, "process %d: being read by another thread", (int)p->pid);
 	if (p->was_stopped)
 		return adac_fail(err, ADAC_E_UNSUPPORTED, 0, "process %d: was stopped before attaching; it stays stopped",
 		                 (int)p->pid);
@@ -751,15 +777,26 @@ static int pid_run_briefly(void *impl, unsigned ms, struct adac_error *err)
 
 /* ---- open and close ---- */
 
-/* reopen: the copy, read by another thread through a target of its own. It borrows the first
- * target's copy (which must be closed after it). A process still held cannot be: one tracer. */
+/* reopen: the copy, or the process held, read by another thread through a target of its own,
+ * which borrows the first one's copy, threads and registers (and must be closed before it). A
+ * process cannot be attached twice (one tracer), but process_vm_readv and pread of /proc/pid/mem
+ * read it from any thread; its registers are taken here, on the thread holding it. The process
+ * then stays held as it is until the first target is closed (no run_briefly). */
 static void *pid_reopen(void *impl, struct adac_error *err)
 {
 	struct ptarget *p = impl;
-	if (!p->released) {
-		adac_fail(err, ADAC_E_UNSUPPORTED, 0, "process %d: held by this target, it cannot be attached twice (--release "
-		          "copies it first)", (int)p->pid);
+	if (p->borrowed) {
+		adac_fail(err, ADAC_E_UNSUPPORTED, 0, "process %d: a target borrowing it cannot lend it", (int)p->pid);
 		return NULL;
+	}
+	if (!p->released) {
+		if (p->exited) {
+			adac_fail(err, ADAC_E_IO, 0, "process %d has exited", (int)p->pid);
+			return NULL;
+		}
+		if (save_regs(p, err))
+			return NULL;
+		open_mem_file(p); /* the borrower's fallback, shared: pread needs no lock */
 	}
 	struct ptarget *q = malloc(sizeof *q);
 	if (!q) {
@@ -770,8 +807,13 @@ static void *pid_reopen(void *impl, struct adac_error *err)
 	p->lent = true;
 	q->borrowed = true;
 	q->dwfl = NULL;
-	q->mem_fd = -1;
-	q->mem_tried = true;
+	if (p->released) {
+		q->mem_fd = -1;
+		q->mem_tried = true;
+	} else { /* its own module list (pid_modules reads it again), the same /proc/pid/mem */
+		q->mods = NULL;
+		q->nmods = 0;
+	}
 	q->native.symbols = NULL;
 	return q;
 }
@@ -784,6 +826,8 @@ static void pid_close(void *impl)
 	if (p->borrowed) {
 		if (p->dwfl)
 			dwfl_end(p->dwfl);
+		if (!p->released)
+			free_mods(p);
 		free(p);
 		return;
 	}
@@ -1003,12 +1047,8 @@ static int copy_and_release(struct ptarget *p, struct adac_error *err)
 	size_t nmods = 0;
 	if (pid_modules(p, count_module, &nmods, err))
 		return -1;
-	if (!(p->saved_regs = calloc(p->nthreads ? p->nthreads : 1, sizeof *p->saved_regs)) ||
-	    !(p->has_saved_regs = calloc(p->nthreads ? p->nthreads : 1, sizeof *p->has_saved_regs)))
-		return adac_fail(err, ADAC_E_NOMEM, 0, "process %d: out of memory", (int)p->pid);
-	for (size_t i = 0; i < p->nthreads; i++)
-		p->has_saved_regs[i] =
-			!p->threads[i].gone && ptrace(PTRACE_GETREGS, p->threads[i].tid, NULL, &p->saved_regs[i]) == 0;
+	if (save_regs(p, err))
+		return -1;
 	struct plan_ctx c = {.p = p, .err = err};
 	if (each_readable_mapping(p, plan_mapping, &c, err) || copy_planned(p, err))
 		return -1;
