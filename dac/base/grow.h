@@ -5,6 +5,7 @@
 
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 /* The bytes to ask malloc for, for a block of at least `bytes`: from 2 MB on, 32 bytes short of a
  * multiple of 2 MB. glibc's malloc maps such a block, with its header, in whole 2 MB, which the
@@ -61,8 +62,16 @@ static inline int adac_grow(void **arr, size_t *cap, size_t need, size_t elem, s
 	if (n < need || n > SIZE_MAX / elem)
 		return -1;
 	n = adac_block_bytes(n * elem) / elem;
-	void *p = realloc(*arr, n * elem);
-	if (!p)
+	void *p;
+	if (*cap * elem < ADAC_BLOCK_HUGE && n * elem >= ADAC_BLOCK_HUGE) {
+		/* Into huge pages: a new block, not realloc's, which would move the small one's 4 KB pages
+		 * along (each costs a fault as it was written, and a TLB entry as it is read). */
+		if (!(p = malloc(n * elem)))
+			return -1;
+		if (*cap)
+			memcpy(p, *arr, *cap * elem);
+		free(*arr);
+	} else if (!(p = realloc(*arr, n * elem)))
 		return -1;
 	*arr = p;
 	*cap = n;

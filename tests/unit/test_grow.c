@@ -10,6 +10,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 
 #include "../check.h"
 #include "base/grow.h"
@@ -37,6 +40,9 @@ static bool on_boundary(const void *p) { return ((uintptr_t)p - 16) % (2 * MB) =
 
 int main(void)
 {
+#ifdef __GLIBC__
+	mallopt(M_MMAP_THRESHOLD, 128 * 1024); /* as the CLI: large blocks mapped, whatever was freed */
+#endif
 	/* Sizes. */
 	CHECK_EQ_U64(adac_block_bytes(0), 0);
 	CHECK_EQ_U64(adac_block_bytes(4096), 4096);
@@ -79,9 +85,13 @@ int main(void)
 	CHECK_EQ_U64(cap, 1024); /* (room enough: untouched) */
 	size_t filled = 0;
 	for (int round = 0; round < 40 && a && cap * sizeof *a < 16 * MB - 32; round++) {
-		size_t need = cap + 1;
+		size_t need = cap + 1, was = cap * sizeof *a;
 		CHECK(adac_grow((void **)&a, &cap, need, sizeof *a, 1024) == 0);
 		CHECK(cap >= need);
+		/* Past 2 MB a new block, whose mapping is in whole huge pages (realloc would carry the
+		 * small block's 4 KB pages along). */
+		if (was < 2 * MB && cap * sizeof *a >= 2 * MB && expect_aligned())
+			CHECK(on_boundary(a));
 		for (; filled < cap; filled++)
 			a[filled] = filled * 7;
 	}
