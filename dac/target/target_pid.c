@@ -1072,6 +1072,7 @@ static const struct adac_target_ops pid_ops = {
 	.kind = "pid",
 	.read = pid_read,
 	.read_concurrent = pid_read_concurrent,
+	.read_ahead = 16, /* ps --pid --stats, 1 M chains: 53.5k reads to 5.1k, stopped 1.1-1.3 s, not 1.4-1.9 */
 	.view = pid_view,
 	.modules = pid_modules,
 	.threads = pid_threads,
