@@ -817,8 +817,8 @@ static int window_at(struct walk_part *p, uint64_t addr, uint64_t end, size_t ne
 	 * several microseconds, the first time it is read). */
 	struct adac_target *t = p->w->rt->t;
 	adac_target_unview(t, &p->view);
-	if (!adac_target_view_maps(t) && adac_target_view(t, addr, (size_t)(want < ADAC_GC_VIEW_BYTES ? want : ADAC_GC_VIEW_BYTES), &p->view) &&
-	    p->view.len >= need) {
+	size_t lend = (size_t)(want < ADAC_GC_VIEW_BYTES ? want : ADAC_GC_VIEW_BYTES);
+	if (!adac_target_view_maps(t) && adac_target_view(t, addr, lend, &p->view) && p->view.len >= need) {
 		p->rep.bytes_read += p->view.len;
 		p->bytes = p->view.bytes;
 		p->win_base = addr;

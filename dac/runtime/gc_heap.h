@@ -40,8 +40,8 @@ struct adac_runtime;
 /* Bytes of region memory read at once by the walk (>= 1 MiB; reads this large bypass the block
  * cache). 1 MiB rather than a whole 4 MiB region: the same throughput, fewer page faults. */
 #define ADAC_GC_READ_BLOCK (1u << 20)
-/* Bytes of region memory lent in place at once (adac_target_view), per thread of the walk: what a
- * walk adds to the peak RSS while it maps them. */
+/* Bytes of region memory lent in place at once (adac_target_view of memory the target already
+ * holds: a released process's copy), per thread of the walk. */
 #define ADAC_GC_VIEW_BYTES (8u << 20)
 
 enum adac_gc_region_kind {
