@@ -11,7 +11,10 @@
  *     allregs              "<tid> rip 0x..." for every thread (each thread must be held stopped)
  *     frames <tid>         one line per physical frame: pc module symbol file:line
  *     wait                 waits for a line on stdin (the test acts on the target meanwhile)
+ *     reopen               the actions after it run on a thread of their own, through a second
+ *                          target over the same core or process (adac_target_reopen)
  * Every failure prints "error: <message>" and the probe goes on; the exit code is 1 if any failed. */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -46,31 +49,30 @@ static int print_frame(void *ctx, const struct adac_frame *f)
 
 static uint64_t num(const char *s) { return strtoull(s, NULL, 0); }
 
-int main(int argc, char **argv)
+
+struct run {
+	struct adac_target *t;
+	int argc;
+	char **argv;
+	int i;
+	bool reopen;
+	int rc;
+};
+
+/* The actions from r->i on, through r->t, up to a "reopen" (r->reopen, r->i at it). */
+static void run_actions(struct run *r)
 {
-	struct adac_core_options opt = {0};
-	int first = 2;
-	if (argc > 3 && strcmp(argv[1], "core") == 0 && strcmp(argv[2], "--strict") == 0) {
-		opt.strict = true;
-		first = 3;
-	}
-	if (argc < first + 1 || (strcmp(argv[1], "core") && strcmp(argv[1], "pid"))) {
-		fprintf(stderr, "usage: adac-probe core [--strict] <file> | pid <pid>  <action>...\n");
-		return 2;
-	}
+	struct adac_target *t = r->t;
 	struct adac_error err = {0};
-	struct adac_target *t = strcmp(argv[1], "core") == 0 ? adac_target_open_core_ex(argv[first], &opt, &err)
-	                                                      : adac_target_open_pid(atoi(argv[first]), &err);
-	if (!t) {
-		printf("error: %s\n", err.msg);
-		return 1;
-	}
-	if (opt.warning[0])
-		printf("warning: %s\n", opt.warning);
-	printf("kind %s\n", adac_target_kind(t));
-	for (int i = first + 1; i < argc; i++) {
+	int argc = r->argc;
+	char **argv = r->argv;
+	for (int i = r->i; i < argc; i++) {
 		const char *a = argv[i];
-		if (strcmp(a, "modules") == 0) {
+		r->i = i;
+		if (strcmp(a, "reopen") == 0) {
+			r->reopen = true;
+			return;
+		} else if (strcmp(a, "modules") == 0) {
 			const struct adac_module *mods;
 			size_t n;
 			if (adac_target_modules(t, &mods, &n, &err))
@@ -142,11 +144,60 @@ int main(int argc, char **argv)
 			adac_target_invalidate(t);
 		} else {
 			fprintf(stderr, "adac-probe: bad action '%s'\n", a);
-			adac_target_close(t);
-			return 2;
+			r->rc = 2;
+			return;
 		}
 		fflush(stdout);
 	}
+	r->i = argc;
+}
+
+static void *run_thread(void *arg)
+{
+	run_actions(arg);
+	return NULL;
+}
+
+int main(int argc, char **argv)
+{
+	struct adac_core_options opt = {0};
+	int first = 2;
+	if (argc > 3 && strcmp(argv[1], "core") == 0 && strcmp(argv[2], "--strict") == 0) {
+		opt.strict = true;
+		first = 3;
+	}
+	if (argc < first + 1 || (strcmp(argv[1], "core") && strcmp(argv[1], "pid"))) {
+		fprintf(stderr, "usage: adac-probe core [--strict] <file> | pid <pid>  <action>...\n");
+		return 2;
+	}
+	struct adac_error err = {0};
+	struct adac_target *t = strcmp(argv[1], "core") == 0 ? adac_target_open_core_ex(argv[first], &opt, &err)
+	                                                      : adac_target_open_pid(atoi(argv[first]), &err);
+	if (!t) {
+		printf("error: %s\n", err.msg);
+		return 1;
+	}
+	if (opt.warning[0])
+		printf("warning: %s\n", opt.warning);
+	printf("kind %s\n", adac_target_kind(t));
+	struct run r = {.t = t, .argc = argc, .argv = argv, .i = first + 1};
+	run_actions(&r);
+	if (r.reopen) {
+		struct adac_target *t2 = adac_target_reopen(t, &err);
+		if (!t2) {
+			report(&err);
+		} else {
+			printf("reopened\n");
+			struct run r2 = {.t = t2, .argc = argc, .argv = argv, .i = r.i + 1};
+			pthread_t th;
+			if (pthread_create(&th, NULL, run_thread, &r2) == 0)
+				pthread_join(th, NULL);
+			else
+				r2.rc = 2;
+			r.rc = r2.rc;
+			adac_target_close(t2);
+		}
+	}
 	adac_target_close(t);
-	return failures ? 1 : 0;
+	return r.rc ? r.rc : failures ? 1 : 0;
 }

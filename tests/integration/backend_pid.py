@@ -1,6 +1,7 @@
 """cli.backend_pid: the pid backend through adac-probe.
 
-- modules, threads, registers, frames (against eu-stack) and reads of the synthetic target;
+- modules, threads, registers, frames (against eu-stack) and reads of the synthetic target, also
+  through a second target over the process held (adac_target_reopen), on a thread of its own;
 - a process whose threads come and go, attached again and again: every thread is held (its
   registers can be read), running stays running and stopped stays stopped;
 - signals sent while the process is held are neither lost nor duplicated (SIGTERM, SIGSTOP,
@@ -81,6 +82,20 @@ with open(f"/proc/{p.pid}/maps") as f:
     ranges = [tuple(int(x, 16) for x in line.split()[0].split("-")) for line in f]
 hole = next(e for _, e in ranges if not any(s == e for s, _ in ranges))
 t.check_eq(probe(p.pid, "read", hex(hole - 16), 64, label="read hole")[0], "read 16", f"read: up to 0x{hole:x}")
+
+# A second target over the process held (a listing's helper), read on a thread of its own: the
+# same bytes, modules and registers (taken by the holder: ptrace answers only the thread holding
+# the process); native frames are refused (libdwfl would ask ptrace from that thread).
+rc, out, err = tl.probe(["pid", str(p.pid), "allregs", "text", hex(desc), "7", "reopen", "allregs", "text", hex(desc),
+                         "7", "modules", "frames", str(p.pid)])
+lines = out.splitlines()
+held = lines[1:4]
+t.check_eq((rc, err), (1, ""), "reopen: exit code (the refused frames) and stderr")
+t.check_eq(lines[:5], ["kind pid", f"{p.pid} rip 0x{rip:x}", "read 7", "DNCCDAC", "reopened"], "reopen: the holder")
+t.check_eq(lines[5:8], held, "reopen: registers and bytes through the second target")
+t.check_eq(lines[8:8 + len(mods)], mods, "reopen: modules through the second target")
+t.check_eq(lines[8 + len(mods):], [f"error: process {p.pid}: its native frames are unwound by the thread holding it"],
+           "reopen: frames through the second target")
 tl.check_untouched(p.pid, "S", "spin after the probes")
 p.send_signal(signal.SIGKILL)
 p.wait(timeout=10)
