@@ -623,9 +623,15 @@ static int save_regs(struct ptarget *p, struct adac_error *err)
 {
 	if (p->saved_regs)
 		return 0;
-	if (!(p->saved_regs = calloc(p->nthreads ? p->nthreads : 1, sizeof *p->saved_regs)) ||
-	    !(p->has_saved_regs = calloc(p->nthreads ? p->nthreads : 1, sizeof *p->has_saved_regs)))
+	p->saved_regs = calloc(p->nthreads ? p->nthreads : 1, sizeof *p->saved_regs);
+	p->has_saved_regs = calloc(p->nthreads ? p->nthreads : 1, sizeof *p->has_saved_regs);
+	if (!p->saved_regs || !p->has_saved_regs) {
+		free(p->saved_regs);
+		free(p->has_saved_regs);
+		p->saved_regs = NULL;
+		p->has_saved_regs = NULL;
 		return adac_fail(err, ADAC_E_NOMEM, 0, "process %d: out of memory", (int)p->pid);
+	}
 	for (size_t i = 0; i < p->nthreads; i++)
 		p->has_saved_regs[i] =
 			!p->threads[i].gone && ptrace(PTRACE_GETREGS, p->threads[i].tid, NULL, &p->saved_regs[i]) == 0;
