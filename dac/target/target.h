@@ -82,8 +82,8 @@ struct adac_target_ops {
 	/* Optional (0: none), with read_concurrent. Pages worth reading past a cache miss, for a
 	 * backend that reads in bulk for little more than a page (a core file: one pread for the blocks
 	 * a walk of nearby objects needs next, not one per page; a live process: one process_vm_readv).
-	 * They are read through
-	 * read_concurrent: only the backend's own bytes, never a file or a server it would go to. */
+	 * They are read through read_concurrent: only the backend's own bytes, never a file or a
+	 * server it would go to. */
 	unsigned read_ahead;
 
 	/* Optional. As read, but safe on several threads at once, beside calls in progress (the heap

@@ -727,9 +727,6 @@ static int copy_and_release(struct ptarget *p, struct adac_error *err);
 /* A released process runs already: after ms, its copy is taken again, as at the start. */
 static int copy_again(struct ptarget *p, unsigned ms, struct adac_error *err)
 {
-	if (p->lent)
-		return adac_fail(err, ADAC_E_UNSUPPORTED, 0, "process %d: its copy is being read by another thread",
-		                 (int)p->pid);
 	sleep_ms((long)ms);
 	drop_copy(p);
 	p->nthreads = 0;
@@ -747,7 +744,7 @@ static int pid_run_briefly(void *impl, unsigned ms, struct adac_error *err)
 	struct ptarget *p = impl;
 	if (p->borrowed)
 		return adac_fail(err, ADAC_E_UNSUPPORTED, 0, "process %d: a copy read by another thread", (int)p->pid);
-	if (p->lent && !p->released)
+	if (p->lent) /* (held as it is, or its copy kept, until the borrower is closed) */
 		return adac_fail(err, ADAC_E_UNSUPPORTED, 0, "process %d: being read by another thread", (int)p->pid);
 	if (p->was_stopped)
 		return adac_fail(err, ADAC_E_UNSUPPORTED, 0, "process %d: was stopped before attaching; it stays stopped",

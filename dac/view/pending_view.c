@@ -569,6 +569,7 @@ static json_t *summary_json(const struct adac_pending_list *l)
 		json_object_set_new(j, "link_seconds", json_real(s->seconds_link));
 		json_object_set_new(j, "stacks_seconds", json_real(l->p->seconds_stacks));
 		json_object_set_new(j, "list_seconds", json_real(adac_seconds() - l->p->collected_at));
+		json_object_set_new(j, "list_threads", json_integer((json_int_t)(1 + l->helpers)));
 	}
 	return j;
 }

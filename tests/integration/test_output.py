@@ -245,6 +245,8 @@ def json_documents(tmp):
     phases = ("heap_seconds", "link_seconds", "stacks_seconds", "list_seconds")
     t.check(d is not None and all(isinstance(d["summary"].get(k), float) and d["summary"][k] >= 0 for k in phases),
             "ps --json --timings: summary.heap_seconds, link_seconds, stacks_seconds and list_seconds")
+    t.check_eq(d and d["summary"].get("list_threads"), 1,
+               "ps --json --timings: summary.list_threads (no helper below 20,000 stacks)")
     d = b.cli_json(["dumpheap", core, "--stat", "--timings"], "dumpheap --timings")
     t.check(d is not None and isinstance(d["scan"].get("walk_seconds"), float), "dumpheap --json --timings: scan.walk_seconds")
     expect_rc(["ps", core, "--timings"], 2, "ps --timings without --json")

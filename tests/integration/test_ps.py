@@ -793,6 +793,14 @@ def release():
                     t.check(rc == 0 and err == "" and helped == held,
                             f"{name}: ps {' '.join(how + args)} with a list helper lists what holding it lists "
                             f"(rc {rc}, {err.strip()[-300:]!r})")
+            # ... and the helper did run (a reopen refused would list the same on one thread).
+            for how in (["--release"], []):
+                rc, out, err = t.run([t.CLI, "ps", "--pid", str(s.pid), *how, "--jsonl", "--timings"], timeout=600,
+                                     env={"ASYNCDAC_LIST_HELPERS": "1"})
+                summary = json.loads(out.splitlines()[-1])["summary"] if rc == 0 and out else {}
+                t.check_eq(summary.get("list_threads"), 2,
+                           f"{name}: ps {' '.join(how)} --jsonl --timings: the listing and its helper resolved the "
+                           f"stacks ({err.strip()[-300:]!r})")
             t.check(thread_state(s.pid) in "RS", f"{name}: the process runs on after --release")
         finally:
             s.kill()
