@@ -6,24 +6,172 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/line.h"
 #include "base/output.h"
 
 json_t *adac_json_addr(uint64_t v)
 {
-	char buf[24];
-	snprintf(buf, sizeof buf, "0x%016llx", (unsigned long long)v);
-	return json_string(buf);
+	char buf[19]; /* (the line keeps a byte spare: 18 never grow it) */
+	struct adac_line b = adac_line_on(buf, sizeof buf);
+	adac_line_addr(&b, v);
+	return json_stringn_nocheck(buf, b.len);
 }
+
+/* ---- text: jansson's JSON_INDENT(2) layout, written straight into a line ----
+ *
+ * json_dumps spent most of a million-stack `ps --json` (30 us a stack, a loop check per container
+ * among them); this writes the same bytes (tests/unit/test_json.c and fuzz_json compare them with
+ * json_dumps') a line buffer at a time, each line already indented for where the value goes. */
+
+/* Containers nested deeper are refused (no document of ours comes near it). */
+#define JSON_DEPTH_MAX 512u
+
+static void newline(struct adac_line *b, unsigned spaces)
+{
+	static const char blanks[] = "                                                                ";
+	adac_line_put_n(b, "\n", 1);
+	for (; spaces > sizeof blanks - 1; spaces -= (unsigned)(sizeof blanks - 1))
+		adac_line_put_n(b, blanks, sizeof blanks - 1);
+	adac_line_put_n(b, blanks, spaces);
+}
+
+/* A real as jansson writes it: %.17g, with ".0" when that reads as an integer, and the exponent
+ * without '+' or leading zeros. */
+static void put_real(struct adac_line *b, double v)
+{
+	char buf[40];
+	int n = snprintf(buf, sizeof buf - 2, "%.17g", v);
+	if (n <= 0 || (size_t)n >= sizeof buf - 2)
+		return;
+	size_t len = (size_t)n;
+	if (!strchr(buf, '.') && !strchr(buf, 'e')) {
+		memcpy(buf + len, ".0", 3);
+		len += 2;
+	}
+	char *e = strchr(buf, 'e');
+	if (e) {
+		char *from = e + 1, *to = e + 1;
+		if (*from == '-')
+			from = to = e + 2;
+		else if (*from == '+')
+			from++;
+		while (*from == '0' && from[1])
+			from++;
+		memmove(to, from, strlen(from) + 1);
+		len = strlen(buf);
+	}
+	adac_line_put_n(b, buf, len);
+}
+
+/* value at nesting depth (its members' lines indented by base + 2 * (depth + 1)). -1 when it
+ * cannot be written as JSON (nested too deep, a real that is not finite, not a JSON value). */
+static int put_value(struct adac_line *b, const json_t *v, unsigned base, unsigned depth)
+{
+	switch (json_typeof(v)) {
+	case JSON_OBJECT: {
+		void *it = json_object_iter((json_t *)v);
+		if (!it) {
+			adac_line_put_n(b, "{}", 2);
+			return 0;
+		}
+		if (depth >= JSON_DEPTH_MAX)
+			return -1;
+		adac_line_put_n(b, "{", 1);
+		for (; it; it = json_object_iter_next((json_t *)v, it)) {
+			newline(b, base + 2 * (depth + 1));
+			adac_line_json_strn(b, json_object_iter_key(it), json_object_iter_key_len(it));
+			adac_line_put_n(b, ": ", 2);
+			if (put_value(b, json_object_iter_value(it), base, depth + 1))
+				return -1;
+			if (json_object_iter_next((json_t *)v, it))
+				adac_line_put_n(b, ",", 1);
+		}
+		newline(b, base + 2 * depth);
+		adac_line_put_n(b, "}", 1);
+		return 0;
+	}
+	case JSON_ARRAY: {
+		size_t n = json_array_size(v);
+		if (!n) {
+			adac_line_put_n(b, "[]", 2);
+			return 0;
+		}
+		if (depth >= JSON_DEPTH_MAX)
+			return -1;
+		adac_line_put_n(b, "[", 1);
+		for (size_t i = 0; i < n; i++) {
+			newline(b, base + 2 * (depth + 1));
+			if (put_value(b, json_array_get(v, i), base, depth + 1))
+				return -1;
+			if (i + 1 < n)
+				adac_line_put_n(b, ",", 1);
+		}
+		newline(b, base + 2 * depth);
+		adac_line_put_n(b, "]", 1);
+		return 0;
+	}
+	case JSON_STRING:
+		adac_line_json_strn(b, json_string_value(v), json_string_length(v));
+		return 0;
+	case JSON_INTEGER:
+		adac_line_i64(b, (int64_t)json_integer_value(v));
+		return 0;
+	case JSON_REAL:
+		put_real(b, json_real_value(v));
+		return 0;
+	case JSON_TRUE:
+		adac_line_put_n(b, "true", 4);
+		return 0;
+	case JSON_FALSE:
+		adac_line_put_n(b, "false", 5);
+		return 0;
+	case JSON_NULL:
+		adac_line_put_n(b, "null", 4);
+		return 0;
+	}
+	return -1;
+}
+
+/* before, value (an object or an array, as json_dumps takes) laid out as JSON_INDENT(2) with every
+ * line indented by `indent` more, then after: into b. */
+static int format(struct adac_line *b, const char *before, const json_t *value, unsigned indent, const char *after,
+                  struct adac_error *err)
+{
+	if (!value)
+		return adac_fail(err, ADAC_E_NOMEM, 0, "out of memory formatting JSON");
+	if (!json_is_object(value) && !json_is_array(value))
+		return adac_fail(err, ADAC_E_BAD_ARG, 0, "only an object or an array is a JSON document");
+	adac_line_put(b, before);
+	for (unsigned i = 0; i < indent; i++)
+		adac_line_put_n(b, " ", 1);
+	if (put_value(b, value, indent, 0))
+		return adac_fail(err, ADAC_E_LIMIT, 0, "JSON nested more than %u deep, or a number that is not finite",
+		                 JSON_DEPTH_MAX);
+	adac_line_put(b, after);
+	if (b->nomem)
+		return adac_fail(err, ADAC_E_NOMEM, 0, "out of memory formatting JSON");
+	return 0;
+}
+
+/* Writes what b holds to out, then frees it: 0, or rc (with err set) when formatting failed. */
+static int emit(struct adac_line *b, int rc, struct adac_out *out)
+{
+	if (rc == 0)
+		adac_line_write(b, out);
+	adac_line_free(b);
+	return rc;
+}
+
+/* Most values fit: no malloc (ps --json formats a million stacks of a few KB). */
+#define TEXT_ON_STACK 16384u
 
 int adac_json_print(struct adac_out *out, json_t *value, struct adac_error *err)
 {
-	char *text = value ? json_dumps(value, JSON_INDENT(2)) : NULL;
+	char buf[TEXT_ON_STACK];
+	struct adac_line b = adac_line_on(buf, sizeof buf);
+	int rc = format(&b, "", value, 0, "\n", err);
 	json_decref(value);
-	if (!text)
-		return adac_fail(err, ADAC_E_NOMEM, 0, "out of memory formatting JSON");
-	adac_print(out, "%s\n", text);
-	free(text);
-	return 0;
+	return emit(&b, rc, out);
 }
 
 int adac_json_print_document(struct adac_out *out, const char *command, json_t *payload, struct adac_error *err)
@@ -46,69 +194,26 @@ void adac_json_document_open(struct adac_out *out, const char *command)
 int adac_json_print_indented(struct adac_out *out, const char *before, json_t *value, unsigned indent,
                              const char *after, struct adac_error *err)
 {
-	char *text = json_dumps(value, JSON_INDENT(2));
-	if (!text)
-		return adac_fail(err, ADAC_E_NOMEM, 0, "out of memory formatting JSON");
-	size_t len = strlen(text), lines = 1;
-	for (size_t i = 0; i < len; i++)
-		lines += text[i] == '\n';
-	size_t nb = strlen(before), na = strlen(after);
-	char *buf = malloc(nb + len + lines * indent + na + 1);
-	if (!buf) {
-		free(text);
-		return adac_fail(err, ADAC_E_NOMEM, 0, "out of memory formatting JSON");
-	}
-	char *w = buf;
-	memcpy(w, before, nb);
-	w += nb;
-	memset(w, ' ', indent);
-	w += indent;
-	for (size_t i = 0; i < len; i++) {
-		*w++ = text[i];
-		if (text[i] == '\n') {
-			memset(w, ' ', indent);
-			w += indent;
-		}
-	}
-	memcpy(w, after, na);
-	w += na;
-	out->write(out->ctx, buf, (size_t)(w - buf));
-	free(buf);
-	free(text);
-	return 0;
+	char buf[TEXT_ON_STACK];
+	struct adac_line b = adac_line_on(buf, sizeof buf);
+	return emit(&b, format(&b, before, value, indent, after, err), out);
 }
 
 int adac_json_print_members(struct adac_out *out, json_t *value, unsigned indent, struct adac_error *err)
 {
-	char *text = json_dumps(value, JSON_INDENT(2));
-	if (!text)
-		return adac_fail(err, ADAC_E_NOMEM, 0, "out of memory formatting JSON");
-	/* "{\n  a,\n  b\n}": the lines between the first and the last. */
-	char *first = strchr(text, '\n'), *last = strrchr(text, '\n');
-	const char *end = first && last > first ? last : first;
-	size_t lines = 0;
-	for (const char *p = first; p && (p = memchr(p, '\n', (size_t)(end - p))); p++)
-		lines++;
-	char *buf = malloc((size_t)(end - first) + lines * indent + 1);
-	if (!buf) {
-		free(text);
-		return adac_fail(err, ADAC_E_NOMEM, 0, "out of memory formatting JSON");
+	char buf[TEXT_ON_STACK];
+	struct adac_line b = adac_line_on(buf, sizeof buf);
+	int rc = format(&b, "", value, indent, "", err);
+	if (rc == 0) {
+		/* "{\n  a,\n  b\n}": from the first line's end to the last line's start. */
+		const char *first = memchr(b.p, '\n', b.len);
+		size_t from = first ? (size_t)(first - b.p) : b.len, to = b.len;
+		while (to > from && b.p[to - 1] != '\n')
+			to--;
+		if (to > from)
+			to--; /* (the last line's newline goes with it) */
+		memmove(b.p, b.p + from, to - from);
+		b.len = to - from;
 	}
-	/* Line by line (a stack's JSON is thousands of bytes: ps --json prints a million of them). */
-	char *w = buf;
-	for (const char *p = first; p && p < end;) {
-		const char *nl = memchr(p, '\n', (size_t)(end - p));
-		size_t n = nl ? (size_t)(nl - p) + 1 : (size_t)(end - p);
-		memcpy(w, p, n);
-		w += n;
-		p += n;
-		if (nl) {
-			memset(w, ' ', indent);
-			w += indent;
-		}
-	}
-	out->write(out->ctx, buf, (size_t)(w - buf));
-	free(buf);
-	free(text);
-	return 0;
+	return emit(&b, rc, out);
 }

@@ -74,24 +74,34 @@ void adac_line_addr(struct adac_line *b, uint64_t v)
 
 void adac_line_json_str(struct adac_line *b, const char *s)
 {
-	if (!s) {
+	if (!s)
 		adac_line_put(b, "null");
-		return;
-	}
+	else
+		adac_line_json_strn(b, s, strlen(s));
+}
+
+void adac_line_json_strn(struct adac_line *b, const char *s, size_t n)
+{
+	static const char hex[] = "0123456789ABCDEF";
 	adac_line_put_n(b, "\"", 1);
-	const char *run = s;
-	for (; *s; s++) {
+	const char *run = s, *end = s + n;
+	for (; s < end; s++) {
 		unsigned char c = (unsigned char)*s;
 		if (c >= 0x20 && c != '"' && c != '\\')
 			continue;
 		adac_line_put_n(b, run, (size_t)(s - run));
 		switch (c) {
-		case '"': adac_line_put(b, "\\\""); break;
-		case '\\': adac_line_put(b, "\\\\"); break;
-		case '\n': adac_line_put(b, "\\n"); break;
-		case '\t': adac_line_put(b, "\\t"); break;
-		case '\r': adac_line_put(b, "\\r"); break;
-		default: adac_line_fmt(b, "\\u%04x", c); break;
+		case '"': adac_line_put_n(b, "\\\"", 2); break;
+		case '\\': adac_line_put_n(b, "\\\\", 2); break;
+		case '\b': adac_line_put_n(b, "\\b", 2); break;
+		case '\f': adac_line_put_n(b, "\\f", 2); break;
+		case '\n': adac_line_put_n(b, "\\n", 2); break;
+		case '\r': adac_line_put_n(b, "\\r", 2); break;
+		case '\t': adac_line_put_n(b, "\\t", 2); break;
+		default: {
+			char u[6] = {'\\', 'u', '0', '0', hex[c >> 4], hex[c & 0xf]};
+			adac_line_put_n(b, u, sizeof u);
+		}
 		}
 		run = s + 1;
 	}

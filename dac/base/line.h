@@ -31,9 +31,11 @@ void adac_line_u64(struct adac_line *b, uint64_t v);
 void adac_line_i64(struct adac_line *b, int64_t v);
 /* 0x%016llx, as addresses are printed everywhere. */
 void adac_line_addr(struct adac_line *b, uint64_t v);
-/* A JSON string (escaped as jansson escapes it: quote, backslash and control characters), or null
- * for NULL. */
+/* A JSON string escaped as jansson's dump escapes it (quote, backslash, \b \f \n \r \t, other control
+ * characters as \u00XX; UTF-8 as it is), or null for NULL. */
 void adac_line_json_str(struct adac_line *b, const char *s);
+/* The same for n bytes (a NUL among them too). */
+void adac_line_json_strn(struct adac_line *b, const char *s, size_t n);
 /* Writes the line to the sink (what it holds, even after nomem) and empties it. */
 void adac_line_write(struct adac_line *b, struct adac_out *out);
 void adac_line_free(struct adac_line *b);

@@ -1,5 +1,6 @@
 /* test_json.c - base/json (addresses as JSON strings, printing) and the sink's progress reports. */
 #include <jansson.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -48,6 +49,81 @@ static void test_print_indented(void)
 	free(got.p);
 }
 
+/* json_dumps(JSON_INDENT(2)) of v, and the same with every line indented by `indent` (as the printers
+ * place a value inside a document). */
+static char *jansson_text(const json_t *v, unsigned indent)
+{
+	char *t = json_dumps(v, JSON_INDENT(2));
+	if (!t)
+		return NULL;
+	size_t n = strlen(t), lines = 1;
+	for (size_t i = 0; i < n; i++)
+		lines += t[i] == '\n';
+	char *r = malloc(n + lines * indent + 1), *w = r;
+	memset(w, ' ', indent);
+	w += indent;
+	for (size_t i = 0; i < n; i++) {
+		*w++ = t[i];
+		if (t[i] == '\n') {
+			memset(w, ' ', indent);
+			w += indent;
+		}
+	}
+	*w = 0;
+	free(t);
+	return r;
+}
+
+/* The printers write what json_dumps writes, byte for byte: every kind of value, strings with
+ * every escape, numbers at their limits, nesting, at several indents. */
+static void test_same_as_jansson(void)
+{
+	json_error_t je;
+	const char *docs[] = {
+		"{}", "[]", "[{}, [], {\"a\": []}, [[]]]",
+		"{\"s\": \"quote \\\" backslash \\\\ slash / \\b\\f\\n\\r\\t \\u0001\\u001f\\u007f \\u00e9 \\u20ac \\ud83d\\ude00 end\"}",
+		"{\"nul\": \"a\\u0000b\", \"\\u0007key\\\"\": 1}",
+		"[0, -1, 9223372036854775807, -9223372036854775808, true, false, null]",
+		"[0.0, -0.0, 1.0, 0.5, -2.5, 1e300, 1e-300, 123456789012345678.0, 0.1, 3.14159, 1e21, 1e-7, 2.2250738585072014e-308]",
+		"{\"chains\": [{\"index\": 0, \"frames\": [{\"method\": \"A.B(Int32)\", \"line\": 40, \"note\": null}], "
+		"\"segments\": []}], \"summary\": {\"x\": 1.5}}",
+	};
+	for (size_t i = 0; i < sizeof docs / sizeof *docs; i++) {
+		json_t *v = json_loads(docs[i], JSON_ALLOW_NUL, &je);
+		CHECK(v != NULL);
+		if (!v)
+			continue;
+		for (unsigned indent = 0; indent <= 6; indent += 3) {
+			struct buf got = {calloc(1, 1), 0};
+			struct adac_out out = {.write = buf_write, .ctx = &got};
+			struct adac_error err = {0};
+			CHECK(adac_json_print_indented(&out, "", v, indent, "", &err) == 0);
+			char *want = jansson_text(v, indent);
+			CHECK(want && got.n == strlen(want) && memcmp(got.p, want, got.n) == 0);
+			if (!want || got.n != strlen(want) || memcmp(got.p, want, got.n))
+				fprintf(stderr, "doc %zu indent %u:\n got: %s\nwant: %s\n", i, indent, got.p, want ? want : "(null)");
+			free(want);
+			free(got.p);
+		}
+		json_decref(v);
+	}
+	/* Nested past what any document of ours holds: refused, not a deep recursion. */
+	json_t *deep = json_array(), *in = deep;
+	for (int i = 0; i < 600; i++) {
+		json_t *a = json_array();
+		json_array_append_new(in, a);
+		in = a;
+	}
+	json_array_append_new(in, json_integer(1));
+	struct buf got = {calloc(1, 1), 0};
+	struct adac_out out = {.write = buf_write, .ctx = &got};
+	struct adac_error err = {0};
+	CHECK_ERR(adac_json_print(&out, deep, &err), &err, ADAC_E_LIMIT,
+	          "JSON nested more than 512 deep, or a number that is not finite");
+	CHECK_EQ_STR(got.p, "");
+	free(got.p);
+}
+
 struct progress_log {
 	char text[512];
 };
@@ -80,6 +156,7 @@ int main(void)
 	test_addr();
 	test_print();
 	test_print_indented();
+	test_same_as_jansson();
 	test_progress();
 	return check_report("test_json");
 }

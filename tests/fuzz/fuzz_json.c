@@ -1,0 +1,106 @@
+/* fuzz_json.c - the JSON printers (base/json.h) against jansson's own dump: any JSON document jansson
+ * parses from the input (NUL in strings allowed) is printed by adac_json_print, and at an indent by
+ * adac_json_print_indented and adac_json_print_members; each must be the bytes json_dumps writes
+ * with JSON_INDENT(2), re-indented as the printers place it. A difference traps. */
+#include <jansson.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/json.h"
+#include "base/output.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+struct text {
+	char *p;
+	size_t n;
+	int nomem;
+};
+
+static void text_write(void *ctx, const char *s, size_t len)
+{
+	struct text *t = ctx;
+	char *p = realloc(t->p, t->n + len + 1);
+	if (!p) {
+		t->nomem = 1;
+		return;
+	}
+	memcpy(p + t->n, s, len);
+	t->p = p;
+	t->n += len;
+	t->p[t->n] = '\0';
+}
+
+static void append(struct text *t, const char *s, size_t len) { text_write(t, s, len); }
+
+/* json_dumps' text with every line indented by `indent`, between before and after. */
+static struct text expected(const char *dumped, const char *before, unsigned indent, const char *after)
+{
+	struct text t = {0};
+	append(&t, before, strlen(before));
+	for (unsigned i = 0; i < indent; i++)
+		append(&t, " ", 1);
+	for (const char *p = dumped; *p; p++) {
+		append(&t, p, 1);
+		for (unsigned i = 0; *p == '\n' && i < indent; i++)
+			append(&t, " ", 1);
+	}
+	append(&t, after, strlen(after));
+	return t;
+}
+
+static void same(const struct text *got, const struct text *want)
+{
+	if (got->nomem || want->nomem)
+		return;
+	if (got->n != want->n || (got->n && memcmp(got->p, want->p, got->n) != 0))
+		__builtin_trap();
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	json_error_t je;
+	json_t *v = json_loadb((const char *)data, size, JSON_ALLOW_NUL, &je);
+	if (!v)
+		return 0;
+	char *dumped = json_dumps(v, JSON_INDENT(2));
+	struct adac_error err = {0};
+	if (dumped) {
+		unsigned indent = size ? data[0] % 9u : 0;
+		struct text got = {0}, want = expected(dumped, "", 0, "\n");
+		struct adac_out out = {.write = text_write, .ctx = &got};
+		if (adac_json_print(&out, json_incref(v), &err) == 0)
+			same(&got, &want);
+		free(got.p);
+		free(want.p);
+
+		got = (struct text){0};
+		want = expected(dumped, ",\n", indent, "]");
+		out.ctx = &got;
+		if (adac_json_print_indented(&out, ",\n", v, indent, "]", &err) == 0)
+			same(&got, &want);
+		free(got.p);
+		free(want.p);
+
+		/* The members: the lines between the braces' (nothing for an empty object). */
+		if (json_is_object(v)) {
+			got = (struct text){0};
+			want = expected(dumped, "", indent, "");
+			out.ctx = &got;
+			char *first = want.p ? strchr(want.p, '\n') : NULL, *last = want.p ? strrchr(want.p, '\n') : NULL;
+			struct text members = {0};
+			if (first && last > first)
+				append(&members, first, (size_t)(last - first));
+			if (adac_json_print_members(&out, v, indent, &err) == 0)
+				same(&got, &members);
+			free(members.p);
+			free(got.p);
+			free(want.p);
+		}
+		free(dumped);
+	}
+	json_decref(v);
+	return 0;
+}
