@@ -15,20 +15,28 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 struct text {
 	char *p;
-	size_t n;
+	size_t n, cap;
 	int nomem;
 };
 
 static void text_write(void *ctx, const char *s, size_t len)
 {
 	struct text *t = ctx;
-	char *p = realloc(t->p, t->n + len + 1);
-	if (!p) {
-		t->nomem = 1;
+	if (t->nomem)
 		return;
+	if (t->n + len + 1 > t->cap) {
+		size_t cap = t->cap ? t->cap : 4096;
+		while (t->n + len + 1 > cap)
+			cap *= 2;
+		char *p = realloc(t->p, cap);
+		if (!p) {
+			t->nomem = 1;
+			return;
+		}
+		t->p = p;
+		t->cap = cap;
 	}
-	memcpy(p + t->n, s, len);
-	t->p = p;
+	memcpy(t->p + t->n, s, len);
 	t->n += len;
 	t->p[t->n] = '\0';
 }
@@ -38,14 +46,17 @@ static void append(struct text *t, const char *s, size_t len) { text_write(t, s,
 /* json_dumps' text with every line indented by `indent`, between before and after. */
 static struct text expected(const char *dumped, const char *before, unsigned indent, const char *after)
 {
+	static const char spaces[] = "        "; /* (indent is at most 8) */
 	struct text t = {0};
 	append(&t, before, strlen(before));
-	for (unsigned i = 0; i < indent; i++)
-		append(&t, " ", 1);
-	for (const char *p = dumped; *p; p++) {
-		append(&t, p, 1);
-		for (unsigned i = 0; *p == '\n' && i < indent; i++)
-			append(&t, " ", 1);
+	append(&t, spaces, indent);
+	for (const char *p = dumped; *p;) {
+		const char *nl = strchr(p, '\n');
+		size_t n = nl ? (size_t)(nl - p) + 1 : strlen(p);
+		append(&t, p, n);
+		if (nl)
+			append(&t, spaces, indent);
+		p += n;
 	}
 	append(&t, after, strlen(after));
 	return t;
@@ -68,7 +79,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	char *dumped = json_dumps(v, JSON_INDENT(2));
 	struct adac_error err = {0};
 	if (dumped) {
-		unsigned indent = size ? data[0] % 9u : 0;
+		unsigned indent = size ? data[0] % 9u : 0; /* (at most 8) */
 		struct text got = {0}, want = expected(dumped, "", 0, "\n");
 		struct adac_out out = {.write = text_write, .ctx = &got};
 		if (adac_json_print(&out, json_incref(v), &err) == 0)

@@ -85,8 +85,8 @@ static void test_same_as_jansson(void)
 		"{\"nul\": \"a\\u0000b\", \"\\u0007key\\\"\": 1}",
 		"[0, -1, 9223372036854775807, -9223372036854775808, true, false, null]",
 		"[0.0, -0.0, 1.0, 0.5, -2.5, 1e300, 1e-300, 123456789012345678.0, 0.1, 3.14159, 1e21, 1e-7, 2.2250738585072014e-308]",
-		"{\"chains\": [{\"index\": 0, \"frames\": [{\"method\": \"A.B(Int32)\", \"line\": 40, \"note\": null}], "
-		"\"segments\": []}], \"summary\": {\"x\": 1.5}}",
+		("{\"chains\": [{\"index\": 0, \"frames\": [{\"method\": \"A.B(Int32)\", \"line\": 40, \"note\": null}], "
+		 "\"segments\": []}], \"summary\": {\"x\": 1.5}}"),
 	};
 	for (size_t i = 0; i < sizeof docs / sizeof *docs; i++) {
 		json_t *v = json_loads(docs[i], JSON_ALLOW_NUL, &je);
