@@ -165,6 +165,21 @@ static int emit(struct adac_line *b, int rc, struct adac_out *out)
 /* Most values fit: no malloc (ps --json formats a million stacks of a few KB). */
 #define TEXT_ON_STACK 16384u
 
+json_t *adac_json_text(const char *s)
+{
+	if (!s)
+		return NULL;
+	json_t *v = json_string(s);
+	if (v)
+		return v;
+	/* Not UTF-8 (or out of memory): each byte that starts no UTF-8 sequence as U+FFFD. */
+	struct adac_line b = {0};
+	adac_line_utf8(&b, s, strlen(s));
+	v = b.nomem ? NULL : json_stringn(b.p ? b.p : "", b.len);
+	adac_line_free(&b);
+	return v;
+}
+
 int adac_json_print(struct adac_out *out, json_t *value, struct adac_error *err)
 {
 	char buf[TEXT_ON_STACK];

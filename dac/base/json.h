@@ -17,6 +17,11 @@ struct json_t;
 /* A target address as a JSON string: "0x00007f0000001000" (16 hex digits). */
 struct json_t *adac_json_addr(uint64_t v);
 
+/* A JSON string of text read from the target (a name, a path, a message): json_string's, with each
+ * byte that starts no UTF-8 sequence as U+FFFD (json_string returns NULL for such text, and the
+ * member it was set to would be missing). NULL for NULL, and when memory runs out. */
+struct json_t *adac_json_text(const char *s);
+
 /* Prints value with two-space indentation and a newline, then releases it (value may be NULL:
  * jansson's constructors return NULL when out of memory). */
 int adac_json_print(struct adac_out *out, struct json_t *value, struct adac_error *err);

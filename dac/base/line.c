@@ -80,6 +80,53 @@ void adac_line_json_str(struct adac_line *b, const char *s)
 		adac_line_json_strn(b, s, strlen(s));
 }
 
+size_t adac_utf8_seq(const char *s, size_t n)
+{
+	const unsigned char *u = (const unsigned char *)s;
+	if (!n)
+		return 0;
+	if (u[0] < 0x80)
+		return 1;
+	/* The lead byte: 0xC2-0xDF two bytes, 0xE0-0xEF three, 0xF0-0xF4 four (0x80-0xC1 and 0xF5-0xFF
+	 * start nothing). */
+	size_t len = u[0] >= 0xC2 && u[0] <= 0xDF ? 2 : u[0] >= 0xE0 && u[0] <= 0xEF ? 3 : u[0] >= 0xF0 && u[0] <= 0xF4 ? 4 : 0;
+	if (!len || len > n)
+		return 0;
+	uint32_t cp = u[0] & (0x7Fu >> len);
+	for (size_t i = 1; i < len; i++) {
+		if ((u[i] & 0xC0) != 0x80)
+			return 0;
+		cp = cp << 6 | (u[i] & 0x3F);
+	}
+	/* Overlong forms, surrogates and past U+10FFFF are not UTF-8. */
+	if ((len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000) || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF))
+		return 0;
+	return len;
+}
+
+/* U+FFFD REPLACEMENT CHARACTER, for a byte that starts no UTF-8 sequence. */
+#define REPLACEMENT "\xEF\xBF\xBD"
+
+void adac_line_utf8(struct adac_line *b, const char *s, size_t n)
+{
+	const char *run = s, *end = s + n;
+	while (s < end) {
+		if ((unsigned char)*s < 0x80) {
+			s++;
+			continue;
+		}
+		size_t len = adac_utf8_seq(s, (size_t)(end - s));
+		if (len) {
+			s += len;
+			continue;
+		}
+		adac_line_put_n(b, run, (size_t)(s - run));
+		adac_line_put_n(b, REPLACEMENT, 3);
+		run = ++s;
+	}
+	adac_line_put_n(b, run, (size_t)(s - run));
+}
+
 void adac_line_json_strn(struct adac_line *b, const char *s, size_t n)
 {
 	static const char hex[] = "0123456789ABCDEF";
@@ -87,6 +134,17 @@ void adac_line_json_strn(struct adac_line *b, const char *s, size_t n)
 	const char *run = s, *end = s + n;
 	for (; s < end; s++) {
 		unsigned char c = (unsigned char)*s;
+		if (c >= 0x80) {
+			size_t len = adac_utf8_seq(s, (size_t)(end - s));
+			if (len) {
+				s += len - 1;
+				continue;
+			}
+			adac_line_put_n(b, run, (size_t)(s - run));
+			adac_line_put_n(b, REPLACEMENT, 3);
+			run = s + 1;
+			continue;
+		}
 		if (c >= 0x20 && c != '"' && c != '\\')
 			continue;
 		adac_line_put_n(b, run, (size_t)(s - run));

@@ -31,8 +31,16 @@ void adac_line_u64(struct adac_line *b, uint64_t v);
 void adac_line_i64(struct adac_line *b, int64_t v);
 /* 0x%016llx, as addresses are printed everywhere. */
 void adac_line_addr(struct adac_line *b, uint64_t v);
+/* The length (1 to 4) of the UTF-8 sequence s starts with, among its n bytes: 0 when it starts none
+ * (a stray continuation byte, a cut sequence, an overlong form, a surrogate, past U+10FFFF), as
+ * jansson judges it. */
+size_t adac_utf8_seq(const char *s, size_t n);
+/* n bytes of text from the target (names, paths), each byte that starts no UTF-8 sequence written
+ * as U+FFFD: what JSON may hold (jansson takes no other), and what a terminal shows. */
+void adac_line_utf8(struct adac_line *b, const char *s, size_t n);
 /* A JSON string escaped as jansson's dump escapes it (quote, backslash, \b \f \n \r \t, other control
- * characters as \u00XX; UTF-8 as it is), or null for NULL. */
+ * characters as \u00XX; UTF-8 as it is, a byte that starts no UTF-8 sequence as U+FFFD, as
+ * adac_line_utf8), or null for NULL. */
 void adac_line_json_str(struct adac_line *b, const char *s);
 /* The same for n bytes (a NUL among them too). */
 void adac_line_json_strn(struct adac_line *b, const char *s, size_t n);

@@ -120,8 +120,8 @@ static json_t *managed_entry(struct adac_runtime *rt, uint64_t pc, bool caller)
 		snprintf(text + len, sizeof text - (size_t)len, " at %s:%u", file_base(src.file), src.line);
 	json_t *e = json_object();
 	json_object_set_new(e, "pc", json_integer((json_int_t)pc));
-	json_object_set_new(e, "function", json_string(method));
-	json_object_set_new(e, "display", json_string(text));
+	json_object_set_new(e, "function", adac_json_text(method));
+	json_object_set_new(e, "display", adac_json_text(text));
 	json_object_set_new(e, "kind", json_string("managed"));
 	if (mi.diagnostics_hidden)
 		json_object_set_new(e, "artificial", json_true());
@@ -217,8 +217,8 @@ static json_t *async_entry(const struct adac_async_frame *f)
 	async_display(f, text);
 	json_t *e = json_object();
 	json_object_set_new(e, "pc", json_integer((json_int_t)async_pc(f)));
-	json_object_set_new(e, "function", json_string(f->method ? f->method : "<unknown method>"));
-	json_object_set_new(e, "display", json_string(text));
+	json_object_set_new(e, "function", adac_json_text(f->method ? f->method : "<unknown method>"));
+	json_object_set_new(e, "display", adac_json_text(text));
 	json_object_set_new(e, "kind", json_string("async"));
 	json_object_set_new(e, "frame", adac_json_addr(f->cont.addr));
 	return e;
@@ -581,9 +581,9 @@ static json_t *basic_reply(const char *name, const char *type, const char *basic
                            uint64_t address, uint32_t count)
 {
 	json_t *r = json_object();
-	json_object_set_new(r, "name", json_string(name));
-	json_object_set_new(r, "type", json_string(type ? type : "?"));
-	json_object_set_new(r, "basic", json_string(basic));
+	json_object_set_new(r, "name", adac_json_text(name));
+	json_object_set_new(r, "type", adac_json_text(type ? type : "?"));
+	json_object_set_new(r, "basic", adac_json_text(basic));
 	if (bytes)
 		json_object_set_new(r, "bytes", hex_bytes(bytes, size));
 	if (address)
@@ -656,7 +656,7 @@ static int add_symbol_type(struct adac_runtime *rt, json_t *r, const struct adac
 	if (obj && adac_value_elements(rt, obj, &first, &count, &et, NULL) == 0) {
 		int rc = 0;
 		if (et.name && et.name[0] && count && (uint64_t)count * et.size <= ADAC_MAX_VALUE_BYTES)
-			rc = json_object_set_new(r, "symbol_type", json_string(et.name)) ||
+			rc = json_object_set_new(r, "symbol_type", adac_json_text(et.name)) ||
 			     json_object_set_new(r, "slot", json_integer((json_int_t)first)) ||
 			     json_object_set_new(r, "elements", json_integer(count));
 		adac_vtype_free(&et);
@@ -664,7 +664,7 @@ static int add_symbol_type(struct adac_runtime *rt, json_t *r, const struct adac
 	}
 	if (!p->address || !t->name || !t->name[0] || (t->kind == ADAC_VK_REF && !of_static_type(rt, obj, t)))
 		return 0;
-	return json_object_set_new(r, "symbol_type", json_string(t->name)) ||
+	return json_object_set_new(r, "symbol_type", adac_json_text(t->name)) ||
 	       json_object_set_new(r, "slot", json_integer((json_int_t)p->address));
 }
 

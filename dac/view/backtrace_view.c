@@ -71,14 +71,14 @@ static int frame_json(void *ctx, const struct adac_stack_frame *f)
 		return 1;
 	json_t *j = json_object();
 	json_object_set_new(j, "index", json_integer(c->n++));
-	json_object_set_new(j, "kind", json_string(f->managed ? "managed" : "native"));
+	json_object_set_new(j, "kind", adac_json_text(f->managed ? "managed" : "native"));
 	json_object_set_new(j, "pc", adac_json_addr(f->pc));
 	json_object_set_new(j, "sp", f->sp ? adac_json_addr(f->sp) : json_null());
-	json_object_set_new(j, "module", f->module ? json_string(f->module) : json_null());
-	json_object_set_new(j, "symbol", f->symbol ? json_string(f->symbol) : json_null());
+	json_object_set_new(j, "module", f->module ? adac_json_text(f->module) : json_null());
+	json_object_set_new(j, "symbol", f->symbol ? adac_json_text(f->symbol) : json_null());
 	json_object_set_new(j, "offset", f->symbol ? json_integer((json_int_t)f->offset) : json_null());
 	json_object_set_new(j, "managed", json_boolean(f->managed));
-	json_object_set_new(j, "file", f->file ? json_string(f->file) : json_null());
+	json_object_set_new(j, "file", f->file ? adac_json_text(f->file) : json_null());
 	json_object_set_new(j, "line", f->file ? json_integer(f->line) : json_null());
 	if (f->recovered)
 		json_object_set_new(j, "unwound_by", json_string("asyncdac"));
@@ -94,7 +94,7 @@ static void error_json(void *ctx, const struct adac_error *err)
 {
 	struct frames *c = ctx;
 	if (c->last)
-		json_object_set_new(c->last, "unwind_error", json_string(err->msg));
+		json_object_set_new(c->last, "unwind_error", adac_json_text(err->msg));
 }
 
 /* ---- threads ---- */
@@ -177,9 +177,9 @@ json_t *adac_bt_thread_json(struct adac_runtime *rt, const struct adac_thread *t
 	json_t *tj = json_object(), *chains_json = json_array();
 	json_object_set_new(tj, "index", json_integer(th->index));
 	json_object_set_new(tj, "tid", json_integer((json_int_t)th->tid));
-	json_object_set_new(tj, "name", json_string(th->name));
+	json_object_set_new(tj, "name", adac_json_text(th->name));
 	if (th->stop_reason[0])
-		json_object_set_new(tj, "stop_reason", json_string(th->stop_reason));
+		json_object_set_new(tj, "stop_reason", adac_json_text(th->stop_reason));
 	bool unhandled;
 	uint64_t exc = thread_exception(rt, th, &unhandled);
 	if (exc) {
@@ -196,7 +196,7 @@ json_t *adac_bt_thread_json(struct adac_runtime *rt, const struct adac_thread *t
 	size_t n;
 	adac_error_clear(&err);
 	if (thread_chains(rt, th, chains, &n, &err))
-		json_object_set_new(tj, "error", json_string(err.msg));
+		json_object_set_new(tj, "error", adac_json_text(err.msg));
 	for (size_t i = 0; i < n; i++) {
 		struct adac_resolved_chain cv;
 		adac_error_clear(&err);

@@ -218,16 +218,16 @@ json_t *adac_awaiting_json(const struct adac_awaiting *a)
 {
 	json_t *j = json_object();
 	json_object_set_new(j, "object", adac_json_addr(a->object));
-	json_object_set_new(j, "type", a->type ? json_string(a->type) : json_null());
-	json_object_set_new(j, "field", a->via ? json_string(a->via) : json_null());
+	json_object_set_new(j, "type", a->type ? adac_json_text(a->type) : json_null());
+	json_object_set_new(j, "field", a->via ? adac_json_text(a->via) : json_null());
 	if (a->has_token)
 		json_object_set_new(j, "token", json_integer(a->token));
 	if (a->has_state_flags) {
-		json_object_set_new(j, "status", json_string(adac_task_status(a->state_flags)));
+		json_object_set_new(j, "status", adac_json_text(adac_task_status(a->state_flags)));
 		json_object_set_new(j, "state_flags", json_integer(a->state_flags));
 	}
 	if (a->leaf[0])
-		json_object_set_new(j, "what", json_string(a->leaf));
+		json_object_set_new(j, "what", adac_json_text(a->leaf));
 	return j;
 }
 
@@ -296,17 +296,17 @@ json_t *adac_async_frame_json(const struct adac_async_frame *f, size_t index)
 	json_object_set_new(j, "resume", f->cont.resume ? adac_json_addr(f->cont.resume) : json_null());
 	json_object_set_new(j, "state", json_integer(f->cont.state));
 	json_object_set_new(j, "method_desc", f->method_desc ? adac_json_addr(f->method_desc) : json_null());
-	json_object_set_new(j, "method", f->method ? json_string(f->method) : json_null());
-	json_object_set_new(j, "canonical_method", f->canonical_method ? json_string(f->canonical_method) : json_null());
-	json_object_set_new(j, "module", f->module ? json_string(f->module) : json_null());
+	json_object_set_new(j, "method", f->method ? adac_json_text(f->method) : json_null());
+	json_object_set_new(j, "canonical_method", f->canonical_method ? adac_json_text(f->canonical_method) : json_null());
+	json_object_set_new(j, "module", f->module ? adac_json_text(f->module) : json_null());
 	json_object_set_new(j, "token", f->token ? json_integer(f->token) : json_null());
 	json_object_set_new(j, "code_start", f->has_code ? adac_json_addr(f->code.code_start) : json_null());
 	json_object_set_new(j, "offset", f->has_code ? json_integer((json_int_t)f->code.offset) : json_null());
 	json_object_set_new(j, "il_offset", f->has_il ? json_integer(f->il_offset) : json_null());
-	json_object_set_new(j, "file", f->has_source ? json_string(f->file) : json_null());
+	json_object_set_new(j, "file", f->has_source ? adac_json_text(f->file) : json_null());
 	json_object_set_new(j, "line", f->has_source ? json_integer(f->line) : json_null());
 	json_object_set_new(j, "resume_method_desc", f->resume_md ? adac_json_addr(f->resume_md) : json_null());
-	json_object_set_new(j, "note", f->note[0] ? json_string(f->note) : json_null());
+	json_object_set_new(j, "note", f->note[0] ? adac_json_text(f->note) : json_null());
 	return j;
 }
 
@@ -329,15 +329,15 @@ json_t *adac_chain_view_json(struct adac_runtime *rt, const struct adac_resolved
 			json_t *locals = adac_frame_locals_json(rt, f, &err);
 			json_object_set_new(j, "locals", locals ? locals : json_null());
 			if (!locals)
-				json_object_set_new(j, "locals_error", json_string(err.msg));
+				json_object_set_new(j, "locals_error", adac_json_text(err.msg));
 		}
 		json_array_append_new(frames, j);
 		printed++;
 	}
 	json_object_set_new(c, "ips", ips);
 	json_object_set_new(c, "frames", frames);
-	json_object_set_new(c, "end", json_string(end_name(v->chain.end)));
-	json_object_set_new(c, "error", v->chain.end_err.code ? json_string(v->chain.end_err.msg) : json_null());
+	json_object_set_new(c, "end", adac_json_text(end_name(v->chain.end)));
+	json_object_set_new(c, "error", v->chain.end_err.code ? adac_json_text(v->chain.end_err.msg) : json_null());
 	return c;
 }
 

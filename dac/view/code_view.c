@@ -26,7 +26,7 @@ int adac_code_info_print_json(struct adac_runtime *rt, uint64_t ip, const struct
 	json_t *r = json_object();
 	json_object_set_new(r, "ip", adac_json_addr(ip));
 	json_object_set_new(r, "method_desc", adac_json_addr(ci->method_desc));
-	json_object_set_new(r, "kind", json_string(kind_name(ci->kind)));
+	json_object_set_new(r, "kind", adac_json_text(kind_name(ci->kind)));
 	json_object_set_new(r, "code_start", adac_json_addr(ci->code_start));
 	json_object_set_new(r, "offset", json_integer((json_int_t)ci->offset));
 	json_object_set_new(r, "code_header", adac_json_addr(ci->code_header));
@@ -39,11 +39,11 @@ int adac_code_info_print_json(struct adac_runtime *rt, uint64_t ip, const struct
 	}
 	if (ci->kind == ADAC_CODE_STUB) {
 		json_object_set_new(r, "stub_kind", json_integer(ci->stub_kind));
-		json_object_set_new(r, "stub_kind_name", json_string(adac_em_stub_kind_name(ci->stub_kind)));
-		json_object_set_new(r, "precode", ci->precode_kind ? json_string(adac_precode_kind_name(ci->precode_kind)) : json_null());
+		json_object_set_new(r, "stub_kind_name", adac_json_text(adac_em_stub_kind_name(ci->stub_kind)));
+		json_object_set_new(r, "precode", ci->precode_kind ? adac_json_text(adac_precode_kind_name(ci->precode_kind)) : json_null());
 	}
 	const char *name = ci->method_desc ? adac_method_name(rt, ci->method_desc, ADAC_NAME_PARAMS, NULL) : NULL;
-	json_object_set_new(r, "method_name", name ? json_string(name) : json_null());
+	json_object_set_new(r, "method_name", name ? adac_json_text(name) : json_null());
 	return adac_json_print_document(out, "ip2md", r, err);
 }
 

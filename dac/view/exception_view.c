@@ -54,10 +54,10 @@ json_t *adac_exception_summary_json(struct adac_runtime *rt, uint64_t obj)
 	uint64_t mt = 0, msg = 0;
 	const char *type = NULL;
 	if (adac_object_mt(rt, obj, &mt, &e) || !(type = adac_type_name(rt, mt, 0, &e)) || adac_exception_message(rt, obj, &msg, &e)) {
-		json_object_set_new(j, "error", json_string(e.msg));
+		json_object_set_new(j, "error", adac_json_text(e.msg));
 		return j;
 	}
-	json_object_set_new(j, "type", json_string(type));
+	json_object_set_new(j, "type", adac_json_text(type));
 	json_t *mj = NULL;
 	struct adac_sig_text ignored = {0};
 	if (msg && format_message(rt, msg, &ignored, &mj, &e) == 0 && mj)

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/json.h"
 #include "base/limits.h"
 #include "base/output.h"
 #include "code/debuginfo.h"
@@ -109,10 +110,12 @@ int adac_frame_vars_print(struct adac_runtime *rt, const struct adac_unwind_stat
 	    adac_debuginfo_get(rt, &code, &di, &e) || adac_method_vars_init(rt, code.method_desc, &mv, &e)) {
 		if (!e.msg[0])
 			snprintf(e.msg, sizeof e.msg, "the code has no debug info");
-		if (json)
-			*json = json_pack("{s:s}", "error", e.msg);
-		else
+		if (json) {
+			*json = json_object();
+			json_object_set_new(*json, "error", adac_json_text(e.msg));
+		} else {
 			adac_print(out, "%s(no locals: %s)\n", indent, e.msg);
+		}
 		return 0;
 	}
 	uint32_t off = (uint32_t)code.offset - (caller && code.offset ? 1u : 0u);
@@ -157,9 +160,12 @@ int adac_frame_vars_print(struct adac_runtime *rt, const struct adac_unwind_stat
 		}
 		const char *shown = have ? adac_sig_text_str(&text) : why;
 		if (json) {
-			json_t *j = json_pack("{s:s, s:s, s:s}", "name", v.name, "kind", kind_name(v.kind), "type",
-			                      v.type.name ? v.type.name : "?");
-			json_object_set_new(j, "value", value ? value : json_string(shown));
+			/* (Names from the PDB and metadata: not always UTF-8.) */
+			json_t *j = json_object();
+			json_object_set_new(j, "name", adac_json_text(v.name));
+			json_object_set_new(j, "kind", json_string(kind_name(v.kind)));
+			json_object_set_new(j, "type", adac_json_text(v.type.name ? v.type.name : "?"));
+			json_object_set_new(j, "value", value ? value : adac_json_text(shown));
 			json_array_append_new(arr, j);
 		} else {
 			adac_print(out, "%s(%s) %s = %s\n", indent, v.type.name ? v.type.name : "?", v.name, shown);

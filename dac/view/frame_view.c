@@ -44,7 +44,7 @@ int adac_frame_variables_print_json(struct adac_runtime *rt, const struct adac_a
 		json_t *j = json_object();
 		json_object_set_new(j, "frame", adac_async_frame_json(f, index));
 		json_object_set_new(j, "locals", json_null());
-		json_object_set_new(j, "locals_error", json_string(e.msg));
+		json_object_set_new(j, "locals_error", adac_json_text(e.msg));
 		return adac_json_print_document(out, "frame", j, err);
 	}
 	int rc = -1;
@@ -54,8 +54,8 @@ int adac_frame_variables_print_json(struct adac_runtime *rt, const struct adac_a
 		json_object_set_new(j, "frame", adac_async_frame_json(f, index));
 		json_object_set_new(j, "state", json_integer(l.state));
 		json_object_set_new(j, "il_offset", l.il_offset != UINT32_MAX ? json_integer(l.il_offset) : json_null());
-		json_object_set_new(j, "warning", l.warning ? json_string(l.warning) : json_null());
-		json_object_set_new(j, "generic_context", l.context ? json_string(l.context) : json_null());
+		json_object_set_new(j, "warning", l.warning ? adac_json_text(l.warning) : json_null());
+		json_object_set_new(j, "generic_context", l.context ? adac_json_text(l.context) : json_null());
 		json_object_set_new(j, "locals", locals);
 		rc = adac_json_print_document(out, "frame", j, err);
 	}

@@ -110,7 +110,7 @@ static json_t *root_json(struct adac_runtime *rt, const struct adac_gc_root *r)
 {
 	char tbuf[32], via[160];
 	json_t *j = json_object(), *path = json_array();
-	json_object_set_new(j, "kind", json_string(kind_name(r->kind)));
+	json_object_set_new(j, "kind", adac_json_text(kind_name(r->kind)));
 	switch (r->kind) {
 	case ADAC_ROOT_STACK:
 	case ADAC_ROOT_FINALIZER:
@@ -119,11 +119,11 @@ static json_t *root_json(struct adac_runtime *rt, const struct adac_gc_root *r)
 		json_object_set_new(j, "address", adac_json_addr(r->where));
 		break;
 	case ADAC_ROOT_REGISTER:
-		json_object_set_new(j, "register", json_string(adac_reg_name((unsigned)r->where)));
+		json_object_set_new(j, "register", adac_json_text(adac_reg_name((unsigned)r->where)));
 		break;
 	}
 	if (r->kind == ADAC_ROOT_HANDLE)
-		json_object_set_new(j, "handle_type", json_string(adac_handle_type_name(r->handle_type, tbuf, sizeof tbuf)));
+		json_object_set_new(j, "handle_type", adac_json_text(adac_handle_type_name(r->handle_type, tbuf, sizeof tbuf)));
 	if (r->kind == ADAC_ROOT_STACK || r->kind == ADAC_ROOT_REGISTER || r->kind == ADAC_ROOT_THREAD_STATICS) {
 		json_object_set_new(j, "os_thread_id", json_integer((json_int_t)r->os_tid));
 		json_object_set_new(j, "managed_thread_id", json_integer((json_int_t)r->managed_id));
@@ -134,10 +134,10 @@ static json_t *root_json(struct adac_runtime *rt, const struct adac_gc_root *r)
 	for (size_t k = 0; k < r->hop_count; k++) {
 		json_t *h = json_object();
 		json_object_set_new(h, "address", adac_json_addr(r->path[k].obj));
-		json_object_set_new(h, "type", json_string(type_of(rt, r->path[k].mt)));
+		json_object_set_new(h, "type", adac_json_text(type_of(rt, r->path[k].mt)));
 		if (k) {
 			hop_via(rt, r, k, via, sizeof via);
-			json_object_set_new(h, "via", json_string(via));
+			json_object_set_new(h, "via", adac_json_text(via));
 		} else {
 			json_object_set_new(h, "via", json_null());
 		}
@@ -151,7 +151,7 @@ static int print_json(struct adac_runtime *rt, const struct adac_gcroot *g, stru
 {
 	json_t *j = json_object(), *roots = json_array(), *warnings = json_array();
 	json_object_set_new(j, "object", adac_json_addr(g->object));
-	json_object_set_new(j, "type", json_string(type_of(rt, g->mt)));
+	json_object_set_new(j, "type", adac_json_text(type_of(rt, g->mt)));
 	for (size_t i = 0; i < g->root_count; i++)
 		json_array_append_new(roots, root_json(rt, &g->roots[i]));
 	json_object_set_new(j, "roots", roots);
@@ -160,11 +160,11 @@ static int print_json(struct adac_runtime *rt, const struct adac_gcroot *g, stru
 	json_object_set_new(j, "handles", json_integer((json_int_t)g->handles));
 	json_object_set_new(j, "threads_scanned", json_integer((json_int_t)g->threads));
 	for (size_t i = 0; i < g->warning_count; i++)
-		json_array_append_new(warnings, json_string(g->warnings[i]));
+		json_array_append_new(warnings, adac_json_text(g->warnings[i]));
 	for (size_t i = 0; i < g->rep.error_count; i++) {
 		char line[600];
 		snprintf(line, sizeof line, "the heap walk stopped early in a region: %s", g->rep.errors[i].err.msg);
-		json_array_append_new(warnings, json_string(line));
+		json_array_append_new(warnings, adac_json_text(line));
 	}
 	json_object_set_new(j, "warnings", warnings);
 	return adac_json_print_document(out, "gcroot", j, err);

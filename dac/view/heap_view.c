@@ -193,12 +193,12 @@ static json_t *errors_json(const struct adac_gc_walk_report *rep)
 		const struct adac_gc_region_error *e = &rep->errors[i];
 		json_t *j = json_object();
 		json_object_set_new(j, "region", adac_json_addr(e->region->addr));
-		json_object_set_new(j, "kind", json_string(adac_gc_kind_name(e->region->kind)));
+		json_object_set_new(j, "kind", adac_json_text(adac_gc_kind_name(e->region->kind)));
 		json_object_set_new(j, "heap", json_integer(e->region->heap));
 		json_object_set_new(j, "objects_before", json_integer((json_int_t)e->objects_before));
-		json_object_set_new(j, "code", json_string(adac_errstr(e->err.code)));
+		json_object_set_new(j, "code", adac_json_text(adac_errstr(e->err.code)));
 		json_object_set_new(j, "address", adac_json_addr(e->err.addr));
-		json_object_set_new(j, "message", json_string(e->err.msg));
+		json_object_set_new(j, "message", adac_json_text(e->err.msg));
 		json_array_append_new(a, j);
 	}
 	return a;
@@ -285,7 +285,7 @@ int adac_heap_print(struct adac_runtime *rt, const struct adac_heap_opts *opt, s
 	}
 	if (opt->json) {
 		json_t *r = json_object();
-		json_object_set_new(r, "gc", json_string(info->identifiers));
+		json_object_set_new(r, "gc", adac_json_text(info->identifiers));
 		json_object_set_new(r, "structures_valid", json_boolean(info->structures_valid));
 		if (d.objects)
 			json_object_set_new(r, "objects", d.objects);
@@ -295,7 +295,7 @@ int adac_heap_print(struct adac_runtime *rt, const struct adac_heap_opts *opt, s
 			json_object_set_new(j, "mt", adac_json_addr(sorted[i]->mt));
 			json_object_set_new(j, "count", json_integer((json_int_t)sorted[i]->count));
 			json_object_set_new(j, "total_size", json_integer((json_int_t)sorted[i]->bytes));
-			json_object_set_new(j, "name", json_string(name_of(&d, sorted[i])));
+			json_object_set_new(j, "name", adac_json_text(name_of(&d, sorted[i])));
 			json_array_append_new(st, j);
 		}
 		json_object_set_new(r, "statistics", st);
@@ -352,7 +352,7 @@ static json_t *region_json(const struct adac_gc_region *r)
 {
 	json_t *j = json_object();
 	json_object_set_new(j, "address", adac_json_addr(r->addr));
-	json_object_set_new(j, "kind", json_string(adac_gc_kind_name(r->kind)));
+	json_object_set_new(j, "kind", adac_json_text(adac_gc_kind_name(r->kind)));
 	json_object_set_new(j, "heap", json_integer(r->heap));
 	json_object_set_new(j, "start", adac_json_addr(r->mem));
 	json_object_set_new(j, "end", adac_json_addr(r->end));
@@ -366,7 +366,7 @@ static json_t *region_json(const struct adac_gc_region *r)
 int adac_gc_info_print_json(const struct adac_gc_info *info, struct adac_out *out, struct adac_error *err)
 {
 	json_t *r = json_object();
-	json_object_set_new(r, "identifiers", json_string(info->identifiers));
+	json_object_set_new(r, "identifiers", adac_json_text(info->identifiers));
 	json_object_set_new(r, "server", json_boolean(info->server));
 	json_object_set_new(r, "regions", json_boolean(info->use_regions));
 	json_object_set_new(r, "background", json_boolean(info->background));

@@ -8,6 +8,7 @@
 #include "async/async_frame.h"
 #include "async/continuation.h"
 #include "base/cursor.h"
+#include "base/json.h"
 #include "base/limits.h"
 #include "base/output.h"
 #include "types/methoddesc.h"
@@ -19,7 +20,7 @@ static json_t *json_hex(uint64_t v)
 {
 	char buf[24];
 	snprintf(buf, sizeof buf, "0x%016llx", (unsigned long long)v);
-	return json_string(buf);
+	return adac_json_text(buf);
 }
 
 static bool matches(const struct adac_local *v, const char *name)
@@ -109,7 +110,7 @@ static int value_of(struct adac_runtime *rt, const struct adac_local *v, const s
 		if (context_text(rt, raw_ptr(v), text, err))
 			return -1;
 		if (json)
-			*json = json_string(adac_sig_text_str(text));
+			*json = adac_json_text(adac_sig_text_str(text));
 		return 0;
 	}
 	return adac_value_format(rt, &v->type, v->bytes, o, text, json, err);
@@ -188,8 +189,8 @@ json_t *adac_locals_json(struct adac_runtime *rt, const struct adac_locals *l, c
 			return NULL;
 		}
 		json_t *j = json_object();
-		json_object_set_new(j, "name", json_string(v->name ? v->name : ""));
-		json_object_set_new(j, "kind", json_string(kind_name(v->kind)));
+		json_object_set_new(j, "name", adac_json_text(v->name ? v->name : ""));
+		json_object_set_new(j, "kind", adac_json_text(kind_name(v->kind)));
 		if (v->kind != ADAC_LOCAL_SLOT) {
 			json_object_set_new(j, "var_number", json_integer(v->var_number));
 			if (v->kind == ADAC_LOCAL_THIS || v->kind == ADAC_LOCAL_ARG || v->kind == ADAC_LOCAL_LOCAL)
@@ -197,15 +198,15 @@ json_t *adac_locals_json(struct adac_runtime *rt, const struct adac_locals *l, c
 			if (v->kind == ADAC_LOCAL_LOCAL)
 				json_object_set_new(j, "temporary", json_boolean(v->temporary));
 		}
-		json_object_set_new(j, "type", v->type.name ? json_string(v->type.name) : json_null());
+		json_object_set_new(j, "type", v->type.name ? adac_json_text(v->type.name) : json_null());
 		json_object_set_new(j, "offset", v->offset != NONE ? json_integer(v->offset) : json_null());
 		if (l->layout == ADAC_CONT_ARRAY && v->kind != ADAC_LOCAL_SLOT)
 			json_object_set_new(j, "gc_index", v->gc_index != NONE ? json_integer(v->gc_index) : json_null());
 		json_object_set_new(j, "address", v->address ? json_hex(v->address) : json_null());
 		json_object_set_new(j, "value", val ? val : json_null());
-		json_object_set_new(j, "text", json_string(adac_sig_text_str(&text)));
+		json_object_set_new(j, "text", adac_json_text(adac_sig_text_str(&text)));
 		if (v->error)
-			json_object_set_new(j, "error", json_string(v->error));
+			json_object_set_new(j, "error", adac_json_text(v->error));
 		adac_sig_text_free(&text);
 		json_array_append_new(arr, j);
 		shown++;

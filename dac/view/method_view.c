@@ -31,7 +31,7 @@ static json_t *hex32(uint32_t v)
 {
 	char buf[16];
 	snprintf(buf, sizeof buf, "0x%08x", v);
-	return json_string(buf);
+	return adac_json_text(buf);
 }
 
 /* "AsyncCall, IsAsyncVariant" */
@@ -104,14 +104,14 @@ json_t *adac_method_desc_json(struct adac_runtime *rt, uint64_t md, struct adac_
 	const struct adac_method_info *mi = &f.mi;
 	json_t *o = json_object();
 	json_object_set_new(o, "method_desc", adac_json_addr(md));
-	json_object_set_new(o, "name", json_string(f.name));
-	json_object_set_new(o, "sos_name", json_string(f.dac_name));
+	json_object_set_new(o, "name", adac_json_text(f.name));
+	json_object_set_new(o, "sos_name", adac_json_text(f.dac_name));
 	json_object_set_new(o, "eeclass", adac_json_addr(f.mt.eeclass));
 	json_object_set_new(o, "method_table", adac_json_addr(mi->method_table));
 	json_object_set_new(o, "token", mi->token ? hex32(mi->token) : json_null());
 	json_object_set_new(o, "module", adac_json_addr(mi->module));
-	json_object_set_new(o, "module_path", json_string(f.path));
-	json_object_set_new(o, "classification", json_string(classification_names[mi->classification & 7]));
+	json_object_set_new(o, "module_path", adac_json_text(f.path));
+	json_object_set_new(o, "classification", adac_json_text(classification_names[mi->classification & 7]));
 	json_object_set_new(o, "chunk", adac_json_addr(mi->chunk));
 	json_object_set_new(o, "slot", json_integer(mi->slot));
 	json_object_set_new(o, "static", json_boolean(mi->is_static));
@@ -122,7 +122,7 @@ json_t *adac_method_desc_json(struct adac_runtime *rt, uint64_t md, struct adac_
 		json_t *names = json_array();
 		for (size_t i = 0; i < sizeof async_bits / sizeof async_bits[0]; i++)
 			if (mi->async_flags & async_bits[i].bit)
-				json_array_append_new(names, json_string(async_bits[i].name));
+				json_array_append_new(names, adac_json_text(async_bits[i].name));
 		json_object_set_new(a, "names", names);
 		json_object_set_new(a, "variant", json_boolean(mi->is_async_variant));
 		json_object_set_new(a, "thunk", json_boolean(mi->is_async_thunk));
@@ -131,12 +131,12 @@ json_t *adac_method_desc_json(struct adac_runtime *rt, uint64_t md, struct adac_
 		json_object_set_new(o, "async", json_null());
 	}
 	if (mi->classification == ADAC_MD_INSTANTIATED) {
-		json_object_set_new(o, "instantiation", json_string(imd_names[mi->imd_kind & 7]));
+		json_object_set_new(o, "instantiation", adac_json_text(imd_names[mi->imd_kind & 7]));
 		json_object_set_new(o, "generic_args", json_integer(mi->num_generic_args));
 	}
 	if (mi->classification == ADAC_MD_DYNAMIC) {
 		json_t *d = json_object();
-		json_object_set_new(d, "name", json_string(f.dyn_name));
+		json_object_set_new(d, "name", adac_json_text(f.dyn_name));
 		json_object_set_new(d, "lcg", json_boolean(mi->is_lcg));
 		json_object_set_new(d, "il_stub", json_boolean(mi->is_il_stub));
 		json_object_set_new(d, "il_stub_type", json_integer(mi->il_stub_type));
@@ -198,6 +198,6 @@ json_t *adac_method_desc_error_json(uint64_t md, const struct adac_error *e)
 {
 	json_t *o = json_object();
 	json_object_set_new(o, "method_desc", adac_json_addr(md));
-	json_object_set_new(o, "error", json_string(e->msg));
+	json_object_set_new(o, "error", adac_json_text(e->msg));
 	return o;
 }

@@ -50,7 +50,7 @@ static const char *name_text(const struct names *n, uint32_t id, const char *oth
 
 static json_t *name_json(const struct names *n, uint32_t id)
 {
-	return id < n->labels.count ? json_string(n->labels.text[id]) : json_null();
+	return id < n->labels.count ? adac_json_text(n->labels.text[id]) : json_null();
 }
 
 /* ---- the stacks of one target ---- */

@@ -325,8 +325,8 @@ static int on_completed(void *ctx, uint64_t addr, uint64_t mt, uint32_t flags)
 		json_t *j = json_object();
 		json_object_set_new(j, "address", adac_json_addr(addr));
 		json_object_set_new(j, "method_table", adac_json_addr(mt));
-		json_object_set_new(j, "type", type ? json_string(type) : json_null());
-		json_object_set_new(j, "status", json_string(adac_task_status(flags)));
+		json_object_set_new(j, "type", type ? adac_json_text(type) : json_null());
+		json_object_set_new(j, "status", adac_json_text(adac_task_status(flags)));
 		json_array_append_new(c->json, j);
 	} else {
 		if (c->n == 1)
@@ -411,14 +411,14 @@ static json_t *task_json(const struct adac_pending *p, struct adac_runtime *rt, 
 	json_t *j = json_object();
 	json_object_set_new(j, "address", adac_json_addr(addr));
 	json_object_set_new(j, "method_table", d.mt ? adac_json_addr(d.mt) : json_null());
-	json_object_set_new(j, "type", d.type ? json_string(d.type) : json_null());
+	json_object_set_new(j, "type", d.type ? adac_json_text(d.type) : json_null());
 	if (d.id)
 		json_object_set_new(j, "id", json_integer(d.id));
 	if (d.has_flags) {
 		char buf[256];
-		json_object_set_new(j, "status", json_string(adac_task_status(d.flags)));
+		json_object_set_new(j, "status", adac_json_text(adac_task_status(d.flags)));
 		json_object_set_new(j, "state_flags", json_integer((json_int_t)d.flags));
-		json_object_set_new(j, "flags", json_string(adac_task_flags_text(d.flags, buf, sizeof buf)));
+		json_object_set_new(j, "flags", adac_json_text(adac_task_flags_text(d.flags, buf, sizeof buf)));
 	}
 	return j;
 }
@@ -439,17 +439,17 @@ static json_t *classic_json(struct adac_runtime *rt, const struct adac_classic_f
 	json_object_set_new(f, "box", adac_json_addr(c->box));
 	json_object_set_new(f, "method_table", adac_json_addr(c->mt));
 	json_object_set_new(f, "state_machine_type",
-	                    c->state_machine_mt ? json_string(adac_type_name(rt, c->state_machine_mt, 0, NULL)) : json_null());
+	                    c->state_machine_mt ? adac_json_text(adac_type_name(rt, c->state_machine_mt, 0, NULL)) : json_null());
 	json_object_set_new(f, "state_machine", c->state_machine ? adac_json_addr(c->state_machine) : json_null());
 	json_object_set_new(f, "state", c->has_state ? json_integer(c->state) : json_null());
 	json_object_set_new(f, "method_desc", c->method_desc ? adac_json_addr(c->method_desc) : json_null());
-	json_object_set_new(f, "method", c->method ? json_string(c->method) : json_null());
-	json_object_set_new(f, "module", c->module ? json_string(c->module) : json_null());
+	json_object_set_new(f, "method", c->method ? adac_json_text(c->method) : json_null());
+	json_object_set_new(f, "module", c->module ? adac_json_text(c->module) : json_null());
 	json_object_set_new(f, "token", c->token ? json_integer(c->token) : json_null());
 	json_object_set_new(f, "il_offset", c->has_il ? json_integer(c->il_offset) : json_null());
-	json_object_set_new(f, "file", c->has_source ? json_string(c->file) : json_null());
+	json_object_set_new(f, "file", c->has_source ? adac_json_text(c->file) : json_null());
 	json_object_set_new(f, "line", c->has_source ? json_integer(c->line) : json_null());
-	json_object_set_new(f, "note", c->note[0] ? json_string(c->note) : json_null());
+	json_object_set_new(f, "note", c->note[0] ? adac_json_text(c->note) : json_null());
 	return f;
 }
 
@@ -489,7 +489,7 @@ static json_t *stack_json(const struct adac_pending_list *l, const struct adac_p
 				json_array_append(frames, f);
 			}
 			json_object_set_new(sj, "kind", json_string("chain"));
-			json_object_set_new(sj, "root", json_string(adac_chain_root_name(ch->root)));
+			json_object_set_new(sj, "root", adac_json_text(adac_chain_root_name(ch->root)));
 			json_object_set(sj, "head", json_object_get(cj, "head"));
 			json_object_set_new(sj, "task", task_json(p, st->rt, adac_scan_chain_task(&p->scan, s->node->index)));
 			json_object_set_new(sj, "links", links_json(&s->view.chain));
@@ -522,7 +522,7 @@ static json_t *stack_json(const struct adac_pending_list *l, const struct adac_p
 	if (st->stack->cycle) {
 		char *cycle = adac_pending_cycle_text(l, st);
 		if (cycle)
-			json_object_set_new(j, "deadlock", json_string(cycle));
+			json_object_set_new(j, "deadlock", adac_json_text(cycle));
 		free(cycle);
 	}
 	json_object_set_new(j, "truncated", json_boolean(st->stack->truncated));
@@ -586,8 +586,8 @@ static json_t *unlisted_json(const struct adac_pending *p)
 		const struct adac_scan_chain *ch = &s->chains[i];
 		json_t *j = json_object(), *links = json_array();
 		json_object_set_new(j, "head", adac_json_addr(ch->head));
-		json_object_set_new(j, "root", json_string(adac_chain_root_name(ch->root)));
-		json_object_set_new(j, "reason", json_string(why));
+		json_object_set_new(j, "root", adac_json_text(adac_chain_root_name(ch->root)));
+		json_object_set_new(j, "reason", adac_json_text(why));
 		/* Its continuations as the heap pass linked them: the first ch->links of the walk from
 		 * its head (the records are gone; the target gives the same Nexts). */
 		uint64_t cur = ch->head;
@@ -609,13 +609,13 @@ void adac_pending_json_members(const struct adac_pending_list *l, json_t *ps)
 	json_object_set_new(ps, "unlisted", unlisted_json(l->p));
 	json_t *errs = json_array();
 	for (size_t i = 0; i < s->walk.error_count; i++)
-		json_array_append_new(errs, json_string(s->walk.errors[i].err.msg));
+		json_array_append_new(errs, adac_json_text(s->walk.errors[i].err.msg));
 	json_object_set_new(ps, "heap_errors", errs);
 	json_object_set_new(ps, "structures_valid", json_boolean(s->structures_valid));
 	json_object_set_new(ps, "heap_reruns", json_integer(s->walk.reruns));
-	json_object_set_new(ps, "threads_error", adac_failed(&s->threads_err) ? json_string(s->threads_err.msg) : json_null());
+	json_object_set_new(ps, "threads_error", adac_failed(&s->threads_err) ? adac_json_text(s->threads_err.msg) : json_null());
 	if (adac_failed(&s->awaiters_cut))
-		json_object_set_new(ps, "awaiters_cut", json_string(s->awaiters_cut.msg));
+		json_object_set_new(ps, "awaiters_cut", adac_json_text(s->awaiters_cut.msg));
 }
 
 /* The members of `rest` after a streamed "chains" array, at its indentation, and the document's

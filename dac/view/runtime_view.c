@@ -14,36 +14,36 @@ static json_t *version_json(const char *v)
 {
 	char *end;
 	long n = strtol(v, &end, 10);
-	return (*v && !*end) ? json_integer(n) : json_string(v);
+	return (*v && !*end) ? json_integer(n) : adac_json_text(v);
 }
 
 int adac_runtime_print_json(const struct adac_runtime *rt, struct adac_out *out, struct adac_error *err)
 {
 	const struct adac_descriptor *d = rt->desc;
 	json_t *r = json_object();
-	json_object_set_new(r, "module", json_string(rt->module_path));
+	json_object_set_new(r, "module", adac_json_text(rt->module_path));
 	json_object_set_new(r, "base", adac_json_addr(rt->module_base));
 	json_object_set_new(r, "descriptor", adac_json_addr(rt->desc_addr));
 	json_object_set_new(r, "version", version_json(adac_desc_version(d)));
-	json_object_set_new(r, "baseline", json_string(adac_desc_baseline(d)));
+	json_object_set_new(r, "baseline", adac_json_text(adac_desc_baseline(d)));
 	json_object_set_new(r, "pointer_size", json_integer(adac_desc_ptr_size(d)));
 	const char *pv = adac_desc_global_string(d, "RuntimeProductVersionString");
 	const char *arch = adac_desc_global_string(d, "Architecture");
-	json_object_set_new(r, "product_version", pv ? json_string(pv) : json_null());
-	json_object_set_new(r, "architecture", arch ? json_string(arch) : json_null());
+	json_object_set_new(r, "product_version", pv ? adac_json_text(pv) : json_null());
+	json_object_set_new(r, "architecture", arch ? adac_json_text(arch) : json_null());
 	json_t *contracts = json_object();
 	for (size_t i = 0; i < adac_desc_contract_count(d); i++) {
 		const char *ver;
 		const char *name = adac_desc_contract_at(d, i, &ver);
 		if (name)
-			json_object_set_new(contracts, name, json_string(ver));
+			json_object_set_new(contracts, name, adac_json_text(ver));
 	}
 	json_object_set_new(r, "contracts", contracts);
 	json_object_set_new(r, "types", json_integer((json_int_t)adac_desc_type_count(d)));
 	json_object_set_new(r, "globals", json_integer((json_int_t)adac_desc_global_count(d)));
 	json_t *subs = json_array();
 	for (size_t i = 1; i < adac_desc_blob_count(d); i++)
-		json_array_append_new(subs, json_string(adac_desc_blob(d, i)->name));
+		json_array_append_new(subs, adac_json_text(adac_desc_blob(d, i)->name));
 	json_object_set_new(r, "sub_descriptors", subs);
 	return adac_json_print_document(out, "runtime", r, err);
 }

@@ -1011,7 +1011,7 @@ static int render_tree(struct groups *g, json_t *json_root)
 		size_t prefix = l->prefix;
 		if (l->array) {
 			json_t *j = json_object();
-			json_object_set_new(j, "frame", json_string(text));
+			json_object_set_new(j, "frame", adac_json_text(text));
 			json_object_set_new(j, "count", json_integer((json_int_t)it->count));
 			if (depth == 1)
 				first_json(g, g->trie.n[node].label, j);
@@ -1246,7 +1246,7 @@ static void print_table(struct groups *g, const char *title, const char *column,
 		json_t *a = json_array();
 		for (size_t i = 0; i < n; i++) {
 			json_t *j = json_object();
-			json_object_set_new(j, key, json_string(r[i].text));
+			json_object_set_new(j, key, adac_json_text(r[i].text));
 			json_object_set_new(j, "count", json_integer((json_int_t)r[i].count));
 			if (c == &g->await_counts)
 				first_json(g, r[i].label, j);

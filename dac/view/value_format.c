@@ -9,6 +9,7 @@
 
 #include "async/task.h"
 #include "base/cursor.h"
+#include "base/json.h"
 #include "base/limits.h"
 #include "metadata/ecma_metadata.h"
 #include "runtime/descriptor.h"
@@ -94,7 +95,7 @@ static json_t *json_addr(uint64_t a)
 {
 	char buf[24];
 	snprintf(buf, sizeof buf, "0x%016llx", (unsigned long long)a);
-	return json_string(buf);
+	return adac_json_text(buf);
 }
 
 /* "<error: ...>" in place of a part that could not be read. */
@@ -104,7 +105,7 @@ static int put_error(struct out *o, const struct adac_error *e, struct adac_erro
 		return -1;
 	if (o->json) {
 		json_t *j = json_object();
-		json_object_set_new(j, "error", json_string(e->msg));
+		json_object_set_new(j, "error", adac_json_text(e->msg));
 		*o->json = j;
 	}
 	return 0;
@@ -226,7 +227,7 @@ static int fmt_prim(struct out *o, uint8_t elem, uint32_t size, const uint8_t *b
 		int rc = adac_sig_text_putf(o->text, err, "'%s'", adac_sig_text_str(&esc));
 		if (o->json) {
 			j = json_object();
-			json_object_set_new(j, "char", json_string(adac_sig_text_str(&raw)));
+			json_object_set_new(j, "char", adac_json_text(adac_sig_text_str(&raw)));
 			json_object_set_new(j, "code", json_integer(c));
 			*o->json = j;
 		}
@@ -251,21 +252,21 @@ static int fmt_prim(struct out *o, uint8_t elem, uint32_t size, const uint8_t *b
 	case ADAC_ELEM_U: {
 		uint64_t v = (uint64_t)get_int(b, adac_vtype_prim_size(elem, size == 4 ? 4 : 8), false);
 		snprintf(buf, sizeof buf, "%llu", (unsigned long long)v);
-		j = v <= INT64_MAX ? json_integer((json_int_t)v) : json_string(buf);
+		j = v <= INT64_MAX ? json_integer((json_int_t)v) : adac_json_text(buf);
 		break;
 	}
 	case ADAC_ELEM_R4: {
 		float f;
 		memcpy(&f, b, 4);
 		fmt_real(f, true, buf, sizeof buf);
-		j = isfinite(f) ? json_real(f) : json_string(buf);
+		j = isfinite(f) ? json_real(f) : adac_json_text(buf);
 		break;
 	}
 	case ADAC_ELEM_R8: {
 		double d;
 		memcpy(&d, b, 8);
 		fmt_real(d, false, buf, sizeof buf);
-		j = isfinite(d) ? json_real(d) : json_string(buf);
+		j = isfinite(d) ? json_real(d) : adac_json_text(buf);
 		break;
 	}
 	default:
@@ -337,9 +338,9 @@ static int fmt_enum(struct vf *v, struct out *o, const struct adac_vtype *t, con
 		json_t *j = json_object();
 		const char *tn = type_name(v, t->mt, NULL);
 		if (tn)
-			json_object_set_new(j, "enum", json_string(tn));
-		json_object_set_new(j, "name", shown == num ? json_null() : json_string(shown));
-		json_object_set_new(j, "value", uns && val < 0 ? json_string(num) : json_integer(val));
+			json_object_set_new(j, "enum", adac_json_text(tn));
+		json_object_set_new(j, "name", shown == num ? json_null() : adac_json_text(shown));
+		json_object_set_new(j, "value", uns && val < 0 ? adac_json_text(num) : json_integer(val));
 		*o->json = j;
 	}
 	adac_sig_text_free(&e.names);
@@ -482,7 +483,7 @@ static int fmt_struct(struct vf *v, const struct adac_vtype *t, const uint8_t *b
 		j = json_object();
 		const char *tn = type_name(v, t->mt, NULL);
 		if (tn)
-			json_object_set_new(j, "struct", json_string(tn));
+			json_object_set_new(j, "struct", adac_json_text(tn));
 		*o->json = j;
 	}
 	if (depth >= v->o->max_depth) {
@@ -556,12 +557,12 @@ static int fmt_string(struct vf *v, uint64_t obj, bool with_addr, struct out *o,
 	if (rc == 0 && o->json) {
 		if (shown < len) {
 			json_t *j = json_object();
-			json_object_set_new(j, "string", json_string(adac_sig_text_str(&raw)));
+			json_object_set_new(j, "string", adac_json_text(adac_sig_text_str(&raw)));
 			json_object_set_new(j, "length", json_integer(len));
 			json_object_set_new(j, "truncated", json_true());
 			*o->json = j;
 		} else {
-			*o->json = json_string(adac_sig_text_str(&raw));
+			*o->json = adac_json_text(adac_sig_text_str(&raw));
 		}
 	}
 	adac_sig_text_free(&esc);
@@ -602,7 +603,7 @@ static int fmt_array(struct vf *v, uint64_t obj, const struct adac_mt_info *mi, 
 	json_t *j = NULL, *vals = NULL;
 	if (o->json) {
 		j = json_object();
-		json_object_set_new(j, "array", json_string(et.name));
+		json_object_set_new(j, "array", adac_json_text(et.name));
 		json_object_set_new(j, "address", json_addr(obj));
 		json_object_set_new(j, "length", json_integer(len));
 		vals = json_array();
@@ -624,7 +625,7 @@ static int fmt_array(struct vf *v, uint64_t obj, const struct adac_mt_info *mi, 
 		          et.kind == ADAC_VK_UNKNOWN && et.why ? et.why : "unknown size");
 		rc = adac_sig_text_putf(o->text, err, "{ <error: %s> }", e.msg);
 		if (j)
-			json_object_set_new(j, "error", json_string(e.msg));
+			json_object_set_new(j, "error", adac_json_text(e.msg));
 		goto out;
 	}
 	uint8_t *buf = malloc((size_t)shown * esize + 1);
@@ -637,7 +638,7 @@ static int fmt_array(struct vf *v, uint64_t obj, const struct adac_mt_info *mi, 
 		free(buf);
 		rc = adac_sig_text_putf(o->text, err, "{ <error: %s> }", e.msg);
 		if (j)
-			json_object_set_new(j, "error", json_string(e.msg));
+			json_object_set_new(j, "error", adac_json_text(e.msg));
 		goto out;
 	}
 	rc = put(o, err, shown ? "{ " : "{ }");
@@ -703,7 +704,7 @@ static int fmt_ref(struct vf *v, const struct adac_vtype *st, uint64_t obj, unsi
 	int rc = 0;
 	if (o->json) {
 		j = json_object();
-		json_object_set_new(j, mi.is_value_type ? "boxed" : "class", json_string(dyn));
+		json_object_set_new(j, mi.is_value_type ? "boxed" : "class", adac_json_text(dyn));
 		json_object_set_new(j, "address", json_addr(obj));
 		*o->json = j;
 	}

@@ -1,7 +1,9 @@
 /* fuzz_json.c - the JSON printers (base/json.h) against jansson's own dump: any JSON document jansson
  * parses from the input (NUL in strings allowed) is printed by adac_json_print, and at an indent by
  * adac_json_print_indented and adac_json_print_members; each must be the bytes json_dumps writes
- * with JSON_INDENT(2), re-indented as the printers place it. A difference traps. */
+ * with JSON_INDENT(2), re-indented as the printers place it. And the input as text: adac_utf8_seq
+ * must find it UTF-8 exactly when jansson does (json_stringn), and adac_line_utf8's repair of it
+ * must be UTF-8 to jansson, the same bytes when it was already. A difference traps. */
 #include <jansson.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -9,6 +11,7 @@
 #include <string.h>
 
 #include "base/json.h"
+#include "base/line.h"
 #include "base/output.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -70,8 +73,30 @@ static void same(const struct text *got, const struct text *want)
 		__builtin_trap();
 }
 
+/* The input as text (see the top). */
+static void check_utf8(const char *s, size_t n)
+{
+	int valid = 1;
+	for (size_t i = 0, len; i < n && valid; i += len)
+		valid = (len = adac_utf8_seq(s + i, n - i)) != 0;
+	json_t *j = json_stringn(s, n);
+	if (j ? !valid : valid)
+		__builtin_trap();
+	json_decref(j);
+	struct adac_line b = {0};
+	adac_line_utf8(&b, s, n);
+	if (!b.nomem) {
+		json_t *r = json_stringn(b.p ? b.p : "", b.len);
+		if (!r || (valid && (b.len != n || (n && memcmp(b.p, s, n) != 0))))
+			__builtin_trap();
+		json_decref(r);
+	}
+	adac_line_free(&b);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
+	check_utf8((const char *)data, size);
 	json_error_t je;
 	json_t *v = json_loadb((const char *)data, size, JSON_ALLOW_NUL, &je);
 	if (!v)

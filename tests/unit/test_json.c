@@ -124,6 +124,25 @@ static void test_same_as_jansson(void)
 	free(got.p);
 }
 
+/* Text from the target that is not UTF-8 still makes a JSON string (json_string refuses it): each byte
+ * that starts no sequence becomes U+FFFD. */
+static void test_text(void)
+{
+	json_t *v = adac_json_text("Type\xff\xfe.Name");
+	CHECK_EQ_STR(v ? json_string_value(v) : "(null)", "Type\xEF\xBF\xBD\xEF\xBF\xBD.Name");
+	json_decref(v);
+	/* A cut sequence, an overlong '/', a surrogate, past U+10FFFF; valid ones stay. */
+	v = adac_json_text("a\xc3 \xc0\xaf \xed\xa0\x80 \xf4\x90\x80\x80 \xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80");
+	CHECK_EQ_STR(v ? json_string_value(v) : "(null)",
+	             "a\xEF\xBF\xBD \xEF\xBF\xBD\xEF\xBF\xBD \xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD "
+	             "\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD \xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80");
+	json_decref(v);
+	v = adac_json_text("plain");
+	CHECK_EQ_STR(v ? json_string_value(v) : "(null)", "plain");
+	json_decref(v);
+	CHECK(adac_json_text(NULL) == NULL);
+}
+
 struct progress_log {
 	char text[512];
 };
@@ -157,6 +176,7 @@ int main(void)
 	test_print();
 	test_print_indented();
 	test_same_as_jansson();
+	test_text();
 	test_progress();
 	return check_report("test_json");
 }

@@ -61,5 +61,17 @@ int main(void)
 	adac_line_write(&b, &out);
 	adac_line_free(&b);
 	CHECK_EQ_STR(s.text, "  async #12: ");
+
+	/* JSON strings as jansson writes them; a byte that starts no UTF-8 sequence as U+FFFD. */
+	s.len = 0;
+	b = (struct adac_line){0};
+	adac_line_json_str(&b, "q\"b\\\b\f\n\r\t\x01\x1f\x7f \xc3\xa9 \xff \xe2\x82");
+	adac_line_put(&b, " ");
+	adac_line_json_str(&b, NULL);
+	adac_line_write(&b, &out);
+	adac_line_free(&b);
+	CHECK_EQ_STR(s.text, "\"q\\\"b\\\\\\b\\f\\n\\r\\t\\u0001\\u001F\x7f \xc3\xa9 \xEF\xBF\xBD \xEF\xBF\xBD\xEF\xBF\xBD\" null");
+	CHECK(adac_utf8_seq("\xf0\x9f\x98\x80", 4) == 4 && adac_utf8_seq("\xf0\x9f\x98", 3) == 0 &&
+	      adac_utf8_seq("\xe0\x80\xaf", 3) == 0 && adac_utf8_seq("a", 1) == 1 && adac_utf8_seq("", 0) == 0);
 	return check_report("line");
 }
