@@ -63,8 +63,8 @@ static void put_real(struct adac_line *b, double v)
 	adac_line_put_n(b, buf, len);
 }
 
-/* value at nesting depth (its members' lines indented by base + 2 * (depth + 1)). -1 when it
- * cannot be written as JSON (nested too deep, a real that is not finite, not a JSON value). */
+/* value at nesting depth (its members' lines indented by base + 2 * (depth + 1)). -1 when it is
+ * nested deeper than JSON_DEPTH_MAX (jansson makes no real that is not finite). */
 static int put_value(struct adac_line *b, const json_t *v, unsigned base, unsigned depth)
 {
 	switch (json_typeof(v)) {
@@ -145,8 +145,7 @@ static int format(struct adac_line *b, const char *before, const json_t *value, 
 	for (unsigned i = 0; i < indent; i++)
 		adac_line_put_n(b, " ", 1);
 	if (put_value(b, value, indent, 0))
-		return adac_fail(err, ADAC_E_LIMIT, 0, "JSON nested more than %u deep, or a number that is not finite",
-		                 JSON_DEPTH_MAX);
+		return adac_fail(err, ADAC_E_LIMIT, 0, "JSON nested more than %u deep", JSON_DEPTH_MAX);
 	adac_line_put(b, after);
 	if (b->nomem)
 		return adac_fail(err, ADAC_E_NOMEM, 0, "out of memory formatting JSON");
@@ -162,9 +161,6 @@ static int emit(struct adac_line *b, int rc, struct adac_out *out)
 	return rc;
 }
 
-/* Most values fit: no malloc (ps --json formats a million stacks of a few KB). */
-#define TEXT_ON_STACK 16384u
-
 json_t *adac_json_text(const char *s)
 {
 	if (!s)
@@ -179,6 +175,9 @@ json_t *adac_json_text(const char *s)
 	adac_line_free(&b);
 	return v;
 }
+
+/* Most values fit: no malloc (ps --json formats a million stacks of a few KB). */
+#define TEXT_ON_STACK 16384u
 
 int adac_json_print(struct adac_out *out, json_t *value, struct adac_error *err)
 {

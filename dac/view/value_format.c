@@ -91,13 +91,6 @@ static void set_json(struct out *o, json_t *v)
 		json_decref(v);
 }
 
-static json_t *json_addr(uint64_t a)
-{
-	char buf[24];
-	snprintf(buf, sizeof buf, "0x%016llx", (unsigned long long)a);
-	return adac_json_text(buf);
-}
-
 /* "<error: ...>" in place of a part that could not be read. */
 static int put_error(struct out *o, const struct adac_error *e, struct adac_error *err)
 {
@@ -511,7 +504,7 @@ static int fmt_value(struct vf *v, const struct adac_vtype *t, const uint8_t *b,
 		return fmt_prim(o, t->elem, t->size, b, err);
 	case ADAC_VK_POINTER: {
 		uint64_t p = v->ps == 8 ? adac_get_u64(b, 0) : adac_get_u32(b, 0);
-		set_json(o, json_addr(p));
+		set_json(o, adac_json_addr(p));
 		return adac_sig_text_putf(o->text, err, "0x%016llx", (unsigned long long)p);
 	}
 	case ADAC_VK_REF: {
@@ -604,7 +597,7 @@ static int fmt_array(struct vf *v, uint64_t obj, const struct adac_mt_info *mi, 
 	if (o->json) {
 		j = json_object();
 		json_object_set_new(j, "array", adac_json_text(et.name));
-		json_object_set_new(j, "address", json_addr(obj));
+		json_object_set_new(j, "address", adac_json_addr(obj));
 		json_object_set_new(j, "length", json_integer(len));
 		vals = json_array();
 		json_object_set_new(j, "values", vals);
@@ -705,7 +698,7 @@ static int fmt_ref(struct vf *v, const struct adac_vtype *st, uint64_t obj, unsi
 	if (o->json) {
 		j = json_object();
 		json_object_set_new(j, mi.is_value_type ? "boxed" : "class", adac_json_text(dyn));
-		json_object_set_new(j, "address", json_addr(obj));
+		json_object_set_new(j, "address", adac_json_addr(obj));
 		*o->json = j;
 	}
 	if (mi.is_value_type) {

@@ -118,8 +118,7 @@ static void test_same_as_jansson(void)
 	struct buf got = {calloc(1, 1), 0};
 	struct adac_out out = {.write = buf_write, .ctx = &got};
 	struct adac_error err = {0};
-	CHECK_ERR(adac_json_print(&out, deep, &err), &err, ADAC_E_LIMIT,
-	          "JSON nested more than 512 deep, or a number that is not finite");
+	CHECK_ERR(adac_json_print(&out, deep, &err), &err, ADAC_E_LIMIT, "JSON nested more than 512 deep");
 	CHECK_EQ_STR(got.p, "");
 	free(got.p);
 }
