@@ -226,8 +226,9 @@ int adac_json_print_members(struct adac_out *out, json_t *value, unsigned indent
 			to--;
 		if (to > from)
 			to--; /* (the last line's newline goes with it) */
-		memmove(b.p, b.p + from, to - from);
-		b.len = to - from;
+		if (to > from)
+			out->write(out->ctx, b.p + from, to - from);
 	}
-	return emit(&b, rc, out);
+	adac_line_free(&b);
+	return rc;
 }

@@ -2,13 +2,15 @@
 #include "base/line.h"
 
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "base/output.h"
 
-void adac_line_put_n(struct adac_line *b, const char *s, size_t n)
+/* adac_line_put_n when the piece does not fit (or memory ran out before). */
+void adac_line_grow_put(struct adac_line *b, const char *s, size_t n)
 {
 	if (b->nomem)
 		return;
@@ -127,12 +129,19 @@ void adac_line_utf8(struct adac_line *b, const char *s, size_t n)
 	adac_line_put_n(b, run, (size_t)(s - run));
 }
 
+/* The bytes a JSON string holds as they are: printable ASCII but quote and backslash. */
+static bool json_plain(unsigned char c) { return c >= 0x20 && c < 0x80 && c != '"' && c != '\\'; }
+
 void adac_line_json_strn(struct adac_line *b, const char *s, size_t n)
 {
 	static const char hex[] = "0123456789ABCDEF";
 	adac_line_put_n(b, "\"", 1);
 	const char *run = s, *end = s + n;
 	for (; s < end; s++) {
+		while (s < end && json_plain((unsigned char)*s))
+			s++;
+		if (s == end)
+			break;
 		unsigned char c = (unsigned char)*s;
 		if (c >= 0x80) {
 			size_t len = adac_utf8_seq(s, (size_t)(end - s));

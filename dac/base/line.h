@@ -7,6 +7,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 struct adac_line {
 	char *p;
@@ -23,7 +24,17 @@ static inline struct adac_line adac_line_on(char *buf, size_t size)
 	return (struct adac_line){.p = buf, .cap = size, .borrowed = true};
 }
 
-void adac_line_put_n(struct adac_line *b, const char *s, size_t n);
+void adac_line_grow_put(struct adac_line *b, const char *s, size_t n);
+/* (Inline: a million-stack listing puts hundreds of millions of pieces.) */
+static inline void adac_line_put_n(struct adac_line *b, const char *s, size_t n)
+{
+	if (b->len + n < b->cap && !b->nomem) {
+		memcpy(b->p + b->len, s, n);
+		b->len += n;
+	} else {
+		adac_line_grow_put(b, s, n);
+	}
+}
 void adac_line_put(struct adac_line *b, const char *s);
 /* A short piece (up to 63 bytes) through vsnprintf, for what the others do not cover. */
 void adac_line_fmt(struct adac_line *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
