@@ -2,7 +2,6 @@
 #include "base/line.h"
 
 #include <stdarg.h>
-#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -129,34 +128,24 @@ void adac_line_utf8(struct adac_line *b, const char *s, size_t n)
 	adac_line_put_n(b, run, (size_t)(s - run));
 }
 
-/* The bytes a JSON string holds as they are: printable ASCII but quote and backslash. */
-static bool json_plain(unsigned char c) { return c >= 0x20 && c < 0x80 && c != '"' && c != '\\'; }
-
 void adac_line_json_strn(struct adac_line *b, const char *s, size_t n)
 {
 	static const char hex[] = "0123456789ABCDEF";
+	const char *end = s + n;
 	adac_line_put_n(b, "\"", 1);
-	const char *run = s, *end = s + n;
-	for (; s < end; s++) {
-		while (s < end && json_plain((unsigned char)*s))
-			s++;
+	for (;;) {
+		/* A run of what a JSON string holds as it is (as UTF-8, adac_line_utf8), then one escape. */
+		const char *run = s;
+		unsigned char high = 0;
+		for (; s < end && (unsigned char)*s >= 0x20 && *s != '"' && *s != '\\'; s++)
+			high |= (unsigned char)*s;
+		if (high & 0x80)
+			adac_line_utf8(b, run, (size_t)(s - run));
+		else
+			adac_line_put_n(b, run, (size_t)(s - run));
 		if (s == end)
 			break;
-		unsigned char c = (unsigned char)*s;
-		if (c >= 0x80) {
-			size_t len = adac_utf8_seq(s, (size_t)(end - s));
-			if (len) {
-				s += len - 1;
-				continue;
-			}
-			adac_line_put_n(b, run, (size_t)(s - run));
-			adac_line_put_n(b, REPLACEMENT, 3);
-			run = s + 1;
-			continue;
-		}
-		if (c >= 0x20 && c != '"' && c != '\\')
-			continue;
-		adac_line_put_n(b, run, (size_t)(s - run));
+		unsigned char c = (unsigned char)*s++;
 		switch (c) {
 		case '"': adac_line_put_n(b, "\\\"", 2); break;
 		case '\\': adac_line_put_n(b, "\\\\", 2); break;
@@ -170,9 +159,7 @@ void adac_line_json_strn(struct adac_line *b, const char *s, size_t n)
 			adac_line_put_n(b, u, sizeof u);
 		}
 		}
-		run = s + 1;
 	}
-	adac_line_put_n(b, run, (size_t)(s - run));
 	adac_line_put_n(b, "\"", 1);
 }
 

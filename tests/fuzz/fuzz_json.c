@@ -16,60 +16,31 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-struct text {
-	char *p;
-	size_t n, cap;
-	int nomem;
-};
-
-static void text_write(void *ctx, const char *s, size_t len)
-{
-	struct text *t = ctx;
-	if (t->nomem)
-		return;
-	if (t->n + len + 1 > t->cap) {
-		size_t cap = t->cap ? t->cap : 4096;
-		while (t->n + len + 1 > cap)
-			cap *= 2;
-		char *p = realloc(t->p, cap);
-		if (!p) {
-			t->nomem = 1;
-			return;
-		}
-		t->p = p;
-		t->cap = cap;
-	}
-	memcpy(t->p + t->n, s, len);
-	t->n += len;
-	t->p[t->n] = '\0';
-}
-
-static void append(struct text *t, const char *s, size_t len) { text_write(t, s, len); }
+/* The printers' sink: into a line. */
+static void line_write(void *ctx, const char *s, size_t len) { adac_line_put_n(ctx, s, len); }
 
 /* json_dumps' text with every line indented by `indent`, between before and after. */
-static struct text expected(const char *dumped, const char *before, unsigned indent, const char *after)
+static struct adac_line expected(const char *dumped, const char *before, unsigned indent, const char *after)
 {
 	static const char spaces[] = "        "; /* (indent is at most 8) */
-	struct text t = {0};
-	append(&t, before, strlen(before));
-	append(&t, spaces, indent);
+	struct adac_line t = {0};
+	adac_line_put(&t, before);
+	adac_line_put_n(&t, spaces, indent);
 	for (const char *p = dumped; *p;) {
 		const char *nl = strchr(p, '\n');
 		size_t n = nl ? (size_t)(nl - p) + 1 : strlen(p);
-		append(&t, p, n);
+		adac_line_put_n(&t, p, n);
 		if (nl)
-			append(&t, spaces, indent);
+			adac_line_put_n(&t, spaces, indent);
 		p += n;
 	}
-	append(&t, after, strlen(after));
+	adac_line_put(&t, after);
 	return t;
 }
 
-static void same(const struct text *got, const struct text *want)
+static void same(const struct adac_line *got, const char *want, size_t want_len)
 {
-	if (got->nomem || want->nomem)
-		return;
-	if (got->n != want->n || (got->n && memcmp(got->p, want->p, got->n) != 0))
+	if (!got->nomem && (got->len != want_len || (want_len && memcmp(got->p, want, want_len) != 0)))
 		__builtin_trap();
 }
 
@@ -105,35 +76,32 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct adac_error err = {0};
 	if (dumped) {
 		unsigned indent = size ? data[0] % 9u : 0; /* (at most 8) */
-		struct text got = {0}, want = expected(dumped, "", 0, "\n");
-		struct adac_out out = {.write = text_write, .ctx = &got};
-		if (adac_json_print(&out, json_incref(v), &err) == 0)
-			same(&got, &want);
-		free(got.p);
-		free(want.p);
+		struct adac_line got = {0}, want = expected(dumped, "", 0, "\n");
+		struct adac_out out = {.write = line_write, .ctx = &got};
+		if (!want.nomem && adac_json_print(&out, json_incref(v), &err) == 0)
+			same(&got, want.p, want.len);
+		adac_line_free(&got);
+		adac_line_free(&want);
 
-		got = (struct text){0};
 		want = expected(dumped, ",\n", indent, "]");
-		out.ctx = &got;
-		if (adac_json_print_indented(&out, ",\n", v, indent, "]", &err) == 0)
-			same(&got, &want);
-		free(got.p);
-		free(want.p);
+		if (!want.nomem && adac_json_print_indented(&out, ",\n", v, indent, "]", &err) == 0)
+			same(&got, want.p, want.len);
+		adac_line_free(&got);
+		adac_line_free(&want);
 
-		/* The members: the lines between the braces' (nothing for an empty object). */
+		/* The members: the lines between the braces' (nothing for an empty object): from the
+		 * first newline up to the last. */
 		if (json_is_object(v)) {
-			got = (struct text){0};
 			want = expected(dumped, "", indent, "");
-			out.ctx = &got;
-			char *first = want.p ? strchr(want.p, '\n') : NULL, *last = want.p ? strrchr(want.p, '\n') : NULL;
-			struct text members = {0};
-			if (first && last > first)
-				append(&members, first, (size_t)(last - first));
-			if (adac_json_print_members(&out, v, indent, &err) == 0)
-				same(&got, &members);
-			free(members.p);
-			free(got.p);
-			free(want.p);
+			const char *first = want.len ? memchr(want.p, '\n', want.len) : NULL;
+			size_t last = want.len;
+			while (last > 0 && want.p[last - 1] != '\n')
+				last--;
+			size_t from = first ? (size_t)(first - want.p) : 0, to = first && last - 1 > from ? last - 1 : from;
+			if (!want.nomem && adac_json_print_members(&out, v, indent, &err) == 0)
+				same(&got, want.p + from, to - from);
+			adac_line_free(&got);
+			adac_line_free(&want);
 		}
 		free(dumped);
 	}
