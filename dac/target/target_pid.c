@@ -743,7 +743,8 @@ static int pid_run_briefly(void *impl, unsigned ms, struct adac_error *err)
 {
 	struct ptarget *p = impl;
 	if (p->borrowed)
-		return adac_fail(err, ADAC_E_UNSUPPORTED, 0, "process %d: a copy read by another thread", (int)p->pid);
+		return adac_fail(err, ADAC_E_UNSUPPORTED, 0, "process %d: borrowed: only the thread holding it lets it run",
+		                 (int)p->pid);
 	if (p->lent) /* (held as it is, or its copy kept, until the borrower is closed) */
 		return adac_fail(err, ADAC_E_UNSUPPORTED, 0, "process %d: being read by another thread", (int)p->pid);
 	if (p->was_stopped)
