@@ -22,10 +22,12 @@ static inline size_t adac_block_bytes(size_t bytes)
 	return ((bytes + ADAC_BLOCK_HEADER + ADAC_BLOCK_HUGE - 1) & ~(ADAC_BLOCK_HUGE - 1)) - ADAC_BLOCK_HEADER;
 }
 
-/* A new array's block: from 8 MB on, sized by adac_block_bytes. Its last huge page, partly used,
- * is resident whole: below 8 MB that would add more than a quarter, and the array never moves (at
- * a million chains the scan's indexes, 2-4 MB, are at the peak of `ps`: 2 MB of it). */
-#define ADAC_ARRAY_HUGE_MIN ((size_t)8 << 20)
+/* A new array's block: from 2 MB on, sized by adac_block_bytes, so that it lies in whole huge
+ * pages. Its last huge page, partly used, is resident whole (at most 2 MB more); a block that ends
+ * elsewhere is cut into 4 KB pages, and on a virtual machine each costs a fault of ~10 us the first
+ * time it is written: the 1-8 MB arrays `ps` makes and frees after the heap pass (indexes, the
+ * graph's, the listing's) took 5,000 of them at a million chains (50 ms). */
+#define ADAC_ARRAY_HUGE_MIN ((size_t)2 << 20)
 static inline size_t adac_array_bytes(size_t n, size_t elem)
 {
 	if (!n)

@@ -1,5 +1,5 @@
 /* test_grow.c - dac/base/grow.h: adac_block_bytes leaves a small block alone and ends a large one
- * 32 bytes short of a multiple of 2 MB; adac_array_bytes does so from 8 MB on; adac_array_new /
+ * 32 bytes short of a multiple of 2 MB; adac_array_bytes does so from 2 MB on; adac_array_new /
  * adac_array_zeroed give room for one element at least and refuse a size that overflows;
  * adac_grow doubles, then rounds a large block up the same way, and leaves the array as it was
  * when it cannot grow. Where glibc's malloc and the kernel's transparent huge pages are there (this
@@ -41,7 +41,7 @@ static bool on_boundary(const void *p) { return ((uintptr_t)p - 16) % (2 * MB) =
 int main(void)
 {
 #ifdef __GLIBC__
-	mallopt(M_MMAP_THRESHOLD, 128 * 1024); /* as the CLI: large blocks mapped, whatever was freed */
+	mallopt(M_MMAP_THRESHOLD, 2 * MB - 64); /* as the CLI: large blocks mapped, whatever was freed */
 #endif
 	/* Sizes. */
 	CHECK_EQ_U64(adac_block_bytes(0), 0);
@@ -60,9 +60,17 @@ int main(void)
 	CHECK(adac_array_new(SIZE_MAX / 4 + 1, 8) == NULL);
 	CHECK(adac_array_zeroed(SIZE_MAX / 4 + 1, 8) == NULL);
 	CHECK_EQ_U64(adac_array_bytes(0, 8), 8);
-	CHECK_EQ_U64(adac_array_bytes(3 * MB / 8, 8), 3 * MB);          /* (below 8 MB: as asked) */
+	CHECK_EQ_U64(adac_array_bytes(MB / 8, 8), MB);                  /* (below 2 MB: as asked) */
+	CHECK_EQ_U64(adac_array_bytes(2 * MB / 8 - 1, 8), 2 * MB - 8);
+	CHECK_EQ_U64(adac_array_bytes(2 * MB / 8, 8), 4 * MB - 32);
+	CHECK_EQ_U64(adac_array_bytes(3 * MB / 8, 8), 4 * MB - 32);
 	CHECK_EQ_U64(adac_array_bytes(9 * MB / 8, 8), 10 * MB - 32);
 	CHECK_EQ_U64(adac_array_bytes(SIZE_MAX / 4 + 1, 8), 0);
+	void *small = adac_array_new(3 * MB / 8, 8); /* (from 2 MB on: in huge pages too) */
+	CHECK(small != NULL);
+	if (small && expect_aligned())
+		CHECK(on_boundary(small));
+	free(small);
 	size_t n = 9 * MB / sizeof(uint64_t);
 	uint64_t *z = adac_array_zeroed(n, sizeof *z);
 	CHECK(z != NULL);
