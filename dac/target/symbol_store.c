@@ -4,10 +4,8 @@
 #include "target/symbol_store.h"
 
 #include <ctype.h>
-#include <curl/curl.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,6 +14,7 @@
 #include <unistd.h>
 
 #include "base/limits.h"
+#include "target/lazy_libs.h"
 
 #define SSQP_BUILD_ID_BYTES 20u
 
@@ -158,8 +157,6 @@ static int make_parents(const char *path, struct adac_error *err)
 	return 0;
 }
 
-static void curl_init_once(void) { curl_global_init(CURL_GLOBAL_DEFAULT); }
-
 struct download {
 	FILE *f;
 	uint64_t bytes;
@@ -206,8 +203,9 @@ static int key_url(const char *base, const char *key, char *url, size_t size, st
 
 static int download(const char *base, const char *key, const char *path, struct adac_error *err)
 {
-	static pthread_once_t once = PTHREAD_ONCE_INIT;
-	pthread_once(&once, curl_init_once);
+	const struct adac_curl *curl = adac_curl(err);
+	if (!curl)
+		return -1;
 	char url[ADAC_MAX_PATH_BYTES], tmp[ADAC_MAX_PATH_BYTES];
 	if (key_url(base, key, url, sizeof url, err))
 		return -1;
@@ -219,39 +217,39 @@ static int download(const char *base, const char *key, const char *path, struct 
 	struct download d = {fopen(tmp, "wb"), 0, false};
 	if (!d.f)
 		return adac_fail(err, ADAC_E_IO, 0, "cannot write %s: %s", tmp, strerror(errno));
-	CURL *h = curl_easy_init();
+	CURL *h = curl->easy_init();
 	if (!h) {
 		fclose(d.f);
 		unlink(tmp);
 		return adac_fail(err, ADAC_E_NOMEM, 0, "cannot start an HTTP request (libcurl)");
 	}
 	char curl_err[CURL_ERROR_SIZE] = "";
-	curl_easy_setopt(h, CURLOPT_URL, url);
-	curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
-	curl_easy_setopt(h, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
-	curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, 1L);
-	curl_easy_setopt(h, CURLOPT_MAXREDIRS, (long)ADAC_MAX_HTTP_REDIRECTS);
-	curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+	curl->easy_setopt(h, CURLOPT_URL, url);
+	curl->easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
+	curl->easy_setopt(h, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
+	curl->easy_setopt(h, CURLOPT_FOLLOWLOCATION, 1L);
+	curl->easy_setopt(h, CURLOPT_MAXREDIRS, (long)ADAC_MAX_HTTP_REDIRECTS);
+	curl->easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
 	/* Never hang on a dead server: give up on connecting after 10 s, on a stalled transfer after 30 s. */
-	curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT, 10L);
-	curl_easy_setopt(h, CURLOPT_LOW_SPEED_LIMIT, 1L);
-	curl_easy_setopt(h, CURLOPT_LOW_SPEED_TIME, 30L);
-	curl_easy_setopt(h, CURLOPT_MAXFILESIZE_LARGE, (curl_off_t)ADAC_MAX_SYMBOL_FILE_BYTES);
-	curl_easy_setopt(h, CURLOPT_USERAGENT, "asyncdac");
-	curl_easy_setopt(h, CURLOPT_ERRORBUFFER, curl_err);
-	curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, write_body);
-	curl_easy_setopt(h, CURLOPT_WRITEDATA, &d);
-	CURLcode rc = curl_easy_perform(h);
+	curl->easy_setopt(h, CURLOPT_CONNECTTIMEOUT, 10L);
+	curl->easy_setopt(h, CURLOPT_LOW_SPEED_LIMIT, 1L);
+	curl->easy_setopt(h, CURLOPT_LOW_SPEED_TIME, 30L);
+	curl->easy_setopt(h, CURLOPT_MAXFILESIZE_LARGE, (curl_off_t)ADAC_MAX_SYMBOL_FILE_BYTES);
+	curl->easy_setopt(h, CURLOPT_USERAGENT, "asyncdac");
+	curl->easy_setopt(h, CURLOPT_ERRORBUFFER, curl_err);
+	curl->easy_setopt(h, CURLOPT_WRITEFUNCTION, write_body);
+	curl->easy_setopt(h, CURLOPT_WRITEDATA, &d);
+	CURLcode rc = curl->easy_perform(h);
 	long status = 0;
-	curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
-	curl_easy_cleanup(h);
+	curl->easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
+	curl->easy_cleanup(h);
 	bool written = fclose(d.f) == 0;
 	int result = -1;
 	if (rc == CURLE_FILESIZE_EXCEEDED || d.over_cap)
 		adac_fail(err, ADAC_E_LIMIT, 0, "%s: more than ADAC_MAX_SYMBOL_FILE_BYTES (%llu) bytes", url,
 		          (unsigned long long)ADAC_MAX_SYMBOL_FILE_BYTES);
 	else if (rc != CURLE_OK)
-		adac_fail(err, ADAC_E_IO, 0, "%s: %s", url, curl_err[0] ? curl_err : curl_easy_strerror(rc));
+		adac_fail(err, ADAC_E_IO, 0, "%s: %s", url, curl_err[0] ? curl_err : curl->easy_strerror(rc));
 	else if (status == 404 || status == 410)
 		adac_fail(err, ADAC_E_NOT_FOUND, 0, "%s has no %s", base, key);
 	else if (status != 200)

@@ -2,7 +2,6 @@
 #include "target/symbols.h"
 
 #include <ctype.h>
-#include <elfutils/debuginfod.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "target/lazy_libs.h"
 #include "target/symbol_store.h"
 
 struct entry {
@@ -233,14 +233,15 @@ static int search_debuginfod(struct search *q)
 	const char *urls = getenv("DEBUGINFOD_URLS");
 	if (!urls || !*urls || !w->build_id || !w->build_id_len)
 		return 0;
-	debuginfod_client *client = debuginfod_begin();
+	struct adac_error ignored = {0};
+	const struct adac_debuginfod *lib = adac_debuginfod(&ignored);
+	debuginfod_client *client = lib ? lib->begin() : NULL;
 	if (!client)
 		return 0;
 	char *path = NULL;
-	int fd = w->kind == ADAC_SYMBOL_DEBUG
-	             ? debuginfod_find_debuginfo(client, w->build_id, (int)w->build_id_len, &path)
-	             : debuginfod_find_executable(client, w->build_id, (int)w->build_id_len, &path);
-	debuginfod_end(client);
+	int fd = w->kind == ADAC_SYMBOL_DEBUG ? lib->find_debuginfo(client, w->build_id, (int)w->build_id_len, &path)
+	                                      : lib->find_executable(client, w->build_id, (int)w->build_id_len, &path);
+	lib->end(client);
 	int ok = 0;
 	if (fd >= 0) {
 		close(fd);
