@@ -7,7 +7,9 @@
 #include <string.h>
 
 #define CURL_SONAME "libcurl.so.4"
+#ifndef DEBUGINFOD_SONAME /* (elfutils' header names it) */
 #define DEBUGINFOD_SONAME "libdebuginfod.so.1"
+#endif
 
 /* A library's functions, by name, into fns (n of them); the handle stays open for the process. */
 static bool load(const char *soname, const char *const *names, void (**fns)(void), size_t n,
@@ -15,7 +17,8 @@ static bool load(const char *soname, const char *const *names, void (**fns)(void
 {
 	void *lib = dlopen(soname, RTLD_NOW | RTLD_LOCAL);
 	if (!lib) {
-		adac_fail(fail, ADAC_E_UNSUPPORTED, 0, "cannot load %s: %s", soname, dlerror());
+		const char *why = dlerror(); /* ("<soname>: cannot open shared object file: ...") */
+		adac_fail(fail, ADAC_E_UNSUPPORTED, 0, "%s", why ? why : soname);
 		return false;
 	}
 	for (size_t i = 0; i < n; i++) {

@@ -203,11 +203,11 @@ static int key_url(const char *base, const char *key, char *url, size_t size, st
 
 static int download(const char *base, const char *key, const char *path, struct adac_error *err)
 {
-	const struct adac_curl *curl = adac_curl(err);
-	if (!curl)
-		return -1;
 	char url[ADAC_MAX_PATH_BYTES], tmp[ADAC_MAX_PATH_BYTES];
 	if (key_url(base, key, url, sizeof url, err))
+		return -1;
+	const struct adac_curl *curl = adac_curl(err);
+	if (!curl)
 		return -1;
 	/* Per thread: a listing's helper threads may fetch the same file at once (each renames its own). */
 	if (snprintf(tmp, sizeof tmp, "%s.partial.%ld.%ld", path, (long)getpid(), (long)gettid()) >= (int)sizeof tmp)

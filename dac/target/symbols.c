@@ -233,9 +233,13 @@ static int search_debuginfod(struct search *q)
 	const char *urls = getenv("DEBUGINFOD_URLS");
 	if (!urls || !*urls || !w->build_id || !w->build_id_len)
 		return 0;
-	struct adac_error ignored = {0};
-	const struct adac_debuginfod *lib = adac_debuginfod(&ignored);
-	debuginfod_client *client = lib ? lib->begin() : NULL;
+	struct adac_error load = {0};
+	const struct adac_debuginfod *lib = adac_debuginfod(&load);
+	if (!lib) { /* DEBUGINFOD_URLS asks for it: say why it was not asked */
+		adac_note_add(q->refused, sizeof q->refused, "debuginfod not asked: %s", load.msg);
+		return 0;
+	}
+	debuginfod_client *client = lib->begin();
 	if (!client)
 		return 0;
 	char *path = NULL;
