@@ -15,6 +15,11 @@
  * (16 MB read once after a move: 24 ms, against 0.1 ms). */
 #define ADAC_BLOCK_HUGE ((size_t)2 << 20)
 #define ADAC_BLOCK_HEADER ((size_t)32)
+/* An M_MMAP_THRESHOLD for a program that fixes glibc's (the CLI): the largest under which a block
+ * of adac_block_bytes (a chunk of a multiple of 2 MB less 16 bytes) is still mapped, so that it
+ * lies in whole huge pages and goes back to the kernel when freed. */
+#define ADAC_MMAP_THRESHOLD (ADAC_BLOCK_HUGE - 2 * ADAC_BLOCK_HEADER)
+
 static inline size_t adac_block_bytes(size_t bytes)
 {
 	if (bytes < ADAC_BLOCK_HUGE || bytes > SIZE_MAX - 2 * ADAC_BLOCK_HUGE)
@@ -27,14 +32,13 @@ static inline size_t adac_block_bytes(size_t bytes)
  * elsewhere is cut into 4 KB pages, and on a virtual machine each costs a fault of ~10 us the first
  * time it is written: the 1-8 MB arrays `ps` makes and frees after the heap pass (indexes, the
  * graph's, the listing's) took 5,000 of them at a million chains (50 ms). */
-#define ADAC_ARRAY_HUGE_MIN ((size_t)2 << 20)
 static inline size_t adac_array_bytes(size_t n, size_t elem)
 {
 	if (!n)
 		n = 1;
 	if (n > SIZE_MAX / elem)
 		return 0;
-	return n * elem < ADAC_ARRAY_HUGE_MIN ? n * elem : adac_block_bytes(n * elem);
+	return adac_block_bytes(n * elem);
 }
 
 /* A new array of n elements of `elem` bytes (room for one at least), its block sized by

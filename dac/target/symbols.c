@@ -164,6 +164,7 @@ struct search {
 	const struct adac_symbol_want *w;
 	struct adac_symbol_found *out;
 	char refused[ADAC_ERROR_MSG_MAX];
+	char unasked[ADAC_ERROR_MSG_MAX]; /* why debuginfod was not asked although DEBUGINFOD_URLS is set */
 	unsigned tried;
 };
 
@@ -236,7 +237,7 @@ static int search_debuginfod(struct search *q)
 	struct adac_error load = {0};
 	const struct adac_debuginfod *lib = adac_debuginfod(&load);
 	if (!lib) { /* DEBUGINFOD_URLS asks for it: say why it was not asked */
-		adac_note_add(q->refused, sizeof q->refused, "debuginfod not asked: %s", load.msg);
+		adac_note_add(q->unasked, sizeof q->unasked, "debuginfod not asked: %s", load.msg);
 		return 0;
 	}
 	debuginfod_client *client = lib->begin();
@@ -289,12 +290,13 @@ int adac_symbols_find(struct adac_symbols *s, const struct adac_symbol_want *w, 
 			remember(s, w->name, out);
 		return 0;
 	}
+	const char *sep = q.unasked[0] ? "; " : "";
 	if (q.refused[0])
-		return adac_fail(err, ADAC_E_NOT_FOUND, 0, "%s", q.refused);
+		return adac_fail(err, ADAC_E_NOT_FOUND, 0, "%s%s%s", q.refused, sep, q.unasked);
 	if (!s || s->n == 0)
-		return adac_fail(err, ADAC_E_NOT_FOUND, 0, "no symbol path");
-	return adac_fail(err, ADAC_E_NOT_FOUND, 0, "not in the symbol path%s",
-	                 w->key ? "" : " (its identity is unknown: symbol servers not asked)");
+		return adac_fail(err, ADAC_E_NOT_FOUND, 0, "no symbol path%s%s", sep, q.unasked);
+	return adac_fail(err, ADAC_E_NOT_FOUND, 0, "not in the symbol path%s%s%s",
+	                 w->key ? "" : " (its identity is unknown: symbol servers not asked)", sep, q.unasked);
 }
 
 void adac_symbols_adopt_found(struct adac_symbols *into, const struct adac_symbols *from)

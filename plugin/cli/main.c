@@ -380,8 +380,8 @@ int main(int argc, char **argv)
 	/* glibc raises its mmap threshold to the size of each large block freed (up to 32 MiB): `ps`
 	 * frees the heap pass's records and then grows tables of a few MiB, which would then come
 	 * from the brk heap and stay in it. A fixed threshold hands them back (ps --stats at a
-	 * million chains: 14 MB less peak RSS, --coalesce 26 MB). It is 2 MB (less a chunk header's
-	 * slack, so that a block of adac_block_bytes is mapped): each block mapped alone is new 4 KB
+	 * million chains: 14 MB less peak RSS, --coalesce 26 MB). It is 2 MB (base/grow.h's ADAC_MMAP_THRESHOLD:
+	 * a block of adac_block_bytes is still mapped): each block mapped alone is new 4 KB
 	 * pages, a fault of ~10 us each on a virtual machine, every time one of the many blocks of
 	 * 128 KB to 2 MB is made again; the brk heap reuses its pages, in huge pages where the tunable
 	 * above is on (ps --stats at 100 k chains: faults 6,600 to 2,200, 3 MB more peak RSS). */

@@ -41,7 +41,7 @@ static bool on_boundary(const void *p) { return ((uintptr_t)p - 16) % (2 * MB) =
 int main(void)
 {
 #ifdef __GLIBC__
-	mallopt(M_MMAP_THRESHOLD, 2 * MB - 64); /* as the CLI: large blocks mapped, whatever was freed */
+	mallopt(M_MMAP_THRESHOLD, (int)ADAC_MMAP_THRESHOLD); /* as the CLI: large blocks mapped, whatever was freed */
 #endif
 	/* Sizes. */
 	CHECK_EQ_U64(adac_block_bytes(0), 0);
