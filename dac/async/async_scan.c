@@ -579,76 +579,19 @@ static int sort_tasks(struct adac_async_scan *s)
 _Static_assert(offsetof(struct adac_scan_cont, addr) == 0 && offsetof(struct adac_scan_task, addr) == 0,
                "the index reads the address at the start of each element");
 
-static uint64_t addr_at(const void *base, size_t i, size_t stride)
-{
-	uint64_t a;
-	memcpy(&a, (const char *)base + i * stride, sizeof a);
-	return a;
-}
-
-/* Indexes n records sorted by address: 0, or -1 when memory runs out. */
-static int build_index(struct adac_scan_index *x, const void *base, size_t n, size_t stride)
-{
-	free(x->start);
-	memset(x, 0, sizeof *x);
-	if (!n)
-		return 0;
-	uint64_t lo = addr_at(base, 0, stride), span = addr_at(base, n - 1, stride) - lo;
-	size_t want = n / 4 + 1;
-	unsigned shift = 0;
-	while (shift < 63 && (span >> shift) >= want)
-		shift++;
-	size_t buckets = (size_t)(span >> shift) + 1;
-	uint32_t *start = adac_array_new(buckets + 1, sizeof *start);
-	if (!start)
-		return -1;
-	size_t i = 0;
-	for (size_t b = 0; b < buckets; b++) {
-		while (i < n && (addr_at(base, i, stride) - lo) >> shift < b)
-			i++;
-		start[b] = (uint32_t)i;
-	}
-	start[buckets] = (uint32_t)n;
-	*x = (struct adac_scan_index){lo, shift, buckets, start};
-	return 0;
-}
-
-/* The index of the record whose address is addr (the first such), searching the bucket of the
- * index when it is built, else all records; ADAC_SCAN_NONE if none. */
-static uint32_t find_record(const struct adac_scan_index *x, const void *base, size_t n, size_t stride, uint64_t addr)
-{
-	size_t lo = 0, hi = n;
-	if (x->start) {
-		if (addr < x->lo || (addr - x->lo) >> x->shift >= x->buckets)
-			return ADAC_SCAN_NONE;
-		size_t b = (size_t)((addr - x->lo) >> x->shift);
-		lo = x->start[b];
-		hi = x->start[b + 1];
-	}
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (addr_at(base, mid, stride) < addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo < n && addr_at(base, lo, stride) == addr ? (uint32_t)lo : ADAC_SCAN_NONE;
-}
-
 uint32_t adac_scan_find_cont(const struct adac_async_scan *s, uint64_t addr)
 {
 	if (!s->conts)
 		return ADAC_SCAN_NONE; /* (dropped) */
-	return find_record(&s->cont_index, s->conts, s->cont_count, sizeof *s->conts, addr);
+	return adac_addr_index_find(&s->cont_index, s->conts, s->cont_count, sizeof *s->conts, addr);
 }
 
 void adac_async_scan_drop_conts(struct adac_async_scan *s)
 {
 	free(s->conts);
-	free(s->cont_index.start);
+	adac_addr_index_free(&s->cont_index);
 	free(s->strays);
 	s->conts = NULL;
-	s->cont_index = (struct adac_scan_index){0};
 	s->strays = NULL;
 	s->stray_count = 0;
 }
@@ -691,7 +634,7 @@ uint64_t adac_scan_chain_task(const struct adac_async_scan *s, uint32_t i)
 
 uint32_t adac_scan_find_task(const struct adac_async_scan *s, uint64_t addr)
 {
-	return find_record(&s->task_index, s->tasks, s->task_count, sizeof *s->tasks, addr);
+	return adac_addr_index_find(&s->task_index, s->tasks, s->task_count, sizeof *s->tasks, addr);
 }
 
 uint64_t adac_scan_cont_next(const struct adac_async_scan *s, uint32_t i)
@@ -838,8 +781,8 @@ int adac_async_scan_chains(struct adac_async_scan *s, struct adac_error *err)
 					s->conts[w++] = s->conts[i];
 			s->cont_count = w;
 		}
-		if (sort_tasks(s) || build_index(&s->cont_index, s->conts, s->cont_count, sizeof *s->conts) ||
-		    build_index(&s->task_index, s->tasks, s->task_count, sizeof *s->tasks) || link_conts(s) ||
+		if (sort_tasks(s) || adac_addr_index_build(&s->cont_index, s->conts, s->cont_count, sizeof *s->conts) ||
+		    adac_addr_index_build(&s->task_index, s->tasks, s->task_count, sizeof *s->tasks) || link_conts(s) ||
 		    link_states(s))
 			return adac_fail(err, ADAC_E_NOMEM, 0, "out of memory indexing continuations");
 	}
@@ -1029,8 +972,8 @@ void adac_async_scan_free(struct adac_async_scan *s)
 	free(s->semaphores);
 	free(s->awaiters);
 	free(s->awaiter_chains);
-	free(s->cont_index.start);
-	free(s->task_index.start);
+	adac_addr_index_free(&s->cont_index);
+	adac_addr_index_free(&s->task_index);
 	free(s->strays);
 	adac_gc_walk_report_free(&s->walk);
 	memset(s, 0, sizeof *s);

@@ -11,12 +11,13 @@
 #include <stdint.h>
 
 #include "async/task.h"
+#include "base/addr_index.h"
 #include "base/error.h"
 #include "runtime/gc_heap.h"
 
 struct adac_runtime;
 
-#define ADAC_SCAN_NONE UINT32_MAX   /* "no index" in the uint32_t index fields below */
+#define ADAC_SCAN_NONE ADAC_ADDR_NONE /* "no index" in the uint32_t index fields below (UINT32_MAX) */
 #define ADAC_SCAN_STRAY (UINT32_MAX - 1) /* next_index: Next is no continuation of the heap's */
 
 /* 16 bytes (4 M of them at a million chains): Next as the heap pass read it becomes, once
@@ -98,17 +99,6 @@ struct adac_scan_chain {
 	enum adac_scan_end end;
 };
 
-/* An index over records sorted by address (the address their first member): bucket b holds the
- * records whose (address - lo) >> shift is b, from start[b] to start[b + 1]. About one bucket per
- * four records: a byte per record where a hash table took eight, and no worse than a binary search
- * when the addresses bunch up. */
-struct adac_scan_index {
-	uint64_t lo;
-	unsigned shift;
-	size_t buckets;
-	uint32_t *start;   /* buckets + 1 entries; NULL: not built (binary search) */
-};
-
 /* A thread's running chain, as the dispatcher records give it (input of adac_async_scan_chains). */
 struct adac_scan_running {
 	uint64_t head;             /* NextContinuation */
@@ -148,7 +138,7 @@ struct adac_async_scan {
 	size_t chain_count;
 	struct adac_scan_running *running;
 	size_t running_count;
-	struct adac_scan_index cont_index, task_index; /* over conts and tasks, built by
+	struct adac_addr_index cont_index, task_index; /* over conts and tasks, built by
 	                                 * adac_async_scan_chains */
 	bool linked;                    /* conts hold next_index, not next */
 	struct adac_scan_stray *strays; /* by cont */

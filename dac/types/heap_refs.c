@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "base/cursor.h"
+#include "base/grow.h"
 #include "base/limits.h"
 #include "runtime/gc_heap.h"
 #include "runtime/runtime.h"
@@ -251,29 +252,10 @@ int adac_heap_refs(struct adac_runtime *rt, uint64_t target, adac_heap_ref_cb cb
 struct build {
 	struct adac_runtime *rt;
 	struct adac_heap_graph *g;
-	size_t obj_cap, edge_cap;
+	size_t addr_cap, first_cap, to_cap, off_cap; /* (each array its own: adac_grow rounds per element size) */
 	struct adac_error err;
 	bool failed;
 };
-
-static int grow(void **p, size_t *cap, size_t need, size_t elem, size_t max)
-{
-	if (need <= *cap)
-		return 0;
-	size_t n = *cap ? *cap * 2 : 4096;
-	while (n < need)
-		n *= 2;
-	if (n > max)
-		n = max;
-	if (n < need)
-		return -1;
-	void *q = realloc(*p, n * elem);
-	if (!q)
-		return -1;
-	*p = q;
-	*cap = n;
-	return 0;
-}
 
 static int add_edge(void *ctx, const struct adac_gc_object *o, uint64_t off, uint64_t v, bool checked)
 {
@@ -288,9 +270,8 @@ static int add_edge(void *ctx, const struct adac_gc_object *o, uint64_t off, uin
 		          ADAC_MAX_GRAPH_EDGES);
 		return b->failed = true, 1;
 	}
-	size_t cap = b->edge_cap;
-	if (grow((void **)&g->edge_to, &cap, g->edge_count + 1, sizeof *g->edge_to, ADAC_MAX_GRAPH_EDGES) ||
-	    grow((void **)&g->edge_off, &b->edge_cap, g->edge_count + 1, sizeof *g->edge_off, ADAC_MAX_GRAPH_EDGES)) {
+	if (adac_grow((void **)&g->edge_to, &b->to_cap, g->edge_count + 1, sizeof *g->edge_to, 4096) ||
+	    adac_grow((void **)&g->edge_off, &b->off_cap, g->edge_count + 1, sizeof *g->edge_off, 4096)) {
 		adac_fail(&b->err, ADAC_E_NOMEM, 0, "out of memory for the heap's references");
 		return b->failed = true, 1;
 	}
@@ -313,9 +294,8 @@ static int add_object(void *ctx, const struct adac_gc_object *o)
 		          (unsigned long long)o->addr);
 		return b->failed = true, 1;
 	}
-	size_t c1 = b->obj_cap;
-	if (grow((void **)&g->addr, &c1, g->count + 2, sizeof *g->addr, ADAC_MAX_GRAPH_OBJECTS + 1) ||
-	    grow((void **)&g->first, &b->obj_cap, g->count + 2, sizeof *g->first, ADAC_MAX_GRAPH_OBJECTS + 1)) {
+	if (adac_grow((void **)&g->addr, &b->addr_cap, g->count + 2, sizeof *g->addr, 4096) ||
+	    adac_grow((void **)&g->first, &b->first_cap, g->count + 2, sizeof *g->first, 4096)) {
 		adac_fail(&b->err, ADAC_E_NOMEM, 0, "out of memory for the heap's objects");
 		return b->failed = true, 1;
 	}
@@ -338,20 +318,17 @@ int adac_heap_graph_build(struct adac_runtime *rt, struct adac_heap_graph *g, st
 		adac_heap_graph_free(g);
 		return -1;
 	}
+	if (adac_addr_index_build(&g->index, g->addr, g->count, sizeof *g->addr)) {
+		adac_heap_graph_free(g);
+		return adac_fail(err, ADAC_E_NOMEM, 0, "out of memory indexing the heap's objects");
+	}
 	return 0;
 }
 
 int64_t adac_heap_graph_find(const struct adac_heap_graph *g, uint64_t addr)
 {
-	size_t lo = 0, hi = g->count;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (g->addr[mid] < addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo < g->count && g->addr[lo] == addr ? (int64_t)lo : -1;
+	uint32_t i = adac_addr_index_find(&g->index, g->addr, g->count, sizeof *g->addr, addr);
+	return i == ADAC_ADDR_NONE ? -1 : (int64_t)i;
 }
 
 void adac_heap_graph_free(struct adac_heap_graph *g)
@@ -360,5 +337,6 @@ void adac_heap_graph_free(struct adac_heap_graph *g)
 	free(g->first);
 	free(g->edge_to);
 	free(g->edge_off);
+	adac_addr_index_free(&g->index);
 	memset(g, 0, sizeof *g);
 }

@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "base/addr_index.h"
 #include "base/error.h"
 
 struct adac_runtime;
@@ -41,6 +42,7 @@ struct adac_heap_graph {
 	size_t edge_count;
 	uint64_t *edge_to;
 	uint32_t *edge_off;   /* the slot's offset from its object's start */
+	struct adac_addr_index index; /* over addr (adac_heap_graph_find) */
 };
 
 int adac_heap_graph_build(struct adac_runtime *rt, struct adac_heap_graph *g, struct adac_gc_walk_report *rep,
