@@ -22,8 +22,10 @@
 struct search {
 	struct adac_runtime *rt;
 	struct adac_heap_graph g;
-	uint32_t *dist;      /* hops to the object, NONE: does not reach it */
-	uint32_t *next;      /* the object one hop closer (through which slot: hop_slot) */
+	uint32_t *next;      /* the object one hop closer (through which slot: hop_slot); the object's
+	                      * own is itself; NONE: does not reach it. (Its hops are counted along
+	                      * these for the few objects roots hold: 4 bytes an object less.) */
+	uint32_t target;     /* the object's index */
 	uint32_t *to;        /* by edge: the object index it references, NONE: none of the heap's */
 	/* dependent handles: primary -> secondary edges */
 	size_t dep_count, dep_cap;
@@ -74,10 +76,9 @@ static int search_back(struct search *s, uint32_t t, struct adac_error *err)
 	s->to = to;
 	uint32_t *rsrc = malloc((m + s->dep_count + 1) * sizeof *rsrc);
 	uint32_t *queue = malloc((n ? n : 1) * sizeof *queue);
-	s->dist = malloc((n ? n : 1) * sizeof *s->dist);
 	s->next = malloc((n ? n : 1) * sizeof *s->next);
 	int rc = 0;
-	if ((m && !to) || !rfirst || !rsrc || !queue || !s->dist || !s->next) {
+	if ((m && !to) || !rfirst || !rsrc || !queue || !s->next) {
 		rc = adac_fail(err, ADAC_E_NOMEM, 0, "out of memory for the heap's reverse references");
 		goto out;
 	}
@@ -97,17 +98,17 @@ static int search_back(struct search *s, uint32_t t, struct adac_error *err)
 	for (size_t d = 0; d < s->dep_count; d++)
 		rsrc[fill[s->dep[d][1]]++] = s->dep[d][0];
 	for (size_t i = 0; i < n; i++)
-		s->dist[i] = s->next[i] = NONE;
+		s->next[i] = NONE;
 	size_t head = 0, tail = 0;
-	s->dist[t] = 0;
+	s->target = t;
+	s->next[t] = t;
 	queue[tail++] = t;
 	while (head < tail) {
 		uint32_t cur = queue[head++];
 		for (uint32_t r = rfirst[cur]; r < rfirst[cur + 1]; r++) {
 			uint32_t src = rsrc[r];
-			if (s->dist[src] != NONE)
+			if (s->next[src] != NONE)
 				continue;
-			s->dist[src] = s->dist[cur] + 1;
 			s->next[src] = cur;
 			queue[tail++] = src;
 		}
@@ -146,11 +147,21 @@ static void hop_slot(const struct search *s, uint32_t from, struct adac_root_hop
 		}
 }
 
+/* Hops from object index k (which reaches the object) to the object, counted up to
+ * ADAC_MAX_ROOT_PATH + 1: the breadth-first search's distance, since each next is one level closer. */
+static uint32_t hops(const struct search *s, uint32_t k)
+{
+	uint32_t d = 0;
+	for (; k != s->target && d <= ADAC_MAX_ROOT_PATH; k = s->next[k])
+		d++;
+	return d;
+}
+
 /* Adds a root holding object index k when it reaches the object. */
 static int add_root(struct search *s, struct adac_gc_root *r, uint64_t value)
 {
 	int64_t k = adac_heap_graph_find(&s->g, value);
-	if (k < 0 || !s->dist || s->dist[k] == NONE)
+	if (k < 0 || !s->next || s->next[k] == NONE)
 		return 0;
 	struct adac_gcroot *o = s->out;
 	/* A thread holding the object in several slots is one root: the first slot, and how many more
@@ -195,7 +206,8 @@ static int add_root(struct search *s, struct adac_gc_root *r, uint64_t value)
 	if (o->root_count >= ADAC_MAX_GC_ROOTS)
 		return adac_fail(&s->err, ADAC_E_LIMIT, value, "more than ADAC_MAX_GC_ROOTS (%u) roots reach the object",
 		                 ADAC_MAX_GC_ROOTS);
-	if (s->dist[k] + 1u > ADAC_MAX_ROOT_PATH)
+	uint32_t dist = hops(s, (uint32_t)k);
+	if (dist + 1u > ADAC_MAX_ROOT_PATH)
 		return adac_fail(&s->err, ADAC_E_LIMIT, value, "a path longer than ADAC_MAX_ROOT_PATH (%u) hops",
 		                 ADAC_MAX_ROOT_PATH);
 	if (o->root_count == s->root_cap) {
@@ -206,7 +218,7 @@ static int add_root(struct search *s, struct adac_gc_root *r, uint64_t value)
 		o->roots = p;
 		s->root_cap = cap;
 	}
-	r->hop_count = s->dist[k] + 1u;
+	r->hop_count = dist + 1u;
 	r->path = calloc(r->hop_count, sizeof *r->path);
 	if (!r->path)
 		return adac_fail(&s->err, ADAC_E_NOMEM, 0, "out of memory");
@@ -395,7 +407,6 @@ fatal:
 	adac_error_copy(err, &s.err);
 done:
 	adac_heap_graph_free(&s.g);
-	free(s.dist);
 	free(s.next);
 	free(s.to);
 	free(s.dep);
