@@ -253,8 +253,8 @@ static int by_order(const void *a, const void *b, void *ctx)
  * object keeps a member set again where it was). */
 static bool index_side(struct side *s)
 {
-	s->by_key = malloc((s->n ? s->n : 1) * sizeof *s->by_key);
-	s->listed = malloc((s->n ? s->n : 1) * sizeof *s->listed);
+	s->by_key = adac_array_new(s->n, sizeof *s->by_key);
+	s->listed = adac_array_new(s->n, sizeof *s->listed);
 	if (!s->by_key || !s->listed)
 		return false;
 	for (size_t i = 0; i < s->n; i++)
@@ -340,10 +340,10 @@ static bool same_frames(const struct side *a, const struct entry *x, const struc
 static bool compare(struct diff *d)
 {
 	size_t na = d->a.kept ? d->a.kept : 1, nb = d->b.kept ? d->b.kept : 1;
-	d->progressed = malloc(na * sizeof *d->progressed);
-	d->finished = malloc(na * sizeof *d->finished);
-	d->unchanged = malloc(na * sizeof *d->unchanged);
-	d->fresh = malloc(nb * sizeof *d->fresh);
+	d->progressed = adac_array_new(na, sizeof *d->progressed);
+	d->finished = adac_array_new(na, sizeof *d->finished);
+	d->unchanged = adac_array_new(na, sizeof *d->unchanged);
+	d->fresh = adac_array_new(nb, sizeof *d->fresh);
 	if (!d->progressed || !d->finished || !d->unchanged || !d->fresh)
 		return false;
 	for (size_t i = 0; i < d->a.kept; i++) {
