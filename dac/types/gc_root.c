@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "base/cursor.h"
+#include "base/grow.h"
 #include "base/limits.h"
 #include "base/strf.h"
 #include "runtime/gc_handles.h"
@@ -26,7 +27,6 @@ struct search {
 	                      * own is itself; NONE: does not reach it. (Its hops are counted along
 	                      * these for the few objects roots hold: 4 bytes an object less.) */
 	uint32_t target;     /* the object's index */
-	uint32_t *to;        /* by edge: the object index it references, NONE: none of the heap's */
 	/* dependent handles: primary -> secondary edges */
 	size_t dep_count, dep_cap;
 	uint32_t (*dep)[2];
@@ -52,13 +52,17 @@ static int warn(struct search *s, const char *what, const struct adac_error *e)
 	return 0;
 }
 
-/* Reverse edges, then a breadth-first search from the object at index t. */
+/* Reverse edges, then a breadth-first search from the object at index t. What the search keeps per
+ * object and per reference is most of gcroot's memory, and on a virtual machine each new page of it
+ * costs more than the work done in it: the slots' targets go once the reverse lists are built
+ * (hop_slot reads the few it needs again), the reverse lists are filled from their ends (no cursor
+ * per object), and the queue grows with the objects that reach the object (usually a few). */
 static int search_back(struct search *s, uint32_t t, struct adac_error *err)
 {
 	struct adac_heap_graph *g = &s->g;
 	size_t n = g->count, m = g->edge_count;
 	/* Each edge's target as an object index, written over the addresses (4 bytes where 8 were, a
-	 * slot read before it is written): at tens of millions of edges, the search's largest saving. */
+	 * slot read before it is written). */
 	unsigned char *bytes = (unsigned char *)g->edge_to;
 	for (size_t i = 0; i < m; i++) {
 		uint64_t addr;
@@ -72,31 +76,37 @@ static int search_back(struct search *s, uint32_t t, struct adac_error *err)
 	uint32_t *smaller = m ? realloc(to, m * sizeof *to) : NULL;
 	if (smaller)
 		to = smaller;
-	uint32_t *rfirst = calloc(n + 1, sizeof *rfirst);
-	s->to = to;
-	uint32_t *rsrc = malloc((m + s->dep_count + 1) * sizeof *rsrc);
-	uint32_t *queue = malloc((n ? n : 1) * sizeof *queue);
-	s->next = malloc((n ? n : 1) * sizeof *s->next);
+	uint32_t *rfirst = adac_array_zeroed(n + 1, sizeof *rfirst);
+	uint32_t *rsrc = adac_array_new(m + s->dep_count + 1, sizeof *rsrc);
+	uint32_t *queue = NULL;
+	size_t queue_cap = 0;
 	int rc = 0;
-	if ((m && !to) || !rfirst || !rsrc || !queue || !s->next) {
+	if ((m && !to) || !rfirst || !rsrc) {
 		rc = adac_fail(err, ADAC_E_NOMEM, 0, "out of memory for the heap's reverse references");
 		goto out;
 	}
+	/* rfirst[k]: where object k's list of referrers ends, then (filled backwards) where it starts. */
 	for (size_t i = 0; i < m; i++)
 		if (to[i] != NONE)
-			rfirst[to[i] + 1]++;
+			rfirst[to[i]]++;
 	for (size_t d = 0; d < s->dep_count; d++)
-		rfirst[s->dep[d][1] + 1]++;
-	for (size_t i = 0; i < n; i++)
-		rfirst[i + 1] += rfirst[i];
-	uint32_t *fill = queue;  /* borrowed as the fill cursors */
-	memcpy(fill, rfirst, n * sizeof *fill);
-	for (size_t src = 0; src < n; src++)
-		for (uint32_t e = g->first[src]; e < g->first[src + 1]; e++)
+		rfirst[s->dep[d][1]]++;
+	for (size_t i = 1; i <= n; i++)
+		rfirst[i] += rfirst[i - 1];
+	/* Each list in order: the referrers by index, each once per slot, then the dependent handles. */
+	for (size_t d = s->dep_count; d-- > 0;)
+		rsrc[--rfirst[s->dep[d][1]]] = s->dep[d][0];
+	for (size_t src = n; src-- > 0;)
+		for (uint32_t e = g->first[src + 1]; e-- > g->first[src];)
 			if (to[e] != NONE)
-				rsrc[fill[to[e]]++] = (uint32_t)src;
-	for (size_t d = 0; d < s->dep_count; d++)
-		rsrc[fill[s->dep[d][1]]++] = s->dep[d][0];
+				rsrc[--rfirst[to[e]]] = (uint32_t)src;
+	free(to);
+	to = NULL;
+	s->next = malloc((n ? n : 1) * sizeof *s->next);
+	if (!s->next || adac_grow((void **)&queue, &queue_cap, 1, sizeof *queue, 1024)) {
+		rc = adac_fail(err, ADAC_E_NOMEM, 0, "out of memory for the heap's reverse references");
+		goto out;
+	}
 	for (size_t i = 0; i < n; i++)
 		s->next[i] = NONE;
 	size_t head = 0, tail = 0;
@@ -109,11 +119,16 @@ static int search_back(struct search *s, uint32_t t, struct adac_error *err)
 			uint32_t src = rsrc[r];
 			if (s->next[src] != NONE)
 				continue;
+			if (adac_grow((void **)&queue, &queue_cap, tail + 1, sizeof *queue, 1024)) {
+				rc = adac_fail(err, ADAC_E_NOMEM, 0, "out of memory searching the heap's references");
+				goto out;
+			}
 			s->next[src] = cur;
 			queue[tail++] = src;
 		}
 	}
 out:
+	free(to);
 	free(rfirst);
 	free(rsrc);
 	free(queue);
@@ -130,15 +145,19 @@ static uint64_t mt_of(struct adac_runtime *rt, uint64_t obj)
 
 /* How object `from` references the next object of its path: the slot the search went through, its
  * first one referencing it (a reverse list holds an object's slots in order, then the dependent
- * handles), found again here rather than kept for every object of the heap. */
+ * handles), found again here by reading the object's slots (the graph keeps their offsets, not
+ * what they held once the search had its lists) rather than kept for every reference of the heap. */
 static void hop_slot(const struct search *s, uint32_t from, struct adac_root_hop *hop)
 {
 	uint32_t to = s->next[from];
-	for (uint32_t e = s->g.first[from]; e < s->g.first[from + 1]; e++)
-		if (s->to[e] == to) {
+	uint64_t obj = s->g.addr[from], want = s->g.addr[to];
+	for (uint32_t e = s->g.first[from]; e < s->g.first[from + 1]; e++) {
+		uint64_t v;
+		if (adac_read_ptr(s->rt->t, obj + s->g.edge_off[e], &v, NULL) == 0 && v == want) {
 			hop->offset = s->g.edge_off[e];
 			return;
 		}
+	}
 	for (size_t d = 0; d < s->dep_count; d++)
 		if (s->dep[d][0] == from && s->dep[d][1] == to) {
 			hop->dependent = true;
@@ -408,7 +427,6 @@ fatal:
 done:
 	adac_heap_graph_free(&s.g);
 	free(s.next);
-	free(s.to);
 	free(s.dep);
 	free(s.dep_h);
 	free(s.seen);
