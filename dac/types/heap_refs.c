@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/addr_map.h"
 #include "base/cursor.h"
 #include "base/grow.h"
 #include "base/limits.h"
@@ -100,31 +101,116 @@ static int slot_value(struct adac_runtime *rt, const struct adac_gc_object *o, u
 
 #define MAX_VAL_SERIES 64u  /* items of one value-class array GCDesc read (more: the slots are scanned) */
 
-/* The GCDesc before a MethodTable (what the GC itself follows): NumSeries at mt - ptr. Positive: series
- * downwards, the highest first, each {SeriesSize, StartOffset}; a series covers
+/* A MethodTable's GCDesc (what the GC itself follows), read once per type: NumSeries at mt - ptr.
+ * Positive: series downwards, the highest first, each {SeriesSize, StartOffset}; a series covers
  * (SeriesSize + object size) / ptr slots from StartOffset. Negative (arrays of structs): StartOffset at
  * mt - 2 ptr, then -NumSeries items {nptrs, skip} (half a pointer each) downwards from mt - 3 ptr,
- * repeated per element up to the object's end less its header. Returns 1 when the slots were visited
- * (*stop: fn stopped), 0 when the caller must scan. */
-static int gcdesc_slots(struct adac_runtime *rt, const struct adac_gc_object *o, slot_fn fn, void *ctx, int *stop)
+ * repeated per element up to the object's end less its header. */
+enum gcdesc_kind {
+	GCDESC_SCAN,      /* none usable (unreadable, or a form not understood): the slots are scanned */
+	GCDESC_NONE,      /* the type holds no references */
+	GCDESC_SERIES,    /* positive: series[i] = {SeriesSize, StartOffset} */
+	GCDESC_VALUES,    /* negative: start, then items[i] = {nptrs, skip} */
+};
+struct gcdesc {
+	uint64_t mt;      /* (the cache's key) */
+	enum gcdesc_kind kind;
+	uint32_t n;       /* series or items */
+	uint64_t start;   /* GCDESC_VALUES: the first slot's offset */
+	uint64_t *series; /* GCDESC_SERIES: 2 n values; GCDESC_VALUES: n items, nptrs low, skip high */
+};
+
+/* The GCDescs of the types a heap pass met (a few hundred: 13 M objects read ~3 of each one's
+ * GCDesc words through the target's cache before), and the last one found: objects of a type come
+ * in runs. */
+struct gcdesc_cache {
+	struct adac_addr_map map;   /* struct gcdesc by MethodTable */
+	const struct gcdesc *last;
+};
+
+static void gcdesc_cache_free(struct gcdesc_cache *c)
+{
+	for (size_t i = 0; i < c->map.cap; i++) {
+		struct gcdesc *d = adac_addr_map_slot(&c->map, i);
+		if (d)
+			free(d->series);
+	}
+	adac_addr_map_free(&c->map);
+	c->last = NULL;
+}
+
+static void gcdesc_read(struct adac_runtime *rt, uint64_t mt, struct gcdesc *d)
 {
 	unsigned ps = adac_target_ptr_size(rt->t);
 	struct adac_mt_info mi;
-	int64_t series;
-	uint64_t raw, v;
+	uint64_t raw;
+	d->kind = GCDESC_SCAN;
+	if (adac_mt_read(rt, mt, &mi, NULL))
+		return;
+	if (!mi.contains_gc_pointers) {
+		d->kind = GCDESC_NONE;
+		return;
+	}
+	if (adac_read_ptr(rt->t, mt - ps, &raw, NULL))
+		return;
+	int64_t series = ps == 8 ? (int64_t)raw : (int32_t)raw;
+	bool values = series < 0;
+	uint64_t n = values ? (uint64_t)-series : (uint64_t)series;
+	if (series == 0 || (!values && n > ADAC_MAX_GC_SERIES) || (values && n > MAX_VAL_SERIES))
+		return;
+	uint64_t *v = malloc((values ? n : 2 * n) * sizeof *v);
+	if (!v)
+		return;
+	for (uint64_t i = 0; i < n; i++) {
+		if (values) {
+			if (adac_read_ptr(rt->t, mt - 3 * ps - i * ps, &raw, NULL))
+				goto unusable;
+			uint64_t nptrs = ps == 8 ? (uint32_t)raw : (raw & 0xffff), skip = ps == 8 ? raw >> 32 : (raw >> 16) & 0xffff;
+			v[i] = nptrs | skip << 32;
+		} else {
+			uint64_t at = mt - 3 * ps - i * 2 * ps;
+			if (adac_read_ptr(rt->t, at, &v[2 * i], NULL) || adac_read_ptr(rt->t, at + ps, &v[2 * i + 1], NULL))
+				goto unusable;
+		}
+	}
+	if (values && adac_read_ptr(rt->t, mt - 2 * ps, &d->start, NULL))
+		goto unusable;
+	d->kind = values ? GCDESC_VALUES : GCDESC_SERIES;
+	d->n = (uint32_t)n;
+	d->series = v;
+	return;
+unusable:
+	free(v);
+}
+
+/* mt's GCDesc, read the first time it is asked for; NULL when memory runs out (the slots are then
+ * scanned). */
+static const struct gcdesc *gcdesc_of(struct adac_runtime *rt, struct gcdesc_cache *c, uint64_t mt)
+{
+	if (c->last && c->last->mt == mt)
+		return c->last;
+	bool added;
+	struct gcdesc *d = adac_addr_map_get(&c->map, mt, sizeof *d, &added);
+	if (d && added)
+		gcdesc_read(rt, mt, d);
+	return c->last = d;
+}
+
+/* o's slots as its type's GCDesc gives them. Returns 1 when the slots were visited (*stop: fn
+ * stopped), 0 when the caller must scan. */
+static int gcdesc_slots(struct adac_runtime *rt, const struct gcdesc *d, const struct adac_gc_object *o, slot_fn fn,
+                        void *ctx, int *stop)
+{
+	unsigned ps = adac_target_ptr_size(rt->t);
+	uint64_t v;
 	*stop = 0;
-	if (adac_mt_read(rt, o->mt, &mi, NULL))
+	if (!d || d->kind == GCDESC_SCAN)
 		return 0;
-	if (!mi.contains_gc_pointers)
+	if (d->kind == GCDESC_NONE)
 		return 1;
-	if (adac_read_ptr(rt->t, o->mt - ps, &raw, NULL))
-		return 0;
-	series = ps == 8 ? (int64_t)raw : (int32_t)raw;
-	if (series > 0 && (uint64_t)series <= ADAC_MAX_GC_SERIES) {
-		for (int64_t i = 0; i < series; i++) {
-			uint64_t at = o->mt - 3 * ps - (uint64_t)i * 2 * ps, size, start;
-			if (adac_read_ptr(rt->t, at, &size, NULL) || adac_read_ptr(rt->t, at + ps, &start, NULL))
-				return 0;
+	if (d->kind == GCDESC_SERIES) {
+		for (uint32_t i = 0; i < d->n; i++) {
+			uint64_t size = d->series[2 * i], start = d->series[2 * i + 1];
 			uint64_t slots = (size + o->size) / ps;
 			for (uint64_t k = 0; k < slots && start + (k + 1) * ps <= o->size; k++) {
 				uint64_t off = start + k * ps;
@@ -136,29 +222,20 @@ static int gcdesc_slots(struct adac_runtime *rt, const struct adac_gc_object *o,
 		}
 		return 1;
 	}
-	if (series >= 0 || (uint64_t)-series > MAX_VAL_SERIES || o->size < 2 * ps)
+	if (o->size < 2 * ps)
 		return 0;
-	uint32_t nptrs[MAX_VAL_SERIES], skip[MAX_VAL_SERIES];
-	uint64_t n = (uint64_t)-series, off;
-	if (adac_read_ptr(rt->t, o->mt - 2 * ps, &off, NULL))
-		return 0;
-	for (uint64_t i = 0; i < n; i++) {
-		if (adac_read_ptr(rt->t, o->mt - 3 * ps - i * ps, &raw, NULL))
-			return 0;
-		nptrs[i] = ps == 8 ? (uint32_t)raw : (uint32_t)(raw & 0xffff);
-		skip[i] = ps == 8 ? (uint32_t)(raw >> 32) : (uint32_t)((raw >> 16) & 0xffff);
-	}
-	uint64_t end = o->size - ps;
+	uint64_t end = o->size - ps, off = d->start;
 	while (off < end) {
 		uint64_t before = off;
-		for (uint64_t i = 0; i < n && off < end; i++) {
-			for (uint32_t k = 0; k < nptrs[i] && off + ps <= end; k++, off += ps) {
+		for (uint32_t i = 0; i < d->n && off < end; i++) {
+			uint32_t nptrs = (uint32_t)d->series[i], skip = (uint32_t)(d->series[i] >> 32);
+			for (uint32_t k = 0; k < nptrs && off + ps <= end; k++, off += ps) {
 				if (slot_value(rt, o, off, &v))
 					return 1;
 				if ((*stop = fn(ctx, o, off, v, false) != 0))
 					return 1;
 			}
-			off += skip[i];
+			off += skip;
 		}
 		if (off == before)
 			return 1;  /* a GCDesc that does not advance: nothing more to read */
@@ -197,10 +274,11 @@ static int scan_slots(struct adac_runtime *rt, const struct adac_gc_object *o, u
 }
 
 /* Every reference slot of o (fn stops with non-zero: returns 1). want as scan_slots. */
-static int each_slot(struct adac_runtime *rt, const struct adac_gc_object *o, uint64_t want, slot_fn fn, void *ctx)
+static int each_slot(struct adac_runtime *rt, struct gcdesc_cache *c, const struct adac_gc_object *o, uint64_t want,
+                     slot_fn fn, void *ctx)
 {
 	int stop;
-	if (gcdesc_slots(rt, o, fn, ctx, &stop))
+	if (gcdesc_slots(rt, gcdesc_of(rt, c, o->mt), o, fn, ctx, &stop))
 		return stop;
 	return scan_slots(rt, o, want, fn, ctx);
 }
@@ -218,6 +296,7 @@ struct walk {
 	uint64_t target;
 	adac_heap_ref_cb cb;
 	void *ctx;
+	struct gcdesc_cache gcdescs;
 };
 
 static int ref_hit(void *ctx, const struct adac_gc_object *o, uint64_t off, uint64_t v, bool checked)
@@ -237,14 +316,16 @@ static int ref_hit(void *ctx, const struct adac_gc_object *o, uint64_t off, uint
 static int visit(void *ctx, const struct adac_gc_object *o)
 {
 	struct walk *w = ctx;
-	return each_slot(w->rt, o, w->target, ref_hit, w);
+	return each_slot(w->rt, &w->gcdescs, o, w->target, ref_hit, w);
 }
 
 int adac_heap_refs(struct adac_runtime *rt, uint64_t target, adac_heap_ref_cb cb, void *ctx,
                    struct adac_gc_walk_report *rep, struct adac_error *err)
 {
-	struct walk w = {rt, target, cb, ctx};
-	return adac_gc_walk(rt, visit, &w, rep, err);
+	struct walk w = {.rt = rt, .target = target, .cb = cb, .ctx = ctx};
+	int rc = adac_gc_walk(rt, visit, &w, rep, err);
+	gcdesc_cache_free(&w.gcdescs);
+	return rc;
 }
 
 /* ---- the reference graph ------------------------------------------------------------------------- */
@@ -253,6 +334,7 @@ struct build {
 	struct adac_runtime *rt;
 	struct adac_heap_graph *g;
 	size_t addr_cap, first_cap, to_cap, off_cap; /* (each array its own: adac_grow rounds per element size) */
+	struct gcdesc_cache gcdescs;
 	struct adac_error err;
 	bool failed;
 };
@@ -302,7 +384,7 @@ static int add_object(void *ctx, const struct adac_gc_object *o)
 	g->addr[g->count] = o->addr;
 	g->first[g->count] = g->edge_count;
 	g->count++;
-	each_slot(b->rt, o, 0, add_edge, b);
+	each_slot(b->rt, &b->gcdescs, o, 0, add_edge, b);
 	g->first[g->count] = g->edge_count;
 	return b->failed;
 }
@@ -312,7 +394,9 @@ int adac_heap_graph_build(struct adac_runtime *rt, struct adac_heap_graph *g, st
 {
 	memset(g, 0, sizeof *g);
 	struct build b = {.rt = rt, .g = g};
-	if (adac_gc_walk(rt, add_object, &b, rep, err) || b.failed) {
+	int rc = adac_gc_walk(rt, add_object, &b, rep, err);
+	gcdesc_cache_free(&b.gcdescs);
+	if (rc || b.failed) {
 		if (b.failed)
 			adac_error_copy(err, &b.err);
 		adac_heap_graph_free(g);
