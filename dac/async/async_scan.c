@@ -7,8 +7,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <unistd.h>
 
 #include "async/continuation.h"
 #include "async/dispatcher.h"
@@ -16,6 +14,7 @@
 #include "base/clock.h"
 #include "base/cursor.h"
 #include "base/grow.h"
+#include "base/pieces.h"
 #include "base/limits.h"
 #include "base/sort.h"
 #include "runtime/runtime.h"
@@ -304,83 +303,13 @@ static int on_object(void *ctx, const struct adac_gc_object *o)
 	return 0;
 }
 
-/* Moves n bytes from src (a block of `room` bytes, freed next) to dst (which nothing has written
- * yet). The whole pages between move by remapping them, not by copying into fresh pages (at a
- * million chains the parts' records are 70 MB: a tenth of a second of page faults and copying on
- * one thread), and the records are not held twice: src is first shifted inside its own block so
- * that its pages line up with dst's, and its moved pages are left as empty memory
- * (MREMAP_DONTUNMAP). They line up to 2 MB where the block has room for that shift: the blocks are
- * then moved in huge pages whole, where a move cut at 4 KB splits them into small mappings, each
- * as costly on first touch as a page fault on a virtual machine (the CLI's tables are in huge
- * pages: 1 M chains, 48 MB of tasks read once 60 ms after a 4 KB move, 2 ms after a 2 MB one).
- * Small moves, a block without room for the shift, or a kernel that refuses: a copy. */
-static void move_records(char *dst, char *src, size_t n, size_t room)
-{
-	const uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE), huge = (uintptr_t)2 << 20;
-	uintptr_t grain = page;
-	if (n >= 2 * huge && (((uintptr_t)dst - (uintptr_t)src) & (huge - 1)) <= room - n)
-		grain = huge;
-	size_t shift = ((uintptr_t)dst - (uintptr_t)src) & (grain - 1);
-	char *lo = (char *)(((uintptr_t)dst + grain - 1) & ~(grain - 1)), *hi = (char *)(((uintptr_t)dst + n) & ~(grain - 1));
-	if (n < 16 * page || shift > room - n) {
-		memcpy(dst, src, n);
-		return;
-	}
-	memmove(src + shift, src, n);
-	const char *from = src + shift;   /* (from - dst is a multiple of the grain) */
-	memcpy(dst, from, (size_t)(lo - dst));
-	memcpy(hi, from + (hi - dst), (size_t)(dst + n - hi));
-	void *old = (void *)(from + (lo - dst));
-	if (mremap(old, (size_t)(hi - lo), (size_t)(hi - lo), MREMAP_MAYMOVE | MREMAP_FIXED | MREMAP_DONTUNMAP, lo) ==
-	    MAP_FAILED)
-		memcpy(lo, old, (size_t)(hi - lo));
-}
-
-/* One part's array of one kind of record. */
-struct piece {
-	void *arr;
-	size_t count, cap;
-};
-
-/* Puts the pieces' records (of `elem` bytes) end to end into *arr, *count: the first non-empty
- * piece's array grown to hold them all (once: a block the moves have cut up grows only by a
- * copy). Frees the pieces, also when memory runs out (-1). */
-static int gather(void **arr, size_t *count, const struct piece *pieces, unsigned n, size_t elem)
-{
-	size_t total = 0;
-	unsigned first = n;
-	for (unsigned k = 0; k < n; k++) {
-		total += pieces[k].count;
-		if (first == n && pieces[k].count)
-			first = k;
-	}
-	char *p = first < n ? realloc(pieces[first].arr, adac_block_bytes(total * elem)) : NULL;
-	size_t at = first < n ? pieces[first].count : 0;
-	for (unsigned k = 0; k < n; k++) {
-		if (k == first)
-			continue;
-		if (p && k > first && pieces[k].count) {
-			move_records(p + at * elem, pieces[k].arr, pieces[k].count * elem, pieces[k].cap * elem);
-			at += pieces[k].count;
-		}
-		free(pieces[k].arr);
-	}
-	if (first < n && !p) {
-		free(pieces[first].arr);
-		return -1;
-	}
-	*arr = p;
-	*count = total;
-	return 0;
-}
-
 /* The parts' finds, end to end, into the scan: 0, or -1 with err (the first part's failure, out of
  * memory). Frees the parts. */
 static int merge_parts(struct scan_ctx *c, struct scan_part *parts, unsigned n, struct adac_error *err)
 {
 	struct adac_async_scan *s = c->scan;
 	int rc = 0;
-	struct piece conts[ADAC_GC_WALK_MAX_PARTS], tasks[ADAC_GC_WALK_MAX_PARTS], links[ADAC_GC_WALK_MAX_PARTS],
+	struct adac_piece conts[ADAC_GC_WALK_MAX_PARTS], tasks[ADAC_GC_WALK_MAX_PARTS], links[ADAC_GC_WALK_MAX_PARTS],
 		states[ADAC_GC_WALK_MAX_PARTS], semaphores[ADAC_GC_WALK_MAX_PARTS];
 	for (unsigned k = 0; k < n; k++) {
 		struct scan_part *p = &parts[k];
@@ -388,11 +317,11 @@ static int merge_parts(struct scan_ctx *c, struct scan_part *parts, unsigned n, 
 			adac_error_copy(err, &p->fail);
 			rc = -1;
 		}
-		conts[k] = (struct piece){p->conts, p->cont_count, p->cont_cap};
-		tasks[k] = (struct piece){p->tasks, p->task_count, p->task_cap};
-		links[k] = (struct piece){p->links, p->task_count, p->link_cap};
-		states[k] = (struct piece){p->states, p->task_count, p->state_cap};
-		semaphores[k] = (struct piece){p->semaphores, p->semaphore_count, p->sem_cap};
+		conts[k] = (struct adac_piece){p->conts, p->cont_count, p->cont_cap};
+		tasks[k] = (struct adac_piece){p->tasks, p->task_count, p->task_cap};
+		links[k] = (struct adac_piece){p->links, p->task_count, p->link_cap};
+		states[k] = (struct adac_piece){p->states, p->task_count, p->state_cap};
+		semaphores[k] = (struct adac_piece){p->semaphores, p->semaphore_count, p->sem_cap};
 		s->objects += p->objects;
 		s->tasks_seen += p->tasks_seen;
 		s->tasks_completed += p->tasks_completed;
@@ -410,11 +339,11 @@ static int merge_parts(struct scan_ctx *c, struct scan_part *parts, unsigned n, 
 		return rc;
 	}
 	size_t link_count, state_count;
-	int gathered = gather((void **)&s->conts, &s->cont_count, conts, n, sizeof *s->conts);
-	gathered |= gather((void **)&s->tasks, &s->task_count, tasks, n, sizeof *s->tasks);
-	gathered |= gather((void **)&s->task_links, &link_count, links, n, sizeof *s->task_links);
-	gathered |= gather((void **)&s->state_objects, &state_count, states, n, sizeof *s->state_objects);
-	gathered |= gather((void **)&s->semaphores, &s->semaphore_count, semaphores, n, sizeof *s->semaphores);
+	int gathered = adac_pieces_gather((void **)&s->conts, &s->cont_count, conts, n, sizeof *s->conts);
+	gathered |= adac_pieces_gather((void **)&s->tasks, &s->task_count, tasks, n, sizeof *s->tasks);
+	gathered |= adac_pieces_gather((void **)&s->task_links, &link_count, links, n, sizeof *s->task_links);
+	gathered |= adac_pieces_gather((void **)&s->state_objects, &state_count, states, n, sizeof *s->state_objects);
+	gathered |= adac_pieces_gather((void **)&s->semaphores, &s->semaphore_count, semaphores, n, sizeof *s->semaphores);
 	return gathered ? adac_fail(err, ADAC_E_NOMEM, 0, "out of memory collecting continuations") : 0;
 }
 
