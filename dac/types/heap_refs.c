@@ -2,6 +2,7 @@
  * otherwise (arrays of structs) every pointer-aligned slot is checked against the type's fields. */
 #include "types/heap_refs.h"
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,6 +12,7 @@
 #include "base/cursor.h"
 #include "base/grow.h"
 #include "base/limits.h"
+#include "base/pieces.h"
 #include "runtime/gc_heap.h"
 #include "runtime/runtime.h"
 #include "target/target.h"
@@ -89,14 +91,36 @@ static bool ref_slot(struct adac_runtime *rt, uint64_t mt, uint32_t off, char *w
  * non-zero to stop. */
 typedef int (*slot_fn)(void *ctx, const struct adac_gc_object *o, uint64_t off, uint64_t value, bool checked);
 
-static int slot_value(struct adac_runtime *rt, const struct adac_gc_object *o, uint64_t off, uint64_t *v)
+/* The bytes of a large object past what the walk read, read a chunk at a time (under the walk's
+ * lock: one lock and one read for 512 slots of an array of references). */
+struct past_walk {
+	uint64_t off;     /* of buf[0], from the object's start */
+	size_t len;       /* bytes read there; 0: none yet */
+	uint8_t buf[CHUNK];
+};
+
+/* The value in slot `off` of o: 0, or -1 when it cannot be read. */
+static int slot_value(struct adac_runtime *rt, const struct adac_gc_object *o, uint64_t off, struct past_walk *c,
+                      uint64_t *v)
 {
 	unsigned ps = adac_target_ptr_size(rt->t);
+	const uint8_t *at;
 	if (off + ps <= o->data_len) {
-		*v = ps == 8 ? adac_get_u64(o->data, off) : adac_get_u32(o->data, off);
-		return 0;
+		at = o->data + off;
+	} else {
+		if (!(c->len && off >= c->off && off + ps <= c->off + c->len)) {
+			size_t want = o->size - off < CHUNK ? (size_t)(o->size - off) : CHUNK;
+			adac_gc_walk_lock(rt);
+			c->len = adac_read_upto(rt->t, o->addr + off, c->buf, want);
+			adac_gc_walk_unlock(rt);
+			c->off = off;
+			if (c->len < ps)
+				return c->len = 0, -1;
+		}
+		at = c->buf + (off - c->off);
 	}
-	return adac_read_ptr(rt->t, o->addr + off, v, NULL);
+	*v = ps == 8 ? adac_get_u64(at, 0) : adac_get_u32(at, 0);
+	return 0;
 }
 
 #define MAX_VAL_SERIES 64u  /* items of one value-class array GCDesc read (more: the slots are scanned) */
@@ -183,16 +207,19 @@ unusable:
 	free(v);
 }
 
-/* mt's GCDesc, read the first time it is asked for; NULL when memory runs out (the slots are then
- * scanned). */
+/* mt's GCDesc, read the first time it is asked for (under the walk's lock: a part's cache is its
+ * own, the target is not); NULL when memory runs out (the slots are then scanned). */
 static const struct gcdesc *gcdesc_of(struct adac_runtime *rt, struct gcdesc_cache *c, uint64_t mt)
 {
 	if (c->last && c->last->mt == mt)
 		return c->last;
 	bool added;
 	struct gcdesc *d = adac_addr_map_get(&c->map, mt, sizeof *d, &added);
-	if (d && added)
+	if (d && added) {
+		adac_gc_walk_lock(rt);
 		gcdesc_read(rt, mt, d);
+		adac_gc_walk_unlock(rt);
+	}
 	return c->last = d;
 }
 
@@ -203,6 +230,8 @@ static int gcdesc_slots(struct adac_runtime *rt, const struct gcdesc *d, const s
 {
 	unsigned ps = adac_target_ptr_size(rt->t);
 	uint64_t v;
+	struct past_walk past;
+	past.len = 0;
 	*stop = 0;
 	if (!d || d->kind == GCDESC_SCAN)
 		return 0;
@@ -214,7 +243,7 @@ static int gcdesc_slots(struct adac_runtime *rt, const struct gcdesc *d, const s
 			uint64_t slots = (size + o->size) / ps;
 			for (uint64_t k = 0; k < slots && start + (k + 1) * ps <= o->size; k++) {
 				uint64_t off = start + k * ps;
-				if (slot_value(rt, o, off, &v))
+				if (slot_value(rt, o, off, &past, &v))
 					return 1;
 				if ((*stop = fn(ctx, o, off, v, false) != 0))
 					return 1;
@@ -230,7 +259,7 @@ static int gcdesc_slots(struct adac_runtime *rt, const struct gcdesc *d, const s
 		for (uint32_t i = 0; i < d->n && off < end; i++) {
 			uint32_t nptrs = (uint32_t)d->series[i], skip = (uint32_t)(d->series[i] >> 32);
 			for (uint32_t k = 0; k < nptrs && off + ps <= end; k++, off += ps) {
-				if (slot_value(rt, o, off, &v))
+				if (slot_value(rt, o, off, &past, &v))
 					return 1;
 				if ((*stop = fn(ctx, o, off, v, false) != 0))
 					return 1;
@@ -273,14 +302,20 @@ static int scan_slots(struct adac_runtime *rt, const struct adac_gc_object *o, u
 	return 0;
 }
 
-/* Every reference slot of o (fn stops with non-zero: returns 1). want as scan_slots. */
+/* Every reference slot of o (fn stops with non-zero: returns 1). want as scan_slots. In a split
+ * walk the parts run at once: what one asks of the target or the runtime beyond its objects' bytes
+ * (a GCDesc, a slot past what the walk read, the fields of a type without a usable GCDesc) it asks
+ * under the walk's lock, with a GCDesc cache of its own. */
 static int each_slot(struct adac_runtime *rt, struct gcdesc_cache *c, const struct adac_gc_object *o, uint64_t want,
                      slot_fn fn, void *ctx)
 {
 	int stop;
 	if (gcdesc_slots(rt, gcdesc_of(rt, c, o->mt), o, fn, ctx, &stop))
 		return stop;
-	return scan_slots(rt, o, want, fn, ctx);
+	adac_gc_walk_lock(rt);
+	stop = scan_slots(rt, o, want, fn, ctx);
+	adac_gc_walk_unlock(rt);
+	return stop;
 }
 
 int adac_heap_slot_name(struct adac_runtime *rt, uint64_t mt, uint32_t off, char *where, size_t size)
@@ -291,114 +326,221 @@ int adac_heap_slot_name(struct adac_runtime *rt, uint64_t mt, uint32_t off, char
 	return -1;
 }
 
-struct walk {
+/* A part of the walk adds to a count the parts share (a cap) in steps of this many: an atomic add
+ * for each object would move its cache line between the parts' CPUs at every one. */
+#define COUNT_STEP 1024u
+
+/* Room under `cap` for one more of a part's `count` (*all: the parts' counts, claimed in steps): a
+ * walk ends at most a step per part before the cap. */
+static bool under_cap(atomic_size_t *all, size_t count, size_t cap)
+{
+	return count % COUNT_STEP || atomic_fetch_add_explicit(all, COUNT_STEP, memory_order_relaxed) + COUNT_STEP <= cap;
+}
+
+/* ---- the referrers of one object ------------------------------------------------------------------ */
+
+/* A slot holding the target, named once the walk is over (the names ask the runtime). */
+struct hit {
+	uint64_t obj, mt;
+	uint32_t offset;
+	bool checked;
+};
+
+/* One part of the walk: the hits in its objects, in address order. */
+struct refs_part {
 	struct adac_runtime *rt;
 	uint64_t target;
-	adac_heap_ref_cb cb;
-	void *ctx;
 	struct gcdesc_cache gcdescs;
+	struct hit *hits;
+	size_t count, cap;
+	bool failed;      /* out of memory */
 };
 
 static int ref_hit(void *ctx, const struct adac_gc_object *o, uint64_t off, uint64_t v, bool checked)
 {
-	struct walk *w = ctx;
-	if (v != w->target)
+	struct refs_part *p = ctx;
+	if (v != p->target)
 		return 0;
-	struct adac_heap_ref r = {.obj = o->addr, .mt = o->mt, .offset = (uint32_t)off};
-	if (!ref_slot(w->rt, o->mt, (uint32_t)off, r.where, sizeof r.where)) {
-		if (checked)
-			return 0;
-		snprintf(r.where, sizeof r.where, "at +0x%llx", (unsigned long long)off);
-	}
-	return w->cb(w->ctx, &r) != 0;
+	if (adac_grow((void **)&p->hits, &p->cap, p->count + 1, sizeof *p->hits, 64))
+		return p->failed = true, 1;
+	p->hits[p->count++] = (struct hit){o->addr, o->mt, (uint32_t)off, checked};
+	return 0;
 }
 
 static int visit(void *ctx, const struct adac_gc_object *o)
 {
-	struct walk *w = ctx;
-	return each_slot(w->rt, &w->gcdescs, o, w->target, ref_hit, w);
+	struct refs_part *p = ctx;
+	return each_slot(p->rt, &p->gcdescs, o, p->target, ref_hit, p);
 }
 
 int adac_heap_refs(struct adac_runtime *rt, uint64_t target, adac_heap_ref_cb cb, void *ctx,
                    struct adac_gc_walk_report *rep, struct adac_error *err)
 {
-	struct walk w = {.rt = rt, .target = target, .cb = cb, .ctx = ctx};
-	int rc = adac_gc_walk(rt, visit, &w, rep, err);
-	gcdesc_cache_free(&w.gcdescs);
+	struct refs_part parts[ADAC_GC_WALK_MAX_PARTS];
+	void *ctxs[ADAC_GC_WALK_MAX_PARTS];
+	unsigned n = adac_gc_walk_parts(rt);
+	memset(parts, 0, sizeof parts);
+	for (unsigned k = 0; k < n; k++) {
+		parts[k] = (struct refs_part){.rt = rt, .target = target};
+		ctxs[k] = &parts[k];
+	}
+	int rc = adac_gc_walk_split(rt, n, visit, ctxs, rep, err);
+	for (unsigned k = 0; k < n && rc == 0; k++)
+		if (parts[k].failed)
+			rc = adac_fail(err, ADAC_E_NOMEM, 0, "out of memory for the references to 0x%llx",
+			               (unsigned long long)target);
+	/* The parts put end to end are the heap in address order. */
+	for (unsigned k = 0; k < n && rc == 0; k++) {
+		for (size_t i = 0; i < parts[k].count; i++) {
+			const struct hit *h = &parts[k].hits[i];
+			struct adac_heap_ref r = {.obj = h->obj, .mt = h->mt, .offset = h->offset};
+			if (!ref_slot(rt, h->mt, h->offset, r.where, sizeof r.where)) {
+				if (h->checked)
+					continue;
+				snprintf(r.where, sizeof r.where, "at +0x%x", h->offset);
+			}
+			if (cb(ctx, &r))
+				break;
+		}
+	}
+	for (unsigned k = 0; k < n; k++) {
+		gcdesc_cache_free(&parts[k].gcdescs);
+		free(parts[k].hits);
+	}
 	return rc;
 }
 
 /* ---- the reference graph ------------------------------------------------------------------------- */
 
-struct build {
+/* One part of the walk: its objects and their slots' values, first[] counting from its first edge. */
+struct graph_part {
 	struct adac_runtime *rt;
-	struct adac_heap_graph *g;
-	size_t addr_cap, first_cap, to_cap, off_cap; /* (each array its own: adac_grow rounds per element size) */
+	atomic_size_t *objects, *edges;   /* the parts' counts (the caps) */
 	struct gcdesc_cache gcdescs;
+	uint64_t *addr;
+	uint32_t *first;
+	uint64_t *edge_to;
+	uint32_t *edge_off;
+	size_t count, edge_count;
+	size_t addr_cap, first_cap, to_cap, off_cap; /* (each array its own: adac_grow rounds per element size) */
 	struct adac_error err;
 	bool failed;
 };
 
 static int add_edge(void *ctx, const struct adac_gc_object *o, uint64_t off, uint64_t v, bool checked)
 {
-	(void)o;
 	(void)checked;
-	struct build *b = ctx;
-	struct adac_heap_graph *g = b->g;
+	struct graph_part *p = ctx;
 	if (!v)
 		return 0;
-	if (g->edge_count >= ADAC_MAX_GRAPH_EDGES) {
-		adac_fail(&b->err, ADAC_E_LIMIT, o->addr, "more than ADAC_MAX_GRAPH_EDGES (%u) references on the heap",
+	if (!under_cap(p->edges, p->edge_count, ADAC_MAX_GRAPH_EDGES)) {
+		adac_fail(&p->err, ADAC_E_LIMIT, o->addr, "more than ADAC_MAX_GRAPH_EDGES (%u) references on the heap",
 		          ADAC_MAX_GRAPH_EDGES);
-		return b->failed = true, 1;
+		return p->failed = true, 1;
 	}
-	if (adac_grow((void **)&g->edge_to, &b->to_cap, g->edge_count + 1, sizeof *g->edge_to, 4096) ||
-	    adac_grow((void **)&g->edge_off, &b->off_cap, g->edge_count + 1, sizeof *g->edge_off, 4096)) {
-		adac_fail(&b->err, ADAC_E_NOMEM, 0, "out of memory for the heap's references");
-		return b->failed = true, 1;
+	if (adac_grow((void **)&p->edge_to, &p->to_cap, p->edge_count + 1, sizeof *p->edge_to, 4096) ||
+	    adac_grow((void **)&p->edge_off, &p->off_cap, p->edge_count + 1, sizeof *p->edge_off, 4096)) {
+		adac_fail(&p->err, ADAC_E_NOMEM, 0, "out of memory for the heap's references");
+		return p->failed = true, 1;
 	}
-	g->edge_to[g->edge_count] = v;
-	g->edge_off[g->edge_count++] = (uint32_t)off;
+	p->edge_to[p->edge_count] = v;
+	p->edge_off[p->edge_count++] = (uint32_t)off;
 	return 0;
 }
 
 static int add_object(void *ctx, const struct adac_gc_object *o)
 {
-	struct build *b = ctx;
-	struct adac_heap_graph *g = b->g;
-	if (g->count >= ADAC_MAX_GRAPH_OBJECTS) {
-		adac_fail(&b->err, ADAC_E_LIMIT, o->addr, "more than ADAC_MAX_GRAPH_OBJECTS (%u) objects on the heap",
+	struct graph_part *p = ctx;
+	if (!under_cap(p->objects, p->count, ADAC_MAX_GRAPH_OBJECTS)) {
+		adac_fail(&p->err, ADAC_E_LIMIT, o->addr, "more than ADAC_MAX_GRAPH_OBJECTS (%u) objects on the heap",
 		          ADAC_MAX_GRAPH_OBJECTS);
-		return b->failed = true, 1;
+		return p->failed = true, 1;
 	}
-	if (g->count && o->addr <= g->addr[g->count - 1]) {
-		adac_fail(&b->err, ADAC_E_CORRUPT, o->addr, "the heap walk went back to 0x%llx",
+	if (p->count && o->addr <= p->addr[p->count - 1]) {
+		adac_fail(&p->err, ADAC_E_CORRUPT, o->addr, "the heap walk went back to 0x%llx",
 		          (unsigned long long)o->addr);
-		return b->failed = true, 1;
+		return p->failed = true, 1;
 	}
-	if (adac_grow((void **)&g->addr, &b->addr_cap, g->count + 2, sizeof *g->addr, 4096) ||
-	    adac_grow((void **)&g->first, &b->first_cap, g->count + 2, sizeof *g->first, 4096)) {
-		adac_fail(&b->err, ADAC_E_NOMEM, 0, "out of memory for the heap's objects");
-		return b->failed = true, 1;
+	if (adac_grow((void **)&p->addr, &p->addr_cap, p->count + 1, sizeof *p->addr, 4096) ||
+	    adac_grow((void **)&p->first, &p->first_cap, p->count + 1, sizeof *p->first, 4096)) {
+		adac_fail(&p->err, ADAC_E_NOMEM, 0, "out of memory for the heap's objects");
+		return p->failed = true, 1;
 	}
-	g->addr[g->count] = o->addr;
-	g->first[g->count] = g->edge_count;
-	g->count++;
-	each_slot(b->rt, &b->gcdescs, o, 0, add_edge, b);
-	g->first[g->count] = g->edge_count;
-	return b->failed;
+	p->addr[p->count] = o->addr;
+	p->first[p->count++] = (uint32_t)p->edge_count;
+	each_slot(p->rt, &p->gcdescs, o, 0, add_edge, p);
+	return p->failed;
+}
+
+/* The parts' objects and edges end to end into g (their pages moved, not copied), first[] counted
+ * from the graph's first edge and closed by the edge count: 0, or -1 with err (a part's failure,
+ * the walk gone back between two parts, out of memory). Frees the parts. */
+static int join_parts(struct adac_heap_graph *g, struct graph_part *parts, unsigned n, struct adac_error *err)
+{
+	struct adac_piece addr[ADAC_GC_WALK_MAX_PARTS], first[ADAC_GC_WALK_MAX_PARTS], to[ADAC_GC_WALK_MAX_PARTS],
+		off[ADAC_GC_WALK_MAX_PARTS];
+	struct graph_part *last = &parts[n - 1];
+	int rc = 0;
+	/* The last part's first[] gets the closing entry. */
+	if (!last->failed && adac_grow((void **)&last->first, &last->first_cap, last->count + 1, sizeof *last->first, 4096))
+		rc = adac_fail(err, ADAC_E_NOMEM, 0, "out of memory for the heap's objects");
+	else if (!last->failed)
+		last->first[last->count] = (uint32_t)last->edge_count;
+	size_t edges = 0;
+	uint64_t end = 0;
+	for (unsigned k = 0; k < n; k++) {
+		struct graph_part *p = &parts[k];
+		if (rc == 0 && p->failed)
+			rc = adac_error_copy(err, &p->err);
+		if (rc == 0 && p->count && p->addr[0] < end)
+			rc = adac_fail(err, ADAC_E_CORRUPT, p->addr[0], "the heap walk went back to 0x%llx",
+			               (unsigned long long)p->addr[0]);
+		if (rc == 0) {
+			for (size_t i = 0; i < p->count + (p == last); i++)
+				p->first[i] += (uint32_t)edges;
+			edges += p->edge_count;
+			end = p->count ? p->addr[p->count - 1] + 1 : end;
+		}
+		addr[k] = (struct adac_piece){p->addr, p->count, p->addr_cap};
+		first[k] = (struct adac_piece){p->first, p->count + (p == last && rc == 0), p->first_cap};
+		to[k] = (struct adac_piece){p->edge_to, p->edge_count, p->to_cap};
+		off[k] = (struct adac_piece){p->edge_off, p->edge_count, p->off_cap};
+		gcdesc_cache_free(&p->gcdescs);
+	}
+	size_t first_count, off_count;
+	int gathered = adac_pieces_gather((void **)&g->addr, &g->count, addr, n, sizeof *g->addr);
+	gathered |= adac_pieces_gather((void **)&g->first, &first_count, first, n, sizeof *g->first);
+	gathered |= adac_pieces_gather((void **)&g->edge_to, &g->edge_count, to, n, sizeof *g->edge_to);
+	gathered |= adac_pieces_gather((void **)&g->edge_off, &off_count, off, n, sizeof *g->edge_off);
+	if (rc == 0 && gathered)
+		rc = adac_fail(err, ADAC_E_NOMEM, 0, "out of memory for the heap's objects");
+	return rc;
 }
 
 int adac_heap_graph_build(struct adac_runtime *rt, struct adac_heap_graph *g, struct adac_gc_walk_report *rep,
                           struct adac_error *err)
 {
 	memset(g, 0, sizeof *g);
-	struct build b = {.rt = rt, .g = g};
-	int rc = adac_gc_walk(rt, add_object, &b, rep, err);
-	gcdesc_cache_free(&b.gcdescs);
-	if (rc || b.failed) {
-		if (b.failed)
-			adac_error_copy(err, &b.err);
+	struct graph_part parts[ADAC_GC_WALK_MAX_PARTS];
+	void *ctxs[ADAC_GC_WALK_MAX_PARTS];
+	atomic_size_t objects, edges;
+	atomic_init(&objects, 0);
+	atomic_init(&edges, 0);
+	unsigned n = adac_gc_walk_parts(rt);
+	memset(parts, 0, sizeof parts);
+	for (unsigned k = 0; k < n; k++) {
+		parts[k].rt = rt;
+		parts[k].objects = &objects;
+		parts[k].edges = &edges;
+		ctxs[k] = &parts[k];
+	}
+	int rc = adac_gc_walk_split(rt, n, add_object, ctxs, rep, err);
+	struct adac_error join_err = {0};
+	if (join_parts(g, parts, n, &join_err) && rc == 0) {
+		adac_error_copy(err, &join_err);
+		rc = -1;
+	}
+	if (rc) {
 		adac_heap_graph_free(g);
 		return -1;
 	}

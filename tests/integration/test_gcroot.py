@@ -19,6 +19,8 @@ strong and pinned handles, each thread's precise stack roots, the finalizer queu
     Object[] -> RootsKey -> RootsValue via the dependent handle ClrMD reports with that key and value;
   - RootsFinalizable, garbage with a finalizer the stuck finalizer thread never runs: one root, the
     finalization queue's slot ClrMD reports (FinalizerQueue) holding it;
+  - each object's text is the same with the heap's graph built in one part and in four
+    (ASYNCDAC_HEAP_PARTS: parts walked at once, put end to end);
   - an address where no object starts fails (exit 1) naming it;
   - a copy of the core whose pinned handles' block ring is broken still finds s_gate's root, with a
     one-line warning naming the bad block;
@@ -40,6 +42,10 @@ from btsamples import h, a16  # noqa: E402
 def gcroot(core, addr):
     rc, out, err = b.cli(["gcroot", core, hex(addr)])
     t.check_eq((rc, err), (0, ""), f"gcroot 0x{addr:x}: exit code and stderr")
+    # The heap's graph built in one part and in four (ASYNCDAC_HEAP_PARTS, run at once) is the same.
+    for parts in ("1", "4"):
+        got = t.run([t.CLI, "gcroot", core, hex(addr)], env={"ASYNCDAC_HEAP_PARTS": parts})
+        t.check_eq(got, (rc, out, err), f"gcroot 0x{addr:x} in {parts} part(s) of the heap")
     doc = b.cli_json(["gcroot", core, hex(addr)], f"gcroot 0x{addr:x}")
     return out, doc
 

@@ -2,7 +2,8 @@
 object and state machine box `ps` prints, against the oracle (ClrMD's GCDesc walk: every heap object
 referencing it, `oracle objects --refs-to`): the same referencing objects, in heap order, each named
 with its type and the field that holds the reference, and that field (oracle `fields`) holds it.
-One line per slot: an object holding the reference twice is listed twice. A continuation's slot is
+One line per slot: an object holding the reference twice is listed twice. The heap walked in one
+part and in four (ASYNCDAC_HEAP_PARTS) gives the same lines. A continuation's slot is
 named by the awaited local saved there ("gate (saved local)"): a local `frame variable --address
 <continuation>` shows, holding the object.
 """
@@ -53,6 +54,11 @@ def main():
         for a in targets:
             rc, text, err = b.cli(["refs", core, hex(a)])
             t.check_eq((rc, err), (0, ""), f"refs 0x{a:x}: exit code and stderr")
+            # The heap walked in one part and in four (ASYNCDAC_HEAP_PARTS, run at once by the
+            # threads there are) must list the same slots, in the same order.
+            for parts in ("1", "4"):
+                prc, ptext, perr = t.run([t.CLI, "refs", core, hex(a)], env={"ASYNCDAC_HEAP_PARTS": parts})
+                t.check_eq((prc, ptext, perr), (rc, text, err), f"refs 0x{a:x} in {parts} part(s) of the heap")
             lines = text.splitlines()
             rows = [re.fullmatch(r"  0x([0-9a-f]{16}) (\S.*?), (.+)", l) for l in lines[1:-1]]
             t.check(all(rows), f"refs 0x{a:x}: row format:\n{text}")
