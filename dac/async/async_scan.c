@@ -197,19 +197,13 @@ static uint32_t obj_u32(struct scan_ctx *c, const struct adac_gc_object *o, uint
 	return v;
 }
 
-
-/* A part adds what it keeps to the parts' count in steps of this many: an atomic add for each
- * object would move its cache line between the parts' CPUs at every one. */
-#define KEPT_STEP 1024u
-
 /* Room for one more kept object in *arr (count kept so far by this part, *kept by all, counted in
  * steps: never more than were kept): 0, or 1 with part->fail set (the ADAC_MAX_KEPT_OBJECTS cap,
  * naming `what`, or out of memory): the walk ends, at most a step per part past the cap. */
 static int keep(struct scan_part *part, atomic_size_t *kept, void **arr, size_t count, size_t *cap, size_t elem,
                 uint64_t addr, const char *what)
 {
-	if ((count + 1) % KEPT_STEP == 0 &&
-	    atomic_fetch_add_explicit(kept, KEPT_STEP, memory_order_relaxed) + KEPT_STEP > ADAC_MAX_KEPT_OBJECTS) {
+	if (!adac_piece_under_cap(kept, count, ADAC_MAX_KEPT_OBJECTS)) {
 		adac_fail(&part->fail, ADAC_E_LIMIT, addr, "more than %llu %s on the heap",
 		          (unsigned long long)ADAC_MAX_KEPT_OBJECTS, what);
 		return 1;

@@ -2,7 +2,6 @@
  * otherwise (arrays of structs) every pointer-aligned slot is checked against the type's fields. */
 #include "types/heap_refs.h"
 
-#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -326,17 +325,6 @@ int adac_heap_slot_name(struct adac_runtime *rt, uint64_t mt, uint32_t off, char
 	return -1;
 }
 
-/* A part of the walk adds to a count the parts share (a cap) in steps of this many: an atomic add
- * for each object would move its cache line between the parts' CPUs at every one. */
-#define COUNT_STEP 1024u
-
-/* Room under `cap` for one more of a part's `count` (*all: the parts' counts, claimed in steps): a
- * walk ends at most a step per part before the cap. */
-static bool under_cap(atomic_size_t *all, size_t count, size_t cap)
-{
-	return count % COUNT_STEP || atomic_fetch_add_explicit(all, COUNT_STEP, memory_order_relaxed) + COUNT_STEP <= cap;
-}
-
 /* ---- the referrers of one object ------------------------------------------------------------------ */
 
 /* A slot holding the target, named once the walk is over (the names ask the runtime). */
@@ -433,7 +421,7 @@ static int add_edge(void *ctx, const struct adac_gc_object *o, uint64_t off, uin
 	struct graph_part *p = ctx;
 	if (!v)
 		return 0;
-	if (!under_cap(p->edges, p->edge_count, ADAC_MAX_GRAPH_EDGES)) {
+	if (!adac_piece_under_cap(p->edges, p->edge_count, ADAC_MAX_GRAPH_EDGES)) {
 		adac_fail(&p->err, ADAC_E_LIMIT, o->addr, "more than ADAC_MAX_GRAPH_EDGES (%u) references on the heap",
 		          ADAC_MAX_GRAPH_EDGES);
 		return p->failed = true, 1;
@@ -451,7 +439,7 @@ static int add_edge(void *ctx, const struct adac_gc_object *o, uint64_t off, uin
 static int add_object(void *ctx, const struct adac_gc_object *o)
 {
 	struct graph_part *p = ctx;
-	if (!under_cap(p->objects, p->count, ADAC_MAX_GRAPH_OBJECTS)) {
+	if (!adac_piece_under_cap(p->objects, p->count, ADAC_MAX_GRAPH_OBJECTS)) {
 		adac_fail(&p->err, ADAC_E_LIMIT, o->addr, "more than ADAC_MAX_GRAPH_OBJECTS (%u) objects on the heap",
 		          ADAC_MAX_GRAPH_OBJECTS);
 		return p->failed = true, 1;

@@ -1,7 +1,8 @@
 /* test_pieces.c - arrays made in parts put end to end (dac/base/pieces.c): every record in part
  * order, whatever the parts' sizes: empty parts first, between and last; small parts (copied);
  * parts of several huge pages (their pages moved), of a block with and without room to line them
- * up; one part; none. */
+ * up; one part; none. A count shared by parts under a cap (adac_piece_under_cap): never refused
+ * before more than the cap were kept, at most a step per part past it. */
 #include <stdint.h>
 #include <stdlib.h>
 
@@ -39,6 +40,21 @@ static void check_gather(const size_t *counts, unsigned n, size_t room)
 	free(all);
 }
 
+/* Parts taking turns keeping records until one is refused under `cap`: how many all kept. */
+static size_t keep_until_refused(unsigned parts, uint64_t cap)
+{
+	atomic_size_t all;
+	atomic_init(&all, 0);
+	size_t count[MAX_PARTS] = {0}, kept = 0;
+	for (;;)
+		for (unsigned k = 0; k < parts; k++) {
+			if (!adac_piece_under_cap(&all, count[k], cap))
+				return kept;
+			count[k]++;
+			kept++;
+		}
+}
+
 int main(void)
 {
 	const size_t huge = (2u << 20) / sizeof(uint64_t);  /* records in a huge page */
@@ -57,5 +73,13 @@ int main(void)
 	size_t none[] = {0, 0, 0};
 	check_gather(none, 3, 0);
 	check_gather(none, 3, 4);
+	/* One part: steps claimed at 1024, 2048 ... records; the one that makes the claims 5120 > 5000
+	 * is refused (5119 kept). */
+	CHECK(keep_until_refused(1, 5000) == 5119);
+	CHECK(keep_until_refused(1, 1024) == 2047);
+	for (unsigned parts = 2; parts <= MAX_PARTS; parts++) {
+		size_t kept = keep_until_refused(parts, 100000);
+		CHECK(kept > 100000 && kept <= 100000 + parts * ADAC_PIECE_STEP);
+	}
 	return check_report("pieces");
 }
