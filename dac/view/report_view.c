@@ -16,22 +16,19 @@
 #include "view/runtime_view.h"
 #include "view/stack_groups.h"
 
-/* Deadlocks and starvation, from one pass over the stacks, then the objects many chains await; how
- * many findings. */
-static int findings(struct adac_pending *p, struct adac_out *out, size_t *n, struct adac_error *err)
+/* Deadlocks and starvation, and the stacks grouped into sg, from one pass over the stacks (the
+ * listing l), then threads blocked on tasks and the objects many chains await; how many findings. */
+static int findings(struct adac_pending_list *l, struct adac_stack_groups *sg, struct adac_out *out, size_t *n,
+                    struct adac_error *err)
 {
-	struct adac_pending_list l = {0};
-	struct adac_pending_filter all = {0};
+	struct adac_pending *p = l->p;
 	struct adac_pending_stack st;
 	int more;
-	if (adac_pending_list_init(&l, p, &all, out, err))
-		return -1;
-	adac_pending_list_parallel(&l); /* (no locals: the frames may come from a helper) */
-	while ((more = adac_pending_list_next(&l, &st, err)) > 0) {
+	while ((more = adac_pending_list_next(l, &st, err)) > 0) {
 		struct adac_awaiting buf;
 		uint64_t task = adac_pending_node_task(p, st.segs[0].node);
 		if (st.stack->cycle) {
-			char *cycle = adac_pending_cycle_text(&l, &st);
+			char *cycle = adac_stack_groups_cycle_text(sg, &st);
 			if (cycle)
 				adac_print(out, "deadlock: %s\n", cycle);
 			else
@@ -40,7 +37,7 @@ static int findings(struct adac_pending *p, struct adac_out *out, size_t *n, str
 			free(cycle);
 			(*n)++;
 		}
-		const struct adac_awaiting *aw = adac_pending_stack_awaiting(&l, &st, &buf);
+		const struct adac_awaiting *aw = adac_pending_stack_awaiting(l, &st, &buf);
 		if (aw && aw->has_state_flags && (aw->state_flags & ADAC_TASK_COMPLETED_MASK)) {
 			const struct adac_thread_pool *tp = adac_thread_pool(p->rt);
 			char facts[160];
@@ -54,9 +51,10 @@ static int findings(struct adac_pending *p, struct adac_out *out, size_t *n, str
 				           facts[0] ? " (" : "", facts, facts[0] ? ")" : "");
 			(*n)++;
 		}
+		if (adac_stack_groups_add(sg, &st, err))
+			return -1;
 	}
-	adac_pending_list_free(&l);
-	if (more < 0)
+	if (adac_stack_groups_end(sg, more, err) || more < 0)
 		return -1;
 	/* Sync-over-async: threads blocked on tasks. */
 	for (size_t k = 0; k < p->sync_waits.count; k++) {
@@ -73,12 +71,7 @@ static int findings(struct adac_pending *p, struct adac_out *out, size_t *n, str
 		(*n)++;
 	}
 	/* Convoys: many chains behind one lock or one promise. */
-	if (adac_pending_list_init(&l, p, &all, out, err))
-		return -1;
-	adac_pending_list_parallel(&l);
-	int rc = adac_stack_groups_shared(&l, out, n, err);
-	adac_pending_list_free(&l);
-	return rc;
+	return adac_stack_groups_shared(sg, n, err);
 }
 
 /* "crash: thread #N (tid T): <stop reason>" per thread that stopped for a reason; how many. */
@@ -123,12 +116,26 @@ int adac_report_print(struct adac_runtime *rt, struct adac_out *out, struct adac
 	struct adac_pending p;
 	struct adac_error scan = {0};
 	bool have = adac_pending_collect(rt, out, ADAC_SCAN_MAY_RUN, &p, &scan) == 0; /* (first) */
+	/* One listing of every stack gives the findings and both groupings (no locals: the frames may
+	 * come from a helper). */
+	struct adac_pending_list l = {0};
+	struct adac_pending_filter all = {0};
+	struct adac_stack_groups *sg = NULL;
+	if (have) {
+		if (adac_pending_list_init(&l, &p, &all, out, err)) {
+			adac_pending_free(&p);
+			return -1;
+		}
+		adac_pending_list_parallel(&l);
+		if (!(sg = adac_stack_groups_begin(&l, out, err)))
+			goto fail;
+	}
 	size_t found = 0;
 	adac_print(out, "== Findings\n");
 	found += crash_findings(rt, out);
 	if (!have)
 		adac_print(out, "error: the heap cannot be scanned: %s\n", scan.msg);
-	else if (findings(&p, out, &found, err))
+	else if (findings(&l, sg, out, &found, err))
 		goto fail;
 	if (have && !found)
 		adac_print(out, "none: no crash, no await cycle, no completed task whose awaiter has not resumed, no object "
@@ -143,28 +150,20 @@ int adac_report_print(struct adac_runtime *rt, struct adac_out *out, struct adac
 		adac_print(out, "none (see `bt` for every thread)\n");
 
 	if (have) {
-		static const struct {
-			const char *title;
-			enum adac_stack_grouping how;
-		} groups[] = {{"Async stacks, grouped by what they await", ADAC_GROUP_COALESCE},
-		              {"Top frames", ADAC_GROUP_STATS}};
-		for (size_t i = 0; i < sizeof groups / sizeof groups[0]; i++) {
-			struct adac_pending_list l = {0};
-			struct adac_pending_filter all = {0};
-			adac_print(out, "\n== %s\n", groups[i].title);
-			int rc = adac_pending_list_init(&l, &p, &all, out, err);
-			if (rc == 0) {
-				adac_pending_list_parallel(&l);
-				rc = adac_stack_groups_print(&l, groups[i].how, false, out, err);
-			}
-			adac_pending_list_free(&l);
-			if (rc)
-				goto fail;
-		}
+		adac_print(out, "\n== Async stacks, grouped by what they await\n");
+		if (adac_stack_groups_render(sg, ADAC_GROUP_COALESCE, err))
+			goto fail;
+		adac_print(out, "\n== Top frames\n");
+		if (adac_stack_groups_render(sg, ADAC_GROUP_STATS, err))
+			goto fail;
+		adac_stack_groups_free(sg);
+		adac_pending_list_free(&l);
 		adac_pending_free(&p);
 	}
 	return 0;
 fail:
+	adac_stack_groups_free(sg);
+	adac_pending_list_free(&l);
 	adac_pending_free(&p);
 	return -1;
 }

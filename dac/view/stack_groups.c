@@ -230,10 +230,12 @@ struct first_meta {
 /* ---- labels of a stack ---- */
 
 struct groups {
-	const struct adac_pending_list *l;
+	struct adac_pending_list *l;
 	struct adac_out *out;
 	struct adac_runtime *rt;               /* what task labels are read through: the listing's, or a
 	                                        * helper's (a part: digest_stats, digest_coalesce) */
+	bool stats, coalesce;                  /* what it groups: --stats, --coalesce, both (report), or
+	                                        * neither (folded stacks and graphs: labels alone) */
 	bool digested;                         /* --stats, --coalesce: the listing's threads count or
 	                                        * record frames as they resolve them, each in its part */
 	unsigned part;                         /* which: 0 the listing's thread's (this), k + 1 helper k's */
@@ -252,7 +254,7 @@ struct groups {
 	struct ident_what *whats;              /* the idents' types and kinds, each once */
 	size_t what_count, what_cap;
 	uint32_t *seq;                         /* per stack: its first code (--coalesce: and the node of
-	                                        * its last frame label in `frames`) */
+	                                        * its last frame label in `frames`; seq_stride entries) */
 	size_t seq_len, seq_cap;
 	uint32_t *first_label;                 /* per ident: its final label id */
 	bool *first_seen;                      /* per graph node: counted as an innermost node */
@@ -732,22 +734,6 @@ static int count_nodes(struct groups *g, const struct adac_pending_stack *st)
 	return 0;
 }
 
-/* --stats: what the stack awaits (its first code, labelled once the identities are known), and
- * whether that is a completed task. On the listing's thread: identities span the stacks of all. */
-static int add_awaits(struct groups *g, const struct adac_pending_stack *st)
-{
-	struct adac_awaiting buf;
-	const struct adac_awaiting *aw = awaits_of(g, st, &buf);
-	uint32_t code = first_code(g, st, aw);
-	if (code == UINT32_MAX)
-		return adac_fail(&g->fail, ADAC_E_NOMEM, 0, "out of memory counting frames");
-	if (seq_push(g, code))
-		return -1;
-	if (aw && aw->has_state_flags && (aw->state_flags & ADAC_TASK_COMPLETED_MASK))
-		g->not_resumed++;
-	return 0;
-}
-
 /* --stats on the thread that resolved the stack (adac_pending_list_digest): its frames and tasks,
  * into that thread's part. */
 static void digest_stats(void *ctx, const struct adac_pending_stack *st, struct adac_out *out)
@@ -764,21 +750,45 @@ static void digest_stats(void *ctx, const struct adac_pending_stack *st, struct 
 #define PART_SHIFT 30
 #define PART_NODE ((1u << PART_SHIFT) - 1)
 
-/* --coalesce on the thread that resolved the stack (adac_pending_list_digest): its frame labels into
- * that thread's part's trie; the listing's thread puts where they end after the stack's first code. */
-static void digest_coalesce(void *ctx, const struct adac_pending_stack *st, struct adac_out *out)
+/* --coalesce on the thread that resolved the stack: its frame labels into that thread's part's
+ * trie; *v where they end there. false when it failed (the part says why). */
+static bool coalesce_node(struct groups *part, const struct adac_pending_stack *st, uint32_t *v)
 {
-	struct groups *part = ctx;
 	part->rt = st->rt;
 	part->cursor = 0;
 	if (adac_failed(&part->fail) || stack_labels(part, st, false, record_cb))
-		return;
+		return false;
 	if (part->cursor > PART_NODE) {
 		adac_fail(&part->fail, ADAC_E_LIMIT, 0, "more than %u distinct stacks", PART_NODE);
-		return;
+		return false;
 	}
-	uint32_t v = part->cursor | part->part << PART_SHIFT;
+	*v = part->cursor | part->part << PART_SHIFT;
+	return true;
+}
+
+/* --coalesce's digest (adac_pending_list_digest): the node; the listing's thread puts it after the
+ * stack's first code. */
+static void digest_coalesce(void *ctx, const struct adac_pending_stack *st, struct adac_out *out)
+{
+	uint32_t v;
+	if (coalesce_node(ctx, st, &v))
+		out->write(out->ctx, (const char *)&v, sizeof v);
+}
+
+/* Report's, on the thread that resolved the stack: --stats' and --coalesce's digests from one
+ * listing, and an await cycle's text (its frames are not read again on the listing's thread): the
+ * stack's text is the node (0 when its digest failed: its part says why), then the cycle's text. */
+static void digest_report(void *ctx, const struct adac_pending_stack *st, struct adac_out *out)
+{
+	struct groups *part = ctx;
+	digest_stats(ctx, st, out);
+	uint32_t v = 0;
+	coalesce_node(part, st, &v);
 	out->write(out->ctx, (const char *)&v, sizeof v);
+	char *cycle = st->stack->cycle ? adac_pending_cycle_text(part->l, st) : NULL;
+	if (cycle)
+		out->write(out->ctx, cycle, strlen(cycle));
+	free(cycle);
 }
 
 /* A helper's part (helper k's) added to g: its counts under g's labels (--stats), its recorded
@@ -1281,48 +1291,102 @@ static void groups_free(struct groups *g)
 	memo_free(&g->memo);
 }
 
-static int group_stacks(struct groups *g, struct groups *parts, struct adac_pending_list *l,
-                        enum adac_stack_grouping how, struct adac_error *err)
+/* Entries of seq per stack: its first code, and with --coalesce where its frames end. */
+static size_t seq_stride(const struct groups *g) { return g->coalesce ? 2 : 1; }
+
+/* Sets g (and its helpers' parts) up for a listing not started yet: the stacks are digested as
+ * they resolve where what g groups allows it. */
+static int groups_begin(struct groups *g, struct groups *parts, struct adac_pending_list *l, struct adac_out *out,
+                        bool stats, bool coalesce, struct adac_error *err)
 {
-	struct adac_pending_stack st;
-	int more;
-	while ((more = adac_pending_list_next(l, &st, err)) > 0) {
-		if (how == ADAC_GROUP_STATS) {
-			if (add_awaits(g, &st) == 0 && !g->digested)
-				count_nodes(g, &st);
-		} else if (how == ADAC_GROUP_COALESCE) {
-			struct adac_awaiting buf;
-			uint32_t code = first_code(g, &st, awaits_of(g, &st, &buf));
-			if (code == UINT32_MAX)
-				return adac_fail(&g->fail, ADAC_E_NOMEM, 0, "out of memory grouping stacks");
-			uint32_t end = 0; /* (a digest that failed wrote nothing: its part says why) */
-			if (g->digested && st.text_len == sizeof end)
-				memcpy(&end, st.text, sizeof end);
-			g->cursor = 0;
-			if (seq_push(g, code) == 0 && (g->digested || stack_labels(g, &st, false, record_cb) == 0))
-				seq_push(g, g->digested ? end : g->cursor);
-		} else {
-			stack_labels(g, &st, true, coalesce_cb);
-		}
-		if (adac_failed(&g->fail))
-			return -1;
+	*g = (struct groups){.l = l, .out = out, .rt = l->p->rt, .stats = stats, .coalesce = coalesce};
+	memset(parts, 0, ADAC_LIST_MAX_HELPERS * sizeof *parts);
+	g->counted = adac_array_zeroed(l->p->graph.node_count, sizeof *g->counted);
+	if (!g->counted || trie_init(&g->trie) || (coalesce && trie_init(&g->frames)))
+		return adac_fail(err, ADAC_E_NOMEM, 0, "out of memory");
+	if (!stats && !coalesce)
+		return 0;
+	void *ctxs[1 + ADAC_LIST_MAX_HELPERS] = {g};
+	for (unsigned k = 0; k < ADAC_LIST_MAX_HELPERS; k++) {
+		parts[k] = (struct groups){.l = l, .out = out, .counted = g->counted, .part = k + 1, .stats = stats,
+		                           .coalesce = coalesce};
+		ctxs[1 + k] = &parts[k];
+		if (coalesce && trie_init(&parts[k].frames))
+			return adac_fail(err, ADAC_E_NOMEM, 0, "out of memory");
 	}
+	g->digested = adac_pending_list_digest(l, stats && coalesce ? digest_report : stats ? digest_stats : digest_coalesce,
+	                                       ctxs);
+	return 0;
+}
+
+/* One listed stack into g: what it awaits (its first code, labelled once the identities are known)
+ * and, unless digested, --stats' counts and --coalesce's frames; folded stacks and graphs: its
+ * labels. -1 when out of memory (g->fail). */
+static int add_stack(struct groups *g, const struct adac_pending_stack *st)
+{
+	if (!g->stats && !g->coalesce) {
+		stack_labels(g, st, true, coalesce_cb);
+		return adac_failed(&g->fail) ? -1 : 0;
+	}
+	struct adac_awaiting buf;
+	const struct adac_awaiting *aw = awaits_of(g, st, &buf);
+	uint32_t code = first_code(g, st, aw);
+	if (code == UINT32_MAX)
+		return adac_fail(&g->fail, ADAC_E_NOMEM, 0, "out of memory grouping stacks");
+	if (seq_push(g, code))
+		return -1;
+	if (g->stats) {
+		/* (whether the stack awaits a completed task: on the listing's thread, as identities) */
+		if (aw && aw->has_state_flags && (aw->state_flags & ADAC_TASK_COMPLETED_MASK))
+			g->not_resumed++;
+		if (!g->digested)
+			count_nodes(g, st);
+	}
+	if (g->coalesce) {
+		uint32_t end = 0; /* (a digest that failed wrote nothing or 0: its part says why) */
+		if (g->digested && st->text_len >= sizeof end)
+			memcpy(&end, st->text, sizeof end);
+		g->cursor = 0;
+		if (g->digested || stack_labels(g, st, false, record_cb) == 0)
+			seq_push(g, g->digested ? end : g->cursor);
+	}
+	return adac_failed(&g->fail) ? -1 : 0;
+}
+
+/* After the listing's last stack (more: what adac_pending_list_next returned last): the helpers'
+ * parts added, the identities labelled, --coalesce's tree built, --stats' stacks counted per what
+ * they await. */
+static int groups_end(struct groups *g, struct groups *parts, int more)
+{
 	if (more == 0 && g->digested) {
-		adac_pending_list_digest_end(l); /* (the helpers are done with the parts) */
+		adac_pending_list_digest_end(g->l); /* (the helpers are done with the parts) */
 		for (unsigned k = 0; k < ADAC_LIST_MAX_HELPERS && more == 0; k++)
 			more = merge_part(g, &parts[k]);
 	}
-	if (more < 0 || how == ADAC_GROUP_FOLDED || how == ADAC_GROUP_DOT)
+	if (more < 0 || (!g->stats && !g->coalesce))
 		return more;
 	drop_ident_lookup(g);
 	if (ident_labels(g))
 		return -1;
-	if (how == ADAC_GROUP_COALESCE)
-		return build_trie(g);
-	for (size_t i = 0; i < g->seq_len; i++)
-		if (count_add(&g->await_counts, final_first(g, g->seq[i]), 1))
-			return adac_fail(&g->fail, ADAC_E_NOMEM, 0, "out of memory counting frames");
+	if (g->coalesce && build_trie(g))
+		return -1;
+	if (g->stats)
+		for (size_t i = 0; i < g->seq_len; i += seq_stride(g))
+			if (count_add(&g->await_counts, final_first(g, g->seq[i]), 1))
+				return adac_fail(&g->fail, ADAC_E_NOMEM, 0, "out of memory counting frames");
 	return 0;
+}
+
+/* g and its parts freed, the helpers stopped first (whatever stopped the listing). */
+static void groups_done(struct groups *g, struct groups *parts)
+{
+	if (g->digested)
+		adac_pending_list_digest_end(g->l); /* (before the parts go) */
+	for (unsigned k = 0; k < ADAC_LIST_MAX_HELPERS; k++) {
+		parts[k].counted = NULL; /* (g's) */
+		groups_free(&parts[k]);
+	}
+	groups_free(g);
 }
 
 /* --stats, when stacks await completed tasks: the thread pool's state, where the runtime exposes
@@ -1391,33 +1455,20 @@ static void render(struct groups *g, enum adac_stack_grouping how, json_t *root)
 int adac_stack_groups_print(struct adac_pending_list *l, enum adac_stack_grouping how, bool json, struct adac_out *out,
                             struct adac_error *err)
 {
-	struct groups g = {.l = l, .out = out, .rt = l->p->rt};
-	struct groups parts[ADAC_LIST_MAX_HELPERS] = {0};
-	size_t nodes = l->p->graph.node_count;
-	g.counted = adac_array_zeroed(nodes, sizeof *g.counted);
-	int rc = 0;
-	if (!g.counted || trie_init(&g.trie) || (how == ADAC_GROUP_COALESCE && trie_init(&g.frames))) {
-		rc = adac_fail(err, ADAC_E_NOMEM, 0, "out of memory");
+	struct groups g;
+	struct groups parts[ADAC_LIST_MAX_HELPERS];
+	int rc = groups_begin(&g, parts, l, out, how == ADAC_GROUP_STATS, how == ADAC_GROUP_COALESCE, err);
+	if (rc)
 		goto done;
-	}
-	if (how == ADAC_GROUP_STATS || how == ADAC_GROUP_COALESCE) {
-		void *ctxs[1 + ADAC_LIST_MAX_HELPERS] = {&g};
-		for (unsigned k = 0; k < ADAC_LIST_MAX_HELPERS; k++) {
-			parts[k] = (struct groups){.l = l, .out = out, .counted = g.counted, .part = k + 1};
-			ctxs[1 + k] = &parts[k];
-			if (how == ADAC_GROUP_COALESCE && trie_init(&parts[k].frames)) {
-				rc = adac_fail(err, ADAC_E_NOMEM, 0, "out of memory");
-				goto done;
-			}
-		}
-		g.digested = adac_pending_list_digest(l, how == ADAC_GROUP_STATS ? digest_stats : digest_coalesce, ctxs);
-	}
 	/* Folded stacks and graphs are read by tools: nothing but the stacks. */
-	bool text = !json && (how == ADAC_GROUP_COALESCE || how == ADAC_GROUP_STATS);
+	bool text = !json && (g.stats || g.coalesce);
 	if (text)
 		adac_pending_print_warnings(l->p, out);
-	int grouped = group_stacks(&g, parts, l, how, err);
-	if (grouped) {
+	struct adac_pending_stack st;
+	int more;
+	while ((more = adac_pending_list_next(l, &st, err)) > 0 && add_stack(&g, &st) == 0)
+		;
+	if (groups_end(&g, parts, adac_failed(&g.fail) ? -1 : more)) {
 		adac_error_copy(err, &g.fail);
 		rc = -1;
 		goto done;
@@ -1437,17 +1488,65 @@ int adac_stack_groups_print(struct adac_pending_list *l, enum adac_stack_groupin
 		adac_pending_print_summary(l, out);
 	}
 done:
-	if (g.digested)
-		adac_pending_list_digest_end(l); /* (before the parts go, whatever stopped the listing) */
-	for (unsigned k = 0; k < ADAC_LIST_MAX_HELPERS; k++) {
-		parts[k].counted = NULL; /* (g's) */
-		groups_free(&parts[k]);
-	}
-	groups_free(&g);
+	groups_done(&g, parts);
 	return rc;
 }
 
-/* ---- shared awaited objects (report's findings) ---- */
+/* ---- report: both groupings and the shared objects, from one listing ---- */
+
+struct adac_stack_groups {
+	struct groups g;
+	struct groups parts[ADAC_LIST_MAX_HELPERS];
+};
+
+struct adac_stack_groups *adac_stack_groups_begin(struct adac_pending_list *l, struct adac_out *out,
+                                                  struct adac_error *err)
+{
+	struct adac_stack_groups *sg = calloc(1, sizeof *sg);
+	if (!sg) {
+		adac_fail(err, ADAC_E_NOMEM, 0, "out of memory");
+		return NULL;
+	}
+	if (groups_begin(&sg->g, sg->parts, l, out, true, true, err)) {
+		adac_stack_groups_free(sg);
+		return NULL;
+	}
+	return sg;
+}
+
+int adac_stack_groups_add(struct adac_stack_groups *sg, const struct adac_pending_stack *st, struct adac_error *err)
+{
+	return add_stack(&sg->g, st) ? adac_error_copy(err, &sg->g.fail) : 0;
+}
+
+int adac_stack_groups_end(struct adac_stack_groups *sg, int more, struct adac_error *err)
+{
+	return groups_end(&sg->g, sg->parts, more) ? adac_error_copy(err, &sg->g.fail) : 0;
+}
+
+int adac_stack_groups_render(struct adac_stack_groups *sg, enum adac_stack_grouping how, struct adac_error *err)
+{
+	struct groups *g = &sg->g;
+	if (how != ADAC_GROUP_COALESCE && how != ADAC_GROUP_STATS)
+		return adac_fail(err, ADAC_E_BAD_ARG, 0, "only --coalesce and --stats are rendered from report's groups");
+	adac_pending_print_warnings(g->l->p, g->out);
+	render(g, how, NULL);
+	if (adac_failed(&g->fail))
+		return adac_error_copy(err, &g->fail);
+	adac_pending_print_summary(g->l, g->out);
+	return 0;
+}
+
+char *adac_stack_groups_cycle_text(const struct adac_stack_groups *sg, const struct adac_pending_stack *st)
+{
+	if (!st->stack->cycle)
+		return NULL;
+	if (!sg->g.digested)
+		return adac_pending_cycle_text(sg->g.l, st);
+	if (st->text_len <= sizeof(uint32_t))
+		return NULL;
+	return strndup(st->text + sizeof(uint32_t), st->text_len - sizeof(uint32_t));
+}
 
 static int cmp_ident_stacks(const void *a, const void *b)
 {
@@ -1457,41 +1556,31 @@ static int cmp_ident_stacks(const void *a, const void *b)
 	return ident_key(x) < ident_key(y) ? -1 : ident_key(x) > ident_key(y);
 }
 
-int adac_stack_groups_shared(struct adac_pending_list *l, struct adac_out *out, size_t *found, struct adac_error *err)
+int adac_stack_groups_shared(struct adac_stack_groups *sg, size_t *found, struct adac_error *err)
 {
-	struct groups g = {.l = l, .out = out, .rt = l->p->rt};
-	struct adac_pending_stack st;
-	int more, rc = 0;
-	const struct ident **shared = NULL;
-	struct adac_awaiting buf;
-	while ((more = adac_pending_list_next(l, &st, err)) > 0)
-		if (first_code(&g, &st, awaits_of(&g, &st, &buf)) == UINT32_MAX) {
-			adac_fail(&g.fail, ADAC_E_NOMEM, 0, "out of memory grouping stacks");
-			break;
-		}
-	if (more < 0 || adac_failed(&g.fail) || ident_labels(&g)) {
-		adac_error_copy(err, &g.fail);
-		rc = -1;
-		goto done;
-	}
+	const struct groups *g = &sg->g;
+	const struct ident **shared = adac_array_new(g->ident_count, sizeof *shared);
+	if (!shared)
+		return adac_fail(err, ADAC_E_NOMEM, 0, "out of memory");
 	size_t n = 0;
-	shared = adac_array_new(g.ident_count, sizeof *shared);
-	if (!shared) {
-		rc = adac_fail(err, ADAC_E_NOMEM, 0, "out of memory");
-		goto done;
-	}
-	for (size_t i = 0; i < g.ident_count; i++)
-		if (g.idents[i].stacks > 1)
-			shared[n++] = &g.idents[i];
+	for (size_t i = 0; i < g->ident_count; i++)
+		if (g->idents[i].stacks > 1)
+			shared[n++] = &g->idents[i];
 	qsort(shared, n, sizeof *shared, cmp_ident_stacks);
 	for (size_t i = 0; i < n; i++) {
-		const char *label = g.labels.text[g.first_label[shared[i] - g.idents]];
-		adac_print(out, "shared: %llu chains await %s\n", (unsigned long long)shared[i]->stacks,
+		const char *label = g->labels.text[g->first_label[shared[i] - g->idents]];
+		adac_print(g->out, "shared: %llu chains await %s\n", (unsigned long long)shared[i]->stacks,
 		           label + strlen("awaiting "));
 	}
 	*found += n;
-done:
 	free(shared);
-	groups_free(&g);
-	return rc;
+	return 0;
+}
+
+void adac_stack_groups_free(struct adac_stack_groups *sg)
+{
+	if (!sg)
+		return;
+	groups_done(&sg->g, sg->parts);
+	free(sg);
 }

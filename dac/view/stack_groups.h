@@ -14,6 +14,7 @@
 #include "base/error.h"
 
 struct adac_pending_list;
+struct adac_pending_stack;
 struct adac_out;
 
 enum adac_stack_grouping {
@@ -28,9 +29,25 @@ enum adac_stack_grouping {
 int adac_stack_groups_print(struct adac_pending_list *l, enum adac_stack_grouping how, bool json, struct adac_out *out,
                             struct adac_error *err);
 
+/* Report's view of the stacks, from one listing: both groupings and the objects several stacks
+ * await. _begin before the listing's first stack (the stacks are digested as they resolve), _add
+ * with each listed stack, _end after the last (more: what adac_pending_list_next returned last);
+ * then any of the rest, in any order. -1 with err when out of memory. */
+struct adac_stack_groups;
+struct adac_stack_groups *adac_stack_groups_begin(struct adac_pending_list *l, struct adac_out *out,
+                                                  struct adac_error *err);
+int adac_stack_groups_add(struct adac_stack_groups *sg, const struct adac_pending_stack *st, struct adac_error *err);
+int adac_stack_groups_end(struct adac_stack_groups *sg, int more, struct adac_error *err);
+/* The deadlock line's text of a listed stack on an await cycle (adac_pending_cycle_text: the digest
+ * wrote it while the stack's frames were at hand), NULL when it is on none or memory runs out; free it. */
+char *adac_stack_groups_cycle_text(const struct adac_stack_groups *sg, const struct adac_pending_stack *st);
+/* One grouping (ADAC_GROUP_COALESCE or ADAC_GROUP_STATS) as `ps` prints it in text, warnings and
+ * summary included. */
+int adac_stack_groups_render(struct adac_stack_groups *sg, enum adac_stack_grouping how, struct adac_error *err);
 /* Report's findings: "shared: <n> chains await one <type> 0x... (...)" per awaited object (or
  * SemaphoreSlim whose waiters they are) that several listed stacks await, most awaited first;
  * adds their number to *found. */
-int adac_stack_groups_shared(struct adac_pending_list *l, struct adac_out *out, size_t *found, struct adac_error *err);
+int adac_stack_groups_shared(struct adac_stack_groups *sg, size_t *found, struct adac_error *err);
+void adac_stack_groups_free(struct adac_stack_groups *sg);
 
 #endif
