@@ -277,26 +277,19 @@ static int scan_slots(struct adac_runtime *rt, const struct adac_gc_object *o, u
 {
 	unsigned ps = adac_target_ptr_size(rt->t);
 	char where[8];
-	uint64_t end = o->size, off = ps;
-	for (; off + ps <= end && off + ps <= o->data_len; off += ps) {
-		uint64_t v = ps == 8 ? adac_get_u64(o->data, off) : adac_get_u32(o->data, off);
-		if ((want ? v == want : v != 0) && ref_slot(rt, o->mt, (uint32_t)off, where, sizeof where) &&
-		    fn(ctx, o, off, v, true))
-			return 1;
-	}
-	uint8_t buf[CHUNK];
-	while (off + ps <= end) {
-		size_t len = end - off < CHUNK ? (size_t)(end - off) : CHUNK;
-		size_t got = adac_read_upto(rt->t, o->addr + off, buf, len);
-		if (got < ps)
+	struct past_walk past;
+	past.len = 0;
+	for (uint64_t off = ps; off + ps <= o->size; off += ps) {
+		uint64_t v;
+		if (slot_value(rt, o, off, &past, &v))
 			break;
-		for (size_t i = 0; i + ps <= got; i += ps) {
-			uint64_t v = ps == 8 ? adac_get_u64(buf, i) : adac_get_u32(buf, i);
-			if ((want ? v == want : v != 0) && ref_slot(rt, o->mt, (uint32_t)(off + i), where, sizeof where) &&
-			    fn(ctx, o, off + i, v, true))
-				return 1;
-		}
-		off += got - got % ps;
+		if (want ? v != want : v == 0)
+			continue;
+		adac_gc_walk_lock(rt);
+		bool named = ref_slot(rt, o->mt, (uint32_t)off, where, sizeof where);
+		adac_gc_walk_unlock(rt);
+		if (named && fn(ctx, o, off, v, true))
+			return 1;
 	}
 	return 0;
 }
@@ -311,10 +304,7 @@ static int each_slot(struct adac_runtime *rt, struct gcdesc_cache *c, const stru
 	int stop;
 	if (gcdesc_slots(rt, gcdesc_of(rt, c, o->mt), o, fn, ctx, &stop))
 		return stop;
-	adac_gc_walk_lock(rt);
-	stop = scan_slots(rt, o, want, fn, ctx);
-	adac_gc_walk_unlock(rt);
-	return stop;
+	return scan_slots(rt, o, want, fn, ctx);
 }
 
 int adac_heap_slot_name(struct adac_runtime *rt, uint64_t mt, uint32_t off, char *where, size_t size)
