@@ -15,6 +15,7 @@ QUIET = ["settings set stop-disassembly-display never", "settings set stop-line-
 EVENT = re.compile(r"^Process \d+ stopped\n|^[* ] thread #\d+(, name = '[^']*')?(, queue = '[^']*')?(, stop reason = .*)?\n"
                    r"(    frame #0: .*\n)?", re.M)
 THREAD = re.compile(r"^[* ] thread #(\d+)\b.*$")
+PROCESS = re.compile(r"^Process \d+ stopped$")
 FRAME = re.compile(r"^\s*\*?\s*frame #(\d+): (0x[0-9a-f]+)(?: (.*))?$")
 
 
@@ -35,11 +36,16 @@ def section(out, command, nth=0):
 def frames_of(text, thread=None):
     """[(index, pc, text)] of a backtrace in text: the longest run of frame lines after the line of
     `thread` (any thread when None; events repeat a thread's first frame alone), numbered 0, 1, ...
-    in order."""
+    in order. With `thread`, an event LLDB printed between two of its frames (a "Process N stopped"
+    line, a thread line and that thread's frame #0) does not end the run."""
     runs, cur = [], None
     for line in text.splitlines():
         m = THREAD.match(line)
         if m:
+            if thread is not None and cur:
+                # An event printed into the middle of the thread's backtrace (its frame #0 line,
+                # out of sequence, is skipped below): the backtrace goes on after it.
+                continue
             cur = [] if thread is None or int(m.group(1)) == thread else None
             if cur is not None:
                 runs.append(cur)
@@ -50,7 +56,7 @@ def frames_of(text, thread=None):
             # printed into the middle of the backtrace (asynchronous output, seen under load).
             if int(m.group(1)) == len(cur):
                 cur.append((int(m.group(1)), int(m.group(2), 16), m.group(3) or ""))
-        elif cur:
+        elif cur and not (thread is not None and PROCESS.match(line)):
             cur = None
     if thread is None and not runs:
         runs = [[(int(m.group(1)), int(m.group(2), 16), m.group(3) or "")
