@@ -27,8 +27,10 @@ struct search {
 	                      * own is itself; NONE: does not reach it. (Its hops are counted along
 	                      * these for the few objects roots hold: 4 bytes an object less.) */
 	uint32_t target;     /* the object's index */
-	/* dependent handles: primary -> secondary edges */
+	/* dependent handles: primary -> secondary edges (read before the graph is built: their
+	 * addresses in dep_addr, then the graph's indexes in dep) */
 	size_t dep_count, dep_cap;
+	uint64_t (*dep_addr)[2];
 	uint32_t (*dep)[2];
 	uint64_t *dep_h;
 	struct adac_gcroot *out;
@@ -272,23 +274,21 @@ static int on_handle(void *ctx, const struct adac_gc_handle *h)
 	struct search *s = p->s;
 	if (p->collect_dependent) {
 		s->out->handles++;
-		if (h->type != ADAC_HANDLE_DEPENDENT || !h->secondary)
-			return 0;
-		int64_t a = adac_heap_graph_find(&s->g, h->object), b = adac_heap_graph_find(&s->g, h->secondary);
-		if (a < 0 || b < 0)
+		if (h->type != ADAC_HANDLE_DEPENDENT || !h->secondary || !h->object)
 			return 0;
 		if (s->dep_count == s->dep_cap) {
 			size_t cap = s->dep_cap ? s->dep_cap * 2 : 64;
-			void *q1 = realloc(s->dep, cap * sizeof *s->dep), *q2 = q1 ? realloc(s->dep_h, cap * sizeof *s->dep_h) : NULL;
+			void *q1 = realloc(s->dep_addr, cap * sizeof *s->dep_addr);
+			void *q2 = q1 ? realloc(s->dep_h, cap * sizeof *s->dep_h) : NULL;
 			if (q1)
-				s->dep = q1;
+				s->dep_addr = q1;
 			if (!q2)
 				return adac_fail(&s->err, ADAC_E_NOMEM, 0, "out of memory"), 1;
 			s->dep_h = q2;
 			s->dep_cap = cap;
 		}
-		s->dep[s->dep_count][0] = (uint32_t)a;
-		s->dep[s->dep_count][1] = (uint32_t)b;
+		s->dep_addr[s->dep_count][0] = h->object;
+		s->dep_addr[s->dep_count][1] = h->secondary;
 		s->dep_h[s->dep_count++] = h->handle;
 		return 0;
 	}
@@ -377,6 +377,46 @@ static int on_finalizable(void *ctx, uint64_t slot, uint64_t obj)
 	return add_root(s, &r, obj) ? 1 : 0;
 }
 
+static int cmp_addr(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* What the graph keeps though it may hold no reference: the object, and dependent handles' primaries
+ * (their edge is the handle's, not a slot's). Sorted; NULL when memory runs out. */
+static uint64_t *kept_objects(const struct search *s, uint64_t obj, size_t *count)
+{
+	uint64_t *keep = malloc((s->dep_count + 1) * sizeof *keep);
+	if (!keep)
+		return NULL;
+	keep[0] = obj;
+	for (size_t d = 0; d < s->dep_count; d++)
+		keep[d + 1] = s->dep_addr[d][0];
+	qsort(keep, s->dep_count + 1, sizeof *keep, cmp_addr);
+	*count = s->dep_count + 1;
+	return keep;
+}
+
+/* The dependent handles' edges between objects of the graph, as indexes (in the handles' order; a
+ * secondary the graph left out holds no reference, so it leads nowhere). */
+static int dependent_edges(struct search *s)
+{
+	if (s->dep_count && !(s->dep = malloc(s->dep_count * sizeof *s->dep)))
+		return adac_fail(&s->err, ADAC_E_NOMEM, 0, "out of memory");
+	size_t n = 0;
+	for (size_t d = 0; d < s->dep_count; d++) {
+		int64_t a = adac_heap_graph_find(&s->g, s->dep_addr[d][0]), b = adac_heap_graph_find(&s->g, s->dep_addr[d][1]);
+		if (a < 0 || b < 0)
+			continue;
+		s->dep[n][0] = (uint32_t)a;
+		s->dep[n][1] = (uint32_t)b;
+		s->dep_h[n++] = s->dep_h[d];
+	}
+	s->dep_count = n;
+	return 0;
+}
+
 int adac_gcroot(struct adac_runtime *rt, uint64_t obj, struct adac_gcroot *out, struct adac_error *err)
 {
 	memset(out, 0, sizeof *out);
@@ -384,19 +424,29 @@ int adac_gcroot(struct adac_runtime *rt, uint64_t obj, struct adac_gcroot *out, 
 	struct search s = {.rt = rt, .out = out};
 	struct adac_error e = {0};
 	int rc = -1;
-	if (adac_heap_graph_build(rt, &s.g, &out->rep, err))
+	/* Dependent handles first: their primaries are kept by the graph. */
+	struct handle_pass hp = {&s, true};
+	bool handles_ok = adac_gc_handles(rt, on_handle, &hp, &e) == 0 && !adac_failed(&s.err);
+	if (adac_failed(&s.err))
+		goto fatal;
+	size_t keep_count = 0;
+	uint64_t *keep = kept_objects(&s, obj, &keep_count);
+	if (!keep) {
+		adac_fail(err, ADAC_E_NOMEM, 0, "out of memory");
 		goto done;
-	out->objects = s.g.count;
+	}
+	int built = adac_heap_graph_build(rt, keep, keep_count, &s.g, &out->rep, err);
+	free(keep);
+	if (built)
+		goto done;
+	out->objects = s.g.walked;
 	int64_t t = adac_heap_graph_find(&s.g, obj);
 	if (t < 0) {
 		adac_fail(err, ADAC_E_NOT_FOUND, obj, "0x%llx is not the start of a heap object", (unsigned long long)obj);
 		goto done;
 	}
 	out->mt = mt_of(rt, obj);
-	/* Dependent handles are edges of the graph: read them first. */
-	struct handle_pass hp = {&s, true};
-	bool handles_ok = adac_gc_handles(rt, on_handle, &hp, &e) == 0 && !adac_failed(&s.err);
-	if (adac_failed(&s.err))
+	if (dependent_edges(&s))
 		goto fatal;
 	if (!handles_ok && warn(&s, "GC handles", &e))
 		goto fatal;
@@ -427,6 +477,7 @@ fatal:
 done:
 	adac_heap_graph_free(&s.g);
 	free(s.next);
+	free(s.dep_addr);
 	free(s.dep);
 	free(s.dep_h);
 	free(s.seen);

@@ -394,6 +394,9 @@ int adac_heap_refs(struct adac_runtime *rt, uint64_t target, adac_heap_ref_cb cb
 struct graph_part {
 	struct adac_runtime *rt;
 	atomic_size_t *objects, *edges;   /* the parts' counts (the caps) */
+	const uint64_t *keep;             /* kept even when they hold no reference (sorted) ... */
+	size_t keep_count, keep_at;       /* ... and the first not below the walk's last object */
+	uint64_t walked;
 	struct gcdesc_cache gcdescs;
 	uint64_t *addr;
 	uint32_t *first;
@@ -426,12 +429,25 @@ static int add_edge(void *ctx, const struct adac_gc_object *o, uint64_t off, uin
 	return 0;
 }
 
+/* Whether the object at addr is one asked for (the part's objects come in address order). */
+static bool asked_for(struct graph_part *p, uint64_t addr)
+{
+	while (p->keep_at < p->keep_count && p->keep[p->keep_at] < addr)
+		p->keep_at++;
+	return p->keep_at < p->keep_count && p->keep[p->keep_at] == addr;
+}
+
 static int add_object(void *ctx, const struct adac_gc_object *o)
 {
 	struct graph_part *p = ctx;
+	size_t first = p->edge_count;
+	p->walked++;
+	each_slot(p->rt, &p->gcdescs, o, 0, add_edge, p);
+	if (p->failed || (p->edge_count == first && !asked_for(p, o->addr)))
+		return p->failed;
 	if (!adac_piece_under_cap(p->objects, p->count, ADAC_MAX_GRAPH_OBJECTS)) {
-		adac_fail(&p->err, ADAC_E_LIMIT, o->addr, "more than ADAC_MAX_GRAPH_OBJECTS (%u) objects on the heap",
-		          ADAC_MAX_GRAPH_OBJECTS);
+		adac_fail(&p->err, ADAC_E_LIMIT, o->addr, "more than ADAC_MAX_GRAPH_OBJECTS (%u) objects holding references "
+		          "on the heap", ADAC_MAX_GRAPH_OBJECTS);
 		return p->failed = true, 1;
 	}
 	if (p->count && o->addr <= p->addr[p->count - 1]) {
@@ -445,9 +461,8 @@ static int add_object(void *ctx, const struct adac_gc_object *o)
 		return p->failed = true, 1;
 	}
 	p->addr[p->count] = o->addr;
-	p->first[p->count++] = (uint32_t)p->edge_count;
-	each_slot(p->rt, &p->gcdescs, o, 0, add_edge, p);
-	return p->failed;
+	p->first[p->count++] = (uint32_t)first;
+	return 0;
 }
 
 /* The parts' objects and edges end to end into g (their pages moved, not copied), first[] counted
@@ -495,8 +510,8 @@ static int join_parts(struct adac_heap_graph *g, struct graph_part *parts, unsig
 	return rc;
 }
 
-int adac_heap_graph_build(struct adac_runtime *rt, struct adac_heap_graph *g, struct adac_gc_walk_report *rep,
-                          struct adac_error *err)
+int adac_heap_graph_build(struct adac_runtime *rt, const uint64_t *keep, size_t keep_count, struct adac_heap_graph *g,
+                          struct adac_gc_walk_report *rep, struct adac_error *err)
 {
 	memset(g, 0, sizeof *g);
 	struct graph_part parts[ADAC_GC_WALK_MAX_PARTS];
@@ -510,9 +525,13 @@ int adac_heap_graph_build(struct adac_runtime *rt, struct adac_heap_graph *g, st
 		parts[k].rt = rt;
 		parts[k].objects = &objects;
 		parts[k].edges = &edges;
+		parts[k].keep = keep;
+		parts[k].keep_count = keep_count;
 		ctxs[k] = &parts[k];
 	}
 	int rc = adac_gc_walk_split(rt, n, add_object, ctxs, rep, err);
+	for (unsigned k = 0; k < n; k++)
+		g->walked += parts[k].walked;
 	struct adac_error join_err = {0};
 	if (join_parts(g, parts, n, &join_err) && rc == 0) {
 		adac_error_copy(err, &join_err);

@@ -32,9 +32,13 @@ int adac_heap_refs(struct adac_runtime *rt, uint64_t target, adac_heap_ref_cb cb
  * -1 (where "at +0x<off>") when its fields do not name it. */
 int adac_heap_slot_name(struct adac_runtime *rt, uint64_t mt, uint32_t off, char *where, size_t size);
 
-/* Every heap object and the values of its reference slots, from one heap pass (what `gcroot` searches).
- * Objects are in address order; object i's slots are edge_to/edge_off[first[i] .. first[i + 1]) (non-null
- * values only; a value need not be an object). Caps: ADAC_MAX_GRAPH_OBJECTS, ADAC_MAX_GRAPH_EDGES. */
+/* The heap's objects that hold a reference, and the values of their reference slots, from one heap
+ * pass (what `gcroot` searches). An object holding none leads nowhere, so it can be on a path to an
+ * object only as its end: it is kept only when asked for (keep: sorted addresses, such as the object
+ * searched for and dependent handles' primaries); at a byte[]- and string-heavy heap that is most of
+ * the objects left out. Objects are in address order; object i's slots are edge_to/edge_off[first[i]
+ * .. first[i + 1]) (non-null values only; a value need not be an object). Caps:
+ * ADAC_MAX_GRAPH_OBJECTS, ADAC_MAX_GRAPH_EDGES. */
 struct adac_heap_graph {
 	size_t count;
 	uint64_t *addr;
@@ -43,10 +47,11 @@ struct adac_heap_graph {
 	uint64_t *edge_to;
 	uint32_t *edge_off;   /* the slot's offset from its object's start */
 	struct adac_addr_index index; /* over addr (adac_heap_graph_find) */
+	uint64_t walked;      /* objects the heap pass met, kept or not */
 };
 
-int adac_heap_graph_build(struct adac_runtime *rt, struct adac_heap_graph *g, struct adac_gc_walk_report *rep,
-                          struct adac_error *err);
+int adac_heap_graph_build(struct adac_runtime *rt, const uint64_t *keep, size_t keep_count, struct adac_heap_graph *g,
+                          struct adac_gc_walk_report *rep, struct adac_error *err);
 /* The index of the object at addr, -1 when no object starts there. */
 int64_t adac_heap_graph_find(const struct adac_heap_graph *g, uint64_t addr);
 void adac_heap_graph_free(struct adac_heap_graph *g);
