@@ -70,7 +70,7 @@
 #define ADAC_MAX_PARENT_DEPTH 64u              /* parent types walked up from one MethodTable */
 #define ADAC_MAX_GC_SERIES 4096u               /* series of one GCDesc `refs` reads */
 #define ADAC_MAX_GRAPH_OBJECTS (1u << 25)      /* heap objects holding references `gcroot` keeps (about 20 bytes each) */
-#define ADAC_MAX_GRAPH_EDGES (1u << 27)        /* references between heap objects `gcroot` keeps (about 12 bytes each) */
+#define ADAC_MAX_GRAPH_EDGES (1u << 27)        /* references between heap objects `gcroot` keeps (about 8 bytes each) */
 #define ADAC_MAX_GC_HANDLES (1u << 24)         /* GC handles read from the handle tables */
 #define ADAC_MAX_HANDLE_SEGMENTS 65536u        /* segments of one handle table */
 #define ADAC_MAX_HANDLE_MAPS 1024u             /* HandleTableMap links */

@@ -687,7 +687,7 @@ unsigned adac_gc_generation_of(const struct adac_gc_info *info, const struct ada
 /* MethodTable facts, read once per MT. The two fields are read here rather than through
  * methoddesc.c's RuntimeTypeSystem reader: the walk needs only MTFlags and BaseSize, for every
  * distinct MT of the heap, and must not depend on (or pay for) the rest of that contract. */
-static int read_mt(struct adac_runtime *rt, struct gc_state *s, uint64_t mt, struct mt_entry *e, struct adac_error *err)
+static int read_mt(struct adac_runtime *rt, const struct gc_state *s, uint64_t mt, struct mt_entry *e, struct adac_error *err)
 {
 	uint8_t buf[ADAC_MAX_TYPE_SIZE];
 	if (mt % s->info.ptr_size)
@@ -844,6 +844,28 @@ static int window_at(struct walk_part *p, uint64_t addr, uint64_t end, size_t ne
 
 static uint64_t align_up(uint64_t v, uint64_t a) { return (v + a - 1) & ~(a - 1); }
 
+/* The bytes from an object's start that give its size: its MethodTable and its component count. */
+static uint32_t header_bytes(const struct gc_state *s, const struct adac_gc_info *info)
+{
+	uint32_t n = s->object->arr_len_off + 4;
+	if (n < 2 * info->ptr_size)
+		n = 2 * info->ptr_size;
+	if (n < s->object->mt_offset + info->ptr_size)
+		n = s->object->mt_offset + info->ptr_size;
+	return n;
+}
+
+/* BaseSize + ComponentSize * count, from the object's first header_bytes. Nothing is smaller than
+ * the minimum object: an empty string (22 bytes on x64) takes 24, and SOS and ClrMD report it so. */
+static uint64_t object_size(const struct gc_state *s, const struct adac_gc_info *info, const struct mt_entry *e,
+                            const uint8_t *p)
+{
+	uint64_t size = e->base_size;
+	if (e->has_components)
+		size += (uint64_t)adac_get_u32(p, s->object->arr_len_off) * e->component_size;
+	return size < info->min_object_size ? info->min_object_size : size;
+}
+
 /* The largest object the walk reads whole when a window cuts it (the objects scans read fields of,
  * continuations and tasks, are a few hundred bytes). */
 #define WHOLE_OBJECT_MAX (64u << 10)
@@ -913,7 +935,6 @@ static int walk_region(struct walk_part *part, const struct adac_gc_region *r, u
 	const struct adac_gc_alloc_context *ctxs = info->contexts;
 	while (ci < nctx && ctxs[ci].ptr < r->mem)
 		ci++;
-	uint32_t ncomp = w->s->object->arr_len_off;
 	uint64_t last_mt = 0;
 	const struct mt_entry *e = NULL;
 	uint64_t obj = r->mem;
@@ -957,13 +978,7 @@ static int walk_region(struct walk_part *part, const struct adac_gc_region *r, u
 			}
 			last_mt = mt;
 		}
-		uint64_t size = e->base_size;
-		if (e->has_components)
-			size += (uint64_t)adac_get_u32(p, ncomp) * e->component_size;
-		/* Nothing is smaller than the minimum object: an empty string (22 bytes on x64) takes 24,
-		 * and SOS and ClrMD report it so. */
-		if (size < info->min_object_size)
-			size = info->min_object_size;
+		uint64_t size = object_size(w->s, info, e, p);
 		uint64_t extent = align_up(size, align);
 		if (extent > r->end - obj)
 			return adac_fail(err, ADAC_E_CORRUPT, obj,
@@ -1121,6 +1136,28 @@ unsigned adac_gc_walk_parts(struct adac_runtime *rt)
 	return parts < 1 ? 1u : parts > ADAC_GC_WALK_MAX_PARTS ? ADAC_GC_WALK_MAX_PARTS : (unsigned)parts;
 }
 
+int adac_gc_object_size(struct adac_runtime *rt, uint64_t addr, uint64_t *mt, uint64_t *size, struct adac_error *err)
+{
+	const struct adac_gc_info *info = adac_gc_info(rt, err);
+	if (!info)
+		return -1;
+	const struct gc_state *s = adac_runtime_slot(rt, ADAC_SLOT_GC);
+	uint8_t head[64];
+	uint32_t n = header_bytes(s, info);
+	if (n > sizeof head)
+		return adac_fail(err, ADAC_E_LAYOUT, addr, "an object's header is %u bytes", n);
+	if (adac_read(rt->t, addr, head, n, err))
+		return -1;
+	*mt = adac_object_mt_of(s->object, get_ptr(head, s->object->mt_offset, info->ptr_size));
+	struct mt_entry e;
+	if (!*mt)
+		return adac_fail(err, ADAC_E_CORRUPT, addr, "object 0x%llx has a null MethodTable", (unsigned long long)addr);
+	if (read_mt(rt, s, *mt, &e, err))
+		return -1;
+	*size = object_size(s, info, &e, head);
+	return 0;
+}
+
 void adac_gc_walk_lock(struct adac_runtime *rt)
 {
 	struct gc_state *s = adac_runtime_slot(rt, ADAC_SLOT_GC);
@@ -1154,11 +1191,7 @@ int adac_gc_walk_split(struct adac_runtime *rt, unsigned parts, adac_gc_object_c
 	struct walk w = {.rt = rt, .s = s, .info = info, .cb = cb, .split = parts > 1, .parts = part, .nparts = parts};
 	atomic_init(&w.stop, false);
 	atomic_init(&w.next, 0);
-	w.header = s->object->arr_len_off + 4;
-	if (w.header < 2 * info->ptr_size)
-		w.header = 2 * info->ptr_size;
-	if (w.header < s->object->mt_offset + info->ptr_size)
-		w.header = s->object->mt_offset + info->ptr_size;
+	w.header = header_bytes(s, info);
 	memset(part, 0, sizeof part);
 	split_regions(info, part, parts);
 	for (unsigned k = 0; k < parts; k++) {

@@ -202,6 +202,10 @@ void adac_gc_walk_unlock(struct adac_runtime *rt);
 
 void adac_gc_walk_report_free(struct adac_gc_walk_report *rep);
 
+/* The MethodTable and size (as a walk gives them) of the object at addr, read from the target: for
+ * the few objects a command shows after its walk. 0, or -1 with err. */
+int adac_gc_object_size(struct adac_runtime *rt, uint64_t addr, uint64_t *mt, uint64_t *size, struct adac_error *err);
+
 /* A live process the backend holds and may run (adac_target_run_briefly), stopped where its heap
  * cannot be walked: during a garbage collection (StructureInvalidCount != 0) or in an allocation the
  * walk cannot step over. Lets it run a moment (1, 2, 4... ms) and stops it again (a released one:

@@ -145,20 +145,16 @@ static uint64_t mt_of(struct adac_runtime *rt, uint64_t obj)
 	return adac_object_mt(rt, obj, &mt, NULL) ? 0 : mt;
 }
 
-/* How object `from` references the next object of its path: the slot the search went through, its
- * first one referencing it (a reverse list holds an object's slots in order, then the dependent
- * handles), found again here by reading the object's slots (the graph keeps their offsets, not
- * what they held once the search had its lists) rather than kept for every reference of the heap. */
+/* How object `from` references the next object of its path: its first slot holding it (a reverse
+ * list holds an object's slots in order, then the dependent handles), found again by reading the
+ * object's slots (the graph keeps their values, not where they were: 4 bytes a reference), or else
+ * the dependent handle. */
 static void hop_slot(const struct search *s, uint32_t from, struct adac_root_hop *hop)
 {
-	uint32_t to = s->next[from];
-	uint64_t obj = s->g.addr[from], want = s->g.addr[to];
-	for (uint32_t e = s->g.first[from]; e < s->g.first[from + 1]; e++) {
-		uint64_t v;
-		if (adac_read_ptr(s->rt->t, obj + s->g.edge_off[e], &v, NULL) == 0 && v == want) {
-			hop->offset = s->g.edge_off[e];
-			return;
-		}
+	uint32_t to = s->next[from], off;
+	if (adac_heap_slot_holding(s->rt, s->g.addr[from], s->g.addr[to], &off) == 0) {
+		hop->offset = off;
+		return;
 	}
 	for (size_t d = 0; d < s->dep_count; d++)
 		if (s->dep[d][0] == from && s->dep[d][1] == to) {

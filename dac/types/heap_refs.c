@@ -315,6 +315,40 @@ int adac_heap_slot_name(struct adac_runtime *rt, uint64_t mt, uint32_t off, char
 	return -1;
 }
 
+struct slot_holding {
+	uint64_t value;
+	uint32_t off;
+	bool found;
+};
+
+static int holding(void *ctx, const struct adac_gc_object *o, uint64_t off, uint64_t v, bool checked)
+{
+	(void)o;
+	(void)checked;
+	struct slot_holding *h = ctx;
+	if (v != h->value)
+		return 0;
+	h->off = (uint32_t)off;
+	h->found = true;
+	return 1;
+}
+
+int adac_heap_slot_holding(struct adac_runtime *rt, uint64_t obj, uint64_t value, uint32_t *off)
+{
+	/* No bytes from a walk: the slots are read from the target, a chunk at a time. */
+	struct adac_gc_object o = {.addr = obj};
+	if (adac_gc_object_size(rt, obj, &o.mt, &o.size, NULL))
+		return -1;
+	struct gcdesc_cache c = {0};
+	struct slot_holding h = {.value = value};
+	each_slot(rt, &c, &o, value, holding, &h);
+	gcdesc_cache_free(&c);
+	if (!h.found)
+		return -1;
+	*off = h.off;
+	return 0;
+}
+
 /* ---- the referrers of one object ------------------------------------------------------------------ */
 
 /* A slot holding the target, named once the walk is over (the names ask the runtime). */
@@ -401,15 +435,15 @@ struct graph_part {
 	uint64_t *addr;
 	uint32_t *first;
 	uint64_t *edge_to;
-	uint32_t *edge_off;
 	size_t count, edge_count;
-	size_t addr_cap, first_cap, to_cap, off_cap; /* (each array its own: adac_grow rounds per element size) */
+	size_t addr_cap, first_cap, to_cap; /* (each array its own: adac_grow rounds per element size) */
 	struct adac_error err;
 	bool failed;
 };
 
 static int add_edge(void *ctx, const struct adac_gc_object *o, uint64_t off, uint64_t v, bool checked)
 {
+	(void)off; /* (found again for the few slots a path shows: adac_heap_slot_holding) */
 	(void)checked;
 	struct graph_part *p = ctx;
 	if (!v)
@@ -419,13 +453,11 @@ static int add_edge(void *ctx, const struct adac_gc_object *o, uint64_t off, uin
 		          ADAC_MAX_GRAPH_EDGES);
 		return p->failed = true, 1;
 	}
-	if (adac_grow((void **)&p->edge_to, &p->to_cap, p->edge_count + 1, sizeof *p->edge_to, 4096) ||
-	    adac_grow((void **)&p->edge_off, &p->off_cap, p->edge_count + 1, sizeof *p->edge_off, 4096)) {
+	if (adac_grow((void **)&p->edge_to, &p->to_cap, p->edge_count + 1, sizeof *p->edge_to, 4096)) {
 		adac_fail(&p->err, ADAC_E_NOMEM, 0, "out of memory for the heap's references");
 		return p->failed = true, 1;
 	}
-	p->edge_to[p->edge_count] = v;
-	p->edge_off[p->edge_count++] = (uint32_t)off;
+	p->edge_to[p->edge_count++] = v;
 	return 0;
 }
 
@@ -470,8 +502,7 @@ static int add_object(void *ctx, const struct adac_gc_object *o)
  * the walk gone back between two parts, out of memory). Frees the parts. */
 static int join_parts(struct adac_heap_graph *g, struct graph_part *parts, unsigned n, struct adac_error *err)
 {
-	struct adac_piece addr[ADAC_GC_WALK_MAX_PARTS], first[ADAC_GC_WALK_MAX_PARTS], to[ADAC_GC_WALK_MAX_PARTS],
-		off[ADAC_GC_WALK_MAX_PARTS];
+	struct adac_piece addr[ADAC_GC_WALK_MAX_PARTS], first[ADAC_GC_WALK_MAX_PARTS], to[ADAC_GC_WALK_MAX_PARTS];
 	struct graph_part *last = &parts[n - 1];
 	int rc = 0;
 	/* The last part's first[] gets the closing entry. */
@@ -497,14 +528,12 @@ static int join_parts(struct adac_heap_graph *g, struct graph_part *parts, unsig
 		addr[k] = (struct adac_piece){p->addr, p->count, p->addr_cap};
 		first[k] = (struct adac_piece){p->first, p->count + (p == last && rc == 0), p->first_cap};
 		to[k] = (struct adac_piece){p->edge_to, p->edge_count, p->to_cap};
-		off[k] = (struct adac_piece){p->edge_off, p->edge_count, p->off_cap};
 		gcdesc_cache_free(&p->gcdescs);
 	}
-	size_t first_count, off_count;
+	size_t first_count;
 	int gathered = adac_pieces_gather((void **)&g->addr, &g->count, addr, n, sizeof *g->addr);
 	gathered |= adac_pieces_gather((void **)&g->first, &first_count, first, n, sizeof *g->first);
 	gathered |= adac_pieces_gather((void **)&g->edge_to, &g->edge_count, to, n, sizeof *g->edge_to);
-	gathered |= adac_pieces_gather((void **)&g->edge_off, &off_count, off, n, sizeof *g->edge_off);
 	if (rc == 0 && gathered)
 		rc = adac_fail(err, ADAC_E_NOMEM, 0, "out of memory for the heap's objects");
 	return rc;
@@ -559,7 +588,6 @@ void adac_heap_graph_free(struct adac_heap_graph *g)
 	free(g->addr);
 	free(g->first);
 	free(g->edge_to);
-	free(g->edge_off);
 	adac_addr_index_free(&g->index);
 	memset(g, 0, sizeof *g);
 }

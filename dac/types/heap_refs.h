@@ -28,6 +28,10 @@ typedef int (*adac_heap_ref_cb)(void *ctx, const struct adac_heap_ref *r);
 int adac_heap_refs(struct adac_runtime *rt, uint64_t target, adac_heap_ref_cb cb, void *ctx,
                    struct adac_gc_walk_report *rep, struct adac_error *err);
 
+/* The first reference slot of the object at obj (as the heap pass orders them) holding value: its
+ * offset from the object's start; 0, or -1 (none, or obj cannot be read). */
+int adac_heap_slot_holding(struct adac_runtime *rt, uint64_t obj, uint64_t value, uint32_t *off);
+
 /* The name of slot `off` (from an object's start) of an object of type mt, as adac_heap_ref.where;
  * -1 (where "at +0x<off>") when its fields do not name it. */
 int adac_heap_slot_name(struct adac_runtime *rt, uint64_t mt, uint32_t off, char *where, size_t size);
@@ -36,16 +40,15 @@ int adac_heap_slot_name(struct adac_runtime *rt, uint64_t mt, uint32_t off, char
  * pass (what `gcroot` searches). An object holding none leads nowhere, so it can be on a path to an
  * object only as its end: it is kept only when asked for (keep: sorted addresses, such as the object
  * searched for and dependent handles' primaries); at a byte[]- and string-heavy heap that is most of
- * the objects left out. Objects are in address order; object i's slots are edge_to/edge_off[first[i]
- * .. first[i + 1]) (non-null values only; a value need not be an object). Caps:
- * ADAC_MAX_GRAPH_OBJECTS, ADAC_MAX_GRAPH_EDGES. */
+ * the objects left out. Objects are in address order; object i's slots' values are edge_to[first[i]
+ * .. first[i + 1]) (non-null values only, in slot order; a value need not be an object; which slot
+ * held one: adac_heap_slot_holding). Caps: ADAC_MAX_GRAPH_OBJECTS, ADAC_MAX_GRAPH_EDGES. */
 struct adac_heap_graph {
 	size_t count;
 	uint64_t *addr;
 	uint32_t *first;      /* count + 1 entries */
 	size_t edge_count;
 	uint64_t *edge_to;
-	uint32_t *edge_off;   /* the slot's offset from its object's start */
 	struct adac_addr_index index; /* over addr (adac_heap_graph_find) */
 	uint64_t walked;      /* objects the heap pass met, kept or not */
 };
