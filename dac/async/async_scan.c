@@ -2,6 +2,7 @@
  * chains built from them in memory. */
 #include "async/async_scan.h"
 
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -69,7 +70,9 @@ struct scan_ctx {
 	const struct adac_gc_info *info;
 	uint64_t total_bytes;       /* of the regions, for progress */
 	unsigned parts;             /* of the heap walk */
-	struct scan_part *part;     /* the parts; the first reports progress for all */
+	struct scan_part *part;     /* the parts */
+	pthread_t caller;           /* the thread that runs the scan: its parts report progress for all */
+	atomic_bool interrupted;    /* the caller was told to stop: every part stops at its next point */
 	/* What all parts kept so far: the ADAC_MAX_KEPT_OBJECTS cap is on these, so that a heap over
 	 * the cap stops every part at once. */
 	atomic_size_t kept_conts, kept_tasks, kept_semaphores;
@@ -215,25 +218,30 @@ static int keep(struct scan_part *part, atomic_size_t *kept, void **arr, size_t 
 	return 0;
 }
 
-/* Each part records how far it is; the first reports the sum for all. */
-static void report_progress(struct scan_part *part, const struct adac_gc_object *o)
+/* A progress point: each part records how far it is; the parts the scan's own thread walks report
+ * the sum for all, and ask whether to stop. 1 with part->fail set when the scan is to stop. */
+static int progress_point(struct scan_part *part, const struct adac_gc_object *o)
 {
 	struct scan_ctx *c = part->c;
-	uint64_t at = o->addr - o->region->mem;
-	for (const struct adac_gc_region *r = c->info->regions; r < o->region; r++)
-		at += adac_gc_region_bytes(r);
+	uint64_t at = adac_gc_heap_offset(c->info, o);
 	if (part->objects == 1)
 		part->start = at;
 	atomic_store_explicit(&part->done, at - part->start, memory_order_relaxed);
-	if (part != c->part || part->objects == 1)
-		return;
-	uint64_t done = 0;
-	for (unsigned k = 0; k < c->parts; k++)
-		done += atomic_load_explicit(&c->part[k].done, memory_order_relaxed);
-	adac_gc_walk_lock(c->rt);
-	c->progress->report(c->progress->ctx, "scanning the heap", done < c->total_bytes ? done : c->total_bytes,
-	                    c->total_bytes);
-	adac_gc_walk_unlock(c->rt);
+	if (pthread_equal(pthread_self(), c->caller)) {
+		if (c->progress->report) {
+			uint64_t done = 0;
+			for (unsigned k = 0; k < c->parts; k++)
+				done += atomic_load_explicit(&c->part[k].done, memory_order_relaxed);
+			c->progress->report(c->progress->ctx, "scanning the heap", done < c->total_bytes ? done : c->total_bytes,
+			                    c->total_bytes);
+		}
+		if (c->progress->interrupted && c->progress->interrupted(c->progress->ctx))
+			atomic_store(&c->interrupted, true);
+	}
+	if (!atomic_load_explicit(&c->interrupted, memory_order_relaxed))
+		return 0;
+	adac_fail(&part->fail, ADAC_E_INTERRUPTED, 0, "interrupted");
+	return 1;
 }
 
 static int on_object(void *ctx, const struct adac_gc_object *o)
@@ -241,8 +249,8 @@ static int on_object(void *ctx, const struct adac_gc_object *o)
 	struct scan_part *part = ctx;
 	struct scan_ctx *c = part->c;
 	part->objects++;
-	if (c->progress && c->progress->report && (part->objects == 1 || part->objects % PROGRESS_EVERY == 0))
-		report_progress(part, o);
+	if (c->progress && (part->objects == 1 || part->objects % PROGRESS_EVERY == 0) && progress_point(part, o))
+		return 1;
 	uint32_t type;
 	enum mt_kind kind = part_classify(part, o->mt, &type);
 	if (kind == MT_NOMEM) {
@@ -818,6 +826,8 @@ static int scan_heap(struct adac_runtime *rt, const struct adac_scan_progress *p
 	memset(parts, 0, sizeof parts);
 	c.parts = adac_gc_walk_parts(rt);
 	c.part = parts;
+	c.caller = pthread_self();
+	atomic_init(&c.interrupted, false);
 	atomic_init(&c.kept_conts, 0);
 	atomic_init(&c.kept_tasks, 0);
 	atomic_init(&c.kept_semaphores, 0);

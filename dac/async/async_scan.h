@@ -114,9 +114,12 @@ struct adac_scan_semaphore {
 	uint64_t mt;
 };
 
-/* Reports progress of long phases (phase name, done, total); may be NULL. */
+/* Reports progress of long phases (phase name, done, total) and asks whether to stop (then the
+ * scan fails with ADAC_E_INTERRUPTED); either may be NULL. Both are called on the thread that
+ * runs the scan. */
 struct adac_scan_progress {
 	void (*report)(void *ctx, const char *phase, uint64_t done, uint64_t total);
+	bool (*interrupted)(void *ctx);
 	void *ctx;
 };
 

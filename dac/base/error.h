@@ -19,7 +19,8 @@
 	X(IO, "I/O error")                                              \
 	X(NOMEM, "out of memory")                                       \
 	X(UNSUPPORTED, "not supported")                                 \
-	X(NOT_FOUND, "not found")
+	X(NOT_FOUND, "not found")                                       \
+	X(INTERRUPTED, "interrupted")
 
 enum adac_errcode {
 #define ADAC_X_ENUM(name, text) ADAC_E_##name,

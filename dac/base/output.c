@@ -42,3 +42,8 @@ void adac_progress(struct adac_out *out, const char *phase, uint64_t done, uint6
 	if (out->progress)
 		out->progress(out->ctx, phase, done, total);
 }
+
+bool adac_interrupted(struct adac_out *out)
+{
+	return out->interrupted && out->interrupted(out->ctx);
+}

@@ -5,6 +5,7 @@
 #define ADAC_OUTPUT_H
 
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -18,6 +19,11 @@ struct adac_out {
 	 * total units, total 0 when unknown. phase NULL: the command is past its long steps (erase
 	 * what was shown). Called often: it must be cheap. */
 	void (*progress)(void *ctx, const char *phase, uint64_t done, uint64_t total);
+	/* Optional: whether the user asked the command to stop (LLDB's Ctrl-C, an IDE's cancel).
+	 * Polled where progress is reported: the command then ends with ADAC_E_INTERRUPTED
+	 * ("interrupted", as LLDB says it), keeping what it printed. progress and interrupted are
+	 * called on the thread that runs the command (LLDB tells a Ctrl-C to that thread only). */
+	bool (*interrupted)(void *ctx);
 };
 
 void adac_print(struct adac_out *out, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -25,5 +31,8 @@ void adac_vprint(struct adac_out *out, const char *fmt, va_list ap);
 
 /* Reports progress to the sink, if it takes it; phase NULL ends it. */
 void adac_progress(struct adac_out *out, const char *phase, uint64_t done, uint64_t total);
+
+/* The sink's interrupted, false when it has none. */
+bool adac_interrupted(struct adac_out *out);
 
 #endif

@@ -1121,6 +1121,14 @@ uint64_t adac_gc_heap_bytes(const struct adac_gc_info *info)
 	return bytes;
 }
 
+uint64_t adac_gc_heap_offset(const struct adac_gc_info *info, const struct adac_gc_object *o)
+{
+	uint64_t at = o->addr - o->region->mem;
+	for (const struct adac_gc_region *r = info->regions; r < o->region; r++)
+		at += adac_gc_region_bytes(r);
+	return at;
+}
+
 unsigned adac_gc_walk_parts(struct adac_runtime *rt)
 {
 	const struct adac_gc_info *info = adac_gc_info(rt, NULL);

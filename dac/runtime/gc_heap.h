@@ -142,6 +142,10 @@ struct adac_gc_object {
 	size_t data_len;             /* ... min(extent, what the read block holds), at least 2 pointers */
 };
 
+/* How far into the heap o lies, in adac_gc_heap_bytes's units (the regions end to end): for
+ * progress. */
+uint64_t adac_gc_heap_offset(const struct adac_gc_info *info, const struct adac_gc_object *o);
+
 /* Returns non-zero to stop the walk early (that is not an error). */
 typedef int (*adac_gc_object_cb)(void *ctx, const struct adac_gc_object *obj);
 

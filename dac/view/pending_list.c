@@ -12,6 +12,10 @@
 #include "types/names.h"
 #include "types/typename.h"
 
+/* Stacks between two progress points, where the listing reports how far it is and looks whether
+ * the user interrupted it. */
+#define PROGRESS_EVERY 256u
+
 int adac_pending_list_init(struct adac_pending_list *l, struct adac_pending *p, const struct adac_pending_filter *filter,
                            struct adac_out *out, struct adac_error *err)
 {
@@ -203,7 +207,11 @@ int adac_pending_list_next(struct adac_pending_list *l, struct adac_pending_stac
 	while (l->next < p->graph.stack_count) {
 		size_t i = l->next++;
 		const struct adac_async_stack *st = &p->graph.stacks[i];
-		adac_progress(l->out, "resolving frames", i, p->graph.stack_count);
+		if (i % PROGRESS_EVERY == 0) {
+			adac_progress(l->out, "resolving frames", i, p->graph.stack_count);
+			if (adac_interrupted(l->out))
+				return adac_fail(err, ADAC_E_INTERRUPTED, 0, "interrupted");
+		}
 		if (!(l->segs = adac_pending_batches_stack(l->batches, i, err)))
 			return -1;
 		bool filtered = false;

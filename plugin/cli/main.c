@@ -19,21 +19,10 @@
 
 /* Only the command's thread writes stdout (the heap walk's threads report progress on stderr):
  * no lock per piece, of which a million-chain listing writes millions. */
-static void write_stdout(void *ctx, const char *text, size_t len)
-{
-	(void)ctx;
-	fwrite_unlocked(text, 1, len, stdout);
-}
-
-static void vprint_stdout(void *ctx, const char *fmt, va_list ap)
-{
-	(void)ctx;
-	vfprintf(stdout, fmt, ap);
-}
-
 /* The progress line of a long command on stderr, when stderr is a terminal: it appears after
  * PROGRESS_DELAY seconds (the environment variable ASYNCDAC_PROGRESS_DELAY overrides it, for
- * tests), is redrawn at most every PROGRESS_INTERVAL, and is erased at the end. */
+ * tests), is redrawn at most every PROGRESS_INTERVAL, and is erased at the end, and before output
+ * to the same terminal (a listing: the next report draws it again). */
 #define PROGRESS_DELAY 1.0
 #define PROGRESS_INTERVAL 0.1
 
@@ -41,7 +30,31 @@ struct progress {
 	const char *command;
 	double start, last, delay;
 	bool shown;
+	bool stdout_terminal;
 };
+
+static void erase_progress(struct progress *p)
+{
+	fprintf(stderr, "\r\033[K");
+	fflush(stderr);
+	p->shown = false;
+}
+
+static void write_stdout(void *ctx, const char *text, size_t len)
+{
+	struct progress *p = ctx;
+	if (p && p->shown && p->stdout_terminal)
+		erase_progress(p);
+	fwrite_unlocked(text, 1, len, stdout);
+}
+
+static void vprint_stdout(void *ctx, const char *fmt, va_list ap)
+{
+	struct progress *p = ctx;
+	if (p && p->shown && p->stdout_terminal)
+		erase_progress(p);
+	vfprintf(stdout, fmt, ap);
+}
 
 static double now(void)
 {
@@ -54,11 +67,8 @@ static void show_progress(void *ctx, const char *phase, uint64_t done, uint64_t 
 {
 	struct progress *p = ctx;
 	if (!phase) {
-		if (p->shown) {
-			fprintf(stderr, "\r\033[K");
-			fflush(stderr);
-			p->shown = false;
-		}
+		if (p->shown)
+			erase_progress(p);
 		return;
 	}
 	double t = now();
@@ -528,7 +538,8 @@ int main(int argc, char **argv)
 	}
 	const char *delay = getenv("ASYNCDAC_PROGRESS_DELAY");
 	struct progress progress = {.command = cmd->name, .start = now(),
-	                            .delay = delay && *delay ? strtod(delay, NULL) : PROGRESS_DELAY};
+	                            .delay = delay && *delay ? strtod(delay, NULL) : PROGRESS_DELAY,
+	                            .stdout_terminal = isatty(STDOUT_FILENO) == 1};
 	struct adac_out out = {.write = write_stdout, .ctx = &progress, .vprint = vprint_stdout,
 	                       .progress = isatty(STDERR_FILENO) == 1 ? show_progress : NULL};
 	int saved_stdout = -1;

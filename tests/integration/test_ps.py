@@ -700,8 +700,9 @@ def corrupt():
 
 # ---- errors and lldb ----------------------------------------------------------------------------
 
-def on_terminal(argv, delay):
-    """Runs argv with stderr on a pseudo-terminal; (stdout, what the terminal received)."""
+def on_terminal(argv, delay, stdout_too=False):
+    """Runs argv with stderr (and stdout, if stdout_too) on a pseudo-terminal; (stdout, what the
+    terminal received)."""
     import pty
     import subprocess
     env = dict(os.environ)
@@ -709,10 +710,9 @@ def on_terminal(argv, delay):
     if delay is not None:
         env["ASYNCDAC_PROGRESS_DELAY"] = delay
     master, slave = pty.openpty()
-    p = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=slave, env=env)
+    p = subprocess.Popen(argv, stdout=slave if stdout_too else subprocess.PIPE, stderr=slave, env=env)
     os.close(slave)
-    out = p.stdout.read()
-    p.wait(timeout=120)
+    out = "" if stdout_too else p.stdout.read().decode()
     data = b""
     while True:
         try:
@@ -722,8 +722,9 @@ def on_terminal(argv, delay):
         if not chunk:
             break
         data += chunk
+    p.wait(timeout=120)
     os.close(master)
-    return out.decode(), data.decode()
+    return out, data.decode()
 
 
 def errors():
@@ -749,6 +750,19 @@ def errors():
                     f"progress (delay {delay}): stderr {err!r}")
         else:
             t.check_eq(err, "", f"progress (delay {delay}, a scan well under a second): stderr")
+    # Output to the terminal the progress line is on erases the line first: no text is written
+    # after a progress line on its line; the text is the listing's.
+    for args in ([], ["--stats"]):
+        _, term = on_terminal([t.CLI, "ps", core, *args], "0", stdout_too=True)
+        parts = re.split(r"(\rasyncdac ps: [^\r\n]*?\x1b\[K|\r\x1b\[K)", term)
+        drawn = [i for i, x in enumerate(parts) if x.startswith("\rasyncdac ps: ")]
+        t.check(drawn, f"progress on one terminal (ps {' '.join(args)}): no progress line in {term[:300]!r}")
+        for i in drawn:
+            # (the split alternates text and control sequences: a draw's next text must be empty)
+            t.check(i + 2 < len(parts) and parts[i + 1] == "",
+                    f"progress on one terminal (ps {' '.join(args)}): text after a progress line: {parts[i:i + 3]!r}")
+        text = "".join(x for x in parts if not x.startswith("\r")).replace("\r\n", "\n")
+        t.check_eq(text, ps(core, *args, what="progress: one terminal"), f"progress on one terminal (ps {' '.join(args)}): the text")
     rc, out, err = t.run([t.CLI, "ps", "--help"], timeout=60)
     t.check(rc == 0 and "--coalesce" in out and "--stats" in out and "--method" in out, f"ps --help: {out[:300]!r}")
 
