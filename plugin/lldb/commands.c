@@ -3,6 +3,7 @@
  * forwards every other form, unchanged, to LLDB's own `_regexp-bt`. */
 #include "commands.h"
 
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,9 +13,44 @@
 #include "shim.h"
 #include "target_lldb.h"
 
+/* A command's sink: its result, and its progress as LLDB shows it: a report per phase
+ * ("Scanning the heap", details "async ps"), updated when its percentage changes (a listing
+ * reports each stack). */
+struct sink {
+	struct adac_lldb_cmd *cmd;
+	char details[64];
+	char phase[64];      /* the phase shown, "" when none */
+	unsigned percent;
+};
+
 static void write_result(void *ctx, const char *text, size_t len)
 {
-	adac_lldb_cmd_write(ctx, text, len);
+	struct sink *s = ctx;
+	adac_lldb_cmd_write(s->cmd, text, len);
+}
+
+static void show_progress(void *ctx, const char *phase, uint64_t done, uint64_t total)
+{
+	struct sink *s = ctx;
+	unsigned percent = total ? (unsigned)(done * 100 / total) : 0;
+	if (phase && strcmp(phase, s->phase) == 0 && percent == s->percent && done < total)
+		return;
+	snprintf(s->phase, sizeof s->phase, "%s", phase ? phase : "");
+	s->percent = percent;
+	if (!phase) {
+		adac_lldb_cmd_progress(s->cmd, NULL, NULL, 0, 0);
+		return;
+	}
+	char title[sizeof s->phase];
+	snprintf(title, sizeof title, "%s", phase);
+	title[0] = (char)toupper((unsigned char)title[0]);
+	adac_lldb_cmd_progress(s->cmd, title, s->details, done, total);
+}
+
+static bool interrupted(void *ctx)
+{
+	struct sink *s = ctx;
+	return adac_lldb_cmd_interrupted(s->cmd);
 }
 
 static size_t count_args(char **args)
@@ -42,8 +78,11 @@ int adac_lldb_async(struct adac_lldb_cmd *cmd, const char *name, char **args)
 	argv[0] = (char *)name;
 	for (size_t i = 0; i < nargs; i++)
 		argv[i + 1] = args[i];
-	struct adac_out out = {.write = write_result, .ctx = cmd};
+	struct sink sink = {.cmd = cmd};
+	snprintf(sink.details, sizeof sink.details, "async %s", name);
+	struct adac_out out = {.write = write_result, .ctx = &sink, .progress = show_progress, .interrupted = interrupted};
 	int rc = adac_command_run(t, ADAC_FRONTEND_LLDB, (int)nargs + 1, argv, &out, &err);
+	show_progress(&sink, NULL, 0, 0);
 	free(argv);
 	if (rc)
 		adac_lldb_cmd_error(cmd, err.msg);

@@ -188,6 +188,33 @@ void adac_lldb_cmd_write(adac_lldb_cmd *cmd, const char *text, size_t len)
 	}
 }
 
+void adac_lldb_cmd_progress(adac_lldb_cmd *cmd, const char *title, const char *details, uint64_t done,
+                            uint64_t total)
+{
+	if (cmd->progress && (!title || cmd->progress_title != title || cmd->progress_total != total)) {
+		cmd->progress->Finalize();
+		cmd->progress.reset();
+	}
+	if (!title)
+		return;
+	if (!cmd->progress) {
+		cmd->progress = total ? std::make_unique<lldb::SBProgress>(title, details, total, cmd->debugger)
+		                      : std::make_unique<lldb::SBProgress>(title, details, cmd->debugger);
+		cmd->progress_title = title;
+		cmd->progress_total = total;
+		cmd->progress_done = 0;
+	}
+	if (done > cmd->progress_done) {
+		cmd->progress->Increment(done - cmd->progress_done);
+		cmd->progress_done = done;
+	}
+}
+
+bool adac_lldb_cmd_interrupted(adac_lldb_cmd *cmd)
+{
+	return cmd->debugger.InterruptRequested();
+}
+
 void adac_lldb_cmd_error(adac_lldb_cmd *cmd, const char *msg)
 {
 	cmd->result->SetError(msg);

@@ -26,6 +26,17 @@ void adac_lldb_cmd_write(struct adac_lldb_cmd *cmd, const char *text, size_t len
  * exits non-zero. */
 void adac_lldb_cmd_error(struct adac_lldb_cmd *cmd, const char *msg);
 
+/* Shows how far the command is through LLDB's progress reports (its statusline; an IDE's
+ * progress through lldb-dap): title ("Scanning the heap") with details (the command), done of
+ * total units (total 0: unknown). A new title or total starts a new report and ends the last;
+ * title NULL ends it (so does the end of the command). */
+void adac_lldb_cmd_progress(struct adac_lldb_cmd *cmd, const char *title, const char *details, uint64_t done,
+                            uint64_t total);
+
+/* The user asked the command to stop: Ctrl-C in lldb, an IDE's cancel through lldb-dap, an SB
+ * client's SBDebugger::RequestInterrupt. Call on the command's thread. */
+bool adac_lldb_cmd_interrupted(struct adac_lldb_cmd *cmd);
+
 /* Runs command_line through the command interpreter into this command's own result, so its
  * output, error text and status become ours unchanged. Returns 0 when it succeeded, else -1. */
 int adac_lldb_cmd_forward(struct adac_lldb_cmd *cmd, const char *command_line);

@@ -5,9 +5,17 @@
 
 #include <lldb/API/LLDB.h>
 
+#include <memory>
+#include <string>
+
 struct adac_lldb_cmd {
 	lldb::SBDebugger debugger;
 	lldb::SBCommandReturnObject *result;
+	// The command's progress report, if it made one (ends with the command), its title, total
+	// and the units reported so far.
+	std::unique_ptr<lldb::SBProgress> progress = nullptr;
+	std::string progress_title = {};
+	uint64_t progress_total = 0, progress_done = 0;
 };
 
 struct adac_lldb_process {

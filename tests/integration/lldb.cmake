@@ -38,4 +38,7 @@ foreach(mode core live step)
   add_adac_test(lldb.dap.${mode} integration/test_lldb_dap.py ${mode})
   list(APPEND _lldb_dotnet_tests lldb.dap.${mode})
 endforeach()
+# A long command as LLDB's own: progress reports, and a stop when the user interrupts it.
+add_adac_test(lldb.progress integration/test_lldb_progress.py)
+list(APPEND _lldb_dotnet_tests lldb.progress)
 set_tests_properties(${_lldb_dotnet_tests} PROPERTIES FIXTURES_REQUIRED dotnet LABELS dotnet)

@@ -1,0 +1,155 @@
+"""lldb.progress: a long command in lldb-22 behaves as LLDB's own long work does: it reports its
+progress (SBProgress: LLDB's statusline, an IDE's progress through lldb-dap) and stops when the user
+asks (SBDebugger::RequestInterrupt, which Ctrl-C and an IDE's cancel come down to). Driven through
+the SB API in this process, with the plugin, on a createdump core of the fanout sample (10,001
+stacks).
+
+Checked, exactly:
+  - `async ps --stats` reports "Scanning the heap", then "Resolving frames", both with details
+    "async ps": each from its first report to its total, never going back, and ended complete;
+    "Resolving frames" counts the stacks (listed, and without frames, from the summary line);
+  - a command interrupted (a listener asks on its first report of a phase) fails with "error:
+    interrupted", what it printed being the start of its whole output: `async ps --stats` in its
+    heap scan prints nothing, `async ps` while it resolves frames whole stacks, `async dumpheap
+    --short` whole lines; then, the interrupt taken back, the same command prints its whole
+    output, byte for byte.
+The interrupt comes from another thread while the command runs, as Ctrl-C does: when the command
+wins the race and ends first, the run is repeated (at most 20 times).
+"""
+import os
+import re
+import shutil
+import sys
+import threading
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+import adactest as t  # noqa: E402
+import btsamples as b  # noqa: E402
+
+rc, lldb_path, err = t.run([shutil.which(t.LLDB) or t.LLDB, "-P"])
+t.check_eq((rc, err), (0, ""), "lldb-22 -P")
+sys.path.insert(0, lldb_path.strip())
+import lldb  # noqa: E402
+
+PROGRESS_BITS = lldb.SBDebugger.eBroadcastBitProgress | lldb.SBDebugger.eBroadcastBitExternalProgress
+ATTEMPTS = 20
+
+
+class Session:
+    def __init__(self, core):
+        self.dbg = lldb.SBDebugger.Create(False)
+        self.ci = self.dbg.GetCommandInterpreter()
+        self.listener = lldb.SBListener("asyncdac-test")
+        self.dbg.GetBroadcaster().AddListener(self.listener, PROGRESS_BITS)
+        for c in (f"plugin load {t.PLUGIN}", f"target create --core {core}"):
+            ok, out, err = self.run(c)
+            t.check(ok, f"{c}: {err}")
+        self.events()
+
+    def run(self, command):
+        r = lldb.SBCommandReturnObject()
+        self.ci.HandleCommand(command, r)
+        return r.Succeeded(), r.GetOutput() or "", r.GetError() or ""
+
+    def events(self):
+        """The progress reports so far: [(id, title, details, completed, total)]."""
+        got, ev = [], lldb.SBEvent()
+        while self.listener.GetNextEvent(ev):
+            d = lldb.SBDebugger.GetProgressDataFromEvent(ev)
+            got.append((d.GetValueForKey("progress_id").GetUnsignedIntegerValue(),
+                        d.GetValueForKey("title").GetStringValue(200),
+                        d.GetValueForKey("details").GetStringValue(200),
+                        d.GetValueForKey("completed").GetUnsignedIntegerValue(),
+                        d.GetValueForKey("total").GetUnsignedIntegerValue()))
+        return got
+
+    def wait_report(self, title, timeout=30):
+        """Waits for a progress report titled `title`; whether one came."""
+        ev = lldb.SBEvent()
+        while self.listener.WaitForEvent(timeout, ev):
+            d = lldb.SBDebugger.GetProgressDataFromEvent(ev)
+            if d.GetValueForKey("title").GetStringValue(200) == title:
+                return True
+        return False
+
+
+def check_progress(s):
+    ok, out, err = s.run("async ps --stats")
+    t.check(ok and err == "", f"async ps --stats: {err}")
+    m = re.search(r"^(\d+) chains listed;.* (\d+) without frames\.$", out, re.M)
+    t.check(m is not None, f"async ps --stats: no summary line in:\n{out}")
+    stacks = int(m.group(1)) + int(m.group(2)) if m else -1
+    reports = {}
+    for pid, title, details, completed, total in s.events():
+        reports.setdefault(pid, []).append((title, details, completed, total))
+    titles = [(r[0][0], r[0][1]) for r in reports.values()]
+    t.check_eq(titles, [("Scanning the heap", "async ps"), ("Resolving frames", "async ps")],
+               "async ps --stats: its progress reports (title, details), in order")
+    for r in reports.values():
+        title, total = r[0][0], r[0][3]
+        done = [c for _, _, c, _ in r]
+        t.check(all(x[0] == title and x[3] == total for x in r), f"{title}: one title and total: {r}")
+        t.check(done == sorted(done), f"{title}: completed never goes back: {done}")
+        t.check_eq(done[-1], total, f"{title}: ends complete")
+        t.check(total > 0, f"{title}: has a total")
+    if len(reports) == 2:
+        t.check_eq(list(reports.values())[1][0][3], stacks, "Resolving frames: total = the stacks (listed + without frames)")
+
+
+def interrupted_run(s, command, whole, phase):
+    """Runs command, asking to interrupt it on its first progress report titled `phase`, until an
+    interrupt lands before it ends; checks the interrupted run, and a run after it."""
+    for attempt in range(ATTEMPTS):
+        s.events()
+        asked = threading.Event()
+
+        def interrupt():
+            if s.wait_report(phase):
+                s.dbg.RequestInterrupt()
+                asked.set()
+
+        th = threading.Thread(target=interrupt)
+        th.start()
+        ok, out, err = s.run(command)
+        th.join()
+        if asked.is_set():
+            s.dbg.CancelInterruptRequest()
+        if ok:
+            t.check_eq((out, err), (whole, ""), f"{command}: a run the interrupt came too late for")
+            continue
+        t.check_eq(err, "error: interrupted\n", f"{command}: interrupted (attempt {attempt + 1})")
+        t.check(whole.startswith(out), f"{command}: what it printed before the interrupt is the start of "
+                                       f"the whole output ({len(out)} bytes):\n{out[-500:]}")
+        again = s.run(command)
+        t.check_eq(again, (True, whole, ""), f"{command}: run again after the interrupt")
+        return out
+    t.fail(f"{command}: never interrupted in {ATTEMPTS} runs")
+    return None
+
+
+def main():
+    tmp = t.tmpdir()
+    core = b.sample_core("fanout", "Debug", tmp)
+    s = Session(core)
+    check_progress(s)
+    ok, stats, err = s.run("async ps --stats")
+    t.check(ok and err == "", f"async ps --stats: {err}")
+    cut = interrupted_run(s, "async ps --stats", stats, "Scanning the heap")
+    t.check_eq(cut, "", "async ps --stats interrupted in its heap scan: no output")
+    ok, whole, err = s.run("async ps")
+    t.check(ok and err == "", f"async ps: {err}")
+    cut = interrupted_run(s, "async ps", whole, "Resolving frames")
+    if cut is not None:
+        # Whole stacks: the listing stops between two.
+        t.check(re.match(r"\n?chain #\d+: ", whole[len(cut):]) is not None,
+                f"async ps: the interrupted listing ends inside a stack:\n{cut[-300:]}")
+    ok, objects, err = s.run("async dumpheap --short")
+    t.check(ok and err == "", f"async dumpheap --short: {err}")
+    cut = interrupted_run(s, "async dumpheap --short", objects, "Walking the heap")
+    if cut is not None:
+        t.check(cut.endswith("\n"), f"async dumpheap --short: the interrupted listing ends inside a line: {cut[-40:]!r}")
+    lldb.SBDebugger.Destroy(s.dbg)
+    t.finish()
+
+
+main()
