@@ -13,6 +13,8 @@ Checked, exactly:
     heap scan prints nothing, `async ps` while it resolves frames whole stacks, `async dumpheap
     --short` whole lines; then, the interrupt taken back, the same command prints its whole
     output, byte for byte.
+  - Ctrl-C in an interactive lldb-22 (a pseudo-terminal; LLDB tells the command's own thread)
+    stops `async ps` with "error: interrupted", and the next command runs whole.
 The interrupt comes from another thread while the command runs, as Ctrl-C does: when the command
 wins the race and ends first, the run is repeated (at most 20 times).
 """
@@ -127,6 +129,53 @@ def interrupted_run(s, command, whole, phase):
     return None
 
 
+def ctrl_c(core, stats):
+    """Ctrl-C typed 10 ms after `async ps` in lldb-22 on a terminal."""
+    import pty
+    import select
+    import time
+    pid, fd = pty.fork()
+    if pid == 0:
+        os.environ["TERM"] = "dumb"
+        os.execvp(t.LLDB, [t.LLDB, "-x", "--no-use-colors", "-o", f"plugin load {t.PLUGIN}",
+                           "-o", f"target create --core {core}"])
+    seen = bytearray()
+
+    def until(start, done, timeout=60):
+        end = time.time() + timeout
+        while time.time() < end and not done(bytes(seen[start:])):
+            if select.select([fd], [], [], 0.01)[0]:
+                try:
+                    seen.extend(os.read(fd, 1 << 20))
+                except OSError:
+                    break
+        return bytes(seen[start:]).decode(errors="replace").replace("\r\n", "\n")
+
+    def prompt_after(n):
+        return lambda b: len(b) > n and b.rstrip().endswith(b"(lldb)")
+
+    try:
+        until(0, lambda b: b"was loaded" in b and b.rstrip().endswith(b"(lldb)"))
+        for attempt in range(ATTEMPTS):
+            start = len(seen)
+            os.write(fd, b"async ps\n")
+            time.sleep(0.01)
+            os.write(fd, b"\x03")
+            out = until(start, prompt_after(20))
+            if "error: interrupted\n" in out:
+                break
+        else:
+            t.fail(f"Ctrl-C never interrupted async ps in {ATTEMPTS} runs; the last:\n{out[-500:]}")
+        start = len(seen)
+        os.write(fd, b"async ps --stats\n")
+        out = until(start, prompt_after(20))
+        t.check_eq(out[out.index("\n") + 1:out.rindex("(lldb)")], stats, "async ps --stats after Ctrl-C")
+        os.write(fd, b"quit\n")
+    finally:
+        os.close(fd)
+        os.waitpid(pid, 0)
+
+
 def main():
     tmp = t.tmpdir()
     core = b.sample_core("fanout", "Debug", tmp)
@@ -149,6 +198,7 @@ def main():
     if cut is not None:
         t.check(cut.endswith("\n"), f"async dumpheap --short: the interrupted listing ends inside a line: {cut[-40:]!r}")
     lldb.SBDebugger.Destroy(s.dbg)
+    ctrl_c(core, stats)
     t.finish()
 
 
