@@ -2,7 +2,6 @@
  * chains built from them in memory. */
 #include "async/async_scan.h"
 
-#include <pthread.h>
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -24,7 +23,6 @@
 #include "types/corelib.h"
 #include "types/names.h"
 
-#define PROGRESS_EVERY 65536u       /* objects between two progress reports */
 
 const char *adac_chain_root_name(enum adac_chain_root r)
 {
@@ -60,7 +58,6 @@ static struct mt_verdict *verdict_slot(struct adac_addr_map *t, uint64_t mt)
 struct scan_ctx {
 	struct adac_runtime *rt;
 	struct adac_async_scan *scan;
-	const struct adac_scan_progress *progress;
 	struct adac_addr_map verdicts; /* struct mt_verdict by MethodTable */
 	unsigned ps;
 	uint32_t next_off;          /* Continuation.Next, from the object */
@@ -68,11 +65,8 @@ struct scan_ctx {
 	const struct adac_task_layout *task;
 	size_t task_type_cap;
 	const struct adac_gc_info *info;
-	uint64_t total_bytes;       /* of the regions, for progress */
 	unsigned parts;             /* of the heap walk */
 	struct scan_part *part;     /* the parts */
-	pthread_t caller;           /* the thread that runs the scan: its parts report progress for all */
-	atomic_bool interrupted;    /* the caller was told to stop: every part stops at its next point */
 	/* What all parts kept so far: the ADAC_MAX_KEPT_OBJECTS cap is on these, so that a heap over
 	 * the cap stops every part at once. */
 	atomic_size_t kept_conts, kept_tasks, kept_semaphores;
@@ -95,8 +89,6 @@ struct scan_part {
 	struct adac_scan_semaphore *semaphores;
 	size_t semaphore_count, sem_cap;
 	uint64_t objects, tasks_seen, tasks_completed, boxes_seen;
-	uint64_t start;                  /* heap bytes before its first object, for progress */
-	atomic_uint_least64_t done;      /* heap bytes it walked, as of its last progress point */
 	struct adac_error fail;          /* out of memory or a cap (ends the walk) */
 };
 
@@ -218,39 +210,11 @@ static int keep(struct scan_part *part, atomic_size_t *kept, void **arr, size_t 
 	return 0;
 }
 
-/* A progress point: each part records how far it is; the parts the scan's own thread walks report
- * the sum for all, and ask whether to stop. 1 with part->fail set when the scan is to stop. */
-static int progress_point(struct scan_part *part, const struct adac_gc_object *o)
-{
-	struct scan_ctx *c = part->c;
-	uint64_t at = adac_gc_heap_offset(c->info, o);
-	if (part->objects == 1)
-		part->start = at;
-	atomic_store_explicit(&part->done, at - part->start, memory_order_relaxed);
-	if (pthread_equal(pthread_self(), c->caller)) {
-		if (c->progress->report) {
-			uint64_t done = 0;
-			for (unsigned k = 0; k < c->parts; k++)
-				done += atomic_load_explicit(&c->part[k].done, memory_order_relaxed);
-			c->progress->report(c->progress->ctx, "scanning the heap", done < c->total_bytes ? done : c->total_bytes,
-			                    c->total_bytes);
-		}
-		if (c->progress->interrupted && c->progress->interrupted(c->progress->ctx))
-			atomic_store(&c->interrupted, true);
-	}
-	if (!atomic_load_explicit(&c->interrupted, memory_order_relaxed))
-		return 0;
-	adac_fail(&part->fail, ADAC_E_INTERRUPTED, 0, "interrupted");
-	return 1;
-}
-
 static int on_object(void *ctx, const struct adac_gc_object *o)
 {
 	struct scan_part *part = ctx;
 	struct scan_ctx *c = part->c;
 	part->objects++;
-	if (c->progress && (part->objects == 1 || part->objects % PROGRESS_EVERY == 0) && progress_point(part, o))
-		return 1;
 	uint32_t type;
 	enum mt_kind kind = part_classify(part, o->mt, &type);
 	if (kind == MT_NOMEM) {
@@ -807,7 +771,7 @@ static int find_chains(struct adac_async_scan *s, const uint8_t *referenced, str
 /* ---- the scan ---------------------------------------------------------------------------------- */
 
 /* The heap pass: the GC heap's continuations, tasks and the rest the scan keeps, into s. */
-static int scan_heap(struct adac_runtime *rt, const struct adac_scan_progress *progress, unsigned flags,
+static int scan_heap(struct adac_runtime *rt, struct adac_out *out, unsigned flags,
                      struct adac_async_scan *s, struct adac_error *err)
 {
 	memset(s, 0, sizeof *s);
@@ -815,10 +779,9 @@ static int scan_heap(struct adac_runtime *rt, const struct adac_scan_progress *p
 	if (!info)
 		return -1;
 	s->structures_valid = info->structures_valid;
-	struct scan_ctx c = {.rt = rt, .scan = s, .progress = progress, .ps = adac_target_ptr_size(rt->t), .info = info};
+	struct scan_ctx c = {.rt = rt, .scan = s, .ps = adac_target_ptr_size(rt->t), .info = info};
 	if (init_layout(&c, err))
 		return -1;
-	c.total_bytes = adac_gc_heap_bytes(info);
 	/* The walk's parts run at once, each keeping what it finds; put end to end, their finds are in
 	 * address order. */
 	struct scan_part parts[ADAC_GC_WALK_MAX_PARTS];
@@ -826,17 +789,15 @@ static int scan_heap(struct adac_runtime *rt, const struct adac_scan_progress *p
 	memset(parts, 0, sizeof parts);
 	c.parts = adac_gc_walk_parts(rt);
 	c.part = parts;
-	c.caller = pthread_self();
-	atomic_init(&c.interrupted, false);
 	atomic_init(&c.kept_conts, 0);
 	atomic_init(&c.kept_tasks, 0);
 	atomic_init(&c.kept_semaphores, 0);
 	for (unsigned k = 0; k < c.parts; k++) {
 		parts[k].c = &c;
-		atomic_init(&parts[k].done, 0);
 		ctxs[k] = &parts[k];
 	}
-	int rc = adac_gc_walk_split(rt, c.parts, on_object, ctxs, &s->walk, err);
+	const struct adac_gc_walk_progress progress = {out, "scanning the heap"};
+	int rc = adac_gc_walk_split(rt, c.parts, on_object, ctxs, &progress, &s->walk, err);
 	if (merge_parts(&c, parts, c.parts, err)) /* (a walk's failure came first and stays) */
 		rc = -1;
 	adac_addr_map_free(&c.verdicts);
@@ -844,17 +805,15 @@ static int scan_heap(struct adac_runtime *rt, const struct adac_scan_progress *p
 		adac_async_scan_free(s);
 		return -1;
 	}
-	if (progress && progress->report)
-		progress->report(progress->ctx, "scanning the heap", c.total_bytes, c.total_bytes);
 	return 0;
 }
 
-int adac_async_scan(struct adac_runtime *rt, const struct adac_scan_progress *progress, unsigned flags,
+int adac_async_scan(struct adac_runtime *rt, struct adac_out *out, unsigned flags,
                     struct adac_async_scan *s, struct adac_error *err)
 {
 	double t0 = adac_seconds();
 	for (;;) {
-		if (scan_heap(rt, progress, flags, s, err))
+		if (scan_heap(rt, out, flags, s, err))
 			return -1;
 		if (!s->walk.error_count || !(flags & ADAC_SCAN_MAY_RUN))
 			break;

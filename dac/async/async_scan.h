@@ -114,15 +114,6 @@ struct adac_scan_semaphore {
 	uint64_t mt;
 };
 
-/* Reports progress of long phases (phase name, done, total) and asks whether to stop (then the
- * scan fails with ADAC_E_INTERRUPTED); either may be NULL. Both are called on the thread that
- * runs the scan. */
-struct adac_scan_progress {
-	void (*report)(void *ctx, const char *phase, uint64_t done, uint64_t total);
-	bool (*interrupted)(void *ctx);
-	void *ctx;
-};
-
 struct adac_async_scan {
 	struct adac_scan_cont *conts;   /* sorted by address; NULL once dropped */
 	size_t cont_count;
@@ -177,9 +168,11 @@ struct adac_async_scan {
 
 /* Walks the heap and the threads' dispatcher records, then builds the chains (and, through
  * classic_async.c, resolves the tasks' awaiters). Region failures of the heap walk are kept in
- * scan->walk (the rest is still scanned). -1 with err when the heap cannot be walked at all or
- * the runtime's layout is not understood. Free with adac_async_scan_free. */
-int adac_async_scan(struct adac_runtime *rt, const struct adac_scan_progress *progress, unsigned flags,
+ * scan->walk (the rest is still scanned). -1 with err when the heap cannot be walked at all, the
+ * runtime's layout is not understood, or out (the walk's progress, "scanning the heap"; may be
+ * NULL) says the user interrupted it. Free with adac_async_scan_free. */
+struct adac_out;
+int adac_async_scan(struct adac_runtime *rt, struct adac_out *out, unsigned flags,
                     struct adac_async_scan *scan, struct adac_error *err);
 
 /* Every completed async task still on the heap, for `ps --completed` (SOS dumpasync --completed): a

@@ -15,23 +15,12 @@
 #include "types/methoddesc.h"
 #include "types/names.h"
 
-static void report(void *ctx, const char *phase, uint64_t done, uint64_t total)
-{
-	adac_progress(ctx, phase, done, total);
-}
-
-static bool interrupted(void *ctx)
-{
-	return adac_interrupted(ctx);
-}
-
 int adac_pending_collect(struct adac_runtime *rt, struct adac_out *out, unsigned flags, struct adac_pending *p,
                          struct adac_error *err)
 {
 	memset(p, 0, sizeof *p);
 	p->rt = rt;
-	struct adac_scan_progress prog = {report, interrupted, out};
-	if (adac_async_scan(rt, &prog, flags, &p->scan, err))
+	if (adac_async_scan(rt, out, flags, &p->scan, err))
 		return -1;
 	double t0 = adac_seconds();
 	if (adac_classic_resolve_awaiters(rt, &p->scan, err))

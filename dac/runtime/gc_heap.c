@@ -13,6 +13,7 @@
 #include "base/cursor.h"
 #include "base/grow.h"
 #include "base/limits.h"
+#include "base/output.h"
 #include "runtime/descriptor.h"
 #include "runtime/object.h"
 #include "runtime/runtime.h"
@@ -736,12 +737,15 @@ struct walk {
 	struct walk_part *parts;
 	unsigned nparts;
 	atomic_uint next;    /* the next part a thread claims */
+	const struct adac_gc_walk_progress *progress; /* NULL: none */
+	uint64_t total;      /* the regions' bytes, the progress's total */
 };
 
 /* A thread of the walk: it claims parts in order until none is left, with its read buffer. */
 struct walk_thread {
 	struct walk *w;
 	uint8_t *window;     /* ADAC_GC_READ_BLOCK bytes */
+	bool caller;         /* the thread that called the walk: it reports progress */
 };
 
 struct walk_part {
@@ -757,8 +761,12 @@ struct walk_part {
 	struct adac_addr_map mts;       /* split: the MT entries this part met, copied from s->mts */
 	struct adac_gc_walk_report rep; /* this part's counts and region errors */
 	size_t cap_errors;
-	int rc;                         /* -1: the walk cannot go on (err: out of memory, a cap) */
+	int rc;                         /* -1: the walk cannot go on (err: out of memory, a cap,
+	                                 * interrupted) */
 	struct adac_error err;
+	bool caller;                    /* walked by the thread that called the walk */
+	uint64_t walked;                /* region bytes before the region it walks, from its first */
+	atomic_uint_least64_t done;     /* region bytes it walked, as of its last progress point */
 };
 
 /* The lock of a split walk's shared state (adac_gc_walk_lock for the callbacks). */
@@ -906,6 +914,27 @@ static bool being_allocated(struct walk_part *part, uint64_t obj, uint64_t ptr, 
 	return true;
 }
 
+/* A progress point of a part at `at` bytes into the region it walks: the calling thread's parts
+ * report for all and ask whether the user interrupted the command. 1 when it did: the part has
+ * failed (ADAC_E_INTERRUPTED) and every part stops. */
+static int progress_point(struct walk_part *p, uint64_t at)
+{
+	struct walk *w = p->w;
+	atomic_store_explicit(&p->done, p->walked + at, memory_order_relaxed);
+	if (!p->caller)
+		return 0;
+	uint64_t done = 0;
+	for (unsigned k = 0; k < w->nparts; k++)
+		done += atomic_load_explicit(&w->parts[k].done, memory_order_relaxed);
+	adac_progress(w->progress->out, w->progress->phase, done < w->total ? done : w->total, w->total);
+	if (!adac_interrupted(w->progress->out))
+		return 0;
+	adac_fail(&p->err, ADAC_E_INTERRUPTED, 0, "interrupted");
+	p->rc = -1;
+	atomic_store(&w->stop, true);
+	return 1;
+}
+
 /* Walks one region; 1 when the walk stopped, 0 at the region's end, -1 with err at a bad object
  * (*objects says how many came before it). */
 static int walk_region(struct walk_part *part, const struct adac_gc_region *r, uint64_t *objects,
@@ -1020,6 +1049,8 @@ static int walk_region(struct walk_part *part, const struct adac_gc_region *r, u
 				atomic_store(&w->stop, true);
 				return 1;
 			}
+			if (*objects % ADAC_GC_WALK_PROGRESS_EVERY == 0 && w->progress && progress_point(part, obj - r->mem))
+				return 1;
 		}
 		obj += extent;
 	}
@@ -1032,6 +1063,12 @@ static void walk_part(struct walk_part *p)
 	struct walk *w = p->w;
 	for (size_t i = p->first; i < p->end; i++) {
 		const struct adac_gc_region *reg = &w->info->regions[i];
+		if (i > p->first)
+			p->walked += adac_gc_region_bytes(&w->info->regions[i - 1]);
+		if (w->progress && progress_point(p, 0)) {
+			p->rep.stopped = true;
+			break;
+		}
 		struct adac_error rerr = {0};
 		uint64_t objects;
 		int wr = walk_region(p, reg, &objects, &rerr);
@@ -1068,6 +1105,7 @@ static void *walk_thread(void *arg)
 	struct walk *w = t->w;
 	for (unsigned k; !atomic_load(&w->stop) && (k = atomic_fetch_add(&w->next, 1)) < w->nparts;) {
 		w->parts[k].window = t->window;
+		w->parts[k].caller = t->caller;
 		walk_part(&w->parts[k]);
 	}
 	return NULL;
@@ -1119,14 +1157,6 @@ uint64_t adac_gc_heap_bytes(const struct adac_gc_info *info)
 	for (size_t i = 0; i < info->region_count; i++)
 		bytes += adac_gc_region_bytes(&info->regions[i]);
 	return bytes;
-}
-
-uint64_t adac_gc_heap_offset(const struct adac_gc_info *info, const struct adac_gc_object *o)
-{
-	uint64_t at = o->addr - o->region->mem;
-	for (const struct adac_gc_region *r = info->regions; r < o->region; r++)
-		at += adac_gc_region_bytes(r);
-	return at;
 }
 
 unsigned adac_gc_walk_parts(struct adac_runtime *rt)
@@ -1181,7 +1211,8 @@ void adac_gc_walk_unlock(struct adac_runtime *rt)
 }
 
 int adac_gc_walk_split(struct adac_runtime *rt, unsigned parts, adac_gc_object_cb cb, void *const ctxs[],
-                       struct adac_gc_walk_report *rep, struct adac_error *err)
+                       const struct adac_gc_walk_progress *progress, struct adac_gc_walk_report *rep,
+                       struct adac_error *err)
 {
 	struct adac_gc_walk_report local;
 	struct adac_gc_walk_report *r = rep ? rep : &local;
@@ -1196,7 +1227,8 @@ int adac_gc_walk_split(struct adac_runtime *rt, unsigned parts, adac_gc_object_c
 	if (parts > ADAC_GC_WALK_MAX_PARTS)
 		parts = ADAC_GC_WALK_MAX_PARTS;
 	struct walk_part part[ADAC_GC_WALK_MAX_PARTS];
-	struct walk w = {.rt = rt, .s = s, .info = info, .cb = cb, .split = parts > 1, .parts = part, .nparts = parts};
+	struct walk w = {.rt = rt, .s = s, .info = info, .cb = cb, .split = parts > 1, .parts = part, .nparts = parts,
+	                 .progress = progress && progress->out ? progress : NULL, .total = adac_gc_heap_bytes(info)};
 	atomic_init(&w.stop, false);
 	atomic_init(&w.next, 0);
 	w.header = header_bytes(s, info);
@@ -1205,13 +1237,14 @@ int adac_gc_walk_split(struct adac_runtime *rt, unsigned parts, adac_gc_object_c
 	for (unsigned k = 0; k < parts; k++) {
 		part[k].w = &w;
 		part[k].ctx = ctxs[k];
+		atomic_init(&part[k].done, 0);
 	}
 	unsigned nthreads = parts < adac_cpus() ? parts : adac_cpus();
 	struct walk_thread thread[ADAC_GC_WALK_MAX_PARTS];
 	int rc = 0;
 	/* (The windows go with the walk: a megabyte each that a held runtime would keep.) */
 	for (unsigned k = 0; k < nthreads; k++) {
-		thread[k] = (struct walk_thread){&w, malloc(ADAC_GC_READ_BLOCK)};
+		thread[k] = (struct walk_thread){&w, malloc(ADAC_GC_READ_BLOCK), k == 0};
 		if (!thread[k].window)
 			nthreads = k; /* fewer threads, then */
 	}
@@ -1243,6 +1276,8 @@ int adac_gc_walk_split(struct adac_runtime *rt, unsigned parts, adac_gc_object_c
 		free(part[k].rep.errors);
 	}
 	r->method_tables = s->mts.used;
+	if (rc == 0 && w.progress)
+		adac_progress(w.progress->out, w.progress->phase, w.total, w.total);
 	if (rc == 0 && !rep && r->error_count) {
 		adac_error_copy(err, &r->errors[0].err);
 		if (r->error_count > 1)
@@ -1258,7 +1293,7 @@ int adac_gc_walk(struct adac_runtime *rt, adac_gc_object_cb cb, void *ctx, struc
                  struct adac_error *err)
 {
 	void *ctxs[1] = {ctx};
-	return adac_gc_walk_split(rt, 1, cb, ctxs, rep, err);
+	return adac_gc_walk_split(rt, 1, cb, ctxs, NULL, rep, err);
 }
 
 int adac_gc_rerun(struct adac_runtime *rt, struct adac_error *err)

@@ -142,9 +142,17 @@ struct adac_gc_object {
 	size_t data_len;             /* ... min(extent, what the read block holds), at least 2 pointers */
 };
 
-/* How far into the heap o lies, in adac_gc_heap_bytes's units (the regions end to end): for
- * progress. */
-uint64_t adac_gc_heap_offset(const struct adac_gc_info *info, const struct adac_gc_object *o);
+/* A walk's progress, for a front end's sink: `phase` ("walking the heap"), in heap bytes of
+ * adac_gc_heap_bytes, reported on the thread that called the walk (its parts report for all) at
+ * each region's start and every ADAC_GC_WALK_PROGRESS_EVERY objects in one; there it also asks
+ * whether the user interrupted the command, and then the walk stops every part and fails with
+ * ADAC_E_INTERRUPTED. */
+struct adac_out;
+struct adac_gc_walk_progress {
+	struct adac_out *out;
+	const char *phase;
+};
+#define ADAC_GC_WALK_PROGRESS_EVERY 65536u
 
 /* Returns non-zero to stop the walk early (that is not an error). */
 typedef int (*adac_gc_object_cb)(void *ctx, const struct adac_gc_object *obj);
@@ -191,6 +199,7 @@ int adac_gc_walk(struct adac_runtime *rt, adac_gc_object_cb cb, void *ctx, struc
  * When a callback stops the walk, the other parts stop at their next object. */
 #define ADAC_GC_WALK_MAX_PARTS 16u
 int adac_gc_walk_split(struct adac_runtime *rt, unsigned parts, adac_gc_object_cb cb, void *const ctxs[],
+                       const struct adac_gc_walk_progress *progress,
                        struct adac_gc_walk_report *rep, struct adac_error *err);
 /* The parts a split walk of this target takes: ADAC_GC_WALK_PARTS_PER_CPU for each CPU this
  * process may run on, when more than one (at most ADAC_GC_WALK_MAX_PARTS), and no more than one

@@ -413,7 +413,8 @@ static int dependent_edges(struct search *s)
 	return 0;
 }
 
-int adac_gcroot(struct adac_runtime *rt, uint64_t obj, struct adac_gcroot *out, struct adac_error *err)
+int adac_gcroot(struct adac_runtime *rt, uint64_t obj, struct adac_out *progress, struct adac_gcroot *out,
+                struct adac_error *err)
 {
 	memset(out, 0, sizeof *out);
 	out->object = obj;
@@ -431,7 +432,7 @@ int adac_gcroot(struct adac_runtime *rt, uint64_t obj, struct adac_gcroot *out, 
 		adac_fail(err, ADAC_E_NOMEM, 0, "out of memory");
 		goto done;
 	}
-	int built = adac_heap_graph_build(rt, keep, keep_count, &s.g, &out->rep, err);
+	int built = adac_heap_graph_build(rt, keep, keep_count, &s.g, progress, &out->rep, err);
 	free(keep);
 	if (built)
 		goto done;

@@ -75,8 +75,11 @@ struct adac_gcroot {
 	struct adac_gc_walk_report rep;
 };
 
-/* ADAC_E_NOT_FOUND when no heap object starts at obj. */
-int adac_gcroot(struct adac_runtime *rt, uint64_t obj, struct adac_gcroot *out, struct adac_error *err);
+/* ADAC_E_NOT_FOUND when no heap object starts at obj. progress: the sink the heap walk reports to
+ * and asks whether the user interrupted it (ADAC_E_INTERRUPTED), or NULL. */
+struct adac_out;
+int adac_gcroot(struct adac_runtime *rt, uint64_t obj, struct adac_out *progress, struct adac_gcroot *out,
+                struct adac_error *err);
 void adac_gcroot_free(struct adac_gcroot *g);
 
 #endif

@@ -385,7 +385,7 @@ static int visit(void *ctx, const struct adac_gc_object *o)
 	return each_slot(p->rt, &p->gcdescs, o, p->target, ref_hit, p);
 }
 
-int adac_heap_refs(struct adac_runtime *rt, uint64_t target, adac_heap_ref_cb cb, void *ctx,
+int adac_heap_refs(struct adac_runtime *rt, uint64_t target, adac_heap_ref_cb cb, void *ctx, struct adac_out *progress,
                    struct adac_gc_walk_report *rep, struct adac_error *err)
 {
 	struct refs_part parts[ADAC_GC_WALK_MAX_PARTS];
@@ -396,7 +396,8 @@ int adac_heap_refs(struct adac_runtime *rt, uint64_t target, adac_heap_ref_cb cb
 		parts[k] = (struct refs_part){.rt = rt, .target = target};
 		ctxs[k] = &parts[k];
 	}
-	int rc = adac_gc_walk_split(rt, n, visit, ctxs, rep, err);
+	const struct adac_gc_walk_progress walk_progress = {progress, "walking the heap"};
+	int rc = adac_gc_walk_split(rt, n, visit, ctxs, &walk_progress, rep, err);
 	for (unsigned k = 0; k < n && rc == 0; k++)
 		if (parts[k].failed)
 			rc = adac_fail(err, ADAC_E_NOMEM, 0, "out of memory for the references to 0x%llx",
@@ -540,7 +541,7 @@ static int join_parts(struct adac_heap_graph *g, struct graph_part *parts, unsig
 }
 
 int adac_heap_graph_build(struct adac_runtime *rt, const uint64_t *keep, size_t keep_count, struct adac_heap_graph *g,
-                          struct adac_gc_walk_report *rep, struct adac_error *err)
+                          struct adac_out *progress, struct adac_gc_walk_report *rep, struct adac_error *err)
 {
 	memset(g, 0, sizeof *g);
 	struct graph_part parts[ADAC_GC_WALK_MAX_PARTS];
@@ -558,7 +559,8 @@ int adac_heap_graph_build(struct adac_runtime *rt, const uint64_t *keep, size_t 
 		parts[k].keep_count = keep_count;
 		ctxs[k] = &parts[k];
 	}
-	int rc = adac_gc_walk_split(rt, n, add_object, ctxs, rep, err);
+	const struct adac_gc_walk_progress walk_progress = {progress, "walking the heap"};
+	int rc = adac_gc_walk_split(rt, n, add_object, ctxs, &walk_progress, rep, err);
 	for (unsigned k = 0; k < n; k++)
 		g->walked += parts[k].walked;
 	struct adac_error join_err = {0};

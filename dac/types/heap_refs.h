@@ -15,6 +15,7 @@
 
 struct adac_runtime;
 struct adac_gc_walk_report;
+struct adac_out;
 
 struct adac_heap_ref {
 	uint64_t obj;        /* the referencing object */
@@ -23,9 +24,11 @@ struct adac_heap_ref {
 	char where[128];     /* the field's name ("m_continuationObject", "_pair (a struct)"), or "[i]" */
 };
 
-/* cb returns 0 to go on, non-zero to stop. rep as adac_gc_walk (NULL: a region failure fails). */
+/* cb returns 0 to go on, non-zero to stop. rep as adac_gc_walk (NULL: a region failure fails).
+ * progress: the sink the heap walk reports to ("walking the heap") and asks whether the user
+ * interrupted it (ADAC_E_INTERRUPTED), or NULL. */
 typedef int (*adac_heap_ref_cb)(void *ctx, const struct adac_heap_ref *r);
-int adac_heap_refs(struct adac_runtime *rt, uint64_t target, adac_heap_ref_cb cb, void *ctx,
+int adac_heap_refs(struct adac_runtime *rt, uint64_t target, adac_heap_ref_cb cb, void *ctx, struct adac_out *progress,
                    struct adac_gc_walk_report *rep, struct adac_error *err);
 
 /* The first reference slot of the object at obj (as the heap pass orders them) holding value: its
@@ -53,8 +56,9 @@ struct adac_heap_graph {
 	uint64_t walked;      /* objects the heap pass met, kept or not */
 };
 
+/* progress as adac_heap_refs's. */
 int adac_heap_graph_build(struct adac_runtime *rt, const uint64_t *keep, size_t keep_count, struct adac_heap_graph *g,
-                          struct adac_gc_walk_report *rep, struct adac_error *err);
+                          struct adac_out *progress, struct adac_gc_walk_report *rep, struct adac_error *err);
 /* The index of the object at addr, -1 when no object starts there. */
 int64_t adac_heap_graph_find(const struct adac_heap_graph *g, uint64_t addr);
 void adac_heap_graph_free(struct adac_heap_graph *g);

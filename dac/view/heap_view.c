@@ -33,16 +33,9 @@ struct dump {
 	json_t *objects;            /* --json object list, or NULL */
 	struct adac_type_filter type; /* opt->type in every spelling */
 	uint64_t shown, shown_bytes;
-	uint64_t walked;            /* objects a listing walked, for its progress points */
-	const struct adac_gc_info *info;
-	uint64_t heap_bytes;        /* of info's regions, the listing's progress total */
 	bool count_only;            /* --stat: count per MT; the type filter and the totals come after */
-	struct adac_error fail;     /* out of memory, or interrupted, inside the callback */
+	struct adac_error fail;     /* out of memory inside the callback */
 };
-
-/* Objects a listing walks between two progress points, where it reports how far it is and looks
- * whether the user interrupted it (the walk has one part: it runs on the command's thread). */
-#define PROGRESS_EVERY 4096u
 
 _Static_assert(offsetof(struct mt_stat, mt) == 0, "the MethodTable is the record's key");
 
@@ -99,22 +92,10 @@ static const char *commas(uint64_t v, char buf[32])
 	return buf;
 }
 
-/* 1 with d->fail set when the user interrupted the listing. */
-static int progress_point(struct dump *d, const struct adac_gc_object *o)
-{
-	adac_progress(d->out, "walking the heap", adac_gc_heap_offset(d->info, o), d->heap_bytes);
-	if (!adac_interrupted(d->out))
-		return 0;
-	adac_fail(&d->fail, ADAC_E_INTERRUPTED, 0, "interrupted");
-	return 1;
-}
-
 static int on_object(void *ctx, const struct adac_gc_object *o)
 {
 	struct dump *d = ctx;
 	const struct adac_heap_opts *opt = d->opt;
-	if (!d->count_only && (++d->walked == 1 || d->walked % PROGRESS_EVERY == 0) && progress_point(d, o))
-		return 1;
 	if (opt->has_mt && o->mt != opt->mt)
 		return 0;
 	struct mt_stat *st = stat_get(&d->stats, o->mt);
@@ -235,7 +216,8 @@ static int walk_heap(struct dump *d, struct adac_gc_walk_report *rep, double *se
 		ctxs[k] = &part[k];
 	}
 	double t0 = adac_seconds();
-	int rc = adac_gc_walk_split(d->rt, parts, on_object, ctxs, rep, err);
+	const struct adac_gc_walk_progress progress = {d->out, "walking the heap"};
+	int rc = adac_gc_walk_split(d->rt, parts, on_object, ctxs, &progress, rep, err);
 	*seconds = adac_seconds() - t0;
 	for (unsigned k = 1; k < parts; k++)
 		adac_error_copy(&d->fail, &part[k].fail);
@@ -257,7 +239,7 @@ int adac_heap_print(struct adac_runtime *rt, const struct adac_heap_opts *opt, s
 	const struct adac_gc_info *info = adac_gc_info_walkable(rt, err);
 	if (!info)
 		return -1;
-	struct dump d = {.rt = rt, .opt = opt, .out = out, .info = info, .heap_bytes = adac_gc_heap_bytes(info)};
+	struct dump d = {.rt = rt, .opt = opt, .out = out};
 	if (opt->json && !opt->stat)
 		d.objects = json_array();
 	if (!info->structures_valid && !opt->json)
@@ -282,13 +264,11 @@ int adac_heap_print(struct adac_runtime *rt, const struct adac_heap_opts *opt, s
 		adac_gc_walk_report_free(&rep);
 		stat_free(&d.stats);
 		json_array_clear(d.objects); /* (NULL: nothing) */
-		d.shown = d.shown_bytes = d.walked = 0;
+		d.shown = d.shown_bytes = 0;
 		if (ran < 0 || !(info = adac_gc_info_walkable(rt, err))) {
 			rc = -1;
 			break;
 		}
-		d.info = info;
-		d.heap_bytes = adac_gc_heap_bytes(info);
 	}
 	adac_progress(out, NULL, 0, 0);
 	adac_type_filter_free(&d.type);

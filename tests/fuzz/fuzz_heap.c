@@ -86,7 +86,7 @@ static void check_split(struct adac_runtime *rt, const struct adac_gc_walk_repor
 	void *ctxs[2] = {&part[0], &part[1]};
 	struct adac_gc_walk_report split = {0};
 	struct adac_error err = {0};
-	if (adac_gc_walk_split(rt, 2, check_object, ctxs, &split, &err) != 0)
+	if (adac_gc_walk_split(rt, 2, check_object, ctxs, NULL, &split, &err) != 0)
 		__builtin_trap(); /* the whole walk got through */
 	if (split.objects != rep->objects || part[0].objects + part[1].objects != rep->objects ||
 	    split.free_objects != rep->free_objects || split.regions_walked != rep->regions_walked ||

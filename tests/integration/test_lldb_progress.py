@@ -8,6 +8,8 @@ Checked, exactly:
   - `async ps --stats` reports "Scanning the heap", then "Resolving frames", both with details
     "async ps": each from its first report to its total, never going back, and ended complete;
     "Resolving frames" counts the stacks (listed, and without frames, from the summary line);
+    `async dumpheap` (--stat, --short), `async refs` and `async gcroot` of an object report
+    "Walking the heap" so, over the same bytes as the scan;
   - a command interrupted (a listener asks on its first report of a phase) fails with "error:
     interrupted", what it printed being the start of its whole output: `async ps --stats` in its
     heap scan prints nothing, `async ps` while it resolves frames whole stacks, `async dumpheap
@@ -75,27 +77,41 @@ class Session:
         return False
 
 
-def check_progress(s):
-    ok, out, err = s.run("async ps --stats")
-    t.check(ok and err == "", f"async ps --stats: {err}")
-    m = re.search(r"^(\d+) chains listed;.* (\d+) without frames\.$", out, re.M)
-    t.check(m is not None, f"async ps --stats: no summary line in:\n{out}")
-    stacks = int(m.group(1)) + int(m.group(2)) if m else -1
+def reports_of(s, command, want):
+    """Runs command; checks its progress reports' (title, details), in order, are want, and that
+    each goes from its first report to its total, never back, and ends complete. Returns (output,
+    [total per report])."""
+    ok, out, err = s.run(command)
+    t.check(ok and err == "", f"{command}: {err}")
     reports = {}
     for pid, title, details, completed, total in s.events():
         reports.setdefault(pid, []).append((title, details, completed, total))
-    titles = [(r[0][0], r[0][1]) for r in reports.values()]
-    t.check_eq(titles, [("Scanning the heap", "async ps"), ("Resolving frames", "async ps")],
-               "async ps --stats: its progress reports (title, details), in order")
+    t.check_eq([(r[0][0], r[0][1]) for r in reports.values()], want, f"{command}: its progress reports (title, details)")
     for r in reports.values():
         title, total = r[0][0], r[0][3]
         done = [c for _, _, c, _ in r]
-        t.check(all(x[0] == title and x[3] == total for x in r), f"{title}: one title and total: {r}")
-        t.check(done == sorted(done), f"{title}: completed never goes back: {done}")
-        t.check_eq(done[-1], total, f"{title}: ends complete")
-        t.check(total > 0, f"{title}: has a total")
-    if len(reports) == 2:
-        t.check_eq(list(reports.values())[1][0][3], stacks, "Resolving frames: total = the stacks (listed + without frames)")
+        t.check(all(x[0] == title and x[3] == total for x in r), f"{command}: {title}: one title and total: {r}")
+        t.check(done == sorted(done), f"{command}: {title}: completed never goes back: {done}")
+        t.check_eq(done[-1], total, f"{command}: {title}: ends complete")
+        t.check(total > 0, f"{command}: {title}: has a total")
+    return out, [r[0][3] for r in reports.values()]
+
+
+def check_progress(s):
+    out, totals = reports_of(s, "async ps --stats", [("Scanning the heap", "async ps"), ("Resolving frames", "async ps")])
+    m = re.search(r"^(\d+) chains listed;.* (\d+) without frames\.$", out, re.M)
+    t.check(m is not None, f"async ps --stats: no summary line in:\n{out}")
+    if m and len(totals) == 2:
+        t.check_eq(totals[1], int(m.group(1)) + int(m.group(2)), "Resolving frames: total = the stacks (listed + without frames)")
+    # Every heap walk: the same bytes as the scan's.
+    heap = totals[0] if totals else None
+    for command in ("async dumpheap --stat", "async dumpheap --short"):
+        out, walked = reports_of(s, command, [("Walking the heap", "async dumpheap")])
+        t.check_eq(walked, [heap], f"{command}: the heap's bytes")
+    first = out.split()[0] if out.split() else "0x0"
+    for command in (f"async refs {first}", f"async gcroot {first}"):
+        _, walked = reports_of(s, command, [("Walking the heap", command.split()[0] + " " + command.split()[1])])
+        t.check_eq(walked, [heap], f"{command}: the heap's bytes")
 
 
 def interrupted_run(s, command, whole, phase):
@@ -196,7 +212,7 @@ def main():
     t.check(ok and err == "", f"async dumpheap --short: {err}")
     cut = interrupted_run(s, "async dumpheap --short", objects, "Walking the heap")
     if cut is not None:
-        t.check(cut.endswith("\n"), f"async dumpheap --short: the interrupted listing ends inside a line: {cut[-40:]!r}")
+        t.check(cut == "" or cut.endswith("\n"), f"async dumpheap --short: the interrupted listing ends inside a line: {cut[-40:]!r}")
     lldb.SBDebugger.Destroy(s.dbg)
     ctrl_c(core, stats)
     t.finish()

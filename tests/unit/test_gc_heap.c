@@ -644,7 +644,7 @@ static void test_wks_regions(void)
 		memset(got, 0, sizeof got);
 		for (unsigned k = 0; k < parts; k++)
 			ctxs[k] = &got[k];
-		rc = adac_gc_walk_split(rt, parts, collect_part, ctxs, &rep, &err);
+		rc = adac_gc_walk_split(rt, parts, collect_part, ctxs, NULL, &rep, &err);
 		CHECK(rc == 0);
 		reset_walk();
 		unsigned nonempty = 0;
