@@ -360,14 +360,16 @@ static int on_completed(void *ctx, const struct adac_gc_object *o)
 	return cc->cb(cc->ctx, o->addr, o->mt, flags);
 }
 
-int adac_async_scan_completed(struct adac_runtime *rt, adac_completed_cb cb, void *ctx, struct adac_gc_walk_report *rep,
-                              struct adac_error *err)
+int adac_async_scan_completed(struct adac_runtime *rt, adac_completed_cb cb, void *ctx, struct adac_out *out,
+                              struct adac_gc_walk_report *rep, struct adac_error *err)
 {
 	struct adac_async_scan s = {0};
 	struct completed_ctx cc = {.c = {.rt = rt, .scan = &s, .ps = adac_target_ptr_size(rt->t)}, .cb = cb, .ctx = ctx};
 	if (init_layout(&cc.c, err))
 		return -1;
-	int rc = adac_gc_walk(rt, on_completed, &cc, rep, err);
+	void *ctxs[1] = {&cc};
+	const struct adac_gc_walk_progress progress = {out, "finding completed tasks"};
+	int rc = adac_gc_walk_split(rt, 1, on_completed, ctxs, &progress, rep, err);
 	adac_addr_map_free(&cc.c.verdicts);
 	free(s.task_types);
 	if (rc == 0 && adac_failed(&cc.fail)) {

@@ -178,10 +178,11 @@ int adac_async_scan(struct adac_runtime *rt, struct adac_out *out, unsigned flag
 /* Every completed async task still on the heap, for `ps --completed` (SOS dumpasync --completed): a
  * classic state-machine box or a runtime-async task (AsyncHelpers+RuntimeAsyncTask<T>) whose
  * m_stateFlags say it ran to completion, faulted or was canceled. One more heap pass (region
- * failures in *rep, as adac_gc_walk); cb returns non-zero to stop. */
+ * failures in *rep, as adac_gc_walk; its progress to out, "finding completed tasks", which may be
+ * NULL); cb returns non-zero to stop. */
 typedef int (*adac_completed_cb)(void *ctx, uint64_t addr, uint64_t mt, uint32_t state_flags);
-int adac_async_scan_completed(struct adac_runtime *rt, adac_completed_cb cb, void *ctx, struct adac_gc_walk_report *rep,
-                              struct adac_error *err);
+int adac_async_scan_completed(struct adac_runtime *rt, adac_completed_cb cb, void *ctx, struct adac_out *out,
+                              struct adac_gc_walk_report *rep, struct adac_error *err);
 
 /* Builds scan->chains from conts, tasks and running (the first time, sorting conts and tasks and
  * linking each continuation to the record of its Next; setting each continuation's and each

@@ -8,8 +8,8 @@ Checked, exactly:
   - `async ps --stats` reports "Scanning the heap", then "Resolving frames", both with details
     "async ps": each from its first report to its total, never going back, and ended complete;
     "Resolving frames" counts the stacks (listed, and without frames, from the summary line);
-    `async dumpheap` (--stat, --short), `async refs` and `async gcroot` of an object report
-    "Walking the heap" so, over the same bytes as the scan;
+    `async ps --completed` then "Finding completed tasks", and `async dumpheap` (--stat, --short),
+    `async refs` and `async gcroot` of an object "Walking the heap", so, over the scan's bytes;
   - a command interrupted (a listener asks on its first report of a phase) fails with "error:
     interrupted", what it printed being the start of its whole output: `async ps --stats` in its
     heap scan prints nothing, `async ps` while it resolves frames whole stacks, `async dumpheap
@@ -105,6 +105,10 @@ def check_progress(s):
         t.check_eq(totals[1], int(m.group(1)) + int(m.group(2)), "Resolving frames: total = the stacks (listed + without frames)")
     # Every heap walk: the same bytes as the scan's.
     heap = totals[0] if totals else None
+    _, walked = reports_of(s, "async ps --completed",
+                           [("Scanning the heap", "async ps"), ("Resolving frames", "async ps"),
+                            ("Finding completed tasks", "async ps")])
+    t.check_eq(walked[2:], [heap], "async ps --completed: the completed tasks' heap walk covers the scan's bytes")
     for command in ("async dumpheap --stat", "async dumpheap --short"):
         out, walked = reports_of(s, command, [("Walking the heap", "async dumpheap")])
         t.check_eq(walked, [heap], f"{command}: the heap's bytes")
