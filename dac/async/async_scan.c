@@ -23,7 +23,6 @@
 #include "types/corelib.h"
 #include "types/names.h"
 
-
 const char *adac_chain_root_name(enum adac_chain_root r)
 {
 	switch (r) {

@@ -14,8 +14,8 @@
 #include "target_lldb.h"
 
 /* A command's sink: its result, and its progress as LLDB shows it: a report per phase
- * ("Scanning the heap", details "async ps"), updated when its percentage changes (a listing
- * reports each stack). */
+ * ("Scanning the heap", details "async ps"), updated when its percentage changes (progress
+ * points come far more often: each LLDB update is an event to its listeners). */
 struct sink {
 	struct adac_lldb_cmd *cmd;
 	char details[64];
