@@ -46,8 +46,9 @@ struct mt_verdict {
 
 _Static_assert(offsetof(struct mt_verdict, mt) == 0, "the MethodTable is the record's key");
 _Static_assert(sizeof(struct adac_scan_cont) == 16, "a continuation's record stays 16 bytes (4 M at a million chains)");
-_Static_assert(sizeof(struct adac_scan_task) == 24, "a task's record stays 24 bytes (2 M at a million chains)");
+_Static_assert(sizeof(struct adac_scan_task) == 16, "a task's record stays 16 bytes (2 M at a million chains)");
 _Static_assert(sizeof(struct adac_scan_task_link) == 8, "a task's links stay 8 bytes");
+_Static_assert(sizeof(struct adac_scan_chain) == 24, "a chain's record stays 24 bytes (1 M at a million chains)");
 
 static struct mt_verdict *verdict_slot(struct adac_addr_map *t, uint64_t mt)
 {
@@ -262,8 +263,6 @@ static int on_object(void *ctx, const struct adac_gc_object *o)
 		.addr = o->addr,
 		.type = type,
 		.state_flags = flags,
-		.chain = ADAC_SCAN_NONE,
-		.task_id = c->task->has_task_id ? obj_u32(c, o, c->task->task_id_off) : 0,
 	};
 	return 0;
 }
@@ -514,9 +513,11 @@ void adac_async_scan_drop_awaiters(struct adac_async_scan *s)
 	free(s->awaiters);
 	free(s->awaiter_chains);
 	free(s->task_links);
+	free(s->task_chains);
 	s->awaiters = NULL;
 	s->awaiter_chains = NULL;
 	s->task_links = NULL;
+	s->task_chains = NULL;
 	s->awaiter_count = s->awaiter_cap = 0;
 }
 
@@ -590,33 +591,30 @@ static void walk_chain(struct adac_async_scan *s, uint32_t idx, uint32_t i)
 {
 	struct adac_scan_chain *ch = &s->chains[idx];
 	uint64_t cur = ch->head;
+	uint32_t last = ADAC_SCAN_NONE; /* the last link's record */
 	ch->end = ADAC_SCAN_END_COMPLETE;
+	ch->end_record = ADAC_SCAN_NONE;
 	if (i == ADAC_SCAN_NONE && cur)
 		i = adac_scan_find_cont(s, cur);
 	while (cur) {
 		if (i == ADAC_SCAN_NONE) {
 			ch->end = ADAC_SCAN_END_MISSING;
-			ch->end_addr = cur;
+			ch->end_record = last;
 			return;
 		}
 		struct adac_scan_cont *c = &s->conts[i];
-		if (c->chain == idx) {
-			ch->end = ADAC_SCAN_END_CYCLE;
-			ch->end_addr = cur;
-			return;
-		}
-		if (c->chain != ADAC_SCAN_NONE) {
-			ch->end = ADAC_SCAN_END_MERGED;
-			ch->end_addr = cur;
-			return;
-		}
-		if (ch->links >= ADAC_MAX_CHAIN_DEPTH) {
-			ch->end = ADAC_SCAN_END_TRUNCATED;
-			ch->end_addr = cur;
+		enum adac_scan_end end = c->chain == idx                ? ADAC_SCAN_END_CYCLE
+		                         : c->chain != ADAC_SCAN_NONE   ? ADAC_SCAN_END_MERGED
+		                         : ch->links >= ADAC_MAX_CHAIN_DEPTH ? ADAC_SCAN_END_TRUNCATED
+		                                                        : ADAC_SCAN_END_COMPLETE;
+		if (end != ADAC_SCAN_END_COMPLETE) {
+			ch->end = (uint8_t)end;
+			ch->end_record = i;
 			return;
 		}
 		c->chain = idx;
 		ch->links++;
+		last = i;
 		cur = adac_scan_cont_next(s, i);
 		i = c->next_index == ADAC_SCAN_STRAY ? ADAC_SCAN_NONE : c->next_index;
 	}
@@ -693,8 +691,13 @@ int adac_async_scan_chains(struct adac_async_scan *s, struct adac_error *err)
 		if (j < s->cont_count)
 			referenced[j / 8] |= (uint8_t)(1u << (j % 8));
 	}
+	free(s->task_chains);
+	if (!(s->task_chains = adac_array_new(s->task_count, sizeof *s->task_chains))) {
+		free(referenced);
+		return adac_fail(err, ADAC_E_NOMEM, 0, "out of memory building chains");
+	}
 	for (size_t i = 0; i < s->task_count; i++)
-		s->tasks[i].chain = ADAC_SCAN_NONE;
+		s->task_chains[i] = ADAC_SCAN_NONE;
 	int rc = find_chains(s, referenced, err);
 	free(referenced);
 	return rc;
@@ -703,7 +706,6 @@ int adac_async_scan_chains(struct adac_async_scan *s, struct adac_error *err)
 /* The chains, from the linked records: running ones, those tasks hold, then the unowned. */
 static int find_chains(struct adac_async_scan *s, const uint8_t *referenced, struct adac_error *err)
 {
-	_Static_assert(sizeof(struct adac_scan_chain) == 32, "a chain record is 32 bytes (a million of them)");
 	size_t cap = 0;
 
 	/* 1. Running chains, innermost dispatch loop of each thread first (as the records come). */
@@ -718,14 +720,13 @@ static int find_chains(struct adac_async_scan *s, const uint8_t *referenced, str
 			return -1;
 		uint32_t idx = (uint32_t)(s->chain_count - 1);
 		walk_chain(s, idx, ADAC_SCAN_NONE);
-		if (ch.task_index != ADAC_SCAN_NONE && s->tasks[ch.task_index].chain == ADAC_SCAN_NONE)
-			s->tasks[ch.task_index].chain = idx;
+		if (ch.task_index != ADAC_SCAN_NONE && s->task_chains[ch.task_index] == ADAC_SCAN_NONE)
+			s->task_chains[ch.task_index] = idx;
 	}
 	/* 2. Heads held by tasks (m_stateObject), by task address. */
 	for (size_t i = 0; i < s->task_count; i++) {
-		struct adac_scan_task *t = &s->tasks[i];
 		uint32_t h = s->state_conts[i];
-		if (h == ADAC_SCAN_NONE || t->chain != ADAC_SCAN_NONE)
+		if (h == ADAC_SCAN_NONE || s->task_chains[i] != ADAC_SCAN_NONE)
 			continue; /* (none, or a state object that is not a continuation) */
 		uint64_t state_object = s->conts[h].addr;
 		if (s->conts[h].chain != ADAC_SCAN_NONE && s->chains[s->conts[h].chain].head == state_object) {
@@ -736,8 +737,8 @@ static int find_chains(struct adac_async_scan *s, const uint8_t *referenced, str
 		                             .task_index = (uint32_t)i};
 		if (add_chain(s, &cap, &ch, err))
 			return -1;
-		t->chain = (uint32_t)(s->chain_count - 1);
-		walk_chain(s, t->chain, h);
+		s->task_chains[i] = (uint32_t)(s->chain_count - 1);
+		walk_chain(s, s->task_chains[i], h);
 	}
 	/* 3. Continuations nothing points to and nothing owns yet. */
 	for (size_t i = 0; i < s->cont_count; i++) {
@@ -750,8 +751,7 @@ static int find_chains(struct adac_async_scan *s, const uint8_t *referenced, str
 		walk_chain(s, idx, (uint32_t)i);
 		struct adac_scan_chain *c = &s->chains[idx];
 		if (c->end == ADAC_SCAN_END_MERGED) {
-			uint32_t j = adac_scan_find_cont(s, c->end_addr);
-			uint32_t other = j != ADAC_SCAN_NONE ? s->conts[j].chain : ADAC_SCAN_NONE;
+			uint32_t other = s->conts[c->end_record].chain;
 			if (other != ADAC_SCAN_NONE && s->chains[other].root != ADAC_ROOT_UNOWNED)
 				c->root = ADAC_ROOT_STALE;
 		}
@@ -858,6 +858,7 @@ void adac_async_scan_free(struct adac_async_scan *s)
 	free(s->tasks);
 	free(s->task_types);
 	free(s->task_links);
+	free(s->task_chains);
 	free(s->state_objects);
 	free(s->state_conts);
 	free(s->chains);

@@ -42,15 +42,13 @@ struct adac_scan_stray {
 	uint32_t cont;
 };
 
-/* 24 bytes (2 M of them at a million chains). What links a task to chains and awaiters is beside
- * it, in adac_async_scan.task_links and state_objects; its MethodTable in task_types. */
+/* 16 bytes (2 M of them at a million chains). What links a task to chains and awaiters is beside
+ * it, in adac_async_scan.task_links, state_objects and task_chains; its MethodTable in task_types.
+ * (Its m_taskId, shown only, is read from the target when shown.) */
 struct adac_scan_task {
 	uint64_t addr;
 	uint32_t type;                  /* adac_async_scan.task_types[type] */
 	uint32_t state_flags;           /* m_stateFlags */
-	uint32_t chain;                 /* the chain it owns (m_stateObject head, or a running chain's
-	                                 * CurrentTask), ADAC_SCAN_NONE if none */
-	uint32_t task_id;               /* m_taskId, 0 when never assigned or not in the layout */
 };
 /* The MethodTable of tasks (a handful, for millions of tasks). */
 struct adac_scan_task_type {
@@ -88,15 +86,17 @@ enum adac_scan_end {
 	ADAC_SCAN_END_TRUNCATED,   /* ADAC_MAX_CHAIN_DEPTH links */
 };
 
-/* (The 8-byte members first: a million chains, 32 bytes each. A running chain's thread is in
- * adac_async_scan.running, at the chain's own index; its owning task is adac_scan_chain_task.) */
+/* (24 bytes: a million chains. A running chain's thread is in adac_async_scan.running, at the
+ * chain's own index; its owning task is adac_scan_chain_task.) */
 struct adac_scan_chain {
 	uint64_t head;
-	uint64_t end_addr;         /* MERGED/MISSING/CYCLE: the Next that ended the walk */
-	enum adac_chain_root root;
 	uint32_t task_index;       /* in tasks, ADAC_SCAN_NONE if it is not there */
 	uint32_t links;            /* continuations from the head, as found on the heap */
-	enum adac_scan_end end;
+	uint32_t end_record;       /* MERGED, CYCLE, TRUNCATED: the continuation's record the walk
+	                            * stopped at (MISSING: the last link's Next is a stray);
+	                            * ADAC_SCAN_NONE otherwise */
+	uint8_t root;              /* enum adac_chain_root */
+	uint8_t end;               /* enum adac_scan_end */
 };
 
 /* A thread's running chain, as the dispatcher records give it (input of adac_async_scan_chains). */
@@ -127,6 +127,9 @@ struct adac_async_scan {
 	uint32_t *state_conts;          /* ... by task: the record of the continuation m_stateObject is,
 	                                 * ADAC_SCAN_NONE if none (4 bytes a task, not 8); adac_async_scan
 	                                 * frees them once the chains are built */
+	uint32_t *task_chains;          /* by task: the chain it owns (m_stateObject head, or a running
+	                                 * chain's CurrentTask), ADAC_SCAN_NONE if none; set by
+	                                 * adac_async_scan_chains, freed with the task links */
 	struct adac_scan_chain *chains; /* RUNNING (chain i runs as running[i]), then TASK (by head
 	                                 * address), then UNOWNED and STALE */
 	size_t chain_count;

@@ -721,10 +721,10 @@ int adac_async_graph_link(const struct adac_async_scan *s, struct adac_async_gra
 		g->chain_node[i] = (uint32_t)(g->node_count - 1);
 	}
 	for (size_t i = 0; i < s->task_count; i++) {
-		const struct adac_scan_task *t = &s->tasks[i];
+		uint32_t chain = s->task_chains[i];
 		g->task_node[i] = ADAC_SCAN_NONE;
-		if (t->chain != ADAC_SCAN_NONE && g->chain_node[t->chain] != ADAC_SCAN_NONE) {
-			g->task_node[i] = g->chain_node[t->chain];
+		if (chain != ADAC_SCAN_NONE && g->chain_node[chain] != ADAC_SCAN_NONE) {
+			g->task_node[i] = g->chain_node[chain];
 			continue;
 		}
 		bool is_box = adac_scan_task_is_box(s, (uint32_t)i);

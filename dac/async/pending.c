@@ -67,17 +67,19 @@ static void task_desc(const struct adac_pending *p, struct adac_runtime *rt, uin
 	if (!addr)
 		return;
 	const struct adac_task_layout *layout;
+	bool known = adac_task_layout(rt, &layout, NULL) == 0;
 	if (i != ADAC_SCAN_NONE) {
-		const struct adac_scan_task *t = &p->scan.tasks[i];
 		d->mt = adac_scan_task_mt(&p->scan, i);
-		d->flags = t->state_flags;
+		d->flags = p->scan.tasks[i].state_flags;
 		d->has_flags = true;
-		d->id = t->task_id;
-	} else if (adac_object_mt(rt, addr, &d->mt, NULL) == 0 && adac_task_layout(rt, &layout, NULL) == 0) {
+	} else if (known && adac_object_mt(rt, addr, &d->mt, NULL) == 0) {
 		d->has_flags = adac_read_u32(rt->t, addr + layout->state_flags_off, &d->flags, NULL) == 0;
-		if (layout->has_task_id && adac_read_u32(rt->t, addr + layout->task_id_off, &d->id, NULL))
-			d->id = 0;
+	} else {
+		known = false;
 	}
+	/* (The scan does not keep it: it is shown only.) */
+	if (known && layout->has_task_id && adac_read_u32(rt->t, addr + layout->task_id_off, &d->id, NULL))
+		d->id = 0;
 	if (d->mt)
 		d->type = adac_type_name(rt, d->mt, 0, NULL);
 }

@@ -147,6 +147,15 @@ static uint64_t stack_awaits(const struct adac_async_scan *s, const struct adac_
 	return adac_async_node_awaits(s, &g->nodes[g->stack_nodes[g->stacks[i].first]]);
 }
 
+/* Where a chain's walk stopped: the record it merged into, cycled back to or was cut at; for a
+ * Next that is no continuation, that Next (the last link's, or the head). */
+static uint64_t end_addr(const struct adac_async_scan *s, const struct adac_scan_chain *c)
+{
+	if (c->end == ADAC_SCAN_END_MISSING)
+		return c->end_record == ADAC_SCAN_NONE ? c->head : adac_scan_cont_next(s, c->end_record);
+	return c->end_record == ADAC_SCAN_NONE ? 0 : s->conts[c->end_record].addr;
+}
+
 static void test_chains(void)
 {
 	struct heap h = {0};
@@ -179,11 +188,11 @@ static void test_chains(void)
 	c = chain_at(&s, 0x200);
 	CHECK(c && c->root == ADAC_ROOT_UNOWNED && owner(&s, c) == 0 && c->links == 2 && c->end == ADAC_SCAN_END_COMPLETE);
 	c = chain_at(&s, 0x300);
-	CHECK(c && c->root == ADAC_ROOT_STALE && c->links == 1 && c->end == ADAC_SCAN_END_MERGED && c->end_addr == 0x110);
+	CHECK(c && c->root == ADAC_ROOT_STALE && c->links == 1 && c->end == ADAC_SCAN_END_MERGED && end_addr(&s, c) == 0x110);
 	c = chain_at(&s, 0x400);
-	CHECK(c && c->root == ADAC_ROOT_UNOWNED && c->links == 2 && c->end == ADAC_SCAN_END_CYCLE && c->end_addr == 0x400);
+	CHECK(c && c->root == ADAC_ROOT_UNOWNED && c->links == 2 && c->end == ADAC_SCAN_END_CYCLE && end_addr(&s, c) == 0x400);
 	c = chain_at(&s, 0x500);
-	CHECK(c && c->root == ADAC_ROOT_TASK && c->links == 1 && c->end == ADAC_SCAN_END_MISSING && c->end_addr == 0xdead0);
+	CHECK(c && c->root == ADAC_ROOT_TASK && c->links == 1 && c->end == ADAC_SCAN_END_MISSING && end_addr(&s, c) == 0xdead0);
 	c = chain_at(&s, 0x600);
 	CHECK(c && c->root == ADAC_ROOT_TASK && c->links == 2 && c->end == ADAC_SCAN_END_CYCLE);
 	CHECK(s.chains[0].root == ADAC_ROOT_TASK); /* task chains before the others */
@@ -206,9 +215,9 @@ static void test_chains(void)
 	CHECK(adac_async_scan_chains(&s, &again) == 0);
 	CHECK_EQ_U64(s.chain_count, 6);
 	c = chain_at(&s, 0x500);
-	CHECK(c && c->end == ADAC_SCAN_END_MISSING && c->end_addr == 0xdead0);
+	CHECK(c && c->end == ADAC_SCAN_END_MISSING && end_addr(&s, c) == 0xdead0);
 	CHECK_EQ_U64(adac_scan_find_cont(&s, 0x105), ADAC_SCAN_NONE);
-	CHECK_EQ_U64(s.tasks[adac_scan_find_task(&s, 0xa300)].chain, ADAC_SCAN_NONE);
+	CHECK_EQ_U64(s.task_chains[adac_scan_find_task(&s, 0xa300)], ADAC_SCAN_NONE);
 
 	/* The graph as `ps` builds it: the awaiters' chains found, the continuation records dropped. */
 	struct adac_async_graph g;
@@ -266,7 +275,7 @@ static void test_running(void)
 	CHECK(s.chains[0].root == ADAC_ROOT_RUNNING);
 	c = chain_at(&s, 0x100);
 	CHECK(c && c->root == ADAC_ROOT_STALE);
-	CHECK_EQ_U64(s.tasks[adac_scan_find_task(&s, 0xa000)].chain, 0);
+	CHECK_EQ_U64(s.task_chains[adac_scan_find_task(&s, 0xa000)], 0);
 	struct adac_async_graph g;
 	struct adac_error err = {0};
 	CHECK(graph_as_ps(&s, &g, &err) == 0);
