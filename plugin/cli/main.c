@@ -538,12 +538,12 @@ int main(int argc, char **argv)
 	}
 	const char *delay = getenv("ASYNCDAC_PROGRESS_DELAY");
 	struct progress progress = {.command = cmd->name, .start = now(),
-	                            .delay = delay && *delay ? strtod(delay, NULL) : PROGRESS_DELAY,
-	                            .stdout_terminal = isatty(STDOUT_FILENO) == 1};
+	                            .delay = delay && *delay ? strtod(delay, NULL) : PROGRESS_DELAY};
 	struct adac_out out = {.write = write_stdout, .ctx = &progress, .vprint = vprint_stdout,
 	                       .progress = isatty(STDERR_FILENO) == 1 ? show_progress : NULL};
 	int saved_stdout = -1;
 	pid_t dot = svg ? svg_start(svg, &saved_stdout) : 0;
+	progress.stdout_terminal = isatty(STDOUT_FILENO) == 1; /* (--svg: dot's pipe) */
 	int rc = dot < 0 ? 0 : adac_command_run(t, ADAC_FRONTEND_CLI, nrest, rest, &out, &err);
 	show_progress(&progress, NULL, 0, 0);
 	fflush(stdout);
