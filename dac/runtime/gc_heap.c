@@ -1276,8 +1276,11 @@ int adac_gc_walk_split(struct adac_runtime *rt, unsigned parts, adac_gc_object_c
 		free(part[k].rep.errors);
 	}
 	r->method_tables = s->mts.used;
-	if (rc == 0 && w.progress)
-		adac_progress(w.progress->out, w.progress->phase, w.total, w.total);
+	if (w.progress) { /* (the report ends with the walk: complete when nothing stopped it) */
+		if (rc == 0)
+			adac_progress(w.progress->out, w.progress->phase, w.total, w.total);
+		adac_progress(w.progress->out, NULL, 0, 0);
+	}
 	if (rc == 0 && !rep && r->error_count) {
 		adac_error_copy(err, &r->errors[0].err);
 		if (r->error_count > 1)

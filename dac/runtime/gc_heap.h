@@ -146,7 +146,7 @@ struct adac_gc_object {
  * adac_gc_heap_bytes, reported on the thread that called the walk (its parts report for all) at
  * each region's start and every ADAC_GC_WALK_PROGRESS_EVERY objects in one; there it also asks
  * whether the user interrupted the command, and then the walk stops every part and fails with
- * ADAC_E_INTERRUPTED. */
+ * ADAC_E_INTERRUPTED. The report ends when the walk returns. */
 struct adac_out;
 struct adac_gc_walk_progress {
 	struct adac_out *out;

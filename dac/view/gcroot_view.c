@@ -173,9 +173,7 @@ static int print_json(struct adac_runtime *rt, const struct adac_gcroot *g, stru
 int adac_gcroot_print(struct adac_runtime *rt, uint64_t obj, bool json, struct adac_out *out, struct adac_error *err)
 {
 	struct adac_gcroot g;
-	int found = adac_gcroot(rt, obj, out, &g, err);
-	adac_progress(out, NULL, 0, 0);
-	if (found)
+	if (adac_gcroot(rt, obj, out, &g, err))
 		return -1;
 	int rc = 0;
 	if (json)

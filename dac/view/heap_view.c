@@ -270,7 +270,6 @@ int adac_heap_print(struct adac_runtime *rt, const struct adac_heap_opts *opt, s
 			break;
 		}
 	}
-	adac_progress(out, NULL, 0, 0);
 	adac_type_filter_free(&d.type);
 	if (rc) {
 		json_decref(d.objects);

@@ -174,7 +174,6 @@ int adac_refs_print(struct adac_runtime *rt, uint64_t obj, struct adac_out *out,
 	struct refs c = {rt, out, 0};
 	struct adac_gc_walk_report rep = {0};
 	int rc = adac_heap_refs(rt, obj, ref_line, &c, out, &rep, err);
-	adac_progress(out, NULL, 0, 0);
 	if (rc == 0) {
 		adac_print(out, "%llu reference%s (heap objects only: statics, handles and stacks are roots, not listed)\n",
 		           (unsigned long long)c.n, c.n == 1 ? "" : "s");

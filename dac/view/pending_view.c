@@ -343,7 +343,6 @@ static int print_completed(const struct adac_pending_list *l, struct adac_out *o
 	struct completed c = {.rt = l->p->rt, .out = out, .json = json};
 	struct adac_gc_walk_report rep;
 	int rc = adac_async_scan_completed(l->p->rt, on_completed, &c, l->out, &rep, err);
-	adac_progress(l->out, NULL, 0, 0);
 	if (rc == 0)
 		adac_gc_walk_report_free(&rep);
 	if (rc == 0 && !json)
