@@ -174,6 +174,8 @@ struct text {
 	char *p;
 	size_t len, cap;
 	bool overflow;
+	unsigned asked;     /* times the command asked whether the user interrupted it */
+	unsigned stop_at;   /* the question answered yes (0: none) */
 };
 
 #define MAX_OUTPUT (64u << 20)
@@ -202,15 +204,27 @@ static void text_write(void *ctx, const char *s, size_t len)
 	t->p[t->len] = '\0';
 }
 
+static bool text_interrupted(void *ctx)
+{
+	struct text *t = ctx;
+	return ++t->asked == t->stop_at;
+}
+
+/* The command once into out; its return code. A failure has a code and a one-line message. */
+static int run_once(struct adac_target *t, int argc, char **argv, struct text *out, struct adac_error *err)
+{
+	struct adac_out sink = {.write = text_write, .ctx = out, .interrupted = text_interrupted};
+	int rc = adac_command_run(t, ADAC_FRONTEND_CLI, argc, argv, &sink, err);
+	if (rc != 0 && (err->code == ADAC_E_OK || err->msg[0] == '\0' || strchr(err->msg, '\n')))
+		__builtin_trap();
+	return rc;
+}
+
 void fuzz_run_command(struct adac_target *t, int argc, char **argv)
 {
 	struct text out = {0};
-	struct adac_out sink = {.write = text_write, .ctx = &out};
 	struct adac_error err = {0};
-	int rc = adac_command_run(t, ADAC_FRONTEND_CLI, argc, argv, &sink, &err);
-	/* A failure has a code and a one-line message. */
-	if (rc != 0 && (err.code == ADAC_E_OK || err.msg[0] == '\0' || strchr(err.msg, '\n')))
-		__builtin_trap();
+	int rc = run_once(t, argc, argv, &out, &err);
 	/* What the command printed is text; with --json a JSON document. */
 	if (out.len && strlen(out.p) != out.len)
 		__builtin_trap();
@@ -227,5 +241,18 @@ void fuzz_run_command(struct adac_target *t, int argc, char **argv)
 	if (getenv("ADAC_FUZZ_SHOW")) /* what a seed does, when making or checking one */
 		fprintf(stderr, "%s%s%s%s\n", out.p ? out.p : "", rc ? "error: " : "", rc ? err.msg : "",
 		        out.overflow ? "(output cut)" : "");
+	/* Interrupted at its middle question, the same command fails with ADAC_E_INTERRUPTED, and
+	 * what it printed is the start of what it printed whole. */
+	if (out.asked) {
+		struct text cut = {.stop_at = out.asked / 2 + 1};
+		struct adac_error cut_err = {0};
+		int cut_rc = run_once(t, argc, argv, &cut, &cut_err);
+		if (cut.asked >= cut.stop_at && (cut_rc == 0 || cut_err.code != ADAC_E_INTERRUPTED))
+			__builtin_trap();
+		if (rc == 0 && !out.overflow && !cut.overflow &&
+		    (cut.len > out.len || (cut.len && memcmp(cut.p, out.p, cut.len) != 0)))
+			__builtin_trap();
+		free(cut.p);
+	}
 	free(out.p);
 }

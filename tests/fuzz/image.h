@@ -50,7 +50,9 @@ void fuzz_image_close(struct fuzz_image *img);
 
 /* Runs one command of the image (or any argv) and checks what every command owes its caller:
  * success, or a failure with a code and a one-line message; JSON output (--json) that parses.
- * With ADAC_FUZZ_SHOW set, prints the output and error to stderr. */
+ * A command that asks whether the user interrupted it (a heap walk, a listing) is run again,
+ * told yes at its middle question: it must fail with ADAC_E_INTERRUPTED, having printed the start
+ * of its whole output. With ADAC_FUZZ_SHOW set, prints the output and error to stderr. */
 void fuzz_run_command(struct adac_target *t, int argc, char **argv);
 
 #endif
