@@ -95,11 +95,13 @@ void adac_runtime_close(struct adac_runtime *rt);
  * cannot give its registers (adac_target_regs), which unwind that frame. */
 int adac_debugger_thread(struct adac_runtime *rt, uint64_t tid, char **json, struct adac_error *err);
 
-/* The pending chains (suspended, on no thread), one thread each:
- *   {"table": [entry without "frame"...], "threads": [{"tid", "name", "frames": [[table index, "0x..", pc]...]}]}
+/* The pending chains (suspended, on no thread), one thread each, the first max_threads of them (0: all):
+ *   {"table": [entry without "frame"...], "more": n, "threads": [{"tid", "name", "frames": [[table index, "0x..", pc]...]}]}
  * tid is the chain's task (else its head Continuation): an address, never an OS thread id; name is
- * "async: <innermost method> [<task status>]". */
-int adac_debugger_chains(struct adac_runtime *rt, char **json, struct adac_error *err);
+ * "async: <innermost method> [<task status>]". n chains past the cap are counted, not shown: a last
+ * thread says so ("async: <n> more pending chains, ...", tid 2^53 - 1), its one frame (pc 0, no
+ * continuation, kind "note") what shows them. */
+int adac_debugger_chains(struct adac_runtime *rt, size_t max_threads, char **json, struct adac_error *err);
 
 /* A variable of the async frame of Continuation `frame` (an awaited local, argument or `this`), or a
  * member or element of it: path is "name", "name.Field", "name[2]", "name.Field[0].Other"...

@@ -470,7 +470,11 @@ static void entries_free(struct entries *t)
 	adac_line_free(&t->table);
 }
 
-int adac_debugger_chains(struct adac_runtime *rt, char **json, struct adac_error *err)
+/* The thread standing for the chains past the cap: its tid is above every address of user space and
+ * every OS thread id, and below 2^53 (an IDE keeps thread ids as JavaScript numbers). */
+#define MORE_TID 0x1fffffffffffffull
+
+int adac_debugger_chains(struct adac_runtime *rt, size_t max_threads, char **json, struct adac_error *err)
 {
 	struct adac_async_scan scan;
 	if (adac_async_scan(rt, NULL, 0, &scan, err))
@@ -479,6 +483,7 @@ int adac_debugger_chains(struct adac_runtime *rt, char **json, struct adac_error
 	struct adac_line threads = {0};
 	struct adac_frame_cache *cache = adac_frame_cache_new();
 	bool failed = !cache;
+	size_t shown = 0, more = 0;
 	adac_line_put(&t.table, "{\"table\":[");
 	for (size_t c = 0; c < scan.chain_count && !failed; c++) {
 		const struct adac_scan_chain *ch = &scan.chains[c];
@@ -491,10 +496,15 @@ int adac_debugger_chains(struct adac_runtime *rt, char **json, struct adac_error
 		size_t mark = threads.len;
 		const struct adac_async_frame *top = NULL;
 		struct pcs pcs = {0};
+		bool full = max_threads && shown == max_threads;
 		for (size_t i = 0; i < v.chain.count && !failed; i++) {
 			const struct adac_async_frame *f = &v.frames[i];
 			if (!adac_async_frame_shown(f))
 				continue;
+			if (full) { /* past the cap: a chain with a frame to show is counted only */
+				top = f;
+				break;
+			}
 			uint32_t id = entry_id(&t, f);
 			failed = id == UINT32_MAX;
 			adac_line_put(&threads, top ? ",[" : threads.len ? ",{\"frames\":[[" : "{\"frames\":[[");
@@ -507,7 +517,10 @@ int adac_debugger_chains(struct adac_runtime *rt, char **json, struct adac_error
 			adac_line_put(&threads, "]");
 		}
 		pcs_free(&pcs);
-		if (top) {
+		if (top && full) {
+			more++;
+		} else if (top) {
+			shown++;
 			const char *status = ch->task_index != ADAC_SCAN_NONE
 			                         ? adac_task_status(scan.tasks[ch->task_index].state_flags)
 			                         : "no task";
@@ -526,7 +539,30 @@ int adac_debugger_chains(struct adac_runtime *rt, char **json, struct adac_error
 	}
 	adac_frame_cache_free(cache);
 	adac_async_scan_free(&scan);
-	adac_line_put(&t.table, "],\"threads\":[");
+	if (more) {
+		/* What was left out is said where it would have been: a thread among the debugger's, its
+		 * one frame telling what to do. */
+		char name[TEXT_MAX], text[TEXT_MAX];
+		snprintf(name, sizeof name, "async: %zu more pending chains, not shown as threads", more);
+		snprintf(text, sizeof text,
+		         "%zu more pending chains are not shown as threads: the first %zu are ('async threads enable "
+		         "--max <n>' changes that; 'async ps --coalesce' groups every chain)",
+		         more, max_threads);
+		adac_line_put(&t.table, t.count ? "," : "");
+		adac_line_put(&t.table, "{\"pc\":0,\"function\":");
+		adac_line_json_str(&t.table, text);
+		adac_line_put(&t.table, ",\"kind\":\"note\",\"artificial\":true}");
+		adac_line_put(&threads, threads.len ? ",{\"frames\":[[" : "{\"frames\":[[");
+		adac_line_u64(&threads, t.count++);
+		adac_line_put(&threads, ",null,0]],\"tid\":");
+		adac_line_u64(&threads, MORE_TID);
+		adac_line_put(&threads, ",\"name\":");
+		adac_line_json_str(&threads, name);
+		adac_line_put(&threads, "}");
+	}
+	adac_line_put(&t.table, "],\"more\":");
+	adac_line_u64(&t.table, more);
+	adac_line_put(&t.table, ",\"threads\":[");
 	adac_line_put_n(&t.table, threads.p ? threads.p : "", threads.len);
 	adac_line_put(&t.table, "]}");
 	adac_line_put_n(&t.table, "", 0);

@@ -8,7 +8,8 @@
  *       {"runtime": true} when the process has a .NET runtime at this stop, else the error saying
  *       why not (the frame provider then leaves its threads to LLDB);
  *   {"op": "chains", "debugger", "target"}
- *       the pending chains as threads (adac_debugger_chains), or none while `async threads` is off;
+ *       the pending chains as threads (adac_debugger_chains, at most `async threads enable --max`),
+ *       or none while `async threads` is off;
  *   {"op": "value", "debugger", "target", "frame": "0x..", "path": "aPair.Id"}
  *       a variable of an async frame (adac_debugger_value); one it types from the symbol file
  *       ("symbol_type", "slot") also gets "module": the path of the loaded symbol file.
@@ -28,6 +29,7 @@
 #include "target_lldb.h"
 
 static bool chain_threads;
+static size_t chain_threads_max = ADAC_LLDB_CHAIN_THREADS_MAX;
 static pthread_mutex_t state_lock = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP;
 
 void adac_lldb_lock(void)
@@ -40,9 +42,15 @@ void adac_lldb_unlock(void)
 	pthread_mutex_unlock(&state_lock);
 }
 
-void adac_lldb_set_chain_threads(bool on)
+void adac_lldb_set_chain_threads(bool on, size_t max_threads)
 {
 	chain_threads = on;
+	chain_threads_max = max_threads;
+}
+
+size_t adac_lldb_chain_threads_max(void)
+{
+	return chain_threads_max;
 }
 
 bool adac_lldb_chain_threads(void)
@@ -221,7 +229,7 @@ static char *handle(json_t *req, struct adac_error *err)
 		adac_lldb_target_building(t, 0, 0);
 	}
 	else if (strcmp(op, "chains") == 0)
-		adac_debugger_chains(rt, &reply, err);
+		adac_debugger_chains(rt, chain_threads_max, &reply, err);
 	else if (strcmp(op, "value") == 0)
 		reply = value_reply(t, rt, req, err);
 	else

@@ -3,6 +3,7 @@
 #define ADAC_LLDB_ADAPTER_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -19,9 +20,13 @@ __attribute__((visibility("default"))) void asyncdac_lldb_free(char *reply);
 void adac_lldb_lock(void);
 void adac_lldb_unlock(void);
 
-/* Whether the OS plugin shows pending chains as threads (`async threads enable`). */
-void adac_lldb_set_chain_threads(bool on);
+/* Whether the OS plugin shows pending chains as threads (`async threads enable`), and at most how
+ * many (0: all; the rest are counted in one more thread). A thread list of 10,000 threads takes
+ * LLDB 22 about 1.4 s; of a million, half a minute and 9 GB. */
+#define ADAC_LLDB_CHAIN_THREADS_MAX 10000u
+void adac_lldb_set_chain_threads(bool on, size_t max_threads);
 bool adac_lldb_chain_threads(void);
+size_t adac_lldb_chain_threads_max(void);
 
 #ifdef __cplusplus
 }

@@ -4,6 +4,8 @@
 #include "commands.h"
 
 #include <ctype.h>
+#include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -137,15 +139,43 @@ int adac_lldb_bt(struct adac_lldb_cmd *cmd, char **args)
 	return rc;
 }
 
+/* `enable`'s --max: a count, 0 for no cap. */
+static bool parse_max(const char *v, size_t *max)
+{
+	char *end;
+	if (!v || !isdigit((unsigned char)v[0]))
+		return false;
+	errno = 0;
+	unsigned long long n = strtoull(v, &end, 10);
+	if (errno || *end || n > SIZE_MAX)
+		return false;
+	*max = (size_t)n;
+	return true;
+}
+
 int adac_lldb_threads(struct adac_lldb_cmd *cmd, char **args)
 {
-	bool on;
-	if (args && args[0] && !args[1] && strcmp(args[0], "enable") == 0) {
+	bool on = false, usage = !args || !args[0];
+	size_t max = ADAC_LLDB_CHAIN_THREADS_MAX;
+	if (!usage && strcmp(args[0], "enable") == 0) {
 		on = true;
-	} else if (args && args[0] && !args[1] && strcmp(args[0], "disable") == 0) {
-		on = false;
-	} else {
-		adac_lldb_cmd_error(cmd, "usage: async threads enable | disable");
+		if (args[1] && (strcmp(args[1], "--max") == 0 || strcmp(args[1], "-m") == 0)) {
+			if (!parse_max(args[2], &max)) {
+				char msg[256];
+				snprintf(msg, sizeof msg, "invalid value '%.64s' for option --max of 'async threads enable': "
+				         "a number of threads (0: every chain)", args[2] ? args[2] : "");
+				adac_lldb_cmd_error(cmd, msg);
+				return -1;
+			}
+			usage = args[3] != NULL;
+		} else {
+			usage = args[1] != NULL;
+		}
+	} else if (!usage) {
+		usage = strcmp(args[0], "disable") != 0 || args[1];
+	}
+	if (usage) {
+		adac_lldb_cmd_error(cmd, "usage: async threads enable [--max <n>] | disable");
 		return -1;
 	}
 	/* The threads come from asyncdac's OS plugin (asyncdac_lldb.py), which LLDB asks for a process's
@@ -160,8 +190,8 @@ int adac_lldb_threads(struct adac_lldb_cmd *cmd, char **args)
 		                           : "asyncdac's Python adapter is not loaded: it cannot add threads");
 		return -1;
 	}
-	bool changed = adac_lldb_chain_threads() != on;
-	adac_lldb_set_chain_threads(on);
+	bool changed = adac_lldb_chain_threads() != on || (on && adac_lldb_chain_threads_max() != max);
+	adac_lldb_set_chain_threads(on, on ? max : adac_lldb_chain_threads_max());
 	uint64_t id;
 	if (changed && adac_lldb_cmd_process_state(cmd, &id) != ADAC_LLDB_NO_PROCESS) {
 		static const char note[] =

@@ -267,6 +267,10 @@ def check_break():
 
 # ---- pending chains as threads ----------------------------------------------------------------
 
+# The tid of the thread counting the chains past `async threads enable --max` (2^53 - 1).
+MORE_TID = 9007199254740991
+
+
 def chain_threads(out):
     """{tid: name} of the threads asyncdac added, from `thread list`."""
     return {int(m.group(1)): m.group(2)
@@ -403,7 +407,34 @@ def check_fanout(setup):
                         "[WaitingForActivation]": 7000,
                         "async: AsyncdacSamples.FanoutApp.BetaLeaf(Int32, System.Threading.Tasks.Task) "
                         "[WaitingForActivation]": 3000},
-               "10,000 chain threads by name")
+               "10,000 chain threads by name (the default cap: every one)")
+    # A lower cap: the first chains (of the same listing) are threads, one more thread counts the
+    # rest, and its one frame says what shows them.
+    first = list(chain_threads(out).items())[:2500]
+    more = "async: 7500 more pending chains, not shown as threads"
+    rc, out, err = t.lldb(setup + ["thread list", f"thread select -t {MORE_TID}", "thread backtrace", "v x"],
+                          pre=QUIET + ["async threads enable --max 2500"], timeout=600)
+    t.check_eq(rc, 1, "lldb with --max 2500: exit code (v on the note's frame fails)")
+    got = list(chain_threads(section(out, "thread list")).items())
+    t.check(got == first + [(MORE_TID, more)],
+            f"--max 2500: {len(got)} chain threads, expected the first 2,500 of the 10,000 and then the one "
+            f"counting the rest; last two: {got[-2:]}")
+    frames = frames_of(raw_section(out, "thread backtrace"), selected_index(out, f"thread select -t {MORE_TID}"))
+    t.check_eq([(pc, text) for _, pc, text in frames],
+               [(0, "7500 more pending chains are not shown as threads: the first 2500 are ('async threads enable "
+                    "--max <n>' changes that; 'async ps --coalesce' groups every chain) [synthetic] [artificial]")],
+               "--max 2500: the counting thread's one frame")
+    t.check_eq(b.LLDB_NOISE.sub("", err), "error: asyncdac has no variables for this frame\n",
+               "--max 2500: v on the note's frame")
+    # --max 0: every chain; a bad value is refused and changes nothing.
+    for args, want in (("--max 0", (0, "")),
+                       ("--max -3", (1, "error: invalid value '-3' for option --max of 'async threads enable': "
+                                        "a number of threads (0: every chain)\n")),
+                       ("--max", (1, "error: invalid value '' for option --max of 'async threads enable': "
+                                     "a number of threads (0: every chain)\n")),
+                       ("--max 5 x", (1, "error: usage: async threads enable [--max <n>] | disable\n"))):
+        rc, out, err = t.lldb(["async threads enable " + args], pre=QUIET)
+        t.check_eq((rc, b.LLDB_NOISE.sub("", err)), want, f"async threads enable {args}")
 
 
 def main():
