@@ -100,8 +100,11 @@ int adac_debugger_thread(struct adac_runtime *rt, uint64_t tid, char **json, str
  * tid is the chain's task (else its head Continuation): an address, never an OS thread id; name is
  * "async: <innermost method> [<task status>]". n chains past the cap are counted, not shown: a last
  * thread says so ("async: <n> more pending chains, ...", tid 2^53 - 1), its one frame (pc 0, no
- * continuation, kind "note") what shows them. */
-int adac_debugger_chains(struct adac_runtime *rt, size_t max_threads, char **json, struct adac_error *err);
+ * continuation, kind "note") what shows them. Progress goes to out ("scanning the heap", "resolving
+ * frames"; out may be NULL); it is not asked whether the user interrupted: a stop's threads are not
+ * a command. */
+int adac_debugger_chains(struct adac_runtime *rt, size_t max_threads, struct adac_out *out, char **json,
+                         struct adac_error *err);
 
 /* A variable of the async frame of Continuation `frame` (an awaited local, argument or `this`), or a
  * member or element of it: path is "name", "name.Field", "name[2]", "name.Field[0].Other"...

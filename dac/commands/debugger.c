@@ -21,6 +21,7 @@
 #include "base/json.h"
 #include "base/limits.h"
 #include "base/line.h"
+#include "base/output.h"
 #include "code/debuginfo.h"
 #include "code/execution_manager.h"
 #include "metadata/pdb.h"
@@ -474,10 +475,11 @@ static void entries_free(struct entries *t)
  * every OS thread id, and below 2^53 (an IDE keeps thread ids as JavaScript numbers). */
 #define MORE_TID 0x1fffffffffffffull
 
-int adac_debugger_chains(struct adac_runtime *rt, size_t max_threads, char **json, struct adac_error *err)
+int adac_debugger_chains(struct adac_runtime *rt, size_t max_threads, struct adac_out *out, char **json,
+                         struct adac_error *err)
 {
 	struct adac_async_scan scan;
-	if (adac_async_scan(rt, NULL, 0, &scan, err))
+	if (adac_async_scan(rt, out, 0, &scan, err))
 		return -1;
 	struct entries t = {0};
 	struct adac_line threads = {0};
@@ -487,6 +489,8 @@ int adac_debugger_chains(struct adac_runtime *rt, size_t max_threads, char **jso
 	adac_line_put(&t.table, "{\"table\":[");
 	for (size_t c = 0; c < scan.chain_count && !failed; c++) {
 		const struct adac_scan_chain *ch = &scan.chains[c];
+		if (c % 1024 == 0)
+			adac_progress(out, "resolving frames", c, scan.chain_count);
 		/* Running chains are on their threads; stale ones were left behind by a chain that resumed. */
 		if (ch->root == ADAC_ROOT_RUNNING || ch->root == ADAC_ROOT_STALE)
 			continue;
@@ -537,6 +541,7 @@ int adac_debugger_chains(struct adac_runtime *rt, size_t max_threads, char **jso
 		}
 		adac_resolved_chain_free(&v);
 	}
+	adac_progress(out, NULL, 0, 0);
 	adac_frame_cache_free(cache);
 	adac_async_scan_free(&scan);
 	if (more) {

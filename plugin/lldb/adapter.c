@@ -24,6 +24,7 @@
 
 #include "asyncdac.h"
 #include "help.h"
+#include "reports.h"
 #include "shim.h"
 #include "shim_symbols.h"
 #include "target_lldb.h"
@@ -200,6 +201,23 @@ static char *complete_reply(json_t *req, struct adac_error *err)
 	return reply;
 }
 
+static void show_progress(void *ctx, const char *phase, uint64_t done, uint64_t total)
+{
+	adac_lldb_reports_show(ctx, phase, done, total);
+}
+
+/* The pending chains as threads, the scan's progress reported to the debugger (a million chains
+ * take a second or more, at each stop). */
+static char *chains_reply(struct adac_runtime *rt, uint64_t debugger, struct adac_error *err)
+{
+	struct adac_lldb_reports reports = {.progress = adac_lldb_progress_new(debugger), .details = "async threads"};
+	struct adac_out out = {.ctx = &reports, .progress = show_progress};
+	char *reply = NULL;
+	adac_debugger_chains(rt, chain_threads_max, &out, &reply, err);
+	adac_lldb_progress_free(reports.progress);
+	return reply;
+}
+
 static char *handle(json_t *req, struct adac_error *err)
 {
 	const char *op = json_string_value(json_object_get(req, "op"));
@@ -229,7 +247,7 @@ static char *handle(json_t *req, struct adac_error *err)
 		adac_lldb_target_building(t, 0, 0);
 	}
 	else if (strcmp(op, "chains") == 0)
-		adac_debugger_chains(rt, chain_threads_max, &reply, err);
+		reply = chains_reply(rt, u64(json_object_get(req, "debugger")), err);
 	else if (strcmp(op, "value") == 0)
 		reply = value_reply(t, rt, req, err);
 	else

@@ -12,17 +12,14 @@
 
 #include "adapter.h"
 #include "asyncdac.h"
+#include "reports.h"
 #include "shim.h"
 #include "target_lldb.h"
 
-/* A command's sink: its result, and its progress as LLDB shows it: a report per phase
- * ("Scanning the heap", details "async ps"), updated when its percentage changes (progress
- * points come far more often: each LLDB update is an event to its listeners). */
+/* A command's sink: its result, and its progress as LLDB reports (reports.h). */
 struct sink {
 	struct adac_lldb_cmd *cmd;
-	char details[64];
-	char phase[64];      /* the phase shown, "" when none */
-	unsigned percent;
+	struct adac_lldb_reports reports;
 };
 
 static void write_result(void *ctx, const char *text, size_t len)
@@ -34,19 +31,7 @@ static void write_result(void *ctx, const char *text, size_t len)
 static void show_progress(void *ctx, const char *phase, uint64_t done, uint64_t total)
 {
 	struct sink *s = ctx;
-	unsigned percent = total ? (unsigned)(done * 100 / total) : 0;
-	if (phase && strcmp(phase, s->phase) == 0 && percent == s->percent && done < total)
-		return;
-	snprintf(s->phase, sizeof s->phase, "%s", phase ? phase : "");
-	s->percent = percent;
-	if (!phase) {
-		adac_lldb_cmd_progress(s->cmd, NULL, NULL, 0, 0);
-		return;
-	}
-	char title[sizeof s->phase];
-	snprintf(title, sizeof title, "%s", phase);
-	title[0] = (char)toupper((unsigned char)title[0]);
-	adac_lldb_cmd_progress(s->cmd, title, s->details, done, total);
+	adac_lldb_reports_show(&s->reports, phase, done, total);
 }
 
 static bool interrupted(void *ctx)
@@ -80,8 +65,8 @@ int adac_lldb_async(struct adac_lldb_cmd *cmd, const char *name, char **args)
 	argv[0] = (char *)name;
 	for (size_t i = 0; i < nargs; i++)
 		argv[i + 1] = args[i];
-	struct sink sink = {.cmd = cmd};
-	snprintf(sink.details, sizeof sink.details, "async %s", name);
+	struct sink sink = {.cmd = cmd, .reports.progress = adac_lldb_cmd_progress(cmd)};
+	snprintf(sink.reports.details, sizeof sink.reports.details, "async %s", name);
 	struct adac_out out = {.write = write_result, .ctx = &sink, .progress = show_progress, .interrupted = interrupted};
 	int rc = adac_command_run(t, ADAC_FRONTEND_LLDB, (int)nargs + 1, argv, &out, &err);
 	show_progress(&sink, NULL, 0, 0);

@@ -7,6 +7,7 @@
 #include <cinttypes>
 #include <cstdlib>
 #include <cstring>
+#include <new>
 #include <string>
 
 #include "shim.h"
@@ -188,26 +189,44 @@ void adac_lldb_cmd_write(adac_lldb_cmd *cmd, const char *text, size_t len)
 	}
 }
 
-void adac_lldb_cmd_progress(adac_lldb_cmd *cmd, const char *title, const char *details, uint64_t done,
-                            uint64_t total)
+adac_lldb_progress *adac_lldb_cmd_progress(adac_lldb_cmd *cmd)
 {
-	if (cmd->progress && (!title || cmd->progress_title != title || cmd->progress_total != total)) {
-		cmd->progress->Finalize();
-		cmd->progress.reset();
+	return &cmd->progress;
+}
+
+adac_lldb_progress *adac_lldb_progress_new(uint64_t debugger_id)
+{
+	lldb::SBDebugger debugger = lldb::SBDebugger::FindDebuggerWithID((int)debugger_id);
+	if (!debugger.IsValid())
+		return nullptr;
+	return new (std::nothrow) adac_lldb_progress{debugger};
+}
+
+void adac_lldb_progress_show(adac_lldb_progress *p, const char *title, const char *details, uint64_t done,
+                             uint64_t total)
+{
+	if (p->report && (!title || p->title != title || p->total != total)) {
+		p->report->Finalize();
+		p->report.reset();
 	}
 	if (!title)
 		return;
-	if (!cmd->progress) {
-		cmd->progress = total ? std::make_unique<lldb::SBProgress>(title, details, total, cmd->debugger)
-		                      : std::make_unique<lldb::SBProgress>(title, details, cmd->debugger);
-		cmd->progress_title = title;
-		cmd->progress_total = total;
-		cmd->progress_done = 0;
+	if (!p->report) {
+		p->report = total ? std::make_unique<lldb::SBProgress>(title, details, total, p->debugger)
+		                  : std::make_unique<lldb::SBProgress>(title, details, p->debugger);
+		p->title = title;
+		p->total = total;
+		p->done = 0;
 	}
-	if (done > cmd->progress_done) {
-		cmd->progress->Increment(done - cmd->progress_done);
-		cmd->progress_done = done;
+	if (done > p->done) {
+		p->report->Increment(done - p->done);
+		p->done = done;
 	}
+}
+
+void adac_lldb_progress_free(adac_lldb_progress *p)
+{
+	delete p;  // (an SBProgress destroyed ends its report)
 }
 
 bool adac_lldb_cmd_interrupted(adac_lldb_cmd *cmd)

@@ -26,12 +26,8 @@ void adac_lldb_cmd_write(struct adac_lldb_cmd *cmd, const char *text, size_t len
  * exits non-zero. */
 void adac_lldb_cmd_error(struct adac_lldb_cmd *cmd, const char *msg);
 
-/* Shows how far the command is through LLDB's progress reports (its statusline; an IDE's
- * progress through lldb-dap): title ("Scanning the heap") with details (the command), done of
- * total units (total 0: unknown). A new title or total starts a new report and ends the last;
- * title NULL ends it (so does the end of the command). */
-void adac_lldb_cmd_progress(struct adac_lldb_cmd *cmd, const char *title, const char *details, uint64_t done,
-                            uint64_t total);
+/* The command's progress reports (ended with the command). */
+struct adac_lldb_progress *adac_lldb_cmd_progress(struct adac_lldb_cmd *cmd);
 
 /* The user asked the command to stop: Ctrl-C in lldb, an IDE's cancel through lldb-dap, an SB
  * client's SBDebugger::RequestInterrupt. Call on the command's thread. */
@@ -47,6 +43,23 @@ size_t adac_lldb_cmd_setting(struct adac_lldb_cmd *cmd, const char *name, char *
 /* The strings of a list setting ("target.debug-file-search-paths"), each followed by a newline,
  * in a new string (caller frees); "" when the list is empty, NULL when there is no such setting. */
 char *adac_lldb_cmd_setting_list(struct adac_lldb_cmd *cmd, const char *setting);
+
+/* ---- LLDB progress reports (its statusline; an IDE's progress through lldb-dap) ---- */
+
+struct adac_lldb_progress;
+
+/* Reports of debugger `id` (SBDebugger::GetID) for work that is no command (the threads of a
+ * stop); NULL when there is no such debugger or memory runs out. */
+struct adac_lldb_progress *adac_lldb_progress_new(uint64_t debugger_id);
+
+/* Shows how far the work is: title ("Scanning the heap") with details (the command), done of total
+ * units (total 0: unknown). A new title or total starts a new report and ends the last; title NULL
+ * ends it. */
+void adac_lldb_progress_show(struct adac_lldb_progress *p, const char *title, const char *details, uint64_t done,
+                             uint64_t total);
+
+/* Ends its report; p from adac_lldb_progress_new. */
+void adac_lldb_progress_free(struct adac_lldb_progress *p);
 
 /* ---- the process of the debugger's selected target ---- */
 

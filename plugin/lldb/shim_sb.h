@@ -8,14 +8,19 @@
 #include <memory>
 #include <string>
 
+// A debugger's progress report, if one was made (ends with this), its title, total and the units
+// reported so far.
+struct adac_lldb_progress {
+	lldb::SBDebugger debugger;
+	std::unique_ptr<lldb::SBProgress> report = nullptr;
+	std::string title = {};
+	uint64_t total = 0, done = 0;
+};
+
 struct adac_lldb_cmd {
 	lldb::SBDebugger debugger;
 	lldb::SBCommandReturnObject *result;
-	// The command's progress report, if it made one (ends with the command), its title, total
-	// and the units reported so far.
-	std::unique_ptr<lldb::SBProgress> progress = nullptr;
-	std::string progress_title = {};
-	uint64_t progress_total = 0, progress_done = 0;
+	adac_lldb_progress progress = {debugger};  // the command's (ends with it)
 };
 
 struct adac_lldb_process {

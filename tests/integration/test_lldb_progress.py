@@ -10,6 +10,8 @@ Checked, exactly:
     "Resolving frames" counts the stacks (listed, and without frames, from the summary line);
     `async ps --completed` then "Finding completed tasks", and `async dumpheap` (--stat, --short),
     `async refs` and `async gcroot` of an object "Walking the heap", so, over the scan's bytes;
+  - after `async threads enable`, the stop's threads (the OS plugin's scan, no command) report
+    "Scanning the heap" over the same bytes, then "Resolving frames", details "async threads";
   - a command interrupted (a listener asks on its first report of a phase) fails with "error:
     interrupted", what it printed being the start of its whole output: `async ps --stats` in its
     heap scan prints nothing, `async ps` while it resolves frames whole stacks, `async dumpheap
@@ -40,15 +42,16 @@ ATTEMPTS = 20
 
 
 class Session:
-    def __init__(self, core):
+    def __init__(self, core, pre=()):
         self.dbg = lldb.SBDebugger.Create(False)
         self.ci = self.dbg.GetCommandInterpreter()
         self.listener = lldb.SBListener("asyncdac-test")
         self.dbg.GetBroadcaster().AddListener(self.listener, PROGRESS_BITS)
-        for c in (f"plugin load {t.PLUGIN}", f"target create --core {core}"):
+        for c in (f"plugin load {t.PLUGIN}", *pre, f"target create --core {core}"):
             ok, out, err = self.run(c)
             t.check(ok, f"{c}: {err}")
-        self.events()
+        if not pre:
+            self.events()
 
     def run(self, command):
         r = lldb.SBCommandReturnObject()
@@ -83,8 +86,17 @@ def reports_of(s, command, want):
     [total per report])."""
     ok, out, err = s.run(command)
     t.check(ok and err == "", f"{command}: {err}")
+    return out, check_reports(s, command, want)
+
+
+def check_reports(s, what, want):
+    """Checks the progress reports so far as reports_of does (asyncdac's: LLDB's own, such as its
+    symbol loading, are left out): [total per report]."""
+    command = what
     reports = {}
     for pid, title, details, completed, total in s.events():
+        if not details.startswith("async "):
+            continue
         reports.setdefault(pid, []).append((title, details, completed, total))
     t.check_eq([(r[0][0], r[0][1]) for r in reports.values()], want, f"{command}: its progress reports (title, details)")
     for r in reports.values():
@@ -94,10 +106,11 @@ def reports_of(s, command, want):
         t.check(done == sorted(done), f"{command}: {title}: completed never goes back: {done}")
         t.check_eq(done[-1], total, f"{command}: {title}: ends complete")
         t.check(total > 0, f"{command}: {title}: has a total")
-    return out, [r[0][3] for r in reports.values()]
+    return [r[0][3] for r in reports.values()]
 
 
 def check_progress(s):
+    """The reports of each command: the heap's bytes (the scan's total)."""
     out, totals = reports_of(s, "async ps --stats", [("Scanning the heap", "async ps"), ("Resolving frames", "async ps")])
     m = re.search(r"^(\d+) chains listed;.* (\d+) without frames\.$", out, re.M)
     t.check(m is not None, f"async ps --stats: no summary line in:\n{out}")
@@ -116,6 +129,19 @@ def check_progress(s):
     for command in (f"async refs {first}", f"async gcroot {first}"):
         _, walked = reports_of(s, command, [("Walking the heap", command.split()[0] + " " + command.split()[1])])
         t.check_eq(walked, [heap], f"{command}: the heap's bytes")
+    return heap
+
+
+def check_threads(core, heap):
+    """The chains as threads (`async threads enable`): LLDB asks the OS plugin for a stop's threads,
+    and its scan reports as a command's would, details "async threads"."""
+    s = Session(core, pre=["async threads enable"])
+    threads = s.dbg.GetSelectedTarget().GetProcess().GetNumThreads()
+    t.check(threads > 10000, f"async threads enable: {threads} threads, expected the 10,000 chains' and the process's")
+    totals = check_reports(s, "the threads of the core's stop",
+                           [("Scanning the heap", "async threads"), ("Resolving frames", "async threads")])
+    t.check_eq(totals[:1], [heap], "async threads: the scan covers the heap's bytes, as async ps's does")
+    lldb.SBDebugger.Destroy(s.dbg)
 
 
 def interrupted_run(s, command, whole, phase):
@@ -200,7 +226,8 @@ def main():
     tmp = t.tmpdir()
     core = b.sample_core("fanout", "Debug", tmp)
     s = Session(core)
-    check_progress(s)
+    heap = check_progress(s)
+    check_threads(core, heap)
     ok, stats, err = s.run("async ps --stats")
     t.check(ok and err == "", f"async ps --stats: {err}")
     cut = interrupted_run(s, "async ps --stats", stats, "Scanning the heap")
