@@ -14,6 +14,8 @@ Checked, exactly:
     equal to `thread backtrace`'s, same order and pcs), the async frames right after the dispatch
     loop, the loop and resume stub presented "subtle" (LLDB: artificial);
   - stackTrace of a chain thread: the chain's frames (C -> B -> A), each with its own id;
+  - (core) with `async threads enable --max 2` on the mixed sample's 5 chains: 2 chain threads, then
+    "async: 3 more pending chains, not shown as threads" (id 2^53 - 1), its one frame the note;
   - evaluate on an async frame (watch, hover and repl contexts) gives the awaited local's value;
     with the plugin's symbol file loaded (stopCommands), structs, objects, enums and arrays of
     references typed from it, their fields and elements as the value's variables.
@@ -38,10 +40,10 @@ LLDB_DAP = os.environ.get("ADAC_LLDB_DAP") or os.path.join(
 INIT = [f"plugin load {t.PLUGIN}", "async threads enable"]
 
 
-def session(target, stop=()):
+def session(target, stop=(), init=INIT):
     dap = DapClient([LLDB_DAP], timeout=120)
     dap.initialize()
-    args = {"initCommands": INIT}
+    args = {"initCommands": init}
     if stop:
         args["stopCommands"] = list(stop)
     if "core" in target:
@@ -203,13 +205,38 @@ def check_nested(target):
         dap.close()
 
 
+def check_capped(target):
+    """`async threads enable --max 2` on the mixed sample's 5 chains: 2 chain threads, then one
+    counting the other 3, whose one frame says what shows them."""
+    dap = session(target, init=[f"plugin load {t.PLUGIN}", "async threads enable --max 2"])
+    try:
+        chains = [th for th in dap.threads() if th["name"].startswith("async: ")]
+        t.check_eq([th["name"] for th in chains[2:]], ["async: 3 more pending chains, not shown as threads"],
+                   "lldb-dap's threads after the first two chains")
+        t.check_eq([th["id"] for th in chains[2:]], [2**53 - 1], "its thread id (exact as a JavaScript number)")
+        t.check(all(re.fullmatch(r"async: AsyncdacSamples\.\S+\(.*\) \[WaitingForActivation\]", th["name"])
+                    for th in chains[:2]), f"the first two chain threads: {[th['name'] for th in chains[:2]]}")
+        if len(chains) != 3:
+            return
+        frames = dap.stack(chains[2]["id"])
+        t.check_eq([f["name"] for f in frames],
+                   ["3 more pending chains are not shown as threads: the first 2 are ('async threads enable --max <n>' "
+                    "changes that; 'async ps --coalesce' groups every chain)"], "the counting thread's one frame")
+        r = dap.evaluate("x", frames[0]["id"], "watch") if frames else {}
+        t.check(not r.get("success"), f"evaluate on the counting thread's frame fails: {r}")
+    except DapError as e:
+        t.fail(f"lldb-dap: {e}\n{dap.dump()}")
+    finally:
+        dap.close()
+
+
 def main():
     mode = sys.argv[1] if len(sys.argv) > 1 else "core"
     if mode == "step":
         check_step()
         t.finish()
     tmp = t.tmpdir()
-    for scenario in ("running", "nested"):
+    for scenario in ("running", "nested") + (("mixed",) if mode == "core" else ()):
         s = b.sample(scenario, "Debug")
         try:
             if mode == "core":
@@ -221,8 +248,10 @@ def main():
                 target = {"pid": s.pid}
             if scenario == "running":
                 check_running(target, s.tid)
-            else:
+            elif scenario == "nested":
                 check_nested(target)
+            else:
+                check_capped(target)
         finally:
             s.kill()
     t.finish()
