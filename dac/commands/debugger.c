@@ -19,6 +19,8 @@
 #include "async/dispatcher.h"
 #include "async/task.h"
 #include "base/json.h"
+#include "base/grow.h"
+#include "base/labels.h"
 #include "base/limits.h"
 #include "base/line.h"
 #include "base/output.h"
@@ -475,110 +477,193 @@ static void entries_free(struct entries *t)
  * every OS thread id, and below 2^53 (an IDE keeps thread ids as JavaScript numbers). */
 #define MORE_TID 0x1fffffffffffffull
 
+/* The chains made threads: their frames' entries (each once) and the threads' text. */
+struct chain_threads {
+	struct adac_async_scan scan;
+	struct adac_frame_cache *cache;
+	struct entries t;
+	struct adac_line threads;
+	size_t shown;
+	bool failed;
+};
+
+static const char *chain_status(const struct adac_async_scan *scan, const struct adac_scan_chain *ch)
+{
+	return ch->task_index != ADAC_SCAN_NONE ? adac_task_status(scan->tasks[ch->task_index].state_flags) : "no task";
+}
+
+/* Chain c (resolved in v) as a thread, appended to ct->threads; with shape, its stack's text instead
+ * (its task's status, its frames' pcs): what tells distinct stacks apart. false when it shows no
+ * frame. Running chains are on their threads, stale ones were left behind by a chain that resumed:
+ * neither is a thread. */
+static bool chain_thread(struct chain_threads *ct, size_t c, const struct adac_resolved_chain *v,
+                         struct adac_line *shape)
+{
+	const struct adac_scan_chain *ch = &ct->scan.chains[c];
+	struct adac_line *b = shape ? shape : &ct->threads;
+	size_t mark = b->len;
+	const struct adac_async_frame *top = NULL;
+	struct pcs pcs = {0};
+	if (shape)
+		adac_line_put(shape, chain_status(&ct->scan, ch));
+	for (size_t i = 0; i < v->chain.count && !ct->failed; i++) {
+		const struct adac_async_frame *f = &v->frames[i];
+		if (!adac_async_frame_shown(f))
+			continue;
+		if (shape) {  /* (a frame's pc is its entry: entry_id's key follows from it) */
+			adac_line_put(shape, ",");
+			adac_line_u64(shape, async_pc(f));
+			top = f;
+			continue;
+		}
+		uint32_t id = entry_id(&ct->t, f);
+		ct->failed = id == UINT32_MAX;
+		adac_line_put(b, top ? ",[" : b->len ? ",{\"frames\":[[" : "{\"frames\":[[");
+		top = top ? top : f;
+		adac_line_u64(b, id);
+		adac_line_put(b, ",\"");
+		adac_line_addr(b, f->cont.addr);
+		adac_line_put(b, "\",");
+		adac_line_u64(b, unique_pc(&pcs, async_pc(f)));
+		adac_line_put(b, "]");
+	}
+	pcs_free(&pcs);
+	if (!top || shape) {
+		if (!top)
+			b->len = mark;
+		return top != NULL;
+	}
+	char name[TEXT_MAX];
+	thread_name(top, chain_status(&ct->scan, ch), name, sizeof name);
+	uint64_t task = adac_scan_chain_task(&ct->scan, (uint32_t)c);
+	adac_line_put(b, "],\"tid\":");
+	adac_line_u64(b, task ? task : ch->head);
+	adac_line_put(b, ",\"name\":");
+	adac_line_json_str(b, name);
+	adac_line_put(b, "}");
+	ct->shown++;
+	return true;
+}
+
+/* Chain c resolved into v; false when it is no thread's (running, stale, unreadable). */
+static bool resolve_chain(struct chain_threads *ct, size_t c, struct adac_runtime *rt, struct adac_resolved_chain *v)
+{
+	const struct adac_scan_chain *ch = &ct->scan.chains[c];
+	if (ch->root == ADAC_ROOT_RUNNING || ch->root == ADAC_ROOT_STALE)
+		return false;
+	return adac_resolved_chain_build(rt, ch->head, ADAC_MAX_CHAIN_DEPTH, ct->cache, v, NULL) == 0;
+}
+
+/* What was left out, said where it would have been: a thread among the debugger's, its one frame
+ * telling what to do. */
+static void more_thread(struct chain_threads *ct, size_t more, size_t max_threads, size_t stacks)
+{
+	char name[TEXT_MAX], text[TEXT_MAX], which[128];
+	if (stacks <= max_threads)
+		snprintf(which, sizeof which, "one of each of the %zu distinct stacks among them", stacks);
+	else
+		snprintf(which, sizeof which, "one of each of the first %zu of the %zu distinct stacks", max_threads, stacks);
+	snprintf(name, sizeof name, "async: %zu more pending chains, not shown as threads", more);
+	snprintf(text, sizeof text,
+	         "%zu more pending chains are not shown as threads: %zu are, %s ('async threads enable --max <n>' "
+	         "changes that; 'async ps --coalesce' groups every chain)",
+	         more, max_threads, which);
+	struct entries *t = &ct->t;
+	adac_line_put(&t->table, t->count ? "," : "");
+	adac_line_put(&t->table, "{\"pc\":0,\"function\":");
+	adac_line_json_str(&t->table, text);
+	adac_line_put(&t->table, ",\"kind\":\"note\",\"artificial\":true}");
+	struct adac_line *b = &ct->threads;
+	adac_line_put(b, b->len ? ",{\"frames\":[[" : "{\"frames\":[[");
+	adac_line_u64(b, t->count++);
+	adac_line_put(b, ",null,0]],\"tid\":");
+	adac_line_u64(b, MORE_TID);
+	adac_line_put(b, ",\"name\":");
+	adac_line_json_str(b, name);
+	adac_line_put(b, "}");
+}
+
 int adac_debugger_chains(struct adac_runtime *rt, size_t max_threads, struct adac_out *out, char **json,
                          struct adac_error *err)
 {
-	struct adac_async_scan scan;
-	if (adac_async_scan(rt, out, 0, &scan, err))
+	struct chain_threads ct = {0};
+	if (adac_async_scan(rt, out, 0, &ct.scan, err))
 		return -1;
-	struct entries t = {0};
-	struct adac_line threads = {0};
-	struct adac_frame_cache *cache = adac_frame_cache_new();
-	bool failed = !cache;
-	size_t shown = 0, more = 0;
-	adac_line_put(&t.table, "{\"table\":[");
-	for (size_t c = 0; c < scan.chain_count && !failed; c++) {
-		const struct adac_scan_chain *ch = &scan.chains[c];
+	ct.cache = adac_frame_cache_new();
+	ct.failed = !ct.cache;
+	adac_line_put(&ct.t.table, "{\"table\":[");
+	/* Every chain with a frame is counted, and the first of each distinct stack kept (reps): past
+	 * the cap those are threads first, so that no stack is left out for being rare. The first
+	 * chains up to the cap are threads meanwhile: when they hold one of each stack, that is all. */
+	struct adac_labels shapes = {0};
+	size_t *reps = NULL, nreps = 0, cap_reps = 0, with_frames = 0, last_shown = 0;
+	struct adac_line shape = {0};
+	for (size_t c = 0; c < ct.scan.chain_count && !ct.failed; c++) {
 		if (c % 1024 == 0)
-			adac_progress(out, "resolving frames", c, scan.chain_count);
-		/* Running chains are on their threads; stale ones were left behind by a chain that resumed. */
-		if (ch->root == ADAC_ROOT_RUNNING || ch->root == ADAC_ROOT_STALE)
-			continue;
+			adac_progress(out, "resolving frames", c, ct.scan.chain_count);
 		struct adac_resolved_chain v;
-		if (adac_resolved_chain_build(rt, ch->head, ADAC_MAX_CHAIN_DEPTH, cache, &v, NULL))
+		if (!resolve_chain(&ct, c, rt, &v))
 			continue;
-		size_t mark = threads.len;
-		const struct adac_async_frame *top = NULL;
-		struct pcs pcs = {0};
-		bool full = max_threads && shown == max_threads;
-		for (size_t i = 0; i < v.chain.count && !failed; i++) {
-			const struct adac_async_frame *f = &v.frames[i];
-			if (!adac_async_frame_shown(f))
-				continue;
-			if (full) { /* past the cap: a chain with a frame to show is counted only */
-				top = f;
-				break;
+		shape.len = 0;
+		if (chain_thread(&ct, c, &v, &shape)) {
+			with_frames++;
+			adac_line_put_n(&shape, "", 0);
+			uint32_t id = shape.nomem ? UINT32_MAX : adac_label_id(&shapes, shape.p);
+			ct.failed = ct.failed || id == UINT32_MAX ||
+			            (id == nreps && adac_grow((void **)&reps, &cap_reps, nreps + 1, sizeof *reps, 64));
+			if (!ct.failed && id == nreps)
+				reps[nreps++] = c;
+			if (!max_threads || ct.shown < max_threads) {
+				chain_thread(&ct, c, &v, NULL);
+				last_shown = c;
 			}
-			uint32_t id = entry_id(&t, f);
-			failed = id == UINT32_MAX;
-			adac_line_put(&threads, top ? ",[" : threads.len ? ",{\"frames\":[[" : "{\"frames\":[[");
-			top = top ? top : f;
-			adac_line_u64(&threads, id);
-			adac_line_put(&threads, ",\"");
-			adac_line_addr(&threads, f->cont.addr);
-			adac_line_put(&threads, "\",");
-			adac_line_u64(&threads, unique_pc(&pcs, async_pc(f)));
-			adac_line_put(&threads, "]");
-		}
-		pcs_free(&pcs);
-		if (top && full) {
-			more++;
-		} else if (top) {
-			shown++;
-			const char *status = ch->task_index != ADAC_SCAN_NONE
-			                         ? adac_task_status(scan.tasks[ch->task_index].state_flags)
-			                         : "no task";
-			char name[TEXT_MAX];
-			thread_name(top, status, name, sizeof name);
-			uint64_t task = adac_scan_chain_task(&scan, (uint32_t)c);
-			adac_line_put(&threads, "],\"tid\":");
-			adac_line_u64(&threads, task ? task : ch->head);
-			adac_line_put(&threads, ",\"name\":");
-			adac_line_json_str(&threads, name);
-			adac_line_put(&threads, "}");
-		} else {
-			threads.len = mark;
 		}
 		adac_resolved_chain_free(&v);
 	}
-	adac_progress(out, NULL, 0, 0);
-	adac_frame_cache_free(cache);
-	adac_async_scan_free(&scan);
-	if (more) {
-		/* What was left out is said where it would have been: a thread among the debugger's, its
-		 * one frame telling what to do. */
-		char name[TEXT_MAX], text[TEXT_MAX];
-		snprintf(name, sizeof name, "async: %zu more pending chains, not shown as threads", more);
-		snprintf(text, sizeof text,
-		         "%zu more pending chains are not shown as threads: the first %zu are ('async threads enable "
-		         "--max <n>' changes that; 'async ps --coalesce' groups every chain)",
-		         more, max_threads);
-		adac_line_put(&t.table, t.count ? "," : "");
-		adac_line_put(&t.table, "{\"pc\":0,\"function\":");
-		adac_line_json_str(&t.table, text);
-		adac_line_put(&t.table, ",\"kind\":\"note\",\"artificial\":true}");
-		adac_line_put(&threads, threads.len ? ",{\"frames\":[[" : "{\"frames\":[[");
-		adac_line_u64(&threads, t.count++);
-		adac_line_put(&threads, ",null,0]],\"tid\":");
-		adac_line_u64(&threads, MORE_TID);
-		adac_line_put(&threads, ",\"name\":");
-		adac_line_json_str(&threads, name);
-		adac_line_put(&threads, "}");
+	adac_line_free(&shape);
+	adac_labels_free(&shapes);
+	size_t more = with_frames - ct.shown;
+	if (more && !ct.failed && nreps && reps[nreps - 1] > last_shown) {
+		/* A stack the first chains do not hold: one chain of each stack (of the first max_threads
+		 * stacks), the first chains besides them up to the cap, in the chains' order. */
+		ct.threads.len = 0;
+		ct.shown = 0;
+		size_t take = nreps < max_threads ? nreps : max_threads, fill = max_threads - take, r = 0;
+		for (size_t c = 0; c < ct.scan.chain_count && !ct.failed && (r < take || fill); c++) {
+			bool rep = r < take && reps[r] == c;
+			if (!rep && !fill)
+				continue;
+			struct adac_resolved_chain v;
+			if (!resolve_chain(&ct, c, rt, &v))
+				continue;
+			if (chain_thread(&ct, c, &v, NULL)) {
+				r += rep;
+				fill -= !rep;
+			}
+			adac_resolved_chain_free(&v);
+		}
 	}
-	adac_line_put(&t.table, "],\"more\":");
-	adac_line_u64(&t.table, more);
-	adac_line_put(&t.table, ",\"threads\":[");
-	adac_line_put_n(&t.table, threads.p ? threads.p : "", threads.len);
-	adac_line_put(&t.table, "]}");
-	adac_line_put_n(&t.table, "", 0);
-	failed = failed || t.table.nomem || threads.nomem;
+	free(reps);
+	adac_progress(out, NULL, 0, 0);
+	adac_frame_cache_free(ct.cache);
+	adac_async_scan_free(&ct.scan);
+	if (more && !ct.failed)
+		more_thread(&ct, more, max_threads, nreps);
+	struct entries *t = &ct.t;
+	adac_line_put(&t->table, "],\"more\":");
+	adac_line_u64(&t->table, more);
+	adac_line_put(&t->table, ",\"threads\":[");
+	adac_line_put_n(&t->table, ct.threads.p ? ct.threads.p : "", ct.threads.len);
+	adac_line_put(&t->table, "]}");
+	adac_line_put_n(&t->table, "", 0);
+	bool failed = ct.failed || t->table.nomem || ct.threads.nomem;
 	if (!failed)
-		t.table.p[t.table.len] = '\0';
-	*json = failed ? NULL : t.table.p;
+		t->table.p[t->table.len] = '\0';
+	*json = failed ? NULL : t->table.p;
 	if (!failed)
-		t.table.p = NULL;
-	adac_line_free(&threads);
-	entries_free(&t);
+		t->table.p = NULL;
+	adac_line_free(&ct.threads);
+	entries_free(t);
 	if (!*json)
 		return adac_fail(err, ADAC_E_NOMEM, 0, "out of memory");
 	return 0;

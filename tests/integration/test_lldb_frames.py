@@ -36,6 +36,7 @@ the samples' sources and expected.json (await lines, locals):
     LLDB's frames through, having them all unwound); `bt` after the steps has the async frames,
     and prints that thread alone.
 """
+import json
 import os
 import re
 import sys
@@ -397,7 +398,7 @@ def check_deep(setup):
     t.check_eq(section(out, "v depth", 5), "(int) depth = 999\n", "up again: depth")
 
 
-def check_fanout(setup):
+def check_fanout(setup, core):
     out = lldb(setup, ["thread list"], threads=True, timeout=600)
     names = list(chain_threads(out).values())
     counts = {}
@@ -408,24 +409,39 @@ def check_fanout(setup):
                         "async: AsyncdacSamples.FanoutApp.BetaLeaf(Int32, System.Threading.Tasks.Task) "
                         "[WaitingForActivation]": 3000},
                "10,000 chain threads by name (the default cap: every one)")
-    # A lower cap: the first chains (of the same listing) are threads, one more thread counts the
-    # rest, and its one frame says what shows them.
-    first = list(chain_threads(out).items())[:2500]
-    more = "async: 7500 more pending chains, not shown as threads"
-    rc, out, err = t.lldb(setup + ["thread list", f"thread select -t {MORE_TID}", "thread backtrace", "v x"],
-                          pre=QUIET + ["async threads enable --max 2500"], timeout=600)
-    t.check_eq(rc, 1, "lldb with --max 2500: exit code (v on the note's frame fails)")
-    got = list(chain_threads(section(out, "thread list")).items())
-    t.check(got == first + [(MORE_TID, more)],
-            f"--max 2500: {len(got)} chain threads, expected the first 2,500 of the 10,000 and then the one "
-            f"counting the rest; last two: {got[-2:]}")
-    frames = frames_of(raw_section(out, "thread backtrace"), selected_index(out, f"thread select -t {MORE_TID}"))
-    t.check_eq([(pc, text) for _, pc, text in frames],
-               [(0, "7500 more pending chains are not shown as threads: the first 2500 are ('async threads enable "
-                    "--max <n>' changes that; 'async ps --coalesce' groups every chain) [synthetic] [artificial]")],
-               "--max 2500: the counting thread's one frame")
-    t.check_eq(b.LLDB_NOISE.sub("", err), "error: asyncdac has no variables for this frame\n",
-               "--max 2500: v on the note's frame")
+    # Lower caps. Each distinct stack (the task's status and the frames: `ps --json`, whose stacks
+    # are the chains here) has a thread first, the first of its chains; then the first chains
+    # up to the cap, in the same order. One more thread counts the rest; its one frame says what
+    # shows them.
+    order = list(chain_threads(out))
+    rc, js, err = b.cli(["ps", core, "--json"])
+    shape = {int(c["task"]["address"], 16): (c["task"]["status"], tuple((f["method"], f["ip"]) for f in c["frames"]))
+             for c in json.loads(js)["ps"]["chains"]} if rc == 0 else {}
+    t.check_eq((rc, len(shape), len(set(shape.values()))), (0, 10000, 3), "ps --json: 10,000 chains of 3 stacks")
+    pos = {tid: i for i, tid in enumerate(order)}
+    first = {}
+    for tid, s in shape.items():
+        first[s] = min(first.get(s, len(order)), pos.get(tid, len(order)))
+    firsts = sorted(first.values())
+    for cap, picked, which in ((2500, order[:2500], "2500 are, one of each of the 3 distinct stacks among them"),
+                               (3, [order[i] for i in firsts], "3 are, one of each of the 3 distinct stacks among them"),
+                               (2, [order[i] for i in firsts[:2]],
+                                "2 are, one of each of the first 2 of the 3 distinct stacks")):
+        names = chain_threads(out)
+        rc, got_out, err = t.lldb(setup + ["thread list", f"thread select -t {MORE_TID}", "thread backtrace", "v x"],
+                                  pre=QUIET + [f"async threads enable --max {cap}"], timeout=600)
+        t.check_eq(rc, 1, f"lldb with --max {cap}: exit code (v on the note's frame fails)")
+        got = list(chain_threads(section(got_out, "thread list")).items())
+        want = [(tid, names[tid]) for tid in picked] + [(MORE_TID, f"async: {10000 - cap} more pending chains, not shown as threads")]
+        t.check(got == want, f"--max {cap}: {len(got)} chain threads {[g[0] for g in got[:4]]}..., expected "
+                             f"{[w[0] for w in want[:4]]}... (first of each stack {firsts})")
+        frames = frames_of(raw_section(got_out, "thread backtrace"), selected_index(got_out, f"thread select -t {MORE_TID}"))
+        t.check_eq([(pc, text) for _, pc, text in frames],
+                   [(0, f"{10000 - cap} more pending chains are not shown as threads: {which} ('async threads enable "
+                        "--max <n>' changes that; 'async ps --coalesce' groups every chain) [synthetic] [artificial]")],
+                   f"--max {cap}: the counting thread's one frame")
+        t.check_eq(b.LLDB_NOISE.sub("", err), "error: asyncdac has no variables for this frame\n",
+                   f"--max {cap}: v on the note's frame")
     # --max 0: every chain; a bad value is refused and changes nothing.
     for args, want in (("--max 0", (0, "")),
                        ("--max -3", (1, "error: invalid value '-3' for option --max of 'async threads enable': "
@@ -459,7 +475,7 @@ def main():
         elif scenario == "deep":
             check_deep(setup)
         elif scenario == "fanout":
-            check_fanout(setup)
+            check_fanout(setup, core)
         else:
             raise SystemExit(f"unknown scenario {scenario}")
     finally:

@@ -59,8 +59,8 @@ def main():
         listed[m.group(1)] = words(m.group(2))
     lldb_only = {"threads": "Show each pending async chain (suspended, on no thread) as a thread of its own, "
                             "named after its innermost method and its task's status, or stop showing them. At "
-                            "most 10000 chains are threads (--max <n>; 0: every chain): one more thread then "
-                            "says how many were left out"}
+                            "most 10000 chains are threads (--max <n>; 0: every chain), one of each distinct stack "
+                            "among them: one more thread then says how many were left out"}
     t.check_eq(listed, {**{name: words(summary) for name, summary in commands.items()}, **lldb_only},
                "async subcommands and summaries (help async) vs the CLI's commands and LLDB's own")
     rc, out, err = t.lldb(["help async threads"])
