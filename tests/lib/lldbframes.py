@@ -16,7 +16,8 @@ EVENT = re.compile(r"^Process \d+ stopped\n|^[* ] thread #\d+(, name = '[^']*')?
                    r"(    frame #0: .*\n)?", re.M)
 THREAD = re.compile(r"^[* ] thread #(\d+)\b.*$")
 PROCESS = re.compile(r"^Process \d+ stopped$")
-FRAME = re.compile(r"^\s*\*?\s*frame #(\d+): (0x[0-9a-f]+)(?: (.*))?$")
+# (A frame without an address, as LLDB prints one whose pc is invalid: pc None.)
+FRAME = re.compile(r"^\s*\*?\s*frame #(\d+): (?:(0x[0-9a-f]+)(?: |$))?(.*)$")
 
 
 def raw_section(out, command, nth=0):
@@ -31,6 +32,10 @@ def raw_section(out, command, nth=0):
 def section(out, command, nth=0):
     """The output of the nth run of command without LLDB's events (backtraces: use frames_of)."""
     return EVENT.sub("", raw_section(out, command, nth))
+
+
+def pc_of(m):
+    return int(m.group(2), 16) if m.group(2) else None
 
 
 def frames_of(text, thread=None):
@@ -55,11 +60,11 @@ def frames_of(text, thread=None):
             # A frame line out of sequence is an event's copy of a thread's first frame that LLDB
             # printed into the middle of the backtrace (asynchronous output, seen under load).
             if int(m.group(1)) == len(cur):
-                cur.append((int(m.group(1)), int(m.group(2), 16), m.group(3) or ""))
+                cur.append((int(m.group(1)), pc_of(m), m.group(3) or ""))
         elif cur and not (thread is not None and PROCESS.match(line)):
             cur = None
     if thread is None and not runs:
-        runs = [[(int(m.group(1)), int(m.group(2), 16), m.group(3) or "")
+        runs = [[(int(m.group(1)), pc_of(m), m.group(3) or "")
                  for m in map(FRAME.match, text.splitlines()) if m]]
     return max(runs, key=len) if runs else []
 
