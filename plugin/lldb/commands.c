@@ -140,9 +140,21 @@ static bool parse_max(const char *v, size_t *max)
 
 int adac_lldb_threads(struct adac_lldb_cmd *cmd, char **args)
 {
-	bool on = false, usage = !args || !args[0];
+	if (!args || !args[0]) {  /* what it does now */
+		char text[160];
+		size_t max = adac_lldb_chain_threads_max();
+		if (!adac_lldb_chain_threads())
+			snprintf(text, sizeof text, "Pending chains are not shown as threads.\n");
+		else if (max)
+			snprintf(text, sizeof text, "Pending chains are shown as threads: at most %zu of them.\n", max);
+		else
+			snprintf(text, sizeof text, "Pending chains are shown as threads: every one of them.\n");
+		adac_lldb_cmd_write(cmd, text, strlen(text));
+		return 0;
+	}
+	bool on = false, usage = false;
 	size_t max = ADAC_LLDB_CHAIN_THREADS_MAX;
-	if (!usage && strcmp(args[0], "enable") == 0) {
+	if (strcmp(args[0], "enable") == 0) {
 		on = true;
 		if (args[1] && (strcmp(args[1], "--max") == 0 || strcmp(args[1], "-m") == 0)) {
 			if (!parse_max(args[2], &max)) {
@@ -156,11 +168,11 @@ int adac_lldb_threads(struct adac_lldb_cmd *cmd, char **args)
 		} else {
 			usage = args[1] != NULL;
 		}
-	} else if (!usage) {
+	} else {
 		usage = strcmp(args[0], "disable") != 0 || args[1];
 	}
 	if (usage) {
-		adac_lldb_cmd_error(cmd, "usage: async threads enable [--max <n>] | disable");
+		adac_lldb_cmd_error(cmd, "usage: async threads [enable [--max <n>] | disable]");
 		return -1;
 	}
 	/* The threads come from asyncdac's OS plugin (asyncdac_lldb.py), which LLDB asks for a process's

@@ -19,8 +19,8 @@ const char adac_lldb_threads_help[] =
 	"Show each pending async chain (suspended, on no thread) as a thread of its own, named after its "
 	"innermost method and its task's status, or stop showing them. At most 10000 chains are threads "
 	"(--max <n>; 0: every chain), one of each distinct stack among them: one more thread then says how "
-	"many were left out";
-const char adac_lldb_threads_syntax[] = "async threads enable [--max <n>] | disable";
+	"many were left out. Without an argument, says which it does";
+const char adac_lldb_threads_syntax[] = "async threads [enable [--max <n>] | disable]";
 const char adac_lldb_threads_words[] = "=enable|disable";
 
 char *adac_lldb_help_long(const char *details)

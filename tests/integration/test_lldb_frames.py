@@ -448,9 +448,19 @@ def check_fanout(setup, core):
                                         "a number of threads (0: every chain)\n")),
                        ("--max", (1, "error: invalid value '' for option --max of 'async threads enable': "
                                      "a number of threads (0: every chain)\n")),
-                       ("--max 5 x", (1, "error: usage: async threads enable [--max <n>] | disable\n"))):
+                       ("--max 5 x", (1, "error: usage: async threads [enable [--max <n>] | disable]\n"))):
         rc, out, err = t.lldb(["async threads enable " + args], pre=QUIET)
         t.check_eq((rc, b.LLDB_NOISE.sub("", err)), want, f"async threads enable {args}")
+    # Without an argument: what it does.
+    rc, out, err = t.lldb(["async threads", "async threads enable", "async threads", "async threads enable --max 7",
+                           "async threads", "async threads enable --max 0",
+                           "async threads", "async threads disable", "async threads"], pre=QUIET)
+    t.check_eq([section(out, "async threads", n) for n in range(5)],
+               ["Pending chains are not shown as threads.\n",
+                "Pending chains are shown as threads: at most 10000 of them.\n",
+                "Pending chains are shown as threads: at most 7 of them.\n",
+                "Pending chains are shown as threads: every one of them.\n",
+                "Pending chains are not shown as threads.\n"], "async threads: what it does after each change")
 
 
 def main():

@@ -60,12 +60,13 @@ def main():
     lldb_only = {"threads": "Show each pending async chain (suspended, on no thread) as a thread of its own, "
                             "named after its innermost method and its task's status, or stop showing them. At "
                             "most 10000 chains are threads (--max <n>; 0: every chain), one of each distinct stack "
-                            "among them: one more thread then says how many were left out"}
+                            "among them: one more thread then says how many were left out. Without an argument, says "
+                            "which it does"}
     t.check_eq(listed, {**{name: words(summary) for name, summary in commands.items()}, **lldb_only},
                "async subcommands and summaries (help async) vs the CLI's commands and LLDB's own")
     rc, out, err = t.lldb(["help async threads"])
     t.check_eq((rc, err), (0, ""), "help async threads: exit code and stderr")
-    t.check("\nUsage: async threads enable [--max <n>] | disable\n" in out, f"help async threads: usage line\n{out}")
+    t.check("\nUsage: async threads [enable [--max <n>] | disable]\n" in out, f"help async threads: usage line\n{out}")
 
     for name, summary in commands.items():
         syntax, details = cli_command_help(name)
