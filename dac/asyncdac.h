@@ -99,7 +99,7 @@ int adac_debugger_thread(struct adac_runtime *rt, uint64_t tid, char **json, str
  *   {"table": [entry without "frame"...], "more": n, "threads": [{"tid", "name", "frames": [[table index, "0x..", pc]...]}]}
  * tid is the chain's task (else its head Continuation): an address, never an OS thread id; name is
  * "async: <innermost method> [<task status>]". n chains past the cap are counted, not shown: a last
- * thread says so ("async: <n> more pending chains, ...", tid 2^53 - 1), its one frame (pc 2^64 - 1, no
+ * thread says so ("async: <n> more pending chains, ...", tid 2^53 - 1), its one frame (pc null, no
  * continuation, kind "note") what shows them. Progress goes to out ("scanning the heap", "resolving
  * frames"; out may be NULL); it is not asked whether the user interrupted: a stop's threads are not
  * a command. */

@@ -39,11 +39,11 @@ void adac_print(struct adac_out *out, const char *fmt, ...)
 
 void adac_progress(struct adac_out *out, const char *phase, uint64_t done, uint64_t total)
 {
-	if (out->progress)
+	if (out && out->progress)
 		out->progress(out->ctx, phase, done, total);
 }
 
 bool adac_interrupted(struct adac_out *out)
 {
-	return out->interrupted && out->interrupted(out->ctx);
+	return out && out->interrupted && out->interrupted(out->ctx);
 }

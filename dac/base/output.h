@@ -29,10 +29,10 @@ struct adac_out {
 void adac_print(struct adac_out *out, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void adac_vprint(struct adac_out *out, const char *fmt, va_list ap);
 
-/* Reports progress to the sink, if it takes it; phase NULL ends it. */
+/* Reports progress to the sink, if there is one and it takes it; phase NULL ends it. */
 void adac_progress(struct adac_out *out, const char *phase, uint64_t done, uint64_t total);
 
-/* The sink's interrupted, false when it has none. */
+/* The sink's interrupted, false when it has none (or there is no sink). */
 bool adac_interrupted(struct adac_out *out);
 
 #endif

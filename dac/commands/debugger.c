@@ -555,8 +555,8 @@ static bool resolve_chain(struct chain_threads *ct, size_t c, struct adac_runtim
 }
 
 /* What was left out, said where it would have been: a thread among the debugger's, its one frame
- * telling what to do. Its pc is LLDB's invalid address: LLDB then shows no address for it and does
- * not try to disassemble there. */
+ * telling what to do. It has no pc (null; the adapter gives LLDB its invalid address: no address is
+ * shown for it, nothing disassembled there). */
 static void more_thread(struct chain_threads *ct, size_t more, size_t max_threads, size_t stacks)
 {
 	char name[TEXT_MAX], text[TEXT_MAX], which[128];
@@ -571,13 +571,13 @@ static void more_thread(struct chain_threads *ct, size_t more, size_t max_thread
 	         more, max_threads, which);
 	struct entries *t = &ct->t;
 	adac_line_put(&t->table, t->count ? "," : "");
-	adac_line_put(&t->table, "{\"pc\":18446744073709551615,\"function\":");
+	adac_line_put(&t->table, "{\"pc\":null,\"function\":");
 	adac_line_json_str(&t->table, text);
 	adac_line_put(&t->table, ",\"kind\":\"note\",\"artificial\":true}");
 	struct adac_line *b = &ct->threads;
 	adac_line_put(b, b->len ? ",{\"frames\":[[" : "{\"frames\":[[");
 	adac_line_u64(b, t->count++);
-	adac_line_put(b, ",null,18446744073709551615]],\"tid\":");
+	adac_line_put(b, ",null,null]],\"tid\":");
 	adac_line_u64(b, MORE_TID);
 	adac_line_put(b, ",\"name\":");
 	adac_line_json_str(b, name);
@@ -608,7 +608,9 @@ int adac_debugger_chains(struct adac_runtime *rt, size_t max_threads, struct ada
 		shape.len = 0;
 		if (chain_thread(&ct, c, &v, &shape)) {
 			with_frames++;
-			adac_line_put_n(&shape, "", 0);
+			adac_line_put_n(&shape, "", 0);  /* (room for the NUL) */
+			if (!shape.nomem)
+				shape.p[shape.len] = '\0';
 			uint32_t id = shape.nomem ? UINT32_MAX : adac_label_id(&shapes, shape.p);
 			ct.failed = ct.failed || id == UINT32_MAX ||
 			            (id == nreps && adac_grow((void **)&reps, &cap_reps, nreps + 1, sizeof *reps, 64));

@@ -357,7 +357,10 @@ class AsyncFrame(ScriptedFrame):
         return self.index
 
     def get_pc(self):
-        return self.entry.get("pc")
+        # No pc (a note, such as the thread counting the chains left out): LLDB's invalid address,
+        # for which it shows no address and disassembles nothing.
+        pc = self.entry.get("pc")
+        return lldb.LLDB_INVALID_ADDRESS if pc is None else pc
 
     def get_function_name(self):
         return self.entry.get("function")
@@ -645,6 +648,7 @@ class OperatingSystemPlugIn(object):
         pc = 0
         if chains and tid in chains[1] and chains[1][tid][1]:
             pc = chains[1][tid][1][0][2]
+            pc = lldb.LLDB_INVALID_ADDRESS if pc is None else pc
         return pc.to_bytes(8, "little") + bytes(16)
 
 

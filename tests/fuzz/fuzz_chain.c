@@ -3,18 +3,96 @@
  * method name, IL offset, await line), the awaited locals (debug info, the continuation's saved
  * data, value formatting), tasks and dispatcher records, through the commands the image carries:
  * `bt` (--address, --thread, --locals, --json), `frame` (variable, info, select) and `ps`; and on
- * every address a command names, the object readers `dumpobj --depth 1` and `pe`. Every
+ * every address a command names, the object readers `dumpobj --depth 1` and `pe`; with `ps`, the
+ * chains as a debugger's threads (adac_debugger_chains, all and at most 2: the 2 are among all, and
+ * with those counted as left out they are all). Every
  * command must succeed or fail with a code and a one-line message, and JSON output must parse.
  * Seeds: images tests/fuzz/make_image.c recorded from createdump cores of the .NET 11 samples while
  * those commands ran (nested: bt and frame on its chain; shapes: ps --locals over 13 chain shapes;
  * running: bt of the thread running a resumed chain). */
+#include <jansson.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "asyncdac.h"
 #include "image.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+#define MORE_TID 0x1fffffffffffffull  /* adac_debugger_chains' counting thread */
+
+/* The chains as a debugger's threads, at most max of them: -1 when it failed (with a message), else
+ * the threads with frames in *shown (their tids in tids, up to ntids), those left out in *more. Traps
+ * on a reply that is no JSON of the documented shape. */
+static int chain_threads(struct adac_runtime *rt, size_t max, size_t *shown, size_t *more, uint64_t *tids,
+                         size_t ntids)
+{
+	char *text = NULL;
+	struct adac_error err = {0};
+	if (adac_debugger_chains(rt, max, NULL, &text, &err)) {
+		if (text || err.code == ADAC_E_OK || err.msg[0] == '\0')
+			__builtin_trap();
+		return -1;
+	}
+	json_t *j = json_loads(text, 0, NULL);
+	json_t *table = json_object_get(j, "table"), *threads = json_object_get(j, "threads");
+	if (!json_is_array(table) || !json_is_array(threads) || !json_is_integer(json_object_get(j, "more")))
+		__builtin_trap();
+	*more = (size_t)json_integer_value(json_object_get(j, "more"));
+	*shown = 0;
+	size_t i;
+	json_t *th;
+	json_array_foreach(threads, i, th) {
+		uint64_t tid = (uint64_t)json_integer_value(json_object_get(th, "tid"));
+		json_t *frames = json_object_get(th, "frames");
+		if (!json_is_string(json_object_get(th, "name")) || !json_is_array(frames) || json_array_size(frames) == 0)
+			__builtin_trap();
+		size_t k;
+		json_t *f;
+		json_array_foreach(frames, k, f)
+			if ((size_t)json_integer_value(json_array_get(f, 0)) >= json_array_size(table))
+				__builtin_trap();
+		if (tid == MORE_TID) {  /* the last thread, there only when some are left out */
+			if (i + 1 != json_array_size(threads) || !*more)
+				__builtin_trap();
+			continue;
+		}
+		if (*shown < ntids)
+			tids[*shown] = tid;
+		++*shown;
+	}
+	if ((*more && max && *shown != max) || (max && *shown > max) || (!max && *more))
+		__builtin_trap();
+	json_decref(j);
+	free(text);
+	return 0;
+}
+
+/* The chains as threads, every one and then at most 2: the 2 are among all, and with those left out
+ * they are all of them. */
+static void check_chain_threads(struct fuzz_image *img)
+{
+	struct adac_error err = {0};
+	struct adac_runtime *rt = adac_runtime_open(img->t, &err);
+	uint64_t all[64], two[2];
+	size_t nall, more_all, ntwo, more_two;
+	if (rt && chain_threads(rt, 0, &nall, &more_all, all, 64) == 0 &&
+	    chain_threads(rt, 2, &ntwo, &more_two, two, 2) == 0) {
+		if (ntwo + more_two != nall)
+			__builtin_trap();
+		for (size_t i = 0; i < ntwo && nall <= 64; i++) {
+			bool found = false;
+			for (size_t k = 0; k < nall && !found; k++)
+				found = all[k] == two[i];
+			if (!found)
+				__builtin_trap();
+		}
+	}
+	adac_runtime_close(rt);
+}
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -25,6 +103,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		const char *name = img.cmds[i].argv[0];
 		if (strcmp(name, "bt") == 0 || strcmp(name, "frame") == 0 || strcmp(name, "ps") == 0)
 			fuzz_run_command(img.t, img.cmds[i].argc, img.cmds[i].argv);
+		if (strcmp(name, "ps") == 0)
+			check_chain_threads(&img);
 		for (int a = 1; a + 1 < img.cmds[i].argc; a++) {
 			if (strcmp(img.cmds[i].argv[a], "--address") != 0)
 				continue;
