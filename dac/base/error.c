@@ -5,6 +5,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "base/line.h"
+
 static const char *const errstr_table[] = {
 #define ADAC_X_STR(name, text) text,
 	ADAC_ERRORS(ADAC_X_STR)
@@ -18,13 +20,20 @@ const char *adac_errstr(enum adac_errcode code)
 	return errstr_table[code];
 }
 
-/* Messages are one line whatever they quote (an argument, a name read from the target): control
- * characters become '?'. */
+/* Messages are one line of text whatever they quote (an argument, a name or path read from the
+ * target): control characters, and bytes that start no UTF-8 sequence (a corrupt name, a sequence
+ * the message's size cut), become '?'. */
 static void one_line(char *s)
 {
-	for (; *s; s++)
-		if ((unsigned char)*s < 0x20 || *s == 0x7f)
-			*s = '?';
+	size_t n = strlen(s);
+	for (size_t i = 0; i < n;) {
+		size_t k = adac_utf8_seq(s + i, n - i);
+		if (k == 0 || (unsigned char)s[i] < 0x20 || s[i] == 0x7f) {
+			s[i++] = '?';
+			continue;
+		}
+		i += k;
+	}
 }
 
 void adac_fail_record(struct adac_error *err, enum adac_errcode code, uint64_t addr, const char *fmt, ...)

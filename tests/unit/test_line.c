@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "../check.h"
+#include "base/error.h"
 #include "base/line.h"
 #include "base/output.h"
 
@@ -73,5 +74,12 @@ int main(void)
 	CHECK_EQ_STR(s.text, "\"q\\\"b\\\\\\b\\f\\n\\r\\t\\u0001\\u001F\x7f \xc3\xa9 \xEF\xBF\xBD \xEF\xBF\xBD\xEF\xBF\xBD\" null");
 	CHECK(adac_utf8_seq("\xf0\x9f\x98\x80", 4) == 4 && adac_utf8_seq("\xf0\x9f\x98", 3) == 0 &&
 	      adac_utf8_seq("\xe0\x80\xaf", 3) == 0 && adac_utf8_seq("a", 1) == 1 && adac_utf8_seq("", 0) == 0);
+	/* An error message is one line of text whatever it quotes: control characters and bytes that
+	 * start no UTF-8 sequence (here a stray 0xff and a cut euro sign) become '?'; UTF-8 stays. */
+	struct adac_error err = {0};
+	adac_fail(&err, ADAC_E_CORRUPT, 0, "%s: bad", "a\nb\xff\xc3\xa9" "c\x7f\xe2\x82");
+	CHECK_EQ_STR(err.msg, "a?b?\xc3\xa9" "c???: bad");
+	adac_error_wrap(&err, "%s: ", "x\tz\xc0");
+	CHECK_EQ_STR(err.msg, "x?z?: a?b?\xc3\xa9" "c???: bad");
 	return check_report("line");
 }
