@@ -95,14 +95,19 @@ void adac_runtime_close(struct adac_runtime *rt);
  * cannot give its registers (adac_target_regs), which unwind that frame. */
 int adac_debugger_thread(struct adac_runtime *rt, uint64_t tid, char **json, struct adac_error *err);
 
-/* The pending chains (suspended, on no thread), one thread each, the first max_threads of them (0: all):
+/* The tid of the thread counting the chains past adac_debugger_chains' cap: above every user-space
+ * address and OS thread id, below 2^53 (an IDE keeps thread ids as JavaScript numbers). */
+#define ADAC_DEBUGGER_MORE_TID 0x1fffffffffffffull
+
+/* The pending chains (suspended, on no thread), one thread each, at most max_threads of them (0: all):
+ * the first chain of each distinct stack (task status and frames), then the first chains in order.
  *   {"table": [entry without "frame"...], "more": n, "threads": [{"tid", "name", "frames": [[table index, "0x..", pc]...]}]}
  * tid is the chain's task (else its head Continuation): an address, never an OS thread id; name is
  * "async: <innermost method> [<task status>]". n chains past the cap are counted, not shown: a last
- * thread says so ("async: <n> more pending chains, ...", tid 2^53 - 1), its one frame (pc null, no
- * continuation, kind "note") what shows them. Progress goes to out ("scanning the heap", "resolving
- * frames"; out may be NULL); it is not asked whether the user interrupted: a stop's threads are not
- * a command. */
+ * thread says so ("async: <n> more pending chains, ...", tid ADAC_DEBUGGER_MORE_TID), its one frame
+ * (pc null, no continuation, kind "note") what shows them. Progress goes to out ("scanning the heap",
+ * "resolving frames"; out may be NULL); it is not asked whether the user interrupted: a stop's
+ * threads are not a command. */
 int adac_debugger_chains(struct adac_runtime *rt, size_t max_threads, struct adac_out *out, char **json,
                          struct adac_error *err);
 

@@ -473,10 +473,6 @@ static void entries_free(struct entries *t)
 	adac_line_free(&t->table);
 }
 
-/* The thread standing for the chains past the cap: its tid is above every address of user space and
- * every OS thread id, and below 2^53 (an IDE keeps thread ids as JavaScript numbers). */
-#define MORE_TID 0x1fffffffffffffull
-
 /* The chains made threads: their frames' entries (each once) and the threads' text. */
 struct chain_threads {
 	struct adac_async_scan scan;
@@ -492,30 +488,41 @@ static const char *chain_status(const struct adac_async_scan *scan, const struct
 	return ch->task_index != ADAC_SCAN_NONE ? adac_task_status(scan->tasks[ch->task_index].state_flags) : "no task";
 }
 
-/* Chain c (resolved in v) as a thread, appended to ct->threads; with shape, its stack's text instead
- * (its task's status, its frames' pcs): what tells distinct stacks apart. false when it shows no
- * frame. Running chains are on their threads, stale ones were left behind by a chain that resumed:
- * neither is a thread. */
-static bool chain_thread(struct chain_threads *ct, size_t c, const struct adac_resolved_chain *v,
-                         struct adac_line *shape)
+/* Chain c's stack (resolved in v) as text in shape: its task's status and its shown frames' pcs (a
+ * frame's pc determines its entry), what tells distinct stacks apart. false when it shows no frame. */
+static bool chain_shape(const struct chain_threads *ct, size_t c, const struct adac_resolved_chain *v,
+                        struct adac_line *shape)
+{
+	shape->len = 0;
+	adac_line_put(shape, chain_status(&ct->scan, &ct->scan.chains[c]));
+	bool any = false;
+	for (size_t i = 0; i < v->chain.count; i++) {
+		if (!adac_async_frame_shown(&v->frames[i]))
+			continue;
+		adac_line_put(shape, ",");
+		adac_line_u64(shape, async_pc(&v->frames[i]));
+		any = true;
+	}
+	adac_line_put_n(shape, "", 0);  /* (room for the NUL) */
+	if (!shape->nomem)
+		shape->p[shape->len] = '\0';
+	return any;
+}
+
+/* Chain c (resolved in v) as a thread, appended to ct->threads; false when it shows no frame. Running
+ * chains are on their threads, stale ones were left behind by a chain that resumed: neither is a
+ * thread (resolve_chain). */
+static bool chain_thread(struct chain_threads *ct, size_t c, const struct adac_resolved_chain *v)
 {
 	const struct adac_scan_chain *ch = &ct->scan.chains[c];
-	struct adac_line *b = shape ? shape : &ct->threads;
+	struct adac_line *b = &ct->threads;
 	size_t mark = b->len;
 	const struct adac_async_frame *top = NULL;
 	struct pcs pcs = {0};
-	if (shape)
-		adac_line_put(shape, chain_status(&ct->scan, ch));
 	for (size_t i = 0; i < v->chain.count && !ct->failed; i++) {
 		const struct adac_async_frame *f = &v->frames[i];
 		if (!adac_async_frame_shown(f))
 			continue;
-		if (shape) {  /* (a frame's pc is its entry: entry_id's key follows from it) */
-			adac_line_put(shape, ",");
-			adac_line_u64(shape, async_pc(f));
-			top = f;
-			continue;
-		}
 		uint32_t id = entry_id(&ct->t, f);
 		ct->failed = id == UINT32_MAX;
 		adac_line_put(b, top ? ",[" : b->len ? ",{\"frames\":[[" : "{\"frames\":[[");
@@ -528,10 +535,9 @@ static bool chain_thread(struct chain_threads *ct, size_t c, const struct adac_r
 		adac_line_put(b, "]");
 	}
 	pcs_free(&pcs);
-	if (!top || shape) {
-		if (!top)
-			b->len = mark;
-		return top != NULL;
+	if (!top) {
+		b->len = mark;
+		return false;
 	}
 	char name[TEXT_MAX];
 	thread_name(top, chain_status(&ct->scan, ch), name, sizeof name);
@@ -578,7 +584,7 @@ static void more_thread(struct chain_threads *ct, size_t more, size_t max_thread
 	adac_line_put(b, b->len ? ",{\"frames\":[[" : "{\"frames\":[[");
 	adac_line_u64(b, t->count++);
 	adac_line_put(b, ",null,null]],\"tid\":");
-	adac_line_u64(b, MORE_TID);
+	adac_line_u64(b, ADAC_DEBUGGER_MORE_TID);
 	adac_line_put(b, ",\"name\":");
 	adac_line_json_str(b, name);
 	adac_line_put(b, "}");
@@ -605,19 +611,15 @@ int adac_debugger_chains(struct adac_runtime *rt, size_t max_threads, struct ada
 		struct adac_resolved_chain v;
 		if (!resolve_chain(&ct, c, rt, &v))
 			continue;
-		shape.len = 0;
-		if (chain_thread(&ct, c, &v, &shape)) {
+		if (chain_shape(&ct, c, &v, &shape)) {
 			with_frames++;
-			adac_line_put_n(&shape, "", 0);  /* (room for the NUL) */
-			if (!shape.nomem)
-				shape.p[shape.len] = '\0';
 			uint32_t id = shape.nomem ? UINT32_MAX : adac_label_id(&shapes, shape.p);
 			ct.failed = ct.failed || id == UINT32_MAX ||
 			            (id == nreps && adac_grow((void **)&reps, &cap_reps, nreps + 1, sizeof *reps, 64));
 			if (!ct.failed && id == nreps)
 				reps[nreps++] = c;
 			if (!max_threads || ct.shown < max_threads) {
-				chain_thread(&ct, c, &v, NULL);
+				chain_thread(&ct, c, &v);
 				last_shown = c;
 			}
 		}
@@ -639,7 +641,7 @@ int adac_debugger_chains(struct adac_runtime *rt, size_t max_threads, struct ada
 			struct adac_resolved_chain v;
 			if (!resolve_chain(&ct, c, rt, &v))
 				continue;
-			if (chain_thread(&ct, c, &v, NULL)) {
+			if (chain_thread(&ct, c, &v)) {
 				r += rep;
 				fill -= !rep;
 			}

@@ -22,8 +22,6 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-#define MORE_TID 0x1fffffffffffffull  /* adac_debugger_chains' counting thread */
-
 /* The chains as a debugger's threads, at most max of them: -1 when it failed (with a message), else
  * the threads with frames in *shown (their tids in tids, up to ntids), those left out in *more. Traps
  * on a reply that is no JSON of the documented shape. */
@@ -57,7 +55,7 @@ static int chain_threads(struct adac_runtime *rt, size_t max, size_t *shown, siz
 		json_array_foreach(frames, k, f)
 			if (json_number_value(json_array_get(f, 0)) >= (double)json_array_size(table))
 				__builtin_trap();
-		if (tid == MORE_TID) {  /* the last thread, there only when some are left out */
+		if (tid == ADAC_DEBUGGER_MORE_TID) {  /* the last thread, there only when some are left out */
 			if (i + 1 != json_array_size(threads) || !*more)
 				__builtin_trap();
 			continue;
