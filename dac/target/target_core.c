@@ -4,7 +4,8 @@
  * no segment at all, as for read-only file pages gcore and the kernel skip) come from the file
  * mapped there per the NT_FILE note: the file at its recorded path, else one found through the
  * symbol path with the same identity (symbols.h). Threads and registers come from the NT_PRSTATUS
- * notes, modules from NT_FILE, frames from libdwfl (native_symbols.h finds their files).
+ * notes, modules from NT_FILE, frames from libdwfl's unwinder over those registers and this memory
+ * (native_symbols.h finds the modules' files).
  *
  * A core cut short (segments past the end of the file) opens best-effort: the missing bytes are
  * unreadable, and open says so in one line; with strict it is refused. */
@@ -102,7 +103,6 @@ struct core {
 	struct core_map *maps;  /* sorted by start */
 	size_t nmaps;
 	bool have_files;        /* an NT_FILE note was parsed (later ones are ignored) */
-	uint32_t bad_pid;       /* 1 + the index of the first thread whose pid is 0 or negative, else 0 */
 	struct adac_module *mods;
 	size_t nmods;
 	struct core_thread *threads;
@@ -512,6 +512,67 @@ static int core_regs(void *impl, uint64_t tid, struct adac_regs *regs, struct ad
 
 /* ---- frames (libdwfl) ---- */
 
+/* libdwfl unwinds the core's threads from the registers and memory this file reads, not through
+ * its own core thread walk (dwfl_core_file_attach): that walk reparses the notes for every thread
+ * asked for, ends at the first thread whose pid is 0 or negative, and (0.188) leaks its cursor
+ * when a corrupt note cuts it short. Here a thread is found by its tid, each is unwound alone, and
+ * memory comes from the core or, where the core left it out, the mapped files. */
+static pid_t dwfl_next_thread(Dwfl *dwfl, void *dwfl_arg, void **thread_argp)
+{
+	(void)dwfl;
+	struct core *c = dwfl_arg;
+	size_t i = *thread_argp ? (size_t)((const struct core_thread *)*thread_argp - c->threads) + 1 : 0;
+	for (; i < c->nthreads; i++)
+		if ((int32_t)c->threads[i].tid > 0) {
+			*thread_argp = &c->threads[i];
+			return (pid_t)c->threads[i].tid;
+		}
+	return 0;
+}
+
+static bool dwfl_get_thread(Dwfl *dwfl, pid_t tid, void *dwfl_arg, void **thread_argp)
+{
+	(void)dwfl;
+	const struct core_thread *th = tid > 0 ? find_thread(dwfl_arg, (uint64_t)tid) : NULL;
+	*thread_argp = (void *)th;
+	return th != NULL;
+}
+
+static bool dwfl_memory_read(Dwfl *dwfl, Dwarf_Addr addr, Dwarf_Word *result, void *dwfl_arg)
+{
+	(void)dwfl;
+	struct adac_error ignored;
+	uint64_t word;
+	if (core_read(dwfl_arg, addr, &word, sizeof word, &ignored) != (int64_t)sizeof word)
+		return false;
+	*result = word;
+	return true;
+}
+
+/* DWARF's x86-64 register numbers 0-16: rax, rdx, rcx, rbx, rsi, rdi, rbp, rsp, r8-r15, and the
+ * return address column (rip). */
+static const enum adac_reg dwarf_regs[] = {
+	ADAC_REG_RAX, ADAC_REG_RDX, ADAC_REG_RCX, ADAC_REG_RBX, ADAC_REG_RSI, ADAC_REG_RDI,
+	ADAC_REG_RBP, ADAC_REG_RSP, ADAC_REG_R8,  ADAC_REG_R9,  ADAC_REG_R10, ADAC_REG_R11,
+	ADAC_REG_R12, ADAC_REG_R13, ADAC_REG_R14, ADAC_REG_R15, ADAC_REG_RIP,
+};
+
+static bool dwfl_initial_registers(Dwfl_Thread *thread, void *thread_arg)
+{
+	const struct core_thread *th = thread_arg;
+	Dwarf_Word regs[sizeof dwarf_regs / sizeof dwarf_regs[0]];
+	for (size_t i = 0; i < sizeof regs / sizeof regs[0]; i++)
+		regs[i] = th->regs.r[dwarf_regs[i]];
+	return dwfl_thread_state_registers(thread, 0, sizeof regs / sizeof regs[0], regs);
+}
+
+static const Dwfl_Thread_Callbacks core_thread_callbacks = {
+	.next_thread = dwfl_next_thread,
+	.get_thread = dwfl_get_thread,
+	.memory_read = dwfl_memory_read,
+	.set_initial_registers = dwfl_initial_registers,
+};
+
 static int open_dwfl(struct core *c, struct adac_error *err)
 {
 	if (c->dwfl)
@@ -520,9 +581,16 @@ static int open_dwfl(struct core *c, struct adac_error *err)
 	if (!d)
 		return adac_fail(err, ADAC_E_NOMEM, 0, "%s: cannot start libdwfl: %s", c->path, dwfl_errmsg(-1));
 	dwfl_report_begin(d);
-	if (dwfl_core_file_report(d, c->elf, NULL) < 0 || dwfl_report_end(d, NULL, NULL) != 0 ||
-	    dwfl_core_file_attach(d, c->elf) < 0) {
+	if (dwfl_core_file_report(d, c->elf, NULL) < 0 || dwfl_report_end(d, NULL, NULL) != 0) {
 		adac_fail(err, ADAC_E_CORRUPT, 0, "%s: libdwfl cannot read the core: %s", c->path, dwfl_errmsg(-1));
+		dwfl_end(d);
+		return -1;
+	}
+	/* (The pid only names the process to libdwfl.) */
+	pid_t pid = c->nthreads && (int32_t)c->threads[0].tid > 0 ? (pid_t)c->threads[0].tid : 1;
+	if (!dwfl_attach_state(d, c->elf, pid, &core_thread_callbacks, c)) {
+		adac_fail(err, ADAC_E_UNSUPPORTED, 0, "%s: libdwfl cannot unwind the core's threads: %s", c->path,
+		          dwfl_errmsg(-1));
 		dwfl_end(d);
 		return -1;
 	}
@@ -552,45 +620,19 @@ static const char *core_origin(void *impl, uint64_t addr)
 	return m ? c->files[m->file].origin : NULL;
 }
 
-
-struct thread_pick {
-	uint64_t tid;
-	struct adac_dwfl_walk *walk;
-	bool seen;
-	const char *errmsg;  /* set when unwinding it failed */
-};
-
-static int pick_thread(Dwfl_Thread *thread, void *arg)
-{
-	struct thread_pick *pick = arg;
-	if ((uint64_t)dwfl_thread_tid(thread) == pick->tid && !pick->seen) {
-		pick->seen = true;
-		if (dwfl_thread_getframes(thread, adac_dwfl_walk_frame, pick->walk) < 0)
-			pick->errmsg = dwfl_errmsg(-1);
-	}
-	return DWARF_CB_OK;
-}
-
 static int core_frames(void *impl, uint64_t tid, adac_frame_cb cb, void *ctx, struct adac_error *err)
 {
 	struct core *c = impl;
 	if (!find_thread(c, tid))
 		return adac_fail(err, ADAC_E_NOT_FOUND, 0, "%s: no thread %llu in the core", c->path, (unsigned long long)tid);
-	/* libdwfl's thread walk ends at a pid it cannot take, and (0.188) leaks its cursor there. */
-	if (c->bad_pid)
-		return adac_fail(err, ADAC_E_CORRUPT, 0, "%s: thread %u's NT_PRSTATUS note has pid %d: cannot unwind threads",
-		                 c->path, c->bad_pid - 1, (int32_t)c->threads[c->bad_pid - 1].tid);
 	if (open_dwfl(c, err))
 		return -1;
 	struct adac_dwfl_walk w = {.dwfl = c->dwfl, .cb = cb, .ctx = ctx};
-	/* Not dwfl_getthread_frames: it stops the thread walk early, and libdwfl (0.188) frees its
-	 * core thread cursor only when a walk reaches the end, so every call would leak it. */
-	struct thread_pick pick = {.tid = tid, .walk = &w};
-	if (dwfl_getthreads(c->dwfl, pick_thread, &pick) != 0 && !pick.errmsg)
-		pick.errmsg = dwfl_errmsg(-1);
-	if (!pick.seen && !pick.errmsg)
-		pick.errmsg = "libdwfl does not list it";
-	int rc = pick.errmsg ? -1 : 0;
+	const char *errmsg = NULL;
+	if ((int32_t)tid <= 0 || tid > INT32_MAX)
+		errmsg = "its NT_PRSTATUS pid is no thread id";
+	else if (dwfl_getthread_frames(c->dwfl, (pid_t)tid, adac_dwfl_walk_frame, &w) < 0)
+		errmsg = dwfl_errmsg(-1);
 	if (w.limit_hit)
 		return adac_fail(err, ADAC_E_LIMIT, 0, "thread %llu has more than ADAC_MAX_UNWIND_FRAMES (%u) frames",
 		                 (unsigned long long)tid, ADAC_MAX_UNWIND_FRAMES);
@@ -607,7 +649,7 @@ static int core_frames(void *impl, uint64_t tid, adac_frame_cb cb, void *ctx, st
 		                 (unsigned long long)(s->vaddr + s->filesz + s->cut));
 	if (w.count == 0 && !w.stopped)
 		return adac_fail(err, ADAC_E_UNSUPPORTED, 0, "%s: cannot unwind thread %llu: %s", c->path,
-		                 (unsigned long long)tid, rc < 0 ? pick.errmsg : "no frame");
+		                 (unsigned long long)tid, errmsg ? errmsg : "no frame");
 	return 0;
 }
 
@@ -788,8 +830,6 @@ static int parse_prstatus(struct core *c, const uint8_t *desc, size_t size, stru
 	struct core_thread *th = &c->threads[c->nthreads++];
 	memset(th, 0, sizeof *th);
 	th->tid = (uint32_t)adac_get_u32(desc, PRSTATUS_PID_OFF);
-	if (!c->bad_pid && (int32_t)th->tid <= 0)
-		c->bad_pid = (uint32_t)c->nthreads;
 	th->cursig = (int16_t)adac_get_u16(desc, PRSTATUS_CURSIG_OFF);
 	for (unsigned r = 0; r < ADAC_REG_COUNT; r++)
 		th->regs.r[r] = adac_get_u64(desc, PRSTATUS_REGS_OFF + user_reg_slot[r] * 8u);

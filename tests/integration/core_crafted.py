@@ -94,13 +94,16 @@ expect_open_error("short-nt-file.core", loads, [note(NT_FILE, struct.pack("<QQ",
 expect_open_error("wrapping-load.core", [(0xFFFFFFFFFFFFF000, 0x2000, b"")], notes,
                   "program header 1 is out of range")
 expect_open_error("i386.core", loads, notes, "not an x86-64 core file (class 2, machine 3)", machine=3)
-# A thread whose pid is 0 (or negative): libdwfl's thread walk ends there (and leaks its cursor), so
-# no thread is unwound; the registers are still read.
+# A thread whose pid is 0 (or negative) leaves the other threads' unwinding alone (libdwfl's own
+# core thread walk ended there, so no thread was unwound); that thread itself is refused.
 path = write_core(os.path.join(d, "pid0.core"), loads, [prstatus(4242, regs), prstatus(0, regs)])
 t.check_eq(tl.probe(["core", path, "regs", "4242", "frames", "4242"]),
-           (1, "kind core\nrip 0x1010 rsp 0x1013 rbp 0x1004 fs_base 0x1015\n"
-               f"error: {path}: thread 1's NT_PRSTATUS note has pid 0: cannot unwind threads\n", ""),
-           "a thread with pid 0: unwinding fails with one error")
+           (0, "kind core\nrip 0x1010 rsp 0x1013 rbp 0x1004 fs_base 0x1015\n0x1010 ? ?\n", ""),
+           "a thread with pid 0: another thread still unwinds")
+t.check_eq(tl.probe(["core", path, "frames", "0"]),
+           (1, "kind core\n"
+               f"error: {path}: cannot unwind thread 0: its NT_PRSTATUS pid is no thread id\n", ""),
+           "a thread with pid 0: unwinding it fails with one error")
 # A segment whose bytes lie past the end of the file.
 path = write_core(os.path.join(d, "past-eof.core"), loads, notes)
 size = os.path.getsize(path)

@@ -3,8 +3,7 @@ headers, notes, the runtime data and heap the commands read, any segment, any by
 mutated core `ps`, `bt`, `frame variable`, `dumpheap --stat` and `ps --stats` with a listing helper
 thread (ASYNCDAC_LIST_HELPERS=1) stay bounded and well-behaved:
   - exit 0, or 1 with exactly one `asyncdac: error: ...` line;
-  - no AddressSanitizer/UBSan/LeakSanitizer report (but elfutils 0.188's own leak of its core
-    thread cursor, 16 bytes inside libdw, when a corrupt note cuts its thread walk short: counted);
+  - no AddressSanitizer/UBSan/LeakSanitizer report;
   - at most 10 s of CPU time and 1 GiB of RSS each, for a ~110 MB core (3x the time and 2x the memory
     under the sanitizers), and no hang (wall-clock limit: 6x the CPU limit).
 
@@ -23,7 +22,6 @@ The last line is the summary scripts/fuzz records: rounds, command runs, failure
 import json
 import os
 import random
-import re
 import resource
 import shutil
 import struct
@@ -41,29 +39,6 @@ SANITIZED = bool(os.environ.get("ASAN_OPTIONS") or os.environ.get("UBSAN_OPTIONS
 CPU_LIMIT = 10.0 * (3 if SANITIZED else 1)
 RSS_LIMIT = (1 << 30) * (2 if SANITIZED else 1)
 SANITIZERS = ("AddressSanitizer", "LeakSanitizer", "runtime error:")
-# elfutils 0.188's libdwfl frees its core thread cursor (16 bytes, malloc'd in core_next_thread) only
-# when a thread walk reaches the end: a walk a corrupt note cuts short leaks it, inside libdw, one per
-# walk (target/target_core.c avoids the walks it can tell will be cut). Such a report alone is
-# counted, not failed; a leak of any other size, or with a frame outside libdw, fails the round.
-LIBDW_CURSOR = re.compile(r"^Direct leak of (\d+) byte\(s\) in (\d+) object\(s\) allocated from:\n"
-                          r"    #0 0x[0-9a-f]+ in (?:__interceptor_)?malloc [^\n]*\n"
-                          r"    #1 0x[0-9a-f]+ +\([^)\n]*/libdw\.so\.1\+0x[0-9a-f]+\)\n\n", re.M)
-
-
-def libdw_cursor_leaks(err):
-    """The number of libdwfl core thread cursors leaked, when err's sanitizer report is only those
-    (LeakSanitizer's report alone, each leak 16 bytes an object allocated by libdw); else None."""
-    start = err.find("=================================================================\n==")
-    if start < 0 or "ERROR: LeakSanitizer: detected memory leaks" not in err[start:start + 200]:
-        return None
-    report = err[start:]
-    leaks = [(int(m.group(1)), int(m.group(2))) for m in LIBDW_CURSOR.finditer(report)]
-    blocks = report.count("leak of ")
-    if not leaks or blocks != len(leaks) or any(n != 16 * k for n, k in leaks):
-        return None
-    if "ERROR: AddressSanitizer" in err or "runtime error:" in err:
-        return None
-    return sum(k for _, k in leaks)
 PT_NOTE = 4
 
 
@@ -218,7 +193,7 @@ def main():
     seconds = float(os.environ.get("ADAC_MUTATION_SECONDS", "0"))
     rounds = int(os.environ.get("ADAC_MUTATION_ROUNDS", "40"))
     started = time.time()
-    done = runs = failures = libdw_leaks = 0
+    done = runs = failures = 0
     worst_cpu, worst_rss = (0.0, ""), (0, "")
     r = first
     with open(work, "r+b") as f:
@@ -250,14 +225,12 @@ def main():
                     bad.append(f"{what}: {'hung' if hung else 'took'} {cpu:.1f} s of CPU (limit {CPU_LIMIT:.0f})")
                 elif rss > RSS_LIMIT:
                     bad.append(f"{what}: RSS {rss >> 20} MB (limit {RSS_LIMIT >> 20})")
-                elif any(s in err for s in SANITIZERS) and libdw_cursor_leaks(err) is None:
+                elif any(s in err for s in SANITIZERS):
                     bad.append(f"{what}: sanitizer report\n{err[-3000:]}")
                 elif rc == 1 and not (len(lines) == 1 and lines[0].startswith("asyncdac: error: ")):
                     bad.append(f"{what}: fails without one 'asyncdac: error:' line (after warnings): {err.strip()[-500:]!r}")
                 elif rc not in (0, 1):
                     bad.append(f"{what}: exit code {rc}: {err.strip()[-500:]!r}")
-                if libdw_cursor_leaks(err):
-                    libdw_leaks += 1
             if bad:
                 failures += 1
                 muts = "; ".join(f"{k} at 0x{o:x}: {a.hex()} -> {n.hex()}" for o, a, n, k in saved)
@@ -271,8 +244,7 @@ def main():
             done += 1
             r += 1
     print(f"mutation: {done} rounds, {runs} command runs, {failures} failing rounds; worst CPU {worst_cpu[0]:.2f} s "
-          f"({worst_cpu[1]}), worst RSS {worst_rss[0] >> 20} MB ({worst_rss[1]}); core {os.path.getsize(core) >> 20} MB"
-          + (f"; {libdw_leaks} runs leaked libdwfl's core thread cursor (elfutils)" if libdw_leaks else ""))
+          f"({worst_cpu[1]}), worst RSS {worst_rss[0] >> 20} MB ({worst_rss[1]}); core {os.path.getsize(core) >> 20} MB")
     t.finish()
 
 
