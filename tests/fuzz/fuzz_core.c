@@ -3,8 +3,9 @@
  * threads and registers, NT_FILE mappings and the modules made of them, and the mapped-file
  * fallback for pages a core lacks. The input is written to a memfd and opened by its
  * /proc/self/fd path (the backend opens a path). An opened core is asked for its modules, threads
- * and registers, memory is read at and across the ends of every PT_LOAD and module, and the runtime
- * is looked for (module ELF headers and .dynsym through core memory). Bytes a PT_LOAD holds that no
+ * and registers, the first threads are unwound, memory is read at and across the ends of every
+ * PT_LOAD and module, and the runtime is looked for (module ELF headers and .dynsym through core
+ * memory). Bytes a PT_LOAD holds that no
  * other PT_LOAD overlaps must read back as the file's bytes, read or lent in place (a view, the
  * heap walk's way: every byte of one must be there); no file descriptor may stay open.
  * Seeds: tests/fuzz/corpus/core (a small real gcore, and cores make_corpus.py writes). */
@@ -24,6 +25,15 @@
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 #define MAX_CHECKED_PHDRS 64u
+#define MAX_UNWOUND 4u
+#define MAX_FRAMES 64u
+
+static int count_frame(void *ctx, const struct adac_frame *f)
+{
+	(void)f;
+	unsigned *n = ctx;
+	return ++*n >= MAX_FRAMES; /* non-zero: stop */
+}
 
 /* The lowest descriptor number free now (a leaked descriptor raises it). */
 static int lowest_free_fd(void)
@@ -118,6 +128,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				if (adac_target_regs(t, threads[i].tid, &regs, &err) != 0)
 					__builtin_trap(); /* every listed thread has registers */
 				read_around(t, regs.r[ADAC_REG_RSP]);
+				/* The first threads unwound (libdwfl over these registers and this memory): frames,
+				 * or one error with its message. */
+				unsigned frames = 0;
+				adac_error_clear(&err);
+				if (i < MAX_UNWOUND && adac_target_frames(t, threads[i].tid, count_frame, &frames, &err) != 0 &&
+				    (err.code == ADAC_E_OK || err.msg[0] == '\0'))
+					__builtin_trap();
 			}
 		struct load loads[MAX_CHECKED_PHDRS];
 		size_t nloads = loads_of(data, size, loads);
