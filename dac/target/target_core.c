@@ -625,13 +625,14 @@ static int core_frames(void *impl, uint64_t tid, adac_frame_cb cb, void *ctx, st
 	struct core *c = impl;
 	if (!find_thread(c, tid))
 		return adac_fail(err, ADAC_E_NOT_FOUND, 0, "%s: no thread %llu in the core", c->path, (unsigned long long)tid);
+	if ((int32_t)tid <= 0 || tid > INT32_MAX) /* (a corrupt note's: libdwfl takes a pid) */
+		return adac_fail(err, ADAC_E_CORRUPT, 0, "%s: cannot unwind thread %llu: its NT_PRSTATUS pid is no thread id",
+		                 c->path, (unsigned long long)tid);
 	if (open_dwfl(c, err))
 		return -1;
 	struct adac_dwfl_walk w = {.dwfl = c->dwfl, .cb = cb, .ctx = ctx};
 	const char *errmsg = NULL;
-	if ((int32_t)tid <= 0 || tid > INT32_MAX)
-		errmsg = "its NT_PRSTATUS pid is no thread id";
-	else if (dwfl_getthread_frames(c->dwfl, (pid_t)tid, adac_dwfl_walk_frame, &w) < 0)
+	if (dwfl_getthread_frames(c->dwfl, (pid_t)tid, adac_dwfl_walk_frame, &w) < 0)
 		errmsg = dwfl_errmsg(-1);
 	if (w.limit_hit)
 		return adac_fail(err, ADAC_E_LIMIT, 0, "thread %llu has more than ADAC_MAX_UNWIND_FRAMES (%u) frames",

@@ -14,6 +14,9 @@ the unpatched core. The chain is head -> C -> B -> A. Each case, through the CLI
   not-cont     B.Next := the task           C, B, then an error frame: the task is not a Continuation
 The frames before the fault are printed exactly as on the intact core; the exit code is 0 (a
 partial chain is a result); --json says how the chain ended ("cycle"/"broken") and why.
+And a thread's NT_PRSTATUS pid := 0 (a corrupt note): `bt --all` gives that thread one error frame
+("cannot unwind thread 0: its NT_PRSTATUS pid is no thread id") and every other thread exactly as on
+the intact core.
 """
 import os
 import re
@@ -110,6 +113,28 @@ def main():
                     t.check(re.fullmatch(msg, ch.get("error") or ""), f"{name}: --json error {ch.get('error')!r}")
             lo = b.run_lldb(b.lldb_target(core=path), [f"async bt --address {hex(task)}"], f"{name}: lldb")
             t.check_eq(b.lldb_output(lo, f"async bt --address {hex(task)}"), out, f"{name}: lldb output = CLI output")
+            os.unlink(path)
+
+        # A thread's NT_PRSTATUS pid := 0: that thread has one error frame; the others unwind as on
+        # the intact core (libdwfl's own core thread walk stopped at such a note, for every thread).
+        rc, want, err = b.cli(["bt", core, "--all"])
+        t.check_eq((rc, err), (0, ""), "thread-pid: the intact core's bt --all")
+        blocks = re.split(r"(?m)^(?=[* ] thread #)", want)
+        k = next((i for i in range(2, len(blocks) - 1)
+                  if blocks[i].startswith("  thread #") and "async" not in blocks[i]), None)
+        if t.check(k is not None, f"thread-pid: a thread without async frames, not the last:\n{want}"):
+            off, pid = intact.prstatus_pids()[k - 1]
+            t.check(f", tid = {pid}" in blocks[k].splitlines()[0], f"thread-pid: note {k - 1} is {blocks[k].splitlines()[0]!r}")
+            path = os.path.join(tmp, "thread-pid.core")
+            shutil.copyfile(core, path)
+            with open(path, "r+b") as f:
+                f.seek(off)
+                f.write(struct.pack("<I", 0))
+            header = blocks[k].splitlines()[0].replace(f", tid = {pid}", ", tid = 0")
+            blocks[k] = (f"{header}\n  frame #0: error: {path}: cannot unwind thread 0: its NT_PRSTATUS pid is no "
+                         "thread id\n\n")
+            t.check_eq(b.cli(["bt", path, "--all"]), (0, "".join(blocks), ""),
+                       "thread-pid: one error frame for that thread, every other thread as on the intact core")
             os.unlink(path)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)

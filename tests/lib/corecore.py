@@ -12,6 +12,7 @@ segment maps. python3 standard library only.
     core.write_u64(addr, v), core.write_u32(addr, v)
     core.mapped(addr) -> bool              # inside some PT_LOAD's [vaddr, vaddr + memsz)
     core.file_offset(addr, n) -> int       # where those n bytes are in the file
+    core.prstatus_pids() -> [(offset, pid)] # each NT_PRSTATUS note's pr_pid and where it is in the file
     patched_copy(src, dst, [(addr, bytes), ...]) -> Core   # copies src to dst, then patches dst
 
 and writes small cores byte by byte (crafted-core tests, fuzz seeds):
@@ -22,6 +23,8 @@ import shutil
 import struct
 
 PT_LOAD = 1
+PT_NOTE = 4
+PRSTATUS_PID_OFF = 32  # pr_pid in x86-64's struct elf_prstatus
 PN_XNUM = 0xFFFF
 PAGE = 4096
 NT_PRSTATUS, NT_FILE = 1, 0x46494C45
@@ -31,6 +34,7 @@ class Core:
     def __init__(self, path):
         self.path = path
         self.loads = []  # (vaddr, memsz, offset, filesz), sorted by vaddr
+        self.notes = []  # (offset, filesz) of each PT_NOTE
         with open(path, "rb") as f:
             ident = f.read(64)
             if len(ident) < 64 or ident[:4] != b"\x7fELF":
@@ -56,7 +60,26 @@ class Core:
                 "<IIQQQQQQ", table, i * phentsize)
             if p_type == PT_LOAD:
                 self.loads.append((vaddr, memsz, offset, filesz))
+            elif p_type == PT_NOTE:
+                self.notes.append((offset, filesz))
         self.loads.sort()
+
+    def prstatus_pids(self):
+        """[(file offset of pr_pid, pid)] of the NT_PRSTATUS notes, in the core's order."""
+        found = []
+        with open(self.path, "rb") as f:
+            for offset, filesz in self.notes:
+                f.seek(offset)
+                data = f.read(filesz)
+                at = 0
+                while at + 12 <= len(data):
+                    namesz, descsz, ntype = struct.unpack_from("<III", data, at)
+                    desc = at + 12 + ((namesz + 3) & ~3)
+                    if ntype == NT_PRSTATUS and desc + PRSTATUS_PID_OFF + 4 <= len(data):
+                        found.append((offset + desc + PRSTATUS_PID_OFF,
+                                      struct.unpack_from("<I", data, desc + PRSTATUS_PID_OFF)[0]))
+                    at = desc + ((descsz + 3) & ~3)
+        return found
 
     def _segment(self, addr):
         for seg in self.loads:
@@ -133,7 +156,7 @@ def note(ntype, desc, name=b"CORE"):
 def prstatus(tid, regs):
     """struct elf_prstatus (x86-64, 336 bytes): pr_pid at 32, pr_reg (27 longs) at 112."""
     desc = bytearray(336)
-    struct.pack_into("<i", desc, 32, tid)
+    struct.pack_into("<i", desc, PRSTATUS_PID_OFF, tid)
     struct.pack_into("<27Q", desc, 112, *regs)
     return note(NT_PRSTATUS, bytes(desc))
 
