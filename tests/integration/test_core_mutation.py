@@ -39,7 +39,6 @@ SANITIZED = bool(os.environ.get("ASAN_OPTIONS") or os.environ.get("UBSAN_OPTIONS
 CPU_LIMIT = 10.0 * (3 if SANITIZED else 1)
 RSS_LIMIT = (1 << 30) * (2 if SANITIZED else 1)
 SANITIZERS = ("AddressSanitizer", "LeakSanitizer", "runtime error:")
-PT_NOTE = 4
 
 
 def measured(argv, limit, env=None):
@@ -64,22 +63,6 @@ def measured(argv, limit, env=None):
         errf.seek(0)
         err = errf.read().decode(errors="replace")
     return p.returncode, err, ru.ru_utime + ru.ru_stime, ru.ru_maxrss * 1024, timed_out
-
-
-def notes_ranges(path):
-    """(file offset, size) of every PT_NOTE segment, and the size of the headers."""
-    with open(path, "rb") as f:
-        ehdr = f.read(64)
-        phoff, = struct.unpack_from("<Q", ehdr, 0x20)
-        phentsize, phnum = struct.unpack_from("<HH", ehdr, 0x36)
-        f.seek(phoff)
-        table = f.read(phentsize * phnum)
-    out = []
-    for i in range(phnum):
-        p_type, _, off, _, _, filesz, _, _ = struct.unpack_from("<IIQQQQQQ", table, i * phentsize)
-        if p_type == PT_NOTE and filesz:
-            out.append((off, filesz))
-    return out, phoff + phentsize * phnum
 
 
 def touched_offsets(core, commands, tmp):
@@ -122,9 +105,10 @@ class Places:
 
     def __init__(self, core, touched):
         self.size = os.path.getsize(core)
-        self.notes, self.headers = notes_ranges(core)
+        c = corecore.Core(core)
+        self.notes, self.headers = c.notes, c.headers_end
         self.touched = touched
-        self.segments = [(off, filesz) for _, _, off, filesz in corecore.Core(core).loads if filesz]
+        self.segments = [(off, filesz) for _, _, off, filesz in c.loads if filesz]
 
     def pick(self, rnd):
         kind = rnd.choices(["headers", "notes", "touched", "segment", "anywhere"], [5, 15, 50, 20, 10])[0]

@@ -11,6 +11,7 @@ segment maps. python3 standard library only.
     core.write(addr, data)                 # patches the file in place (same checks)
     core.write_u64(addr, v), core.write_u32(addr, v)
     core.mapped(addr) -> bool              # inside some PT_LOAD's [vaddr, vaddr + memsz)
+    core.notes, core.headers_end           # [(offset, filesz)] of the PT_NOTEs; where the headers end
     core.file_offset(addr, n) -> int       # where those n bytes are in the file
     core.prstatus_pids() -> [(offset, pid)] # each NT_PRSTATUS note's pr_pid and where it is in the file
     patched_copy(src, dst, [(addr, bytes), ...]) -> Core   # copies src to dst, then patches dst
@@ -34,7 +35,7 @@ class Core:
     def __init__(self, path):
         self.path = path
         self.loads = []  # (vaddr, memsz, offset, filesz), sorted by vaddr
-        self.notes = []  # (offset, filesz) of each PT_NOTE
+        self.notes = []  # (offset, filesz) of each PT_NOTE that has bytes
         with open(path, "rb") as f:
             ident = f.read(64)
             if len(ident) < 64 or ident[:4] != b"\x7fELF":
@@ -53,6 +54,7 @@ class Core:
                 phnum, = struct.unpack_from("<I", sh0, 0x2C)
             f.seek(phoff)
             table = f.read(phentsize * phnum)
+        self.headers_end = phoff + phentsize * phnum  # (the ELF header is first)
         if len(table) != phentsize * phnum:
             raise ValueError(f"{path}: truncated program header table")
         for i in range(phnum):
@@ -60,7 +62,7 @@ class Core:
                 "<IIQQQQQQ", table, i * phentsize)
             if p_type == PT_LOAD:
                 self.loads.append((vaddr, memsz, offset, filesz))
-            elif p_type == PT_NOTE:
+            elif p_type == PT_NOTE and filesz:
                 self.notes.append((offset, filesz))
         self.loads.sort()
 
