@@ -310,20 +310,17 @@ json_t *adac_async_frame_json(const struct adac_async_frame *f, size_t index)
 	return j;
 }
 
-json_t *adac_chain_view_json(struct adac_runtime *rt, const struct adac_resolved_chain *v, size_t limit, unsigned flags)
+size_t adac_chain_frames_json(struct adac_runtime *rt, const struct adac_resolved_chain *v, size_t limit, unsigned flags,
+                              size_t first, json_t *frames, json_t *ips)
 {
-	json_t *c = json_object();
-	json_object_set_new(c, "head", adac_json_addr(v->chain.count ? v->chain.links[0].addr : v->chain.end_addr));
-	json_object_set_new(c, "task", v->task ? adac_json_addr(v->task) : json_null());
-	json_object_set_new(c, "awaiting", v->has_awaiting ? adac_awaiting_json(&v->awaiting) : json_null());
-	json_t *ips = json_array(), *frames = json_array();
 	size_t printed = 0;
 	for (size_t i = 0; i < v->chain.count; i++) {
 		const struct adac_async_frame *f = &v->frames[i];
 		if (!adac_async_frame_shown(f) || (limit && printed >= limit))
 			continue;
-		json_array_append_new(ips, adac_json_addr(frame_ip(f)));
-		json_t *j = adac_async_frame_json(f, printed);
+		if (ips)
+			json_array_append_new(ips, adac_json_addr(frame_ip(f)));
+		json_t *j = adac_async_frame_json(f, first + printed);
 		if (flags & ADAC_VIEW_LOCALS) {
 			struct adac_error err = {0};
 			json_t *locals = adac_frame_locals_json(rt, f, &err);
@@ -334,10 +331,31 @@ json_t *adac_chain_view_json(struct adac_runtime *rt, const struct adac_resolved
 		json_array_append_new(frames, j);
 		printed++;
 	}
+	return printed;
+}
+
+uint64_t adac_chain_view_head(const struct adac_resolved_chain *v)
+{
+	return v->chain.count ? v->chain.links[0].addr : v->chain.end_addr;
+}
+
+void adac_chain_end_json(const struct adac_resolved_chain *v, json_t *j)
+{
+	json_object_set_new(j, "end", adac_json_text(end_name(v->chain.end)));
+	json_object_set_new(j, "error", v->chain.end_err.code ? adac_json_text(v->chain.end_err.msg) : json_null());
+}
+
+json_t *adac_chain_view_json(struct adac_runtime *rt, const struct adac_resolved_chain *v, size_t limit, unsigned flags)
+{
+	json_t *c = json_object();
+	json_object_set_new(c, "head", adac_json_addr(adac_chain_view_head(v)));
+	json_object_set_new(c, "task", v->task ? adac_json_addr(v->task) : json_null());
+	json_object_set_new(c, "awaiting", v->has_awaiting ? adac_awaiting_json(&v->awaiting) : json_null());
+	json_t *ips = json_array(), *frames = json_array();
+	adac_chain_frames_json(rt, v, limit, flags, 0, frames, ips);
 	json_object_set_new(c, "ips", ips);
 	json_object_set_new(c, "frames", frames);
-	json_object_set_new(c, "end", adac_json_text(end_name(v->chain.end)));
-	json_object_set_new(c, "error", v->chain.end_err.code ? adac_json_text(v->chain.end_err.msg) : json_null());
+	adac_chain_end_json(v, c);
 	return c;
 }
 

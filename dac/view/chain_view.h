@@ -45,6 +45,15 @@ struct json_t *adac_async_frame_json(const struct adac_async_frame *f, size_t in
 void adac_awaiting_print(const struct adac_awaiting *a, struct adac_out *out);
 struct json_t *adac_awaiting_json(const struct adac_awaiting *a);
 
+/* Appends the shown frames of v (at most limit; 0: all) to the array frames as
+ * adac_async_frame_json objects numbered from `first`, each with its locals when flags has
+ * ADAC_VIEW_LOCALS, and their IPs to the array ips unless NULL; returns how many. */
+size_t adac_chain_frames_json(struct adac_runtime *rt, const struct adac_resolved_chain *v, size_t limit, unsigned flags,
+                              size_t first, struct json_t *frames, struct json_t *ips);
+/* Where v starts: its first continuation (the address it ended at when it has none). */
+uint64_t adac_chain_view_head(const struct adac_resolved_chain *v);
+/* Sets j's "end" (complete, truncated, broken, cycle) and "error" (null, or why it ended early). */
+void adac_chain_end_json(const struct adac_resolved_chain *v, struct json_t *j);
 /* {"head", "task", "awaiting", "ips", "frames", "end", "error"} */
 struct json_t *adac_chain_view_json(struct adac_runtime *rt, const struct adac_resolved_chain *v, size_t limit,
                                     unsigned flags);

@@ -480,22 +480,13 @@ static json_t *stack_json(const struct adac_pending_list *l, const struct adac_p
 		json_t *sj = json_object();
 		if (s->node->kind == ADAC_NODE_CHAIN) {
 			const struct adac_scan_chain *ch = &p->scan.chains[s->node->index];
-			json_t *cj = adac_chain_view_json(st->rt, &s->view, 0, flags);
-			json_t *fr = json_object_get(cj, "frames");
-			size_t k;
-			json_t *f;
-			json_array_foreach(fr, k, f) {
-				json_object_set_new(f, "index", json_integer((json_int_t)frame++));
-				json_array_append(frames, f);
-			}
+			frame += adac_chain_frames_json(st->rt, &s->view, 0, flags, frame, frames, NULL);
 			json_object_set_new(sj, "kind", json_string("chain"));
 			json_object_set_new(sj, "root", adac_json_text(adac_chain_root_name(ch->root)));
-			json_object_set(sj, "head", json_object_get(cj, "head"));
+			json_object_set_new(sj, "head", adac_json_addr(adac_chain_view_head(&s->view)));
 			json_object_set_new(sj, "task", task_json(p, st->rt, adac_scan_chain_task(&p->scan, s->node->index)));
 			json_object_set_new(sj, "links", links_json(&s->view.chain));
-			json_object_set(sj, "end", json_object_get(cj, "end"));
-			json_object_set(sj, "error", json_object_get(cj, "error"));
-			json_decref(cj);
+			adac_chain_end_json(&s->view, sj);
 		} else if (s->node->kind == ADAC_NODE_BOX) {
 			json_array_append_new(frames, classic_json(st->rt, &s->classic, frame++));
 			json_object_set_new(sj, "kind", json_string("box"));
