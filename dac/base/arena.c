@@ -46,6 +46,15 @@ void *adac_arena_alloc(struct adac_arena *a, size_t len)
 	return n->data;
 }
 
+bool adac_arena_owns(const struct adac_arena *a, const void *p)
+{
+	const unsigned char *c = p;
+	for (const struct adac_arena_block *b = a->first; b; b = b->next)
+		if (c >= b->data && c < b->data + b->size)
+			return true;
+	return false;
+}
+
 void adac_arena_reset(struct adac_arena *a)
 {
 	for (struct adac_arena_block *b = a->first; b; b = b->next)

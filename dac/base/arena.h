@@ -4,6 +4,7 @@
 #ifndef ADAC_ARENA_H
 #define ADAC_ARENA_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 struct adac_arena_block;
@@ -14,6 +15,8 @@ struct adac_arena {
 
 /* len bytes, 64-byte aligned (a cache line), valid until the next reset; NULL when memory runs out. */
 void *adac_arena_alloc(struct adac_arena *a, size_t len);
+/* Whether p is in one of a's blocks. */
+bool adac_arena_owns(const struct adac_arena *a, const void *p);
 /* Takes back everything handed out; the blocks are kept for what comes next. */
 void adac_arena_reset(struct adac_arena *a);
 void adac_arena_free(struct adac_arena *a);

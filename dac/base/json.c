@@ -2,10 +2,12 @@
 #include "base/json.h"
 
 #include <jansson.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/arena.h"
 #include "base/line.h"
 #include "base/output.h"
 
@@ -15,6 +17,34 @@ json_t *adac_json_addr(uint64_t v)
 	struct adac_line b = adac_line_on(buf, sizeof buf);
 	adac_line_addr(&b, v);
 	return json_stringn_nocheck(buf, b.len);
+}
+
+/* ---- values made in a scratch arena ---- */
+
+static _Thread_local struct adac_arena *scratch;
+
+static void *json_alloc(size_t n) { return scratch ? adac_arena_alloc(scratch, n) : malloc(n); }
+
+static void json_release(void *p)
+{
+	if (!scratch || !adac_arena_owns(scratch, p))
+		free(p);
+}
+
+static void set_alloc(void) { json_set_alloc_funcs(json_alloc, json_release); }
+
+void adac_json_scratch_setup(void)
+{
+	static pthread_once_t once = PTHREAD_ONCE_INIT;
+	pthread_once(&once, set_alloc);
+}
+
+void adac_json_scratch_begin(struct adac_arena *a) { scratch = a; }
+
+void adac_json_scratch_end(void)
+{
+	adac_arena_reset(scratch);
+	scratch = NULL;
 }
 
 /* ---- text: jansson's JSON_INDENT(2) layout, written straight into a line ----

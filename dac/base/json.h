@@ -7,6 +7,7 @@
 
 #include "base/error.h"
 
+struct adac_arena;
 struct adac_out;
 struct json_t;
 
@@ -46,5 +47,13 @@ int adac_json_print_indented(struct adac_out *out, const char *before, struct js
  * spaces, the line (so nothing for an empty object). For a member list streamed after others.
  * value stays the caller's. */
 int adac_json_print_members(struct adac_out *out, struct json_t *value, unsigned indent, struct adac_error *err);
+
+/* jansson values made on this thread between begin and end come from arena a, and are all taken
+ * back at the end (a million-stack `ps --json` made and released ~50 of them per frame with malloc
+ * and free): what is made there must be released there. setup (once, before other threads make
+ * values) routes jansson's memory through here; outside a begin/end, it is malloc's. */
+void adac_json_scratch_setup(void);
+void adac_json_scratch_begin(struct adac_arena *a);
+void adac_json_scratch_end(void);
 
 #endif

@@ -9,6 +9,7 @@
 #include "async/continuation.h"
 #include "async/task.h"
 #include "base/clock.h"
+#include "base/arena.h"
 #include "base/json.h"
 #include "base/line.h"
 #include "base/output.h"
@@ -627,6 +628,7 @@ static int print_json_tail(struct adac_out *out, json_t *rest, struct adac_error
 struct json_digest {
 	const struct adac_pending_list *l;
 	unsigned flags;
+	struct adac_arena scratch;   /* the thread's values of a stack */
 };
 
 /* A stack's JSON on the thread that resolved it (formatting a million stacks was most of a listing's
@@ -635,12 +637,14 @@ struct json_digest {
  * out: the listing's thread then formats it itself. */
 static void digest_json(void *ctx, const struct adac_pending_stack *st, struct adac_out *out)
 {
-	const struct json_digest *d = ctx;
+	struct json_digest *d = ctx;
+	adac_json_scratch_begin(&d->scratch);
 	json_t *j = stack_json(d->l, st, d->flags, false);
 	struct adac_error ignored = {0};
 	if (j && adac_json_print_members(out, j, CHAIN_INDENT, &ignored) == 0)
 		adac_print(out, "\n%*s}", (int)CHAIN_INDENT, "");
 	json_decref(j);
+	adac_json_scratch_end();
 }
 
 int adac_pending_print_json(struct adac_pending_list *l, unsigned flags, struct adac_out *out, struct adac_error *err)
@@ -648,10 +652,13 @@ int adac_pending_print_json(struct adac_pending_list *l, unsigned flags, struct 
 	adac_json_document_open(out, "ps");
 	adac_print(out, "{\n    \"chains\": [");
 	struct adac_pending_stack st;
-	struct json_digest d = {l, flags};
+	struct json_digest d[1 + ADAC_LIST_MAX_HELPERS];
 	void *ctxs[1 + ADAC_LIST_MAX_HELPERS];
-	for (unsigned k = 0; k < 1 + ADAC_LIST_MAX_HELPERS; k++)
-		ctxs[k] = &d;
+	for (unsigned k = 0; k < 1 + ADAC_LIST_MAX_HELPERS; k++) {
+		d[k] = (struct json_digest){l, flags, {0}};
+		ctxs[k] = &d[k];
+	}
+	adac_json_scratch_setup();
 	/* Locals are read through the listing's runtime: formatted on its thread. (jansson seeds its
 	 * hashes with the first object made: here, before helper threads make theirs.) */
 	json_decref(json_object());
@@ -671,6 +678,8 @@ int adac_pending_print_json(struct adac_pending_list *l, unsigned flags, struct 
 	}
 	if (digested)
 		adac_pending_list_digest_end(l);
+	for (unsigned k = 0; k < 1 + ADAC_LIST_MAX_HELPERS; k++)
+		adac_arena_free(&d[k].scratch);
 	if (rc || more < 0)
 		return -1;
 	adac_print(out, l->listed ? "\n    ]" : "]");

@@ -1,6 +1,7 @@
 /* test_arena.c - adac_arena (dac/base/arena.c): allocations are 16-byte aligned, do not overlap and
  * keep their bytes until the reset; one larger than a block gets a block of its own; a reset arena
- * hands out the same blocks again in the same order (no new memory for the same sizes). */
+ * hands out the same blocks again in the same order (no new memory for the same sizes); what the
+ * arena handed out is its own, and nothing else is. */
 #include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
@@ -30,6 +31,11 @@ int main(void)
 			for (size_t k = 0; k < len[i]; k += 97)
 				kept = kept && p[i][k] == (unsigned char)(i & 0xff);
 		CHECK(kept); /* nothing handed out twice */
+		bool owned = true;
+		for (size_t i = 0; i < N; i++)
+			owned = owned && adac_arena_owns(&a, p[i]) && adac_arena_owns(&a, p[i] + len[i] - 1);
+		CHECK(owned);
+		CHECK(!adac_arena_owns(&a, len));
 		static unsigned char *first[N];
 		if (round == 0) {
 			memcpy(first, p, sizeof p);
@@ -43,7 +49,9 @@ int main(void)
 	}
 	CHECK(adac_arena_alloc(&a, SIZE_MAX - 8) == NULL);
 	CHECK(adac_arena_alloc(&a, 0) != NULL);
+	unsigned char *last = adac_arena_alloc(&a, 8);
 	adac_arena_free(&a);
 	CHECK(a.first == NULL);
+	CHECK(!adac_arena_owns(&a, last));
 	return check_report("arena");
 }
