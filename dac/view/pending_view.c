@@ -628,7 +628,9 @@ static int print_json_tail(struct adac_out *out, json_t *rest, struct adac_error
 struct json_digest {
 	const struct adac_pending_list *l;
 	unsigned flags;
-	struct adac_arena scratch;   /* the thread's values of a stack */
+	/* The thread's values of a stack: alone on its cache line, as each allocation writes it (two
+	 * threads' arenas on one line cost a third of the listing's time). */
+	_Alignas(64) struct adac_arena scratch;
 };
 
 /* A stack's JSON on the thread that resolved it (formatting a million stacks was most of a listing's
