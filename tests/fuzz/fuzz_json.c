@@ -3,13 +3,16 @@
  * adac_json_print_indented and adac_json_print_members; each must be the bytes json_dumps writes
  * with JSON_INDENT(2), re-indented as the printers place it. And the input as text: adac_utf8_seq
  * must find it UTF-8 exactly when jansson does (json_stringn), and adac_line_utf8's repair of it
- * must be UTF-8 to jansson, the same bytes when it was already. A difference traps. */
+ * must be UTF-8 to jansson, the same bytes when it was already. And the document parsed again in a
+ * scratch arena (adac_json_scratch_begin, as `ps --json` makes its stacks' values) prints the same
+ * bytes. A difference traps. */
 #include <jansson.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/arena.h"
 #include "base/json.h"
 #include "base/line.h"
 #include "base/output.h"
@@ -100,6 +103,20 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			size_t from = first ? (size_t)(first - want.p) : 0, to = first && last - 1 > from ? last - 1 : from;
 			if (!want.nomem && adac_json_print_members(&out, v, indent, &err) == 0)
 				same(&got, want.p + from, to - from);
+			adac_line_free(&got);
+			adac_line_free(&want);
+		}
+		/* Parsed, printed and released in a scratch arena (twice: the second time on reused blocks). */
+		static struct adac_arena scratch;
+		adac_json_scratch_setup();
+		for (int round = 0; round < 2; round++) {
+			adac_json_scratch_begin(&scratch);
+			json_t *s = json_loadb((const char *)data, size, JSON_ALLOW_NUL, &je);
+			want = expected(dumped, "", indent, "\n");
+			if (s && !want.nomem && adac_json_print_indented(&out, "", s, indent, "\n", &err) == 0)
+				same(&got, want.p, want.len);
+			json_decref(s);
+			adac_json_scratch_end();
 			adac_line_free(&got);
 			adac_line_free(&want);
 		}
