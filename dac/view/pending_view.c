@@ -674,9 +674,11 @@ int adac_pending_print_json(struct adac_pending_list *l, unsigned flags, struct 
 			out->write(out->ctx, st.text, st.text_len);
 			continue;
 		}
+		adac_json_scratch_begin(&d[0].scratch); /* (the listing's thread's) */
 		json_t *j = adac_pending_stack_json(l, &st, flags);
 		rc = adac_json_print_indented(out, sep, j, CHAIN_INDENT, "", err);
 		json_decref(j);
+		adac_json_scratch_end();
 	}
 	if (digested)
 		adac_pending_list_digest_end(l);
