@@ -9,6 +9,7 @@
 
 #include "base/addr_map.h"
 #include "base/clock.h"
+#include "base/grow.h"
 #include "base/json.h"
 #include "base/output.h"
 #include "runtime/gc_heap.h"
@@ -30,7 +31,9 @@ struct dump {
 	const struct adac_heap_opts *opt;
 	struct adac_out *out;
 	struct adac_addr_map stats; /* struct mt_stat by MethodTable */
-	json_t *objects;            /* --json object list, or NULL */
+	bool list_json;             /* --json without --stat: the objects kept for "objects" ... */
+	struct listed *listed;      /* ... 24 bytes each (a jansson object took ~700), printed at the end */
+	size_t listed_count, listed_cap;
 	struct adac_type_filter type; /* opt->type in every spelling */
 	uint64_t shown, shown_bytes;
 	bool count_only;            /* --stat: count per MT; the type filter and the totals come after */
@@ -38,6 +41,12 @@ struct dump {
 };
 
 _Static_assert(offsetof(struct mt_stat, mt) == 0, "the MethodTable is the record's key");
+
+/* An object --json lists: it prints nothing before the walk's end (a held process's walk may be run
+ * again). */
+struct listed {
+	uint64_t addr, mt, size;
+};
 
 static struct mt_stat *stat_get(struct adac_addr_map *t, uint64_t mt)
 {
@@ -120,12 +129,12 @@ static int on_object(void *ctx, const struct adac_gc_object *o)
 	d->shown_bytes += o->size;
 	if (opt->stat)
 		return 0;
-	if (d->objects) {
-		json_t *j = json_object();
-		json_object_set_new(j, "address", adac_json_addr(o->addr));
-		json_object_set_new(j, "mt", adac_json_addr(o->mt));
-		json_object_set_new(j, "size", json_integer((json_int_t)o->size));
-		json_array_append_new(d->objects, j);
+	if (d->list_json) {
+		if (adac_grow((void **)&d->listed, &d->listed_cap, d->listed_count + 1, sizeof *d->listed, 4096)) {
+			adac_fail(&d->fail, ADAC_E_NOMEM, 0, "out of memory listing objects");
+			return 1;
+		}
+		d->listed[d->listed_count++] = (struct listed){o->addr, o->mt, o->size};
 	} else if (opt->short_list) {
 		adac_print(d->out, "0x%016llx\n", (unsigned long long)o->addr);
 	} else {
@@ -233,25 +242,51 @@ static int walk_heap(struct dump *d, struct adac_gc_walk_report *rep, double *se
 	return rc;
 }
 
+/* The document as adac_json_print_document prints it, with "objects" (when listed) between head's
+ * members and rest's, written from the records (head and rest are released). */
+static int print_json(const struct dump *d, json_t *head, json_t *rest, struct adac_error *err)
+{
+	adac_json_document_open(d->out, "dumpheap");
+	adac_print(d->out, "{");
+	int rc = adac_json_print_members(d->out, head, 2, err);
+	json_decref(head);
+	if (rc == 0 && d->list_json) {
+		adac_print(d->out, ",\n    \"objects\": [");
+		for (size_t i = 0; i < d->listed_count; i++) {
+			const struct listed *o = &d->listed[i];
+			adac_print(d->out,
+			           "%s\n      {\n        \"address\": \"0x%016llx\",\n        \"mt\": \"0x%016llx\",\n"
+			           "        \"size\": %llu\n      }",
+			           i ? "," : "", (unsigned long long)o->addr, (unsigned long long)o->mt,
+			           (unsigned long long)o->size);
+		}
+		adac_print(d->out, d->listed_count ? "\n    ]" : "]");
+	}
+	if (rc == 0) {
+		adac_print(d->out, ",");
+		rc = adac_json_print_members(d->out, rest, 2, err);
+	}
+	json_decref(rest);
+	if (rc == 0)
+		adac_print(d->out, "\n  }\n}\n");
+	return rc;
+}
+
 int adac_heap_print(struct adac_runtime *rt, const struct adac_heap_opts *opt, struct adac_out *out,
                     struct adac_error *err)
 {
 	const struct adac_gc_info *info = adac_gc_info_walkable(rt, err);
 	if (!info)
 		return -1;
-	struct dump d = {.rt = rt, .opt = opt, .out = out};
-	if (opt->json && !opt->stat)
-		d.objects = json_array();
+	struct dump d = {.rt = rt, .opt = opt, .out = out, .list_json = opt->json && !opt->stat};
 	if (!info->structures_valid && !opt->json)
 		adac_print(out, "Warning: the GC heap was stopped during a garbage collection "
 		                "(StructureInvalidCount != 0); objects may be missed or misread.\n");
 	if (!opt->json && !opt->stat && !opt->short_list)
 		adac_print(out, "%18s %18s %12s\n", "Address", "MT", "Size");
 	struct adac_gc_walk_report rep;
-	if (adac_type_filter_init(&d.type, opt->type, err)) {
-		json_decref(d.objects);
+	if (adac_type_filter_init(&d.type, opt->type, err))
 		return -1;
-	}
 	d.count_only = opt->stat;
 	double walk_seconds;
 	int rc;
@@ -263,7 +298,7 @@ int adac_heap_print(struct adac_runtime *rt, const struct adac_heap_opts *opt, s
 			break;
 		adac_gc_walk_report_free(&rep);
 		stat_free(&d.stats);
-		json_array_clear(d.objects); /* (NULL: nothing) */
+		d.listed_count = 0;
 		d.shown = d.shown_bytes = 0;
 		if (ran < 0 || !(info = adac_gc_info_walkable(rt, err))) {
 			rc = -1;
@@ -272,24 +307,22 @@ int adac_heap_print(struct adac_runtime *rt, const struct adac_heap_opts *opt, s
 	}
 	adac_type_filter_free(&d.type);
 	if (rc) {
-		json_decref(d.objects);
+		free(d.listed);
 		stat_free(&d.stats);
 		return -1;
 	}
 	size_t n;
 	struct mt_stat **sorted = sorted_stats(&d, &n);
 	if (!sorted) {
-		json_decref(d.objects);
+		free(d.listed);
 		stat_free(&d.stats);
 		adac_gc_walk_report_free(&rep);
 		return adac_fail(err, ADAC_E_NOMEM, 0, "out of memory sorting the statistics");
 	}
 	if (opt->json) {
-		json_t *r = json_object();
-		json_object_set_new(r, "gc", adac_json_text(info->identifiers));
-		json_object_set_new(r, "structures_valid", json_boolean(info->structures_valid));
-		if (d.objects)
-			json_object_set_new(r, "objects", d.objects);
+		json_t *head = json_object(), *r = json_object();
+		json_object_set_new(head, "gc", adac_json_text(info->identifiers));
+		json_object_set_new(head, "structures_valid", json_boolean(info->structures_valid));
 		json_t *st = json_array();
 		for (size_t i = 0; i < n; i++) {
 			json_t *j = json_object();
@@ -321,7 +354,7 @@ int adac_heap_print(struct adac_runtime *rt, const struct adac_heap_opts *opt, s
 			json_object_set_new(scan, "walk_seconds", json_real(walk_seconds));
 		json_object_set_new(r, "scan", scan);
 		json_object_set_new(r, "errors", errors_json(&rep));
-		rc = adac_json_print_document(out, "dumpheap", r, err);
+		rc = print_json(&d, head, r, err);
 	} else if (!opt->short_list) {
 		char b1[32], b2[32];
 		if (!opt->stat)
@@ -342,6 +375,7 @@ int adac_heap_print(struct adac_runtime *rt, const struct adac_heap_opts *opt, s
 	if (rc == 0)
 		rc = adac_gc_walk_report_complete(&rep, info->structures_valid, err);
 	free(sorted);
+	free(d.listed);
 	stat_free(&d.stats);
 	adac_gc_walk_report_free(&rep);
 	return rc;
