@@ -8,6 +8,7 @@
 
 #include "async/task.h"
 #include "base/cpus.h"
+#include "base/grow.h"
 #include "base/output.h"
 #include "types/names.h"
 #include "types/typename.h"
@@ -40,6 +41,7 @@ void adac_pending_list_free(struct adac_pending_list *l)
 {
 	adac_pending_batches_free(l->batches);
 	adac_type_filter_free(&l->type);
+	free(l->digest_filtered);
 	memset(l, 0, sizeof *l);
 }
 
@@ -89,9 +91,9 @@ static bool addr_wanted(const struct adac_pending_filter *f, uint64_t a)
 	return false;
 }
 
-static bool type_matches(const struct adac_pending_list *l, uint64_t mt)
+static bool type_matches(const struct adac_pending_list *l, struct adac_runtime *rt, uint64_t mt)
 {
-	return mt && adac_type_filter_match(&l->type, adac_type_name(l->p->rt, mt, 0, NULL));
+	return mt && adac_type_filter_match(&l->type, adac_type_name(rt, mt, 0, NULL));
 }
 
 /* A filter not yet satisfied by the stack's objects seen so far. */
@@ -99,7 +101,7 @@ struct wants {
 	bool m, t, a, status, mt;
 };
 
-static void see_task(const struct adac_pending_list *l, uint64_t task, struct wants *w)
+static void see_task(const struct adac_pending_list *l, struct adac_runtime *rt, uint64_t task, struct wants *w)
 {
 	const struct adac_pending_filter *f = &l->filter;
 	if (!task)
@@ -109,7 +111,7 @@ static void see_task(const struct adac_pending_list *l, uint64_t task, struct wa
 	if (!w->t && !w->status && !w->mt)
 		return;
 	struct adac_task_desc d;
-	adac_pending_task(l->p, task, &d);
+	adac_pending_task_on(l->p, rt, task, &d);
 	if (w->t && d.type && adac_type_filter_match(&l->type, d.type))
 		w->t = false;
 	if (w->status && d.has_flags && strcasecmp(adac_task_status(d.flags), f->status) == 0)
@@ -118,12 +120,20 @@ static void see_task(const struct adac_pending_list *l, uint64_t task, struct wa
 		w->mt = false;
 }
 
-static bool matches(const struct adac_pending_list *l, const struct adac_async_stack *st)
+static bool filtering(const struct adac_pending_filter *f)
+{
+	return f->method || f->type || f->naddresses || f->status || f->mt;
+}
+
+/* Whether the stack (resolved into segs) passes the filters, reading the target and naming types
+ * through rt (the listing's, or a helper's: on whichever thread resolved it). */
+static bool matches(const struct adac_pending_list *l, struct adac_runtime *rt, const struct adac_async_stack *st,
+                    const struct adac_pending_seg *segs)
 {
 	const struct adac_pending_filter *f = &l->filter;
 	struct wants w = {f->method != NULL, f->type != NULL, f->naddresses > 0, f->status != NULL, f->mt != 0};
 	struct adac_awaiting buf;
-	const struct adac_awaiting *aw = awaiting(l->p, l->p->rt, st, l->segs, &buf);
+	const struct adac_awaiting *aw = awaiting(l->p, rt, st, segs, &buf);
 	if (aw) {
 		const struct adac_awaited_owner *owner = adac_awaited_owner_of(&l->p->owners, aw->object);
 		if (w.a && (addr_wanted(f, aw->object) || (owner && addr_wanted(f, owner->addr))))
@@ -136,14 +146,14 @@ static bool matches(const struct adac_pending_list *l, const struct adac_async_s
 			w.status = false;
 	}
 	for (uint32_t i = 0; i < st->count && (w.m || w.t || w.a || w.status || w.mt); i++) {
-		const struct adac_pending_seg *s = &l->segs[i];
-		see_task(l, adac_pending_node_task(l->p, s->node), &w);
+		const struct adac_pending_seg *s = &segs[i];
+		see_task(l, rt, adac_pending_node_task(l->p, s->node), &w);
 		if (s->node->kind == ADAC_NODE_BOX) {
 			if (w.a && s->classic.state_machine && addr_wanted(f, s->classic.state_machine))
 				w.a = false;
 			if (w.m && adac_contains_nocase(s->classic.method, f->method))
 				w.m = false;
-			if (w.t && type_matches(l, s->classic.state_machine_mt))
+			if (w.t && type_matches(l, rt, s->classic.state_machine_mt))
 				w.t = false;
 			if (w.mt && s->classic.state_machine_mt == f->mt)
 				w.mt = false;
@@ -155,7 +165,7 @@ static bool matches(const struct adac_pending_list *l, const struct adac_async_s
 			const struct adac_async_frame *fr = &s->view.frames[k];
 			if (w.a && addr_wanted(f, fr->cont.addr))
 				w.a = false;
-			if (w.t && type_matches(l, fr->cont.mt))
+			if (w.t && type_matches(l, rt, fr->cont.mt))
 				w.t = false;
 			if (w.mt && fr->cont.mt == f->mt)
 				w.mt = false;
@@ -175,6 +185,10 @@ static void digest_listed(void *ctx, struct adac_runtime *rt, size_t stack, cons
 	const struct adac_async_stack *st = &d->l->p->graph.stacks[stack];
 	if (without_frames(d->l->p, st, segs))
 		return;
+	if (d->l->digest_filtered && !matches(d->l, rt, st, segs)) {
+		d->l->digest_filtered[stack] = 1; /* (each thread its own stacks' bytes) */
+		return;
+	}
 	struct adac_pending_stack s = {.stack = st, .segs = (struct adac_pending_seg *)segs,
 	                               .running = adac_pending_running(d->l->p, st), .rt = rt};
 	d->fn(d->ctx, &s, out);
@@ -182,9 +196,10 @@ static void digest_listed(void *ctx, struct adac_runtime *rt, size_t stack, cons
 
 bool adac_pending_list_digest(struct adac_pending_list *l, adac_pending_stack_digest fn, void *const *ctxs)
 {
-	const struct adac_pending_filter *f = &l->filter;
-	if (f->method || f->type || f->naddresses || f->status || f->mt || l->next || !l->batches)
+	if (l->next || !l->batches)
 		return false;
+	if (filtering(&l->filter) && !(l->digest_filtered = adac_array_zeroed(l->p->graph.stack_count + 1, 1)))
+		return false; /* (out of memory: the listing's thread filters and formats alone) */
 	void *d[1 + ADAC_LIST_MAX_HELPERS];
 	for (unsigned k = 0; k < 1 + ADAC_LIST_MAX_HELPERS; k++) {
 		l->digests[k] = (struct adac_pending_digest){l, fn, ctxs[k]};
@@ -221,7 +236,8 @@ int adac_pending_list_next(struct adac_pending_list *l, struct adac_pending_stac
 			filtered = true;
 		}
 		size_t number = filtered ? 0 : l->numbered++;
-		if (!filtered && (f->method || f->type || f->naddresses || f->status || f->mt) && !matches(l, st)) {
+		if (!filtered && filtering(f) &&
+		    (l->digest_filtered ? l->digest_filtered[i] : !matches(l, p->rt, st, l->segs))) {
 			l->filtered_out++;
 			adac_pending_set_fate(p, st, ADAC_PENDING_FILTERED);
 			filtered = true;

@@ -68,6 +68,9 @@ struct adac_pending_list {
 	size_t listed, without_frames, filtered_out, frames_listed, running;
 	size_t numbered;                      /* stacks with frames so far, filtered or not */
 	struct adac_pending_digest digests[1 + ADAC_LIST_MAX_HELPERS];
+	uint8_t *digest_filtered;             /* with a digest and filters: per stack, 1 when the thread
+	                                       * that resolved it found it filtered out (the frames are
+	                                       * gone by the listing's turn) */
 };
 
 int adac_pending_list_init(struct adac_pending_list *l, struct adac_pending *p, const struct adac_pending_filter *filter,
@@ -88,8 +91,8 @@ unsigned adac_pending_list_parallel(struct adac_pending_list *l);
 /* Has fn see each stack the listing lists, once, on the thread that resolved it, right after (its
  * frames are in that thread's cache: pending_batches.h), besides adac_pending_list_next's: ctxs[0]
  * for the listing's thread, ctxs[1 + k] for helper k (1 + ADAC_LIST_MAX_HELPERS of them). Before
- * the first adac_pending_list_next. false, and nothing set, when filters are set: which stacks are
- * listed is then known on the listing's thread alone. */
+ * the first adac_pending_list_next (false, and nothing set, after it). With filters, that thread
+ * applies them too (through its runtime), and fn sees the stacks that pass. */
 bool adac_pending_list_digest(struct adac_pending_list *l, adac_pending_stack_digest fn, void *const *ctxs);
 /* No digest runs after this (the helpers are stopped): the ctxs may go. The listing is over. */
 void adac_pending_list_digest_end(struct adac_pending_list *l);

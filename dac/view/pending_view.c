@@ -382,7 +382,7 @@ int adac_pending_print(struct adac_pending_list *l, unsigned flags, struct adac_
 	int more;
 	while ((more = adac_pending_list_next(l, &st, err)) > 0) {
 		print_number(&st, out);
-		if (digested)
+		if (digested && st.text_len)
 			out->write(out->ctx, st.text, st.text_len);
 		else
 			print_stack(l, &st, flags, out, d[0].texts);

@@ -276,17 +276,21 @@ def fanout_core(core, o, tmp, what):
                 rc, got, err = t.run([t.CLI, "ps", core, *args], timeout=600, env={"ASYNCDAC_LIST_HELPERS": helpers})
                 t.check(rc == 0 and got == full,
                         f"{what}: ps {' '.join(args) or '(text)'} with {helpers} list helpers differs from the default")
-        # Without filters the threads count the frames of the stacks they resolve (each node once, whichever
-        # thread claims it); with one, the listing's thread counts alone: the 5000 stacks through AlphaMid.
+        # The threads count the frames of the stacks they resolve (each node once, whichever thread
+        # claims it), and with a filter each thread filters the stacks it resolves: the 5000 stacks
+        # through AlphaMid, the same listed, counted and formatted on 1 and 3 helpers.
         out = ps(core, "--method", "AlphaMid", "--stats", what=what)
         if out is not None:
             rows = sorted(lab[m] for m in ("AlphaLeaf", "AlphaMid", "AlphaTop"))
             t.check_eq(out.split("\n\n")[0], "Frames:\n     Count  Frame (each continuation or state machine once)\n" +
                        "\n".join(f"{5000:10d}  {text}" for text in rows), f"{what}: --method AlphaMid --stats")
-            for helpers in ("1", "3"):
-                rc, got, err = t.run([t.CLI, "ps", core, "--method", "AlphaMid", "--stats"], timeout=600,
-                                     env={"ASYNCDAC_LIST_HELPERS": helpers})
-                t.check(rc == 0 and got == out, f"{what}: ps --method AlphaMid --stats with {helpers} list helpers differs")
+            for args in (["--stats"], ["--json"], [], ["--coalesce"]):
+                full = out if args == ["--stats"] else ps(core, "--method", "AlphaMid", *args, what=what)
+                for helpers in ("1", "3"):
+                    rc, got, err = t.run([t.CLI, "ps", core, "--method", "AlphaMid", *args], timeout=600,
+                                         env={"ASYNCDAC_LIST_HELPERS": helpers})
+                    t.check(rc == 0 and got == full,
+                            f"{what}: ps --method AlphaMid {' '.join(args)} with {helpers} list helpers differs")
             # Options before the core, with their values (-m's value is no core file).
             for args in (["--method", "AlphaMid", "--stats", core], ["-m", "AlphaMid", core, "-s"]):
                 rc, got, err = t.run([t.CLI, "ps", *args], timeout=600)
