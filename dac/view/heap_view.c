@@ -31,9 +31,13 @@ struct dump {
 	const struct adac_heap_opts *opt;
 	struct adac_out *out;
 	struct adac_addr_map stats; /* struct mt_stat by MethodTable */
-	bool list_json;             /* --json without --stat: the objects kept for "objects" ... */
-	struct listed *listed;      /* ... 24 bytes each (a jansson object took ~700), printed at the end */
-	size_t listed_count, listed_cap;
+	const struct adac_gc_info *info;
+	bool list_json;             /* --json without --stat: "objects" ... */
+	bool stream_json;           /* ... printed as the walk finds them (a target that cannot run: the
+	                             * walk is not run again), else ... */
+	struct listed *listed;      /* ... kept, 24 bytes each, and printed at the end */
+	size_t listed_count, listed_cap; /* (streamed: the count printed) */
+	bool opened;                /* the document printed up to "objects" */
 	struct adac_type_filter type; /* opt->type in every spelling */
 	uint64_t shown, shown_bytes;
 	bool count_only;            /* --stat: count per MT; the type filter and the totals come after */
@@ -42,8 +46,7 @@ struct dump {
 
 _Static_assert(offsetof(struct mt_stat, mt) == 0, "the MethodTable is the record's key");
 
-/* An object --json lists: it prints nothing before the walk's end (a held process's walk may be run
- * again). */
+/* An object --json lists at the walk's end (a held process's walk may be run again). */
 struct listed {
 	uint64_t addr, mt, size;
 };
@@ -101,6 +104,51 @@ static const char *commas(uint64_t v, char buf[32])
 	return buf;
 }
 
+/* The document as adac_json_print_document would print it, a part at a time: up to the first
+ * element of "objects" (without a listing: up to the other members). */
+static int open_json(struct dump *d, struct adac_error *err)
+{
+	json_t *head = json_object();
+	json_object_set_new(head, "gc", adac_json_text(d->info->identifiers));
+	json_object_set_new(head, "structures_valid", json_boolean(d->info->structures_valid));
+	adac_json_document_open(d->out, "dumpheap");
+	adac_print(d->out, "{");
+	int rc = adac_json_print_members(d->out, head, 2, err);
+	json_decref(head);
+	if (rc == 0 && d->list_json)
+		adac_print(d->out, ",\n    \"objects\": [");
+	d->opened = true;
+	return rc;
+}
+
+/* Element i of "objects". */
+static void put_listed(struct dump *d, size_t i, const struct listed *o)
+{
+	adac_print(d->out,
+	           "%s\n      {\n        \"address\": \"0x%016llx\",\n        \"mt\": \"0x%016llx\",\n"
+	           "        \"size\": %llu\n      }",
+	           i ? "," : "", (unsigned long long)o->addr, (unsigned long long)o->mt, (unsigned long long)o->size);
+}
+
+/* The rest: the objects kept, the end of "objects", rest's members (released), the braces. */
+static int close_json(struct dump *d, json_t *rest, struct adac_error *err)
+{
+	int rc = d->opened ? 0 : open_json(d, err);
+	if (rc == 0 && d->list_json) {
+		for (size_t i = 0; !d->stream_json && i < d->listed_count; i++)
+			put_listed(d, i, &d->listed[i]);
+		adac_print(d->out, d->listed_count ? "\n    ]" : "]");
+	}
+	if (rc == 0) {
+		adac_print(d->out, ",");
+		rc = adac_json_print_members(d->out, rest, 2, err);
+	}
+	json_decref(rest);
+	if (rc == 0)
+		adac_print(d->out, "\n  }\n}\n");
+	return rc;
+}
+
 static int on_object(void *ctx, const struct adac_gc_object *o)
 {
 	struct dump *d = ctx;
@@ -129,7 +177,11 @@ static int on_object(void *ctx, const struct adac_gc_object *o)
 	d->shown_bytes += o->size;
 	if (opt->stat)
 		return 0;
-	if (d->list_json) {
+	if (d->stream_json) {
+		if (!d->opened && open_json(d, &d->fail))
+			return 1;
+		put_listed(d, d->listed_count++, &(struct listed){o->addr, o->mt, o->size});
+	} else if (d->list_json) {
 		if (adac_grow((void **)&d->listed, &d->listed_cap, d->listed_count + 1, sizeof *d->listed, 4096)) {
 			adac_fail(&d->fail, ADAC_E_NOMEM, 0, "out of memory listing objects");
 			return 1;
@@ -242,43 +294,14 @@ static int walk_heap(struct dump *d, struct adac_gc_walk_report *rep, double *se
 	return rc;
 }
 
-/* The document as adac_json_print_document prints it, with "objects" (when listed) between head's
- * members and rest's, written from the records (head and rest are released). */
-static int print_json(const struct dump *d, json_t *head, json_t *rest, struct adac_error *err)
-{
-	adac_json_document_open(d->out, "dumpheap");
-	adac_print(d->out, "{");
-	int rc = adac_json_print_members(d->out, head, 2, err);
-	json_decref(head);
-	if (rc == 0 && d->list_json) {
-		adac_print(d->out, ",\n    \"objects\": [");
-		for (size_t i = 0; i < d->listed_count; i++) {
-			const struct listed *o = &d->listed[i];
-			adac_print(d->out,
-			           "%s\n      {\n        \"address\": \"0x%016llx\",\n        \"mt\": \"0x%016llx\",\n"
-			           "        \"size\": %llu\n      }",
-			           i ? "," : "", (unsigned long long)o->addr, (unsigned long long)o->mt,
-			           (unsigned long long)o->size);
-		}
-		adac_print(d->out, d->listed_count ? "\n    ]" : "]");
-	}
-	if (rc == 0) {
-		adac_print(d->out, ",");
-		rc = adac_json_print_members(d->out, rest, 2, err);
-	}
-	json_decref(rest);
-	if (rc == 0)
-		adac_print(d->out, "\n  }\n}\n");
-	return rc;
-}
-
 int adac_heap_print(struct adac_runtime *rt, const struct adac_heap_opts *opt, struct adac_out *out,
                     struct adac_error *err)
 {
 	const struct adac_gc_info *info = adac_gc_info_walkable(rt, err);
 	if (!info)
 		return -1;
-	struct dump d = {.rt = rt, .opt = opt, .out = out, .list_json = opt->json && !opt->stat};
+	struct dump d = {.rt = rt, .opt = opt, .out = out, .info = info, .list_json = opt->json && !opt->stat};
+	d.stream_json = d.list_json && !adac_target_can_run(rt->t);
 	if (!info->structures_valid && !opt->json)
 		adac_print(out, "Warning: the GC heap was stopped during a garbage collection "
 		                "(StructureInvalidCount != 0); objects may be missed or misread.\n");
@@ -290,8 +313,9 @@ int adac_heap_print(struct adac_runtime *rt, const struct adac_heap_opts *opt, s
 	d.count_only = opt->stat;
 	double walk_seconds;
 	int rc;
-	/* --stat and --json show nothing before the walk's end: a held process stopped where its heap
-	 * cannot be walked is let run and walked again. */
+	/* --stat and --json show nothing before the walk's end where the walk may be run again: a held
+	 * process stopped where its heap cannot be walked is let run and walked again. A core's --json
+	 * listing is printed as it is walked: cut short by an error, the document is too, as the text is. */
 	while ((rc = walk_heap(&d, &rep, &walk_seconds, err)) == 0 && rep.error_count && (opt->stat || opt->json)) {
 		int ran = adac_gc_rerun(rt, err);
 		if (ran == 0)
@@ -320,9 +344,7 @@ int adac_heap_print(struct adac_runtime *rt, const struct adac_heap_opts *opt, s
 		return adac_fail(err, ADAC_E_NOMEM, 0, "out of memory sorting the statistics");
 	}
 	if (opt->json) {
-		json_t *head = json_object(), *r = json_object();
-		json_object_set_new(head, "gc", adac_json_text(info->identifiers));
-		json_object_set_new(head, "structures_valid", json_boolean(info->structures_valid));
+		json_t *r = json_object();
 		json_t *st = json_array();
 		for (size_t i = 0; i < n; i++) {
 			json_t *j = json_object();
@@ -354,7 +376,8 @@ int adac_heap_print(struct adac_runtime *rt, const struct adac_heap_opts *opt, s
 			json_object_set_new(scan, "walk_seconds", json_real(walk_seconds));
 		json_object_set_new(r, "scan", scan);
 		json_object_set_new(r, "errors", errors_json(&rep));
-		rc = print_json(&d, head, r, err);
+		d.info = info; /* (a walk run again read it again) */
+		rc = close_json(&d, r, err);
 	} else if (!opt->short_list) {
 		char b1[32], b2[32];
 		if (!opt->stat)
