@@ -235,6 +235,17 @@ void adac_json_document_open(struct adac_out *out, const char *command)
 	adac_print(out, "{\n  \"schema\": %d,\n  \"%s\": ", ADAC_JSON_SCHEMA, command);
 }
 
+int adac_json_document_close(struct adac_out *out, json_t *rest, struct adac_error *err)
+{
+	if (json_object_size(rest))
+		adac_print(out, ",");
+	int rc = rest ? adac_json_print_members(out, rest, 2, err) : 0;
+	json_decref(rest);
+	if (rc == 0)
+		adac_print(out, "\n  }\n}\n");
+	return rc;
+}
+
 int adac_json_print_indented(struct adac_out *out, const char *before, json_t *value, unsigned indent,
                              const char *after, struct adac_error *err)
 {

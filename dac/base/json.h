@@ -36,6 +36,11 @@ int adac_json_print_document(struct adac_out *out, const char *command, struct j
  * "{\n  \"schema\": 1,\n  \"<command>\": "; the caller prints the payload indented by 2 and "\n}\n". */
 void adac_json_document_open(struct adac_out *out, const char *command);
 
+/* The end of such a document, after the payload's members printed so far: rest's members (after
+ * a comma; rest may be NULL or empty, and is released), the payload's closing brace and the
+ * document's. */
+int adac_json_document_close(struct adac_out *out, struct json_t *rest, struct adac_error *err);
+
 /* Prints `before`, value as adac_json_print formats it with every line indented by `indent`
  * spaces, then `after`, in one write; for documents printed a member at a time. value stays the
  * caller's. */

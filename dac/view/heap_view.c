@@ -139,14 +139,11 @@ static int close_json(struct dump *d, json_t *rest, struct adac_error *err)
 			put_listed(d, i, &d->listed[i]);
 		adac_print(d->out, d->listed_count ? "\n    ]" : "]");
 	}
-	if (rc == 0) {
-		adac_print(d->out, ",");
-		rc = adac_json_print_members(d->out, rest, 2, err);
+	if (rc) {
+		json_decref(rest);
+		return rc;
 	}
-	json_decref(rest);
-	if (rc == 0)
-		adac_print(d->out, "\n  }\n}\n");
-	return rc;
+	return adac_json_document_close(d->out, rest, err);
 }
 
 static int on_object(void *ctx, const struct adac_gc_object *o)

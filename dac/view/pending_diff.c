@@ -499,8 +499,7 @@ static int print_json(const struct diff *d, struct adac_out *out, struct adac_er
 	    print_json_list(d, out, "finished", &d->a, d->finished, d->n_finished, false, err) ||
 	    print_json_list(d, out, "unchanged", &d->b, d->unchanged, d->n_unchanged, false, err))
 		return -1;
-	adac_print(out, "\n  }\n}\n");
-	return 0;
+	return adac_json_document_close(out, NULL, err);
 }
 
 int adac_pending_diff_print(struct adac_runtime *a, struct adac_runtime *b, bool all, bool json, struct adac_out *out,

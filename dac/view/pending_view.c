@@ -610,19 +610,6 @@ void adac_pending_json_members(const struct adac_pending_list *l, json_t *ps)
 		json_object_set_new(ps, "awaiters_cut", adac_json_text(s->awaiters_cut.msg));
 }
 
-/* The members of `rest` after a streamed "chains" array, at its indentation, and the document's
- * end. */
-static int print_json_tail(struct adac_out *out, json_t *rest, struct adac_error *err)
-{
-	if (json_object_size(rest))
-		adac_print(out, ",");
-	int rc = adac_json_print_members(out, rest, 2, err);
-	json_decref(rest);
-	if (rc == 0)
-		adac_print(out, "\n  }\n}\n");
-	return rc;
-}
-
 #define CHAIN_INDENT 6u   /* a stack's JSON in "chains" */
 
 struct json_digest {
@@ -697,7 +684,7 @@ int adac_pending_print_json(struct adac_pending_list *l, unsigned flags, struct 
 		}
 	}
 	adac_pending_json_members(l, rest);
-	return print_json_tail(out, rest, err);
+	return adac_json_document_close(out, rest, err);
 }
 
 int adac_pending_print_stacks(struct adac_pending_list *l, unsigned flags, struct adac_out *out, json_t *json,

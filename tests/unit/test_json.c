@@ -170,6 +170,28 @@ static void test_progress(void)
 	free(got.p);
 }
 
+/* A document printed a part at a time (open, the payload's brace and members, close with the rest)
+ * is the one adac_json_print_document prints; a close without rest ends it at what was printed. */
+static void test_document_parts(void)
+{
+	struct buf whole = {calloc(1, 1), 0}, parts = {calloc(1, 1), 0};
+	struct adac_out out_whole = {.write = buf_write, .ctx = &whole}, out_parts = {.write = buf_write, .ctx = &parts};
+	struct adac_error err = {0};
+	CHECK(adac_json_print_document(&out_whole, "cmd", json_pack("{s:i, s:[i], s:s}", "a", 1, "b", 2, "c", "x"), &err) == 0);
+	adac_json_document_open(&out_parts, "cmd");
+	adac_print(&out_parts, "{\n    \"a\": 1");
+	CHECK(adac_json_document_close(&out_parts, json_pack("{s:[i], s:s}", "b", 2, "c", "x"), &err) == 0);
+	CHECK_EQ_STR(parts.p, whole.p);
+	parts.n = 0;
+	parts.p[0] = '\0';
+	adac_json_document_open(&out_parts, "cmd");
+	adac_print(&out_parts, "{\n    \"a\": 1");
+	CHECK(adac_json_document_close(&out_parts, NULL, &err) == 0);
+	CHECK_EQ_STR(parts.p, "{\n  \"schema\": 1,\n  \"cmd\": {\n    \"a\": 1\n  }\n}\n");
+	free(whole.p);
+	free(parts.p);
+}
+
 /* Values made between scratch begin and end come from the arena and print as any other; a value
  * made before (malloc's) may be released inside (ASan: no leak, no bad free), one made inside is
  * taken back at the end, and after it values are malloc's again. */
@@ -209,6 +231,7 @@ int main(void)
 	test_same_as_jansson();
 	test_text();
 	test_progress();
+	test_document_parts();
 	test_scratch();
 	return check_report("test_json");
 }
