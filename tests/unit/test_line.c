@@ -1,7 +1,9 @@
 /* test_line.c - adac_line (dac/base/line.c): numbers and addresses as printf would write them, a
  * line that outgrows the caller's buffer moves to the heap with what it held, and a write empties
- * it. */
+ * it; JSON strings are escaped as jansson escapes them, whatever bytes surround an escape. */
+#include <jansson.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "../check.h"
@@ -72,6 +74,43 @@ int main(void)
 	adac_line_write(&b, &out);
 	adac_line_free(&b);
 	CHECK_EQ_STR(s.text, "\"q\\\"b\\\\\\b\\f\\n\\r\\t\\u0001\\u001F\x7f \xc3\xa9 \xEF\xBF\xBD \xEF\xBF\xBD\xEF\xBF\xBD\" null");
+	/* Every byte that needs care (an escape, a quote, UTF-8 whole or cut) at every position of plain
+	 * text of every length up to 40, against jansson's json_dumps. */
+	static const char *const odd[] = {"\"", "\\", "\n", "\x01", "\x1f", "\xc3\xa9", "\xff", "\xe2\x82", "\x7f", " ", "~"};
+	int mismatches = 0;
+	for (size_t k = 0; k < sizeof odd / sizeof *odd; k++) {
+		for (size_t len = 0; len <= 40; len++) {
+			for (size_t at = 0; at <= len; at++) {
+				char text[64];
+				size_t n = 0;
+				for (size_t i = 0; i < len; i++) {
+					if (i == at)
+						for (const char *o = odd[k]; *o; o++)
+							text[n++] = *o;
+					text[n++] = (char)('a' + i % 26);
+				}
+				text[n] = 0;
+				struct adac_line l = {0};
+				adac_line_json_strn(&l, text, n);
+				adac_line_put_n(&l, "", 1);
+				/* jansson takes only UTF-8: the reference is made from the text adac_line_utf8 makes. */
+				struct adac_line u = {0};
+				adac_line_utf8(&u, text, n);
+				json_t *v = json_stringn(u.p ? u.p : "", u.len);
+				char *want = v ? json_dumps(v, JSON_ENCODE_ANY) : NULL;
+				if (!l.p || !want || strcmp(l.p, want)) {
+					if (!mismatches++)
+						fprintf(stderr, "line: %s at %zu of %zu: %s, jansson: %s\n", odd[k], at, len, l.p ? l.p : "(none)",
+						        want ? want : "(none)");
+				}
+				free(want);
+				json_decref(v);
+				adac_line_free(&l);
+				adac_line_free(&u);
+			}
+		}
+	}
+	CHECK_EQ_U64(mismatches, 0);
 	CHECK(adac_utf8_seq("\xf0\x9f\x98\x80", 4) == 4 && adac_utf8_seq("\xf0\x9f\x98", 3) == 0 &&
 	      adac_utf8_seq("\xe0\x80\xaf", 3) == 0 && adac_utf8_seq("a", 1) == 1 && adac_utf8_seq("", 0) == 0);
 	/* An error message is one line of text whatever it quotes: control characters and bytes that
