@@ -238,18 +238,22 @@ static int find(struct adac_runtime *rt, const char *assembly_path, struct adac_
 	}
 	if (!im && ierr.code)
 		adac_note_add(why, sizeof why, "its debug directory is not readable in the target (%s)", ierr.msg);
-	/* 2. The file at its path. */
+	/* 2. The file at its path (where this machine sees the target's files: a live process in a
+	 * container names the container's). */
+	char local_buf[ADAC_MAX_PATH_BYTES];
+	const char *local = rt && rt->t ? adac_target_local_path(rt->t, assembly_path, local_buf, sizeof local_buf)
+	                                : assembly_path;
 	struct stat st;
 	if (!im) {
-		file.fd = open(assembly_path, O_RDONLY | O_CLOEXEC);
+		file.fd = open(local, O_RDONLY | O_CLOEXEC);
 		struct adac_error ferr = {0};
 		if (file.fd < 0) {
-			adac_note_add(why, sizeof why, "cannot open %s: %s", assembly_path, strerror(errno));
+			adac_note_add(why, sizeof why, "cannot open %s: %s", local, strerror(errno));
 		} else if (fstat(file.fd, &st) != 0) {
-			adac_note_add(why, sizeof why, "cannot stat %s: %s", assembly_path, strerror(errno));
+			adac_note_add(why, sizeof why, "cannot stat %s: %s", local, strerror(errno));
 		} else {
 			file.size = (uint64_t)st.st_size;
-			file.r = (struct adac_pe_reader){read_file, &file, false, assembly_path};
+			file.r = (struct adac_pe_reader){read_file, &file, false, local};
 			if (identity(&file, &d, &ferr) == 0)
 				im = &file;
 			else
@@ -266,9 +270,9 @@ static int find(struct adac_runtime *rt, const char *assembly_path, struct adac_
 	const char *dot = strrchr(base, '.');
 	snprintf(stem_pdb, sizeof stem_pdb, "%.*s.pdb", dot ? (int)(dot - base) : (int)strlen(base), base);
 	const char *pdb_name = d.has_codeview && d.pdb_name[0] ? d.pdb_name : stem_pdb;
-	int rc = try_beside(&q, assembly_path, pdb_name);
+	int rc = try_beside(&q, local, pdb_name);
 	if (rc && d.has_embedded)
-		rc = try_embedded(&q, im, im == &file ? assembly_path : base);
+		rc = try_embedded(&q, im, im == &file ? local : base);
 	if (rc && symbols)
 		rc = try_symbols(&q, symbols, pdb_name);
 	if (file.fd >= 0)

@@ -172,8 +172,31 @@ const Dwfl_Callbacks adac_native_core_callbacks = {
 	.find_debuginfo = find_debuginfo,
 };
 
+/* A live process's module: the file at its path as the process sees it (a process in a container
+ * names the container's files: never the host's at the same path), else libdwfl's way (a deleted
+ * file and the vDSO are read from memory). */
+static int find_proc_elf(Dwfl_Module *mod, void **userdata, const char *modname, Dwarf_Addr base, char **file_name,
+                         Elf **elfp)
+{
+	const struct adac_native_symbols *ctx = *userdata;
+	char path[ADAC_MAX_PATH_BYTES];
+	struct stat st;
+	if (ctx && adac_proc_root_path(ctx->root, modname, path, sizeof path) == 0) {
+		if (stat(path, &st) != 0 || !S_ISREG(st.st_mode))
+			return strstr(modname, " (deleted)") ? dwfl_linux_proc_find_elf(mod, userdata, modname, base, file_name, elfp)
+			                                     : -1;
+		int fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd >= 0 && !(*file_name = strdup(path))) {
+			close(fd);
+			fd = -1;
+		}
+		return fd;
+	}
+	return dwfl_linux_proc_find_elf(mod, userdata, modname, base, file_name, elfp);
+}
+
 const Dwfl_Callbacks adac_native_proc_callbacks = {
-	.find_elf = dwfl_linux_proc_find_elf,
+	.find_elf = find_proc_elf,
 	.find_debuginfo = find_debuginfo,
 };
 

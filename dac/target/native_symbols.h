@@ -2,11 +2,14 @@
  * (names for native frames): by build-id under /usr/lib/debug/.build-id, by .gnu_debuglink beside
  * the file, in its .debug/ and under /usr/lib/debug, then through the symbol path and debuginfod
  * (symbols.h: DIR/.build-id/, DIR/<debuglink>, symbol servers' `_.debug/elf-buildid-sym-<id>/_.debug`
- * and `<name>/elf-buildid-<id>/<name>` keys). Every candidate must have the module's build-id. */
+ * and `<name>/elf-buildid-<id>/<name>` keys). Every candidate must have the module's build-id. A
+ * live process's files are opened where it sees them (its root: a container's files). */
 #ifndef ADAC_NATIVE_SYMBOLS_H
 #define ADAC_NATIVE_SYMBOLS_H
 
 #include <elfutils/libdwfl.h>
+
+#include "target/proc_root.h"
 
 struct adac_symbols;
 
@@ -14,6 +17,8 @@ struct adac_symbols;
  * adac_native_symbols_attach hands this one to each module). */
 struct adac_native_symbols {
 	struct adac_symbols *symbols;  /* NULL: only the system's locations */
+	char root[ADAC_PROC_ROOT_MAX]; /* a live process's: where its files are seen from here
+	                                * ("/proc/<pid>/root", proc_root.h), or "" */
 };
 
 /* For a Dwfl over a core file and over a live process (whose ELF files /proc finds). */

@@ -189,6 +189,13 @@ const char *adac_target_origin(struct adac_target *t, uint64_t addr)
 	return t->ops->origin ? t->ops->origin(t->impl, addr) : NULL;
 }
 
+const char *adac_target_local_path(struct adac_target *t, const char *path, char *buf, size_t size)
+{
+	if (t && path && t->ops->local_path && t->ops->local_path(t->impl, path, buf, size) == 0)
+		return buf;
+	return path;
+}
+
 const char *adac_target_kind(const struct adac_target *t) { return t->ops->kind; }
 unsigned adac_target_ptr_size(const struct adac_target *t) { return t->ptr_size; }
 void adac_target_set_ptr_size(struct adac_target *t, unsigned ptr_size) { t->ptr_size = ptr_size == 4 ? 4 : 8; }

@@ -138,6 +138,11 @@ struct adac_target_ops {
 	 * symbol path"); NULL otherwise. Valid until close. */
 	const char *(*origin)(void *impl, uint64_t addr);
 
+	/* Optional. Where this machine opens the file the target names path, when that is another
+	 * path: a live process in a mount namespace of its own (a container) sees its files under
+	 * /proc/<pid>/root (proc_root.h). 0 with buf (size bytes) set; -1: path as it is. */
+	int (*local_path)(void *impl, const char *path, char *buf, size_t size);
+
 	/* Optional, with load_symbols. A path for the next symbol file, new on each call (debuggers
 	 * cache modules by path) into buf (size bytes). 0, or -1 with err set. */
 	int (*symbols_path)(void *impl, char *buf, size_t size, struct adac_error *err);
@@ -174,6 +179,14 @@ void adac_target_close(struct adac_target *t);
  * caches of its own (a block cache of 1 MiB, not 8): what a thread other than t's reads through.
  * Close it before t (a process's copy is t's). NULL with err (ADAC_E_UNSUPPORTED when t's backend cannot). */
 struct adac_target *adac_target_reopen(struct adac_target *t, struct adac_error *err);
+
+/* The path to open the file the target names path by (ops->local_path): buf, or path itself. */
+const char *adac_target_local_path(struct adac_target *t, const char *path, char *buf, size_t size);
+
+/* For a backend over a live process on this machine (its local_path): where this machine opens
+ * the file process pid names path, when the process sees another file system (a container:
+ * /proc/<pid>/root<path>, target/proc_root.h). 0 with buf set; -1: path as it is. */
+int adac_local_process_path(int pid, const char *path, char *buf, size_t size);
 
 /* For backends reading a local file or process (a core, a mapped file, /proc/<pid>/mem): len
  * bytes at offset off of fd, interrupted and short reads retried. The bytes read from off on

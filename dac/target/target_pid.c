@@ -30,6 +30,7 @@
 
 #include "base/limits.h"
 #include "target/native_symbols.h"
+#include "target/proc_root.h"
 
 #define PAGE 4096u
 #define STOP_TIMEOUT_MS 10000   /* how long a thread may take to reach its ptrace stop */
@@ -1072,6 +1073,13 @@ static int copy_and_release(struct ptarget *p, struct adac_error *err)
 	return 0;
 }
 
+/* local_path: a process in a container names the container's files (proc_root.h). */
+static int pid_local_path(void *impl, const char *path, char *buf, size_t size)
+{
+	struct ptarget *p = impl;
+	return adac_proc_root_path(p->native.root, path, buf, size);
+}
+
 static const struct adac_target_ops pid_ops = {
 	.kind = "pid",
 	.read = pid_read,
@@ -1083,6 +1091,7 @@ static const struct adac_target_ops pid_ops = {
 	.regs = pid_regs,
 	.frames = pid_frames,
 	.set_symbols = pid_set_symbols,
+	.local_path = pid_local_path,
 	.reopen = pid_reopen,
 	.run_briefly = pid_run_briefly,
 	.close = pid_close,
@@ -1125,6 +1134,7 @@ struct adac_target *adac_target_open_pid_ex(int pid, unsigned flags, struct adac
 	p->pid = pid;
 	p->mem_fd = -1;
 	p->arena = MAP_FAILED;
+	adac_proc_root(pid, p->native.root);
 	if (flags & ADAC_PID_RELEASE)
 		map_arena(p);
 	p->vm_readv_ok = true;

@@ -261,6 +261,15 @@ static void lldb_close(void *impl)
 	free(b);
 }
 
+/* local_path: a live process on this machine in a container names the container's files; a
+ * core's or a remote process's are named as they are. */
+static int lldb_local_path(void *impl, const char *path, char *buf, size_t size)
+{
+	struct backend *b = impl;
+	uint64_t pid = adac_lldb_process_local_pid(b->p);
+	return pid ? adac_local_process_path((int)pid, path, buf, size) : -1;
+}
+
 /* find_symbol is left NULL: the generic .dynsym lookup reads through lldb_read, the same path the
  * CLI takes, so both front ends find the descriptor the same way. */
 static const struct adac_target_ops lldb_ops = {
@@ -274,6 +283,7 @@ static const struct adac_target_ops lldb_ops = {
 	.selected_thread = lldb_selected_thread,
 	.symbols_path = lldb_symbols_path,
 	.load_symbols = lldb_load_symbols,
+	.local_path = lldb_local_path,
 	.close = lldb_close,
 };
 

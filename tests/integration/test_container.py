@@ -1,0 +1,125 @@
+"""integration.container: a live process in a mount namespace of its own (a container) is read with its own files.
+
+A process in a container names its files by the container's paths (/proc/<pid>/maps): from the
+host, or from a debugging sidecar sharing its pid namespace, the same path is missing or is another
+file. asyncdac opens them where the process sees them, through /proc/<pid>/root.
+
+The nested sample (Debug) runs from a copy of the runtime, dnhost and the app, bind-mounted at a
+directory M in a mount namespace of its own (`unshare --mount`). On the host, M holds decoys at
+the same paths: the Release build's nested.pdb and nested.dll (another PDB id) and .NET 10's
+libcoreclr.so. The same sample started normally is the reference. Through the CLI (--pid) and
+lldb-22 (attached, the plugin loaded):
+  - `ps`: the container's stacks are the reference's, with their lines (Program.cs:140, 80, 113):
+    the PDB beside the assembly as the process sees it, not the host's decoy, and no "no PDB" note;
+  - `bt`: the main thread's frames are the reference's, native ones included (libcoreclr.so's,
+    unwound with the container's libcoreclr.so, not the decoy at the host's path), with the lines
+    of its managed frames (Sample.cs:30, Program.cs:157);
+  - lldb-22 told where the container's files are (`target create /proc/<pid>/root<exe>`, `target
+    modules search-paths add / /proc/<pid>/root/`): `async ps` as the reference's CLI ps.
+"""
+import os
+import re
+import shutil
+import subprocess
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+import adactest as t  # noqa: E402
+import btsamples as b  # noqa: E402
+
+
+def link_or_copy(src, dst):
+    os.makedirs(os.path.dirname(dst), exist_ok=True)
+    try:
+        os.link(os.path.realpath(src), dst)
+    except OSError:
+        shutil.copy(os.path.realpath(src), dst)
+
+
+def copy_tree(src, dst):
+    for name in os.listdir(src):
+        path = os.path.join(src, name)
+        if os.path.isdir(path):
+            copy_tree(path, os.path.join(dst, name))
+        else:
+            link_or_copy(path, os.path.join(dst, name))
+
+
+def stacks(out):
+    """A listing with addresses and offsets masked: what two runs of one sample share."""
+    return re.sub(r" \+ (0x[0-9a-f]+|\d+)", " + OFF", t.normalize(out))
+
+
+def main_thread(out):
+    """The frames of `bt`'s first thread, masked as stacks() masks them."""
+    lines = out.split("\n\n")[0].splitlines()
+    return stacks("\n".join(line for line in lines if line.lstrip().startswith("frame #")))
+
+
+def cli(args):
+    rc, out, err = t.run([t.CLI] + args, timeout=120, env={"DEBUGINFOD_URLS": ""})
+    t.check_eq(rc, 0, f"exit code of asyncdac {' '.join(args)} (stderr: {err.strip()})")
+    return out
+
+
+def main():
+    d = t.dotnet_env()
+    tmp = t.tmpdir()
+    files, mount = os.path.join(tmp, "files"), os.path.join(tmp, "container")
+    copy_tree(d["DN_RUNTIME11"], os.path.join(files, "runtime"))
+    link_or_copy(d["DN_HOST"], os.path.join(files, "dnhost"))
+    copy_tree(os.path.join(d["DN_APPS"], "11", "Debug", "nested"), os.path.join(files, "app"))
+    # The host's files at the container's paths: another build of the app, another runtime.
+    copy_tree(os.path.join(d["DN_APPS"], "11", "Release", "nested"), os.path.join(mount, "app"))
+    link_or_copy(os.path.join(d["DN_RUNTIME10"], "libcoreclr.so"), os.path.join(mount, "runtime", "libcoreclr.so"))
+
+    ref = b.sample("nested")
+    script = 'mount --bind "$1" "$2" && exec "$2/dnhost" "$2/runtime" "$2/app/nested.dll"'
+    proc, ready = t.start(["unshare", "--mount", "--propagation", "private", "sh", "-c", script, "sh", files, mount],
+                          timeout=120)
+    pid = proc.pid
+    b.wait_parked(ref.pid, ref.pid)
+    b.wait_parked(pid, pid)
+    maps = open(f"/proc/{pid}/maps").read()
+    t.check(os.path.join(mount, "runtime", "libcoreclr.so") in maps and os.path.join(mount, "app", "nested.dll") in maps,
+            f"the process maps its files at the container's paths under {mount}")
+    t.check(os.readlink(f"/proc/{pid}/ns/mnt") != os.readlink("/proc/self/ns/mnt"),
+            "the process is in a mount namespace of its own")
+
+    want = cli(["ps", "--pid", str(ref.pid)])
+    for line in ("at Program.cs:140 [state 0]", "at Program.cs:80 [state 0]", "at Program.cs:113 [state 0]"):
+        t.check(line in want, f"the reference's ps has '{line}'")
+    got = cli(["ps", "--pid", str(pid)])
+    t.check_eq(stacks(got), stacks(want), "ps of the process in the container (masked) against the reference's")
+    t.check("no PDB" not in got, "no 'no PDB' note in the container's ps")
+
+    want = main_thread(cli(["bt", "--pid", str(ref.pid)]))
+    for part in ("nested.dll`AsyncdacSamples.Sample.ParkForever() + OFF at Sample.cs:30",
+                 "nested.dll`AsyncdacSamples.NestedApp.Main(System.String[]) + OFF at Program.cs:157",
+                 "libcoreclr.so`coreclr_execute_assembly + OFF", "dnhost`main + OFF"):
+        t.check(part in want, f"the reference's main thread has '{part}'")
+    got = main_thread(cli(["bt", "--pid", str(pid)]))
+    t.check_eq(got, want, "bt's main thread in the container (masked) against the reference's")
+
+    # lldb-22 attached, the plugin reading through LLDB's process. LLDB looks for a process's
+    # modules at their paths on the host (it would list none of the container's): it is told
+    # where the container's files are, as README says.
+    root = f"/proc/{pid}/root"
+    rc, out, err = t.lldb([f"target create {root}{os.readlink(f'/proc/{pid}/exe')}",
+                           f"target modules search-paths add / {root}/", f"process attach --pid {pid}", "async ps",
+                           "process detach"], timeout=180)
+    t.check_eq(rc, 0, f"lldb-22's exit code (stderr: {err.strip()[-500:]})")
+    listing = out[out.find("chain #0"):]
+    listing = listing[:listing.find("(lldb) process detach")]
+    t.check_eq(stacks(listing).strip(), stacks(cli(["ps", "--pid", str(ref.pid)])).strip(),
+               "lldb-22 `async ps` of the process in the container (masked) against the reference's CLI ps")
+    ref.kill()
+    t.finish()
+
+
+if __name__ == "__main__":
+    try:
+        main()
+    except subprocess.TimeoutExpired as e:
+        t.fail(f"timed out: {e}")
+        t.finish()
