@@ -9,7 +9,7 @@
 
 #include <elfutils/libdwfl.h>
 
-#include "target/proc_root.h"
+#include "target/proc_ns.h"
 
 struct adac_symbols;
 
@@ -18,7 +18,7 @@ struct adac_symbols;
 struct adac_native_symbols {
 	struct adac_symbols *symbols;  /* NULL: only the system's locations */
 	char root[ADAC_PROC_ROOT_MAX]; /* a live process's: where its files are seen from here
-	                                * ("/proc/<pid>/root", proc_root.h), or "" */
+	                                * ("/proc/<pid>/root", proc_ns.h), or "" */
 };
 
 /* For a Dwfl over a core file and over a live process (whose ELF files /proc finds). */

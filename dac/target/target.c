@@ -196,6 +196,12 @@ const char *adac_target_local_path(struct adac_target *t, const char *path, char
 	return path;
 }
 
+uint64_t adac_target_thread_of_process_tid(struct adac_target *t, uint64_t process_tid)
+{
+	return t->ops->thread_of_process_tid && process_tid ? t->ops->thread_of_process_tid(t->impl, process_tid)
+	                                                    : process_tid;
+}
+
 const char *adac_target_kind(const struct adac_target *t) { return t->ops->kind; }
 unsigned adac_target_ptr_size(const struct adac_target *t) { return t->ptr_size; }
 void adac_target_set_ptr_size(struct adac_target *t, unsigned ptr_size) { t->ptr_size = ptr_size == 4 ? 4 : 8; }

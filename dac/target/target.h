@@ -140,8 +140,14 @@ struct adac_target_ops {
 
 	/* Optional. Where this machine opens the file the target names path, when that is another
 	 * path: a live process in a mount namespace of its own (a container) sees its files under
-	 * /proc/<pid>/root (proc_root.h). 0 with buf (size bytes) set; -1: path as it is. */
+	 * /proc/<pid>/root (proc_ns.h). 0 with buf (size bytes) set; -1: path as it is. */
 	int (*local_path)(void *impl, const char *path, char *buf, size_t size);
+
+	/* Optional. The id (as threads gives it) of the thread the process itself knows as process_tid,
+	 * the id the runtime records (Thread.OSId): another for a live process in a pid namespace of its
+	 * own (a container read from the host, proc_ns.h). 0 when no thread of the target has it.
+	 * NULL: the ids are the same. */
+	uint64_t (*thread_of_process_tid)(void *impl, uint64_t process_tid);
 
 	/* Optional, with load_symbols. A path for the next symbol file, new on each call (debuggers
 	 * cache modules by path) into buf (size bytes). 0, or -1 with err set. */
@@ -183,9 +189,23 @@ struct adac_target *adac_target_reopen(struct adac_target *t, struct adac_error 
 /* The path to open the file the target names path by (ops->local_path): buf, or path itself. */
 const char *adac_target_local_path(struct adac_target *t, const char *path, char *buf, size_t size);
 
+/* The target's id of the thread the process knows as process_tid (ops->thread_of_process_tid):
+ * process_tid itself when the backend does not tell them apart; 0 when no thread has it. */
+uint64_t adac_target_thread_of_process_tid(struct adac_target *t, uint64_t process_tid);
+
+/* For a backend over a live process on this machine (its thread_of_process_tid): the id of the
+ * thread of process pid known to the process as process_tid, scanning /proc/<pid>/task
+ * (proc_ns.h); process_tid itself when the process is in this machine's pid namespace, 0 when no
+ * thread has it. */
+uint64_t adac_local_thread_of_process_tid(int pid, uint64_t process_tid);
+/* Whether process pid is in another pid namespace than this process (its threads' ids there are
+ * not this machine's: adac_local_thread_of_process_tid has something to look up); false when it
+ * cannot be told. */
+bool adac_local_other_pid_ns(int pid);
+
 /* For a backend over a live process on this machine (its local_path): where this machine opens
  * the file process pid names path, when the process sees another file system (a container:
- * /proc/<pid>/root<path>, target/proc_root.h). 0 with buf set; -1: path as it is. */
+ * /proc/<pid>/root<path>, target/proc_ns.h). 0 with buf set; -1: path as it is. */
 int adac_local_process_path(int pid, const char *path, char *buf, size_t size);
 
 /* For backends reading a local file or process (a core, a mapped file, /proc/<pid>/mem): len

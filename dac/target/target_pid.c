@@ -30,7 +30,7 @@
 
 #include "base/limits.h"
 #include "target/native_symbols.h"
-#include "target/proc_root.h"
+#include "target/proc_ns.h"
 
 #define PAGE 4096u
 #define STOP_TIMEOUT_MS 10000   /* how long a thread may take to reach its ptrace stop */
@@ -38,6 +38,7 @@
 
 struct pid_thread {
 	pid_t tid;
+	uint64_t ns_tid; /* its id in the process's own pid namespace (proc_ns.h); 0 if unread */
 	int resend_sig;  /* a real signal that arrived during the attach; delivered again on detach */
 	bool gone;       /* exited while we held it */
 	char name[64];
@@ -244,8 +245,11 @@ static int attach_round(struct ptarget *p, size_t *added, struct adac_error *err
 	for (size_t i = first_new; i < p->nthreads; i++) {
 		if (wait_stopped(p, &p->threads[i], err))
 			rc = -1;
-		else if (!p->threads[i].gone)
+		else if (!p->threads[i].gone) {
 			read_comm(p->pid, p->threads[i].tid, p->threads[i].name, sizeof p->threads[i].name);
+			if (!adac_proc_ns_tid(p->pid, (uint64_t)p->threads[i].tid, &p->threads[i].ns_tid))
+				p->threads[i].ns_tid = 0;
+		}
 	}
 	return rc;
 }
@@ -1073,11 +1077,26 @@ static int copy_and_release(struct ptarget *p, struct adac_error *err)
 	return 0;
 }
 
-/* local_path: a process in a container names the container's files (proc_root.h). */
+/* local_path: a process in a container names the container's files (proc_ns.h). */
 static int pid_local_path(void *impl, const char *path, char *buf, size_t size)
 {
 	struct ptarget *p = impl;
 	return adac_proc_root_path(p->native.root, path, buf, size);
+}
+
+/* thread_of_process_tid: a process in a pid namespace of its own (a container) knows its threads
+ * by other ids, read at attach. */
+static uint64_t pid_thread_of_process_tid(void *impl, uint64_t process_tid)
+{
+	struct ptarget *p = impl;
+	bool other_ns = false;
+	for (size_t i = 0; i < p->nthreads; i++) {
+		const struct pid_thread *th = &p->threads[i];
+		if (th->ns_tid == process_tid && !th->gone)
+			return (uint64_t)th->tid;
+		other_ns |= th->ns_tid && th->ns_tid != (uint64_t)th->tid;
+	}
+	return other_ns ? 0 : process_tid;
 }
 
 static const struct adac_target_ops pid_ops = {
@@ -1092,6 +1111,7 @@ static const struct adac_target_ops pid_ops = {
 	.frames = pid_frames,
 	.set_symbols = pid_set_symbols,
 	.local_path = pid_local_path,
+	.thread_of_process_tid = pid_thread_of_process_tid,
 	.reopen = pid_reopen,
 	.run_briefly = pid_run_briefly,
 	.close = pid_close,

@@ -40,6 +40,8 @@ struct backend {
 	uint64_t stop;               /* the process's stop id, read when the plugin was entered: the
 	                              * process cannot run while the plugin runs, and asking LLDB at
 	                              * every read cost a third of `async symbols` */
+	int pid_ns;                  /* a live local process's pid namespace: 0 not looked at yet, 1
+	                              * this machine's, 2 its own (a container: thread ids differ) */
 };
 
 static void drop_kept(struct backend *b)
@@ -270,6 +272,19 @@ static int lldb_local_path(void *impl, const char *path, char *buf, size_t size)
 	return pid ? adac_local_process_path((int)pid, path, buf, size) : -1;
 }
 
+/* thread_of_process_tid: LLDB numbers a local process's threads as this machine does; one in a
+ * container knows them by its own pid namespace's ids. */
+static uint64_t lldb_thread_of_process_tid(void *impl, uint64_t process_tid)
+{
+	struct backend *b = impl;
+	uint64_t pid = adac_lldb_process_local_pid(b->p);
+	if (!pid)
+		return process_tid;
+	if (!b->pid_ns) /* (a process keeps its namespace: asked once) */
+		b->pid_ns = adac_local_other_pid_ns((int)pid) ? 2 : 1;
+	return b->pid_ns == 2 ? adac_local_thread_of_process_tid((int)pid, process_tid) : process_tid;
+}
+
 /* find_symbol is left NULL: the generic .dynsym lookup reads through lldb_read, the same path the
  * CLI takes, so both front ends find the descriptor the same way. */
 static const struct adac_target_ops lldb_ops = {
@@ -284,6 +299,7 @@ static const struct adac_target_ops lldb_ops = {
 	.symbols_path = lldb_symbols_path,
 	.load_symbols = lldb_load_symbols,
 	.local_path = lldb_local_path,
+	.thread_of_process_tid = lldb_thread_of_process_tid,
 	.close = lldb_close,
 };
 

@@ -4,8 +4,9 @@ A process in a container names its files by the container's paths (/proc/<pid>/m
 host, or from a debugging sidecar sharing its pid namespace, the same path is missing or is another
 file. asyncdac opens them where the process sees them, through /proc/<pid>/root.
 
-The nested sample (Debug) runs from a copy of the runtime, dnhost and the app, bind-mounted at a
-directory M in a mount namespace of its own (`unshare --mount`). On the host, M holds decoys at
+The nested and running samples (Debug) run from a copy of the runtime, dnhost and the apps,
+bind-mounted at a directory M, in a mount namespace and a pid namespace of their own (`unshare
+--pid --fork --mount-proc`: the app is pid 1 there). On the host, M holds decoys at
 the same paths: the Release build's nested.pdb and nested.dll (another PDB id) and .NET 10's
 libcoreclr.so. The same sample started normally is the reference. Through the CLI (--pid) and
 lldb-22 (attached, the plugin loaded):
@@ -15,7 +16,10 @@ lldb-22 (attached, the plugin loaded):
     unwound with the container's libcoreclr.so, not the decoy at the host's path), with the lines
     of its managed frames (Sample.cs:30, Program.cs:157);
   - lldb-22 told where the container's files are (`target create /proc/<pid>/root<exe>`, `target
-    modules search-paths add / /proc/<pid>/root/`): `async ps` as the reference's CLI ps.
+    modules search-paths add / /proc/<pid>/root/`): `async ps` as the reference's CLI ps;
+  - the running sample: the runtime records its threads by their ids in the container; `ps` says
+    the chain runs on the thread's id here (NSpid's first), `bt --thread` of that thread ends in
+    the chain's async frames as the reference's does, and lldb-22's `bt async` of it shows them.
 """
 import os
 import re
@@ -62,26 +66,53 @@ def cli(args):
     return out
 
 
+def ns_tid(pid, tid):
+    """The thread's id in its process's own pid namespace: the last of NSpid's (the kernel's)."""
+    with open(f"/proc/{pid}/task/{tid}/status") as f:
+        return int(next(line for line in f if line.startswith("NSpid:")).split()[-1])
+
+
+def host_tid(pid, tid_inside):
+    return next(int(x) for x in os.listdir(f"/proc/{pid}/task") if ns_tid(pid, int(x)) == tid_inside)
+
+
+def contained(files, mount, scenario):
+    """Starts the sample (Debug) in a mount and a pid namespace of their own, with files bind-mounted
+    at mount: (Sample, its pid here)."""
+    script = f'mount --bind "$1" "$2" && exec "$2/dnhost" "$2/runtime" "$2/app/{scenario}/{scenario}.dll"'
+    proc, ready = t.start(["unshare", "--pid", "--fork", "--mount-proc", "--propagation", "private",
+                           "sh", "-c", script, "sh", files, mount], timeout=120)
+    for s in (proc.stdout, proc.stderr):
+        b.threading.Thread(target=b._drain, args=(s,), daemon=True).start()
+    with open(f"/proc/{proc.pid}/task/{proc.pid}/children") as f:
+        pid = int(f.read().split()[0])
+    return b.Sample(proc, ready), pid
+
+
+def masked_thread(out):
+    return re.sub(r"tid = \d+", "tid = N", re.sub(r"thread \d+", "thread N", stacks(out)))
+
+
 def main():
     d = t.dotnet_env()
     tmp = t.tmpdir()
     files, mount = os.path.join(tmp, "files"), os.path.join(tmp, "container")
     copy_tree(d["DN_RUNTIME11"], os.path.join(files, "runtime"))
     link_or_copy(d["DN_HOST"], os.path.join(files, "dnhost"))
-    copy_tree(os.path.join(d["DN_APPS"], "11", "Debug", "nested"), os.path.join(files, "app"))
+    for scenario in ("nested", "running"):
+        copy_tree(os.path.join(d["DN_APPS"], "11", "Debug", scenario), os.path.join(files, "app", scenario))
     # The host's files at the container's paths: another build of the app, another runtime.
-    copy_tree(os.path.join(d["DN_APPS"], "11", "Release", "nested"), os.path.join(mount, "app"))
+    copy_tree(os.path.join(d["DN_APPS"], "11", "Release", "nested"), os.path.join(mount, "app", "nested"))
     link_or_copy(os.path.join(d["DN_RUNTIME10"], "libcoreclr.so"), os.path.join(mount, "runtime", "libcoreclr.so"))
 
     ref = b.sample("nested")
-    script = 'mount --bind "$1" "$2" && exec "$2/dnhost" "$2/runtime" "$2/app/nested.dll"'
-    proc, ready = t.start(["unshare", "--mount", "--propagation", "private", "sh", "-c", script, "sh", files, mount],
-                          timeout=120)
-    pid = proc.pid
+    ctr, pid = contained(files, mount, "nested")
+    t.check_eq(ctr.fields.get("pid"), "1", "the sample's pid in its own pid namespace (READY)")
     b.wait_parked(ref.pid, ref.pid)
     b.wait_parked(pid, pid)
     maps = open(f"/proc/{pid}/maps").read()
-    t.check(os.path.join(mount, "runtime", "libcoreclr.so") in maps and os.path.join(mount, "app", "nested.dll") in maps,
+    t.check(os.path.join(mount, "runtime", "libcoreclr.so") in maps and
+            os.path.join(mount, "app", "nested", "nested.dll") in maps,
             f"the process maps its files at the container's paths under {mount}")
     t.check(os.readlink(f"/proc/{pid}/ns/mnt") != os.readlink("/proc/self/ns/mnt"),
             "the process is in a mount namespace of its own")
@@ -114,6 +145,35 @@ def main():
     t.check_eq(stacks(listing).strip(), stacks(cli(["ps", "--pid", str(ref.pid)])).strip(),
                "lldb-22 `async ps` of the process in the container (masked) against the reference's CLI ps")
     ref.kill()
+    ctr.kill()
+
+    # A chain running on a thread: the runtime records the thread by its id in the container
+    # (READY's tid), this machine and LLDB know it by another.
+    ref = b.sample("running")
+    ctr, pid = contained(files, mount, "running")
+    inside = int(ctr.fields["tid"])
+    tid = host_tid(pid, inside)
+    t.check(tid != inside, f"the running thread's id here ({tid}) is not its id in the container ({inside})")
+    b.wait_parked(ref.pid, ref.tid)
+    b.wait_parked(pid, tid)
+    got = cli(["ps", "--pid", str(pid)])
+    t.check(f"chain #0: running on thread {tid} (managed thread " in got,
+            f"ps: the chain runs on thread {tid}, this machine's id (got: {got.splitlines()[:1]})")
+    t.check_eq(masked_thread(got), masked_thread(cli(["ps", "--pid", str(ref.pid)])),
+               "ps of the running sample in the container (masked) against the reference's")
+    want = cli(["bt", "--pid", str(ref.pid), "--thread", str(ref.tid)])
+    t.check("async #0: 0xADDR running.dll`AsyncdacSamples.RunningApp.RunMiddle() + OFF at Program.cs:116" in stacks(want),
+            "the reference's running thread has the chain's async frames")
+    t.check_eq(masked_thread(cli(["bt", "--pid", str(pid), "--thread", str(tid)])), masked_thread(want),
+               f"bt of the running thread {tid} in the container (masked) against the reference's")
+    rc, out, err = t.lldb([f"target create /proc/{pid}/root{os.readlink(f'/proc/{pid}/exe')}",
+                           f"target modules search-paths add / /proc/{pid}/root/", f"process attach --pid {pid}",
+                           f"thread select --thread-id {tid}",
+                           "bt async", "process detach"], timeout=180)
+    t.check("RunningApp.RunMiddle() + " in out and "at Program.cs:116 [state 0]" in out,
+            f"lldb-22 `bt async` of the running thread in the container has its chain (stdout: {out[-1500:]})")
+    ref.kill()
+    ctr.kill()
     t.finish()
 
 
