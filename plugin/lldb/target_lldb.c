@@ -425,6 +425,34 @@ struct adac_target *adac_lldb_target_find(uint64_t debugger_id, uint64_t target_
 	return s ? s->t : NULL;
 }
 
+/* No runtime found in a live process on this machine that runs in a container: LLDB looked for its
+ * modules on this machine, where the container's paths lead nowhere (or to other files), and lists
+ * none of them. Says so, and how to attach so that LLDB finds them. */
+static void explain_container(struct adac_target *t, struct backend *b, struct adac_error *err)
+{
+	uint64_t pid = adac_lldb_process_local_pid(b->p);
+	char root[64], exe_link[64], exe[ADAC_MAX_PATH_BYTES];
+	if (!pid || adac_local_process_path((int)pid, "/", root, sizeof root) != 0)
+		return;
+	root[strlen(root) - 1] = 0; /* "/proc/<pid>/root" */
+	const struct adac_module *mods;
+	size_t n_mods;
+	if (adac_target_modules(t, &mods, &n_mods, NULL) == 0)
+		for (size_t i = 0; i < n_mods; i++)
+			if (strncmp(mods[i].path, root, strlen(root)) == 0)
+				return; /* LLDB was told where the files are: the process has no runtime */
+	snprintf(exe_link, sizeof exe_link, "/proc/%llu/exe", (unsigned long long)pid);
+	ssize_t n = readlink(exe_link, exe, sizeof exe - 1);
+	if (n <= 0)
+		return;
+	exe[n] = 0;
+	adac_error_clear(err);
+	adac_fail(err, ADAC_E_NO_RUNTIME, 0,
+	          "process %llu runs in a container (another mount namespace), whose files LLDB looked for on this "
+	          "machine: attach again after `target create %s%s` and `target modules search-paths add / %s/`",
+	          (unsigned long long)pid, root, exe, root);
+}
+
 struct adac_runtime *adac_lldb_runtime(struct adac_target *t, struct adac_error *err)
 {
 	struct session *s = session_of(t);
@@ -448,6 +476,8 @@ struct adac_runtime *adac_lldb_runtime(struct adac_target *t, struct adac_error 
 	if (!s->rt) {
 		struct adac_error e = {0};
 		s->rt = adac_runtime_open(t, &e);
+		if (!s->rt && e.code == ADAC_E_NO_RUNTIME)
+			explain_container(t, s->b, &e);
 		s->rt_stop_id = stop;
 		s->rt_failed = !s->rt;
 		s->rt_err = e;

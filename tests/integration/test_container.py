@@ -15,6 +15,8 @@ lldb-22 (attached, the plugin loaded):
   - `bt`: the main thread's frames are the reference's, native ones included (libcoreclr.so's,
     unwound with the container's libcoreclr.so, not the decoy at the host's path), with the lines
     of its managed frames (Sample.cs:30, Program.cs:157);
+  - lldb-22 attached as usual lists none of the container's modules: `async ps` says the process
+    runs in a container and how to attach;
   - lldb-22 told where the container's files are (`target create /proc/<pid>/root<exe>`, `target
     modules search-paths add / /proc/<pid>/root/`): `async ps` as the reference's CLI ps;
   - the running sample: the runtime records its threads by their ids in the container; `ps` says
@@ -133,9 +135,15 @@ def main():
     t.check_eq(got, want, "bt's main thread in the container (masked) against the reference's")
 
     # lldb-22 attached, the plugin reading through LLDB's process. LLDB looks for a process's
-    # modules at their paths on the host (it would list none of the container's): it is told
-    # where the container's files are, as README says.
+    # modules at their paths on the host and lists none of the container's: the plugin says so and
+    # how to attach. Told where the container's files are, as README says, LLDB has them.
     root = f"/proc/{pid}/root"
+    exe = os.readlink(f"/proc/{pid}/exe")
+    rc, out, err = t.lldb([f"process attach --pid {pid}", "async ps", "process detach"], timeout=180)
+    t.check_eq(re.findall(r"^error: .*container.*$", err, re.M),
+               [f"error: process {pid} runs in a container (another mount namespace), whose files LLDB looked for on "
+                f"this machine: attach again after `target create {root}{exe}` and `target modules search-paths add / "
+                f"{root}/`"], "lldb-22's async ps attached without the container's files: the plugin's error")
     rc, out, err = t.lldb([f"target create {root}{os.readlink(f'/proc/{pid}/exe')}",
                            f"target modules search-paths add / {root}/", f"process attach --pid {pid}", "async ps",
                            "process detach"], timeout=180)
