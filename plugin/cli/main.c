@@ -137,7 +137,9 @@ static void usage(FILE *f)
 	           "With --pid, the process is stopped while it is read, then resumed. Stopped inside a\n"
 	           "garbage collection, where its heap cannot be walked, it is let run a few milliseconds\n"
 	           "and stopped (with --release: copied) again first, 8 times at most; a process that\n"
-	           "was already stopped (SIGSTOP) is never run.\n"
+	           "was already stopped (SIGSTOP) is never run. A process in a container (its own\n"
+	           "mount or pid namespace) is read with its own files, through /proc/<pid>/root, and\n"
+	           "its threads are shown by this machine's ids.\n"
 	           "\n"
 	           "Exit status: 0 done, 1 the target could not be read or analysed, 2 a usage error\n"
 	           "(unknown command or option, bad value, no target).\n");
