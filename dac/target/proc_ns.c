@@ -47,7 +47,7 @@ int adac_proc_root_path(const char *root, const char *path, char *buf, size_t si
 	return n > 0 && (size_t)n < size ? 0 : -1;
 }
 
-bool adac_proc_ns_tid(int pid, uint64_t tid, uint64_t *ns_tid)
+bool adac_proc_status_number(int pid, uint64_t tid, const char *field, bool last, uint64_t *out)
 {
 	char path[64], buf[4096];
 	snprintf(path, sizeof path, "/proc/%d/task/%llu/status", pid, (unsigned long long)tid);
@@ -57,26 +57,38 @@ bool adac_proc_ns_tid(int pid, uint64_t tid, uint64_t *ns_tid)
 	size_t n = fread(buf, 1, sizeof buf - 1, f);
 	fclose(f);
 	buf[n] = 0;
-	const char *at = strstr(buf, "\nNSpid:");
+	size_t len = strlen(field);
+	const char *at = buf;
+	while (at && strncmp(at, field, len) != 0) { /* at a line's start: "Tgid:", not "NStgid:" */
+		at = strchr(at, '\n');
+		at = at ? at + 1 : NULL;
+	}
 	if (!at)
 		return false;
-	/* "NSpid:\t<id here>\t<id in the next namespace down>...\n": the last is the process's own. */
-	char *end = (char *)at + strlen("\nNSpid:");
-	unsigned long long last = 0;
+	/* "<field>\t<n>[\t<n>...]\n" */
+	const char *end = at + len;
 	bool any = false;
 	for (;;) {
+		while (*end == ' ' || *end == '\t')
+			end++;
 		char *next;
 		unsigned long long v = strtoull(end, &next, 10);
 		if (next == end)
 			break;
-		last = v;
+		*out = v;
 		any = true;
 		end = next;
+		if (!last)
+			break;
 	}
-	if (!any)
-		return false;
-	*ns_tid = last;
-	return true;
+	return any;
+}
+
+bool adac_proc_ns_tid(int pid, uint64_t tid, uint64_t *ns_tid)
+{
+	/* NSpid lists the thread's id in each pid namespace from this machine's down: the last is the
+	 * process's own. */
+	return adac_proc_status_number(pid, tid, "NSpid:", true, ns_tid);
 }
 
 int adac_local_process_path(int pid, const char *path, char *buf, size_t size)
@@ -94,24 +106,42 @@ bool adac_local_other_pid_ns(int pid)
 	return adac_proc_ns_tid(pid, (uint64_t)pid, &main_ns) && main_ns != (uint64_t)pid;
 }
 
-uint64_t adac_local_thread_of_process_tid(int pid, uint64_t process_tid)
+int adac_local_process_tids(int pid, struct adac_local_tid **out, size_t *count)
 {
-	if (!adac_local_other_pid_ns(pid))
-		return process_tid; /* our pid namespace (or not to be told) */
+	*out = NULL;
+	*count = 0;
 	char path[48];
 	snprintf(path, sizeof path, "/proc/%d/task", pid);
 	DIR *dir = opendir(path);
 	if (!dir)
-		return 0;
-	uint64_t found = 0;
+		return -1;
+	struct adac_local_tid *ids = NULL;
+	size_t n = 0, cap = 0;
 	struct dirent *de;
-	for (unsigned n = 0; !found && n < ADAC_MAX_THREADS && (de = readdir(dir)) != NULL; n++) {
+	int rc = 0;
+	while (n < ADAC_MAX_THREADS && (de = readdir(dir)) != NULL) {
 		char *end;
 		unsigned long long tid = strtoull(de->d_name, &end, 10);
 		uint64_t ns;
-		if (!*end && tid && adac_proc_ns_tid(pid, tid, &ns) && ns == process_tid)
-			found = tid;
+		if (*end || !tid || !adac_proc_ns_tid(pid, tid, &ns))
+			continue; /* ".", "..", a thread gone meanwhile */
+		if (n == cap) {
+			struct adac_local_tid *grown = realloc(ids, (cap ? 2 * cap : 64) * sizeof *ids);
+			if (!grown) {
+				rc = -1;
+				break;
+			}
+			ids = grown;
+			cap = cap ? 2 * cap : 64;
+		}
+		ids[n++] = (struct adac_local_tid){tid, ns};
 	}
 	closedir(dir);
-	return found;
+	if (rc) {
+		free(ids);
+		return -1;
+	}
+	*out = ids;
+	*count = n;
+	return 0;
 }

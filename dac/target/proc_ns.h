@@ -21,12 +21,16 @@ void adac_proc_root(int pid, char root[ADAC_PROC_ROOT_MAX]);
  * -1 when root is "", path is not absolute, or it does not fit. */
 int adac_proc_root_path(const char *root, const char *path, char *buf, size_t size);
 
+/* The number after field ("TracerPid:", "Tgid:") at a line's start in /proc/<pid>/task/<tid>/status,
+ * or the last of its numbers (last: "NSpid:"). false when the file or the field cannot be read. */
+bool adac_proc_status_number(int pid, uint64_t tid, const char *field, bool last, uint64_t *out);
+
 /* The id thread tid (this machine's id) of process pid has in the process's own pid namespace (the
- * last of /proc/<pid>/task/<tid>/status's NSpid ids): tid itself when the namespace is ours. false
- * when it cannot be read (the thread is gone). */
+ * last of its NSpid ids): tid itself when the namespace is ours. false when it cannot be read (the
+ * thread is gone). */
 bool adac_proc_ns_tid(int pid, uint64_t tid, uint64_t *ns_tid);
 
 /* (target.h declares the backends' helpers made of these: adac_local_process_path,
- * adac_local_other_pid_ns and adac_local_thread_of_process_tid.) */
+ * adac_local_other_pid_ns and adac_local_process_tids.) */
 
 #endif

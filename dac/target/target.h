@@ -193,14 +193,16 @@ const char *adac_target_local_path(struct adac_target *t, const char *path, char
  * process_tid itself when the backend does not tell them apart; 0 when no thread has it. */
 uint64_t adac_target_thread_of_process_tid(struct adac_target *t, uint64_t process_tid);
 
-/* For a backend over a live process on this machine (its thread_of_process_tid): the id of the
- * thread of process pid known to the process as process_tid, scanning /proc/<pid>/task
- * (proc_ns.h); process_tid itself when the process is in this machine's pid namespace, 0 when no
- * thread has it. */
-uint64_t adac_local_thread_of_process_tid(int pid, uint64_t process_tid);
+/* For a backend over a live process on this machine (its thread_of_process_tid): each thread of
+ * process pid, by this machine's id, with the id the process knows it by (proc_ns.h), in *ids
+ * (malloc'd; *count of them, at most ADAC_MAX_THREADS). 0, or -1 when its threads cannot be listed
+ * or memory runs out. */
+struct adac_local_tid {
+	uint64_t tid, process_tid;
+};
+int adac_local_process_tids(int pid, struct adac_local_tid **ids, size_t *count);
 /* Whether process pid is in another pid namespace than this process (its threads' ids there are
- * not this machine's: adac_local_thread_of_process_tid has something to look up); false when it
- * cannot be told. */
+ * not this machine's); false when it cannot be told. */
 bool adac_local_other_pid_ns(int pid);
 
 /* For a backend over a live process on this machine (its local_path): where this machine opens

@@ -123,12 +123,8 @@ static char thread_state(pid_t pid, pid_t tid)
 /* A numeric field ("TracerPid:", "Tgid:") of /proc/<pid>/task/<tid>/status, or -1. */
 static long status_field(pid_t pid, pid_t tid, const char *field)
 {
-	char path[64], buf[4096];
-	snprintf(path, sizeof path, "/proc/%d/task/%d/status", (int)pid, (int)tid);
-	if (read_proc(path, buf, sizeof buf) <= 0)
-		return -1;
-	const char *at = strstr(buf, field);
-	return at ? strtol(at + strlen(field), NULL, 10) : -1;
+	uint64_t v;
+	return adac_proc_status_number((int)pid, (uint64_t)tid, field, false, &v) ? (long)v : -1;
 }
 
 static void read_comm(pid_t pid, pid_t tid, char *name, size_t size)

@@ -42,6 +42,9 @@ struct backend {
 	                              * every read cost a third of `async symbols` */
 	int pid_ns;                  /* a live local process's pid namespace: 0 not looked at yet, 1
 	                              * this machine's, 2 its own (a container: thread ids differ) */
+	struct adac_local_tid *tids; /* pid_ns 2: its threads' ids here and in it, listed at stop tids_stop */
+	size_t ntids;
+	uint64_t tids_stop;
 };
 
 static void drop_kept(struct backend *b)
@@ -259,6 +262,7 @@ static void lldb_close(void *impl)
 	free(b->symbols_loaded);
 	if (b->mem_fd >= 0)
 		close(b->mem_fd);
+	free(b->tids);
 	adac_lldb_process_close(b->p);
 	free(b);
 }
@@ -282,7 +286,18 @@ static uint64_t lldb_thread_of_process_tid(void *impl, uint64_t process_tid)
 		return process_tid;
 	if (!b->pid_ns) /* (a process keeps its namespace: asked once) */
 		b->pid_ns = adac_local_other_pid_ns((int)pid) ? 2 : 1;
-	return b->pid_ns == 2 ? adac_local_thread_of_process_tid((int)pid, process_tid) : process_tid;
+	if (b->pid_ns == 1)
+		return process_tid;
+	if (!b->tids || b->tids_stop != b->stop) { /* its threads change only while it runs */
+		free(b->tids);
+		if (adac_local_process_tids((int)pid, &b->tids, &b->ntids))
+			return 0;
+		b->tids_stop = b->stop;
+	}
+	for (size_t i = 0; i < b->ntids; i++)
+		if (b->tids[i].process_tid == process_tid)
+			return b->tids[i].tid;
+	return 0;
 }
 
 /* find_symbol is left NULL: the generic .dynsym lookup reads through lldb_read, the same path the
@@ -433,8 +448,8 @@ static void explain_container(struct adac_target *t, struct backend *b, struct a
 	uint64_t pid = adac_lldb_process_local_pid(b->p);
 	char root[64], exe_link[64], exe[ADAC_MAX_PATH_BYTES];
 	if (!pid || adac_local_process_path((int)pid, "/", root, sizeof root) != 0)
-		return;
-	root[strlen(root) - 1] = 0; /* "/proc/<pid>/root" */
+		return; /* (its files are this machine's) */
+	snprintf(root, sizeof root, "/proc/%llu/root", (unsigned long long)pid);
 	const struct adac_module *mods;
 	size_t n_mods;
 	if (adac_target_modules(t, &mods, &n_mods, NULL) == 0)

@@ -1,7 +1,9 @@
 /* test_proc_ns.c - proc_ns (dac/target/proc_ns.c) on this process and its parent, which share its
- * namespaces: no root to go through, thread ids as they are; a root joins absolute paths only.
+ * namespaces: no root to go through, thread ids as they are; status fields read at a line's start;
+ * a root joins absolute paths only.
  * (integration.container runs a process in namespaces of its own.) */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -22,7 +24,24 @@ int main(void)
 	CHECK_EQ_U64(ns, (uint64_t)gettid());
 	CHECK(!adac_proc_ns_tid(getpid(), 0, &ns));
 	CHECK(!adac_local_other_pid_ns(getpid()));
-	CHECK_EQ_U64(adac_local_thread_of_process_tid(getpid(), 1234), 1234);
+	struct adac_local_tid *ids = NULL;
+	size_t n = 0, mine = 0;
+	CHECK(adac_local_process_tids(getpid(), &ids, &n) == 0);
+	for (size_t i = 0; i < n; i++) {
+		CHECK_EQ_U64(ids[i].process_tid, ids[i].tid);
+		mine += ids[i].tid == (uint64_t)gettid();
+	}
+	CHECK_EQ_U64(mine, 1);
+	free(ids);
+	CHECK(adac_local_process_tids(0x7fffffff, &ids, &n) == -1 && !ids && n == 0);
+
+	/* Fields at a line's start, the first number or the last. */
+	uint64_t v = 0;
+	CHECK(adac_proc_status_number(getpid(), (uint64_t)gettid(), "Tgid:", false, &v));
+	CHECK_EQ_U64(v, (uint64_t)getpid());
+	CHECK(adac_proc_status_number(getpid(), (uint64_t)gettid(), "NSpid:", true, &v));
+	CHECK_EQ_U64(v, (uint64_t)gettid());
+	CHECK(!adac_proc_status_number(getpid(), (uint64_t)gettid(), "gid:", false, &v));
 
 	char buf[64];
 	CHECK(adac_proc_root_path("/proc/42/root", "/app/a.dll", buf, sizeof buf) == 0);
