@@ -25,30 +25,12 @@ lldb-22 (attached, the plugin loaded):
 """
 import os
 import re
-import shutil
 import subprocess
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
 import adactest as t  # noqa: E402
 import btsamples as b  # noqa: E402
-
-
-def link_or_copy(src, dst):
-    os.makedirs(os.path.dirname(dst), exist_ok=True)
-    try:
-        os.link(os.path.realpath(src), dst)
-    except OSError:
-        shutil.copy(os.path.realpath(src), dst)
-
-
-def copy_tree(src, dst):
-    for name in os.listdir(src):
-        path = os.path.join(src, name)
-        if os.path.isdir(path):
-            copy_tree(path, os.path.join(dst, name))
-        else:
-            link_or_copy(path, os.path.join(dst, name))
 
 
 def stacks(out):
@@ -99,13 +81,13 @@ def main():
     d = t.dotnet_env()
     tmp = t.tmpdir()
     files, mount = os.path.join(tmp, "files"), os.path.join(tmp, "container")
-    copy_tree(d["DN_RUNTIME11"], os.path.join(files, "runtime"))
-    link_or_copy(d["DN_HOST"], os.path.join(files, "dnhost"))
+    t.copy_tree(d["DN_RUNTIME11"], os.path.join(files, "runtime"))
+    t.link_or_copy(d["DN_HOST"], os.path.join(files, "dnhost"))
     for scenario in ("nested", "running"):
-        copy_tree(os.path.join(d["DN_APPS"], "11", "Debug", scenario), os.path.join(files, "app", scenario))
+        t.copy_tree(os.path.join(d["DN_APPS"], "11", "Debug", scenario), os.path.join(files, "app", scenario))
     # The host's files at the container's paths: another build of the app, another runtime.
-    copy_tree(os.path.join(d["DN_APPS"], "11", "Release", "nested"), os.path.join(mount, "app", "nested"))
-    link_or_copy(os.path.join(d["DN_RUNTIME10"], "libcoreclr.so"), os.path.join(mount, "runtime", "libcoreclr.so"))
+    t.copy_tree(os.path.join(d["DN_APPS"], "11", "Release", "nested"), os.path.join(mount, "app", "nested"))
+    t.link_or_copy(os.path.join(d["DN_RUNTIME10"], "libcoreclr.so"), os.path.join(mount, "runtime", "libcoreclr.so"))
 
     ref = b.sample("nested")
     ctr, pid = contained(files, mount, "nested")

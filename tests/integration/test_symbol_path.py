@@ -44,14 +44,6 @@ def cli(args, env=None):
     return t.run([t.CLI] + args, timeout=300, env=e)
 
 
-def link_or_copy(src, dst):
-    os.makedirs(os.path.dirname(dst), exist_ok=True)
-    try:
-        os.link(os.path.realpath(src), dst)
-    except OSError:
-        shutil.copy(src, dst)
-
-
 def notes(err):
     """The sorted "asyncdac: note:" lines of stderr; anything else there is a failure."""
     lines = err.splitlines()
@@ -111,10 +103,10 @@ def main():
     # ---- the production machine: runtime, app, a host whose symbols are split off
     machine = os.path.join(tmp, "machine")
     for name in os.listdir(d["DN_RUNTIME11"]):
-        link_or_copy(os.path.join(d["DN_RUNTIME11"], name), os.path.join(machine, "rt", name))
+        t.link_or_copy(os.path.join(d["DN_RUNTIME11"], name), os.path.join(machine, "rt", name))
     app_dir = os.path.join(d["DN_APPS"], "11", "Debug", "nested")
     for name in ("nested.dll", "nested.pdb"):
-        link_or_copy(os.path.join(app_dir, name), os.path.join(machine, "app", name))
+        t.link_or_copy(os.path.join(app_dir, name), os.path.join(machine, "app", name))
     debug_dir = os.path.join(tmp, "debug")
     os.makedirs(debug_dir)
     os.makedirs(os.path.join(machine, "bin"))
@@ -232,7 +224,7 @@ def check_symbol_path(s, cores, moved, debug_dir, tmp):
 def check_mismatch(s, cores, want_id, tmp):
     release = os.path.join(b.dn()["DN_APPS"], "11", "Release", "nested", "nested.pdb")
     wrong = os.path.join(tmp, "wrong")
-    link_or_copy(release, os.path.join(wrong, "nested.pdb"))
+    t.link_or_copy(release, os.path.join(wrong, "nested.pdb"))
     got = ss.pdb_id(release)
     t.check(got != want_id, "the Release PDB has another id")
     rc, out, err = cli(PS + [cores["full"], "--symbol-path", wrong])
@@ -330,7 +322,7 @@ def check_debuginfod(s, cores, moved, debug_dir, tmp):
     served = os.path.join(tmp, "debuginfod-files")
     for path in (os.path.join(moved, "bin", "dnhost"), os.path.join(debug_dir, "dnhost.dbg"),
                  os.path.join(moved, "rt", "libcoreclr.so")):
-        link_or_copy(path, os.path.join(served, os.path.basename(path)))
+        t.link_or_copy(path, os.path.join(served, os.path.basename(path)))
     host_id = ss.elf_build_id(os.path.join(debug_dir, "dnhost.dbg"))
     server = ss.Debuginfod(served, tmp, host_id)
     dcache = os.path.join(tmp, "debuginfod-cache")

@@ -52,6 +52,25 @@ def tmpdir():
     return d
 
 
+def link_or_copy(src, dst):
+    """dst as a hard link to the file src names (symbolic links followed), else a copy of it."""
+    os.makedirs(os.path.dirname(dst), exist_ok=True)
+    try:
+        os.link(os.path.realpath(src), dst)
+    except OSError:
+        shutil.copy(os.path.realpath(src), dst)
+
+
+def copy_tree(src, dst):
+    """Directory src's files under dst, as link_or_copy makes them."""
+    for name in os.listdir(src):
+        path = os.path.join(src, name)
+        if os.path.isdir(path):
+            copy_tree(path, os.path.join(dst, name))
+        else:
+            link_or_copy(path, os.path.join(dst, name))
+
+
 def run(argv, timeout=120, env=None, input=None):
     """Runs argv; returns (rc, stdout, stderr) as text. A timeout is a failure, never a hang."""
     e = dict(os.environ)
