@@ -51,12 +51,14 @@ private:
 	lldb::SBMutex api_;
 };
 
-// A command that worked says so: SB API callers (HandleCommand) read the status, and a plugin
-// command's result otherwise stays "started". Forwarded commands keep the status they set.
-bool finish(lldb::SBCommandReturnObject &result, bool ok)
+// A command that ended puts the output it holds into its result (adac_lldb_cmd_write), and one
+// that worked says so: SB API callers (HandleCommand) read the status, and a plugin command's
+// result otherwise stays "started". Forwarded commands keep the status they set.
+bool finish(adac_lldb_cmd &cmd, bool ok)
 {
-	if (ok && !result.Succeeded())
-		result.SetStatus(lldb::eReturnStatusSuccessFinishResult);
+	adac_lldb_cmd_flush(&cmd);
+	if (ok && !cmd.result->Succeeded())
+		cmd.result->SetStatus(lldb::eReturnStatusSuccessFinishResult);
 	return ok;
 }
 
@@ -68,7 +70,7 @@ public:
 	{
 		Serialized lock(debugger);
 		adac_lldb_cmd cmd{debugger, &result};
-		return finish(result, adac_lldb_async(&cmd, name_, args) == 0);
+		return finish(cmd, adac_lldb_async(&cmd, name_, args) == 0);
 	}
 
 private:
@@ -84,6 +86,7 @@ bool refresh_symbols(void *baton, const char **)
 	lldb::SBCommandReturnObject ignored;
 	adac_lldb_cmd cmd{debugger, &ignored};
 	adac_lldb_symbols_refresh(&cmd);
+	adac_lldb_cmd_flush(&cmd);
 	return false;
 }
 
@@ -97,7 +100,7 @@ public:
 	{
 		Serialized lock(debugger);
 		adac_lldb_cmd cmd{debugger, &result};
-		return finish(result, fn_(&cmd, args) == 0);
+		return finish(cmd, fn_(&cmd, args) == 0);
 	}
 
 private:

@@ -19,7 +19,8 @@ extern "C" {  /* dac/'s headers have no guards of their own */
 
 struct adac_lldb_cmd;
 
-/* Appends len bytes to the command's output. */
+/* Appends len bytes to the command's output (held until the command ends; past 1 MiB at LLDB's prompt,
+ * printed as it is written: shim.cpp). */
 void adac_lldb_cmd_write(struct adac_lldb_cmd *cmd, const char *text, size_t len);
 
 /* Fails the command with a one-line message; LLDB prints it as "error: <msg>" and `lldb -b`

@@ -21,7 +21,14 @@ struct adac_lldb_cmd {
 	lldb::SBDebugger debugger;
 	lldb::SBCommandReturnObject *result;
 	adac_lldb_progress progress = {debugger};  // the command's (ends with it)
+	std::string held = {};   // output not yet in the result (adac_lldb_cmd_write) ...
+	bool past_hold = false;  // ... until it passed the size where the result is set up to print
+	                         // as it is written, at LLDB's prompt; written to the result since
 };
+
+// Puts the output a command holds into its result: when it ends, and before another command
+// writes into the same result.
+void adac_lldb_cmd_flush(adac_lldb_cmd *cmd);
 
 struct adac_lldb_process {
 	lldb::SBProcess process;  // holds lldb's Process weakly

@@ -29,6 +29,7 @@ line, state).
 import json
 import os
 import re
+import shutil
 import sys
 import time
 
@@ -782,6 +783,42 @@ def lldb():
             t.check_eq(b.lldb_output(out, cmd), cli, f"lldb: {cmd}")
     out = b.run_lldb([], ["help async ps"], "lldb help async ps")
     t.check("--coalesce" in out and "\nUsage: async ps " in out, f"lldb: help async ps:\n{out[-1500:]}")
+    lldb_large(tmp)
+
+
+def lldb_large(tmp):
+    """A listing past 1 MiB, the fanout sample's 10,000 chains: at LLDB's prompt (`lldb -o`, as
+    typed) the plugin has LLDB print it as it is written, not a line at a time once it ends
+    (plugin/lldb/shim.cpp). The text is the CLI's wherever it goes: printed by lldb, read by a
+    script from a result of its own at the prompt, returned to an IDE by lldb-dap's evaluate (no
+    prompt there: the whole text is in the reply)."""
+    from dapclient import DapClient, DapError
+    core = b.sample_core("fanout", "Release", tmp)
+    cli = ps(core, what="lldb, 10,000 chains: CLI")
+    if cli is None:
+        return
+    t.check(len(cli) > 1 << 20, f"lldb, 10,000 chains: the listing passes 1 MiB ({len(cli)} bytes)")
+    out = b.run_lldb(b.lldb_target(core=core), ["async ps"], "lldb async ps, 10,000 chains")
+    t.check_eq(b.lldb_output(out, "async ps"), cli, "lldb: async ps of 10,000 chains (past 1 MiB: printed as it is written)")
+    saved = os.path.join(tmp, "captured.txt")
+    script = ("script r = lldb.SBCommandReturnObject(); "
+              "lldb.debugger.GetCommandInterpreter().HandleCommand('async ps', r); "
+              f"open({saved!r}, 'w').write(r.GetOutput())")
+    b.run_lldb(b.lldb_target(core=core), [script], "lldb: a script reads async ps into its result")
+    with open(saved) as f:
+        t.check_eq(f.read(), cli, "lldb: the result a script gave async ps holds the listing")
+    lldb_dap = os.path.join(os.path.dirname(os.path.realpath(shutil.which(t.LLDB) or t.LLDB)), "lldb-dap")
+    dap = DapClient([lldb_dap], timeout=300)
+    try:
+        dap.initialize()
+        dap.attach({"initCommands": [f"plugin load {t.PLUGIN}"], "coreFile": core, "program": b.dn()["DN_HOST"]})
+        frame = dap.stack(dap.threads()[0]["id"])[0]["id"]
+        r = dap.evaluate("`async ps", frame, context="repl")
+        t.check_eq(r.get("body", {}).get("result"), cli, "lldb-dap: evaluate `async ps replies with the listing")
+    except DapError as e:
+        t.fail(f"lldb-dap: {e}\n{dap.dump()}")
+    finally:
+        dap.close()
 
 
 # ---- --release -----------------------------------------------------------------------------------
