@@ -210,6 +210,14 @@ bool adac_local_other_pid_ns(int pid);
  * /proc/<pid>/root<path>, target/proc_ns.h). 0 with buf set; -1: path as it is. */
 int adac_local_process_path(int pid, const char *path, char *buf, size_t size);
 
+/* For a backend over a live process on this machine: the modules of process pid from
+ * /proc/<pid>/maps (target/proc_maps.c), one per mapped file, based at its offset-0 mapping and
+ * ending at its highest one, by base address, paths as the process names them, build ids unread.
+ * 0 with *mods (free with adac_local_modules_free; none: NULL and 0), or -1 with err (the process
+ * has exited, more than ADAC_MAX_MAPPINGS mappings, out of memory). */
+int adac_local_process_modules(int pid, struct adac_module **mods, size_t *count, struct adac_error *err);
+void adac_local_modules_free(struct adac_module *mods, size_t count);
+
 /* For backends reading a local file or process (a core, a mapped file, /proc/<pid>/mem): len
  * bytes at offset off of fd, interrupted and short reads retried. The bytes read from off on
  * (fewer than len: the end of the file, or the next byte could not be read), or -1 with errno when

@@ -431,89 +431,14 @@ static int64_t pid_read(void *impl, uint64_t addr, void *buf, size_t len, struct
 
 /* ---- modules ---- */
 
-struct mapping {
-	uint64_t start, end, offset;
-	char *path;
-};
-
-static int cmp_mapping_path(const void *a, const void *b)
-{
-	const struct mapping *x = a, *y = b;
-	int r = strcmp(x->path, y->path);
-	return r ? r : (x->start < y->start ? -1 : x->start > y->start);
-}
-
-/* Reads the file-backed mappings of /proc/pid/maps. */
-static int read_maps(struct ptarget *p, struct mapping **out, size_t *count, struct adac_error *err)
-{
-	char path[64];
-	snprintf(path, sizeof path, "/proc/%d/maps", (int)p->pid);
-	FILE *f = fopen(path, "re");
-	if (!f)
-		return adac_fail(err, ADAC_E_IO, 0, "process %d: cannot read its mappings: %s", (int)p->pid,
-		                 errno == ENOENT ? "the process has exited" : strerror(errno));
-	struct mapping *maps = NULL;
-	size_t n = 0, cap = 0, lines = 0;
-	char *line = NULL;
-	size_t line_cap = 0;
-	int rc = 0;
-	while (getline(&line, &line_cap, f) > 0) {
-		if (++lines > ADAC_MAX_MAPPINGS) {
-			rc = adac_fail(err, ADAC_E_LIMIT, 0, "process %d: more than ADAC_MAX_MAPPINGS (%u) mappings",
-			               (int)p->pid, ADAC_MAX_MAPPINGS);
-			break;
-		}
-		unsigned long long start, end, off;
-		int at = 0;
-		if (sscanf(line, "%llx-%llx %*s %llx %*x:%*x %*u %n", &start, &end, &off, &at) != 3 || at == 0)
-			continue;
-		char *file = line + at;
-		file[strcspn(file, "\n")] = '\0';
-		if (file[0] != '/' || end <= start)
-			continue; /* anonymous memory, [heap], [stack], [vdso]... */
-		if (n == cap) {
-			size_t ncap = cap ? cap * 2 : 64;
-			struct mapping *grown = realloc(maps, ncap * sizeof *grown);
-			if (!grown) {
-				rc = adac_fail(err, ADAC_E_NOMEM, 0, "process %d: out of memory reading mappings", (int)p->pid);
-				break;
-			}
-			maps = grown;
-			cap = ncap;
-		}
-		maps[n].path = strdup(file);
-		if (!maps[n].path) {
-			rc = adac_fail(err, ADAC_E_NOMEM, 0, "process %d: out of memory reading mappings", (int)p->pid);
-			break;
-		}
-		maps[n].start = start;
-		maps[n].end = end;
-		maps[n].offset = off;
-		n++;
-	}
-	free(line);
-	fclose(f);
-	*out = maps;
-	*count = n;
-	return rc;
-}
-
-static int cmp_mod(const void *a, const void *b)
-{
-	const struct adac_module *x = a, *y = b;
-	return x->base < y->base ? -1 : x->base > y->base;
-}
-
 static void free_mods(struct ptarget *p)
 {
-	for (size_t i = 0; i < p->nmods; i++)
-		free(p->mods[i].path);
-	free(p->mods);
+	adac_local_modules_free(p->mods, p->nmods);
 	p->mods = NULL;
 	p->nmods = 0;
 }
 
-/* One module per mapped file: based at its offset-0 mapping, ending at its highest mapping. */
+/* One module per mapped file (adac_local_process_modules). */
 static int pid_modules(void *impl, adac_module_cb cb, void *ctx, struct adac_error *err)
 {
 	struct ptarget *p = impl;
@@ -523,49 +448,17 @@ static int pid_modules(void *impl, adac_module_cb cb, void *ctx, struct adac_err
 				break;
 		return 0;
 	}
-	struct mapping *maps = NULL;
-	size_t n = 0;
-	int rc = read_maps(p, &maps, &n, err);
 	free_mods(p);
-	if (rc == 0 && n == 0) {
+	if (adac_local_process_modules((int)p->pid, &p->mods, &p->nmods, err))
+		return -1;
+	if (p->nmods == 0) {
 		/* A zombie has no mappings left; that is an exited process, not one without modules. */
 		char st = thread_state(p->pid, p->pid);
 		if (st == 0 || st == 'Z' || st == 'X') {
 			p->exited = true;
-			rc = adac_fail(err, ADAC_E_IO, 0, "process %d has exited", (int)p->pid);
+			return adac_fail(err, ADAC_E_IO, 0, "process %d has exited", (int)p->pid);
 		}
 	}
-	if (rc == 0 && n > 0 && !(p->mods = calloc(n, sizeof *p->mods)))
-		rc = adac_fail(err, ADAC_E_NOMEM, 0, "process %d: out of memory listing modules", (int)p->pid);
-	if (rc == 0) {
-		if (n)
-			qsort(maps, n, sizeof *maps, cmp_mapping_path);
-		for (size_t i = 0; i < n;) {
-			size_t j = i;
-			uint64_t base = UINT64_MAX, end = 0;
-			for (; j < n && strcmp(maps[j].path, maps[i].path) == 0; j++) {
-				if (maps[j].offset == 0 && maps[j].start < base)
-					base = maps[j].start;
-				if (maps[j].end > end)
-					end = maps[j].end;
-			}
-			if (base != UINT64_MAX) {
-				struct adac_module *m = &p->mods[p->nmods++];
-				m->path = maps[i].path;
-				maps[i].path = NULL; /* moved */
-				m->base = base;
-				m->end = end;
-			}
-			i = j;
-		}
-		if (p->nmods)
-			qsort(p->mods, p->nmods, sizeof *p->mods, cmp_mod);
-	}
-	for (size_t i = 0; i < n; i++)
-		free(maps[i].path);
-	free(maps);
-	if (rc)
-		return -1;
 	for (size_t i = 0; i < p->nmods; i++)
 		if (cb(ctx, &p->mods[i]))
 			break;

@@ -40,6 +40,8 @@ struct backend {
 	uint64_t stop;               /* the process's stop id, read when the plugin was entered: the
 	                              * process cannot run while the plugin runs, and asking LLDB at
 	                              * every read cost a third of `async symbols` */
+	int mount_ns;                /* a live local process's file system: 0 not looked at yet, 1
+	                              * this machine's, 2 its own (a container: lldb_modules) */
 	int pid_ns;                  /* a live local process's pid namespace: 0 not looked at yet, 1
 	                              * this machine's, 2 its own (a container: thread ids differ) */
 	struct adac_local_tid *tids; /* pid_ns 2: its threads' ids here and in it, listed at stop tids_stop */
@@ -132,9 +134,40 @@ static int canonical_module(void *ctx, const struct adac_module *m)
 	return stop;
 }
 
+/* The pid of a live process on this machine that sees another file system (a container: another
+ * mount namespace or root), else 0. */
+static int container_pid(struct backend *b)
+{
+	uint64_t pid = adac_lldb_process_local_pid(b->p);
+	if (!pid)
+		return 0;
+	if (!b->mount_ns) { /* (a process keeps its namespace: asked once) */
+		char root[64];
+		b->mount_ns = adac_local_process_path((int)pid, "/", root, sizeof root) == 0 ? 2 : 1;
+	}
+	return b->mount_ns == 2 ? (int)pid : 0;
+}
+
+/* LLDB looks for a process's modules on this machine. A process in a container names them by the
+ * container's paths, which lead nowhere here (or to other files): LLDB lists none of them (or other
+ * files) unless it was attached as README's "Processes in containers" says. Such a process's
+ * modules are what its /proc/<pid>/maps names, as the pid backend lists them; their files are
+ * opened through /proc/<pid>/root (lldb_local_path). */
 static int lldb_modules(void *impl, adac_module_cb cb, void *ctx, struct adac_error *err)
 {
 	struct backend *b = impl;
+	int pid = container_pid(b);
+	if (pid) {
+		struct adac_module *mods;
+		size_t n;
+		if (adac_local_process_modules(pid, &mods, &n, err))
+			return -1;
+		for (size_t i = 0; i < n; i++)
+			if (cb(ctx, &mods[i]))
+				break;
+		adac_local_modules_free(mods, n);
+		return 0;
+	}
 	struct module_walk w = {cb, ctx};
 	return adac_lldb_process_modules(b->p, canonical_module, &w, err);
 }
@@ -440,34 +473,6 @@ struct adac_target *adac_lldb_target_find(uint64_t debugger_id, uint64_t target_
 	return s ? s->t : NULL;
 }
 
-/* No runtime found in a live process on this machine that runs in a container: LLDB looked for its
- * modules on this machine, where the container's paths lead nowhere (or to other files), and lists
- * none of them. Says so, and how to attach so that LLDB finds them. */
-static void explain_container(struct adac_target *t, struct backend *b, struct adac_error *err)
-{
-	uint64_t pid = adac_lldb_process_local_pid(b->p);
-	char root[64], exe_link[64], exe[ADAC_MAX_PATH_BYTES];
-	if (!pid || adac_local_process_path((int)pid, "/", root, sizeof root) != 0)
-		return; /* (its files are this machine's) */
-	snprintf(root, sizeof root, "/proc/%llu/root", (unsigned long long)pid);
-	const struct adac_module *mods;
-	size_t n_mods;
-	if (adac_target_modules(t, &mods, &n_mods, NULL) == 0)
-		for (size_t i = 0; i < n_mods; i++)
-			if (strncmp(mods[i].path, root, strlen(root)) == 0)
-				return; /* LLDB was told where the files are: the process has no runtime */
-	snprintf(exe_link, sizeof exe_link, "/proc/%llu/exe", (unsigned long long)pid);
-	ssize_t n = readlink(exe_link, exe, sizeof exe - 1);
-	if (n <= 0)
-		return;
-	exe[n] = 0;
-	adac_error_clear(err);
-	adac_fail(err, ADAC_E_NO_RUNTIME, 0,
-	          "process %llu runs in a container (another mount namespace), whose files LLDB looked for on this "
-	          "machine: attach again after `target create %s%s` and `target modules search-paths add / %s/`",
-	          (unsigned long long)pid, root, exe, root);
-}
-
 struct adac_runtime *adac_lldb_runtime(struct adac_target *t, struct adac_error *err)
 {
 	struct session *s = session_of(t);
@@ -491,8 +496,6 @@ struct adac_runtime *adac_lldb_runtime(struct adac_target *t, struct adac_error 
 	if (!s->rt) {
 		struct adac_error e = {0};
 		s->rt = adac_runtime_open(t, &e);
-		if (!s->rt && e.code == ADAC_E_NO_RUNTIME)
-			explain_container(t, s->b, &e);
 		s->rt_stop_id = stop;
 		s->rt_failed = !s->rt;
 		s->rt_err = e;

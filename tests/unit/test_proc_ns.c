@@ -1,7 +1,8 @@
 /* test_proc_ns.c - proc_ns (dac/target/proc_ns.c) on this process and its parent, which share its
  * namespaces: no root to go through, thread ids as they are; status fields read at a line's start;
- * a root joins absolute paths only.
+ * a root joins absolute paths only; its modules from /proc/<pid>/maps (proc_maps.c).
  * (integration.container runs a process in namespaces of its own.) */
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -51,5 +52,28 @@ int main(void)
 	CHECK(adac_proc_root_path("/proc/42/root", "[vdso]", buf, sizeof buf) == -1);
 	CHECK(adac_proc_root_path("/proc/42/root", "/a/very/long/path/that/does/not/fit/in/the/buffer/given", buf, 32) == -1);
 	CHECK(adac_local_process_path(getpid(), "/app/a.dll", buf, sizeof buf) == -1);
+
+	/* proc_maps.c: this process's modules, by base, its executable among them (based at its
+	 * offset-0 mapping, ending past its code); none of a process that does not exist. */
+	char exe[4096];
+	ssize_t len = readlink("/proc/self/exe", exe, sizeof exe - 1);
+	CHECK(len > 0);
+	exe[len > 0 ? len : 0] = 0;
+	struct adac_module *mods = NULL;
+	size_t nmods = 0, exes = 0;
+	struct adac_error err = {0};
+	CHECK(adac_local_process_modules(getpid(), &mods, &nmods, &err) == 0);
+	for (size_t i = 0; i < nmods; i++) {
+		CHECK(mods[i].base < mods[i].end && mods[i].path[0] == '/');
+		CHECK(i == 0 || mods[i - 1].base < mods[i].base);
+		if (strcmp(mods[i].path, exe) == 0) {
+			exes++;
+			CHECK(mods[i].base <= (uint64_t)(uintptr_t)&main && (uint64_t)(uintptr_t)&main < mods[i].end);
+		}
+	}
+	CHECK_EQ_U64(exes, 1);
+	adac_local_modules_free(mods, nmods);
+	CHECK(adac_local_process_modules(0x7fffffff, &mods, &nmods, &err) == -1 && !mods && nmods == 0);
+	CHECK(strstr(err.msg, "process 2147483647: cannot read its mappings: the process has exited") != NULL);
 	return check_report("proc_ns");
 }
