@@ -189,6 +189,9 @@ namespace {
 // the text is printed as well). lldb-dap and SB API programs run no prompt: their results print
 // nothing, as before. Below the size, output is as any command's.
 constexpr size_t IMMEDIATE_AFTER = 1u << 20;
+// Past it, output goes to the result by this much: a write (and LLDB's formatting) a chunk, not one
+// for each piece the library prints (two per stack of `async ps`: 2 M for a million chains).
+constexpr size_t WRITE_CHUNK = 64u << 10;
 
 void append(lldb::SBCommandReturnObject *result, const char *text, size_t len)
 {
@@ -212,17 +215,16 @@ bool prompt_result(adac_lldb_cmd *cmd)
 
 void adac_lldb_cmd_write(adac_lldb_cmd *cmd, const char *text, size_t len)
 {
-	if (cmd->past_hold) {
-		append(cmd->result, text, len);
-		return;
-	}
 	cmd->held.append(text, len);
-	if (cmd->held.size() >= IMMEDIATE_AFTER) {
+	if (!cmd->past_hold) {
+		if (cmd->held.size() < IMMEDIATE_AFTER)
+			return;
 		if (prompt_result(cmd))
 			cmd->result->SetImmediateOutputFile(cmd->debugger.GetOutputFile());
 		cmd->past_hold = true;
-		adac_lldb_cmd_flush(cmd);
 	}
+	if (cmd->held.size() >= WRITE_CHUNK)
+		adac_lldb_cmd_flush(cmd);
 }
 
 void adac_lldb_cmd_flush(adac_lldb_cmd *cmd)

@@ -21,9 +21,9 @@ struct adac_lldb_cmd {
 	lldb::SBDebugger debugger;
 	lldb::SBCommandReturnObject *result;
 	adac_lldb_progress progress = {debugger};  // the command's (ends with it)
-	std::string held = {};   // output not yet in the result (adac_lldb_cmd_write) ...
+	std::string held = {};   // output not yet in the result (adac_lldb_cmd_write): all of it ...
 	bool past_hold = false;  // ... until it passed the size where the result is set up to print
-	                         // as it is written, at LLDB's prompt; written to the result since
+	                         // as it is written, at LLDB's prompt; since, up to a chunk
 };
 
 // Puts the output a command holds into its result: when it ends, and before another command
