@@ -181,7 +181,7 @@ int frame_regs(lldb::SBFrame frame, uint64_t tid, adac_regs *regs, adac_error *e
 namespace {
 
 // LLDB prints a command's result once the command ends, a line at a time (two writes a line): 10.7 s
-// for the 756 MB that `async ps` lists of a million chains, against 4.5 s printed as it is
+// for the 756 MB that `async ps` lists of a million chains, against about 4 s printed as it is
 // written. So a command run at LLDB's prompt (or from `lldb -o`: the command interpreter is the
 // active input, IsActive) whose output passes this size has its result printed as it is written,
 // LLDB's immediate output stream: LLDB prints no more of it at the end. The result keeps the text
