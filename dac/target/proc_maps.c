@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/grow.h"
 #include "base/limits.h"
 #include "target/target.h"
 
@@ -21,12 +22,6 @@ static int cmp_mapping_path(const void *a, const void *b)
 	const struct mapping *x = a, *y = b;
 	int r = strcmp(x->path, y->path);
 	return r ? r : (x->start < y->start ? -1 : x->start > y->start);
-}
-
-static int cmp_module_base(const void *a, const void *b)
-{
-	const struct adac_module *x = a, *y = b;
-	return x->base < y->base ? -1 : x->base > y->base;
 }
 
 /* The file-backed mappings of /proc/pid/maps. */
@@ -57,22 +52,13 @@ static int read_maps(int pid, struct mapping **out, size_t *count, struct adac_e
 		file[strcspn(file, "\n")] = '\0';
 		if (file[0] != '/' || end <= start)
 			continue; /* anonymous memory, [heap], [stack], [vdso]... */
-		if (n == cap) {
-			size_t ncap = cap ? cap * 2 : 64;
-			struct mapping *grown = realloc(maps, ncap * sizeof *grown);
-			if (!grown) {
-				rc = adac_fail(err, ADAC_E_NOMEM, 0, "process %d: out of memory reading mappings", pid);
-				break;
-			}
-			maps = grown;
-			cap = ncap;
-		}
-		maps[n] = (struct mapping){start, end, off, strdup(file)};
-		if (!maps[n].path) {
+		if (adac_grow((void **)&maps, &cap, n + 1, sizeof *maps, 64) || !(maps[n].path = strdup(file))) {
 			rc = adac_fail(err, ADAC_E_NOMEM, 0, "process %d: out of memory reading mappings", pid);
 			break;
 		}
-		n++;
+		maps[n].start = start;
+		maps[n].end = end;
+		maps[n++].offset = off;
 	}
 	free(line);
 	fclose(f);
@@ -111,7 +97,6 @@ int adac_local_process_modules(int pid, struct adac_module **mods, size_t *count
 			}
 			i = j;
 		}
-		qsort(*mods, *count, sizeof **mods, cmp_module_base);
 	}
 	for (size_t i = 0; i < n; i++)
 		free(maps[i].path);

@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/grow.h"
 #include "base/limits.h"
 #include "target/target.h"
 
@@ -125,14 +126,9 @@ int adac_local_process_tids(int pid, struct adac_local_tid **out, size_t *count)
 		uint64_t ns;
 		if (*end || !tid || !adac_proc_ns_tid(pid, tid, &ns))
 			continue; /* ".", "..", a thread gone meanwhile */
-		if (n == cap) {
-			struct adac_local_tid *grown = realloc(ids, (cap ? 2 * cap : 64) * sizeof *ids);
-			if (!grown) {
-				rc = -1;
-				break;
-			}
-			ids = grown;
-			cap = cap ? 2 * cap : 64;
+		if (adac_grow((void **)&ids, &cap, n + 1, sizeof *ids, 64)) {
+			rc = -1;
+			break;
 		}
 		ids[n++] = (struct adac_local_tid){tid, ns};
 	}

@@ -212,7 +212,8 @@ int adac_local_process_path(int pid, const char *path, char *buf, size_t size);
 
 /* For a backend over a live process on this machine: the modules of process pid from
  * /proc/<pid>/maps (target/proc_maps.c), one per mapped file, based at its offset-0 mapping and
- * ending at its highest one, by base address, paths as the process names them, build ids unread.
+ * ending at its highest one (in no order: adac_target_modules sorts), paths as the process names
+ * them, build ids unread.
  * 0 with *mods (free with adac_local_modules_free; none: NULL and 0), or -1 with err (the process
  * has exited, more than ADAC_MAX_MAPPINGS mappings, out of memory). */
 int adac_local_process_modules(int pid, struct adac_module **mods, size_t *count, struct adac_error *err);

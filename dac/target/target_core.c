@@ -706,12 +706,6 @@ static int cmp_path_ref(const void *a, const void *b)
 	return r ? r : (x->map < y->map ? -1 : x->map > y->map);
 }
 
-static int cmp_mod(const void *a, const void *b)
-{
-	const struct adac_module *x = a, *y = b;
-	return x->base < y->base ? -1 : x->base > y->base;
-}
-
 static const char *type_name(unsigned type)
 {
 	switch (type) {
@@ -738,8 +732,7 @@ static int build_modules(struct core *c, struct adac_error *err)
 		m->base = c->files[f].base;
 		m->end = c->files[f].end;
 	}
-	qsort(c->mods, c->nmods, sizeof *c->mods, cmp_mod);
-	return 0;
+	return 0; /* (adac_target_modules sorts them) */
 }
 
 /* NT_FILE: count, page size, count x {start, end, file offset in pages}, then count paths. */

@@ -53,8 +53,9 @@ int main(void)
 	CHECK(adac_proc_root_path("/proc/42/root", "/a/very/long/path/that/does/not/fit/in/the/buffer/given", buf, 32) == -1);
 	CHECK(adac_local_process_path(getpid(), "/app/a.dll", buf, sizeof buf) == -1);
 
-	/* proc_maps.c: this process's modules, by base, its executable among them (based at its
-	 * offset-0 mapping, ending past its code); none of a process that does not exist. */
+	/* proc_maps.c: this process's modules, one range each, none overlapping another, its executable
+	 * among them (based at its offset-0 mapping, ending past its code); none of a process that does
+	 * not exist. */
 	char exe[4096];
 	ssize_t len = readlink("/proc/self/exe", exe, sizeof exe - 1);
 	CHECK(len > 0);
@@ -65,7 +66,8 @@ int main(void)
 	CHECK(adac_local_process_modules(getpid(), &mods, &nmods, &err) == 0);
 	for (size_t i = 0; i < nmods; i++) {
 		CHECK(mods[i].base < mods[i].end && mods[i].path[0] == '/');
-		CHECK(i == 0 || mods[i - 1].base < mods[i].base);
+		for (size_t j = 0; j < i; j++)
+			CHECK(mods[j].end <= mods[i].base || mods[i].end <= mods[j].base);
 		if (strcmp(mods[i].path, exe) == 0) {
 			exes++;
 			CHECK(mods[i].base <= (uint64_t)(uintptr_t)&main && (uint64_t)(uintptr_t)&main < mods[i].end);
