@@ -43,6 +43,45 @@ int adac_lldb_process_replace_module(adac_lldb_process *p, const char *old_path,
 	return 0;
 }
 
+// Whether two paths name one file.
+static bool same_file(const char *a, const char *b)
+{
+	struct stat sa, sb;
+	return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+}
+
+int adac_lldb_process_show_module(adac_lldb_process *p, const char *path, uint64_t base, adac_error *err)
+{
+	lldb::SBTarget target = p->process.GetTarget();
+	if (!target.IsValid())
+		return adac_fail(err, ADAC_E_IO, 0, "the process has no target");
+	char have[4096];
+	for (uint32_t i = 0, n = target.GetNumModules(); i < n; i++) {
+		lldb::SBModule m = target.GetModuleAtIndex(i);
+		if (m.GetObjectFileHeaderAddress().GetLoadAddress(target) != base)
+			continue;
+		have[0] = '\0';
+		m.GetFileSpec().GetPath(have, sizeof have);
+		if (same_file(have, path))
+			return 0;
+		// Another file at the module's address: this machine's file at the process's path.
+		target.RemoveModule(m);
+		break;
+	}
+	lldb::SBModule m = target.AddModule(path, nullptr, nullptr);
+	if (!m.IsValid())
+		return adac_fail(err, ADAC_E_IO, 0, "LLDB could not add the module %s", path);
+	// Slid by where its ELF header is mapped against where the file puts it.
+	uint64_t own = m.GetObjectFileHeaderAddress().GetFileAddress();
+	lldb::SBError e = target.SetModuleLoadAddress(m, own == LLDB_INVALID_ADDRESS ? base : base - own);
+	if (e.Fail()) {
+		target.RemoveModule(m);
+		return adac_fail(err, ADAC_E_IO, 0, "LLDB could not load %s: %s", path,
+		                 e.GetCString() ? e.GetCString() : "unknown error");
+	}
+	return 0;
+}
+
 namespace {
 constexpr char kDirPrefix[] = "asyncdac-symbols-";
 constexpr char kFileName[] = "managed";

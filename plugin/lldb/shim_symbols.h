@@ -1,5 +1,5 @@
-/* shim_symbols.h - the SB calls symbol files need (shim_symbols.cpp): replacing a module of the
- * target, the process's stop id, and the summary LLDB shows for managed strings. */
+/* shim_symbols.h - the SB calls symbol files need (shim_symbols.cpp): replacing or adding a module
+ * of the target, the process's stop id, and the summary LLDB shows for managed strings. */
 #ifndef ADAC_LLDB_SHIM_SYMBOLS_H
 #define ADAC_LLDB_SHIM_SYMBOLS_H
 
@@ -19,6 +19,11 @@ struct adac_lldb_process;
  * loaded at their own addresses. */
 int adac_lldb_process_replace_module(struct adac_lldb_process *p, const char *old_path, const char *new_path,
                                      struct adac_error *err);
+
+/* Shows LLDB the module in file path, its ELF header mapped at base: added to the target and
+ * loaded there, unless it is there already; a module LLDB loaded at base from another file is
+ * removed first. */
+int adac_lldb_process_show_module(struct adac_lldb_process *p, const char *path, uint64_t base, struct adac_error *err);
 
 /* Where the plugin's n-th symbol file goes: <TMPDIR>/asyncdac-symbols-<lldb pid>-<n>/managed (a
  * directory each: LLDB caches modules by path, and shows the file's name, "managed", in frames). */

@@ -49,6 +49,10 @@ static void mark_current(struct adac_lldb_cmd *cmd)
 int adac_lldb_symbols(struct adac_lldb_cmd *cmd, char **args)
 {
 	if (!args || !args[0] || strcmp(args[0], "--auto") != 0) {
+		struct adac_error ignored = {0};
+		struct adac_target *t = adac_lldb_target(cmd, &ignored);
+		if (t)
+			adac_lldb_target_show_modules(t);
 		int rc = adac_lldb_async(cmd, "symbols", args);
 		bool loaded = rc == 0;
 		for (size_t i = 0; args && args[i]; i++)
@@ -72,17 +76,20 @@ int adac_lldb_symbols(struct adac_lldb_cmd *cmd, char **args)
 void adac_lldb_symbols_refresh(struct adac_lldb_cmd *cmd)
 {
 	uint64_t id = 0;
-	if (!auto_on || adac_lldb_cmd_process_state(cmd, &id) != ADAC_LLDB_STOPPED)
+	if (adac_lldb_cmd_process_state(cmd, &id) != ADAC_LLDB_STOPPED)
 		return;
 	uint64_t stop = adac_lldb_cmd_stop_id(cmd);
-	if (id == refreshed_process && stop == refreshed_stop)
-		return;
-	refreshed_process = id;
-	refreshed_stop = stop;
 	struct adac_error err = {0};
 	struct adac_target *t = adac_lldb_target(cmd, &err);
 	if (!t)
 		return;
+	/* A container's native modules first (once a stop): LLDB unwinds through them into managed
+	 * frames. */
+	adac_lldb_target_show_modules(t);
+	if (!auto_on || (id == refreshed_process && stop == refreshed_stop))
+		return;
+	refreshed_process = id;
+	refreshed_stop = stop;
 	/* The stacks and the chains they run: no heap scan on every stop, unless the pending chains
 	 * are threads (`async threads enable` scans the heap for them anyway): then the types of their
 	 * variables too, for their frames' values. Not their methods: LLDB would then tell their

@@ -25,6 +25,12 @@ struct kept {
 	bool has_regs;
 };
 
+/* A module of a process in a container that LLDB was shown (or could not be). */
+struct shown {
+	uint64_t base;
+	char *path;
+};
+
 /* A process's backend. */
 struct backend {
 	struct adac_lldb_process *p;
@@ -47,6 +53,9 @@ struct backend {
 	struct adac_local_tid *tids; /* pid_ns 2: its threads' ids here and in it, listed at stop tids_stop */
 	size_t ntids;
 	uint64_t tids_stop;
+	struct shown *shown;         /* mount_ns 2: the modules shown to LLDB (adac_lldb_target_show_modules) */
+	size_t nshown;
+	uint64_t shown_stop;
 };
 
 static void drop_kept(struct backend *b)
@@ -296,6 +305,9 @@ static void lldb_close(void *impl)
 	if (b->mem_fd >= 0)
 		close(b->mem_fd);
 	free(b->tids);
+	for (size_t i = 0; i < b->nshown; i++)
+		free(b->shown[i].path);
+	free(b->shown);
 	adac_lldb_process_close(b->p);
 	free(b);
 }
@@ -574,6 +586,59 @@ int adac_lldb_target_keep_stack(struct adac_target *t, uint64_t tid, const struc
 		return adac_fail(err, ADAC_E_NOMEM, 0, "out of memory");
 	}
 	return 0;
+}
+
+static bool was_shown(const struct backend *b, const struct adac_module *m)
+{
+	for (size_t i = 0; i < b->nshown; i++)
+		if (b->shown[i].base == m->base && strcmp(b->shown[i].path, m->path) == 0)
+			return true;
+	return false;
+}
+
+/* Whether the file at path is an ELF file (LLDB is not shown the process's other files, its
+ * assemblies among them: their code is in the symbol file). */
+static bool is_elf(const char *path)
+{
+	unsigned char magic[4] = {0};
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	bool elf = fd >= 0 && read(fd, magic, sizeof magic) == (ssize_t)sizeof magic && memcmp(magic, "\177ELF", 4) == 0;
+	if (fd >= 0)
+		close(fd);
+	return elf;
+}
+
+void adac_lldb_target_show_modules(struct adac_target *t)
+{
+	struct session *s = session_of(t);
+	struct backend *b = s ? s->b : NULL;
+	int pid = b ? container_pid(b) : 0;
+	if (!pid || b->shown_stop == b->stop)
+		return;
+	b->shown_stop = b->stop;
+	struct adac_module *mods;
+	size_t n;
+	struct adac_error err = {0};
+	if (adac_local_process_modules(pid, &mods, &n, &err))
+		return;
+	for (size_t i = 0; i < n; i++) {
+		char local[4096];
+		if (was_shown(b, &mods[i]) || adac_local_process_path(pid, mods[i].path, local, sizeof local))
+			continue;
+		struct shown *grown = realloc(b->shown, (b->nshown + 1) * sizeof *grown);
+		char *copy = strdup(mods[i].path);
+		if (grown)
+			b->shown = grown;
+		if (!grown || !copy) {
+			free(copy);
+			break;
+		}
+		b->shown[b->nshown++] = (struct shown){mods[i].base, copy};
+		/* (A module LLDB cannot add stays without names in its frames, as before.) */
+		if (is_elf(local))
+			adac_lldb_process_show_module(b->p, local, mods[i].base, &err);
+	}
+	adac_local_modules_free(mods, n);
 }
 
 const char *adac_lldb_target_symbols_file(struct adac_target *t)

@@ -35,6 +35,12 @@ int adac_lldb_target_keep_stack(struct adac_target *t, uint64_t tid, const struc
  * its innermost frame, when needed, come from the provider's input frames (an SBFrameList, by
  * address; see shim.h). */
 void adac_lldb_target_building(struct adac_target *t, uint64_t tid, uint64_t frames);
+/* LLDB's own frames of a process in a container (another mount namespace): LLDB looks for its
+ * modules at the container's paths on this machine, finds none (or other files: a module there is
+ * replaced), and can neither name nor unwind native frames. Shows LLDB's target each ELF file
+ * /proc/<pid>/maps names, opened through /proc/<pid>/root, loaded where it is mapped: once a
+ * stop, each module once. Nothing for other processes. */
+void adac_lldb_target_show_modules(struct adac_target *t);
 /* The path of the plugin's symbol file loaded into t's target, NULL when none is. */
 const char *adac_lldb_target_symbols_file(struct adac_target *t);
 

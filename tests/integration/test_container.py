@@ -18,7 +18,13 @@ lldb-22 (attached, the plugin loaded):
   - lldb-22 attached as usual lists none of the container's modules; the plugin lists them from
     /proc/<pid>/maps: `async ps` as the reference's CLI ps; the same when LLDB is told where the
     container's files are (`target create /proc/<pid>/root<exe>`, `target modules search-paths add
-    / /proc/<pid>/root/`, for LLDB's own names of native frames);
+    / /proc/<pid>/root/`);
+  - LLDB's own `thread backtrace` of the main thread, attached as usual: the plugin showed LLDB the
+    container's ELF files from /proc/<pid>/root, so LLDB names and unwinds the native frames
+    (libc's, libcoreclr.so's, dnhost`main at host.c:222) and reaches the managed ones
+    (Sample.cs:30, Program.cs:157): the frames LLDB shows when told where the files are. The same
+    when this machine has a dnhost at the container's path too: LLDB then loads it and the decoy
+    libcoreclr.so from here, and the plugin replaces the decoy with the container's file;
   - the running sample: the runtime records its threads by their ids in the container; `ps` says
     the chain runs on the thread's id here (NSpid's first), `bt --thread` of that thread ends in
     the chain's async frames as the reference's does, and lldb-22's `bt async` of it shows them
@@ -74,6 +80,15 @@ def contained(files, mount, scenario):
     return b.Sample(proc, ready), pid
 
 
+def lldb_frames(out):
+    """`thread backtrace`'s frames in lldb's output, addresses, offsets, arguments and the plugin's
+    session-numbered symbol file masked."""
+    part = out[out.find("(lldb) thread backtrace"):]
+    part = part[:part.find("(lldb) ", 10)]
+    lines = [re.sub(r"\(.*\)", "(...)", line) for line in part.splitlines() if line.lstrip("* ").startswith("frame #")]
+    return stacks("\n".join(lines))
+
+
 def masked_thread(out):
     return re.sub(r"tid = \d+", "tid = N", re.sub(r"thread \d+", "thread N", stacks(out)))
 
@@ -123,15 +138,39 @@ def main():
     # (for LLDB's own names of native frames), LLDB has them: the same listing.
     root = f"/proc/{pid}/root"
     want = stacks(cli(["ps", "--pid", str(ref.pid)])).strip()
+    frames = {}
+    decoy_exe = os.path.join(mount, "dnhost")
     for what, setup in (("attached as usual", []),
                         ("told where the files are", [f"target create {root}{os.readlink(f'/proc/{pid}/exe')}",
-                                                      f"target modules search-paths add / {root}/"])):
-        rc, out, err = t.lldb(setup + [f"process attach --pid {pid}", "async ps", "process detach"], timeout=180)
+                                                      f"target modules search-paths add / {root}/"]),
+                        ("attached as usual, the host having files at its paths", [])):
+        if what.endswith("its paths"):
+            # An executable at the container's path here: LLDB loads it and, from the process's
+            # list of libraries, the decoy libcoreclr.so at the same address as the container's.
+            t.link_or_copy(d["DN_HOST"], decoy_exe)
+        rc, out, err = t.lldb(setup + [f"process attach --pid {pid}", "async ps", "thread backtrace", "image list",
+                                       "process detach"], timeout=180)
         t.check_eq(rc, 0, f"lldb-22 {what}: exit code (stderr: {err.strip()[-500:]})")
         listing = out[out.find("chain #0"):]
-        listing = listing[:listing.find("(lldb) process detach")]
+        listing = listing[:listing.find("(lldb) thread backtrace")]
         t.check_eq(stacks(listing).strip(), want,
                    f"lldb-22 {what}: `async ps` of the process in the container (masked) against the reference's CLI ps")
+        frames[what] = lldb_frames(out)
+        images = out[out.find("(lldb) image list"):]
+        t.check(f"{root}{mount}/runtime/libcoreclr.so" in images,
+                f"lldb-22 {what}: LLDB has the container's libcoreclr.so (image list: {images[:1500]})")
+        t.check(f"\n{mount}/runtime/libcoreclr.so" not in images and f" {mount}/runtime/libcoreclr.so" not in images,
+                f"lldb-22 {what}: LLDB does not have the decoy at the host's path")
+    for part in ("libc.so.6`", "managed`AsyncdacSamples.Sample.ParkForever(...) at Sample.cs:30",
+                 "managed`AsyncdacSamples.NestedApp.Main(...) at Program.cs:157",
+                 "libcoreclr.so`coreclr_execute_assembly + OFF", "dnhost`main(...) at host.c:222"):
+        t.check(part in frames["told where the files are"],
+                f"lldb-22 told where the files are: `thread backtrace` of the main thread has '{part}' "
+                f"(got: {frames['told where the files are']})")
+    os.remove(decoy_exe)
+    for what in ("attached as usual", "attached as usual, the host having files at its paths"):
+        t.check_eq(frames[what], frames["told where the files are"],
+                   f"lldb-22 {what}: `thread backtrace` of the main thread (masked) against LLDB told where the files are")
     ref.kill()
     ctr.kill()
 
