@@ -28,7 +28,8 @@ lldb-22 (attached, the plugin loaded):
   - the running sample: the runtime records its threads by their ids in the container; `ps` says
     the chain runs on the thread's id here (NSpid's first), `bt --thread` of that thread ends in
     the chain's async frames as the reference's does, and lldb-22's `bt async` of it shows them
-    (attached as usual, and told where the files are).
+    (attached as usual, and told where the files are); LLDB's own `thread backtrace` of it, the
+    chain's frames spliced in, is the same attached as usual as told where the files are.
 """
 import os
 import re
@@ -81,11 +82,14 @@ def contained(files, mount, scenario):
 
 
 def lldb_frames(out):
-    """`thread backtrace`'s frames in lldb's output, addresses, offsets, arguments and the plugin's
-    session-numbered symbol file masked."""
+    """The frames of `thread backtrace` in lldb's output (after its last thread line: LLDB may print
+    an earlier command's thread there too), their addresses, offsets and arguments left out: names
+    and lines. (Attached as usual, LLDB showed the running thread's two innermost frames without
+    their arguments.)"""
     part = out[out.find("(lldb) thread backtrace"):]
     part = part[:part.find("(lldb) ", 10)]
-    lines = [re.sub(r"\(.*\)", "(...)", line) for line in part.splitlines() if line.lstrip("* ").startswith("frame #")]
+    part = part[part.rfind("thread #"):]
+    lines = [re.sub(r"\(.*\)", "", line) for line in part.splitlines() if line.lstrip("* ").startswith("frame #")]
     return stacks("\n".join(lines))
 
 
@@ -161,9 +165,9 @@ def main():
                 f"lldb-22 {what}: LLDB has the container's libcoreclr.so (image list: {images[:1500]})")
         t.check(f"\n{mount}/runtime/libcoreclr.so" not in images and f" {mount}/runtime/libcoreclr.so" not in images,
                 f"lldb-22 {what}: LLDB does not have the decoy at the host's path")
-    for part in ("libc.so.6`", "managed`AsyncdacSamples.Sample.ParkForever(...) at Sample.cs:30",
-                 "managed`AsyncdacSamples.NestedApp.Main(...) at Program.cs:157",
-                 "libcoreclr.so`coreclr_execute_assembly + OFF", "dnhost`main(...) at host.c:222"):
+    for part in ("libc.so.6`", "managed`AsyncdacSamples.Sample.ParkForever at Sample.cs:30",
+                 "managed`AsyncdacSamples.NestedApp.Main at Program.cs:157",
+                 "libcoreclr.so`coreclr_execute_assembly + OFF", "dnhost`main at host.c:222"):
         t.check(part in frames["told where the files are"],
                 f"lldb-22 told where the files are: `thread backtrace` of the main thread has '{part}' "
                 f"(got: {frames['told where the files are']})")
@@ -194,14 +198,22 @@ def main():
     t.check_eq(masked_thread(cli(["bt", "--pid", str(pid), "--thread", str(tid)])), masked_thread(want),
                f"bt of the running thread {tid} in the container (masked) against the reference's")
     root = f"/proc/{pid}/root"
+    frames = {}
     for what, setup in (("attached as usual", []),
                         ("told where the files are", [f"target create {root}{os.readlink(f'/proc/{pid}/exe')}",
                                                       f"target modules search-paths add / {root}/"])):
         rc, out, err = t.lldb(setup + [f"process attach --pid {pid}", f"thread select --thread-id {tid}", "bt async",
-                                       "process detach"], timeout=180)
+                                       "thread backtrace", "process detach"], timeout=180)
         t.check("RunningApp.RunMiddle() + " in out and "at Program.cs:116 [state 0]" in out,
                 f"lldb-22 {what}: `bt async` of the running thread in the container has its chain "
                 f"(stdout: {out[-1500:]})")
+        frames[what] = lldb_frames(out)
+    t.check("RunningApp.RunMiddle at Program.cs:116" in frames["told where the files are"],
+            f"lldb-22 told where the files are: `thread backtrace` of the running thread has the chain's frames "
+            f"(got: {frames['told where the files are']})")
+    t.check_eq(frames["attached as usual"], frames["told where the files are"],
+               "lldb-22 attached as usual: `thread backtrace` of the running thread (masked) against LLDB told where "
+               "the files are")
     ref.kill()
     ctr.kill()
     t.finish()
