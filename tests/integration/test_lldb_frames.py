@@ -123,8 +123,9 @@ def check_running(setup, tid, scenario="running", live=False):
     out = lldb(setup, cmds)
     idx = selected_index(out, f"thread select -t {tid}")
     plain = frames_of(raw_section(out, "bt"), idx)
-    t.check_eq(made_frames(frames_of(raw_section(out, "thread backtrace"), idx)), made_frames(plain),
-               "bt (the plugin's) vs thread backtrace")
+    if not t.check_eq(made_frames(frames_of(raw_section(out, "thread backtrace"), idx)), made_frames(plain),
+                      "bt (the plugin's) vs thread backtrace"):
+        print(f"thread backtrace as printed:\n{raw_section(out, 'thread backtrace')}", flush=True)
     phys, asyncs = async_bt(section(out, "async bt"))
     t.check_eq(section(out, "bt async"), section(out, "async bt"), "bt async vs async bt")
 

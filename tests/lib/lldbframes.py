@@ -15,7 +15,6 @@ QUIET = ["settings set stop-disassembly-display never", "settings set stop-line-
 EVENT = re.compile(r"^Process \d+ stopped\n|^[* ] thread #\d+(, name = '[^']*')?(, queue = '[^']*')?(, stop reason = .*)?\n"
                    r"(    frame #0: .*\n)?", re.M)
 THREAD = re.compile(r"^[* ] thread #(\d+)\b.*$")
-PROCESS = re.compile(r"^Process \d+ stopped$")
 # (A frame without an address, as LLDB prints one whose pc is invalid: pc None.)
 FRAME = re.compile(r"^\s*\*?\s*frame #(\d+): (?:(0x[0-9a-f]+)(?: |$))?(.*)$")
 
@@ -41,8 +40,9 @@ def pc_of(m):
 def frames_of(text, thread=None):
     """[(index, pc, text)] of a backtrace in text: the longest run of frame lines after the line of
     `thread` (any thread when None; events repeat a thread's first frame alone), numbered 0, 1, ...
-    in order. With `thread`, an event LLDB printed between two of its frames (a "Process N stopped"
-    line, a thread line and that thread's frame #0) does not end the run."""
+    in order. With `thread`, nothing LLDB printed between two of its frames (an event: a "Process N
+    stopped" line, a thread line and that thread's frame #0, or any other line) ends the run: only
+    the next frame in sequence continues it."""
     runs, cur = [], None
     for line in text.splitlines():
         m = THREAD.match(line)
@@ -61,7 +61,7 @@ def frames_of(text, thread=None):
             # printed into the middle of the backtrace (asynchronous output, seen under load).
             if int(m.group(1)) == len(cur):
                 cur.append((int(m.group(1)), pc_of(m), m.group(3) or ""))
-        elif cur and not (thread is not None and PROCESS.match(line)):
+        elif cur and thread is None:
             cur = None
     if thread is None and not runs:
         runs = [[(int(m.group(1)), pc_of(m), m.group(3) or "")
