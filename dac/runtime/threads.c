@@ -91,14 +91,14 @@ static int read_thread(struct adac_runtime *rt, const struct threads_state *s, u
 		adac_error_wrap(err, "Thread 0x%llx: ", (unsigned long long)thread);
 		return -1;
 	}
-	/* The runtime records the id the process knows the thread by: in a pid namespace of its own (a
-	 * container read from the host) not the target's. */
-	th->os_id = adac_target_thread_of_process_tid(rt->t, th->os_id);
 	/* The stack bounds are optional facts: unreadable or undescribed, they stay 0. */
 	if (s->has[TH_STACK_BASE] && adac_read_ptr(rt->t, thread + s->off[TH_STACK_BASE], &th->stack_base, NULL))
 		th->stack_base = 0;
 	if (s->has[TH_STACK_LIMIT] && adac_read_ptr(rt->t, thread + s->off[TH_STACK_LIMIT], &th->stack_limit, NULL))
 		th->stack_limit = 0;
+	/* The runtime records the id the process knows the thread by: in a pid namespace of its own (a
+	 * container read from the host, live or in a core made there) not the target's. */
+	th->os_id = adac_target_thread_of_process_tid(rt->t, th->os_id, th->stack_limit, th->stack_base);
 	return 0;
 }
 

@@ -14,8 +14,9 @@ struct adac_managed_thread {
 	uint64_t thread;              /* Thread* */
 	uint32_t managed_id;          /* Thread.Id */
 	uint64_t os_id;               /* Thread.OSId (LWP on Linux) as the target numbers its threads (a
-	                               * process in a pid namespace of its own records its own ids), 0
-	                               * when not started, dead, or no thread of the target's */
+	                               * process in a pid namespace of its own records its own ids:
+	                               * adac_target_thread_of_process_tid), 0 when not started, dead, or
+	                               * no thread of the target's */
 	uint32_t state;               /* Thread.State */
 	uint64_t thread_local_data;   /* Thread.ThreadLocalDataPtr */
 	uint64_t stack_base;          /* Thread.CachedStackBase: the stack's high end; 0 when not known */

@@ -196,10 +196,12 @@ const char *adac_target_local_path(struct adac_target *t, const char *path, char
 	return path;
 }
 
-uint64_t adac_target_thread_of_process_tid(struct adac_target *t, uint64_t process_tid)
+uint64_t adac_target_thread_of_process_tid(struct adac_target *t, uint64_t process_tid, uint64_t stack_limit,
+                                           uint64_t stack_base)
 {
-	return t->ops->thread_of_process_tid && process_tid ? t->ops->thread_of_process_tid(t->impl, process_tid)
-	                                                    : process_tid;
+	return t->ops->thread_of_process_tid && process_tid
+	               ? t->ops->thread_of_process_tid(t->impl, process_tid, stack_limit, stack_base)
+	               : process_tid;
 }
 
 const char *adac_target_kind(const struct adac_target *t) { return t->ops->kind; }

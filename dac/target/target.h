@@ -144,10 +144,11 @@ struct adac_target_ops {
 	int (*local_path)(void *impl, const char *path, char *buf, size_t size);
 
 	/* Optional. The id (as threads gives it) of the thread the process itself knows as process_tid,
-	 * the id the runtime records (Thread.OSId): another for a live process in a pid namespace of its
-	 * own (a container read from the host, proc_ns.h). 0 when no thread of the target has it.
-	 * NULL: the ids are the same. */
-	uint64_t (*thread_of_process_tid)(void *impl, uint64_t process_tid);
+	 * the id the runtime records (Thread.OSId), with the bounds of its stack the runtime records
+	 * (stack_limit < stack_base; 0 when not known): another for a process in a pid namespace of its
+	 * own (a container) read from the host, live (proc_ns.h) or in a core made there. 0 when no
+	 * thread of the target has it. NULL: the ids are the same. */
+	uint64_t (*thread_of_process_tid)(void *impl, uint64_t process_tid, uint64_t stack_limit, uint64_t stack_base);
 
 	/* Optional, with load_symbols. A path for the next symbol file, new on each call (debuggers
 	 * cache modules by path) into buf (size bytes). 0, or -1 with err set. */
@@ -189,9 +190,11 @@ struct adac_target *adac_target_reopen(struct adac_target *t, struct adac_error 
 /* The path to open the file the target names path by (ops->local_path): buf, or path itself. */
 const char *adac_target_local_path(struct adac_target *t, const char *path, char *buf, size_t size);
 
-/* The target's id of the thread the process knows as process_tid (ops->thread_of_process_tid):
- * process_tid itself when the backend does not tell them apart; 0 when no thread has it. */
-uint64_t adac_target_thread_of_process_tid(struct adac_target *t, uint64_t process_tid);
+/* The target's id of the thread the process knows as process_tid, whose stack the runtime records
+ * at [stack_limit, stack_base) (0, 0: not known) (ops->thread_of_process_tid): process_tid itself
+ * when the backend does not tell them apart; 0 when no thread has it. */
+uint64_t adac_target_thread_of_process_tid(struct adac_target *t, uint64_t process_tid, uint64_t stack_limit,
+                                           uint64_t stack_base);
 
 /* For a backend over a live process on this machine (its thread_of_process_tid): each thread of
  * process pid, by this machine's id, with the id the process knows it by (proc_ns.h), in *ids

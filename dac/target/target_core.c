@@ -500,6 +500,26 @@ static const struct core_thread *find_thread(const struct core *c, uint64_t tid)
 	return NULL;
 }
 
+/* thread_of_process_tid: a core made on the host of a process in a container (gcore) numbers its
+ * threads by this machine's ids, and the runtime recorded the process's own. The thread is then
+ * the one whose stack pointer is inside the stack the runtime recorded (none, or two: not found). */
+static uint64_t core_thread_of_process_tid(void *impl, uint64_t process_tid, uint64_t stack_limit, uint64_t stack_base)
+{
+	const struct core *c = impl;
+	if (find_thread(c, process_tid) || !stack_limit || stack_base <= stack_limit)
+		return process_tid;
+	uint64_t found = 0;
+	for (size_t i = 0; i < c->nthreads; i++) {
+		uint64_t sp = c->threads[i].regs.r[ADAC_REG_RSP];
+		if (sp < stack_limit || sp >= stack_base)
+			continue;
+		if (found)
+			return process_tid;
+		found = c->threads[i].tid;
+	}
+	return found ? found : process_tid;
+}
+
 static int core_regs(void *impl, uint64_t tid, struct adac_regs *regs, struct adac_error *err)
 {
 	struct core *c = impl;
@@ -1019,6 +1039,7 @@ static const struct adac_target_ops core_ops = {
 	.modules = core_modules,
 	.threads = core_threads,
 	.regs = core_regs,
+	.thread_of_process_tid = core_thread_of_process_tid,
 	.frames = core_frames,
 	.selected_thread = core_selected_thread,
 	.set_symbols = core_set_symbols,

@@ -975,8 +975,10 @@ static int pid_local_path(void *impl, const char *path, char *buf, size_t size)
 
 /* thread_of_process_tid: a process in a pid namespace of its own (a container) knows its threads
  * by other ids, read at attach. */
-static uint64_t pid_thread_of_process_tid(void *impl, uint64_t process_tid)
+static uint64_t pid_thread_of_process_tid(void *impl, uint64_t process_tid, uint64_t stack_limit, uint64_t stack_base)
 {
+	(void)stack_limit;
+	(void)stack_base;
 	struct ptarget *p = impl;
 	bool other_ns = false;
 	for (size_t i = 0; i < p->nthreads; i++) {

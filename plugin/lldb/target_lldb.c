@@ -323,8 +323,10 @@ static int lldb_local_path(void *impl, const char *path, char *buf, size_t size)
 
 /* thread_of_process_tid: LLDB numbers a local process's threads as this machine does; one in a
  * container knows them by its own pid namespace's ids. */
-static uint64_t lldb_thread_of_process_tid(void *impl, uint64_t process_tid)
+static uint64_t lldb_thread_of_process_tid(void *impl, uint64_t process_tid, uint64_t stack_limit, uint64_t stack_base)
 {
+	(void)stack_limit;
+	(void)stack_base;
 	struct backend *b = impl;
 	uint64_t pid = adac_lldb_process_local_pid(b->p);
 	if (!pid)

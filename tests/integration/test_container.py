@@ -29,7 +29,10 @@ lldb-22 (attached, the plugin loaded):
     the chain runs on the thread's id here (NSpid's first), `bt --thread` of that thread ends in
     the chain's async frames as the reference's does, and lldb-22's `bt async` of it shows them
     (attached as usual, and told where the files are); LLDB's own `thread backtrace` of it, the
-    chain's frames spliced in, is the same attached as usual as told where the files are.
+    chain's frames spliced in, is the same attached as usual as told where the files are;
+  - a gcore core of it, made here: the core numbers threads by this machine's ids, the runtime's
+    record has the container's; `ps` and `bt` of the core find the thread by its stack pointer
+    (inside the record's stack) and show the chain running on it, as the reference's.
 """
 import os
 import re
@@ -91,6 +94,14 @@ def lldb_frames(out):
     part = part[part.rfind("thread #"):]
     lines = [re.sub(r"\(.*\)", "", line) for line in part.splitlines() if line.lstrip("* ").startswith("frame #")]
     return stacks("\n".join(lines))
+
+
+def from_gcore(out):
+    """A listing of a gcore core, masked as masked_thread() masks, without the notes that say the
+    symbol path gave an assembly (gcore leaves out its pages), and without thread names (a core has
+    none)."""
+    out = "".join(line for line in out.splitlines(True) if not line.lstrip().startswith("note: running.dll from "))
+    return re.sub(r", name = '[^']*'", "", masked_thread(out))
 
 
 def masked_thread(out):
@@ -197,6 +208,18 @@ def main():
             "the reference's running thread has the chain's async frames")
     t.check_eq(masked_thread(cli(["bt", "--pid", str(pid), "--thread", str(tid)])), masked_thread(want),
                f"bt of the running thread {tid} in the container (masked) against the reference's")
+    # A core of it made on this machine (gcore) numbers its threads by this machine's ids; the
+    # runtime's record still has the container's: the thread is the one whose stack pointer is in
+    # the record's stack. gcore leaves out the files' pages: the symbol path gives them.
+    core = t.gcore(pid, os.path.join(tmp, "running.core"))
+    sympath = ["--symbol-path", f"{files}/app/running:{files}/runtime"]
+    got = cli(["ps", core] + sympath)
+    t.check(f"chain #0: running on thread {tid} (managed thread " in got,
+            f"ps of a gcore core: the chain runs on thread {tid}, the core's id (got: {got.splitlines()[:1]})")
+    t.check_eq(from_gcore(got), masked_thread(cli(["ps", "--pid", str(ref.pid)])),
+               "ps of a gcore core of the running sample in the container (masked) against the reference's")
+    t.check_eq(from_gcore(cli(["bt", core, "--thread", str(tid)] + sympath)), re.sub(r", name = '[^']*'", "", masked_thread(want)),
+               f"bt of the running thread {tid} in a gcore core (masked) against the reference's live bt")
     root = f"/proc/{pid}/root"
     frames = {}
     for what, setup in (("attached as usual", []),
