@@ -42,6 +42,7 @@ import sys
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
 import adactest as t  # noqa: E402
 import btsamples as b  # noqa: E402
+from lldbframes import frames_of, raw_section, selected_index  # noqa: E402
 
 
 def stacks(out):
@@ -84,16 +85,13 @@ def contained(files, mount, scenario):
     return b.Sample(proc, ready), pid
 
 
-def lldb_frames(out):
-    """The frames of `thread backtrace` in lldb's output (after its last thread line: LLDB may print
-    an earlier command's thread there too), their addresses, offsets and arguments left out: names
-    and lines. (Attached as usual, LLDB showed the running thread's two innermost frames without
-    their arguments.)"""
-    part = out[out.find("(lldb) thread backtrace"):]
-    part = part[:part.find("(lldb) ", 10)]
-    part = part[part.rfind("thread #"):]
-    lines = [re.sub(r"\(.*\)", "", line) for line in part.splitlines() if line.lstrip("* ").startswith("frame #")]
-    return stacks("\n".join(lines))
+def lldb_frames(out, thread):
+    """The frames of `thread backtrace` of thread index `thread` in lldb's output (lldbframes reads
+    past the events LLDB prints into it), their addresses, offsets and arguments left out: names and
+    lines. (Attached as usual, LLDB showed the running thread's two innermost frames without their
+    arguments.)"""
+    frames = frames_of(raw_section(out, "thread backtrace"), thread)
+    return stacks("\n".join(f"frame #{i}: " + re.sub(r"\(.*\)", "", text) for i, _, text in frames))
 
 
 def from_gcore(out):
@@ -170,7 +168,7 @@ def main():
         listing = listing[:listing.find("(lldb) thread backtrace")]
         t.check_eq(stacks(listing).strip(), want,
                    f"lldb-22 {what}: `async ps` of the process in the container (masked) against the reference's CLI ps")
-        frames[what] = lldb_frames(out)
+        frames[what] = lldb_frames(out, 1)
         images = out[out.find("(lldb) image list"):]
         t.check(f"{root}{mount}/runtime/libcoreclr.so" in images,
                 f"lldb-22 {what}: LLDB has the container's libcoreclr.so (image list: {images[:1500]})")
@@ -230,7 +228,7 @@ def main():
         t.check("RunningApp.RunMiddle() + " in out and "at Program.cs:116 [state 0]" in out,
                 f"lldb-22 {what}: `bt async` of the running thread in the container has its chain "
                 f"(stdout: {out[-1500:]})")
-        frames[what] = lldb_frames(out)
+        frames[what] = lldb_frames(out, selected_index(out, f"thread select --thread-id {tid}"))
     t.check("RunningApp.RunMiddle at Program.cs:116" in frames["told where the files are"],
             f"lldb-22 told where the files are: `thread backtrace` of the running thread has the chain's frames "
             f"(got: {frames['told where the files are']})")
