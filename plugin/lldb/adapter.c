@@ -12,7 +12,10 @@
  *       or none while `async threads` is off;
  *   {"op": "value", "debugger", "target", "frame": "0x..", "path": "aPair.Id"}
  *       a variable of an async frame (adac_debugger_value); one it types from the symbol file
- *       ("symbol_type", "slot") also gets "module": the path of the loaded symbol file.
+ *       ("symbol_type", "slot") also gets "module": the path of the loaded symbol file;
+ *   {"op": "modules", "debugger", "target"}
+ *       shows LLDB the native modules of a process in a container (adac_lldb_target_show_modules;
+ *       nothing for other processes): {}, from the OS plugin at each stop.
  * A failure is {"error": "<one line>"}. ctypes calls release Python's lock: the call may take the
  * time it needs. */
 #include "adapter.h"
@@ -235,6 +238,11 @@ static char *handle(json_t *req, struct adac_error *err)
 	                                              u64(json_object_get(req, "target")), err);
 	if (!t || (strcmp(op, "thread") == 0 && keep_stack(req, t, err)))
 		return NULL;
+	/* (No runtime needed: a container's native modules are LLDB's, .NET or not.) */
+	if (strcmp(op, "modules") == 0) {
+		adac_lldb_target_show_modules(t);
+		return strdup("{}");
+	}
 	struct adac_runtime *rt = adac_lldb_runtime(t, err);
 	if (!rt)
 		return NULL;

@@ -11,7 +11,8 @@ takes); not meant to be imported by hand.
   OperatingSystemPlugIn  the OS plugin LLDB creates for every process (the plugin sets
                          target.process.python-os-plugin-path): registers the frame provider on
                          the process's target when LLDB first reads its threads, before any frame
-                         of that stop is built, and adds one thread per pending chain after
+                         of that stop is built; at each stop, has C show LLDB the native modules
+                         of a process in a container; adds one thread per pending chain after
                          `async threads enable`
   AsyncCommand           `async <command>` for each command of the shared table, and `bt`: LLDB
                          parsed commands, the only kind LLDB 22 asks for completions (SB plugin
@@ -575,8 +576,11 @@ def _runtime_here(key, process):
 class OperatingSystemPlugIn(object):
     """LLDB creates one for every process (live or core) and asks it for threads whenever it reads
     them (load, attach, each stop): the first time, it registers the frame provider on the
-    process's target, before any frame of that stop is built; after `async threads enable`, it adds
-    one thread per pending chain (frames from the provider)."""
+    process's target, before any frame of that stop is built; at each stop, before LLDB unwinds,
+    C shows LLDB the native modules of a process in a container (LLDB finds none of them, or the
+    host's files at their paths; a command's refresh would come after the stop is printed, and
+    lldb-dap runs none); after `async threads enable`, it adds one thread per pending chain (frames
+    from the provider)."""
 
     def __init__(self, process):
         self.process = process
@@ -609,6 +613,9 @@ class OperatingSystemPlugIn(object):
                 # at the next stop); what was found about a runtime stays (see _applies).
                 return []
             try:
+                # A process in a container: its native modules, which LLDB did not find, before
+                # LLDB unwinds this stop's frames (C does nothing for other processes).
+                _call({"op": "modules", "debugger": did, "target": gid})
                 # Whether the process has a .NET runtime, for the providers of this stop's threads
                 # (_applies).
                 here = _runtime_here(self.key, self.process)

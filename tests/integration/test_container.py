@@ -24,7 +24,10 @@ lldb-22 (attached, the plugin loaded):
     (libc's, libcoreclr.so's, dnhost`main at host.c:222) and reaches the managed ones
     (Sample.cs:30, Program.cs:157): the frames LLDB shows when told where the files are. The same
     when this machine has a dnhost at the container's path too: LLDB then loads it and the decoy
-    libcoreclr.so from here, and the plugin replaces the decoy with the container's file;
+    libcoreclr.so from here, and the plugin replaces the decoy with the container's file. The
+    plugin does it as LLDB reads the threads at each stop: the stop LLDB prints on attaching names
+    frame #0 (libc's), and lldb-dap, which runs no command first, shows the main thread's frames
+    named, with their lines (libc's, the managed ones, coreclr_execute_assembly, main at host.c:222);
   - the running sample: the runtime records its threads by their ids in the container; `ps` says
     the chain runs on the thread's id here (NSpid's first), `bt --thread` of that thread ends in
     the chain's async frames as the reference's does, and lldb-22's `bt async` of it shows them
@@ -36,13 +39,19 @@ lldb-22 (attached, the plugin loaded):
 """
 import os
 import re
+import shutil
 import subprocess
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
 import adactest as t  # noqa: E402
 import btsamples as b  # noqa: E402
+from dapclient import DapClient, DapError  # noqa: E402
 from lldbframes import frames_of, raw_section, selected_index  # noqa: E402
+
+# lldb-dap of the same LLDB: next to lldb-22's real binary (/usr/lib/llvm-22/bin/).
+LLDB_DAP = os.environ.get("ADAC_LLDB_DAP") or os.path.join(
+    os.path.dirname(os.path.realpath(shutil.which(t.LLDB) or t.LLDB)), "lldb-dap")
 
 
 def stacks(out):
@@ -169,6 +178,11 @@ def main():
         t.check_eq(stacks(listing).strip(), want,
                    f"lldb-22 {what}: `async ps` of the process in the container (masked) against the reference's CLI ps")
         frames[what] = lldb_frames(out, 1)
+        attach = out[out.find("(lldb) process attach"):out.find("(lldb) async ps")]
+        t.check(re.search(r"\* thread #1, name = 'dnhost', stop reason = signal SIGSTOP\n    frame #0: 0x[0-9a-f]+ libc\.so\.6`",
+                          attach),
+                f"lldb-22 {what}: the stop LLDB prints on attaching names the main thread's frame in libc "
+                f"(got: {attach[:600]})")
         images = out[out.find("(lldb) image list"):]
         t.check(f"{root}{mount}/runtime/libcoreclr.so" in images,
                 f"lldb-22 {what}: LLDB has the container's libcoreclr.so (image list: {images[:1500]})")
@@ -184,6 +198,31 @@ def main():
     for what in ("attached as usual", "attached as usual, the host having files at its paths"):
         t.check_eq(frames[what], frames["told where the files are"],
                    f"lldb-22 {what}: `thread backtrace` of the main thread (masked) against LLDB told where the files are")
+    # lldb-dap, attached as an IDE attaches: it runs no command before it asks for frames.
+    dap = DapClient([LLDB_DAP], timeout=120)
+    try:
+        dap.initialize()
+        dap.attach({"pid": pid, "stopOnEntry": True, "initCommands": [f"plugin load {t.PLUGIN}"]})
+        main_id = next((th["id"] for th in dap.threads() if th.get("name") == "dnhost"), None)
+        got = [(stacks(f.get("name") or ""), f.get("line")) for f in dap.stack(main_id)] if main_id else []
+    finally:
+        try:
+            dap.request("disconnect", {"terminateDebuggee": False})
+        except (DapError, OSError):
+            pass
+        dap.close()
+    t.check_eq(len(got), frames["told where the files are"].count("frame #"),
+               f"lldb-dap: the main thread's stackTrace has as many frames as LLDB told where the files are (got: {got})")
+    for part in (("nested.dll`AsyncdacSamples.Sample.ParkForever() + OFF at Sample.cs:30", 0),
+                 ("nested.dll`AsyncdacSamples.NestedApp.Main(System.String[]) + OFF at Program.cs:157", 0),
+                 ("main", 222)):
+        t.check(part in got, f"lldb-dap: the main thread's stackTrace has {part} (got: {got})")
+    t.check("coreclr_execute_assembly" in [name for name, _ in got],
+            f"lldb-dap: the main thread's stackTrace has coreclr_execute_assembly (got: {got})")
+    top = re.search(r"frame #0: libc\.so\.6`(\S+)", frames["told where the files are"])
+    t.check(top and got and got[0][0] == top.group(1),
+            f"lldb-dap: the main thread's first frame is named as LLDB told where the files are names it "
+            f"(got: {got[:1]}, LLDB: {top.group(1) if top else None})")
     ref.kill()
     ctr.kill()
 
