@@ -139,7 +139,8 @@ static void usage(FILE *f)
 	           "and stopped (with --release: copied) again first, 8 times at most; a process that\n"
 	           "was already stopped (SIGSTOP) is never run. A process in a container (its own\n"
 	           "mount or pid namespace) is read with its own files, through /proc/<pid>/root, and\n"
-	           "its threads are shown by this machine's ids.\n"
+	           "its threads are shown by this machine's ids; so are they in a core made of it here\n"
+	           "(gcore), where the runtime's records are matched to them by stack.\n"
 	           "\n"
 	           "Exit status: 0 done, 1 the target could not be read or analysed, 2 a usage error\n"
 	           "(unknown command or option, bad value, no target).\n");
