@@ -118,6 +118,10 @@ static void run_actions(struct run *r)
 				printf("rip 0x%llx rsp 0x%llx rbp 0x%llx fs_base 0x%llx\n", (unsigned long long)r.r[ADAC_REG_RIP],
 				       (unsigned long long)r.r[ADAC_REG_RSP], (unsigned long long)r.r[ADAC_REG_RBP],
 				       (unsigned long long)r.r[ADAC_REG_FS_BASE]);
+		} else if (strcmp(a, "thread-of") == 0 && i + 3 < argc) {
+			uint64_t tid = num(argv[i + 1]), limit = num(argv[i + 2]), base = num(argv[i + 3]);
+			i += 3;
+			printf("%llu\n", (unsigned long long)adac_target_thread_of_process_tid(t, tid, limit, base));
 		} else if (strcmp(a, "allregs") == 0) {
 			const struct adac_thread *th;
 			size_t n;

@@ -3,7 +3,8 @@ checked with exact bytes: segment lookup, p_filesz < p_memsz, p_filesz == 0, ove
 segments, the mapped-file fallback (core data first, file size limits, a file that differs from
 the core's copy of its first page is not used), short reads at holes, module grouping (base at
 the offset-0 mapping even when a later part of the file is mapped lower), NT_PRSTATUS registers,
-and one exact error per kind of damage."""
+the thread a runtime's record names by another id (matched by stack), and one exact error per kind
+of damage."""
 import os
 import struct
 import sys
@@ -58,6 +59,17 @@ core = write_core(os.path.join(d, "crafted.core"), loads, notes)
 t.check_eq(probe(core, "modules", "threads"),
            [f"0x10000 0x33000 {lib}", f"0x20000 0x21000 {missing}", "1 4242 ", "2 4243 "], "modules and threads")
 t.check_eq(probe(core, "regs", 4242), ["rip 0x1010 rsp 0x1013 rbp 0x1004 fs_base 0x1015"], "NT_PRSTATUS registers")
+# The thread the runtime records by another id (a pid namespace's), with its stack's bounds: the
+# core's thread of that id, else the one whose stack pointer is inside the stack, else the id.
+for args, want, what in (((4243, 0x1000, 0x2000), 4243, "an id of the core's: itself, whatever its stack"),
+                         ((9, 0x1000, 0x2000), 4242, "another id: the thread whose rsp (0x1013) is in the stack"),
+                         ((9, 0x1014, 0x2000), 9, "no thread's rsp in the stack: the id"),
+                         ((9, 0x1000, 0x1013), 9, "the stack's base is exclusive"),
+                         ((9, 0, 0x2000), 9, "the stack's limit unknown: the id"),
+                         ((9, 0x2000, 0x1000), 9, "bounds out of order: the id")):
+    t.check_eq(probe(core, "thread-of", *args), [str(want)], f"thread-of {args}: {what}")
+twins = write_core(os.path.join(d, "twins.core"), loads, [prstatus(4242, regs), prstatus(4244, regs)])
+t.check_eq(probe(twins, "thread-of", 9, 0x1000, 0x2000), ["9"], "thread-of: two threads in the stack: the id")
 t.check_eq(read(core, 0x10ff0, 32), lib_data[0xFF0:PAGE] + b"D" * 16, "core page, then the next segment")
 t.check_eq(read(core, 0x117F0, 32), b"D" * 16 + lib_data[0x1800:0x1810], "past p_filesz: from the file")
 t.check_eq(read(core, 0x12FF0, 32), lib_data[0x2FF0:0x3000], "end of the mapping: short")
