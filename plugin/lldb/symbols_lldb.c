@@ -49,10 +49,6 @@ static void mark_current(struct adac_lldb_cmd *cmd)
 int adac_lldb_symbols(struct adac_lldb_cmd *cmd, char **args)
 {
 	if (!args || !args[0] || strcmp(args[0], "--auto") != 0) {
-		struct adac_error ignored = {0};
-		struct adac_target *t = adac_lldb_target(cmd, &ignored);
-		if (t)
-			adac_lldb_target_show_modules(t);
 		int rc = adac_lldb_async(cmd, "symbols", args);
 		bool loaded = rc == 0;
 		for (size_t i = 0; args && args[i]; i++)

@@ -614,18 +614,19 @@ void adac_lldb_target_show_modules(struct adac_target *t)
 {
 	struct session *s = session_of(t);
 	struct backend *b = s ? s->b : NULL;
-	int pid = b ? container_pid(b) : 0;
-	if (!pid || b->shown_stop == b->stop)
+	if (!b || !container_pid(b) || b->shown_stop == b->stop)
 		return;
 	b->shown_stop = b->stop;
-	struct adac_module *mods;
+	/* The target's modules are the container's (lldb_modules), listed once a stop. */
+	const struct adac_module *mods;
 	size_t n;
 	struct adac_error err = {0};
-	if (adac_local_process_modules(pid, &mods, &n, &err))
+	if (adac_target_modules(t, &mods, &n, &err))
 		return;
 	for (size_t i = 0; i < n; i++) {
-		char local[4096];
-		if (was_shown(b, &mods[i]) || adac_local_process_path(pid, mods[i].path, local, sizeof local))
+		char buf[ADAC_MAX_PATH_BYTES];
+		const char *local = adac_target_local_path(t, mods[i].path, buf, sizeof buf);
+		if (local == mods[i].path || was_shown(b, &mods[i]))
 			continue;
 		struct shown *grown = realloc(b->shown, (b->nshown + 1) * sizeof *grown);
 		char *copy = strdup(mods[i].path);
@@ -640,7 +641,6 @@ void adac_lldb_target_show_modules(struct adac_target *t)
 		if (is_elf(local))
 			adac_lldb_process_show_module(b->p, local, mods[i].base, &err);
 	}
-	adac_local_modules_free(mods, n);
 }
 
 const char *adac_lldb_target_symbols_file(struct adac_target *t)
