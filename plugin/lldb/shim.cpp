@@ -449,6 +449,16 @@ uint64_t adac_lldb_process_local_pid(adac_lldb_process *p)
 	return p->process.GetProcessID();
 }
 
+int adac_lldb_process_core_file(adac_lldb_process *p, char *buf, size_t size)
+{
+	const char *plugin = p->process.GetPluginName();
+	if (!plugin || std::strcmp(plugin, "elf-core") != 0)
+		return -1;
+	lldb::SBFileSpec file = p->process.GetCoreFile();
+	uint32_t n = file.IsValid() ? file.GetPath(buf, size) : 0;
+	return n > 0 && n < size ? 0 : -1;
+}
+
 size_t adac_lldb_process_breakpoint_sites(adac_lldb_process *p, uint64_t *addrs, size_t cap)
 {
 	lldb::SBTarget target = target_of(p);

@@ -111,6 +111,10 @@ int64_t adac_lldb_process_read(struct adac_lldb_process *p, uint64_t addr, void 
  * on another machine. */
 uint64_t adac_lldb_process_local_pid(struct adac_lldb_process *p);
 
+/* The path of the ELF core file LLDB reads the process from (process plugin "elf-core") into buf;
+ * -1 for a live process, another kind of core, or a path longer than size. */
+int adac_lldb_process_core_file(struct adac_lldb_process *p, char *buf, size_t size);
+
 /* The load addresses of the target's enabled, resolved breakpoint locations (where LLDB may have
  * written a trap into the process's code), up to cap of them; returns how many there are. */
 size_t adac_lldb_process_breakpoint_sites(struct adac_lldb_process *p, uint64_t *addrs, size_t cap);

@@ -53,6 +53,10 @@ struct backend {
 	struct adac_local_tid *tids; /* pid_ns 2: its threads' ids here and in it, listed at stop tids_stop */
 	size_t ntids;
 	uint64_t tids_stop;
+	struct adac_target *core;    /* a core file: asyncdac's own reader of it (core_of), NULL if none */
+	int core_state;              /* 0: not looked at yet; 1: core is open; -1: not a core, or it did
+	                              * not open */
+	char *symbols_spec;          /* the symbol path last set (lldb_set_symbols), NULL: none */
 	struct shown *shown;         /* mount_ns 2: the modules shown to LLDB (adac_lldb_target_show_modules) */
 	size_t nshown;
 	uint64_t shown_stop;
@@ -113,12 +117,68 @@ static bool read_direct(struct backend *b, uint64_t addr, void *buf, size_t len)
 	return adac_pread_full(b->mem_fd, buf, len, addr) == (int64_t)len;
 }
 
+/* The core's reader gets its own copy of the symbol path. */
+static void core_symbols(struct backend *b)
+{
+	struct adac_error ignored = {0}; /* (the path was parsed once already: lldb_set_symbols) */
+	adac_target_set_symbols(b->core, b->symbols_spec ? adac_symbols_new(b->symbols_spec, &ignored) : NULL);
+}
+
+/* LLDB reads a core as the core holds it, and the files of its modules that LLDB found on this
+ * machine. A core read on another machine often has neither: gcore leaves out every page a file
+ * backs, and the files are not at their recorded paths (LLDB then lists no module at all). So a
+ * core file is also opened with asyncdac's own reader, the CLI's: its modules are the ones the
+ * core records, its threads are matched to the runtime's records by stack too, and what the core
+ * lacks comes from the symbol path, matched by identity. NULL for a live process, or a core that
+ * reader does not open (LLDB's reads alone then). */
+static struct adac_target *core_of(struct backend *b)
+{
+	if (b->core_state == 0) {
+		char path[4096];
+		struct adac_error ignored = {0};
+		if (adac_lldb_process_core_file(b->p, path, sizeof path) == 0)
+			b->core = adac_target_open_core(path, &ignored);
+		b->core_state = b->core ? 1 : -1;
+		if (b->core)
+			core_symbols(b);
+	}
+	return b->core;
+}
+
+static void lldb_set_symbols(void *impl, struct adac_symbols *symbols)
+{
+	struct backend *b = impl;
+	free(b->symbols_spec);
+	b->symbols_spec = symbols ? strdup(adac_symbols_spec(symbols)) : NULL;
+	if (b->core)
+		core_symbols(b);
+}
+
+/* A core: its reader's bytes, LLDB's where that has fewer (a module's file LLDB found that the
+ * symbol path does not give). */
 static int64_t lldb_read(void *impl, uint64_t addr, void *buf, size_t len, struct adac_error *err)
 {
 	struct backend *b = impl;
 	if (read_direct(b, addr, buf, len))
 		return (int64_t)len;
-	return adac_lldb_process_read(b->p, addr, buf, len, err);
+	struct adac_target *core = core_of(b);
+	size_t have = core ? adac_read_upto(core, addr, buf, len) : 0;
+	if (have == len)
+		return (int64_t)len;
+	if (!have)
+		return adac_lldb_process_read(b->p, addr, buf, len, err);
+	uint8_t *more = malloc(len);
+	int64_t got = more ? adac_lldb_process_read(b->p, addr, more, len, err) : -1;
+	if (got > (int64_t)have)
+		memcpy(buf, more, (size_t)got);
+	free(more);
+	return got > (int64_t)have ? got : (int64_t)have;
+}
+
+static const char *lldb_origin(void *impl, uint64_t addr)
+{
+	struct backend *b = impl;
+	return b->core ? adac_target_origin(b->core, addr) : NULL;
 }
 
 struct module_walk {
@@ -175,6 +235,15 @@ static int lldb_modules(void *impl, adac_module_cb cb, void *ctx, struct adac_er
 			if (cb(ctx, &mods[i]))
 				break;
 		adac_local_modules_free(mods, n);
+		return 0;
+	}
+	struct adac_target *core = core_of(b);
+	const struct adac_module *mods;
+	size_t n;
+	if (core && adac_target_modules(core, &mods, &n, NULL) == 0) {
+		for (size_t i = 0; i < n; i++)
+			if (cb(ctx, &mods[i]))
+				break;
 		return 0;
 	}
 	struct module_walk w = {cb, ctx};
@@ -305,6 +374,8 @@ static void lldb_close(void *impl)
 	if (b->mem_fd >= 0)
 		close(b->mem_fd);
 	free(b->tids);
+	adac_target_close(b->core);
+	free(b->symbols_spec);
 	for (size_t i = 0; i < b->nshown; i++)
 		free(b->shown[i].path);
 	free(b->shown);
@@ -322,12 +393,14 @@ static int lldb_local_path(void *impl, const char *path, char *buf, size_t size)
 }
 
 /* thread_of_process_tid: LLDB numbers a local process's threads as this machine does; one in a
- * container knows them by its own pid namespace's ids. */
+ * container knows them by its own pid namespace's ids. A core numbers them as the machine that
+ * made it did (gcore of a container's process: the host's ids): its reader matches them by stack. */
 static uint64_t lldb_thread_of_process_tid(void *impl, uint64_t process_tid, uint64_t stack_limit, uint64_t stack_base)
 {
-	(void)stack_limit;
-	(void)stack_base;
 	struct backend *b = impl;
+	struct adac_target *core = core_of(b);
+	if (core)
+		return adac_target_thread_of_process_tid(core, process_tid, stack_limit, stack_base);
 	uint64_t pid = adac_lldb_process_local_pid(b->p);
 	if (!pid)
 		return process_tid;
@@ -362,6 +435,8 @@ static const struct adac_target_ops lldb_ops = {
 	.load_symbols = lldb_load_symbols,
 	.local_path = lldb_local_path,
 	.thread_of_process_tid = lldb_thread_of_process_tid,
+	.set_symbols = lldb_set_symbols,
+	.origin = lldb_origin,
 	.close = lldb_close,
 };
 
