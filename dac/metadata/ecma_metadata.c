@@ -1523,14 +1523,16 @@ const struct adac_ecma *adac_ecma_for_module(struct adac_runtime *rt, uint64_t m
 	uint64_t dyn_addr = 0;
 	uint32_t dyn_size = 0;
 	struct adac_loader_image img = {0};
+	/* (The loader's errors name the module already.) */
 	if (adac_loader_dynamic_metadata(rt, module, &dyn_addr, &dyn_size, err))
-		goto fail;
+		return NULL;
 	if (dyn_size) {
 		if (adac_ecma_open_target_blob(rt->t, dyn_addr, dyn_size, &md, err))
 			goto fail;
 	} else {
-		if (adac_loader_image(rt, module, &img, err) ||
-		    adac_ecma_open_image(rt->t, img.base, img.size, img.mapped, &md, err))
+		if (adac_loader_image(rt, module, &img, err))
+			return NULL;
+		if (adac_ecma_open_image(rt->t, img.base, img.size, img.mapped, &md, err))
 			goto fail;
 	}
 	if (c->n == c->cap) {

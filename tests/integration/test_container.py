@@ -35,7 +35,9 @@ lldb-22 (attached, the plugin loaded):
     chain's frames spliced in, is the same attached as usual as told where the files are;
   - a gcore core of it, made here: the core numbers threads by this machine's ids, the runtime's
     record has the container's; `ps` and `bt` of the core find the thread by its stack pointer
-    (inside the record's stack) and show the chain running on it, as the reference's.
+    (inside the record's stack) and show the chain running on it, as the reference's; in lldb-22,
+    which finds none of the container's files, `async ps` of the core is the CLI's, and `bt async`
+    of that thread shows the chain.
 """
 import os
 import re
@@ -257,6 +259,17 @@ def main():
                "ps of a gcore core of the running sample in the container (masked) against the reference's")
     t.check_eq(from_gcore(cli(["bt", core, "--thread", str(tid)] + sympath)), re.sub(r", name = '[^']*'", "", masked_thread(want)),
                f"bt of the running thread {tid} in a gcore core (masked) against the reference's live bt")
+    # The same core in lldb-22, where LLDB finds none of the container's files: the plugin reads
+    # the core as the CLI does, and names the thread by the core's id.
+    lldb_sympath = f"settings set target.debug-file-search-paths {files}/app/running {files}/runtime"
+    out = b.run_lldb([lldb_sympath, f"target create --core {core}"],
+                     ["async ps", f"thread select --thread-id {tid}", "bt async"], "lldb-22, gcore core")
+    t.check_eq(b.lldb_output(out, "async ps"), got, "lldb-22 `async ps` of the gcore core against the CLI's ps")
+    chain = [line for line in b.lldb_output(out, "bt async").splitlines() if line.startswith("  async #")]
+    t.check_eq([re.sub(r"0x[0-9a-f]+", "0xADDR", line) for line in chain],
+               ["  async #0: 0xADDR running.dll`AsyncdacSamples.RunningApp.RunMiddle() + 0xADDR at Program.cs:116 [state 0]",
+                "  async #1: 0xADDR running.dll`AsyncdacSamples.RunningApp.RunTop() + 0xADDR at Program.cs:124 [state 0]"],
+               f"lldb-22 `bt async` of thread {tid} of the gcore core: the chain's frames")
     root = f"/proc/{pid}/root"
     frames = {}
     for what, setup in (("attached as usual", []),

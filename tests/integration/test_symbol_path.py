@@ -20,7 +20,9 @@ independently, tests/lib/symstore.py):
   - a createdump core cut short by 0.1 %: one warning, the cut stack said on its thread, the chain
     shown; --strict refuses it;
   - lldb-22: LLDB's own target.exec-search-paths loads the native modules, and the plugin reads
-    target.debug-file-search-paths (a directory, a srv*CACHE*URL server, a mismatched PDB).
+    target.debug-file-search-paths (a directory, a srv*CACHE*URL server, a mismatched PDB); the
+    gcore and with-heap cores without target.exec-search-paths (LLDB finds no module): `async ps`
+    with the symbol path is the CLI's `ps` with it, and without one fails with the CLI's error.
 """
 import json
 import os
@@ -410,6 +412,22 @@ def check_lldb(s, cores, moved, want_id, tmp):
             following = text[i + 1] if i + 1 < len(text) else ""
             t.check_eq(following if following.startswith("      note: ") else None,
                        f"      note: {want_note}" if want_note else None, f"lldb, {what}: {prefix} note")
+
+    # Cores LLDB finds no module of (none of the files is at its recorded path, and no
+    # target.exec-search-paths is set): the plugin reads the core with the CLI's reader, its
+    # modules as the core records them, what the core lacks from the symbol path. `async ps` is
+    # the CLI's `ps` with the same path; without one, the same error as the CLI's.
+    path = ":".join([app, os.path.join(moved, "rt"), os.path.join(moved, "bin"), os.path.join(tmp, "debug")])
+    for kind in ("gcore", "heap"):
+        rc, want, err = cli(["ps", cores[kind], "--symbol-path", path])
+        t.check_eq(rc, 0, f"{kind}, symbol path: ps exit code ({err})")
+        _, _, cli_err = cli(["ps", cores[kind]])
+        rc, _, err = t.lldb([f"target create --core {cores[kind]}", "async ps"], timeout=300)
+        t.check_eq((rc, err), (1, cli_err.replace("asyncdac: error: ", "error: ", 1)),
+                   f"lldb, {kind}, nothing: exit code and the CLI's error (the runtime's types are unreadable)")
+        out = b.run_lldb([f"settings set target.debug-file-search-paths {path.replace(':', ' ')}",
+                          f"target create --core {cores[kind]}"], ["async ps"], f"lldb, {kind}, symbol path")
+        t.check_eq(b.lldb_output(out, "async ps"), want, f"lldb, {kind}, symbol path: async ps against the CLI's ps")
 
     # Two targets: LLDB keeps target.* settings per target, and each target keeps the path it was
     # given; the first target set to the path the second one has must get it (not keep its own).
