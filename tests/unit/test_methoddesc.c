@@ -540,7 +540,7 @@ int main(void)
 	CHECK_ERR(-1, &err, ADAC_E_READ, "Module 0x5300000: cannot read the UTF-16 string at 0x7ffe0000");
 	adac_error_clear(&err);
 	CHECK(adac_ecma_for_module(rt, MOD_DYN, &err) == NULL);
-	CHECK_ERR(-1, &err, ADAC_E_NOT_FOUND, "Module 0x5200000: Module 0x5200000 has no PEAssembly");
+	CHECK_ERR(-1, &err, ADAC_E_NOT_FOUND, "Module 0x5200000 has no PEAssembly");
 
 	/* Random MethodDesc addresses in and around the structures: errors, never a crash. */
 	uint64_t seed = 12345;
