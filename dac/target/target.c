@@ -196,6 +196,13 @@ const char *adac_target_local_path(struct adac_target *t, const char *path, char
 	return path;
 }
 
+const char *adac_target_module_file(struct adac_target *t, const struct adac_module *m, char *buf, size_t size)
+{
+	if (t->ops->module_file && t->ops->module_file(t->impl, m->base, buf, size) == 0)
+		return buf;
+	return adac_target_local_path(t, m->path, buf, size);
+}
+
 uint64_t adac_target_thread_of_process_tid(struct adac_target *t, uint64_t process_tid, uint64_t stack_limit,
                                            uint64_t stack_base)
 {

@@ -72,6 +72,8 @@ struct mapped_file {
 	bool tried;        /* open attempted */
 	uint64_t size;
 	char *origin;      /* when found through the symbol path: "name from path (route)" */
+	char *found;       /* ... and the path of the file found */
+	bool read;         /* bytes were read from it (origin says so only then) */
 };
 
 struct core_map {
@@ -359,6 +361,7 @@ static void find_substitute(struct core *c, struct mapped_file *f)
 	uint8_t page[PAGE_BYTES];
 	snprintf(f->origin, n, "%s from %s (%s)%s", w.name, found.path, found.route,
 	         core_first_page(c, f, page) ? "" : "; matched by name and size only: the core lacks its headers");
+	f->found = strdup(found.path);
 	f->fd = fd;
 	f->size = size;
 }
@@ -402,6 +405,8 @@ static size_t read_mapped_file(struct core *c, uint64_t addr, uint8_t *buf, size
 	if (len > f->size - off)
 		len = (size_t)(f->size - off);
 	int64_t n = adac_pread_full(f->fd, buf, len, off);
+	if (n > 0)
+		f->read = true;
 	return n > 0 ? (size_t)n : 0;
 }
 
@@ -637,7 +642,22 @@ static const char *core_origin(void *impl, uint64_t addr)
 {
 	struct core *c = impl;
 	const struct core_map *m = map_at(c, addr);
-	return m ? c->files[m->file].origin : NULL;
+	return m && c->files[m->file].read ? c->files[m->file].origin : NULL;
+}
+
+static int core_module_file(void *impl, uint64_t base, char *buf, size_t size)
+{
+	struct core *c = impl;
+	const struct core_map *m = map_at(c, base);
+	if (!m)
+		return -1;
+	struct mapped_file *f = &c->files[m->file];
+	if (!f->tried)
+		open_mapped_file(c, f);
+	if (f->fd < 0 || f->base != base)
+		return -1;
+	int n = snprintf(buf, size, "%s", f->found ? f->found : f->path);
+	return n > 0 && (size_t)n < size ? 0 : -1;
 }
 
 static int core_frames(void *impl, uint64_t tid, adac_frame_cb cb, void *ctx, struct adac_error *err)
@@ -691,6 +711,7 @@ static void core_close(void *impl)
 		if (c->files[i].fd >= 0)
 			close(c->files[i].fd);
 		free(c->files[i].origin);
+		free(c->files[i].found);
 	}
 	free(c->files);
 	free(c->file_strings);
@@ -1044,6 +1065,7 @@ static const struct adac_target_ops core_ops = {
 	.selected_thread = core_selected_thread,
 	.set_symbols = core_set_symbols,
 	.origin = core_origin,
+	.module_file = core_module_file,
 	.reopen = core_reopen,
 	.close = core_close,
 };

@@ -15,7 +15,8 @@
  *       ("symbol_type", "slot") also gets "module": the path of the loaded symbol file;
  *   {"op": "modules", "debugger", "target"}
  *       shows LLDB the native modules of a process in a container (adac_lldb_target_show_modules;
- *       nothing for other processes): {}, from the OS plugin at each stop.
+ *       nothing for other processes, a core's only before a command): {}, from the OS plugin at
+ *       each stop.
  * A failure is {"error": "<one line>"}. ctypes calls release Python's lock: the call may take the
  * time it needs. */
 #include "adapter.h"
@@ -240,7 +241,7 @@ static char *handle(json_t *req, struct adac_error *err)
 		return NULL;
 	/* (No runtime needed: a container's native modules are LLDB's, .NET or not.) */
 	if (strcmp(op, "modules") == 0) {
-		adac_lldb_target_show_modules(t);
+		adac_lldb_target_show_modules(t, true);
 		return strdup("{}");
 	}
 	struct adac_runtime *rt = adac_lldb_runtime(t, err);

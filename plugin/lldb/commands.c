@@ -56,9 +56,9 @@ int adac_lldb_async(struct adac_lldb_cmd *cmd, const char *name, char **args)
 		adac_lldb_cmd_error(cmd, err.msg);
 		return -1;
 	}
-	/* A container's native modules first (once a stop, if the OS plugin could not): the command
-	 * may unwind a thread through LLDB. */
-	adac_lldb_target_show_modules(t);
+	/* A container's or a core's native modules first (once a stop, if the OS plugin could not):
+	 * the command may unwind a thread through LLDB. */
+	adac_lldb_target_show_modules(t, false);
 	size_t nargs = count_args(args);
 	char **argv = calloc(nargs + 2, sizeof *argv);
 	if (!argv) {

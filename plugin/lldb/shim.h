@@ -45,6 +45,7 @@ size_t adac_lldb_cmd_setting(struct adac_lldb_cmd *cmd, const char *name, char *
  * in a new string (caller frees); "" when the list is empty, NULL when there is no such setting. */
 char *adac_lldb_cmd_setting_list(struct adac_lldb_cmd *cmd, const char *setting);
 
+
 /* ---- LLDB progress reports (its statusline; an IDE's progress through lldb-dap) ---- */
 
 struct adac_lldb_progress;
@@ -80,6 +81,8 @@ struct adac_lldb_process;
  * weakly: once LLDB drops the process, every call below fails instead of touching freed state. */
 struct adac_lldb_process *adac_lldb_process_open(struct adac_lldb_cmd *cmd, struct adac_error *err);
 void adac_lldb_process_close(struct adac_lldb_process *p);
+/* adac_lldb_cmd_setting_list through the debugger of process p's target (no command runs). */
+char *adac_lldb_process_setting_list(struct adac_lldb_process *p, const char *setting);
 
 /* A handle on the process of target `target_id` (SBTarget::GetGloballyUniqueID) of the debugger
  * with id `debugger_id`; NULL with err when either is gone or the target has no process. */

@@ -79,9 +79,9 @@ void adac_lldb_symbols_refresh(struct adac_lldb_cmd *cmd)
 	struct adac_target *t = adac_lldb_target(cmd, &err);
 	if (!t)
 		return;
-	/* A container's native modules first (once a stop): LLDB unwinds through them into managed
-	 * frames. */
-	adac_lldb_target_show_modules(t);
+	/* A container's or a core's native modules first (once a stop): LLDB unwinds through them
+	 * into managed frames. */
+	adac_lldb_target_show_modules(t, false);
 	if (!auto_on || (id == refreshed_process && stop == refreshed_stop))
 		return;
 	refreshed_process = id;

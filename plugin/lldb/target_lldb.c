@@ -57,9 +57,10 @@ struct backend {
 	int core_state;              /* 0: not looked at yet; 1: core is open; -1: not a core, or it did
 	                              * not open */
 	char *symbols_spec;          /* the symbol path last set (lldb_set_symbols), NULL: none */
-	struct shown *shown;         /* mount_ns 2: the modules shown to LLDB (adac_lldb_target_show_modules) */
+	struct shown *shown;         /* a container's, a core's: the modules shown to LLDB
+	                              * (adac_lldb_target_show_modules) */
 	size_t nshown;
-	uint64_t shown_stop;
+	uint64_t shown_stop, shown_symbols; /* ... at this stop, with the symbol path of this generation */
 };
 
 static void drop_kept(struct backend *b)
@@ -179,6 +180,13 @@ static const char *lldb_origin(void *impl, uint64_t addr)
 {
 	struct backend *b = impl;
 	return b->core ? adac_target_origin(b->core, addr) : NULL;
+}
+
+static int lldb_module_file(void *impl, uint64_t base, char *buf, size_t size)
+{
+	struct backend *b = impl;
+	struct adac_module m = {.base = base};
+	return b->core && adac_target_module_file(b->core, &m, buf, size) == buf ? 0 : -1;
 }
 
 struct module_walk {
@@ -437,6 +445,7 @@ static const struct adac_target_ops lldb_ops = {
 	.thread_of_process_tid = lldb_thread_of_process_tid,
 	.set_symbols = lldb_set_symbols,
 	.origin = lldb_origin,
+	.module_file = lldb_module_file,
 	.close = lldb_close,
 };
 
@@ -685,22 +694,30 @@ static bool is_elf(const char *path)
 	return elf;
 }
 
-void adac_lldb_target_show_modules(struct adac_target *t)
+void adac_lldb_target_show_modules(struct adac_target *t, bool reading_threads)
 {
 	struct session *s = session_of(t);
 	struct backend *b = s ? s->b : NULL;
-	if (!b || !container_pid(b) || b->shown_stop == b->stop)
+	if (!b || (!container_pid(b) && (reading_threads || !core_of(b))))
+		return;
+	struct adac_error err = {0};
+	/* A core's files are looked for through the symbol path: LLDB's setting, read here too, as
+	 * LLDB may unwind before any command of the plugin ran (lldb-dap opening a core). */
+	if (b->core && adac_lldb_update_process_symbols(b->p, t, &err))
+		return;
+	uint64_t symbols = adac_target_symbols_generation(t);
+	if (b->shown_stop == b->stop && b->shown_symbols == symbols)
 		return;
 	b->shown_stop = b->stop;
-	/* The target's modules are the container's (lldb_modules), listed once a stop. */
+	b->shown_symbols = symbols;
+	/* The target's modules are the container's, the core's (lldb_modules), listed once a stop. */
 	const struct adac_module *mods;
 	size_t n;
-	struct adac_error err = {0};
 	if (adac_target_modules(t, &mods, &n, &err))
 		return;
 	for (size_t i = 0; i < n; i++) {
 		char buf[ADAC_MAX_PATH_BYTES];
-		const char *local = adac_target_local_path(t, mods[i].path, buf, sizeof buf);
+		const char *local = adac_target_module_file(t, &mods[i], buf, sizeof buf);
 		if (local == mods[i].path || was_shown(b, &mods[i]))
 			continue;
 		struct shown *grown = realloc(b->shown, (b->nshown + 1) * sizeof *grown);

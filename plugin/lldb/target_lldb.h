@@ -3,6 +3,8 @@
 #ifndef ADAC_TARGET_LLDB_H
 #define ADAC_TARGET_LLDB_H
 
+#include <stdbool.h>
+
 #include "target/target.h"
 
 struct adac_lldb_cmd;
@@ -39,8 +41,11 @@ void adac_lldb_target_building(struct adac_target *t, uint64_t tid, uint64_t fra
  * modules at the container's paths on this machine, finds none (or other files: a module there is
  * replaced), and can neither name nor unwind native frames. Shows LLDB's target each ELF file
  * /proc/<pid>/maps names, opened through /proc/<pid>/root, loaded where it is mapped: once a
- * stop, each module once. Nothing for other processes. */
-void adac_lldb_target_show_modules(struct adac_target *t);
+ * stop, each module once. The same for a core whose modules LLDB did not find (read on another
+ * machine): each ELF file the core reader reads them from (at its recorded path, or found
+ * through the symbol path), but not while LLDB reads a core's threads (`reading_threads`: the OS
+ * plugin; LLDB 22.1.8 then crashes on its private state thread). Nothing for other processes. */
+void adac_lldb_target_show_modules(struct adac_target *t, bool reading_threads);
 /* The path of the plugin's symbol file loaded into t's target, NULL when none is. */
 const char *adac_lldb_target_symbols_file(struct adac_target *t);
 

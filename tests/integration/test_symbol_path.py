@@ -22,7 +22,12 @@ independently, tests/lib/symstore.py):
   - lldb-22: LLDB's own target.exec-search-paths loads the native modules, and the plugin reads
     target.debug-file-search-paths (a directory, a srv*CACHE*URL server, a mismatched PDB); the
     gcore and with-heap cores without target.exec-search-paths (LLDB finds no module): `async ps`
-    with the symbol path is the CLI's `ps` with it, and without one fails with the CLI's error.
+    with the symbol path is the CLI's `ps` with it, and without one fails with the CLI's error;
+    LLDB's own `thread backtrace` of the createdump --full core, LLDB finding none of its modules:
+    the plugin shows LLDB the ones the core reader found (the symbol path's), so that LLDB names
+    and unwinds the main thread (Sample.cs:30, Program.cs:157, coreclr_execute_assembly, dnhost`main
+    at host.c with dnhost.dbg); lldb-dap opening that core with `async symbols --stacks` as its
+    stopCommands shows the same frames.
 """
 import json
 import os
@@ -36,6 +41,12 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 import adactest as t  # noqa: E402
 import btsamples as b  # noqa: E402
 import symstore as ss  # noqa: E402
+from dapclient import DapClient  # noqa: E402
+from lldbframes import frames_of, raw_section  # noqa: E402
+
+# lldb-dap of the same LLDB: next to lldb-22's real binary (/usr/lib/llvm-22/bin/).
+LLDB_DAP = os.environ.get("ADAC_LLDB_DAP") or os.path.join(
+    os.path.dirname(os.path.realpath(shutil.which(t.LLDB) or t.LLDB)), "lldb-dap")
 
 NO_DEBUGINFOD = {"DEBUGINFOD_URLS": ""}
 
@@ -428,6 +439,35 @@ def check_lldb(s, cores, moved, want_id, tmp):
         out = b.run_lldb([f"settings set target.debug-file-search-paths {path.replace(':', ' ')}",
                           f"target create --core {cores[kind]}"], ["async ps"], f"lldb, {kind}, symbol path")
         t.check_eq(b.lldb_output(out, "async ps"), want, f"lldb, {kind}, symbol path: async ps against the CLI's ps")
+
+    # LLDB's own frames: LLDB finds none of the core's modules (no target.exec-search-paths); the
+    # plugin shows it the ELF files the core reader reads them from (the symbol path's, matched by
+    # identity) before a command that unwinds, so that LLDB names the native frames (dnhost's from
+    # dnhost.dbg, which LLDB finds through the same setting) and unwinds into the managed ones.
+    out = b.run_lldb([f"settings set target.debug-file-search-paths {path.replace(':', ' ')}",
+                      f"target create --core {cores['full']}"], ["thread backtrace"], "lldb, LLDB's frames")
+    names = [re.sub(r"\(.*\)", "()", text).split(" + ")[0]
+             for _, _, text in frames_of(raw_section(out, "thread backtrace"), 1)]
+    want = ["managed`AsyncdacSamples.Sample.ParkForever() at Sample.cs:30:13",
+            "managed`AsyncdacSamples.NestedApp.Main() at Program.cs:157:13",
+            "libcoreclr.so`coreclr_execute_assembly", f"dnhost`main() at host.c:{host_line()}:10"]
+    t.check_eq([n for n in names if n in want], want,
+               f"lldb, LLDB's own backtrace of the main thread of the full core (names: {names})")
+    # lldb-dap opening the core as an IDE does, with a command at its stop (stopCommands): the same.
+    dap = DapClient([LLDB_DAP], timeout=120)
+    try:
+        dap.initialize()
+        dap.attach({"coreFile": cores["full"], "stopCommands": ["async symbols --stacks"],
+                    "initCommands": [f"plugin load {t.PLUGIN}",
+                                     f"settings set target.debug-file-search-paths {path.replace(':', ' ')}"]})
+        main_id = next((th["id"] for th in dap.threads() if th.get("name") == "dnhost"), None)
+        got = [(f.get("name"), f.get("line")) for f in dap.stack(main_id)] if main_id else []
+    finally:
+        dap.close()
+    for part in (("AsyncdacSamples.Sample.ParkForever()", 30), ("AsyncdacSamples.NestedApp.Main(System.String[])", 157),
+                 ("coreclr_execute_assembly", 0), ("main", host_line())):
+        t.check(part in [(n, line if part[1] else 0) for n, line in got],
+                f"lldb-dap, the full core: the main thread's stackTrace has {part} (got: {got})")
 
     # Two targets: LLDB keeps target.* settings per target, and each target keeps the path it was
     # given; the first target set to the path the second one has must get it (not keep its own).
