@@ -29,6 +29,10 @@ struct adac_target {
 	struct cache_slot *slots;   /* CACHE_SETS * CACHE_WAYS */
 	size_t sets;                /* of them in use (a power of two) */
 	uint8_t *evict_next;        /* per set: next way to evict */
+	uint8_t *run;               /* cache_fill's buffer (CACHE_RUN_MAX blocks), made on first use: the
+	                             * target's own, as a backend may read through another target (the
+	                             * LLDB plugin's core reader) whose fill would reuse a shared one
+	                             * while this one's is being filled */
 	struct adac_read_stats stats;
 	struct adac_selection selection;
 	struct adac_symbols *symbols;
@@ -139,6 +143,7 @@ void adac_target_close(struct adac_target *t)
 	for (size_t i = 0; i < (size_t)CACHE_SETS * CACHE_WAYS; i++)
 		free(t->slots[i].data);
 	free(t->slots);
+	free(t->run);
 	free(t->evict_next);
 	if (t->ops->close)
 		t->ops->close(t->impl);
@@ -268,7 +273,9 @@ static int64_t backend_read(struct adac_target *t, uint64_t addr, void *buf, siz
  * cannot evict it). */
 static struct cache_slot *cache_fill(struct adac_target *t, uint64_t block, unsigned count, unsigned needed)
 {
-	static __thread uint8_t run[CACHE_RUN_MAX * CACHE_BLOCK];
+	if (!t->run && !(t->run = malloc((size_t)CACHE_RUN_MAX * CACHE_BLOCK)))
+		return NULL;
+	uint8_t *run = t->run;
 	size_t got = 0;
 	if (count > needed) {
 		/* Pages read ahead come only from the backend's own bytes (a core's, read_concurrent),

@@ -243,10 +243,45 @@ static void test_read_ahead(void)
 	adac_target_close(t);
 }
 
+/* A backend that reads through another target (as the LLDB plugin reads a core through dac/'s core
+ * reader): both targets fill their caches on one thread, the inner one while the outer one's fill
+ * waits for its bytes. Each has its own fill buffer: a shared one gave the outer read the inner
+ * fill's last blocks, shifted. */
+static int64_t through_read(void *impl, uint64_t addr, void *buf, size_t len, struct adac_error *err)
+{
+	(void)err;
+	return (int64_t)adac_read_upto(impl, addr, buf, len);
+}
+
+static void test_nested_targets(void)
+{
+	struct adac_memimg *img = adac_memimg_new();
+	static uint8_t bytes[6 * 4096];
+	for (size_t i = 0; i < sizeof bytes; i++)
+		bytes[i] = (uint8_t)(i * 31 + i / 4096);
+	adac_memimg_add(img, 0x40000, bytes, sizeof bytes);
+	struct adac_error err = {0};
+	struct adac_target *inner = adac_target_open_memory(img, &err);
+	static const struct adac_target_ops ops = {.kind = "through", .read = through_read,
+	                                           .modules = ahead_modules, .threads = ahead_threads, .regs = ahead_regs};
+	struct adac_target *outer = inner ? adac_target_new(&ops, inner, &err) : NULL;
+	CHECK(outer != NULL);
+	if (outer) {
+		/* The inner target has the second page already; the read spans pages 1 to 3. */
+		uint8_t buf[3 * 4096];
+		CHECK(adac_read(inner, 0x41000 + 100, buf, 8, &err) == 0);
+		CHECK(adac_read(outer, 0x40fe0, buf, sizeof buf, &err) == 0);
+		CHECK(memcmp(buf, bytes + 0xfe0, sizeof buf) == 0);
+		adac_target_close(outer);
+	}
+	adac_target_close(inner);
+}
+
 int main(void)
 {
 	test_reads();
 	test_read_ahead();
+	test_nested_targets();
 	test_modules_threads();
 	test_pread_full();
 	return check_report("test_target");
