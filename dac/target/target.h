@@ -143,10 +143,10 @@ struct adac_target_ops {
 	 * /proc/<pid>/root (proc_ns.h). 0 with buf (size bytes) set; -1: path as it is. */
 	int (*local_path)(void *impl, const char *path, char *buf, size_t size);
 
-	/* Optional. The file on this machine the backend reads the bytes of the module whose offset-0
-	 * mapping starts at base from, when the target lacks them: a core's, at the module's recorded
-	 * path or, read on another machine, the one the symbol path gave (matched by identity). 0 with
-	 * buf (size bytes) set; -1: none. */
+	/* Optional. The file on this machine the backend reads the bytes of the ELF module whose
+	 * offset-0 mapping starts at base from, when the target lacks them: a core's, at the module's
+	 * recorded path or, read on another machine, the one the symbol path gave (matched by
+	 * identity). 0 with buf (size bytes) set; -1: none, or not an ELF module. */
 	int (*module_file)(void *impl, uint64_t base, char *buf, size_t size);
 
 	/* Optional. The id (as threads gives it) of the thread the process itself knows as process_tid,
@@ -200,8 +200,8 @@ const char *adac_target_local_path(struct adac_target *t, const char *path, char
  * at [stack_limit, stack_base) (0, 0: not known) (ops->thread_of_process_tid): process_tid itself
  * when the backend does not tell them apart; 0 when no thread has it. */
 /* Where this machine has the file of module m: the one the backend reads its bytes from
- * (ops->module_file: a core's), else adac_target_local_path's (a container's files: m->path when
- * the process sees this machine's). */
+ * (ops->module_file: a core's ELF modules), else adac_target_local_path's (a container's files:
+ * m->path when the process sees this machine's). */
 const char *adac_target_module_file(struct adac_target *t, const struct adac_module *m, char *buf, size_t size);
 uint64_t adac_target_thread_of_process_tid(struct adac_target *t, uint64_t process_tid, uint64_t stack_limit,
                                            uint64_t stack_base);

@@ -652,9 +652,15 @@ static int core_module_file(void *impl, uint64_t base, char *buf, size_t size)
 	if (!m)
 		return -1;
 	struct mapped_file *f = &c->files[m->file];
+	/* ELF files only, known by the header the core keeps (a core keeps ELF headers, gcore's too):
+	 * a debugger is shown those, and nothing is looked for through the symbol path (a symbol
+	 * server) for the others. */
+	uint8_t page[PAGE_BYTES];
+	if (f->base != base || core_first_page(c, f, page) < 4 || memcmp(page, "\177ELF", 4) != 0)
+		return -1;
 	if (!f->tried)
 		open_mapped_file(c, f);
-	if (f->fd < 0 || f->base != base)
+	if (f->fd < 0)
 		return -1;
 	int n = snprintf(buf, size, "%s", f->found ? f->found : f->path);
 	return n > 0 && (size_t)n < size ? 0 : -1;
