@@ -283,11 +283,9 @@ void adac_lldb_cmd_error(adac_lldb_cmd *cmd, const char *msg)
 	cmd->result->SetError(msg);
 }
 
-namespace {
-
-char *setting_list(lldb::SBDebugger debugger, const char *setting)
+char *adac_lldb_cmd_setting_list(adac_lldb_cmd *cmd, const char *setting)
 {
-	lldb::SBStructuredData list = debugger.GetSetting(setting);
+	lldb::SBStructuredData list = cmd->debugger.GetSetting(setting);
 	if (!list.IsValid() || list.GetType() != lldb::eStructuredDataTypeArray)
 		return nullptr;
 	std::string text;
@@ -303,17 +301,6 @@ char *setting_list(lldb::SBDebugger debugger, const char *setting)
 	return strdup(text.c_str());
 }
 
-}  // namespace
-
-char *adac_lldb_cmd_setting_list(adac_lldb_cmd *cmd, const char *setting)
-{
-	return setting_list(cmd->debugger, setting);
-}
-
-char *adac_lldb_process_setting_list(adac_lldb_process *p, const char *setting)
-{
-	return setting_list(p->process.GetTarget().GetDebugger(), setting);
-}
 
 int adac_lldb_cmd_forward(adac_lldb_cmd *cmd, const char *command_line)
 {

@@ -81,8 +81,6 @@ struct adac_lldb_process;
  * weakly: once LLDB drops the process, every call below fails instead of touching freed state. */
 struct adac_lldb_process *adac_lldb_process_open(struct adac_lldb_cmd *cmd, struct adac_error *err);
 void adac_lldb_process_close(struct adac_lldb_process *p);
-/* adac_lldb_cmd_setting_list through the debugger of process p's target (no command runs). */
-char *adac_lldb_process_setting_list(struct adac_lldb_process *p, const char *setting);
 
 /* A handle on the process of target `target_id` (SBTarget::GetGloballyUniqueID) of the debugger
  * with id `debugger_id`; NULL with err when either is gone or the target has no process. */

@@ -31,11 +31,9 @@ static void restore_urls(const char *entry, char *out, size_t size)
 	out[n < size ? n : size - 1] = '\0';
 }
 
-#define SETTING "target.debug-file-search-paths"
-
-/* t's symbol path from list (LLDB's setting's lines, freed here) and $ASYNCDAC_SYMBOL_PATH. */
-static int update_symbols(char *list, struct adac_target *t, struct adac_error *err)
+int adac_lldb_update_symbols(struct adac_lldb_cmd *cmd, struct adac_target *t, struct adac_error *err)
 {
+	char *list = adac_lldb_cmd_setting_list(cmd, "target.debug-file-search-paths");
 	const char *env = getenv("ASYNCDAC_SYMBOL_PATH");
 	size_t cap = (list ? 2 * strlen(list) : 0) + (env ? strlen(env) : 0) + 8;
 	char *spec = malloc(cap);
@@ -67,14 +65,4 @@ static int update_symbols(char *list, struct adac_target *t, struct adac_error *
 		return -1;
 	adac_target_set_symbols(t, s);
 	return 0;
-}
-
-int adac_lldb_update_symbols(struct adac_lldb_cmd *cmd, struct adac_target *t, struct adac_error *err)
-{
-	return update_symbols(adac_lldb_cmd_setting_list(cmd, SETTING), t, err);
-}
-
-int adac_lldb_update_process_symbols(struct adac_lldb_process *p, struct adac_target *t, struct adac_error *err)
-{
-	return update_symbols(adac_lldb_process_setting_list(p, SETTING), t, err);
 }

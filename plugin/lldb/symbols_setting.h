@@ -11,8 +11,5 @@ struct adac_lldb_cmd;
 /* Gives the target the symbol path the settings say, when it changed since the last command.
  * A malformed entry fails with err (ADAC_E_BAD_ARG naming it). */
 int adac_lldb_update_symbols(struct adac_lldb_cmd *cmd, struct adac_target *t, struct adac_error *err);
-/* The same outside a command: the settings of the debugger of process p. */
-struct adac_lldb_process;
-int adac_lldb_update_process_symbols(struct adac_lldb_process *p, struct adac_target *t, struct adac_error *err);
 
 #endif

@@ -700,11 +700,8 @@ void adac_lldb_target_show_modules(struct adac_target *t, bool reading_threads)
 	struct backend *b = s ? s->b : NULL;
 	if (!b || (!container_pid(b) && (reading_threads || !core_of(b))))
 		return;
-	struct adac_error err = {0};
-	/* A core's files are looked for through the symbol path: LLDB's setting, read here too, as
-	 * LLDB may unwind before any command of the plugin ran (lldb-dap opening a core). */
-	if (b->core && adac_lldb_update_process_symbols(b->p, t, &err))
-		return;
+	/* (A core's files are looked for through the symbol path, which the command set: again when
+	 * it changed.) */
 	uint64_t symbols = adac_target_symbols_generation(t);
 	if (b->shown_stop == b->stop && b->shown_symbols == symbols)
 		return;
@@ -713,6 +710,7 @@ void adac_lldb_target_show_modules(struct adac_target *t, bool reading_threads)
 	/* The target's modules are the container's, the core's (lldb_modules), listed once a stop. */
 	const struct adac_module *mods;
 	size_t n;
+	struct adac_error err = {0};
 	if (adac_target_modules(t, &mods, &n, &err))
 		return;
 	for (size_t i = 0; i < n; i++) {
