@@ -7,6 +7,10 @@ stay bounded and well-behaved:
   - no AddressSanitizer/UBSan/LeakSanitizer report;
   - at most 10 s of CPU time and 1 GiB of RSS each, for a ~110 MB core (3x the time and 2x the memory
     under the sanitizers), and no hang (wall-clock limit: 6x the CPU limit).
+Every fourth round, lldb-22 with the plugin opens the mutated core too (the plugin reads it with the
+CLI's core reader and through LLDB) and runs `async ps --stats` and `bt async all`: exit 0 or 1, no
+crash of LLDB, no UBSan report from the plugin, no hang (the CLI's limits, 3x the CPU for LLDB's own
+work).
 
 The core is a createdump core of targets/dotnet/shapes (Debug: 13 chains of every shape). The pages the
 commands read are found by running them once through tests/fuzz/make_image.c's recorder. A round
@@ -40,6 +44,8 @@ SANITIZED = bool(os.environ.get("ASAN_OPTIONS") or os.environ.get("UBSAN_OPTIONS
 CPU_LIMIT = 10.0 * (3 if SANITIZED else 1)
 RSS_LIMIT = (1 << 30) * (2 if SANITIZED else 1)
 SANITIZERS = ("AddressSanitizer", "LeakSanitizer", "runtime error:")
+LLDB_EVERY = 4                        # rounds: one in LLDB_EVERY also runs lldb-22 on the mutated core
+LLDB_CRASH = "PLEASE submit a bug report"  # what LLDB prints when it crashes
 
 
 def measured(argv, limit, env=None):
@@ -216,6 +222,18 @@ def main():
                     bad.append(f"{what}: fails without one 'asyncdac: error:' line (after warnings): {err.strip()[-500:]!r}")
                 elif rc not in (0, 1):
                     bad.append(f"{what}: exit code {rc}: {err.strip()[-500:]!r}")
+            if r % LLDB_EVERY == 0:
+                argv = [t.LLDB, "-b", "-x", "-O", f"plugin load {t.PLUGIN}", "-o", f"target create --core {work}",
+                        "-o", "async ps --stats", "-o", "bt async all"]
+                rc, err, cpu, rss, hung = measured(argv, 3 * CPU_LIMIT)
+                runs += 1
+                what = "lldb-22 async ps --stats, bt async all on mutated.core"
+                if hung or cpu > 3 * CPU_LIMIT:
+                    bad.append(f"{what}: {'hung' if hung else 'took'} {cpu:.1f} s of CPU (limit {3 * CPU_LIMIT:.0f})")
+                elif rss > RSS_LIMIT:
+                    bad.append(f"{what}: RSS {rss >> 20} MB (limit {RSS_LIMIT >> 20})")
+                elif LLDB_CRASH in err or any(s in err for s in SANITIZERS) or rc not in (0, 1):
+                    bad.append(f"{what}: exit code {rc}: {err.strip()[-3000:]!r}")
             if bad:
                 failures += 1
                 muts = "; ".join(f"{k} at 0x{o:x}: {a.hex()} -> {n.hex()}" for o, a, n, k in saved)
