@@ -10,7 +10,9 @@ stay bounded and well-behaved:
 Every fourth round, lldb-22 with the plugin opens the mutated core too (the plugin reads it with the
 CLI's core reader and through LLDB) and runs `async ps --stats` and `bt async all`: exit 0 or 1, no
 crash of LLDB, no UBSan report from the plugin, no hang (the CLI's limits, 3x the CPU for LLDB's own
-work).
+work, 60 s of wall time). LLDB alone hangs or crashes on some mutated cores (in `target create`):
+when it does, stock lldb-22 (no plugin, `thread list` and `bt all`) runs on the same core, and the
+round fails only when stock LLDB does not.
 
 The core is a createdump core of targets/dotnet/shapes (Debug: 13 chains of every shape). The pages the
 commands read are found by running them once through tests/fuzz/make_image.c's recorder. A round
@@ -46,15 +48,32 @@ RSS_LIMIT = (1 << 30) * (2 if SANITIZED else 1)
 SANITIZERS = ("AddressSanitizer", "LeakSanitizer", "runtime error:")
 LLDB_EVERY = 4                        # rounds: one in LLDB_EVERY also runs lldb-22 on the mutated core
 LLDB_CRASH = "PLEASE submit a bug report"  # what LLDB prints when it crashes
+LLDB_WALL = 60.0                      # seconds an lldb-22 run may take
 
 
-def measured(argv, limit, env=None):
+def lldb_failure(core, plugin):
+    """What went wrong running lldb-22 on core (with the plugin: `async ps --stats`, `bt async all`;
+    without: `thread list`, `bt all`), or None."""
+    argv = [t.LLDB, "-b", "-x"] + (["-O", f"plugin load {t.PLUGIN}"] if plugin else [])
+    argv += ["-o", f"target create --core {core}"]
+    argv += sum((["-o", c] for c in (("async ps --stats", "bt async all") if plugin else ("thread list", "bt all"))), [])
+    rc, err, cpu, rss, hung = measured(argv, 3 * CPU_LIMIT, wall=LLDB_WALL)
+    if hung or cpu > 3 * CPU_LIMIT:
+        return f"{'hung' if hung else 'took'} {cpu:.1f} s of CPU (limit {3 * CPU_LIMIT:.0f})"
+    if rss > RSS_LIMIT:
+        return f"RSS {rss >> 20} MB (limit {RSS_LIMIT >> 20})"
+    if LLDB_CRASH in err or any(s in err for s in SANITIZERS) or rc not in (0, 1):
+        return f"exit code {rc}: {err.strip()[-3000:]!r}"
+    return None
+
+
+def measured(argv, limit, env=None, wall=None):
     """Runs argv (with env added to the environment); (rc, stderr, CPU seconds, max RSS bytes, timed
-    out) of that process alone (wait4)."""
+    out: after `wall` seconds, 6x the CPU limit by default) of that process alone (wait4)."""
     with tempfile.TemporaryFile() as errf:
         p = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=errf,
                              env=dict(os.environ, **env) if env else None)
-        deadline = time.time() + 6 * limit
+        deadline = time.time() + (wall or 6 * limit)
         timed_out = False
         while True:
             pid, status, ru = os.wait4(p.pid, os.WNOHANG)
@@ -184,7 +203,7 @@ def main():
     seconds = float(os.environ.get("ADAC_MUTATION_SECONDS", "0"))
     rounds = int(os.environ.get("ADAC_MUTATION_ROUNDS", "40"))
     started = time.time()
-    done = runs = failures = 0
+    done = runs = failures = lldb_own = 0
     worst_cpu, worst_rss = (0.0, ""), (0, "")
     r = first
     with open(work, "r+b") as f:
@@ -223,17 +242,12 @@ def main():
                 elif rc not in (0, 1):
                     bad.append(f"{what}: exit code {rc}: {err.strip()[-500:]!r}")
             if r % LLDB_EVERY == 0:
-                argv = [t.LLDB, "-b", "-x", "-O", f"plugin load {t.PLUGIN}", "-o", f"target create --core {work}",
-                        "-o", "async ps --stats", "-o", "bt async all"]
-                rc, err, cpu, rss, hung = measured(argv, 3 * CPU_LIMIT)
                 runs += 1
-                what = "lldb-22 async ps --stats, bt async all on mutated.core"
-                if hung or cpu > 3 * CPU_LIMIT:
-                    bad.append(f"{what}: {'hung' if hung else 'took'} {cpu:.1f} s of CPU (limit {3 * CPU_LIMIT:.0f})")
-                elif rss > RSS_LIMIT:
-                    bad.append(f"{what}: RSS {rss >> 20} MB (limit {RSS_LIMIT >> 20})")
-                elif LLDB_CRASH in err or any(s in err for s in SANITIZERS) or rc not in (0, 1):
-                    bad.append(f"{what}: exit code {rc}: {err.strip()[-3000:]!r}")
+                why = lldb_failure(work, True)
+                if why and not lldb_failure(work, False):
+                    bad.append(f"lldb-22 with the plugin on mutated.core (async ps --stats, bt async all): {why}")
+                elif why:
+                    lldb_own += 1
             if bad:
                 failures += 1
                 muts = "; ".join(f"{k} at 0x{o:x}: {a.hex()} -> {n.hex()}" for o, a, n, k in saved)
@@ -247,7 +261,8 @@ def main():
             done += 1
             r += 1
     print(f"mutation: {done} rounds, {runs} command runs, {failures} failing rounds; worst CPU {worst_cpu[0]:.2f} s "
-          f"({worst_cpu[1]}), worst RSS {worst_rss[0] >> 20} MB ({worst_rss[1]}); core {os.path.getsize(core) >> 20} MB")
+          f"({worst_cpu[1]}), worst RSS {worst_rss[0] >> 20} MB ({worst_rss[1]}); core {os.path.getsize(core) >> 20} MB; "
+          f"{lldb_own} lldb-22 runs that stock lldb-22 fails too")
     t.finish()
 
 
