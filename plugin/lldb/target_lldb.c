@@ -182,11 +182,12 @@ static const char *lldb_origin(void *impl, uint64_t addr)
 	return b->core ? adac_target_origin(b->core, addr) : NULL;
 }
 
+/* A core's module: the file its reader reads the module from. */
 static int lldb_module_file(void *impl, uint64_t base, char *buf, size_t size)
 {
 	struct backend *b = impl;
-	struct adac_module m = {.base = base};
-	return b->core && adac_target_module_file(b->core, &m, buf, size) == buf ? 0 : -1;
+	const struct adac_module *m = b->core ? adac_target_module_at(b->core, base) : NULL;
+	return m && m->base == base && adac_target_module_file(b->core, m, buf, size) == buf ? 0 : -1;
 }
 
 struct module_walk {
