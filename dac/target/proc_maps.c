@@ -11,21 +11,8 @@
 #include "base/limits.h"
 #include "target/target.h"
 
-/* A file-backed mapping. */
-struct mapping {
-	uint64_t start, end, offset;
-	char *path;
-};
-
-static int cmp_mapping_path(const void *a, const void *b)
-{
-	const struct mapping *x = a, *y = b;
-	int r = strcmp(x->path, y->path);
-	return r ? r : (x->start < y->start ? -1 : x->start > y->start);
-}
-
 /* The file-backed mappings of /proc/pid/maps. */
-static int read_maps(int pid, struct mapping **out, size_t *count, struct adac_error *err)
+static int read_maps(int pid, struct adac_file_map **out, size_t *count, struct adac_error *err)
 {
 	char path[64];
 	snprintf(path, sizeof path, "/proc/%d/maps", pid);
@@ -33,7 +20,7 @@ static int read_maps(int pid, struct mapping **out, size_t *count, struct adac_e
 	if (!f)
 		return adac_fail(err, ADAC_E_IO, 0, "process %d: cannot read its mappings: %s", pid,
 		                 errno == ENOENT ? "the process has exited" : strerror(errno));
-	struct mapping *maps = NULL;
+	struct adac_file_map *maps = NULL;
 	size_t n = 0, cap = 0, lines = 0;
 	char *line = NULL;
 	size_t line_cap = 0;
@@ -52,13 +39,12 @@ static int read_maps(int pid, struct mapping **out, size_t *count, struct adac_e
 		file[strcspn(file, "\n")] = '\0';
 		if (file[0] != '/' || end <= start)
 			continue; /* anonymous memory, [heap], [stack], [vdso]... */
-		if (adac_grow((void **)&maps, &cap, n + 1, sizeof *maps, 64) || !(maps[n].path = strdup(file))) {
+		char *copy = NULL;
+		if (adac_grow((void **)&maps, &cap, n + 1, sizeof *maps, 64) || !(copy = strdup(file))) {
 			rc = adac_fail(err, ADAC_E_NOMEM, 0, "process %d: out of memory reading mappings", pid);
 			break;
 		}
-		maps[n].start = start;
-		maps[n].end = end;
-		maps[n++].offset = off;
+		maps[n++] = (struct adac_file_map){start, end, off, copy, 0};
 	}
 	free(line);
 	fclose(f);
@@ -71,36 +57,29 @@ int adac_local_process_modules(int pid, struct adac_module **mods, size_t *count
 {
 	*mods = NULL;
 	*count = 0;
-	struct mapping *maps = NULL;
+	struct adac_file_map *maps = NULL;
 	size_t n = 0;
 	int rc = read_maps(pid, &maps, &n, err);
-	if (rc == 0 && n > 0 && !(*mods = calloc(n, sizeof **mods)))
+	/* (The kernel lists the mappings by address.) */
+	int64_t nfiles = rc == 0 ? adac_file_maps_number(maps, n) : 0;
+	uint64_t *base = nfiles > 0 ? calloc((size_t)nfiles, 2 * sizeof *base) : NULL;
+	if (rc == 0 && nfiles != 0 && (nfiles < 0 || !base || !(*mods = calloc((size_t)nfiles, sizeof **mods))))
 		rc = adac_fail(err, ADAC_E_NOMEM, 0, "process %d: out of memory listing modules", pid);
-	if (rc == 0 && n > 0) {
-		/* One module per mapped file: based at its offset-0 mapping, ending at its highest one. */
-		qsort(maps, n, sizeof *maps, cmp_mapping_path);
-		for (size_t i = 0; i < n;) {
-			size_t j = i;
-			uint64_t base = UINT64_MAX, end = 0;
-			for (; j < n && strcmp(maps[j].path, maps[i].path) == 0; j++) {
-				if (maps[j].offset == 0 && maps[j].start < base)
-					base = maps[j].start;
-				if (maps[j].end > end)
-					end = maps[j].end;
-			}
-			if (base != UINT64_MAX) {
-				struct adac_module *m = &(*mods)[(*count)++];
-				m->path = maps[i].path;
-				maps[i].path = NULL; /* moved */
-				m->base = base;
-				m->end = end;
-			}
-			i = j;
+	if (rc == 0 && nfiles > 0) {
+		uint64_t *end = base + nfiles;
+		adac_file_modules(maps, n, (size_t)nfiles, base, end);
+		for (size_t i = 0; i < n; i++) {
+			size_t f = maps[i].file;
+			if (base[f] != maps[i].start)
+				continue;
+			(*mods)[(*count)++] = (struct adac_module){.path = (char *)maps[i].path, .base = base[f], .end = end[f]};
+			maps[i].path = NULL; /* moved */
 		}
 	}
 	for (size_t i = 0; i < n; i++)
-		free(maps[i].path);
+		free((char *)maps[i].path);
 	free(maps);
+	free(base);
 	if (rc) {
 		adac_local_modules_free(*mods, *count);
 		*mods = NULL;

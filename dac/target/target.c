@@ -451,6 +451,46 @@ char *adac_read_cstring(struct adac_target *t, uint64_t addr, size_t max, struct
 
 /* ---- modules ---- */
 
+static int cmp_map_path(const void *a, const void *b)
+{
+	const struct adac_file_map *x = *(const struct adac_file_map *const *)a, *y = *(const struct adac_file_map *const *)b;
+	return strcmp(x->path, y->path);
+}
+
+int64_t adac_file_maps_number(struct adac_file_map *maps, size_t n)
+{
+	struct adac_file_map **by_path = malloc((n ? n : 1) * sizeof *by_path);
+	if (!by_path)
+		return -1;
+	for (size_t i = 0; i < n; i++)
+		by_path[i] = &maps[i];
+	qsort(by_path, n, sizeof *by_path, cmp_map_path);
+	size_t files = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (i > 0 && strcmp(by_path[i]->path, by_path[i - 1]->path) != 0)
+			files++;
+		by_path[i]->file = files;
+	}
+	free(by_path);
+	return n ? (int64_t)files + 1 : 0;
+}
+
+void adac_file_modules(const struct adac_file_map *maps, size_t n, size_t nfiles, uint64_t *base, uint64_t *end)
+{
+	for (size_t f = 0; f < nfiles; f++)
+		base[f] = UINT64_MAX, end[f] = 0;
+	for (size_t i = 0; i < n; i++) {
+		size_t f = maps[i].file;
+		if (maps[i].offset != 0 || base[f] != UINT64_MAX)
+			continue; /* (in address order: the first offset-0 mapping is the lowest) */
+		base[f] = maps[i].start;
+		size_t last = i;
+		while (last + 1 < n && maps[last + 1].file == f)
+			last++;
+		end[f] = maps[last].end;
+	}
+}
+
 struct mod_collect {
 	struct adac_target *t;
 	struct adac_error *err;

@@ -15,7 +15,7 @@
 struct adac_module {
 	char *path;                       /* file path as the target names it ("" if unknown) */
 	uint64_t base;                    /* address of the mapping at file offset 0 (ELF header) */
-	uint64_t end;                     /* end of the highest mapping of that file (exclusive) */
+	uint64_t end;                     /* end of its mappings from base on (exclusive; target.h adac_file_modules) */
 	uint8_t build_id[ADAC_BUILD_ID_MAX];
 	size_t build_id_len;              /* 0 when the module has none or it could not be read */
 };
@@ -196,13 +196,13 @@ struct adac_target *adac_target_reopen(struct adac_target *t, struct adac_error 
 /* The path to open the file the target names path by (ops->local_path): buf, or path itself. */
 const char *adac_target_local_path(struct adac_target *t, const char *path, char *buf, size_t size);
 
-/* The target's id of the thread the process knows as process_tid, whose stack the runtime records
- * at [stack_limit, stack_base) (0, 0: not known) (ops->thread_of_process_tid): process_tid itself
- * when the backend does not tell them apart; 0 when no thread has it. */
 /* Where this machine has the file of module m: the one the backend reads its bytes from
  * (ops->module_file: a core's ELF modules), else adac_target_local_path's (a container's files:
  * m->path when the process sees this machine's). */
 const char *adac_target_module_file(struct adac_target *t, const struct adac_module *m, char *buf, size_t size);
+/* The target's id of the thread the process knows as process_tid, whose stack the runtime records
+ * at [stack_limit, stack_base) (0, 0: not known) (ops->thread_of_process_tid): process_tid itself
+ * when the backend does not tell them apart; 0 when no thread has it. */
 uint64_t adac_target_thread_of_process_tid(struct adac_target *t, uint64_t process_tid, uint64_t stack_limit,
                                            uint64_t stack_base);
 
@@ -223,10 +223,26 @@ bool adac_local_other_pid_ns(int pid);
  * /proc/<pid>/root<path>, target/proc_ns.h). 0 with buf set; -1: path as it is. */
 int adac_local_process_path(int pid, const char *path, char *buf, size_t size);
 
+/* For a backend listing modules from file mappings (a core's NT_FILE, /proc/<pid>/maps): a mapping
+ * of bytes offset.. of the file at path at [start, end), file its number (adac_file_maps_number). */
+struct adac_file_map {
+	uint64_t start, end, offset;
+	const char *path;
+	size_t file;
+};
+/* Numbers the files of n mappings: equal paths, equal numbers, 0.. in the order of the paths. The
+ * number of files, or -1 when memory runs out. */
+int64_t adac_file_maps_number(struct adac_file_map *maps, size_t n);
+/* The module of each of nfiles files from their mappings (n of them, sorted by start): based at the
+ * file's lowest offset-0 mapping (base[f] UINT64_MAX when it has none: no module), ending with the
+ * last of the file's mappings that follow it before another file's. The runtime maps an assembly
+ * twice (as an image and flat), often far apart: its module is not the span between them, which
+ * holds other modules. */
+void adac_file_modules(const struct adac_file_map *maps, size_t n, size_t nfiles, uint64_t *base, uint64_t *end);
+
 /* For a backend over a live process on this machine: the modules of process pid from
- * /proc/<pid>/maps (target/proc_maps.c), one per mapped file, based at its offset-0 mapping and
- * ending at its highest one (in no order: adac_target_modules sorts), paths as the process names
- * them, build ids unread.
+ * /proc/<pid>/maps (target/proc_maps.c), one per mapped file (adac_file_modules) in no order
+ * (adac_target_modules sorts), paths as the process names them, build ids unread.
  * 0 with *mods (free with adac_local_modules_free; none: NULL and 0), or -1 with err (the process
  * has exited, more than ADAC_MAX_MAPPINGS mappings, out of memory). */
 int adac_local_process_modules(int pid, struct adac_module **mods, size_t *count, struct adac_error *err);

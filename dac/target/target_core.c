@@ -65,20 +65,14 @@ struct core_seg {
 };
 
 struct mapped_file {
-	const char *path;  /* points into core->file_strings */
-	uint64_t base;     /* start of its offset-0 mapping, UINT64_MAX if none */
-	uint64_t end;      /* end of its highest mapping */
-	int fd;            /* -1 until opened, and when unusable */
-	bool tried;        /* open attempted */
+	const char *path;   /* points into core->file_strings */
+	uint64_t base, end; /* its module (adac_file_modules); base UINT64_MAX: none */
+	int fd;             /* -1 until opened, and when unusable */
+	bool tried;         /* open attempted */
 	uint64_t size;
-	char *origin;      /* when found through the symbol path: "name from path (route)" */
-	char *found;       /* ... and the path of the file found */
-	bool read;         /* bytes were read from it (origin says so only then) */
-};
-
-struct core_map {
-	uint64_t start, end, offset;  /* offset: bytes into the file */
-	size_t file;                  /* index into core->files */
+	char *origin;       /* when found through the symbol path: "name from path (route)" */
+	char *found;        /* ... and the path of the file found */
+	bool read;          /* bytes were read from it (origin says so only then) */
 };
 
 struct core_thread {
@@ -102,7 +96,7 @@ struct core {
 	char *file_strings;     /* copy of the NT_FILE path strings */
 	struct mapped_file *files;
 	size_t nfiles;
-	struct core_map *maps;  /* sorted by start */
+	struct adac_file_map *maps;  /* sorted by start */
 	size_t nmaps;
 	bool have_files;        /* an NT_FILE note was parsed (later ones are ignored) */
 	struct adac_module *mods;
@@ -132,7 +126,7 @@ static size_t seg_upper(const struct core *c, uint64_t addr)
 	return lo;
 }
 
-static const struct core_map *map_at(const struct core *c, uint64_t addr)
+static const struct adac_file_map *map_at(const struct core *c, uint64_t addr)
 {
 	size_t lo = 0, hi = c->nmaps;
 	while (lo < hi) {
@@ -264,7 +258,7 @@ static uint64_t min_size_for_mappings(const struct core *c, const struct mapped_
 {
 	uint64_t need = 0;
 	for (size_t i = 0; i < c->nmaps; i++) {
-		const struct core_map *m = &c->maps[i];
+		const struct adac_file_map *m = &c->maps[i];
 		if (&c->files[m->file] != f)
 			continue;
 		uint64_t end = m->offset + (m->end - m->start);
@@ -386,7 +380,7 @@ static void open_mapped_file(struct core *c, struct mapped_file *f)
  * there is no such file, it differs from the one the core saw, or it is too short. */
 static size_t read_mapped_file(struct core *c, uint64_t addr, uint8_t *buf, size_t len)
 {
-	const struct core_map *m = map_at(c, addr);
+	const struct adac_file_map *m = map_at(c, addr);
 	if (!m)
 		return 0;
 	struct mapped_file *f = &c->files[m->file];
@@ -641,14 +635,14 @@ static void core_set_symbols(void *impl, struct adac_symbols *symbols)
 static const char *core_origin(void *impl, uint64_t addr)
 {
 	struct core *c = impl;
-	const struct core_map *m = map_at(c, addr);
+	const struct adac_file_map *m = map_at(c, addr);
 	return m && c->files[m->file].read ? c->files[m->file].origin : NULL;
 }
 
 static int core_module_file(void *impl, uint64_t base, char *buf, size_t size)
 {
 	struct core *c = impl;
-	const struct core_map *m = map_at(c, base);
+	const struct adac_file_map *m = map_at(c, base);
 	if (!m)
 		return -1;
 	struct mapped_file *f = &c->files[m->file];
@@ -737,20 +731,8 @@ static int cmp_seg(const void *a, const void *b)
 
 static int cmp_map(const void *a, const void *b)
 {
-	const struct core_map *x = a, *y = b;
+	const struct adac_file_map *x = a, *y = b;
 	return x->start < y->start ? -1 : x->start > y->start;
-}
-
-struct path_ref {
-	const char *path;
-	size_t map;
-};
-
-static int cmp_path_ref(const void *a, const void *b)
-{
-	const struct path_ref *x = a, *y = b;
-	int r = strcmp(x->path, y->path);
-	return r ? r : (x->map < y->map ? -1 : x->map > y->map);
 }
 
 static const char *type_name(unsigned type)
@@ -764,13 +746,23 @@ static const char *type_name(unsigned type)
 	}
 }
 
-/* One module per mapped file: based at its offset-0 mapping, ending at its highest mapping. A file
- * never mapped at offset 0 has no ELF header in memory and is not a module. */
+/* One module per mapped file (adac_file_modules). A file never mapped at offset 0 has no header in
+ * memory and is not a module. */
 static int build_modules(struct core *c, struct adac_error *err)
 {
 	c->mods = calloc(c->nfiles ? c->nfiles : 1, sizeof *c->mods);
-	if (!c->mods)
+	uint64_t *base = calloc(c->nfiles ? c->nfiles : 1, 2 * sizeof *base);
+	if (!c->mods || !base) {
+		free(base);
 		return adac_fail(err, ADAC_E_NOMEM, 0, "%s: out of memory reading the file mappings", c->path);
+	}
+	uint64_t *end = base + c->nfiles;
+	adac_file_modules(c->maps, c->nmaps, c->nfiles, base, end);
+	for (size_t f = 0; f < c->nfiles; f++) {
+		c->files[f].base = base[f];
+		c->files[f].end = end[f];
+	}
+	free(base);
 	for (size_t f = 0; f < c->nfiles; f++) {
 		if (c->files[f].base == UINT64_MAX)
 			continue;
@@ -799,61 +791,43 @@ static int parse_nt_file(struct core *c, const uint8_t *desc, size_t size, struc
 	size_t strings_len = adac_cursor_left(&cur);
 	c->file_strings = malloc(strings_len + 1);
 	c->maps = calloc(count ? count : 1, sizeof *c->maps);
-	struct path_ref *refs = calloc(count ? count : 1, sizeof *refs);
 	c->files = calloc(count ? count : 1, sizeof *c->files);
-	int rc = -1;
-	if (!c->file_strings || !c->maps || !refs || !c->files) {
-		adac_fail(err, ADAC_E_NOMEM, 0, "%s: out of memory reading the file mappings", c->path);
-		goto out;
-	}
+	if (!c->file_strings || !c->maps || !c->files)
+		return adac_fail(err, ADAC_E_NOMEM, 0, "%s: out of memory reading the file mappings", c->path);
 	memcpy(c->file_strings, cur.p, strings_len);
 	c->file_strings[strings_len] = '\0';
 	size_t at = 0;
 	for (uint64_t i = 0; i < count; i++) {
 		const char *path = c->file_strings + at;
 		const char *nul = memchr(path, '\0', strings_len - at + 1);
-		if (!nul || (size_t)(nul - c->file_strings) >= strings_len) {
-			adac_fail(err, ADAC_E_CORRUPT, 0, "%s: NT_FILE note lacks the path of mapping %llu", c->path,
-			          (unsigned long long)i);
-			goto out;
-		}
+		if (!nul || (size_t)(nul - c->file_strings) >= strings_len)
+			return adac_fail(err, ADAC_E_CORRUPT, 0, "%s: NT_FILE note lacks the path of mapping %llu", c->path,
+			                 (unsigned long long)i);
 		at = (size_t)(nul - c->file_strings) + 1;
 		uint64_t start = adac_get_u64(entries, (size_t)i * 24);
 		uint64_t end = adac_get_u64(entries, (size_t)i * 24 + 8);
 		uint64_t pgoff = adac_get_u64(entries, (size_t)i * 24 + 16);
-		if (end <= start || (page && pgoff > UINT64_MAX / page)) {
-			adac_fail(err, ADAC_E_CORRUPT, 0, "%s: NT_FILE mapping %llu (%s) is malformed", c->path,
-			          (unsigned long long)i, path);
-			goto out;
-		}
-		c->maps[i] = (struct core_map){start, end, pgoff * page, 0};
-		refs[i] = (struct path_ref){path, (size_t)i};
-	}
-	/* Group by path: equal paths are one file (one fd for the fallback, one module). */
-	qsort(refs, (size_t)count, sizeof *refs, cmp_path_ref);
-	for (size_t i = 0; i < count; i++) {
-		if (i == 0 || strcmp(refs[i].path, refs[i - 1].path) != 0)
-			c->files[c->nfiles++] = (struct mapped_file){.path = refs[i].path, .base = UINT64_MAX, .fd = -1};
-		struct mapped_file *f = &c->files[c->nfiles - 1];
-		struct core_map *m = &c->maps[refs[i].map];
-		m->file = c->nfiles - 1;
-		if (m->offset == 0 && m->start < f->base)
-			f->base = m->start;
-		if (m->end > f->end)
-			f->end = m->end;
+		if (end <= start || (page && pgoff > UINT64_MAX / page))
+			return adac_fail(err, ADAC_E_CORRUPT, 0, "%s: NT_FILE mapping %llu (%s) is malformed", c->path,
+			                 (unsigned long long)i, path);
+		c->maps[i] = (struct adac_file_map){start, end, pgoff * page, path, 0};
 	}
 	c->nmaps = (size_t)count;
 	qsort(c->maps, c->nmaps, sizeof *c->maps, cmp_map);
 	for (size_t i = 1; i < c->nmaps; i++)
-		if (c->maps[i].start < c->maps[i - 1].end) {
-			adac_fail(err, ADAC_E_CORRUPT, 0, "%s: NT_FILE mappings overlap at 0x%llx", c->path,
-			          (unsigned long long)c->maps[i].start);
-			goto out;
-		}
-	rc = build_modules(c, err);
-out:
-	free(refs);
-	return rc;
+		if (c->maps[i].start < c->maps[i - 1].end)
+			return adac_fail(err, ADAC_E_CORRUPT, 0, "%s: NT_FILE mappings overlap at 0x%llx", c->path,
+			                 (unsigned long long)c->maps[i].start);
+	/* Equal paths are one file (one fd for the fallback, one module). */
+	int64_t nfiles = adac_file_maps_number(c->maps, c->nmaps);
+	if (nfiles < 0)
+		return adac_fail(err, ADAC_E_NOMEM, 0, "%s: out of memory reading the file mappings", c->path);
+	c->nfiles = (size_t)nfiles;
+	for (size_t i = 0; i < c->nfiles; i++)
+		c->files[i] = (struct mapped_file){.base = UINT64_MAX, .fd = -1};
+	for (size_t i = 0; i < c->nmaps; i++)
+		c->files[c->maps[i].file].path = c->maps[i].path;
+	return build_modules(c, err);
 }
 
 static int parse_prstatus(struct core *c, const uint8_t *desc, size_t size, struct adac_error *err)

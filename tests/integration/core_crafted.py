@@ -56,8 +56,10 @@ loads = [
 ]
 core = write_core(os.path.join(d, "crafted.core"), loads, notes)
 
+# lib.bin's module ends before missing.bin's mapping: the part mapped again at 0x30000 is not in it
+# (the runtime maps an assembly twice, far apart; the span between holds other modules).
 t.check_eq(probe(core, "modules", "threads"),
-           [f"0x10000 0x33000 {lib}", f"0x20000 0x21000 {missing}", "1 4242 ", "2 4243 "], "modules and threads")
+           [f"0x10000 0x13000 {lib}", f"0x20000 0x21000 {missing}", "1 4242 ", "2 4243 "], "modules and threads")
 t.check_eq(probe(core, "regs", 4242), ["rip 0x1010 rsp 0x1013 rbp 0x1004 fs_base 0x1015"], "NT_PRSTATUS registers")
 # The thread the runtime records by another id (a pid namespace's), with its stack's bounds: the
 # core's thread of that id, else the one whose stack pointer is inside the stack, else the id.

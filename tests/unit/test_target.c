@@ -1,5 +1,5 @@
 /* test_target.c - the block cache and typed reads of dac/target/target.c, over the memory backend;
- * the backends' pread loop (target/pread.c). */
+ * modules from file mappings; the backends' pread loop (target/pread.c). */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -277,12 +277,40 @@ static void test_nested_targets(void)
 	adac_target_close(inner);
 }
 
+/* Modules from file mappings: an assembly the runtime maps twice (an image with gaps, flat far
+ * away) around libcoreclr, whose own mappings are split; a file never mapped at offset 0. */
+static void test_file_modules(void)
+{
+	struct adac_file_map maps[] = {
+		{0x10000, 0x11000, 0, "/rt/System.Console.dll", 0},
+		{0x12000, 0x14000, 0, "/rt/System.Console.dll", 0},
+		{0x16000, 0x17000, 0x2000, "/rt/System.Console.dll", 0},
+		{0x40000, 0x45000, 0, "/rt/libcoreclr.so", 0},
+		{0x45000, 0x46000, 0x5000, "/rt/libcoreclr.so", 0},
+		{0x46000, 0x50000, 0x6000, "/rt/libcoreclr.so", 0},
+		{0x60000, 0x61000, 0x1000, "/data/only-a-part", 0},
+		{0x70000, 0x73000, 0, "/rt/System.Console.dll", 0},
+	};
+	size_t n = sizeof maps / sizeof *maps;
+	CHECK(adac_file_maps_number(maps, n) == 3);
+	/* Numbered in the order of the paths (strcmp: "S" before "l"). */
+	CHECK(maps[0].file == 1 && maps[2].file == 1 && maps[7].file == 1);
+	CHECK(maps[3].file == 2 && maps[5].file == 2 && maps[6].file == 0);
+	uint64_t base[3], end[3];
+	adac_file_modules(maps, n, 3, base, end);
+	CHECK(base[1] == 0x10000 && end[1] == 0x17000);
+	CHECK(base[2] == 0x40000 && end[2] == 0x50000);
+	CHECK(base[0] == UINT64_MAX);
+	CHECK(adac_file_maps_number(maps, 0) == 0);
+}
+
 int main(void)
 {
 	test_reads();
 	test_read_ahead();
 	test_nested_targets();
 	test_modules_threads();
+	test_file_modules();
 	test_pread_full();
 	return check_report("test_target");
 }
