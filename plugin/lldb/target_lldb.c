@@ -291,6 +291,37 @@ static int lldb_regs(void *impl, uint64_t tid, struct adac_regs *regs, struct ad
 	return adac_lldb_process_regs(b->p, tid, regs, err);
 }
 
+/* A core's thread: LLDB's frames, then the core reader's past the last of them. LLDB takes a return
+ * address into code the core lacks (gcore's and the kernel's cores leave out mapped files: the
+ * ReadyToRun code of assemblies) for the end of the stack; the core reader reads those pages from
+ * the files, as the CLI does. (Once the symbol file covers that code, LLDB unwinds it too.) */
+struct past_lldb {
+	adac_frame_cb cb;
+	void *ctx;
+	uint64_t sp;       /* LLDB's last frame's (its inlined frames have their caller's) */
+	bool given;        /* LLDB gave a frame */
+	bool stopped;      /* cb asked to stop */
+	bool past;         /* the core reader's frames are past LLDB's last one */
+};
+
+static int from_lldb(void *ctx, const struct adac_frame *f)
+{
+	struct past_lldb *x = ctx;
+	x->sp = f->sp;
+	x->given = true;
+	return x->stopped = x->cb(x->ctx, f) != 0;
+}
+
+static int from_core(void *ctx, const struct adac_frame *f)
+{
+	struct past_lldb *x = ctx;
+	if (!x->past) {
+		x->past = f->sp == x->sp;
+		return 0;
+	}
+	return x->stopped = x->cb(x->ctx, f) != 0;
+}
+
 static int lldb_frames(void *impl, uint64_t tid, adac_frame_cb cb, void *ctx, struct adac_error *err)
 {
 	struct backend *b = impl;
@@ -298,8 +329,17 @@ static int lldb_frames(void *impl, uint64_t tid, adac_frame_cb cb, void *ctx, st
 	if (!k && (tid == b->building || adac_lldb_process_frames_replaced(b->p, tid)))
 		return adac_fail(err, ADAC_E_NOT_FOUND, 0, "LLDB's own frames of thread %llu are not known",
 		                 (unsigned long long)tid);
-	if (!k)
+	if (!k && !b->core)
 		return adac_lldb_process_frames(b->p, tid, cb, ctx, err);
+	if (!k) {
+		struct past_lldb x = {.cb = cb, .ctx = ctx};
+		if (adac_lldb_process_frames(b->p, tid, from_lldb, &x, err))
+			return -1;
+		/* (The core reader's errors stay unsaid: LLDB's frames are the stack.) */
+		if (x.given && !x.stopped)
+			adac_target_frames(b->core, tid, from_core, &x, NULL);
+		return 0;
+	}
 	for (size_t i = 0; i < k->n; i++)
 		if (cb(ctx, &k->frames[i]))
 			break;

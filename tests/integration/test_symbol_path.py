@@ -27,7 +27,8 @@ independently, tests/lib/symstore.py):
     the plugin shows LLDB the ones the core reader found (the symbol path's), so that LLDB names
     and unwinds the main thread (Sample.cs:30, Program.cs:157, coreclr_execute_assembly, dnhost`main
     at host.c with dnhost.dbg); lldb-dap opening that core with `async symbols --stacks` as its
-    stopCommands shows the same frames.
+    stopCommands shows the same frames; for the gcore core too, whose ReadyToRun code (CoreLib's) LLDB
+    cannot read: the plugin's symbols cover it (its frames go on with the core reader's).
 """
 import json
 import os
@@ -444,30 +445,37 @@ def check_lldb(s, cores, moved, want_id, tmp):
     # plugin shows it the ELF files the core reader reads them from (the symbol path's, matched by
     # identity) before a command that unwinds, so that LLDB names the native frames (dnhost's from
     # dnhost.dbg, which LLDB finds through the same setting) and unwinds into the managed ones.
-    out = b.run_lldb([f"settings set target.debug-file-search-paths {path.replace(':', ' ')}",
-                      f"target create --core {cores['full']}"], ["thread backtrace"], "lldb, LLDB's frames")
-    names = [re.sub(r"\(.*\)", "()", text).split(" + ")[0]
-             for _, _, text in frames_of(raw_section(out, "thread backtrace"), 1)]
-    want = ["managed`AsyncdacSamples.Sample.ParkForever() at Sample.cs:30:13",
+    # The gcore core lacks CoreLib's ReadyToRun code (a mapped file's pages), where LLDB's unwinding
+    # stops; the plugin's frames go on with the core reader's (which reads them from the symbol
+    # path), so its symbol file covers those methods too, and LLDB unwinds them.
+    want = ["managed`System.Threading.Thread.Sleep()",
+            "managed`AsyncdacSamples.Sample.ParkForever() at Sample.cs:30:13",
             "managed`AsyncdacSamples.NestedApp.Main() at Program.cs:157:13",
             "libcoreclr.so`coreclr_execute_assembly", f"dnhost`main() at host.c:{host_line()}:10"]
-    t.check_eq([n for n in names if n in want], want,
-               f"lldb, LLDB's own backtrace of the main thread of the full core (names: {names})")
-    # lldb-dap opening the core as an IDE does, with a command at its stop (stopCommands): the same.
-    dap = DapClient([LLDB_DAP], timeout=120)
-    try:
-        dap.initialize()
-        dap.attach({"coreFile": cores["full"], "stopCommands": ["async symbols --stacks"],
-                    "initCommands": [f"plugin load {t.PLUGIN}",
-                                     f"settings set target.debug-file-search-paths {path.replace(':', ' ')}"]})
-        main_id = next((th["id"] for th in dap.threads() if th.get("name") == "dnhost"), None)
-        got = [(f.get("name"), f.get("line")) for f in dap.stack(main_id)] if main_id else []
-    finally:
-        dap.close()
-    for part in (("AsyncdacSamples.Sample.ParkForever()", 30), ("AsyncdacSamples.NestedApp.Main(System.String[])", 157),
-                 ("coreclr_execute_assembly", 0), ("main", host_line())):
-        t.check(part in [(n, line if part[1] else 0) for n, line in got],
-                f"lldb-dap, the full core: the main thread's stackTrace has {part} (got: {got})")
+    for kind in ("full", "gcore"):
+        out = b.run_lldb([f"settings set target.debug-file-search-paths {path.replace(':', ' ')}",
+                          f"target create --core {cores[kind]}"], ["thread backtrace"], f"lldb, LLDB's frames, {kind}")
+        names = [re.sub(r"\(.*\)", "()", text).split(" + ")[0]
+                 for _, _, text in frames_of(raw_section(out, "thread backtrace"), 1)]
+        t.check_eq([n for n in names if n in want], want,
+                   f"lldb, LLDB's own backtrace of the main thread of the {kind} core (names: {names})")
+    # lldb-dap opening the cores as an IDE does, with a command at its stop (stopCommands): the same.
+    for kind in ("full", "gcore"):
+        dap = DapClient([LLDB_DAP], timeout=120)
+        try:
+            dap.initialize()
+            dap.attach({"coreFile": cores[kind], "stopCommands": ["async symbols --stacks"],
+                        "initCommands": [f"plugin load {t.PLUGIN}",
+                                         f"settings set target.debug-file-search-paths {path.replace(':', ' ')}"]})
+            main_id = next((th["id"] for th in dap.threads() if th.get("name") == "dnhost"), None)
+            got = [(f.get("name"), f.get("line")) for f in dap.stack(main_id)] if main_id else []
+        finally:
+            dap.close()
+        for part in (("AsyncdacSamples.Sample.ParkForever()", 30),
+                     ("AsyncdacSamples.NestedApp.Main(System.String[])", 157),
+                     ("coreclr_execute_assembly", 0), ("main", host_line())):
+            t.check(part in [(n, line if part[1] else 0) for n, line in got],
+                    f"lldb-dap, the {kind} core: the main thread's stackTrace has {part} (got: {got})")
 
     # Two targets: LLDB keeps target.* settings per target, and each target keeps the path it was
     # given; the first target set to the path the second one has must get it (not keep its own).
