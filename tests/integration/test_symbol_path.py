@@ -27,8 +27,9 @@ independently, tests/lib/symstore.py):
     the plugin shows LLDB the ones the core reader found (the symbol path's), so that LLDB names
     and unwinds the main thread (Sample.cs:30, Program.cs:157, coreclr_execute_assembly, dnhost`main
     at host.c with dnhost.dbg); lldb-dap opening that core with `async symbols --stacks` as its
-    stopCommands shows the same frames; for the gcore core too, whose ReadyToRun code (CoreLib's) LLDB
-    cannot read: the plugin's symbols cover it (its frames go on with the core reader's).
+    stopCommands shows the same frames; for the gcore core too (and LLDB for the with-heap core),
+    whose ReadyToRun code (CoreLib's) LLDB cannot read: the plugin's symbols cover it (its frames
+    go on with the core reader's).
 """
 import json
 import os
@@ -445,14 +446,15 @@ def check_lldb(s, cores, moved, want_id, tmp):
     # plugin shows it the ELF files the core reader reads them from (the symbol path's, matched by
     # identity) before a command that unwinds, so that LLDB names the native frames (dnhost's from
     # dnhost.dbg, which LLDB finds through the same setting) and unwinds into the managed ones.
-    # The gcore core lacks CoreLib's ReadyToRun code (a mapped file's pages), where LLDB's unwinding
-    # stops; the plugin's frames go on with the core reader's (which reads them from the symbol
-    # path), so its symbol file covers those methods too, and LLDB unwinds them.
+    # The gcore core and createdump's with-heap core lack CoreLib's ReadyToRun code (a mapped file's
+    # pages), where LLDB's unwinding stops; the plugin's frames go on with the core reader's (which
+    # reads them from the symbol path), so its symbol file covers those methods too, and LLDB
+    # unwinds them.
     want = ["managed`System.Threading.Thread.Sleep()",
             "managed`AsyncdacSamples.Sample.ParkForever() at Sample.cs:30:13",
             "managed`AsyncdacSamples.NestedApp.Main() at Program.cs:157:13",
             "libcoreclr.so`coreclr_execute_assembly", f"dnhost`main() at host.c:{host_line()}:10"]
-    for kind in ("full", "gcore"):
+    for kind in ("full", "gcore", "heap"):
         out = b.run_lldb([f"settings set target.debug-file-search-paths {path.replace(':', ' ')}",
                           f"target create --core {cores[kind]}"], ["thread backtrace"], f"lldb, LLDB's frames, {kind}")
         names = [re.sub(r"\(.*\)", "()", text).split(" + ")[0]
