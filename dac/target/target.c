@@ -477,8 +477,10 @@ int64_t adac_file_maps_number(struct adac_file_map *maps, size_t n)
 
 void adac_file_modules(const struct adac_file_map *maps, size_t n, size_t nfiles, uint64_t *base, uint64_t *end)
 {
-	for (size_t f = 0; f < nfiles; f++)
-		base[f] = UINT64_MAX, end[f] = 0;
+	for (size_t f = 0; f < nfiles; f++) {
+		base[f] = UINT64_MAX;
+		end[f] = 0;
+	}
 	for (size_t i = 0; i < n; i++) {
 		size_t f = maps[i].file;
 		if (maps[i].offset != 0 || base[f] != UINT64_MAX)
