@@ -65,6 +65,11 @@ int adac_command_complete_values(const char *values, int n, const char *const *w
 /* Whether arg ("--method", "-m") is an option of the command's "Options:" list that takes a value:
  * the next argument is then that value (a front end telling a target from the command's options). */
 bool adac_command_option_takes_value(const struct adac_command_info *info, const char *arg);
+/* 0 when every option of argv[1..argc) (argv[0] is the command) is one the command's "Options:"
+ * list names, with its value when it takes one; else -1 with err (ADAC_E_USAGE), as the command
+ * would say it. A front end checks before it opens a target: a live process is not stopped for a
+ * mistyped option. (The values themselves are the command's to check.) */
+int adac_command_check_options(const struct adac_command_info *info, int argc, char **argv, struct adac_error *err);
 
 /* ---- For a debugger that keeps frames and threads of its own (commands/debugger.c) ----
  *

@@ -76,9 +76,6 @@ static void each_option(const char *details, void (*fn)(const struct option_line
 struct candidates {
 	json_t *values, *descriptions;
 	const char *prefix;          /* what is being completed */
-	const char *option;          /* or: the option whose value it may be ("--format" or "-F") */
-	const char *option_long;     /* that option's long name, when it takes a value */
-	size_t option_long_len;
 };
 
 static void add(struct candidates *c, const char *value, size_t len, const char *desc, size_t desc_len)
@@ -94,15 +91,31 @@ static void add_option(const struct option_line *o, void *ctx)
 	add(ctx, o->name, o->name_len, o->help, o->help_len);
 }
 
-static void find_option(const struct option_line *o, void *ctx)
+/* The option arg ("--format" or "-F") names, found in a list by each_option. */
+struct option_find {
+	const char *arg;
+	bool found;
+	struct option_line line;
+};
+
+static void match_option(const struct option_line *o, void *ctx)
 {
-	struct candidates *c = ctx;
-	bool is_long = strlen(c->option) == o->name_len && strncmp(o->name, c->option, o->name_len) == 0;
-	bool is_short = o->short_name && c->option[1] == o->short_name && !c->option[2];
-	if ((is_long || is_short) && o->takes_value) {
-		c->option_long = o->name;
-		c->option_long_len = o->name_len;
+	struct option_find *f = ctx;
+	bool is_long = strlen(f->arg) == o->name_len && strncmp(o->name, f->arg, o->name_len) == 0;
+	bool is_short = o->short_name && f->arg[1] == o->short_name && !f->arg[2];
+	if (!f->found && (is_long || is_short)) {
+		f->found = true;
+		f->line = *o;
 	}
+}
+
+/* The line of the details' "Options:" list that names arg, NULL when none does. */
+static const struct option_line *find_option(const char *details, const char *arg, struct option_find *f)
+{
+	*f = (struct option_find){.arg = arg};
+	if (arg[0] == '-' && arg[1])
+		each_option(details, match_option, f);
+	return f->found ? &f->line : NULL;
 }
 
 /* The values `values` gives key ("--format", or "" for the first argument). */
@@ -131,10 +144,25 @@ static int complete(const char *details, const char *values, int n, const char *
 
 bool adac_command_option_takes_value(const struct adac_command_info *info, const char *arg)
 {
-	struct candidates c = {.option = arg};
-	if (info && arg[0] == '-' && arg[1])
-		each_option(info->details, find_option, &c);
-	return c.option_long != NULL;
+	struct option_find f;
+	const struct option_line *o = info ? find_option(info->details, arg, &f) : NULL;
+	return o && o->takes_value;
+}
+
+int adac_command_check_options(const struct adac_command_info *info, int argc, char **argv, struct adac_error *err)
+{
+	for (int i = 1; i < argc; i++) {
+		if (argv[i][0] != '-' || !argv[i][1])
+			continue;
+		struct option_find f;
+		const struct option_line *o = find_option(info->details, argv[i], &f);
+		if (!o)
+			return adac_opt_unknown(info->name, argv[i], err);
+		const char *value;
+		if (o->takes_value && adac_opt_value(info->name, argc, argv, &i, &value, err))
+			return -1;
+	}
+	return 0;
 }
 
 int adac_command_complete(const char *name, int n, const char *const *words, char **json, struct adac_error *err)
@@ -154,19 +182,16 @@ int adac_command_complete_values(const char *values, int n, const char *const *w
 static int complete(const char *details, const char *values, int n, const char *const *words, char **json,
                     struct adac_error *err)
 {
-	struct candidates c = {json_array(), json_array(), n > 0 && words[n - 1] ? words[n - 1] : "", NULL, NULL, 0};
+	struct candidates c = {json_array(), json_array(), n > 0 && words[n - 1] ? words[n - 1] : ""};
 	if (!c.values || !c.descriptions) {
 		json_decref(c.values);
 		json_decref(c.descriptions);
 		return adac_fail(err, ADAC_E_NOMEM, 0, "out of memory");
 	}
-	const char *previous = n > 1 ? words[n - 2] : NULL;
-	if (previous && previous[0] == '-' && previous[1]) {
-		c.option = previous;
-		each_option(details, find_option, &c);
-	}
-	if (c.option_long) {
-		add_values(&c, values, c.option_long, c.option_long_len);
+	struct option_find f;
+	const struct option_line *option = n > 1 ? find_option(details, words[n - 2], &f) : NULL;
+	if (option && option->takes_value) {
+		add_values(&c, values, option->name, option->name_len);
 	} else if (c.prefix[0] == '-') {
 		each_option(details, add_option, &c);
 	} else {

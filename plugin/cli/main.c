@@ -316,6 +316,9 @@ static int run_diff(const struct adac_command_info *cmd, int argc, char **argv)
 	}
 	if (ncores + (pid > 0) != 2)
 		return usage_error("'diff' needs two targets: <core-A> <core-B>, or <core-A> --pid <pid>");
+	struct adac_error err = {0};
+	if (adac_command_check_options(cmd, nrest, rest, &err))
+		return fail_with(&err);
 	struct adac_target *a = open_target(cores[0], -1, symbol_path, strict);
 	if (!a)
 		return EXIT_TARGET;
@@ -324,7 +327,6 @@ static int run_diff(const struct adac_command_info *cmd, int argc, char **argv)
 		adac_target_close(a);
 		return EXIT_TARGET;
 	}
-	struct adac_error err = {0};
 	struct adac_out out = {.write = write_stdout, .vprint = vprint_stdout};
 	int rc = adac_command_run_diff(a, b, nrest, rest, &out, &err);
 	fflush(stdout);
@@ -498,8 +500,12 @@ int main(int argc, char **argv)
 		free(rest);
 		return usage_error("--release applies to a live process (--pid)");
 	}
-
 	struct adac_error err = {0};
+	if (adac_command_check_options(cmd, nrest, rest, &err)) {
+		free(rest);
+		return fail_with(&err);
+	}
+
 	struct adac_symbols *symbols = make_symbols(symbol_path, &err);
 	if (!symbols) {
 		free(rest);

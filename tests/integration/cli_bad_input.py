@@ -148,6 +148,16 @@ pid = 999999
 while os.path.exists(f"/proc/{pid}"):
     pid -= 1
 expect_error(["runtime", "--pid", str(pid)], f"process {pid}: no such process", "missing pid")
+# A command's options are checked before its target is opened: a mistyped option does not stop
+# (or, with --release, copy) a live process. The missing process shows it: its error never comes.
+expect_error(["ps", "--pid", str(pid), "--release", "--stats", "--bogus"], "unknown option '--bogus' for 'ps'",
+             "unknown option before the process is opened", rc=2)
+expect_error(["ps", "--pid", str(pid), "--method"], "option --method of 'ps' requires a value",
+             "option without its value before the process is opened", rc=2)
+expect_error(["frame", "--pid", str(pid), "info", "-I", "--bogus"], "unknown option '--bogus' for 'frame'",
+             "frame's -I is an option of its list", rc=2)
+expect_error(["diff", "a.core", "--pid", str(pid), "--bogus"], "unknown option '--bogus' for 'diff'",
+             "unknown option of diff before its targets are opened", rc=2)
 
 # A process asyncdac may not trace: as user nobody, a root process is off limits...
 try:
