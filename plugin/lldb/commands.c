@@ -51,14 +51,6 @@ static size_t count_args(char **args)
 int adac_lldb_async(struct adac_lldb_cmd *cmd, const char *name, char **args)
 {
 	struct adac_error err = {0};
-	struct adac_target *t = adac_lldb_target(cmd, &err);
-	if (!t) {
-		adac_lldb_cmd_error(cmd, err.msg);
-		return -1;
-	}
-	/* A container's or a core's native modules first (once a stop, if the OS plugin could not):
-	 * the command may unwind a thread through LLDB. */
-	adac_lldb_target_show_modules(t, false);
 	size_t nargs = count_args(args);
 	char **argv = calloc(nargs + 2, sizeof *argv);
 	if (!argv) {
@@ -68,6 +60,17 @@ int adac_lldb_async(struct adac_lldb_cmd *cmd, const char *name, char **args)
 	argv[0] = (char *)name;
 	for (size_t i = 0; i < nargs; i++)
 		argv[i + 1] = args[i];
+	/* A mistyped option is said before the process is touched (modules shown, a GC let finish). */
+	const struct adac_command_info *info = adac_command_find(name);
+	struct adac_target *t = NULL;
+	if ((info && adac_command_check_options(info, (int)nargs + 1, argv, &err)) || !(t = adac_lldb_target(cmd, &err))) {
+		adac_lldb_cmd_error(cmd, err.msg);
+		free(argv);
+		return -1;
+	}
+	/* A container's or a core's native modules first (once a stop, if the OS plugin could not):
+	 * the command may unwind a thread through LLDB. */
+	adac_lldb_target_show_modules(t, false);
 	struct sink sink = {.cmd = cmd, .reports.progress = adac_lldb_cmd_progress(cmd)};
 	snprintf(sink.reports.details, sizeof sink.reports.details, "async %s", name);
 	struct adac_out out = {.write = write_result, .ctx = &sink, .progress = show_progress, .interrupted = interrupted};

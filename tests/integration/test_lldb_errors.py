@@ -65,6 +65,10 @@ def test_bad_option():
     # The option is checked before the runtime is looked for: same error on a non-.NET process.
     check_error(["file /bin/sleep", "process launch -s -- 1", "async runtime -x"],
                 "error: unknown option '-x' for 'runtime'\n", "unknown option, no .NET")
+    # ... and before the target: no process, or a mistyped option, says the option.
+    check_error(["async ps --stats --bogus"], "error: unknown option '--bogus' for 'ps'\n", "unknown option, no target")
+    check_error(["async ps --method"], "error: option --method of 'ps' requires a value\n",
+                "option without its value, no target")
 
 
 def test_running():
