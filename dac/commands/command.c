@@ -93,11 +93,11 @@ int adac_opt_u64(const char *cmd, const char *opt, const char *value, uint64_t *
 {
 	char *end;
 	errno = 0;
-	if (!value || !*value || *value == '-')
-		return adac_fail(err, ADAC_E_USAGE, 0, "invalid value '%s' for option %s of '%s'", value ? value : "", opt, cmd);
-	unsigned long long v = strtoull(value, &end, 0);
-	if (errno || *end)
-		return adac_fail(err, ADAC_E_USAGE, 0, "invalid value '%s' for option %s of '%s'", value, opt, cmd);
+	unsigned long long v = value && *value && *value != '-' ? strtoull(value, &end, 0) : 0;
+	if (!value || !*value || *value == '-' || errno || *end)
+		/* opt: "--depth", or an argument's "<object address>" */
+		return adac_fail(err, ADAC_E_USAGE, 0, "invalid value '%s' for %s%s of '%s'", value ? value : "",
+		                 opt[0] == '<' ? "" : "option ", opt, cmd);
 	*out = (uint64_t)v;
 	return 0;
 }

@@ -215,6 +215,8 @@ expect_error(["nosuch"], "'nosuch' is not a command (see 'asyncdac --help')", "u
 expect_error([good, "ps"], f"'{good}' is not a command; the command comes first: 'asyncdac ps {good} ...'",
              "the core file before the command", rc=2)
 expect_error(["runtime", good, "--bogus"], "unknown option '--bogus' for 'runtime'", "unknown option (core)", rc=2)
+expect_error(["dumpobj", good, "zz"], "invalid value 'zz' for <object address> of 'dumpobj'", "bad address argument",
+             rc=2)
 p = spin([tl.TARGET, "spin"])
 expect_error(["runtime", "--pid", str(p.pid), "--bogus"], "unknown option '--bogus' for 'runtime'",
              "unknown option (pid)", rc=2)
