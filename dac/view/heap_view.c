@@ -32,11 +32,8 @@ struct dump {
 	struct adac_out *out;
 	struct adac_addr_map stats; /* struct mt_stat by MethodTable */
 	const struct adac_gc_info *info;
-	bool list_json;             /* --json without --stat: "objects" ... */
-	bool stream_json;           /* ... printed as the walk finds them (a target that cannot run: the
-	                             * walk is not run again), else ... */
-	struct listed *listed;      /* ... kept, 24 bytes each, and printed at the end */
-	size_t listed_count, listed_cap; /* (streamed: the count printed) */
+	bool list_json;             /* --json without --stat: "objects", printed as the walk finds them */
+	size_t listed_count;        /* ... so far */
 	bool opened;                /* the document printed up to "objects" */
 	struct adac_type_filter type; /* opt->type in every spelling */
 	uint64_t shown, shown_bytes;
@@ -45,11 +42,6 @@ struct dump {
 };
 
 _Static_assert(offsetof(struct mt_stat, mt) == 0, "the MethodTable is the record's key");
-
-/* An object --json lists at the walk's end (a held process's walk may be run again). */
-struct listed {
-	uint64_t addr, mt, size;
-};
 
 static struct mt_stat *stat_get(struct adac_addr_map *t, uint64_t mt)
 {
@@ -121,24 +113,22 @@ static int open_json(struct dump *d, struct adac_error *err)
 	return rc;
 }
 
-/* Element i of "objects". */
-static void put_listed(struct dump *d, size_t i, const struct listed *o)
+/* The next element of "objects". */
+static void put_listed(struct dump *d, const struct adac_gc_object *o)
 {
 	adac_print(d->out,
 	           "%s\n      {\n        \"address\": \"0x%016llx\",\n        \"mt\": \"0x%016llx\",\n"
 	           "        \"size\": %llu\n      }",
-	           i ? "," : "", (unsigned long long)o->addr, (unsigned long long)o->mt, (unsigned long long)o->size);
+	           d->listed_count++ ? "," : "", (unsigned long long)o->addr, (unsigned long long)o->mt,
+	           (unsigned long long)o->size);
 }
 
-/* The rest: the objects kept, the end of "objects", rest's members (released), the braces. */
+/* The rest: the end of "objects", rest's members (released), the braces. */
 static int close_json(struct dump *d, json_t *rest, struct adac_error *err)
 {
 	int rc = d->opened ? 0 : open_json(d, err);
-	if (rc == 0 && d->list_json) {
-		for (size_t i = 0; !d->stream_json && i < d->listed_count; i++)
-			put_listed(d, i, &d->listed[i]);
+	if (rc == 0 && d->list_json)
 		adac_print(d->out, d->listed_count ? "\n    ]" : "]");
-	}
 	if (rc) {
 		json_decref(rest);
 		return rc;
@@ -174,16 +164,10 @@ static int on_object(void *ctx, const struct adac_gc_object *o)
 	d->shown_bytes += o->size;
 	if (opt->stat)
 		return 0;
-	if (d->stream_json) {
+	if (d->list_json) {
 		if (!d->opened && open_json(d, &d->fail))
 			return 1;
-		put_listed(d, d->listed_count++, &(struct listed){o->addr, o->mt, o->size});
-	} else if (d->list_json) {
-		if (adac_grow((void **)&d->listed, &d->listed_cap, d->listed_count + 1, sizeof *d->listed, 4096)) {
-			adac_fail(&d->fail, ADAC_E_NOMEM, 0, "out of memory listing objects");
-			return 1;
-		}
-		d->listed[d->listed_count++] = (struct listed){o->addr, o->mt, o->size};
+		put_listed(d, o);
 	} else if (opt->short_list) {
 		adac_print(d->out, "0x%016llx\n", (unsigned long long)o->addr);
 	} else {
@@ -298,7 +282,6 @@ int adac_heap_print(struct adac_runtime *rt, const struct adac_heap_opts *opt, s
 	if (!info)
 		return -1;
 	struct dump d = {.rt = rt, .opt = opt, .out = out, .info = info, .list_json = opt->json && !opt->stat};
-	d.stream_json = d.list_json && !adac_target_can_run(rt->t);
 	if (!info->structures_valid && !opt->json)
 		adac_print(out, "Warning: the GC heap was stopped during a garbage collection "
 		                "(StructureInvalidCount != 0); objects may be missed or misread.\n");
@@ -307,35 +290,43 @@ int adac_heap_print(struct adac_runtime *rt, const struct adac_heap_opts *opt, s
 	struct adac_gc_walk_report rep;
 	if (adac_type_filter_init(&d.type, opt->type, err))
 		return -1;
-	d.count_only = opt->stat;
+	/* --stat and --json show nothing before a walk's end where the walk may be run again: a held
+	 * process stopped where its heap cannot be walked is let run and walked again. So a held
+	 * process's --json listing is a count first (on all CPUs) and then, its heap walkable (the
+	 * process held still), printed as it is walked again: no object is kept (24 bytes each, 300 MB
+	 * for 13 M). A core's is printed as it is walked: cut short by an error, the document is too,
+	 * as the text is. */
+	bool check_first = d.list_json && adac_target_can_run(rt->t);
+	d.count_only = opt->stat || check_first;
 	double walk_seconds;
 	int rc;
-	/* --stat and --json show nothing before the walk's end where the walk may be run again: a held
-	 * process stopped where its heap cannot be walked is let run and walked again. A core's --json
-	 * listing is printed as it is walked: cut short by an error, the document is too, as the text is. */
 	while ((rc = walk_heap(&d, &rep, &walk_seconds, err)) == 0 && rep.error_count && (opt->stat || opt->json)) {
 		int ran = adac_gc_rerun(rt, err);
 		if (ran == 0)
 			break;
 		adac_gc_walk_report_free(&rep);
 		stat_free(&d.stats);
-		d.listed_count = 0;
 		d.shown = d.shown_bytes = 0;
 		if (ran < 0 || !(info = adac_gc_info_walkable(rt, err))) {
 			rc = -1;
 			break;
 		}
 	}
+	if (rc == 0 && check_first) {
+		adac_gc_walk_report_free(&rep);
+		stat_free(&d.stats);
+		d.shown = d.shown_bytes = 0;
+		d.count_only = false;
+		rc = walk_heap(&d, &rep, &walk_seconds, err);
+	}
 	adac_type_filter_free(&d.type);
 	if (rc) {
-		free(d.listed);
 		stat_free(&d.stats);
 		return -1;
 	}
 	size_t n;
 	struct mt_stat **sorted = sorted_stats(&d, &n);
 	if (!sorted) {
-		free(d.listed);
 		stat_free(&d.stats);
 		adac_gc_walk_report_free(&rep);
 		return adac_fail(err, ADAC_E_NOMEM, 0, "out of memory sorting the statistics");
@@ -395,7 +386,6 @@ int adac_heap_print(struct adac_runtime *rt, const struct adac_heap_opts *opt, s
 	if (rc == 0)
 		rc = adac_gc_walk_report_complete(&rep, info->structures_valid, err);
 	free(sorted);
-	free(d.listed);
 	stat_free(&d.stats);
 	adac_gc_walk_report_free(&rep);
 	return rc;

@@ -21,6 +21,7 @@ Live: the types with 1,000 or more objects have the same counts as in the core (
 allocates nothing else of them). Bad arguments: one-line errors.
 Needs scripts/dotnet-setup's build/dotnet (the `dotnet` test fixture); a missing piece is a failure.
 """
+import collections
 import json
 import os
 import re
@@ -182,6 +183,18 @@ def run_flavour(dn, tmp, flavour, env, cores, live):
                 got = {h(s["mt"]): (s["count"], s["total_size"]) for s in json.loads(out)["dumpheap"]["statistics"]}
                 big = {mt: v for mt, v in stats.items() if v[0] >= 1000}
                 t.check_eq({mt: v for mt, v in got.items() if mt in big}, big, f"{flavour} live: the 1,000+ object types")
+                # The listing of a held process: counted first, then printed as it is walked again
+                # (no object kept); the same objects as its own statistics and the core's.
+                out, ok = dumpheap(["--pid", str(pid)], "--json", what=f"{flavour} live listing")
+                if ok:
+                    d = json.loads(out)["dumpheap"]
+                    listed = collections.Counter(h(o["mt"]) for o in d["objects"])
+                    t.check_eq({mt: listed[mt] for mt in big}, {mt: v[0] for mt, v in big.items()},
+                               f"{flavour} live listing: the 1,000+ object types")
+                    t.check_eq(dict(listed), {h(s["mt"]): s["count"] for s in d["statistics"]},
+                               f"{flavour} live listing: its objects are its statistics")
+                    addrs = [int(o["address"], 16) for o in d["objects"]]
+                    t.check(addrs == sorted(set(addrs)), f"{flavour} live listing: each object once, in address order")
             live = False
     p.kill()
 
