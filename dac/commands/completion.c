@@ -1,6 +1,7 @@
 /* completion.c - what completes a command line (a debugger's tab key), from the command table:
  * the options are those each command's details list under "Options:" (the help the user reads,
- * also the man pages), their values and the first argument's words those its `values` names. */
+ * also the man pages), their values and the first argument's words those its `values` names.
+ * The same list checks a command line's options before a front end opens the target. */
 #include <jansson.h>
 #include <stdbool.h>
 #include <stdlib.h>
@@ -189,7 +190,7 @@ static int complete(const char *details, const char *values, int n, const char *
 		return adac_fail(err, ADAC_E_NOMEM, 0, "out of memory");
 	}
 	struct option_find f;
-	const struct option_line *option = n > 1 ? find_option(details, words[n - 2], &f) : NULL;
+	const struct option_line *option = n > 1 && words[n - 2] ? find_option(details, words[n - 2], &f) : NULL;
 	if (option && option->takes_value) {
 		add_values(&c, values, option->name, option->name_len);
 	} else if (c.prefix[0] == '-') {
