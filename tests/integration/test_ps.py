@@ -867,7 +867,7 @@ MAX_GC_RERUNS = 8  # dac/base/limits.h
 
 
 def gc():
-    """ps --pid (held, and --release) and dumpheap --pid --stat on a process that collects garbage
+    """ps --pid (held, and --release) and dumpheap --pid (--stat, and the listing) on a process that collects garbage
     back to back (running --mode gcloop): stopped inside a collection (StructureInvalidCount != 0),
     it is let run a moment and stopped again (copied again) until it is out of it, then listed as any
     other stop: the running chain's
@@ -882,7 +882,8 @@ def gc():
     try:
         counts = []
         for cmd, member, runs in ((["ps", "--json"], "heap_reruns", 25), (["ps", "--json", "--release"], "heap_reruns", 15),
-                                  (["dumpheap", "--stat", "--json"], "reruns", 25)):
+                                  (["dumpheap", "--stat", "--json"], "reruns", 25),
+                                  (["dumpheap", "--json"], "reruns", 10)):
             for i in range(runs):
                 what = f"gcloop: {' '.join(cmd)} run {i}"
                 rc, out, err = t.run([t.CLI, cmd[0], "--pid", pid, *cmd[1:]], timeout=120)
@@ -903,6 +904,10 @@ def gc():
                 if cmd[0] == "dumpheap":
                     t.check(d["errors"] == [] and d["total"]["objects"] > 300000,
                             f"{what}: every object, no error: {d['errors']}, {d['total']}")
+                    if "objects" in d:
+                        # The listing walk came after the count walk that let the process out of
+                        # the collection: it lists what it counts.
+                        t.check_eq(len(d["objects"]), d["total"]["objects"], f"{what}: every object counted is listed")
                     continue
                 t.check_eq(d["heap_errors"], [], f"{what}: heap errors")
                 frames = [(f["method"], f["line"]) for c in d["chains"] for f in c["frames"]]
