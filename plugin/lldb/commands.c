@@ -60,6 +60,14 @@ int adac_lldb_async(struct adac_lldb_cmd *cmd, const char *name, char **args)
 	argv[0] = (char *)name;
 	for (size_t i = 0; i < nargs; i++)
 		argv[i + 1] = args[i];
+	/* `async ps --help` is `help async ps`, as `asyncdac ps --help` is the CLI's help. */
+	for (size_t i = 1; i <= nargs; i++)
+		if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
+			char line[64];
+			snprintf(line, sizeof line, "help async %s", name);
+			free(argv);
+			return adac_lldb_cmd_forward(cmd, line);
+		}
 	/* A mistyped option is said before the process is touched (modules shown, a GC let finish). */
 	const struct adac_command_info *info = adac_command_find(name);
 	struct adac_target *t = NULL;

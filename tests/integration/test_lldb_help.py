@@ -7,7 +7,7 @@ The list of commands, their summaries and syntaxes come from the table both fron
 (adac_commands()), so they are checked against the CLI's help: every command the CLI lists is an
 `async` subcommand with the same summary, and `help async <command>` shows `async <command>` with
 the CLI's syntax and the same details. `async threads` is LLDB's alone (pending chains as LLDB
-threads).
+threads). `async <command> --help` shows `help async <command>`.
 """
 import re
 
@@ -90,6 +90,14 @@ def main():
             t.check(max(len(line) for line in details.splitlines()) <= 79,
                     f"asyncdac {name} --help: detail lines longer than 79 columns:\n{details}")
             t.check_eq(long_help.strip("\n"), details.strip("\n"), f"help async {name}: details, line by line")
+
+    # `async <name> --help` (or -h) is `help async <name>`, as `asyncdac <name> --help` is the CLI's.
+    for name, flag in (("ps", "--help"), ("dumpobj", "-h")):
+        rc, out, err = t.lldb([f"help async {name}"])
+        rc2, out2, err2 = t.lldb([f"async {name} {flag}"])
+        t.check_eq((rc2, err2), (0, ""), f"async {name} {flag}: exit code and stderr")
+        t.check_eq(out2.split(f"(lldb) async {name} {flag}\n", 1)[-1], out.split(f"(lldb) help async {name}\n", 1)[-1],
+                   f"async {name} {flag}: the text of help async {name}")
 
     rc, out, err = t.lldb(["help bt"])
     t.check_eq((rc, err), (0, ""), "help bt: exit code and stderr")
