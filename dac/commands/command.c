@@ -91,10 +91,12 @@ bool adac_opt_is(const char *arg, const char *short_opt, const char *long_opt)
 
 int adac_opt_u64(const char *cmd, const char *opt, const char *value, uint64_t *out, struct adac_error *err)
 {
-	char *end;
+	char *end = NULL;
 	errno = 0;
-	unsigned long long v = value && *value && *value != '-' ? strtoull(value, &end, 0) : 0;
-	if (!value || !*value || *value == '-' || errno || *end)
+	unsigned long long v = 0;
+	if (value && *value && *value != '-')
+		v = strtoull(value, &end, 0);
+	if (!end || errno || *end)
 		/* opt: "--depth", or an argument's "<object address>" */
 		return adac_fail(err, ADAC_E_USAGE, 0, "invalid value '%s' for %s%s of '%s'", value ? value : "",
 		                 opt[0] == '<' ? "" : "option ", opt, cmd);
