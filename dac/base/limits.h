@@ -10,6 +10,7 @@
 #define ADAC_MAX_MODULES 65536u                /* modules of one target */
 #define ADAC_MAX_LOADED_TYPES (1u << 20)       /* TypeDefToMethodTableMap entries the GC statics index reads */
 #define ADAC_MAX_THREADS 65536u                /* threads of one target */
+#define ADAC_MAX_SYNC_BLOCKS (16u << 20)       /* sync table entries read (the table grows to one per object locked or hashed) */
 #define ADAC_MAX_CHAIN_DEPTH 100000u           /* frames of one continuation chain (default cap) */
 #define ADAC_MAX_CHAINS 10000000u              /* chains found by a heap scan */
 #define ADAC_MAX_STRING_CHARS 4096u            /* characters read from one target string */

@@ -1039,6 +1039,7 @@ static int walk_region(struct walk_part *part, const struct adac_gc_region *r, u
 				.region = r,
 				.data = p,
 				.data_len = avail < extent ? avail : (size_t)extent,
+				.before = (size_t)(obj - part->win_base),
 			};
 			rep->objects++;
 			rep->object_bytes += size;

@@ -140,6 +140,8 @@ struct adac_gc_object {
 	const struct adac_gc_region *region;
 	const uint8_t *data;         /* the object's bytes from addr, as read by the walk ... */
 	size_t data_len;             /* ... min(extent, what the read block holds), at least 2 pointers */
+	size_t before;               /* bytes of the read block before data (its header, when at least the
+	                              * header's offset: adac_header_offset) */
 };
 
 /* A walk's progress, for a front end's sink: `phase` ("walking the heap"), in heap bytes of

@@ -35,6 +35,7 @@ enum adac_slot {
 	ADAC_SLOT_GC_HANDLES,    /* gc_handles.c */
 	ADAC_SLOT_STATICS,       /* statics.c (GC statics base -> type) */
 	ADAC_SLOT_THREAD_POOL,   /* thread_pool.c (the thread pool's queue and workers, read once) */
+	ADAC_SLOT_SYNC_BLOCK,    /* sync_block.c */
 	ADAC_SLOT_COUNT
 };
 
