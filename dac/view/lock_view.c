@@ -1,0 +1,122 @@
+/* lock_view.c - `locks`. See lock_view.h. */
+#include "view/lock_view.h"
+
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "base/json.h"
+#include "base/output.h"
+#include "runtime/object.h"
+#include "runtime/runtime.h"
+#include "types/locks.h"
+#include "types/names.h"
+
+static const char *type_of(struct adac_runtime *rt, uint64_t obj)
+{
+	uint64_t mt;
+	const char *name = adac_object_mt(rt, obj, &mt, NULL) == 0 ? adac_type_name(rt, mt, 0, NULL) : NULL;
+	return name ? name : "?";
+}
+
+const char *adac_lock_holder(const struct adac_held_lock *l, char *buf, size_t size)
+{
+	if (l->owner_tid)
+		snprintf(buf, size, "thread tid %llu (managed thread %u)", (unsigned long long)l->owner_tid, l->owner);
+	else
+		snprintf(buf, size, "managed thread %u (no thread of the runtime's has that id)", l->owner);
+	return buf;
+}
+
+void adac_lock_describe(struct adac_runtime *rt, const struct adac_held_lock *l, char *buf, size_t size)
+{
+	if (l->kind == ADAC_LOCK_LOCK)
+		snprintf(buf, size, "System.Threading.Lock 0x%016llx", (unsigned long long)l->object);
+	else
+		snprintf(buf, size, "%s 0x%016llx (%s)", type_of(rt, l->object), (unsigned long long)l->object,
+		         adac_lock_kind_name(l->kind));
+}
+
+static void print_text(struct adac_runtime *rt, const struct adac_held_locks *h, struct adac_out *out)
+{
+	for (size_t i = 0; i < h->count; i++) {
+		const struct adac_held_lock *l = &h->locks[i];
+		if (l->kind == ADAC_LOCK_LOCK)
+			adac_print(out, "lock 0x%016llx System.Threading.Lock: held by ", (unsigned long long)l->object);
+		else
+			adac_print(out, "lock 0x%016llx %s (%s): held by ", (unsigned long long)l->object, type_of(rt, l->object),
+			           adac_lock_kind_name(l->kind));
+		char who[96];
+		adac_print(out, "%s", adac_lock_holder(l, who, sizeof who));
+		if (l->entered == 1)
+			adac_print(out, ", entered once");
+		else
+			adac_print(out, ", entered %u times", l->entered);
+		if (l->has_waiters && l->waiters)
+			adac_print(out, "; %u thread%s waiting", l->waiters, l->waiters == 1 ? "" : "s");
+		adac_print(out, "\n");
+	}
+	if (h->count)
+		adac_print(out, "\n");
+	adac_print(out, "%zu lock%s held; sync table: %u entr%s in use.\n", h->count, h->count == 1 ? "" : "s",
+	           h->sync_entries, h->sync_entries == 1 ? "y" : "ies");
+	for (size_t i = 0; i < h->walk.error_count; i++)
+		adac_print(out, "warning: the heap walk stopped early in a region (thin locks there are not listed): %s\n",
+		           h->walk.errors[i].err.msg);
+}
+
+static const char *kind_key(enum adac_lock_kind k)
+{
+	switch (k) {
+	case ADAC_LOCK_MONITOR: return "monitor";
+	case ADAC_LOCK_THIN: return "thin";
+	case ADAC_LOCK_LOCK: return "lock";
+	}
+	return "?";
+}
+
+static int print_json(struct adac_runtime *rt, const struct adac_held_locks *h, struct adac_out *out,
+                      struct adac_error *err)
+{
+	json_t *j = json_object(), *locks = json_array(), *warnings = json_array();
+	for (size_t i = 0; i < h->count; i++) {
+		const struct adac_held_lock *l = &h->locks[i];
+		json_t *o = json_object(), *owner = json_object();
+		json_object_set_new(o, "object", adac_json_addr(l->object));
+		json_object_set_new(o, "type", adac_json_text(type_of(rt, l->object)));
+		json_object_set_new(o, "kind", json_string(kind_key(l->kind)));
+		json_object_set_new(o, "lock", l->lock ? adac_json_addr(l->lock) : json_null());
+		json_object_set_new(o, "sync_index", l->sync_index ? json_integer(l->sync_index) : json_null());
+		json_object_set_new(owner, "tid", l->owner_tid ? json_integer((json_int_t)l->owner_tid) : json_null());
+		json_object_set_new(owner, "managed_id", json_integer(l->owner));
+		json_object_set_new(o, "owner", owner);
+		json_object_set_new(o, "entered", json_integer(l->entered));
+		json_object_set_new(o, "waiters", l->has_waiters ? json_integer(l->waiters) : json_null());
+		json_array_append_new(locks, o);
+	}
+	json_object_set_new(j, "locks", locks);
+	json_object_set_new(j, "sync_entries", json_integer(h->sync_entries));
+	for (size_t i = 0; i < h->walk.error_count; i++) {
+		char line[600];
+		snprintf(line, sizeof line, "the heap walk stopped early in a region (thin locks there are not listed): %s",
+		         h->walk.errors[i].err.msg);
+		json_array_append_new(warnings, adac_json_text(line));
+	}
+	json_object_set_new(j, "warnings", warnings);
+	return adac_json_print_document(out, "locks", j, err);
+}
+
+int adac_locks_print(struct adac_runtime *rt, bool json, struct adac_out *out, struct adac_error *err)
+{
+	struct adac_held_locks h;
+	const struct adac_gc_walk_progress progress = {out, "finding locks"};
+	if (adac_held_locks_find(rt, &progress, &h, err))
+		return -1;
+	int rc = 0;
+	if (json)
+		rc = print_json(rt, &h, out, err);
+	else
+		print_text(rt, &h, out);
+	adac_held_locks_free(&h);
+	return rc;
+}

@@ -1,0 +1,30 @@
+/* lock_view.h - `locks`: every lock held in the process (types/locks.h), one line each:
+ *
+ *   lock 0x<object> <Type> (Monitor): held by thread tid <T> (managed thread <M>), entered once; 2 threads waiting
+ *   lock 0x<object> <Type> (Monitor, thin lock): held by thread tid <T> (managed thread <M>), entered 2 times
+ *   lock 0x<lock> System.Threading.Lock: held by thread tid <T> (managed thread <M>), entered once; 1 thread waiting
+ *
+ *   3 locks held; sync table: N entries in use.
+ *
+ * "thread tid <T>" is the thread's OS id (`bt --thread T`); a holder the runtime has no thread for is
+ * named by its managed id alone. JSON: docs/json.md. */
+#ifndef ADAC_LOCK_VIEW_H
+#define ADAC_LOCK_VIEW_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "base/error.h"
+
+struct adac_runtime;
+struct adac_out;
+struct adac_held_lock;
+
+int adac_locks_print(struct adac_runtime *rt, bool json, struct adac_out *out, struct adac_error *err);
+
+/* "thread tid <T> (managed thread <M>)": who holds a lock, for other views' lines too. */
+const char *adac_lock_holder(const struct adac_held_lock *l, char *buf, size_t size);
+/* "System.Object 0x<object> (Monitor)": what a lock is, for other views' lines. */
+void adac_lock_describe(struct adac_runtime *rt, const struct adac_held_lock *l, char *buf, size_t size);
+
+#endif
