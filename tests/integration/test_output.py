@@ -71,7 +71,7 @@ def exit_codes(tmp):
     core = b.sample_core("nested", "Debug", tmp)
     names = commands()
     t.check_eq(sorted(names), sorted(["runtime", "bt", "ip2md", "dumpmd", "frame", "dumpheap", "ps", "symbols", "diff",
-                                      "dumpobj", "pe", "refs", "report", "gcroot"]),
+                                      "dumpobj", "pe", "refs", "report", "gcroot", "locks"]),
                "the commands --help lists")
     names.remove("diff")  # two targets: the diff part tests its exit codes
     names.remove("pe")    # the nested sample has no exception: below
@@ -94,6 +94,7 @@ def exit_codes(tmp):
         "refs": [frame["continuation"]],
         "gcroot": [frame["continuation"]],
         "report": [],
+        "locks": [],
     }
     # Each command's own way of failing on a good core (the analysis, not the command line).
     target_error = {
@@ -109,6 +110,7 @@ def exit_codes(tmp):
         "refs": ["0x1"],
         "gcroot": ["0x1"],
         "report": None,
+        "locks": None,
     }
     for name in names:
         expect_rc([name, core] + ok[name], 0, f"{name}: a good run")
@@ -218,10 +220,11 @@ def json_documents(tmp):
     chain = ps["chains"][0]
     frame = chain["frames"][0]
     values = {"<core>": core, "<core-B>": b.sample_core("deep", "Debug", tmp), "<task>": chain["task"]["address"], "<continuation>": frame["continuation"],
-              "<ip>": frame["ip"], "<MethodDesc>...": frame["method_desc"], "<text>": "Continuation"}
+              "<ip>": frame["ip"], "<MethodDesc>...": frame["method_desc"], "<text>": "Continuation",
+              "<locks-core>": b.sample_core("locks", "Debug", tmp)}
     tables = documented()
     t.check_eq(sorted({inv.split()[0] for invs, _ in tables for inv in invs}),
-               sorted(["bt", "diff", "dumpheap", "dumpmd", "frame", "gcroot", "ip2md", "ps", "runtime"]),
+               sorted(["bt", "diff", "dumpheap", "dumpmd", "frame", "gcroot", "ip2md", "locks", "ps", "runtime"]),
                "docs/json.md documents every command that has --json")
     for invocations, table in tables:
         if any("--jsonl" in inv for inv in invocations):

@@ -21,6 +21,10 @@ set_tests_properties(ps.deadlock PROPERTIES FIXTURES_REQUIRED dotnet LABELS "dot
 #   ps.syncwait  threads blocked in Task.Wait/.Result/GetResult on a chain: ps, bt --thread, report
 add_adac_test(ps.syncwait integration/test_ps_syncwait.py)
 set_tests_properties(ps.syncwait PROPERTIES FIXTURES_REQUIRED dotnet LABELS "dotnet;needs-cli")
+#   locks        Monitors (a sync block's Lock, a thin lock) and a System.Threading.Lock held and waited
+#                for: locks (core, --pid, lldb-22), report, the oracle's sync blocks and thin locks
+add_adac_test(locks integration/test_locks.py)
+set_tests_properties(locks PROPERTIES FIXTURES_REQUIRED dotnet LABELS "dotnet;needs-cli")
 #   ps.completed ps --completed: the completed async tasks still on the heap (the faulted sample's task)
 add_adac_test(ps.completed integration/test_ps_completed.py)
 set_tests_properties(ps.completed PROPERTIES FIXTURES_REQUIRED dotnet LABELS "dotnet;needs-cli")

@@ -12,6 +12,8 @@
 //       their types, offsets and constant values, nested types and methods (with impl flags).
 //   oracle threadpool <core> --dac <libmscordaccore.so>
 //       ClrMD's view of the managed thread pool (ThreadPoolCommand.cs).
+//   oracle locks <core> --dac <libmscordaccore.so>
+//       ClrMD's sync blocks and thin locks (LocksCommand.cs).
 using System;
 using System.Collections.Generic;
 using System.IO;
@@ -45,6 +47,8 @@ namespace Asyncdac.Oracle
                         return ObjectsCommand.Run(args[1..]);
                     case "threadpool":
                         return ThreadPoolCommand.Run(args[1..]);
+                    case "locks":
+                        return LocksCommand.Run(args[1..]);
                     default:
                         return DumpCommand.Run(args);
                 }

@@ -1,0 +1,131 @@
+// Scenario "locks": threads holding locks and threads waiting for them, and a lock held across a
+// synchronous wait for an async chain (sync-over-async under a lock: a hang's usual shape).
+//
+//   thread "holder"       lock (s_monitor) { LockedTop().Wait(); }: holds s_monitor (a Monitor on an
+//                         object) and waits synchronously for LockedTop -> LockedLeaf, which awaits
+//                         s_gate (a TaskCompletionSource never completed)
+//   "waiter-1", "waiter-2" lock (s_monitor): blocked, so the lock is inflated to a sync block
+//   thread "nested"       lock (s_thin) { lock (s_thin) { park } }: entered twice, nobody waits: a thin
+//                         lock in the object's header
+//   thread "scope"        using (s_lock.EnterScope()) { park }: a System.Threading.Lock held
+//   thread "lock-waiter"  s_lock.Enter(): waits for it
+// READY gives the managed thread ids: holder=N nested=N scope=N waiters=N,N lockwaiter=N
+using System;
+using System.Runtime.CompilerServices;
+using System.Threading;
+using System.Threading.Tasks;
+
+namespace AsyncdacSamples
+{
+    public static class LocksApp
+    {
+        public sealed class Gate
+        {
+            public int Uses;
+        }
+
+        public static readonly object s_monitor = new object();
+        public static readonly Gate s_thin = new Gate();
+        public static readonly Lock s_lock = new Lock();
+        public static readonly TaskCompletionSource<int> s_gate = new TaskCompletionSource<int>();
+        static volatile bool s_nestedIn, s_scopeIn, s_holderIn;
+
+        [MethodImpl(MethodImplOptions.NoInlining)]
+        public static async Task<int> LockedLeaf()
+        {
+            return await s_gate.Task + 1; // @await LockedLeaf
+        }
+
+        [MethodImpl(MethodImplOptions.NoInlining)]
+        public static async Task<int> LockedTop()
+        {
+            return await LockedLeaf() * 2; // @await LockedTop
+        }
+
+        [MethodImpl(MethodImplOptions.NoInlining)]
+        static void Holder()
+        {
+            lock (s_monitor)
+            {
+                Task<int> t = LockedTop();
+                s_holderIn = true;
+                t.Wait();
+            }
+        }
+
+        [MethodImpl(MethodImplOptions.NoInlining)]
+        static void Waiter()
+        {
+            lock (s_monitor)
+                s_thin.Uses++;
+        }
+
+        [MethodImpl(MethodImplOptions.NoInlining)]
+        static void Nested()
+        {
+            lock (s_thin)
+            {
+                lock (s_thin)
+                {
+                    s_nestedIn = true;
+                    Sample.ParkForever();
+                }
+            }
+        }
+
+        [MethodImpl(MethodImplOptions.NoInlining)]
+        static void Scope()
+        {
+            using (s_lock.EnterScope())
+            {
+                s_scopeIn = true;
+                Sample.ParkForever();
+            }
+        }
+
+        [MethodImpl(MethodImplOptions.NoInlining)]
+        static void LockWaiter()
+        {
+            s_lock.Enter();
+            s_lock.Exit();
+        }
+
+        static Thread Start(ThreadStart body, string name)
+        {
+            var th = new Thread(body) { Name = name, IsBackground = true };
+            th.Start();
+            return th;
+        }
+
+        // A thread blocked in a wait, not passing through one while it spins: in WaitSleepJoin at
+        // every look for 300 ms.
+        static void WaitBlocked(Thread th)
+        {
+            int seen = 0;
+            while (seen < 30)
+            {
+                seen = (th.ThreadState & ThreadState.WaitSleepJoin) != 0 ? seen + 1 : 0;
+                Thread.Sleep(10);
+            }
+        }
+
+        public static int Main(string[] args)
+        {
+            Thread holder = Start(Holder, "holder");
+            Thread nested = Start(Nested, "nested");
+            Thread scope = Start(Scope, "scope");
+            while (!s_holderIn || !s_nestedIn || !s_scopeIn)
+                Thread.Sleep(1);
+            Thread w1 = Start(Waiter, "waiter-1");
+            Thread w2 = Start(Waiter, "waiter-2");
+            Thread lw = Start(LockWaiter, "lock-waiter");
+            foreach (Thread th in new[] { holder, w1, w2, lw })
+                WaitBlocked(th);
+            Sample.Ready("locks", $"holder={holder.ManagedThreadId} nested={nested.ManagedThreadId} " +
+                                  $"scope={scope.ManagedThreadId} waiters={w1.ManagedThreadId},{w2.ManagedThreadId} " +
+                                  $"lockwaiter={lw.ManagedThreadId}");
+            Sample.ParkForever();
+            return 0;
+        }
+    }
+}
