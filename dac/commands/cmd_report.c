@@ -6,7 +6,7 @@
 const struct adac_command_info adac_cmd_report_info = {
 	.name = "report",
 	.summary = "One page for an incident ticket: findings first (deadlocks, tasks whose awaiters did not resume, "
-	           "objects many chains await, crashes), then the runtime, crashed threads, async stacks grouped and "
+	           "objects many chains await, locks threads wait for, crashes), then the runtime, crashed threads, async stacks grouped and "
 	           "top frames",
 	.syntax = "",
 	.details =
@@ -19,7 +19,10 @@ const struct adac_command_info adac_cmd_report_info = {
 		"                     (\"shared: 7000 chains await one SemaphoreSlim <addr>\n"
 		"                     (current count 0, 7000 waiters)\"); threads blocked\n"
 		"                     synchronously on a task (\"blocked: thread tid T ...\n"
-		"                     waits synchronously for task <addr>\")\n"
+		"                     waits synchronously for task <addr>\", and \"while it\n"
+		"                     holds <lock>\" when it holds one); locks threads wait\n"
+		"                     for (\"lock: System.Object <addr> (Monitor) is held by\n"
+		"                     thread tid T ..., and 2 threads wait for it\": `locks`)\n"
 		"  == Runtime         as `runtime`\n"
 		"  == Threads that stopped for a reason\n"
 		"                     a crash core's signalled thread, as `bt` shows it (stop\n"

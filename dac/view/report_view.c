@@ -10,7 +10,9 @@
 #include "base/output.h"
 #include "runtime/runtime.h"
 #include "target/target.h"
+#include "types/locks.h"
 #include "view/backtrace_view.h"
+#include "view/lock_view.h"
 #include "view/pending_list.h"
 #include "view/pending_view.h"
 #include "view/runtime_view.h"
@@ -18,8 +20,8 @@
 
 /* Deadlocks and starvation, and the stacks grouped into sg, from one pass over the stacks (the
  * listing l), then threads blocked on tasks and the objects many chains await; how many findings. */
-static int findings(struct adac_pending_list *l, struct adac_stack_groups *sg, struct adac_out *out, size_t *n,
-                    struct adac_error *err)
+static int findings(struct adac_pending_list *l, struct adac_stack_groups *sg, const struct adac_held_locks *locks,
+                    struct adac_out *out, size_t *n, struct adac_error *err)
 {
 	struct adac_pending *p = l->p;
 	struct adac_pending_stack st;
@@ -59,15 +61,36 @@ static int findings(struct adac_pending_list *l, struct adac_stack_groups *sg, s
 	/* Sync-over-async: threads blocked on tasks. */
 	for (size_t k = 0; k < p->sync_waits.count; k++) {
 		const struct adac_sync_wait *w = &p->sync_waits.waits[k];
-		if (w->os_tid)
+		if (w->os_tid) {
 			adac_print(out, "blocked: thread tid %llu (managed thread %u) waits synchronously for task 0x%016llx "
-			           "(Task.Wait(), .Result or GetAwaiter().GetResult()): see `bt --thread %llu`\n",
-			           (unsigned long long)w->os_tid, w->managed_id, (unsigned long long)w->task,
-			           (unsigned long long)w->os_tid);
-		else
+			           "(Task.Wait(), .Result or GetAwaiter().GetResult())", (unsigned long long)w->os_tid,
+			           w->managed_id, (unsigned long long)w->task);
+			/* A lock held across the wait: whoever waits for the lock waits for the task too. */
+			const char *sep = " while it holds ";
+			for (size_t i = 0; locks && i < locks->count; i++)
+				if (locks->locks[i].owner == w->managed_id) {
+					char what[200];
+					adac_lock_describe(p->rt, &locks->locks[i], what, sizeof what);
+					adac_print(out, "%s%s", sep, what);
+					sep = ", ";
+				}
+			adac_print(out, ": see `bt --thread %llu`\n", (unsigned long long)w->os_tid);
+		} else
 			adac_print(out, "blocked: task 0x%016llx is waited for synchronously by no thread whose stack holds "
 			           "its Task+SetOnInvokeMres 0x%016llx\n", (unsigned long long)w->task,
 			           (unsigned long long)w->waiter);
+		(*n)++;
+	}
+	/* Locks threads wait for. */
+	for (size_t i = 0; locks && i < locks->count; i++) {
+		const struct adac_held_lock *k = &locks->locks[i];
+		if (!k->waiters)
+			continue;
+		char what[200], who[96];
+		adac_lock_describe(p->rt, k, what, sizeof what);
+		adac_print(out, "lock: %s is held by %s, and %u thread%s wait%s for it: see `locks`\n", what,
+		           adac_lock_holder(k, who, sizeof who), k->waiters, k->waiters == 1 ? "" : "s",
+		           k->waiters == 1 ? "s" : "");
 		(*n)++;
 	}
 	/* Convoys: many chains behind one lock or one promise. */
@@ -114,6 +137,8 @@ static size_t crashed_threads(struct adac_runtime *rt, struct adac_out *out)
 int adac_report_print(struct adac_runtime *rt, struct adac_out *out, struct adac_error *err)
 {
 	struct adac_pending p;
+	struct adac_held_locks locks = {0};
+	bool have_locks = false;
 	struct adac_error scan = {0};
 	bool have = adac_pending_collect(rt, out, ADAC_SCAN_MAY_RUN, &p, &scan) == 0; /* (first) */
 	/* One listing of every stack gives the findings and both groupings (no locals: the frames may
@@ -130,16 +155,23 @@ int adac_report_print(struct adac_runtime *rt, struct adac_out *out, struct adac
 		if (!(sg = adac_stack_groups_begin(&l, out, err)))
 			goto fail;
 	}
+	/* The locks held (a heap pass of their own: thin locks are in the objects' headers); the report
+	 * goes on without them. */
+	struct adac_error lock_err = {0};
+	const struct adac_gc_walk_progress lock_progress = {out, "finding locks"};
+	have_locks = adac_held_locks_find(rt, &lock_progress, &locks, &lock_err) == 0;
 	size_t found = 0;
 	adac_print(out, "== Findings\n");
 	found += crash_findings(rt, out);
 	if (!have)
 		adac_print(out, "error: the heap cannot be scanned: %s\n", scan.msg);
-	else if (findings(&l, sg, out, &found, err))
+	else if (findings(&l, sg, have_locks ? &locks : NULL, out, &found, err))
 		goto fail;
+	if (!have_locks && lock_err.code != ADAC_E_LAYOUT)
+		adac_print(out, "warning: the locks cannot be read: %s\n", lock_err.msg);
 	if (have && !found)
 		adac_print(out, "none: no crash, no await cycle, no completed task whose awaiter has not resumed, no object "
-		                "several chains await\n");
+		                "several chains await, no lock threads wait for\n");
 
 	adac_print(out, "\n== Runtime\n");
 	adac_runtime_print(rt, out);
@@ -160,8 +192,12 @@ int adac_report_print(struct adac_runtime *rt, struct adac_out *out, struct adac
 		adac_pending_list_free(&l);
 		adac_pending_free(&p);
 	}
+	if (have_locks)
+		adac_held_locks_free(&locks);
 	return 0;
 fail:
+	if (have_locks)
+		adac_held_locks_free(&locks);
 	adac_stack_groups_free(sg);
 	adac_pending_list_free(&l);
 	adac_pending_free(&p);

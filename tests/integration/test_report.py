@@ -74,7 +74,7 @@ def main():
         sec = sections(cli_text(["report", mcore], "report (mixed)"))
         t.check_eq(list(sec), TITLES, "report (mixed): the sections, in order")
         t.check_eq(sec.get("Findings"), "none: no crash, no await cycle, no completed task whose awaiter has not resumed, "
-                   "no object several chains await\n",
+                   "no object several chains await, no lock threads wait for\n",
                    "report (mixed): findings")
         t.check_eq(sec.get(TITLES[2]), "none (see `bt` for every thread)\n", "report (mixed): threads")
         t.check_eq(sec.get(TITLES[3]), cli_text(["ps", mcore, "--coalesce"], "ps --coalesce"), "report (mixed): stacks")
