@@ -1,8 +1,8 @@
 """robust.core_mutation: random byte and word mutations anywhere in a real core (ELF header and program
 headers, notes, the runtime data and heap the commands read, any segment, any byte), and on every
 mutated core `ps`, `bt`, `frame variable`, `dumpheap --stat`, `ps --stats` with a listing helper
-thread (ASYNCDAC_LIST_HELPERS=1) and `dumpheap --json` (a core's objects printed as they are walked)
-stay bounded and well-behaved:
+thread (ASYNCDAC_LIST_HELPERS=1), `dumpheap --json` (a core's objects printed as they are walked) and
+`locks` (the sync table and every object's header) stay bounded and well-behaved:
   - exit 0, or 1 with exactly one `asyncdac: error: ...` line;
   - no AddressSanitizer/UBSan/LeakSanitizer report;
   - at most 10 s of CPU time and 1 GiB of RSS each, for a ~110 MB core (3x the time and 2x the memory
@@ -182,14 +182,14 @@ def main():
         t.finish()
     task = json.loads(out)["ps"]["chains"][0]["task"]["address"]
     commands = [["ps", core], ["bt", core], ["frame", core, "variable", "--address", task, "--frame", "0"],
-                ["dumpheap", core, "--stat"], ["ps", core, "--stats"], ["dumpheap", core, "--json"]]
+                ["dumpheap", core, "--stat"], ["ps", core, "--stats"], ["dumpheap", core, "--json"], ["locks", core]]
     # ps --stats with a listing helper: the stacks are also resolved on another thread, through a
     # second target over the same (mutated) core.
     envs = {4: {"ASYNCDAC_LIST_HELPERS": "1"}}
     for k, cmd in enumerate(commands):
         rc, err, cpu, rss, hung = measured([t.CLI] + cmd, CPU_LIMIT, envs.get(k))
         t.check(rc == 0 and not hung, f"intact core: asyncdac {' '.join(cmd)}: rc {rc}, {err.strip()[-300:]}")
-    places = Places(core, touched_offsets(core, [c for c in commands[:4] if c[0] != "bt"], tmp))
+    places = Places(core, touched_offsets(core, [c for c in commands[:4] + commands[-1:] if c[0] != "bt"], tmp))
     with open(core, "rb") as f:
         f.seek(places.touched[0] if places.touched else 0)
         sample = f.read(corecore.PAGE * 4)
