@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "async/lock_wait.h"
 #include "base/json.h"
 #include "base/output.h"
 #include "runtime/object.h"
@@ -37,8 +38,34 @@ void adac_lock_describe(struct adac_runtime *rt, const struct adac_held_lock *l,
 		         adac_lock_kind_name(l->kind));
 }
 
-static void print_text(struct adac_runtime *rt, const struct adac_held_locks *h, struct adac_out *out)
+#define MAX_CYCLE 64 /* threads of one deadlock shown */
+
+char *adac_lock_deadlock_text(struct adac_runtime *rt, const struct adac_held_locks *h, const size_t *cycle, size_t n,
+                              char *buf, size_t size)
 {
+	size_t w = 0;
+	buf[0] = 0;
+	for (size_t k = 0; k < n && w < size; k++) {
+		const struct adac_held_lock *l = &h->locks[cycle[k]];
+		char what[200], who[96], waiter[96];
+		adac_lock_describe(rt, l, what, sizeof what);
+		/* The thread waiting for l holds the lock waited for before it (the last one's, for the first). */
+		const struct adac_held_lock *prev = &h->locks[cycle[k ? k - 1 : n - 1]];
+		adac_lock_holder(prev, waiter, sizeof waiter);
+		adac_lock_holder(l, who, sizeof who);
+		int m = k == 0 ? snprintf(buf + w, size - w, "%s waits for %s held by %s", waiter, what, who)
+		               : snprintf(buf + w, size - w, ", which waits for %s held by %s", what, who);
+		if (m < 0)
+			break;
+		w += (size_t)m;
+			}
+	return buf;
+}
+
+static void print_text(struct adac_runtime *rt, const struct adac_held_locks *h, const struct adac_lock_waits *lw,
+                       struct adac_out *out)
+{
+	size_t at = 0;
 	for (size_t i = 0; i < h->count; i++) {
 		const struct adac_held_lock *l = &h->locks[i];
 		if (l->kind == ADAC_LOCK_LOCK)
@@ -55,7 +82,14 @@ static void print_text(struct adac_runtime *rt, const struct adac_held_locks *h,
 		if (l->has_waiters && l->waiters)
 			adac_print(out, "; %u thread%s waiting", l->waiters, l->waiters == 1 ? "" : "s");
 		adac_print(out, "\n");
+		for (; at < lw->count && lw->waits[at].lock == i; at++)
+			adac_print(out, "  waiting: thread tid %llu (managed thread %u)\n", (unsigned long long)lw->waits[at].os_tid,
+			           lw->waits[at].managed_id);
 	}
+	size_t cycle[MAX_CYCLE], n, from = 0;
+	char text[4096];
+	while (adac_lock_cycle_next(h, lw, &from, cycle, MAX_CYCLE, &n))
+		adac_print(out, "deadlock: %s\n", adac_lock_deadlock_text(rt, h, cycle, n, text, sizeof text));
 	if (h->count)
 		adac_print(out, "\n");
 	adac_print(out, "%zu lock%s held; sync table: %u entr%s in use.\n", h->count, h->count == 1 ? "" : "s",
@@ -63,6 +97,9 @@ static void print_text(struct adac_runtime *rt, const struct adac_held_locks *h,
 	for (size_t i = 0; i < h->walk.error_count; i++)
 		adac_print(out, "warning: the heap walk stopped early in a region (thin locks there are not listed): %s\n",
 		           h->walk.errors[i].err.msg);
+	if (adac_failed(&lw->threads_err))
+		adac_print(out, "warning: a thread's stack could not be searched for the lock it waits for: %s\n",
+		           lw->threads_err.msg);
 }
 
 static const char *kind_key(enum adac_lock_kind k)
@@ -75,31 +112,59 @@ static const char *kind_key(enum adac_lock_kind k)
 	return "?";
 }
 
-static int print_json(struct adac_runtime *rt, const struct adac_held_locks *h, struct adac_out *out,
-                      struct adac_error *err)
+static json_t *thread_json(uint64_t tid, uint32_t managed_id)
 {
-	json_t *j = json_object(), *locks = json_array(), *warnings = json_array();
+	json_t *t = json_object();
+	json_object_set_new(t, "tid", tid ? json_integer((json_int_t)tid) : json_null());
+	json_object_set_new(t, "managed_id", json_integer(managed_id));
+	return t;
+}
+
+static int print_json(struct adac_runtime *rt, const struct adac_held_locks *h, const struct adac_lock_waits *lw,
+                      struct adac_out *out, struct adac_error *err)
+{
+	json_t *j = json_object(), *locks = json_array(), *deadlocks = json_array(), *warnings = json_array();
+	size_t at = 0;
 	for (size_t i = 0; i < h->count; i++) {
 		const struct adac_held_lock *l = &h->locks[i];
-		json_t *o = json_object(), *owner = json_object();
+		json_t *o = json_object(), *waiting = json_array();
 		json_object_set_new(o, "object", adac_json_addr(l->object));
 		json_object_set_new(o, "type", adac_json_text(type_of(rt, l->object)));
 		json_object_set_new(o, "kind", json_string(kind_key(l->kind)));
 		json_object_set_new(o, "lock", l->lock ? adac_json_addr(l->lock) : json_null());
 		json_object_set_new(o, "sync_index", l->sync_index ? json_integer(l->sync_index) : json_null());
-		json_object_set_new(owner, "tid", l->owner_tid ? json_integer((json_int_t)l->owner_tid) : json_null());
-		json_object_set_new(owner, "managed_id", json_integer(l->owner));
-		json_object_set_new(o, "owner", owner);
+		json_object_set_new(o, "owner", thread_json(l->owner_tid, l->owner));
 		json_object_set_new(o, "entered", json_integer(l->entered));
 		json_object_set_new(o, "waiters", l->has_waiters ? json_integer(l->waiters) : json_null());
+		for (; at < lw->count && lw->waits[at].lock == i; at++)
+			json_array_append_new(waiting, thread_json(lw->waits[at].os_tid, lw->waits[at].managed_id));
+		json_object_set_new(o, "waiting", waiting);
 		json_array_append_new(locks, o);
 	}
+	size_t cycle[MAX_CYCLE], n, from = 0;
+	while (adac_lock_cycle_next(h, lw, &from, cycle, MAX_CYCLE, &n)) {
+		json_t *c = json_array();
+		for (size_t k = 0; k < n; k++) {
+			const struct adac_held_lock *prev = &h->locks[cycle[k ? k - 1 : n - 1]];
+			json_t *step = thread_json(prev->owner_tid, prev->owner);
+			json_object_set_new(step, "waits_for", adac_json_addr(h->locks[cycle[k]].object));
+			json_array_append_new(c, step);
+		}
+		json_array_append_new(deadlocks, c);
+	}
 	json_object_set_new(j, "locks", locks);
+	json_object_set_new(j, "deadlocks", deadlocks);
 	json_object_set_new(j, "sync_entries", json_integer(h->sync_entries));
 	for (size_t i = 0; i < h->walk.error_count; i++) {
 		char line[600];
 		snprintf(line, sizeof line, "the heap walk stopped early in a region (thin locks there are not listed): %s",
 		         h->walk.errors[i].err.msg);
+		json_array_append_new(warnings, adac_json_text(line));
+	}
+	if (adac_failed(&lw->threads_err)) {
+		char line[600];
+		snprintf(line, sizeof line, "a thread's stack could not be searched for the lock it waits for: %s",
+		         lw->threads_err.msg);
 		json_array_append_new(warnings, adac_json_text(line));
 	}
 	json_object_set_new(j, "warnings", warnings);
@@ -109,14 +174,20 @@ static int print_json(struct adac_runtime *rt, const struct adac_held_locks *h, 
 int adac_locks_print(struct adac_runtime *rt, bool json, struct adac_out *out, struct adac_error *err)
 {
 	struct adac_held_locks h;
+	struct adac_lock_waits lw;
 	const struct adac_gc_walk_progress progress = {out, "finding locks"};
 	if (adac_held_locks_find(rt, &progress, &h, err))
 		return -1;
+	if (adac_lock_waits_find(rt, &h, &lw, err)) {
+		adac_held_locks_free(&h);
+		return -1;
+	}
 	int rc = 0;
 	if (json)
-		rc = print_json(rt, &h, out, err);
+		rc = print_json(rt, &h, &lw, out, err);
 	else
-		print_text(rt, &h, out);
+		print_text(rt, &h, &lw, out);
+	adac_lock_waits_free(&lw);
 	adac_held_locks_free(&h);
 	return rc;
 }

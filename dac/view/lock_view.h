@@ -4,6 +4,9 @@
  *   lock 0x<object> <Type> (Monitor, thin lock): held by thread tid <T> (managed thread <M>), entered 2 times
  *   lock 0x<lock> System.Threading.Lock: held by thread tid <T> (managed thread <M>), entered once; 1 thread waiting
  *
+ *     waiting: thread tid <T> (managed thread <M>)     (each thread found waiting for it)
+ *   deadlock: thread tid <A> (...) waits for <lock> held by thread tid <B> (...), which waits for ...
+ *
  *   3 locks held; sync table: N entries in use.
  *
  * "thread tid <T>" is the thread's OS id (`bt --thread T`); a holder the runtime has no thread for is
@@ -26,5 +29,12 @@ int adac_locks_print(struct adac_runtime *rt, bool json, struct adac_out *out, s
 const char *adac_lock_holder(const struct adac_held_lock *l, char *buf, size_t size);
 /* "System.Object 0x<object> (Monitor)": what a lock is, for other views' lines. */
 void adac_lock_describe(struct adac_runtime *rt, const struct adac_held_lock *l, char *buf, size_t size);
+
+/* "thread tid <A> (managed thread <a>) waits for <lock 1> held by thread tid <B> (...), which waits for
+ * <lock 2> held by thread tid <A> (...)": a cycle of adac_lock_cycle_next's (async/lock_wait.h), in
+ * buf. */
+struct adac_held_locks;
+char *adac_lock_deadlock_text(struct adac_runtime *rt, const struct adac_held_locks *h, const size_t *cycle, size_t n,
+                              char *buf, size_t size);
 
 #endif

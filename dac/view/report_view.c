@@ -3,6 +3,7 @@
 
 #include <stdlib.h>
 
+#include "async/lock_wait.h"
 #include "async/pending.h"
 #include "async/task.h"
 #include "async/thread_pool.h"
@@ -21,7 +22,7 @@
 /* Deadlocks and starvation, and the stacks grouped into sg, from one pass over the stacks (the
  * listing l), then threads blocked on tasks and the objects many chains await; how many findings. */
 static int findings(struct adac_pending_list *l, struct adac_stack_groups *sg, const struct adac_held_locks *locks,
-                    struct adac_out *out, size_t *n, struct adac_error *err)
+                    const struct adac_lock_waits *waits, struct adac_out *out, size_t *n, struct adac_error *err)
 {
 	struct adac_pending *p = l->p;
 	struct adac_pending_stack st;
@@ -81,11 +82,22 @@ static int findings(struct adac_pending_list *l, struct adac_stack_groups *sg, c
 			           (unsigned long long)w->waiter);
 		(*n)++;
 	}
-	/* Locks threads wait for. */
+	/* Threads waiting for each other's locks, and the locks threads wait for. */
+	bool *in_cycle = locks && locks->count ? calloc(locks->count, sizeof *in_cycle) : NULL;
+	if (locks && waits) {
+		size_t cycle[64], len, from = 0;
+		char text[4096];
+		while (adac_lock_cycle_next(locks, waits, &from, cycle, 64, &len)) {
+			adac_print(out, "deadlock: %s\n", adac_lock_deadlock_text(p->rt, locks, cycle, len, text, sizeof text));
+			for (size_t k = 0; in_cycle && k < len; k++)
+				in_cycle[cycle[k]] = true;
+			(*n)++;
+		}
+	}
 	for (size_t i = 0; locks && i < locks->count; i++) {
 		const struct adac_held_lock *k = &locks->locks[i];
-		if (!k->waiters)
-			continue;
+		if (!k->waiters || (in_cycle && in_cycle[i]))
+			continue; /* (a deadlock's locks are in its line) */
 		char what[200], who[96];
 		adac_lock_describe(p->rt, k, what, sizeof what);
 		adac_print(out, "lock: %s is held by %s, and %u thread%s wait%s for it: see `locks`\n", what,
@@ -93,6 +105,7 @@ static int findings(struct adac_pending_list *l, struct adac_stack_groups *sg, c
 		           k->waiters == 1 ? "s" : "");
 		(*n)++;
 	}
+	free(in_cycle);
 	/* Convoys: many chains behind one lock or one promise. */
 	return adac_stack_groups_shared(sg, n, err);
 }
@@ -138,7 +151,8 @@ int adac_report_print(struct adac_runtime *rt, struct adac_out *out, struct adac
 {
 	struct adac_pending p;
 	struct adac_held_locks locks = {0};
-	bool have_locks = false;
+	struct adac_lock_waits waits = {0};
+	bool have_locks = false, have_waits = false;
 	struct adac_error scan = {0};
 	bool have = adac_pending_collect(rt, out, ADAC_SCAN_MAY_RUN, &p, &scan) == 0; /* (first) */
 	/* One listing of every stack gives the findings and both groupings (no locals: the frames may
@@ -160,12 +174,13 @@ int adac_report_print(struct adac_runtime *rt, struct adac_out *out, struct adac
 	struct adac_error lock_err = {0};
 	const struct adac_gc_walk_progress lock_progress = {out, "finding locks"};
 	have_locks = adac_held_locks_find(rt, &lock_progress, &locks, &lock_err) == 0;
+	have_waits = have_locks && adac_lock_waits_find(rt, &locks, &waits, NULL) == 0;
 	size_t found = 0;
 	adac_print(out, "== Findings\n");
 	found += crash_findings(rt, out);
 	if (!have)
 		adac_print(out, "error: the heap cannot be scanned: %s\n", scan.msg);
-	else if (findings(&l, sg, have_locks ? &locks : NULL, out, &found, err))
+	else if (findings(&l, sg, have_locks ? &locks : NULL, have_waits ? &waits : NULL, out, &found, err))
 		goto fail;
 	if (!have_locks && lock_err.code != ADAC_E_LAYOUT)
 		adac_print(out, "warning: the locks cannot be read: %s\n", lock_err.msg);
@@ -192,10 +207,14 @@ int adac_report_print(struct adac_runtime *rt, struct adac_out *out, struct adac
 		adac_pending_list_free(&l);
 		adac_pending_free(&p);
 	}
+	if (have_waits)
+		adac_lock_waits_free(&waits);
 	if (have_locks)
 		adac_held_locks_free(&locks);
 	return 0;
 fail:
+	if (have_waits)
+		adac_lock_waits_free(&waits);
 	if (have_locks)
 		adac_held_locks_free(&locks);
 	adac_stack_groups_free(sg);

@@ -2,13 +2,16 @@
 (targets/dotnet/locks): thread "holder" holds lock (s_monitor) while it waits synchronously for the
 LockedTop -> LockedLeaf chain, and two threads wait for s_monitor (so it has a sync block and a
 System.Threading.Lock); thread "nested" entered lock (s_thin) twice, uncontended (a thin lock in the
-Gate's header); thread "scope" holds the System.Threading.Lock s_lock (EnterScope), one thread waits.
+Gate's header); thread "scope" holds the System.Threading.Lock s_lock (EnterScope), one thread waits;
+threads "ab" and "ba" each hold one of two Gates and wait for the other's (a deadlock).
 Checked against the sample's managed thread ids (READY), the oracle (ClrMD + Microsoft's DAC: the sync
 block's and the thin lock's owners; the Lock's _owningThreadId) and the threads' stacks:
-  locks --json   three locks: monitor (entered 1, 2 waiting), thin (entered 2), lock (entered 1, 1 waiting)
+  locks --json   five locks: s_monitor (entered 1, 2 waiting: the waiter threads), s_thin (thin, entered
+                 2), s_lock (entered 1, 1 waiting: lock-waiter), s_a and s_b (each held by one of ab
+                 and ba, waited for by the other); one deadlock: ab and ba
   locks          the lines, and the same text live (--pid, before the core) and in lldb-22 (async locks)
-  report         the holder's "blocked:" finding names the lock it holds; one "lock:" finding per lock
-                 threads wait for
+  report         the holder's "blocked:" finding names the lock it holds; the deadlock; one "lock:"
+                 finding per other lock threads wait for
   .NET 10        no SyncBlock contract: one line saying so, exit 1
 """
 import json
@@ -53,52 +56,83 @@ def main():
         rc, live, err = b.cli(["locks", "--pid", str(s.pid)])
         t.check_eq((rc, err), (0, ""), "locks --pid: exit code and stderr")
         core = b.make_core(s.pid, os.path.join(tmp, "locks.core"))
-        ids = {k: int(s.fields[k]) for k in ("holder", "nested", "scope", "lockwaiter")}
+        ids = {k: int(s.fields[k]) for k in ("holder", "nested", "scope", "lockwaiter", "ab", "ba")}
         waiters = [int(x) for x in s.fields["waiters"].split(",")]
     finally:
         s.kill()
     try:
         j = b.cli_json(["locks", core], "locks")
-        locks = {x["kind"]: x for x in j["locks"]} if j else {}
-        t.check_eq(sorted(locks), ["lock", "monitor", "thin"], f"locks --json: one lock of each kind: {j}")
-        mon, thin, lk = locks.get("monitor", {}), locks.get("thin", {}), locks.get("lock", {})
-        t.check_eq((mon.get("type"), mon.get("owner", {}).get("managed_id"), mon.get("entered"), mon.get("waiters")),
-                   ("System.Object", ids["holder"], 1, len(waiters)),
+        all_locks = j["locks"] if j else []
+        by_owner = {x["owner"]["managed_id"]: x for x in all_locks}
+        t.check_eq(sorted(by_owner), sorted([ids[k] for k in ("holder", "nested", "scope", "ab", "ba")]),
+                   f"locks --json: one lock held by each of holder, nested, scope, ab and ba: {j}")
+        mon, thin, lk = by_owner.get(ids["holder"], {}), by_owner.get(ids["nested"], {}), by_owner.get(ids["scope"], {})
+        la, lb = by_owner.get(ids["ab"], {}), by_owner.get(ids["ba"], {})
+        tids = {x["owner"]["managed_id"]: x["owner"]["tid"] for x in all_locks}
+        def waiting(x):
+            return sorted(w["managed_id"] for w in x.get("waiting", []))
+        t.check_eq((mon.get("kind"), mon.get("type"), mon.get("entered"), mon.get("waiters"), waiting(mon)),
+                   ("monitor", "System.Object", 1, len(waiters), sorted(waiters)),
                    "the Monitor s_monitor: held once by thread holder, both waiter threads waiting")
         t.check(h(mon.get("lock")) != 0 and isinstance(mon.get("sync_index"), int) and mon["sync_index"] > 0,
                 f"the Monitor has a sync block and a Lock: {mon}")
-        t.check_eq((thin.get("type"), thin.get("owner", {}).get("managed_id"), thin.get("entered"), thin.get("waiters"),
-                    thin.get("sync_index"), thin.get("lock")),
-                   ("AsyncdacSamples.LocksApp+Gate", ids["nested"], 2, None, None, None),
+        t.check_eq((thin.get("kind"), thin.get("type"), thin.get("entered"), thin.get("waiters"), thin.get("sync_index"),
+                    thin.get("lock"), waiting(thin)),
+                   ("thin", "AsyncdacSamples.LocksApp+Gate", 2, None, None, None, []),
                    "the thin lock on s_thin: entered twice by thread nested, in the header")
-        t.check_eq((lk.get("type"), lk.get("owner", {}).get("managed_id"), lk.get("entered"), lk.get("waiters")),
-                   ("System.Threading.Lock", ids["scope"], 1, 1),
+        t.check_eq((lk.get("kind"), lk.get("type"), lk.get("entered"), lk.get("waiters"), waiting(lk)),
+                   ("lock", "System.Threading.Lock", 1, 1, [ids["lockwaiter"]]),
                    "the System.Threading.Lock s_lock: held once by thread scope, thread lock-waiter waiting")
-        t.check_eq(j and j["sync_entries"], 1, "one sync table entry in use (s_monitor's)")
+        t.check_eq([(x.get("kind"), x.get("type"), x.get("entered"), x.get("waiters"), waiting(x)) for x in (la, lb)],
+                   [("monitor", "AsyncdacSamples.LocksApp+Gate", 1, 1, [ids["ba"]]),
+                    ("monitor", "AsyncdacSamples.LocksApp+Gate", 1, 1, [ids["ab"]])],
+                   "s_a held by ab and waited for by ba; s_b held by ba and waited for by ab")
+        t.check_eq(j and j["sync_entries"], 3, "three sync table entries in use (s_monitor's, s_a's, s_b's)")
+        # One deadlock, from the thread whose wait comes first (by lock address, then thread).
+        cycle = [(d["managed_id"], d["waits_for"]) for d in (j["deadlocks"][0] if j and j["deadlocks"] else [])]
+        first = ids["ab"] if h(lb.get("object")) < h(la.get("object")) else ids["ba"]
+        want_cycle = [(ids["ab"], lb.get("object")), (ids["ba"], la.get("object"))]
+        if first == ids["ba"]:
+            want_cycle.reverse()
+        t.check_eq((len(j["deadlocks"]) if j else None, cycle), (1, want_cycle), "locks --json: the deadlock of ab and ba")
         # The oracle: ClrMD's sync blocks and thin locks, and the Lock's fields.
         o = oracle_locks(core)
-        held = [x for x in o["sync_blocks"] if x["held"]]
-        t.check_eq([(h(x["object"]), x["owner_managed_id"], x["owner_os_id"], x["recursion"]) for x in held],
-                   [(h(mon.get("object")), ids["holder"], mon.get("owner", {}).get("tid"), 1)],
-                   "oracle: the one held sync block is s_monitor's, held by thread holder (ClrMD counts the entries)")
+        held = sorted((h(x["object"]), x["owner_managed_id"], x["owner_os_id"], x["recursion"])
+                      for x in o["sync_blocks"] if x["held"])
+        t.check_eq(held, sorted((h(x.get("object")), x["owner"]["managed_id"], x["owner"]["tid"], 1) for x in (mon, la, lb)),
+                   "oracle: the held sync blocks are s_monitor's, s_a's and s_b's, with their holders (ClrMD counts "
+                   "the entries)")
         t.check_eq([(h(x["object"]), x["owner_managed_id"], x["owner_os_id"], x["recursion"]) for x in o["thin_locks"]],
                    [(h(thin.get("object")), ids["nested"], thin.get("owner", {}).get("tid"), 1)],
                    "oracle: the one thin lock is s_thin's, held by thread nested (ClrMD counts the entries after the first)")
         fields = b.oracle_objects(core, tmp, addresses=[lk.get("object")])["objects"].get(h(lk.get("object")), {}).get("fields", {})
         t.check_eq((fields.get("_owningThreadId"), fields.get("_recursionCount")), (ids["scope"], 0),
                    f"oracle: the Lock's _owningThreadId and _recursionCount: {fields}")
-        tid = lk.get("owner", {}).get("tid")
-        rc, bt, err = b.cli(["bt", core, "--thread", str(tid)])
-        t.check(rc == 0 and "AsyncdacSamples.LocksApp.Scope()" in bt, f"bt --thread {tid}: the Lock's holder runs Scope:\n{bt}")
+        for who, method in (("scope", "Scope()"), ("lockwaiter", "LockWaiter()"), ("ab", "Crossed("), ("ba", "Crossed(")):
+            tid = tids.get(ids[who]) or next((w["tid"] for x in all_locks for w in x.get("waiting", [])
+                                              if w["managed_id"] == ids[who]), None)
+            rc, bt, err = b.cli(["bt", core, "--thread", str(tid)])
+            t.check(rc == 0 and f"AsyncdacSamples.LocksApp.{method}" in bt, f"bt --thread {tid}: thread {who} runs {method}:\n{bt}")
         # The text.
         def line(x, what):
             who = f"thread tid {x['owner']['tid']} (managed thread {x['owner']['managed_id']})"
             times = "once" if x["entered"] == 1 else f"{x['entered']} times"
             wait = f"; {x['waiters']} thread{'s' if x['waiters'] != 1 else ''} waiting" if x["waiters"] else ""
-            return f"lock {x['object']} {what}: held by {who}, entered {times}{wait}"
-        want = "\n".join(sorted([line(mon, "System.Object (Monitor)"),
-                                 line(thin, "AsyncdacSamples.LocksApp+Gate (Monitor, thin lock)"),
-                                 line(lk, "System.Threading.Lock")])) + "\n\n3 locks held; sync table: 1 entry in use.\n"
+            return (f"lock {x['object']} {what}: held by {who}, entered {times}{wait}\n" +
+                    "".join(f"  waiting: thread tid {w['tid']} (managed thread {w['managed_id']})\n" for w in x["waiting"]))
+        what = {id(mon): "System.Object (Monitor)", id(thin): "AsyncdacSamples.LocksApp+Gate (Monitor, thin lock)",
+                id(lk): "System.Threading.Lock", id(la): "AsyncdacSamples.LocksApp+Gate (Monitor)",
+                id(lb): "AsyncdacSamples.LocksApp+Gate (Monitor)"}
+        desc = {id(la): f"AsyncdacSamples.LocksApp+Gate {la.get('object')} (Monitor)",
+                id(lb): f"AsyncdacSamples.LocksApp+Gate {lb.get('object')} (Monitor)"}
+        def holder(x):
+            return f"thread tid {x['owner']['tid']} (managed thread {x['owner']['managed_id']})"
+        # ab waits for s_b (held by ba), ba for s_a (held by ab); the line starts from the first wait.
+        steps = [(la, lb), (lb, la)] if first == ids["ab"] else [(lb, la), (la, lb)]
+        deadlock = (f"{holder(steps[0][0])} waits for {desc[id(steps[0][1])]} held by {holder(steps[0][1])}, which waits "
+                    f"for {desc[id(steps[1][1])]} held by {holder(steps[1][1])}")
+        want = ("".join(line(x, what[id(x)]) for x in sorted((mon, thin, lk, la, lb), key=lambda x: h(x.get("object")))) +
+                f"deadlock: {deadlock}\n\n5 locks held; sync table: 3 entries in use.\n")
         rc, text, err = b.cli(["locks", core])
         t.check_eq((rc, text, err), (0, want, ""), "locks: the text")
         t.check_eq(live, text, "locks --pid (before the core) prints what the core's locks prints")
@@ -117,10 +151,11 @@ def main():
             f"blocked: thread tid {htid} (managed thread {ids['holder']}) waits synchronously for task "
             f"{waits[0]['task'] if waits else '?'} (Task.Wait(), .Result or GetAwaiter().GetResult()) while it holds "
             f"System.Object {mon.get('object')} (Monitor): see `bt --thread {htid}`",
-            f"lock: System.Object {mon.get('object')} (Monitor) is held by thread tid {htid} (managed thread "
-            f"{ids['holder']}), and 2 threads wait for it: see `locks`",
-            f"lock: System.Threading.Lock {lk.get('object')} is held by thread tid {tid} (managed thread {ids['scope']}), "
-            f"and 1 thread waits for it: see `locks`"], "report: the findings")
+            f"deadlock: {deadlock}",
+            f"lock: System.Object {mon.get('object')} (Monitor) is held by {holder(mon)}, and 2 threads wait for it: "
+            f"see `locks`",
+            f"lock: System.Threading.Lock {lk.get('object')} is held by {holder(lk)}, and 1 thread waits for it: "
+            f"see `locks`"], "report: the findings")
         net10(tmp)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)

@@ -9,7 +9,9 @@
 //                         lock in the object's header
 //   thread "scope"        using (s_lock.EnterScope()) { park }: a System.Threading.Lock held
 //   thread "lock-waiter"  s_lock.Enter(): waits for it
-// READY gives the managed thread ids: holder=N nested=N scope=N waiters=N,N lockwaiter=N
+//   threads "ab", "ba"    lock (s_a) { lock (s_b) } and lock (s_b) { lock (s_a) }, each holding its first
+//                         lock when it takes the second: a deadlock
+// READY gives the managed thread ids: holder=N nested=N scope=N waiters=N,N lockwaiter=N ab=N ba=N
 using System;
 using System.Runtime.CompilerServices;
 using System.Threading;
@@ -28,7 +30,9 @@ namespace AsyncdacSamples
         public static readonly Gate s_thin = new Gate();
         public static readonly Lock s_lock = new Lock();
         public static readonly TaskCompletionSource<int> s_gate = new TaskCompletionSource<int>();
+        public static readonly Gate s_a = new Gate(), s_b = new Gate();
         static volatile bool s_nestedIn, s_scopeIn, s_holderIn;
+        static readonly Barrier s_both = new Barrier(2);
 
         [MethodImpl(MethodImplOptions.NoInlining)]
         public static async Task<int> LockedLeaf()
@@ -90,6 +94,18 @@ namespace AsyncdacSamples
             s_lock.Exit();
         }
 
+        // Takes first, then (once the other thread holds its first) second.
+        [MethodImpl(MethodImplOptions.NoInlining)]
+        static void Crossed(object first, object second)
+        {
+            lock (first)
+            {
+                s_both.SignalAndWait();
+                lock (second)
+                    s_thin.Uses++;
+            }
+        }
+
         static Thread Start(ThreadStart body, string name)
         {
             var th = new Thread(body) { Name = name, IsBackground = true };
@@ -119,11 +135,13 @@ namespace AsyncdacSamples
             Thread w1 = Start(Waiter, "waiter-1");
             Thread w2 = Start(Waiter, "waiter-2");
             Thread lw = Start(LockWaiter, "lock-waiter");
-            foreach (Thread th in new[] { holder, w1, w2, lw })
+            Thread ab = Start(() => Crossed(s_a, s_b), "ab");
+            Thread ba = Start(() => Crossed(s_b, s_a), "ba");
+            foreach (Thread th in new[] { holder, w1, w2, lw, ab, ba })
                 WaitBlocked(th);
             Sample.Ready("locks", $"holder={holder.ManagedThreadId} nested={nested.ManagedThreadId} " +
                                   $"scope={scope.ManagedThreadId} waiters={w1.ManagedThreadId},{w2.ManagedThreadId} " +
-                                  $"lockwaiter={lw.ManagedThreadId}");
+                                  $"lockwaiter={lw.ManagedThreadId} ab={ab.ManagedThreadId} ba={ba.ManagedThreadId}");
             Sample.ParkForever();
             return 0;
         }

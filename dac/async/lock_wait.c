@@ -1,0 +1,228 @@
+/* lock_wait.c - see lock_wait.h. */
+#include "async/lock_wait.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "async/thread_stack.h"
+#include "base/addr_map.h"
+#include "base/cursor.h"
+#include "base/limits.h"
+#include "runtime/runtime.h"
+#include "runtime/threads.h"
+#include "target/target.h"
+#include "types/locks.h"
+
+#define CHUNK 65536u   /* stack bytes read at a time */
+
+struct lock_rec {
+	uint64_t addr;     /* the key: a held lock's Lock or object */
+	uint32_t index;    /* into the held locks */
+};
+
+struct finder {
+	struct adac_runtime *rt;
+	struct adac_lock_waits *w;
+	size_t cap;
+	struct adac_addr_map by_addr;
+	unsigned ps;
+	uint8_t *buf;
+	bool nomem;
+};
+
+/* Where a lock's wait is: System.Threading.Lock's Enter and TryEnterSlow, and Monitor's Enter frames
+ * above them (its ReliableEnter, Enter(Object), Enter(Object, Boolean&)). */
+static bool lock_frame(const struct adac_stack_frame *f)
+{
+	static const char *const names[] = {"System.Threading.Lock.", "System.Threading.Monitor."};
+	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+		if (f->managed && f->symbol && strncmp(f->symbol, names[i], strlen(names[i])) == 0)
+			return true;
+	return false;
+}
+
+static bool waiting_frame(const struct adac_stack_frame *f)
+{
+	static const char name[] = "System.Threading.Lock.TryEnterSlow(";
+	return f->managed && f->symbol && strncmp(f->symbol, name, sizeof name - 1) == 0;
+}
+
+struct wait_frames {
+	bool found;           /* a TryEnterSlow frame */
+	uint64_t caller_sp;   /* the stack pointer of the first frame after the lock frames, 0 when unknown */
+};
+
+static int on_frame(void *ctx, const struct adac_stack_frame *sf)
+{
+	struct wait_frames *w = ctx;
+	if (w->found && !lock_frame(sf)) {
+		w->caller_sp = sf->sp;
+		return 1;
+	}
+	if (waiting_frame(sf))
+		w->found = true;
+	return 0;
+}
+
+static void on_frame_error(void *ctx, const struct adac_error *err)
+{
+	(void)ctx;
+	(void)err;
+}
+
+/* The held lock whose Lock or object value is (its index), or -1. */
+static long lock_of(struct finder *f, uint64_t value)
+{
+	struct lock_rec *r = value ? adac_addr_map_find(&f->by_addr, value) : NULL;
+	return r ? (long)r->index : -1;
+}
+
+/* A thread blocked in TryEnterSlow: the first held lock its registers, then its stack from the stack
+ * pointer up to the lock frames' caller, hold. */
+static int on_thread(void *ctx, const struct adac_managed_thread *th)
+{
+	struct finder *f = ctx;
+	if (!th->os_id)
+		return 0;
+	struct wait_frames wf = {0};
+	struct adac_stack_visitor v = {on_frame, on_frame_error, &wf};
+	struct adac_error e = {0};
+	adac_thread_stack_walk(f->rt, th->os_id, &v, &e);
+	if (!wf.found)
+		return 0;
+	adac_error_clear(&e);
+	struct adac_regs regs;
+	if (adac_target_regs(f->rt->t, th->os_id, &regs, &e)) {
+		if (!adac_failed(&f->w->threads_err))
+			adac_error_copy(&f->w->threads_err, &e);
+		return 0;
+	}
+	long found = -1;
+	for (size_t i = 0; i < ADAC_REG_COUNT && found < 0; i++)
+		if (i != ADAC_REG_RIP && i != ADAC_REG_RSP && i != ADAC_REG_FS_BASE)
+			found = lock_of(f, regs.r[i]);
+	uint64_t sp = regs.r[ADAC_REG_RSP] & ~(uint64_t)(f->ps - 1);
+	uint64_t end = wf.caller_sp > sp ? wf.caller_sp : sp + ADAC_MAX_STACK_SCAN_BYTES;
+	if (end - sp > ADAC_MAX_STACK_SCAN_BYTES)
+		end = sp + ADAC_MAX_STACK_SCAN_BYTES;
+	for (uint64_t at = sp; at < end && found < 0;) {
+		size_t want = end - at < CHUNK ? (size_t)(end - at) : CHUNK;
+		size_t got = adac_read_upto(f->rt->t, at, f->buf, want);
+		for (size_t off = 0; off + f->ps <= got && found < 0; off += f->ps)
+			found = lock_of(f, f->ps == 8 ? adac_get_u64(f->buf, off) : adac_get_u32(f->buf, off));
+		if (got < want)
+			break; /* the end of what the target has of this stack */
+		at += got;
+	}
+	if (found < 0)
+		return 0;
+	if (f->w->count == f->cap) {
+		size_t cap = f->cap ? f->cap * 2 : 16;
+		struct adac_lock_wait *p = realloc(f->w->waits, cap * sizeof *p);
+		if (!p) {
+			f->nomem = true;
+			return 1;
+		}
+		f->w->waits = p;
+		f->cap = cap;
+	}
+	f->w->waits[f->w->count++] = (struct adac_lock_wait){(size_t)found, th->os_id, th->managed_id};
+	return 0;
+}
+
+static int cmp_wait(const void *a, const void *b)
+{
+	const struct adac_lock_wait *x = a, *y = b;
+	if (x->lock != y->lock)
+		return x->lock < y->lock ? -1 : 1;
+	return x->os_tid < y->os_tid ? -1 : x->os_tid > y->os_tid;
+}
+
+int adac_lock_waits_find(struct adac_runtime *rt, const struct adac_held_locks *locks, struct adac_lock_waits *out,
+                         struct adac_error *err)
+{
+	memset(out, 0, sizeof *out);
+	struct finder f = {.rt = rt, .w = out, .ps = adac_target_ptr_size(rt->t)};
+	bool any_waiters = false;
+	for (size_t i = 0; i < locks->count; i++) {
+		const struct adac_held_lock *l = &locks->locks[i];
+		uint64_t keys[2] = {l->object, l->lock};
+		any_waiters |= l->waiters > 0;
+		for (size_t k = 0; k < 2; k++) {
+			if (!keys[k])
+				continue;
+			struct lock_rec *r = adac_addr_map_get(&f.by_addr, keys[k], sizeof *r, NULL);
+			if (!r)
+				goto nomem;
+			r->index = (uint32_t)i;
+		}
+	}
+	/* (A lock whose state counts no waiter has none; a thin lock cannot have one.) */
+	if (any_waiters) {
+		if (!(f.buf = malloc(CHUNK)))
+			goto nomem;
+		struct adac_error e = {0};
+		if (adac_managed_threads(rt, on_thread, &f, &e) && !adac_failed(&out->threads_err))
+			adac_error_copy(&out->threads_err, &e);
+		if (f.nomem)
+			goto nomem;
+	}
+	if (out->count > 1)
+		qsort(out->waits, out->count, sizeof *out->waits, cmp_wait);
+	free(f.buf);
+	adac_addr_map_free(&f.by_addr);
+	return 0;
+nomem:
+	free(f.buf);
+	adac_addr_map_free(&f.by_addr);
+	adac_lock_waits_free(out);
+	return adac_fail(err, ADAC_E_NOMEM, 0, "out of memory finding the threads waiting for locks");
+}
+
+void adac_lock_waits_free(struct adac_lock_waits *w)
+{
+	free(w->waits);
+	memset(w, 0, sizeof *w);
+}
+
+/* The wait of the thread with managed id `id`, or -1 when it waits for no lock. */
+static long wait_of(const struct adac_lock_waits *w, uint32_t id)
+{
+	for (size_t i = 0; i < w->count; i++)
+		if (w->waits[i].managed_id == id)
+			return (long)i;
+	return -1;
+}
+
+bool adac_lock_cycle_next(const struct adac_held_locks *locks, const struct adac_lock_waits *waits, size_t *from,
+                          size_t *cycle, size_t room, size_t *n)
+{
+	for (size_t i = *from; i < waits->count; i++) {
+		/* From wait i, the holder of what it waits for, that holder's wait, ...: a thread waits for
+		 * one lock at most, so the walk either ends or comes round; a cycle is reported from its
+		 * first wait only. */
+		size_t len = 0, at = i;
+		bool lowest = true;
+		for (size_t steps = 0; steps <= waits->count; steps++) {
+			if (len < room)
+				cycle[len] = waits->waits[at].lock;
+			len++;
+			long next = wait_of(waits, locks->locks[waits->waits[at].lock].owner);
+			if (next < 0)
+				break;
+			if ((size_t)next == i) {
+				if (lowest && len <= room) {
+					*n = len;
+					*from = i + 1;
+					return true;
+				}
+				break;
+			}
+			if ((size_t)next < i)
+				lowest = false;
+			at = (size_t)next;
+		}
+	}
+	*from = waits->count;
+	return false;
+}

@@ -1,0 +1,46 @@
+/* lock_wait.h - threads blocked entering a lock: a Monitor (lock (obj), Monitor.Enter) or a
+ * System.Threading.Lock, both of which wait in System.Threading.Lock.TryEnterSlow (CoreLib 11.0). The
+ * waiting thread is a managed thread with such a frame whose registers, or whose stack memory from
+ * its stack pointer up to the caller of its Lock and Monitor frames (the wait's own frames), hold the
+ * address of a held lock's Lock or object; a thread without that frame may hold a stale copy and is
+ * not counted. With the holders (types/locks.h), the threads waiting for each other: lock deadlocks.
+ * (In async/ for the thread stacks it walks, as sync_wait.h.) */
+#ifndef ADAC_LOCK_WAIT_H
+#define ADAC_LOCK_WAIT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "base/error.h"
+
+struct adac_runtime;
+struct adac_held_locks;
+
+/* A thread waiting for a held lock. */
+struct adac_lock_wait {
+	size_t lock;            /* index into the held locks' array */
+	uint64_t os_tid;
+	uint32_t managed_id;
+};
+
+struct adac_lock_waits {
+	struct adac_lock_wait *waits;   /* by lock, then thread */
+	size_t count;
+	struct adac_error threads_err;  /* a thread whose stack could not be searched (first cause) */
+};
+
+/* Finds the threads blocked on the held locks. -1 only when memory runs out. Free with
+ * adac_lock_waits_free. */
+int adac_lock_waits_find(struct adac_runtime *rt, const struct adac_held_locks *locks, struct adac_lock_waits *out,
+                         struct adac_error *err);
+void adac_lock_waits_free(struct adac_lock_waits *w);
+
+/* A cycle of threads each waiting for a lock the next holds (a deadlock), as the lock indexes waited
+ * for, in order from the thread waiting for the first: *n of them in cycle (room for `room`). The
+ * first cycle found from lock `from` on (from: where the search goes on; it returns the next
+ * `from`), false when none is left. Each cycle is reported once. */
+bool adac_lock_cycle_next(const struct adac_held_locks *locks, const struct adac_lock_waits *waits, size_t *from,
+                          size_t *cycle, size_t room, size_t *n);
+
+#endif
