@@ -41,7 +41,7 @@ static bool lock_frame(const struct adac_stack_frame *f)
 	return false;
 }
 
-static bool waiting_frame(const struct adac_stack_frame *f)
+bool adac_lock_wait_frame(const struct adac_stack_frame *f)
 {
 	static const char name[] = "System.Threading.Lock.TryEnterSlow(";
 	return f->managed && f->symbol && strncmp(f->symbol, name, sizeof name - 1) == 0;
@@ -59,7 +59,7 @@ static int on_frame(void *ctx, const struct adac_stack_frame *sf)
 		w->caller_sp = sf->sp;
 		return 1;
 	}
-	if (waiting_frame(sf))
+	if (adac_lock_wait_frame(sf))
 		w->found = true;
 	return 0;
 }

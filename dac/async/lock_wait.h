@@ -16,6 +16,10 @@
 
 struct adac_runtime;
 struct adac_held_locks;
+struct adac_stack_frame;
+
+/* Is f a frame of System.Threading.Lock.TryEnterSlow, where Monitor.Enter and Lock.Enter wait? */
+bool adac_lock_wait_frame(const struct adac_stack_frame *f);
 
 /* A thread waiting for a held lock. */
 struct adac_lock_wait {

@@ -5,13 +5,16 @@
 #include <string.h>
 
 #include "async/continuation.h"
+#include "async/lock_wait.h"
 #include "async/pending.h"
 #include "base/json.h"
 #include "base/limits.h"
 #include "commands/command.h"
 #include "runtime/runtime.h"
+#include "types/locks.h"
 #include "view/backtrace_view.h"
 #include "view/chain_view.h"
+#include "view/lock_view.h"
 #include "view/pending_list.h"
 #include "view/pending_view.h"
 
@@ -58,7 +61,11 @@ const struct adac_command_info adac_cmd_bt_info = {
 		"A thread blocked synchronously on a task (a frame of Task.SpinThenBlockingWait:\n"
 		"Task.Wait(), .Result, GetAwaiter().GetResult()) is followed by \"blocked on:\n"
 		"task <addr>\" and the stacks of that task, as `ps` prints them (the heap is\n"
-		"scanned then; the waiter's address is found in this thread's stack).\n"
+		"scanned then; the waiter's address is found in this thread's stack). A thread\n"
+		"waiting to enter a lock (a frame of Lock.TryEnterSlow: lock, Monitor.Enter,\n"
+		"Lock.Enter) is followed by \"waiting for: <lock>, held by thread tid <T> (...)\"\n"
+		"and, when threads wait for each other's locks, the \"deadlock:\" line `locks`\n"
+		"prints.\n"
 		"\n"
 		"Physical frames come from the debugger's (or libdw's) unwinder; managed frames\n"
 		"it cannot unwind (no frame pointer, stopped in a prologue) are recovered from\n"
@@ -211,6 +218,38 @@ static void blocked(void *ctx, const struct adac_thread *th, struct adac_out *ou
 		adac_print(out, "  blocked on: error: %s\n", e.msg);
 }
 
+/* After the frames of a thread waiting to enter a lock: which, held by whom (the locks are found on
+ * the first such thread). */
+struct lock_ctx {
+	struct adac_runtime *rt;
+	bool found, failed;
+	struct adac_held_locks locks;
+	struct adac_lock_waits waits;
+};
+
+static void waits_lock(void *ctx, const struct adac_thread *th, struct adac_out *out)
+{
+	struct lock_ctx *c = ctx;
+	struct adac_error e = {0};
+	if (!c->found && !c->failed) {
+		const struct adac_gc_walk_progress progress = {out, "finding locks"};
+		if (adac_held_locks_find(c->rt, &progress, &c->locks, &e)) {
+			c->failed = true;
+		} else if (adac_lock_waits_find(c->rt, &c->locks, &c->waits, &e)) {
+			adac_held_locks_free(&c->locks);
+			c->failed = true;
+		} else {
+			c->found = true;
+		}
+		if (c->failed) {
+			adac_print(out, "  waiting for: a lock, not found: %s\n", e.msg);
+			return;
+		}
+	}
+	if (c->found)
+		adac_lock_wait_print(c->rt, &c->locks, &c->waits, th->tid, out);
+}
+
 /* "note: ..." after threads that run no chain: how many stacks `ps` lists, nothing when none or
  * when the heap cannot be scanned. */
 static void pending_hint(struct adac_runtime *rt, struct stacks *s, bool any_thread, struct adac_out *out)
@@ -270,6 +309,9 @@ int adac_cmd_bt(struct adac_target *t, enum adac_frontend fe, int argc, char **a
 	struct blocked_ctx bc = {rt, &stacks, o.view.flags & ADAC_VIEW_LOCALS};
 	o.view.blocked = blocked;
 	o.view.blocked_ctx = &bc;
+	struct lock_ctx lc = {.rt = rt};
+	o.view.waits_lock = waits_lock;
+	o.view.waits_lock_ctx = &lc;
 	for (size_t i = 0; rc == 0 && want_threads && i < n; i++) {
 		const struct adac_thread *th = &threads[i];
 		bool wanted = o.has_thread ? adac_opt_thread_id(fe, th) == o.thread : o.all || !selected || th->tid == selected;
@@ -298,6 +340,10 @@ int adac_cmd_bt(struct adac_target *t, enum adac_frontend fe, int argc, char **a
 	}
 	if (stacks.collected)
 		adac_pending_free(&stacks.p);
+	if (lc.found) {
+		adac_lock_waits_free(&lc.waits);
+		adac_held_locks_free(&lc.locks);
+	}
 	adac_runtime_release(rt);
 	return rc;
 }

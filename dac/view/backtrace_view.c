@@ -4,6 +4,7 @@
 #include <jansson.h>
 #include <string.h>
 
+#include "async/lock_wait.h"
 #include "async/sync_wait.h"
 #include "async/thread_stack.h"
 #include "base/json.h"
@@ -29,6 +30,7 @@ struct frames {
 	unsigned n;            /* frames shown */
 	bool truncated;
 	bool blocks;           /* a frame waits synchronously for a task */
+	bool waits_lock;       /* a frame waits to enter a lock */
 };
 
 
@@ -40,6 +42,7 @@ static int frame_text(void *ctx, const struct adac_stack_frame *f)
 		return 1;
 	}
 	c->blocks |= adac_sync_wait_frame(f);
+	c->waits_lock |= adac_lock_wait_frame(f);
 	adac_print(c->out, "  frame #%u: 0x%016llx", c->n++, (unsigned long long)f->pc);
 	if (f->symbol)
 		adac_print(c->out, f->managed ? " %s`%s + 0x%llx" : " %s`%s + %llu", f->module ? f->module : "?", f->symbol,
@@ -151,6 +154,8 @@ size_t adac_bt_thread_print(struct adac_runtime *rt, const struct adac_thread *t
 		adac_print(out, "  (shown max number of frames (%zu), use -c 0 for all)\n", o->count);
 	if (c.blocks && o->blocked)
 		o->blocked(o->blocked_ctx, th, out);
+	if (c.waits_lock && o->waits_lock)
+		o->waits_lock(o->waits_lock_ctx, th, out);
 
 	struct adac_thread_chain chains[ADAC_MAX_DISPATCHERS];
 	size_t n;

@@ -25,6 +25,10 @@ struct adac_bt_opts {
 	 * to say what it waits for; NULL: nothing is said. */
 	void (*blocked)(void *ctx, const struct adac_thread *th, struct adac_out *out);
 	void *blocked_ctx;
+	/* Text: called after the physical frames of a thread that waits to enter a lock (a frame of
+	 * Lock.TryEnterSlow: Monitor.Enter, Lock.Enter), to say which; NULL: nothing is said. */
+	void (*waits_lock)(void *ctx, const struct adac_thread *th, struct adac_out *out);
+	void *waits_lock_ctx;
 };
 
 /* "<*| > thread #N[, name = '<name>'], tid = <tid>[, stop reason = <why>]" (selected: marked '*' as

@@ -62,6 +62,30 @@ char *adac_lock_deadlock_text(struct adac_runtime *rt, const struct adac_held_lo
 	return buf;
 }
 
+void adac_lock_wait_print(struct adac_runtime *rt, const struct adac_held_locks *h, const struct adac_lock_waits *waits,
+                          uint64_t tid, struct adac_out *out)
+{
+	const struct adac_lock_wait *w = NULL;
+	for (size_t i = 0; i < waits->count && !w; i++)
+		if (waits->waits[i].os_tid == tid)
+			w = &waits->waits[i];
+	if (!w) {
+		adac_print(out, "  waiting for: a lock (a frame of Lock.TryEnterSlow), not found among the locks held\n");
+		return;
+	}
+	char what[200], who[96];
+	adac_lock_describe(rt, &h->locks[w->lock], what, sizeof what);
+	adac_print(out, "  waiting for: %s, held by %s\n", what, adac_lock_holder(&h->locks[w->lock], who, sizeof who));
+	size_t cycle[MAX_CYCLE], n, from = 0;
+	char text[4096];
+	while (adac_lock_cycle_next(h, waits, &from, cycle, MAX_CYCLE, &n))
+		for (size_t k = 0; k < n; k++)
+			if (cycle[k] == w->lock) {
+				adac_print(out, "  deadlock: %s\n", adac_lock_deadlock_text(rt, h, cycle, n, text, sizeof text));
+				return;
+			}
+}
+
 static void print_text(struct adac_runtime *rt, const struct adac_held_locks *h, const struct adac_lock_waits *lw,
                        struct adac_out *out)
 {

@@ -16,6 +16,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "base/error.h"
 
@@ -36,5 +37,13 @@ void adac_lock_describe(struct adac_runtime *rt, const struct adac_held_lock *l,
 struct adac_held_locks;
 char *adac_lock_deadlock_text(struct adac_runtime *rt, const struct adac_held_locks *h, const size_t *cycle, size_t n,
                               char *buf, size_t size);
+
+/* For `bt`: what thread tid waits to enter ("  waiting for: <lock>, held by thread tid <T> (...)"),
+ * and the deadlock it is in ("  deadlock: ..."); "  waiting for: a lock, not found among the locks
+ * held" when none of waits is the thread's. */
+struct adac_lock_waits;
+struct adac_out;
+void adac_lock_wait_print(struct adac_runtime *rt, const struct adac_held_locks *h, const struct adac_lock_waits *waits,
+                          uint64_t tid, struct adac_out *out);
 
 #endif

@@ -113,6 +113,18 @@ def main():
                                               if w["managed_id"] == ids[who]), None)
             rc, bt, err = b.cli(["bt", core, "--thread", str(tid)])
             t.check(rc == 0 and f"AsyncdacSamples.LocksApp.{method}" in bt, f"bt --thread {tid}: thread {who} runs {method}:\n{bt}")
+        # bt: a thread waiting for a lock says which, and the deadlock it is in.
+        for x in (mon, lk, la, lb):
+            for w in x.get("waiting", []):
+                rc, bt, err = b.cli(["bt", core, "--thread", str(w["tid"])])
+                d = ("AsyncdacSamples.LocksApp+Gate " + x["object"] + " (Monitor)" if x["kind"] == "monitor" and
+                     x["type"].endswith("Gate") else
+                     "System.Object " + x["object"] + " (Monitor)" if x["kind"] == "monitor" else
+                     "System.Threading.Lock " + x["object"])
+                want_bt = (f"  waiting for: {d}, held by thread tid {x['owner']['tid']} (managed thread "
+                           f"{x['owner']['managed_id']})\n")
+                t.check(rc == 0 and want_bt in bt, f"bt --thread {w['tid']}: {want_bt!r} in\n{bt}")
+                t.check_eq(bt.count("  deadlock: "), 1 if x is la or x is lb else 0, f"bt --thread {w['tid']}: deadlock lines")
         # The text.
         def line(x, what):
             who = f"thread tid {x['owner']['tid']} (managed thread {x['owner']['managed_id']})"
@@ -133,6 +145,8 @@ def main():
                     f"for {desc[id(steps[1][1])]} held by {holder(steps[1][1])}")
         want = ("".join(line(x, what[id(x)]) for x in sorted((mon, thin, lk, la, lb), key=lambda x: h(x.get("object")))) +
                 f"deadlock: {deadlock}\n\n5 locks held; sync table: 3 entries in use.\n")
+        rc, bt, err = b.cli(["bt", core, "--thread", str(la["waiting"][0]["tid"] if la.get("waiting") else 0)])
+        t.check(f"  deadlock: {deadlock}\n" in bt, f"bt of a deadlocked thread: the deadlock line:\n{bt}")
         rc, text, err = b.cli(["locks", core])
         t.check_eq((rc, text, err), (0, want, ""), "locks: the text")
         t.check_eq(live, text, "locks --pid (before the core) prints what the core's locks prints")
