@@ -121,7 +121,7 @@ static int on_entry(void *ctx, const struct adac_sync_entry *e)
 	struct adac_held_lock h = {.object = e->object, .sync_index = e->index};
 	if (e->lock) {
 		if (adac_grow((void **)&c->sync_locks, &c->sync_lock_cap, c->sync_lock_count + 1, sizeof *c->sync_locks, 16))
-			return adac_fail(&c->found->fail, ADAC_E_NOMEM, 0, "out of memory collecting locks"), -1;
+			return adac_fail(&c->found->fail, ADAC_E_NOMEM, 0, "out of memory collecting locks");
 		c->sync_locks[c->sync_lock_count++] = e->lock;
 		h.kind = ADAC_LOCK_MONITOR;
 		h.lock = e->lock;
@@ -148,12 +148,17 @@ struct part_ctx {
 	struct found found;
 };
 
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* Whether the Lock at addr is a sync block's (sync_locks sorted). */
 static bool is_sync_lock(const struct table_ctx *t, uint64_t addr)
 {
-	for (size_t i = 0; i < t->sync_lock_count; i++)
-		if (t->sync_locks[i] == addr)
-			return true;
-	return false;
+	return t->sync_lock_count &&
+	       bsearch(&addr, t->sync_locks, t->sync_lock_count, sizeof *t->sync_locks, cmp_u64) != NULL;
 }
 
 static int on_object(void *ctx, const struct adac_gc_object *o)
@@ -219,6 +224,8 @@ int adac_held_locks_find(struct adac_runtime *rt, const struct adac_gc_walk_prog
 		adac_error_copy(err, &found.fail);
 		rc = -1;
 	}
+	if (table.sync_lock_count > 1)
+		qsort(table.sync_locks, table.sync_lock_count, sizeof *table.sync_locks, cmp_u64);
 	struct part_ctx parts[ADAC_GC_WALK_MAX_PARTS];
 	void *ctxs[ADAC_GC_WALK_MAX_PARTS];
 	unsigned n = adac_gc_walk_parts(rt);
