@@ -147,7 +147,11 @@ int adac_lock_waits_find(struct adac_runtime *rt, const struct adac_held_locks *
 	for (size_t i = 0; i < locks->count; i++) {
 		const struct adac_held_lock *l = &locks->locks[i];
 		uint64_t keys[2] = {l->object, l->lock};
-		any_waiters |= l->waiters > 0;
+		/* Only a lock whose state counts waiters can be waited for: a stale copy of another one's
+		 * address in a waiting thread's stack is not taken for its wait. */
+		if (!l->waiters)
+			continue;
+		any_waiters = true;
 		for (size_t k = 0; k < 2; k++) {
 			if (!keys[k])
 				continue;
