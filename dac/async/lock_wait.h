@@ -2,8 +2,8 @@
  * System.Threading.Lock, both of which wait in System.Threading.Lock.TryEnterSlow (CoreLib 11.0). The
  * waiting thread is a managed thread with such a frame whose registers, or whose stack memory from
  * its stack pointer up to the caller of its Lock and Monitor frames (the wait's own frames), hold the
- * address of a held lock's Lock or object; a thread without that frame may hold a stale copy and is
- * not counted. With the holders (types/locks.h), the threads waiting for each other: lock deadlocks.
+ * address of the Lock or object of a held lock whose state counts waiters (the first found, from the
+ * registers on); a thread without that frame may hold a stale copy and is not counted. With the holders (types/locks.h), the threads waiting for each other: lock deadlocks.
  * (In async/ for the thread stacks it walks, as sync_wait.h.) */
 #ifndef ADAC_LOCK_WAIT_H
 #define ADAC_LOCK_WAIT_H
