@@ -64,10 +64,32 @@ static int on_frame(void *ctx, const struct adac_stack_frame *sf)
 	return 0;
 }
 
+static int find_wait_frame(void *ctx, const struct adac_stack_frame *sf)
+{
+	return *(bool *)ctx = adac_lock_wait_frame(sf);
+}
+
 static void on_frame_error(void *ctx, const struct adac_error *err)
 {
 	(void)ctx;
 	(void)err;
+}
+
+bool adac_thread_waits_lock(struct adac_runtime *rt, uint64_t tid)
+{
+	bool found = false;
+	struct adac_stack_visitor v = {find_wait_frame, on_frame_error, &found};
+	struct adac_error e = {0};
+	adac_thread_stack_walk(rt, tid, &v, &e);
+	return found;
+}
+
+const struct adac_lock_wait *adac_lock_wait_of(const struct adac_lock_waits *w, uint64_t tid)
+{
+	for (size_t i = 0; i < w->count; i++)
+		if (w->waits[i].os_tid == tid)
+			return &w->waits[i];
+	return NULL;
 }
 
 /* The held lock whose Lock or object value is (its index), or -1. */

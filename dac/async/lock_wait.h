@@ -20,6 +20,8 @@ struct adac_stack_frame;
 
 /* Is f a frame of System.Threading.Lock.TryEnterSlow, where Monitor.Enter and Lock.Enter wait? */
 bool adac_lock_wait_frame(const struct adac_stack_frame *f);
+/* Whether OS thread tid has such a frame (its stack is walked). */
+bool adac_thread_waits_lock(struct adac_runtime *rt, uint64_t tid);
 
 /* A thread waiting for a held lock. */
 struct adac_lock_wait {
@@ -39,6 +41,8 @@ struct adac_lock_waits {
 int adac_lock_waits_find(struct adac_runtime *rt, const struct adac_held_locks *locks, struct adac_lock_waits *out,
                          struct adac_error *err);
 void adac_lock_waits_free(struct adac_lock_waits *w);
+/* The wait of OS thread tid, NULL when it waits for no held lock. */
+const struct adac_lock_wait *adac_lock_wait_of(const struct adac_lock_waits *w, uint64_t tid);
 
 /* A cycle of threads each waiting for a lock the next holds (a deadlock), as the lock indexes waited
  * for, in order from the thread waiting for the first: *n of them in cycle (room for `room`). The

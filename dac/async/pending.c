@@ -30,6 +30,19 @@ int adac_pending_collect(struct adac_runtime *rt, struct adac_out *out, unsigned
 	if (adac_awaited_owners_build(rt, &p->scan, &p->owners, err) ||
 	    adac_sync_waits_find(rt, &p->scan, &p->sync_waits, err))
 		return -1;
+	/* A running chain whose thread waits to enter a lock: which lock, held by whom. */
+	bool waits = false;
+	for (size_t i = 0; i < p->scan.running_count && !waits; i++)
+		waits = adac_thread_waits_lock(rt, p->scan.running[i].os_tid);
+	if (waits) {
+		const struct adac_gc_walk_progress progress = {out, "finding locks"};
+		if (adac_held_locks_find(rt, &progress, &p->locks, NULL) == 0) {
+			if (adac_lock_waits_find(rt, &p->locks, &p->lock_waits, NULL) == 0)
+				p->has_locks = true;
+			else
+				adac_held_locks_free(&p->locks);
+		}
+	}
 	/* The listings walk chains from their heads through the target, and the graph takes the
 	 * awaiters' chains as found with the awaiters: the continuation records' work is done, and
 	 * freeing them before the graph is built lowers the peak. */
@@ -52,6 +65,10 @@ void adac_pending_free(struct adac_pending *p)
 	free(p->fate);
 	adac_awaited_owners_free(&p->owners);
 	adac_sync_waits_free(&p->sync_waits);
+	if (p->has_locks) {
+		adac_lock_waits_free(&p->lock_waits);
+		adac_held_locks_free(&p->locks);
+	}
 	adac_async_graph_free(&p->graph);
 	adac_async_scan_free(&p->scan);
 	memset(p, 0, sizeof *p);

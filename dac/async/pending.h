@@ -13,7 +13,9 @@
 #include "async/awaited.h"
 #include "async/sync_wait.h"
 #include "async/classic_async.h"
+#include "async/lock_wait.h"
 #include "base/error.h"
+#include "types/locks.h"
 
 struct adac_runtime;
 struct adac_out;
@@ -33,6 +35,11 @@ struct adac_pending {
 	uint8_t *fate;                /* per graph node: enum adac_pending_fate */
 	struct adac_awaited_owners owners; /* the SemaphoreSlims behind awaited waiters */
 	struct adac_sync_waits sync_waits; /* threads blocked synchronously on the tasks */
+	/* When a running chain's thread waits to enter a lock: the locks held and who waits for them
+	 * (has_locks; found only then: a heap pass of their own). */
+	bool has_locks;
+	struct adac_held_locks locks;
+	struct adac_lock_waits lock_waits;
 	double seconds_stacks;        /* wall time of building the stacks from the scan */
 	double collected_at;          /* adac_seconds() when adac_pending_collect ended */
 };

@@ -14,7 +14,9 @@
 #include "base/line.h"
 #include "base/output.h"
 #include "runtime/gc_heap.h"
+#include "runtime/object.h"
 #include "types/names.h"
+#include "view/lock_view.h"
 #include "view/pending_list.h"
 
 /* ---- text ---- */
@@ -220,6 +222,12 @@ int adac_pending_print_thread_waits(struct adac_pending *p, uint64_t tid, unsign
 }
 
 /* A stack's text but its number (print_number). */
+/* The lock the thread running a stack's chain waits for, NULL when none. */
+static const struct adac_lock_wait *running_lock_wait(const struct adac_pending *p, const struct adac_pending_stack *st)
+{
+	return st->running && p->has_locks ? adac_lock_wait_of(&p->lock_waits, st->running->os_tid) : NULL;
+}
+
 static void print_stack(const struct adac_pending_list *l, const struct adac_pending_stack *st, unsigned flags,
                         struct adac_out *out, struct adac_frame_texts *texts)
 {
@@ -262,6 +270,13 @@ static void print_stack(const struct adac_pending_list *l, const struct adac_pen
 	}
 	if (st->running)
 		adac_print(out, "  (the method this chain resumed runs on the thread: see its physical frames with bt)\n");
+	const struct adac_lock_wait *lw = running_lock_wait(p, st);
+	if (lw) {
+		char what[200], who[96];
+		adac_lock_describe(st->rt, &p->locks.locks[lw->lock], what, sizeof what);
+		adac_print(out, "  waiting for: %s, held by %s\n", what, adac_lock_holder(&p->locks.locks[lw->lock], who,
+		                                                                       sizeof who));
+	}
 	if (st->stack->cycle) {
 		char *cycle = adac_pending_cycle_text(l, st);
 		adac_print(out, "  deadlock: %s\n", cycle ? cycle : "the last frame's task is awaited by a frame above it");
@@ -511,6 +526,21 @@ static json_t *stack_json(const struct adac_pending_list *l, const struct adac_p
 	each_wait(l->p, st, wait_json, &waits);
 	if (waits)
 		json_object_set_new(j, "sync_waits", waits);
+	const struct adac_lock_wait *lw = running_lock_wait(p, st);
+	if (lw) {
+		const struct adac_held_lock *k = &p->locks.locks[lw->lock];
+		json_t *w = json_object(), *owner = json_object();
+		uint64_t mt = 0;
+		const char *type = k->kind == ADAC_LOCK_LOCK ? "System.Threading.Lock"
+		                   : adac_object_mt(st->rt, k->object, &mt, NULL) == 0 ? adac_type_name(st->rt, mt, 0, NULL)
+		                                                                      : NULL;
+		json_object_set_new(w, "object", adac_json_addr(k->object));
+		json_object_set_new(w, "type", type ? adac_json_text(type) : json_null());
+		json_object_set_new(owner, "tid", k->owner_tid ? json_integer((json_int_t)k->owner_tid) : json_null());
+		json_object_set_new(owner, "managed_id", json_integer(k->owner));
+		json_object_set_new(w, "owner", owner);
+		json_object_set_new(j, "waiting_for_lock", w);
+	}
 	if (st->stack->cycle) {
 		char *cycle = adac_pending_cycle_text(l, st);
 		if (cycle)

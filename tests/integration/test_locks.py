@@ -3,13 +3,15 @@
 LockedTop -> LockedLeaf chain, and two threads wait for s_monitor (so it has a sync block and a
 System.Threading.Lock); thread "nested" entered lock (s_thin) twice, uncontended (a thin lock in the
 Gate's header); thread "scope" holds the System.Threading.Lock s_lock (EnterScope), one thread waits;
-threads "ab" and "ba" each hold one of two Gates and wait for the other's (a deadlock).
+threads "ab" and "ba" each hold one of two Gates and wait for the other's (a deadlock); the chain
+ResumeTop -> LockedResume runs on a pool thread that waits for s_monitor.
 Checked against the sample's managed thread ids (READY), the oracle (ClrMD + Microsoft's DAC: the sync
 block's and the thin lock's owners; the Lock's _owningThreadId) and the threads' stacks:
-  locks --json   five locks: s_monitor (entered 1, 2 waiting: the waiter threads), s_thin (thin, entered
+  locks --json   five locks: s_monitor (entered 1, 3 waiting: the waiter threads and the pool thread), s_thin (thin, entered
                  2), s_lock (entered 1, 1 waiting: lock-waiter), s_a and s_b (each held by one of ab
                  and ba, waited for by the other); one deadlock: ab and ba
   locks          the lines, and the same text live (--pid, before the core) and in lldb-22 (async locks)
+  ps             the running chain's "waiting for:" line (text) and waiting_for_lock (JSON)
   report         the holder's "blocked:" finding names the lock it holds; the deadlock; one "lock:"
                  finding per other lock threads wait for
   .NET 10        no SyncBlock contract: one line saying so, exit 1
@@ -56,8 +58,9 @@ def main():
         rc, live, err = b.cli(["locks", "--pid", str(s.pid)])
         t.check_eq((rc, err), (0, ""), "locks --pid: exit code and stderr")
         core = b.make_core(s.pid, os.path.join(tmp, "locks.core"))
-        ids = {k: int(s.fields[k]) for k in ("holder", "nested", "scope", "lockwaiter", "ab", "ba")}
-        waiters = [int(x) for x in s.fields["waiters"].split(",")]
+        ids = {k: int(s.fields[k]) for k in ("holder", "nested", "scope", "lockwaiter", "ab", "ba", "pool")}
+        # s_monitor's waiters: the two waiter threads, and the pool thread running LockedResume.
+        waiters = [int(x) for x in s.fields["waiters"].split(",")] + [ids["pool"]]
     finally:
         s.kill()
     try:
@@ -73,7 +76,7 @@ def main():
             return sorted(w["managed_id"] for w in x.get("waiting", []))
         t.check_eq((mon.get("kind"), mon.get("type"), mon.get("entered"), mon.get("waiters"), waiting(mon)),
                    ("monitor", "System.Object", 1, len(waiters), sorted(waiters)),
-                   "the Monitor s_monitor: held once by thread holder, both waiter threads waiting")
+                   "the Monitor s_monitor: held once by thread holder, both waiter threads and the pool thread waiting")
         t.check(h(mon.get("lock")) != 0 and isinstance(mon.get("sync_index"), int) and mon["sync_index"] > 0,
                 f"the Monitor has a sync block and a Lock: {mon}")
         t.check_eq((thin.get("kind"), thin.get("type"), thin.get("entered"), thin.get("waiters"), thin.get("sync_index"),
@@ -157,6 +160,18 @@ def main():
         waits = [w for ch in (ps or {}).get("chains", []) for w in ch.get("sync_waits") or []]
         t.check_eq([(w["managed_id"], w["tid"]) for w in waits], [(ids["holder"], mon.get("owner", {}).get("tid"))],
                    "ps: thread holder waits synchronously for the LockedTop chain")
+        # ps: the running chain ResumeTop (LockedResume blocked in lock (s_monitor) on a pool thread).
+        running = [ch for ch in (ps or {}).get("chains", []) if ch.get("running")]
+        ptid = next((w["tid"] for w in mon.get("waiting", []) if w["managed_id"] == ids["pool"]), None)
+        t.check_eq([(ch["running"].get("tid"), ch["frames"][0]["method"], ch.get("waiting_for_lock")) for ch in running],
+                   [(ptid, "AsyncdacSamples.LocksApp.ResumeTop()",
+                     {"object": mon.get("object"), "type": "System.Object", "owner": mon.get("owner")})],
+                   "ps --json: the running chain ResumeTop, its thread waiting for s_monitor")
+        rc, pstext, err = b.cli(["ps", core])
+        want_ps = (f"  (the method this chain resumed runs on the thread: see its physical frames with bt)\n"
+                   f"  waiting for: System.Object {mon.get('object')} (Monitor), held by {holder(mon)}\n")
+        t.check(rc == 0 and want_ps in pstext and pstext.count("  waiting for: ") == 1,
+                f"ps: the running chain's lock wait:\n{pstext}")
         rc, report, err = b.cli(["report", core])
         t.check_eq((rc, err), (0, ""), "report: exit code and stderr")
         findings = report.split("\n== Runtime")[0].splitlines()[1:]
@@ -166,7 +181,7 @@ def main():
             f"{waits[0]['task'] if waits else '?'} (Task.Wait(), .Result or GetAwaiter().GetResult()) while it holds "
             f"System.Object {mon.get('object')} (Monitor): see `bt --thread {htid}`",
             f"deadlock: {deadlock}",
-            f"lock: System.Object {mon.get('object')} (Monitor) is held by {holder(mon)}, and 2 threads wait for it: "
+            f"lock: System.Object {mon.get('object')} (Monitor) is held by {holder(mon)}, and 3 threads wait for it: "
             f"see `locks`",
             f"lock: System.Threading.Lock {lk.get('object')} is held by {holder(lk)}, and 1 thread waits for it: "
             f"see `locks`"], "report: the findings")

@@ -11,7 +11,10 @@
 //   thread "lock-waiter"  s_lock.Enter(): waits for it
 //   threads "ab", "ba"    lock (s_a) { lock (s_b) } and lock (s_b) { lock (s_a) }, each holding its first
 //                         lock when it takes the second: a deadlock
-// READY gives the managed thread ids: holder=N nested=N scope=N waiters=N,N lockwaiter=N ab=N ba=N
+//   ResumeTop -> LockedResume: after an await (Task.Yield), LockedResume runs on a thread-pool thread
+//                         and blocks in lock (s_monitor): a running chain (ResumeTop) whose thread waits
+//                         for a lock
+// READY gives the managed thread ids: holder=N nested=N scope=N waiters=N,N lockwaiter=N ab=N ba=N pool=N
 using System;
 using System.Runtime.CompilerServices;
 using System.Threading;
@@ -33,6 +36,7 @@ namespace AsyncdacSamples
         public static readonly Gate s_a = new Gate(), s_b = new Gate();
         static volatile bool s_nestedIn, s_scopeIn, s_holderIn;
         static readonly Barrier s_both = new Barrier(2);
+        static volatile Thread? s_pool;
 
         [MethodImpl(MethodImplOptions.NoInlining)]
         public static async Task<int> LockedLeaf()
@@ -106,6 +110,22 @@ namespace AsyncdacSamples
             }
         }
 
+        [MethodImpl(MethodImplOptions.NoInlining)]
+        public static async Task LockedResume()
+        {
+            await Task.Yield();
+            s_pool = Thread.CurrentThread;
+            lock (s_monitor) // @lock LockedResume
+                s_thin.Uses++;
+        }
+
+        [MethodImpl(MethodImplOptions.NoInlining)]
+        public static async Task ResumeTop()
+        {
+            await LockedResume(); // @await ResumeTop
+            s_thin.Uses++;
+        }
+
         static Thread Start(ThreadStart body, string name)
         {
             var th = new Thread(body) { Name = name, IsBackground = true };
@@ -137,11 +157,16 @@ namespace AsyncdacSamples
             Thread lw = Start(LockWaiter, "lock-waiter");
             Thread ab = Start(() => Crossed(s_a, s_b), "ab");
             Thread ba = Start(() => Crossed(s_b, s_a), "ba");
-            foreach (Thread th in new[] { holder, w1, w2, lw, ab, ba })
+            Task resumed = ResumeTop();
+            while (s_pool == null)
+                Thread.Sleep(1);
+            foreach (Thread th in new[] { holder, w1, w2, lw, ab, ba, s_pool })
                 WaitBlocked(th);
             Sample.Ready("locks", $"holder={holder.ManagedThreadId} nested={nested.ManagedThreadId} " +
                                   $"scope={scope.ManagedThreadId} waiters={w1.ManagedThreadId},{w2.ManagedThreadId} " +
-                                  $"lockwaiter={lw.ManagedThreadId} ab={ab.ManagedThreadId} ba={ba.ManagedThreadId}");
+                                  $"lockwaiter={lw.ManagedThreadId} ab={ab.ManagedThreadId} ba={ba.ManagedThreadId} " +
+                                  $"pool={s_pool.ManagedThreadId}");
+            GC.KeepAlive(resumed);
             Sample.ParkForever();
             return 0;
         }
