@@ -155,6 +155,12 @@ def main():
         t.check_eq(live, text, "locks --pid (before the core) prints what the core's locks prints")
         rc, out, err = t.lldb(["target create --core " + core, "async locks"])
         t.check(rc == 0 and want in out, f"lldb-22: async locks prints the CLI's text:\n{out}{err}")
+        # ... and bt async names each waiting thread's lock, as the CLI's bt does.
+        rc, out, err = t.lldb(["target create --core " + core, "bt async all"])
+        nwaits = sum(len(x.get("waiting", [])) for x in all_locks)
+        t.check(rc == 0 and out.count("  waiting for: ") == nwaits and out.count(f"  deadlock: {deadlock}\n") == 2,
+                f"lldb-22: bt async all: {nwaits} 'waiting for:' lines, the deadlock under both of its threads:\n"
+                f"{out[-3000:]}{err}")
         # report: the holder blocked on a task while it holds s_monitor, and the locks threads wait for.
         ps = b.cli_json(["ps", core], "ps")
         waits = [w for ch in (ps or {}).get("chains", []) for w in ch.get("sync_waits") or []]
