@@ -47,7 +47,8 @@ const struct adac_lock_wait *adac_lock_wait_of(const struct adac_lock_waits *w, 
 /* A cycle of threads each waiting for a lock the next holds (a deadlock), as the lock indexes waited
  * for, in order from the thread waiting for the first: *n of them in cycle (room for `room`). The
  * first cycle found from lock `from` on (from: where the search goes on; it returns the next
- * `from`), false when none is left. Each cycle is reported once. */
+ * `from`), false when none is left. Each cycle is reported once; one of more than `room` threads is
+ * not reported (the views give room for 64). */
 bool adac_lock_cycle_next(const struct adac_held_locks *locks, const struct adac_lock_waits *waits, size_t *from,
                           size_t *cycle, size_t room, size_t *n);
 
