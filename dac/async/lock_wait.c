@@ -6,14 +6,9 @@
 
 #include "async/thread_stack.h"
 #include "base/addr_map.h"
-#include "base/cursor.h"
-#include "base/limits.h"
 #include "runtime/runtime.h"
 #include "runtime/threads.h"
-#include "target/target.h"
 #include "types/locks.h"
-
-#define CHUNK 65536u   /* stack bytes read at a time */
 
 struct lock_rec {
 	uint64_t addr;     /* the key: a held lock's Lock or object */
@@ -25,8 +20,6 @@ struct finder {
 	struct adac_lock_waits *w;
 	size_t cap;
 	struct adac_addr_map by_addr;
-	unsigned ps;
-	uint8_t *buf;
 	bool nomem;
 };
 
@@ -99,6 +92,19 @@ static long lock_of(struct finder *f, uint64_t value)
 	return r ? (long)r->index : -1;
 }
 
+struct thread_words {
+	struct finder *f;
+	long found;
+};
+
+static int on_word(void *ctx, uint64_t value, uint64_t slot, bool in_register)
+{
+	(void)slot;
+	(void)in_register;
+	struct thread_words *w = ctx;
+	return (w->found = lock_of(w->f, value)) >= 0;
+}
+
 /* A thread blocked in TryEnterSlow: the first held lock its registers, then its stack from the stack
  * pointer up to the lock frames' caller, hold. */
 static int on_thread(void *ctx, const struct adac_managed_thread *th)
@@ -113,30 +119,13 @@ static int on_thread(void *ctx, const struct adac_managed_thread *th)
 	if (!wf.found)
 		return 0;
 	adac_error_clear(&e);
-	struct adac_regs regs;
-	if (adac_target_regs(f->rt->t, th->os_id, &regs, &e)) {
+	struct thread_words w = {f, -1};
+	if (adac_thread_wait_words(f->rt, th, wf.caller_sp, on_word, &w, &e)) {
 		if (!adac_failed(&f->w->threads_err))
 			adac_error_copy(&f->w->threads_err, &e);
 		return 0;
 	}
-	long found = -1;
-	for (size_t i = 0; i < ADAC_REG_COUNT && found < 0; i++)
-		if (i != ADAC_REG_RIP && i != ADAC_REG_RSP && i != ADAC_REG_FS_BASE)
-			found = lock_of(f, regs.r[i]);
-	uint64_t sp = regs.r[ADAC_REG_RSP] & ~(uint64_t)(f->ps - 1);
-	uint64_t end = wf.caller_sp > sp ? wf.caller_sp : sp + ADAC_MAX_STACK_SCAN_BYTES;
-	if (end - sp > ADAC_MAX_STACK_SCAN_BYTES)
-		end = sp + ADAC_MAX_STACK_SCAN_BYTES;
-	for (uint64_t at = sp; at < end && found < 0;) {
-		size_t want = end - at < CHUNK ? (size_t)(end - at) : CHUNK;
-		size_t got = adac_read_upto(f->rt->t, at, f->buf, want);
-		for (size_t off = 0; off + f->ps <= got && found < 0; off += f->ps)
-			found = lock_of(f, f->ps == 8 ? adac_get_u64(f->buf, off) : adac_get_u32(f->buf, off));
-		if (got < want)
-			break; /* the end of what the target has of this stack */
-		at += got;
-	}
-	if (found < 0)
+	if (w.found < 0)
 		return 0;
 	if (f->w->count == f->cap) {
 		size_t cap = f->cap ? f->cap * 2 : 16;
@@ -148,7 +137,7 @@ static int on_thread(void *ctx, const struct adac_managed_thread *th)
 		f->w->waits = p;
 		f->cap = cap;
 	}
-	f->w->waits[f->w->count++] = (struct adac_lock_wait){(size_t)found, th->os_id, th->managed_id};
+	f->w->waits[f->w->count++] = (struct adac_lock_wait){(size_t)w.found, th->os_id, th->managed_id};
 	return 0;
 }
 
@@ -164,7 +153,7 @@ int adac_lock_waits_find(struct adac_runtime *rt, const struct adac_held_locks *
                          struct adac_error *err)
 {
 	memset(out, 0, sizeof *out);
-	struct finder f = {.rt = rt, .w = out, .ps = adac_target_ptr_size(rt->t)};
+	struct finder f = {.rt = rt, .w = out};
 	bool any_waiters = false;
 	for (size_t i = 0; i < locks->count; i++) {
 		const struct adac_held_lock *l = &locks->locks[i];
@@ -185,8 +174,6 @@ int adac_lock_waits_find(struct adac_runtime *rt, const struct adac_held_locks *
 	}
 	/* (A lock whose state counts no waiter has none; a thin lock cannot have one.) */
 	if (any_waiters) {
-		if (!(f.buf = malloc(CHUNK)))
-			goto nomem;
 		struct adac_error e = {0};
 		if (adac_managed_threads(rt, on_thread, &f, &e) && !adac_failed(&out->threads_err))
 			adac_error_copy(&out->threads_err, &e);
@@ -195,11 +182,9 @@ int adac_lock_waits_find(struct adac_runtime *rt, const struct adac_held_locks *
 	}
 	if (out->count > 1)
 		qsort(out->waits, out->count, sizeof *out->waits, cmp_wait);
-	free(f.buf);
 	adac_addr_map_free(&f.by_addr);
 	return 0;
 nomem:
-	free(f.buf);
 	adac_addr_map_free(&f.by_addr);
 	adac_lock_waits_free(out);
 	return adac_fail(err, ADAC_E_NOMEM, 0, "out of memory finding the threads waiting for locks");

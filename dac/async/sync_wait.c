@@ -7,15 +7,10 @@
 #include "async/async_scan.h"
 #include "async/thread_stack.h"
 #include "base/addr_map.h"
-#include "base/cursor.h"
-#include "base/limits.h"
 #include "runtime/object.h"
 #include "runtime/runtime.h"
 #include "runtime/threads.h"
-#include "target/target.h"
 #include "types/corelib.h"
-
-#define CHUNK 65536u   /* stack bytes read at a time */
 
 struct waiter_rec {
 	uint64_t addr;     /* the key: a waiter */
@@ -27,8 +22,6 @@ struct finder {
 	struct adac_sync_waits *w;
 	struct adac_addr_map by_waiter;
 	size_t unmatched;
-	unsigned ps;
-	uint8_t *buf;
 };
 
 static void match(struct finder *f, uint64_t value, const struct adac_managed_thread *th, uint64_t slot, bool reg)
@@ -73,8 +66,20 @@ static void on_frame_error(void *ctx, const struct adac_error *err)
 	(void)err;
 }
 
-/* A thread blocked in a synchronous wait: its registers, then its stack from the stack pointer up
- * to the wait's caller (else its base). */
+struct thread_words {
+	struct finder *f;
+	const struct adac_managed_thread *th;
+};
+
+static int on_word(void *ctx, uint64_t value, uint64_t slot, bool in_register)
+{
+	struct thread_words *w = ctx;
+	match(w->f, value, w->th, slot, in_register);
+	return !w->f->unmatched;
+}
+
+/* A thread blocked in a synchronous wait: the waiters its registers, then its stack from the stack
+ * pointer up to the wait's caller, hold. */
 static int on_thread(void *ctx, const struct adac_managed_thread *th)
 {
 	struct finder *f = ctx;
@@ -87,32 +92,9 @@ static int on_thread(void *ctx, const struct adac_managed_thread *th)
 	if (!wf.found)
 		return 0;
 	adac_error_clear(&e);
-	struct adac_regs regs;
-	if (adac_target_regs(f->rt->t, th->os_id, &regs, &e)) {
-		if (!adac_failed(&f->w->threads_err))
-			adac_error_copy(&f->w->threads_err, &e);
-		return 0;
-	}
-	for (size_t i = 0; i < ADAC_REG_COUNT; i++)
-		if (i != ADAC_REG_RIP && i != ADAC_REG_RSP && i != ADAC_REG_FS_BASE)
-			match(f, regs.r[i], th, 0, true);
-	uint64_t sp = regs.r[ADAC_REG_RSP] & ~(uint64_t)(f->ps - 1);
-	uint64_t end = sp + ADAC_MAX_STACK_SCAN_BYTES;
-	if (wf.caller_sp > sp)
-		end = wf.caller_sp;
-	else if (th->stack_base > sp)
-		end = th->stack_base;
-	if (end - sp > ADAC_MAX_STACK_SCAN_BYTES)
-		end = sp + ADAC_MAX_STACK_SCAN_BYTES;
-	for (uint64_t at = sp; at < end && f->unmatched;) {
-		size_t want = end - at < CHUNK ? (size_t)(end - at) : CHUNK;
-		size_t got = adac_read_upto(f->rt->t, at, f->buf, want);
-		for (size_t off = 0; off + f->ps <= got; off += f->ps)
-			match(f, f->ps == 8 ? adac_get_u64(f->buf, off) : adac_get_u32(f->buf, off), th, at + off, false);
-		if (got < want)
-			break; /* the end of what the target has of this stack */
-		at += got;
-	}
+	struct thread_words w = {f, th};
+	if (adac_thread_wait_words(f->rt, th, wf.caller_sp, on_word, &w, &e) && !adac_failed(&f->w->threads_err))
+		adac_error_copy(&f->w->threads_err, &e);
 	return 0;
 }
 
@@ -124,7 +106,7 @@ int adac_sync_waits_find(struct adac_runtime *rt, const struct adac_async_scan *
 	if (adac_corelib_module(rt, &corelib, NULL) ||
 	    adac_module_type(rt, corelib, "System.Threading.Tasks", "Task+SetOnInvokeMres", &mres_mt, NULL) || !mres_mt)
 		return 0; /* never loaded: nobody ever blocked on a task */
-	struct finder f = {.rt = rt, .w = out, .ps = adac_target_ptr_size(rt->t)};
+	struct finder f = {.rt = rt, .w = out};
 	size_t cap = 0;
 	for (size_t i = 0; scan->task_links && i < scan->task_count; i++) {
 		const struct adac_scan_task_link *t = &scan->task_links[i];
@@ -152,18 +134,13 @@ int adac_sync_waits_find(struct adac_runtime *rt, const struct adac_async_scan *
 	}
 	f.unmatched = out->count;
 	if (f.unmatched) {
-		f.buf = malloc(CHUNK);
-		if (!f.buf)
-			goto nomem;
 		struct adac_error e = {0};
 		if (adac_managed_threads(rt, on_thread, &f, &e) && !adac_failed(&out->threads_err))
 			adac_error_copy(&out->threads_err, &e);
 	}
-	free(f.buf);
 	adac_addr_map_free(&f.by_waiter);
 	return 0;
 nomem:
-	free(f.buf);
 	adac_addr_map_free(&f.by_waiter);
 	adac_sync_waits_free(out);
 	return adac_fail(err, ADAC_E_NOMEM, 0, "out of memory finding synchronous waiters");

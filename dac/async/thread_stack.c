@@ -7,12 +7,14 @@
 
 #include <string.h>
 
+#include "base/cursor.h"
 #include "base/limits.h"
 #include "code/debuginfo.h"
 #include "code/execution_manager.h"
 #include "code/managed_unwind.h"
 #include "code/source_map.h"
 #include "runtime/runtime.h"
+#include "runtime/threads.h"
 #include "target/target.h"
 #include "types/methoddesc.h"
 #include "types/names.h"
@@ -194,4 +196,35 @@ int adac_thread_chains(struct adac_runtime *rt, const struct adac_managed_thread
 		if (disp[i].next_continuation) /* else the running method is the last of its chain */
 			out[(*n)++] = (struct adac_thread_chain){disp[i].next_continuation, disp[i].current_task, disp[i].addr};
 	return rc;
+}
+
+#define WORDS_CHUNK 8192u   /* stack bytes read at a time */
+
+int adac_thread_wait_words(struct adac_runtime *rt, const struct adac_managed_thread *th, uint64_t end,
+                           adac_thread_word_cb word, void *ctx, struct adac_error *err)
+{
+	struct adac_regs regs;
+	if (adac_target_regs(rt->t, th->os_id, &regs, err))
+		return -1;
+	for (size_t i = 0; i < ADAC_REG_COUNT; i++)
+		if (i != ADAC_REG_RIP && i != ADAC_REG_RSP && i != ADAC_REG_FS_BASE && word(ctx, regs.r[i], 0, true))
+			return 0;
+	const unsigned ps = adac_target_ptr_size(rt->t);
+	uint64_t sp = regs.r[ADAC_REG_RSP] & ~(uint64_t)(ps - 1);
+	if (end <= sp)
+		end = th->stack_base > sp ? th->stack_base : sp + ADAC_MAX_STACK_SCAN_BYTES;
+	if (end - sp > ADAC_MAX_STACK_SCAN_BYTES)
+		end = sp + ADAC_MAX_STACK_SCAN_BYTES;
+	uint8_t buf[WORDS_CHUNK];
+	for (uint64_t at = sp; at < end;) {
+		size_t want = end - at < WORDS_CHUNK ? (size_t)(end - at) : WORDS_CHUNK;
+		size_t got = adac_read_upto(rt->t, at, buf, want);
+		for (size_t off = 0; off + ps <= got; off += ps)
+			if (word(ctx, ps == 8 ? adac_get_u64(buf, off) : adac_get_u32(buf, off), at + off, false))
+				return 0;
+		if (got < want)
+			break; /* the end of what the target has of this stack */
+		at += got;
+	}
+	return 0;
 }

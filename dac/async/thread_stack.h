@@ -53,6 +53,16 @@ struct adac_stack_visitor {
 int adac_thread_stack_walk(struct adac_runtime *rt, uint64_t tid, const struct adac_stack_visitor *v,
                            struct adac_error *err);
 
+/* The words a thread blocked in a wait holds for it: its general registers (not its instruction and
+ * stack pointers, nor its fs base), then each pointer-sized word of its stack from its stack pointer
+ * up to `end` (the wait's caller's stack pointer; when that is not above the stack pointer, the
+ * stack's base, else ADAC_MAX_STACK_SCAN_BYTES past it, which also caps the range), in that order.
+ * word returns non-zero to stop. -1 with err when the thread's registers cannot be read. */
+struct adac_managed_thread;
+typedef int (*adac_thread_word_cb)(void *ctx, uint64_t value, uint64_t slot, bool in_register);
+int adac_thread_wait_words(struct adac_runtime *rt, const struct adac_managed_thread *th, uint64_t end,
+                           adac_thread_word_cb word, void *ctx, struct adac_error *err);
+
 /* A chain a thread runs: the rest of it after the method running on the thread. */
 struct adac_thread_chain {
 	uint64_t head;              /* the running method's caller's continuation */
