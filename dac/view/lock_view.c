@@ -62,6 +62,30 @@ char *adac_lock_deadlock_text(struct adac_runtime *rt, const struct adac_held_lo
 	return buf;
 }
 
+static json_t *thread_json(uint64_t tid, uint32_t managed_id)
+{
+	json_t *t = json_object();
+	json_object_set_new(t, "tid", tid ? json_integer((json_int_t)tid) : json_null());
+	json_object_set_new(t, "managed_id", json_integer(managed_id));
+	return t;
+}
+
+json_t *adac_lock_brief_json(struct adac_runtime *rt, const struct adac_held_lock *l)
+{
+	json_t *j = json_object();
+	json_object_set_new(j, "object", adac_json_addr(l->object));
+	json_object_set_new(j, "type", adac_json_text(type_of(rt, l->object)));
+	json_object_set_new(j, "owner", thread_json(l->owner_tid, l->owner));
+	return j;
+}
+
+void adac_lock_waiting_print(struct adac_runtime *rt, const struct adac_held_lock *l, struct adac_out *out)
+{
+	char what[200], who[96];
+	adac_lock_describe(rt, l, what, sizeof what);
+	adac_print(out, "  waiting for: %s, held by %s\n", what, adac_lock_holder(l, who, sizeof who));
+}
+
 void adac_lock_wait_print(struct adac_runtime *rt, const struct adac_held_locks *h, const struct adac_lock_waits *waits,
                           uint64_t tid, struct adac_out *out)
 {
@@ -73,9 +97,7 @@ void adac_lock_wait_print(struct adac_runtime *rt, const struct adac_held_locks 
 		adac_print(out, "  waiting for: a lock (a frame of Lock.TryEnterSlow), not found among the locks held\n");
 		return;
 	}
-	char what[200], who[96];
-	adac_lock_describe(rt, &h->locks[w->lock], what, sizeof what);
-	adac_print(out, "  waiting for: %s, held by %s\n", what, adac_lock_holder(&h->locks[w->lock], who, sizeof who));
+	adac_lock_waiting_print(rt, &h->locks[w->lock], out);
 	size_t cycle[MAX_CYCLE], n, from = 0;
 	char text[4096];
 	while (adac_lock_cycle_next(h, waits, &from, cycle, MAX_CYCLE, &n))
@@ -136,13 +158,6 @@ static const char *kind_key(enum adac_lock_kind k)
 	return "?";
 }
 
-static json_t *thread_json(uint64_t tid, uint32_t managed_id)
-{
-	json_t *t = json_object();
-	json_object_set_new(t, "tid", tid ? json_integer((json_int_t)tid) : json_null());
-	json_object_set_new(t, "managed_id", json_integer(managed_id));
-	return t;
-}
 
 static int print_json(struct adac_runtime *rt, const struct adac_held_locks *h, const struct adac_lock_waits *lw,
                       struct adac_out *out, struct adac_error *err)

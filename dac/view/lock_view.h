@@ -38,6 +38,14 @@ struct adac_held_locks;
 char *adac_lock_deadlock_text(struct adac_runtime *rt, const struct adac_held_locks *h, const size_t *cycle, size_t n,
                               char *buf, size_t size);
 
+/* "  waiting for: <lock>, held by thread tid <T> (...)": the line `bt` and `ps` print under a thread
+ * waiting to enter l. */
+void adac_lock_waiting_print(struct adac_runtime *rt, const struct adac_held_lock *l, struct adac_out *out);
+/* {"object", "type", "owner": {"tid", "managed_id"}}: a lock as `ps --json` names the one a running
+ * chain's thread waits for. */
+struct json_t;
+struct json_t *adac_lock_brief_json(struct adac_runtime *rt, const struct adac_held_lock *l);
+
 /* For `bt`: what thread tid waits to enter ("  waiting for: <lock>, held by thread tid <T> (...)"),
  * and the deadlock it is in ("  deadlock: ..."); "  waiting for: a lock, not found among the locks
  * held" when none of waits is the thread's. */

@@ -14,7 +14,6 @@
 #include "base/line.h"
 #include "base/output.h"
 #include "runtime/gc_heap.h"
-#include "runtime/object.h"
 #include "types/names.h"
 #include "view/lock_view.h"
 #include "view/pending_list.h"
@@ -271,12 +270,8 @@ static void print_stack(const struct adac_pending_list *l, const struct adac_pen
 	if (st->running)
 		adac_print(out, "  (the method this chain resumed runs on the thread: see its physical frames with bt)\n");
 	const struct adac_lock_wait *lw = running_lock_wait(p, st);
-	if (lw) {
-		char what[200], who[96];
-		adac_lock_describe(st->rt, &p->locks.locks[lw->lock], what, sizeof what);
-		adac_print(out, "  waiting for: %s, held by %s\n", what, adac_lock_holder(&p->locks.locks[lw->lock], who,
-		                                                                       sizeof who));
-	}
+	if (lw)
+		adac_lock_waiting_print(st->rt, &p->locks.locks[lw->lock], out);
 	if (st->stack->cycle) {
 		char *cycle = adac_pending_cycle_text(l, st);
 		adac_print(out, "  deadlock: %s\n", cycle ? cycle : "the last frame's task is awaited by a frame above it");
@@ -527,20 +522,8 @@ static json_t *stack_json(const struct adac_pending_list *l, const struct adac_p
 	if (waits)
 		json_object_set_new(j, "sync_waits", waits);
 	const struct adac_lock_wait *lw = running_lock_wait(p, st);
-	if (lw) {
-		const struct adac_held_lock *k = &p->locks.locks[lw->lock];
-		json_t *w = json_object(), *owner = json_object();
-		uint64_t mt = 0;
-		const char *type = k->kind == ADAC_LOCK_LOCK ? "System.Threading.Lock"
-		                   : adac_object_mt(st->rt, k->object, &mt, NULL) == 0 ? adac_type_name(st->rt, mt, 0, NULL)
-		                                                                      : NULL;
-		json_object_set_new(w, "object", adac_json_addr(k->object));
-		json_object_set_new(w, "type", type ? adac_json_text(type) : json_null());
-		json_object_set_new(owner, "tid", k->owner_tid ? json_integer((json_int_t)k->owner_tid) : json_null());
-		json_object_set_new(owner, "managed_id", json_integer(k->owner));
-		json_object_set_new(w, "owner", owner);
-		json_object_set_new(j, "waiting_for_lock", w);
-	}
+	if (lw)
+		json_object_set_new(j, "waiting_for_lock", adac_lock_brief_json(st->rt, &p->locks.locks[lw->lock]));
 	if (st->stack->cycle) {
 		char *cycle = adac_pending_cycle_text(l, st);
 		if (cycle)

@@ -173,16 +173,25 @@ int adac_report_print(struct adac_runtime *rt, struct adac_out *out, struct adac
 	 * goes on without them. */
 	struct adac_error lock_err = {0};
 	const struct adac_gc_walk_progress lock_progress = {out, "finding locks"};
-	have_locks = adac_held_locks_find(rt, &lock_progress, &locks, &lock_err) == 0;
-	have_waits = have_locks && adac_lock_waits_find(rt, &locks, &waits, NULL) == 0;
+	const struct adac_held_locks *held = NULL;
+	const struct adac_lock_waits *waiting = NULL;
+	if (have && p.has_locks) { /* (the scan found them already: a running chain waits for one) */
+		held = &p.locks;
+		waiting = &p.lock_waits;
+	} else {
+		have_locks = adac_held_locks_find(rt, &lock_progress, &locks, &lock_err) == 0;
+		have_waits = have_locks && adac_lock_waits_find(rt, &locks, &waits, NULL) == 0;
+		held = have_locks ? &locks : NULL;
+		waiting = have_waits ? &waits : NULL;
+	}
 	size_t found = 0;
 	adac_print(out, "== Findings\n");
 	found += crash_findings(rt, out);
 	if (!have)
 		adac_print(out, "error: the heap cannot be scanned: %s\n", scan.msg);
-	else if (findings(&l, sg, have_locks ? &locks : NULL, have_waits ? &waits : NULL, out, &found, err))
+	else if (findings(&l, sg, held, waiting, out, &found, err))
 		goto fail;
-	if (!have_locks && lock_err.code != ADAC_E_LAYOUT)
+	if (!held && lock_err.code != ADAC_E_LAYOUT)
 		adac_print(out, "warning: the locks cannot be read: %s\n", lock_err.msg);
 	if (have && !found)
 		adac_print(out, "none: no crash, no await cycle, no completed task whose awaiter has not resumed, no object "
