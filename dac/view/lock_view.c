@@ -13,10 +13,15 @@
 #include "types/locks.h"
 #include "types/names.h"
 
-static const char *type_of(struct adac_runtime *rt, uint64_t obj)
+const char *adac_lock_type_name(struct adac_runtime *rt, const struct adac_held_lock *l)
 {
 	uint64_t mt;
-	const char *name = adac_object_mt(rt, obj, &mt, NULL) == 0 ? adac_type_name(rt, mt, 0, NULL) : NULL;
+	return adac_object_mt(rt, l->object, &mt, NULL) == 0 ? adac_type_name(rt, mt, 0, NULL) : NULL;
+}
+
+static const char *type_of(struct adac_runtime *rt, const struct adac_held_lock *l)
+{
+	const char *name = adac_lock_type_name(rt, l);
 	return name ? name : "?";
 }
 
@@ -34,7 +39,7 @@ void adac_lock_describe(struct adac_runtime *rt, const struct adac_held_lock *l,
 	if (l->kind == ADAC_LOCK_LOCK)
 		snprintf(buf, size, "System.Threading.Lock 0x%016llx", (unsigned long long)l->object);
 	else
-		snprintf(buf, size, "%s 0x%016llx (%s)", type_of(rt, l->object), (unsigned long long)l->object,
+		snprintf(buf, size, "%s 0x%016llx (%s)", type_of(rt, l), (unsigned long long)l->object,
 		         adac_lock_kind_name(l->kind));
 }
 
@@ -74,7 +79,7 @@ json_t *adac_lock_brief_json(struct adac_runtime *rt, const struct adac_held_loc
 {
 	json_t *j = json_object();
 	json_object_set_new(j, "object", adac_json_addr(l->object));
-	json_object_set_new(j, "type", adac_json_text(type_of(rt, l->object)));
+	json_object_set_new(j, "type", adac_json_text(type_of(rt, l)));
 	json_object_set_new(j, "owner", thread_json(l->owner_tid, l->owner));
 	return j;
 }
@@ -117,7 +122,7 @@ static void print_text(struct adac_runtime *rt, const struct adac_held_locks *h,
 		if (l->kind == ADAC_LOCK_LOCK)
 			adac_print(out, "lock 0x%016llx System.Threading.Lock: held by ", (unsigned long long)l->object);
 		else
-			adac_print(out, "lock 0x%016llx %s (%s): held by ", (unsigned long long)l->object, type_of(rt, l->object),
+			adac_print(out, "lock 0x%016llx %s (%s): held by ", (unsigned long long)l->object, type_of(rt, l),
 			           adac_lock_kind_name(l->kind));
 		char who[96];
 		adac_print(out, "%s", adac_lock_holder(l, who, sizeof who));
@@ -168,7 +173,7 @@ static int print_json(struct adac_runtime *rt, const struct adac_held_locks *h, 
 		const struct adac_held_lock *l = &h->locks[i];
 		json_t *o = json_object(), *waiting = json_array();
 		json_object_set_new(o, "object", adac_json_addr(l->object));
-		json_object_set_new(o, "type", adac_json_text(type_of(rt, l->object)));
+		json_object_set_new(o, "type", adac_json_text(type_of(rt, l)));
 		json_object_set_new(o, "kind", json_string(kind_key(l->kind)));
 		json_object_set_new(o, "lock", l->lock ? adac_json_addr(l->lock) : json_null());
 		json_object_set_new(o, "sync_index", l->sync_index ? json_integer(l->sync_index) : json_null());

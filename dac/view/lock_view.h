@@ -41,6 +41,9 @@ char *adac_lock_deadlock_text(struct adac_runtime *rt, const struct adac_held_lo
 /* "  waiting for: <lock>, held by thread tid <T> (...)": the line `bt` and `ps` print under a thread
  * waiting to enter l. */
 void adac_lock_waiting_print(struct adac_runtime *rt, const struct adac_held_lock *l, struct adac_out *out);
+/* The type of the object locked, as the runtime names it (its string, which stays put while the
+ * runtime is open); NULL when unknown. */
+const char *adac_lock_type_name(struct adac_runtime *rt, const struct adac_held_lock *l);
 /* {"object", "type", "owner": {"tid", "managed_id"}}: a lock as `ps --json` names the one a running
  * chain's thread waits for. */
 struct json_t;

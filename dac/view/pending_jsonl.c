@@ -15,6 +15,7 @@
 #include "base/line.h"
 #include "base/output.h"
 #include "types/names.h"
+#include "view/lock_view.h"
 #include "view/pending_list.h"
 #include "view/pending_view.h"
 
@@ -368,6 +369,10 @@ static int put_task(struct jsonl *j, struct adac_line *b, const struct adac_asyn
 	key(b, &f, "type");
 	if (put_type(j, b, d.type, err))
 		return -1;
+	if (d.id) {
+		key(b, &f, "id");
+		adac_line_u64(b, d.id);
+	}
 	if (d.has_flags) {
 		key(b, &f, "status");
 		adac_line_json_str(b, adac_task_status(d.flags));
@@ -426,6 +431,53 @@ static int put_ref(struct jsonl *j, struct adac_line *b, bool *first, const stru
 		put_addr_or_null(b, state_machine);
 	}
 	adac_line_put(b, "]");
+	return 0;
+}
+
+/* A member's value as compact JSON (NULL: out of memory). */
+static int put_json(struct adac_line *b, json_t *v, struct adac_error *err)
+{
+	char *text = v ? json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY) : NULL;
+	json_decref(v);
+	if (!text)
+		return adac_fail(err, ADAC_E_NOMEM, 0, "out of memory formatting JSON Lines");
+	adac_line_put(b, text);
+	free(text);
+	return 0;
+}
+
+/* What blocks the stack besides what it awaits, as `ps --json` has it: "sync_waits",
+ * "waiting_for_lock" (its type by number, as every type of these lines) and "deadlock". */
+static int put_blockers(struct jsonl *j, struct adac_line *b, bool *f, const struct adac_pending_stack *st,
+                        struct adac_error *err)
+{
+	const struct adac_pending *p = j->l->p;
+	json_t *waits = adac_pending_stack_sync_waits_json(p, st);
+	if (waits) {
+		key(b, f, "sync_waits");
+		if (put_json(b, waits, err))
+			return -1;
+	}
+	const struct adac_held_lock *lock = adac_pending_stack_lock_wait(p, st);
+	if (lock) {
+		json_t *w = adac_lock_brief_json(p->rt, lock);
+		const char *type = adac_lock_type_name(p->rt, lock);
+		uint32_t id = 0;
+		if (type && type_id(j, type, &id, err)) {
+			json_decref(w);
+			return -1;
+		}
+		json_object_set_new(w, "type", type ? json_integer(id) : json_null());
+		key(b, f, "waiting_for_lock");
+		if (put_json(b, w, err))
+			return -1;
+	}
+	char *cycle = st->stack->cycle ? adac_pending_cycle_text(j->l, st) : NULL;
+	if (cycle) {
+		key(b, f, "deadlock");
+		adac_line_json_str(b, cycle);
+		free(cycle);
+	}
 	return 0;
 }
 
@@ -534,6 +586,8 @@ static int stack_line(struct jsonl *j, const struct adac_pending_stack *st, stru
 		key(b, &f, "cycle");
 		adac_line_put(b, "true");
 	}
+	if (put_blockers(j, b, &f, st, err))
+		return -1;
 	if (st->stack->truncated) {
 		key(b, &f, "truncated");
 		adac_line_put(b, "true");

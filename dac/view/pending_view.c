@@ -195,6 +195,13 @@ static void wait_json(void *ctx, const struct adac_sync_wait *w)
 	json_array_append_new(*a, j);
 }
 
+json_t *adac_pending_stack_sync_waits_json(const struct adac_pending *p, const struct adac_pending_stack *st)
+{
+	json_t *waits = NULL;
+	each_wait(p, st, wait_json, &waits);
+	return waits;
+}
+
 int adac_pending_print_thread_waits(struct adac_pending *p, uint64_t tid, unsigned flags, struct adac_out *out,
                                     struct adac_error *err)
 {
@@ -221,10 +228,12 @@ int adac_pending_print_thread_waits(struct adac_pending *p, uint64_t tid, unsign
 }
 
 /* A stack's text but its number (print_number). */
-/* The lock the thread running a stack's chain waits for, NULL when none. */
-static const struct adac_lock_wait *running_lock_wait(const struct adac_pending *p, const struct adac_pending_stack *st)
+const struct adac_held_lock *adac_pending_stack_lock_wait(const struct adac_pending *p,
+                                                          const struct adac_pending_stack *st)
 {
-	return st->running && p->has_locks ? adac_lock_wait_of(&p->lock_waits, st->running->os_tid) : NULL;
+	const struct adac_lock_wait *w =
+		st->running && p->has_locks ? adac_lock_wait_of(&p->lock_waits, st->running->os_tid) : NULL;
+	return w ? &p->locks.locks[w->lock] : NULL;
 }
 
 static void print_stack(const struct adac_pending_list *l, const struct adac_pending_stack *st, unsigned flags,
@@ -269,9 +278,9 @@ static void print_stack(const struct adac_pending_list *l, const struct adac_pen
 	}
 	if (st->running)
 		adac_print(out, "  (the method this chain resumed runs on the thread: see its physical frames with bt)\n");
-	const struct adac_lock_wait *lw = running_lock_wait(p, st);
-	if (lw)
-		adac_lock_waiting_print(st->rt, &p->locks.locks[lw->lock], out);
+	const struct adac_held_lock *lock = adac_pending_stack_lock_wait(p, st);
+	if (lock)
+		adac_lock_waiting_print(st->rt, lock, out);
 	if (st->stack->cycle) {
 		char *cycle = adac_pending_cycle_text(l, st);
 		adac_print(out, "  deadlock: %s\n", cycle ? cycle : "the last frame's task is awaited by a frame above it");
@@ -517,13 +526,12 @@ static json_t *stack_json(const struct adac_pending_list *l, const struct adac_p
 	json_object_set_new(j, "frames", frames);
 	json_object_set_new(j, "segments", segs);
 	json_object_set_new(j, "cycle", json_boolean(st->stack->cycle));
-	json_t *waits = NULL;
-	each_wait(l->p, st, wait_json, &waits);
+	json_t *waits = adac_pending_stack_sync_waits_json(p, st);
 	if (waits)
 		json_object_set_new(j, "sync_waits", waits);
-	const struct adac_lock_wait *lw = running_lock_wait(p, st);
-	if (lw)
-		json_object_set_new(j, "waiting_for_lock", adac_lock_brief_json(st->rt, &p->locks.locks[lw->lock]));
+	const struct adac_held_lock *lock = adac_pending_stack_lock_wait(p, st);
+	if (lock)
+		json_object_set_new(j, "waiting_for_lock", adac_lock_brief_json(st->rt, lock));
 	if (st->stack->cycle) {
 		char *cycle = adac_pending_cycle_text(l, st);
 		if (cycle)

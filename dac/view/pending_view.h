@@ -25,6 +25,13 @@ int adac_pending_print_json(struct adac_pending_list *l, unsigned flags, struct 
 /* One stack as an element of the listing's "chains" (docs/json.md). */
 struct json_t *adac_pending_stack_json(const struct adac_pending_list *l, const struct adac_pending_stack *st,
                                        unsigned flags);
+/* What blocks a stack besides what it awaits, as its "chains" element and `ps --jsonl`'s chain line
+ * name it: "sync_waits", the threads blocked synchronously on its tasks (an array; NULL when
+ * none), and the lock its running chain's thread waits to enter (NULL when none). */
+struct json_t *adac_pending_stack_sync_waits_json(const struct adac_pending *p, const struct adac_pending_stack *st);
+struct adac_held_lock;
+const struct adac_held_lock *adac_pending_stack_lock_wait(const struct adac_pending *p,
+                                                          const struct adac_pending_stack *st);
 /* The stacks alone, no warnings and no summary: as text, or appended to the JSON array `json` when
  * it is not NULL (the objects "chains" holds). For `bt --address`: the logical stacks holding an
  * object, as `ps` shows them. l->listed says how many. */

@@ -4,9 +4,10 @@ nested sample (and the deep and fanout samples where a part says so).
               failed, 2 the command line is wrong
   json        every command's document is {"schema": 1, "<command>": payload} with the members
               docs/json.md lists, no more and no fewer; no timings unless --timings; two runs equal
-  jsonl       ps --jsonl of the nested, mixed and fanout samples: each kind of line against its
-              docs/json.md table, both ways; frames and types described once, before use; the
-              stacks, resolved through those lines, equal ps --json's
+  jsonl       ps --jsonl of the nested, mixed, fanout, syncwait, deadlock and locks samples: each
+              kind of line against its docs/json.md table, both ways; frames and types described
+              once, before use; the stacks, resolved through those lines, equal ps --json's, what
+              blocks them (synchronous waits, a lock, an await cycle) included
   coalesce    ps --coalesce of the deep sample (1,000 frames of one recursion): one line per
               run of a frame calling itself, in 100 columns; its folded stack and graph
   graphs      ps --format folded and --format dot / --svg of the fanout sample: the stacks, the
@@ -264,8 +265,10 @@ def jsonl(tmp):
     tables = {inv.split(" #")[1]: table for invs, table in documented() for inv in invs if "--jsonl #" in inv}
     t.check_eq(sorted(tables), ["chain", "end", "frame", "header", "type"], "docs/json.md: a table per kind of line")
     seen = {kind: [] for kind in tables}
-    for sample in ("nested", "mixed", "fanout"):
-        core = b.sample_core(sample, "Debug", tmp)
+    # (syncwait, deadlock and locks, parked: stacks blocked on a synchronous wait, an await cycle, a lock.)
+    for sample, parked in (("nested", False), ("mixed", False), ("fanout", False), ("syncwait", True),
+                           ("deadlock", True), ("locks", True)):
+        core = b.sample_core(sample, "Debug", tmp, parked=parked)
         rc, out, err = b.cli(["ps", core, "--jsonl"])
         if not t.check_eq((rc, err), (0, ""), f"{sample}: ps --jsonl: exit code and stderr"):
             continue
@@ -317,6 +320,9 @@ def jsonl(tmp):
             t.check_eq(x.get("running"), c["running"], f"{what}: running")
             t.check_eq((x.get("cycle", False), x.get("truncated", False)), (c["cycle"], c["truncated"]), f"{what}: flags")
             t.check_eq(x.get("error"), next((s["error"] for s in c["segments"] if s.get("error")), None), f"{what}: error")
+            t.check_eq((x.get("sync_waits"), x.get("deadlock")), (c.get("sync_waits"), c.get("deadlock")),
+                       f"{what}: sync_waits and deadlock")
+            t.check_eq(task(x.get("waiting_for_lock")), c.get("waiting_for_lock"), f"{what}: waiting_for_lock")
             got = []
             for ref, addr, *more in x["frames"]:
                 f = {k: v for k, v in frames[ref].items() if k != "frame"}
@@ -334,6 +340,9 @@ def jsonl(tmp):
                     f["task"] = {"address": f["task"]["address"], "type": f["task"]["type"]}
                 want.append(f)
             t.check_eq(got, want, f"{what}: frames")
+    blockers = {k: [x for x in seen["chain"] if k in x] for k in ("sync_waits", "waiting_for_lock", "deadlock")}
+    t.check_eq({k: bool(v) for k, v in blockers.items()}, {k: True for k in blockers},
+               "ps --jsonl: the syncwait, locks and deadlock samples' chain lines say what blocks them")
     for kind, table in tables.items():
         check_members(seen[kind], table, f"ps --jsonl, {kind} lines")
     core = b.sample_core("nested", "Debug", tmp)
