@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "async/thread_records.h"
 #include "runtime/runtime.h"
 #include "runtime/threads.h"
 #include "target/target.h"
@@ -47,6 +48,28 @@ static int layout(struct adac_runtime *rt, struct dispatcher_layout *l, struct a
 	return 0;
 }
 
+struct walk {
+	const struct dispatcher_layout *l;
+	struct adac_runtime *rt;
+	struct adac_dispatcher *out;
+	size_t *n;
+};
+
+static int on_record(void *ctx, uint64_t rec, size_t index, struct adac_error *err)
+{
+	struct walk *w = ctx;
+	const struct dispatcher_layout *l = w->l;
+	struct adac_dispatcher *d = &w->out[index];
+	memset(d, 0, sizeof *d);
+	d->addr = rec;
+	if (adac_read_ptr(w->rt->t, rec + l->next, &d->next, err) ||
+	    adac_read_ptr(w->rt->t, rec + l->next_continuation, &d->next_continuation, err) ||
+	    (l->has_current_task && adac_read_ptr(w->rt->t, rec + l->current_task, &d->current_task, err)))
+		return -1;
+	*w->n = index + 1;
+	return 0;
+}
+
 int adac_thread_dispatchers(struct adac_runtime *rt, const struct adac_managed_thread *th, struct adac_dispatcher *out,
                             size_t max, size_t *n, struct adac_error *err)
 {
@@ -58,34 +81,9 @@ int adac_thread_dispatchers(struct adac_runtime *rt, const struct adac_managed_t
 	}
 	if (!l.loaded)
 		return 0;
-	uint64_t slot, cur;
-	if (adac_field_thread_static_addr(rt, th, &l.t_current, &slot, err))
-		return -1;
-	if (!slot)
-		return 0; /* this thread never ran runtime-async code */
-	if (adac_read_ptr(rt->t, slot, &cur, err)) {
-		adac_error_wrap(err, "thread %llu: t_current: ", (unsigned long long)th->os_id);
-		return -1;
-	}
-	while (cur) {
-		if (*n >= max)
-			return adac_fail(err, ADAC_E_LIMIT, cur, "thread %llu has more than %zu nested dispatch loops%s",
-			                 (unsigned long long)th->os_id, max, max == ADAC_MAX_DISPATCHERS ? " (ADAC_MAX_DISPATCHERS)" : "");
-		for (size_t i = 0; i < *n; i++)
-			if (out[i].addr == cur)
-				return adac_fail(err, ADAC_E_CORRUPT, cur, "thread %llu: dispatcher records loop back to 0x%llx",
-				                 (unsigned long long)th->os_id, (unsigned long long)cur);
-		struct adac_dispatcher *d = &out[*n];
-		memset(d, 0, sizeof *d);
-		d->addr = cur;
-		if (adac_read_ptr(rt->t, cur + l.next, &d->next, err) ||
-		    adac_read_ptr(rt->t, cur + l.next_continuation, &d->next_continuation, err) ||
-		    (l.has_current_task && adac_read_ptr(rt->t, cur + l.current_task, &d->current_task, err))) {
-			adac_error_wrap(err, "thread %llu: dispatcher record: ", (unsigned long long)th->os_id);
-			return -1;
-		}
-		(*n)++;
-		cur = d->next;
-	}
-	return 0;
+	const struct adac_thread_records_names names = {
+		"t_current", "dispatcher record", "nested dispatch loops",
+		max == ADAC_MAX_DISPATCHERS ? "ADAC_MAX_DISPATCHERS" : NULL};
+	struct walk w = {&l, rt, out, n};
+	return adac_thread_records(rt, th, &l.t_current, l.next, max, &names, on_record, &w, err);
 }
