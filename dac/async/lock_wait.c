@@ -4,77 +4,82 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "async/blocking_info.h"
 #include "async/thread_stack.h"
 #include "base/addr_map.h"
+#include "base/grow.h"
+#include "base/limits.h"
 #include "runtime/runtime.h"
+#include "runtime/sync_block.h"
 #include "runtime/threads.h"
 #include "types/locks.h"
 
 struct lock_rec {
-	uint64_t addr;     /* the key: a held lock's Lock or object */
+	uint64_t addr;     /* the key: the Lock of a held lock (a Monitor's sync block Lock, or the Lock) */
 	uint32_t index;    /* into the held locks */
 };
 
 struct finder {
 	struct adac_runtime *rt;
+	const struct adac_held_locks *locks;
 	struct adac_lock_waits *w;
-	size_t cap;
-	struct adac_addr_map by_addr;
+	size_t cap, monitor_cap;
+	struct adac_addr_map by_lock;
 	bool nomem;
 };
 
-/* Where a lock's wait is: System.Threading.Lock's Enter and TryEnterSlow, and Monitor's Enter frames
- * above them (its ReliableEnter, Enter(Object), Enter(Object, Boolean&)). */
-static bool lock_frame(const struct adac_stack_frame *f)
+bool adac_lock_wait_frame(const struct adac_stack_frame *f)
 {
-	static const char *const names[] = {"System.Threading.Lock.", "System.Threading.Monitor."};
+	static const char *const names[] = {"System.Threading.Lock.TryEnterSlow(", "System.Threading.Condition.Wait("};
 	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
 		if (f->managed && f->symbol && strncmp(f->symbol, names[i], strlen(names[i])) == 0)
 			return true;
 	return false;
 }
 
-bool adac_lock_wait_frame(const struct adac_stack_frame *f)
+/* The innermost blocking record of thread th: false when it has none or they cannot be read (*err). */
+static bool innermost(struct adac_runtime *rt, const struct adac_managed_thread *th, struct adac_blocking *b,
+                      struct adac_error *err)
 {
-	static const char name[] = "System.Threading.Lock.TryEnterSlow(";
-	return f->managed && f->symbol && strncmp(f->symbol, name, sizeof name - 1) == 0;
-}
-
-struct wait_frames {
-	bool found;           /* a TryEnterSlow frame */
-	uint64_t caller_sp;   /* the stack pointer of the first frame after the lock frames, 0 when unknown */
-};
-
-static int on_frame(void *ctx, const struct adac_stack_frame *sf)
-{
-	struct wait_frames *w = ctx;
-	if (w->found && !lock_frame(sf)) {
-		w->caller_sp = sf->sp;
-		return 1;
-	}
-	if (adac_lock_wait_frame(sf))
-		w->found = true;
-	return 0;
-}
-
-static int find_wait_frame(void *ctx, const struct adac_stack_frame *sf)
-{
-	return *(bool *)ctx = adac_lock_wait_frame(sf);
-}
-
-static void on_frame_error(void *ctx, const struct adac_error *err)
-{
-	(void)ctx;
-	(void)err;
+	struct adac_blocking recs[ADAC_MAX_BLOCKING_INFOS];
+	size_t n = 0;
+	if (adac_thread_blocking(rt, th, recs, ADAC_MAX_BLOCKING_INFOS, &n, err) || !n)
+		return false;
+	*b = recs[0];
+	return true;
 }
 
 bool adac_thread_waits_lock(struct adac_runtime *rt, uint64_t tid)
 {
-	bool found = false;
-	struct adac_stack_visitor v = {find_wait_frame, on_frame_error, &found};
-	struct adac_error e = {0};
-	adac_thread_stack_walk(rt, tid, &v, &e);
-	return found;
+	struct adac_managed_thread th;
+	struct adac_blocking b;
+	return adac_managed_thread_of(rt, tid, &th, NULL) == 0 && innermost(rt, &th, &b, NULL) &&
+	       b.kind == ADAC_BLOCKING_LOCK;
+}
+
+struct lock_search {
+	uint64_t lock;
+	bool found;
+};
+
+static int find_lock(void *ctx, const struct adac_sync_entry *e)
+{
+	struct lock_search *s = ctx;
+	return s->found = e->lock == s->lock;
+}
+
+bool adac_thread_blocked_on_lock(struct adac_runtime *rt, uint64_t tid)
+{
+	struct adac_managed_thread th;
+	struct adac_blocking b;
+	if (adac_managed_thread_of(rt, tid, &th, NULL) || !innermost(rt, &th, &b, NULL))
+		return false;
+	if (b.kind == ADAC_BLOCKING_LOCK)
+		return true;
+	/* (A Condition is a Monitor's when a sync block uses its Lock.) */
+	struct lock_search search = {b.lock, false};
+	return b.kind == ADAC_BLOCKING_CONDITION && b.lock && adac_sync_blocks(rt, find_lock, &search, NULL) == 0 &&
+	       search.found;
 }
 
 const struct adac_lock_wait *adac_lock_wait_of(const struct adac_lock_waits *w, uint64_t tid)
@@ -85,59 +90,69 @@ const struct adac_lock_wait *adac_lock_wait_of(const struct adac_lock_waits *w, 
 	return NULL;
 }
 
-/* The held lock whose Lock or object value is (its index), or -1. */
-static long lock_of(struct finder *f, uint64_t value)
+const struct adac_monitor_wait *adac_monitor_wait_of(const struct adac_lock_waits *w, uint64_t tid)
 {
-	struct lock_rec *r = value ? adac_addr_map_find(&f->by_addr, value) : NULL;
+	for (size_t i = 0; i < w->monitor_wait_count; i++)
+		if (w->monitor_waits[i].os_tid == tid)
+			return &w->monitor_waits[i];
+	return NULL;
+}
+
+/* The held lock whose Lock is `lock` (its index), or -1. */
+static long held_of(struct finder *f, uint64_t lock)
+{
+	struct lock_rec *r = lock ? adac_addr_map_find(&f->by_lock, lock) : NULL;
 	return r ? (long)r->index : -1;
 }
 
-struct thread_words {
-	struct finder *f;
-	long found;
-};
-
-static int on_word(void *ctx, uint64_t value, uint64_t slot, bool in_register)
+static int add_wait(struct finder *f, size_t lock, const struct adac_managed_thread *th)
 {
-	(void)slot;
-	(void)in_register;
-	struct thread_words *w = ctx;
-	return (w->found = lock_of(w->f, value)) >= 0;
+	if (adac_grow((void **)&f->w->waits, &f->cap, f->w->count + 1, sizeof *f->w->waits, 16))
+		return -1;
+	f->w->waits[f->w->count++] = (struct adac_lock_wait){lock, th->os_id, th->managed_id};
+	return 0;
 }
 
-/* A thread blocked in TryEnterSlow: the first held lock its registers, then its stack from the stack
- * pointer up to the lock frames' caller, hold. */
+static int add_monitor_wait(struct finder *f, uint64_t object, const struct adac_blocking *b,
+                            const struct adac_managed_thread *th)
+{
+	if (adac_grow((void **)&f->w->monitor_waits, &f->monitor_cap, f->w->monitor_wait_count + 1,
+	               sizeof *f->w->monitor_waits, 16))
+		return -1;
+	long held = held_of(f, b->lock);
+	f->w->monitor_waits[f->w->monitor_wait_count++] = (struct adac_monitor_wait){
+		.object = object, .condition = b->object, .held = held >= 0, .lock = held >= 0 ? (size_t)held : 0,
+		.os_tid = th->os_id, .managed_id = th->managed_id, .timeout_ms = b->timeout_ms};
+	return 0;
+}
+
+/* A thread whose innermost blocking record enters a held lock, or waits on a Monitor's Condition. */
 static int on_thread(void *ctx, const struct adac_managed_thread *th)
 {
 	struct finder *f = ctx;
 	if (!th->os_id)
 		return 0;
-	struct wait_frames wf = {0};
-	struct adac_stack_visitor v = {on_frame, on_frame_error, &wf};
+	struct adac_blocking b;
 	struct adac_error e = {0};
-	adac_thread_stack_walk(f->rt, th->os_id, &v, &e);
-	if (!wf.found)
-		return 0;
-	adac_error_clear(&e);
-	struct thread_words w = {f, -1};
-	if (adac_thread_wait_words(f->rt, th, wf.caller_sp, on_word, &w, &e)) {
-		if (!adac_failed(&f->w->threads_err))
+	if (!innermost(f->rt, th, &b, &e)) {
+		if (adac_failed(&e) && !adac_failed(&f->w->threads_err))
 			adac_error_copy(&f->w->threads_err, &e);
 		return 0;
 	}
-	if (w.found < 0)
-		return 0;
-	if (f->w->count == f->cap) {
-		size_t cap = f->cap ? f->cap * 2 : 16;
-		struct adac_lock_wait *p = realloc(f->w->waits, cap * sizeof *p);
-		if (!p) {
-			f->nomem = true;
-			return 1;
-		}
-		f->w->waits = p;
-		f->cap = cap;
+	int rc = 0;
+	if (b.kind == ADAC_BLOCKING_LOCK) {
+		long held = held_of(f, b.lock);
+		if (held >= 0)
+			rc = add_wait(f, (size_t)held, th);
+	} else if (b.kind == ADAC_BLOCKING_CONDITION) {
+		uint64_t object = adac_sync_lock_object(f->locks, b.lock);
+		if (object)
+			rc = add_monitor_wait(f, object, &b, th);
 	}
-	f->w->waits[f->w->count++] = (struct adac_lock_wait){(size_t)w.found, th->os_id, th->managed_id};
+	if (rc) {
+		f->nomem = true;
+		return 1;
+	}
 	return 0;
 }
 
@@ -149,31 +164,31 @@ static int cmp_wait(const void *a, const void *b)
 	return x->os_tid < y->os_tid ? -1 : x->os_tid > y->os_tid;
 }
 
+static int cmp_monitor_wait(const void *a, const void *b)
+{
+	const struct adac_monitor_wait *x = a, *y = b;
+	if (x->object != y->object)
+		return x->object < y->object ? -1 : 1;
+	return x->os_tid < y->os_tid ? -1 : x->os_tid > y->os_tid;
+}
+
 int adac_lock_waits_find(struct adac_runtime *rt, const struct adac_held_locks *locks, struct adac_lock_waits *out,
                          struct adac_error *err)
 {
 	memset(out, 0, sizeof *out);
-	struct finder f = {.rt = rt, .w = out};
-	bool any_waiters = false;
+	struct finder f = {.rt = rt, .locks = locks, .w = out};
 	for (size_t i = 0; i < locks->count; i++) {
 		const struct adac_held_lock *l = &locks->locks[i];
-		uint64_t keys[2] = {l->object, l->lock};
-		/* Only a lock whose state counts waiters can be waited for: a stale copy of another one's
-		 * address in a waiting thread's stack is not taken for its wait. */
-		if (!l->waiters)
+		uint64_t key = l->kind == ADAC_LOCK_LOCK ? l->object : l->lock; /* (a thin lock has no Lock) */
+		if (!key)
 			continue;
-		any_waiters = true;
-		for (size_t k = 0; k < 2; k++) {
-			if (!keys[k])
-				continue;
-			struct lock_rec *r = adac_addr_map_get(&f.by_addr, keys[k], sizeof *r, NULL);
-			if (!r)
-				goto nomem;
-			r->index = (uint32_t)i;
-		}
+		struct lock_rec *r = adac_addr_map_get(&f.by_lock, key, sizeof *r, NULL);
+		if (!r)
+			goto nomem;
+		r->index = (uint32_t)i;
 	}
-	/* (A lock whose state counts no waiter has none; a thin lock cannot have one.) */
-	if (any_waiters) {
+	/* (No Lock held and no sync block's Lock: no thread can wait for one, nor be in Monitor.Wait.) */
+	if (locks->count || locks->sync_lock_count) {
 		struct adac_error e = {0};
 		if (adac_managed_threads(rt, on_thread, &f, &e) && !adac_failed(&out->threads_err))
 			adac_error_copy(&out->threads_err, &e);
@@ -182,10 +197,12 @@ int adac_lock_waits_find(struct adac_runtime *rt, const struct adac_held_locks *
 	}
 	if (out->count > 1)
 		qsort(out->waits, out->count, sizeof *out->waits, cmp_wait);
-	adac_addr_map_free(&f.by_addr);
+	if (out->monitor_wait_count > 1)
+		qsort(out->monitor_waits, out->monitor_wait_count, sizeof *out->monitor_waits, cmp_monitor_wait);
+	adac_addr_map_free(&f.by_lock);
 	return 0;
 nomem:
-	adac_addr_map_free(&f.by_addr);
+	adac_addr_map_free(&f.by_lock);
 	adac_lock_waits_free(out);
 	return adac_fail(err, ADAC_E_NOMEM, 0, "out of memory finding the threads waiting for locks");
 }
@@ -193,6 +210,7 @@ nomem:
 void adac_lock_waits_free(struct adac_lock_waits *w)
 {
 	free(w->waits);
+	free(w->monitor_waits);
 	memset(w, 0, sizeof *w);
 }
 

@@ -6,7 +6,7 @@
 const struct adac_command_info adac_cmd_locks_info = {
 	.name = "locks",
 	.summary = "List the locks held: Monitors (lock statements) and System.Threading.Locks, "
-	           "with the thread holding each and how many threads wait for it",
+	           "with the thread holding each and the threads waiting for it or in Monitor.Wait",
 	.syntax = "[--json]",
 	.details =
 		"Reads the runtime's sync table and walks the GC heap once (SOS syncblk and\n"
@@ -18,11 +18,14 @@ const struct adac_command_info adac_cmd_locks_info = {
 		"waits, the runtime gives the object a sync block and a System.Threading.Lock,\n"
 		"which counts its waiting threads. A System.Threading.Lock used directly (lock\n"
 		"on a Lock, Lock.Enter, EnterScope) is listed by its own address. <T> is the\n"
-		"holder's OS thread id, as `bt --thread` takes it. Under a lock, each thread\n"
-		"found waiting for it (blocked in Lock.TryEnterSlow with the lock's address in\n"
-		"its registers or in its lock frames' stack):\n"
+		"holder's OS thread id, as `bt --thread` takes it. What each thread waits for is\n"
+		"its blocking record, which the runtime keeps for debuggers. Under a lock, each\n"
+		"thread waiting to enter it, and each thread in Monitor.Wait on it:\n"
 		"  waiting: thread tid <T> (managed thread <M>)\n"
-		"and threads that wait for each other's locks are printed as a cycle:\n"
+		"  in Monitor.Wait: thread tid <T> (managed thread <M>)[, timeout <n> ms]\n"
+		"A Monitor nobody holds while threads wait in Monitor.Wait for its pulse:\n"
+		"  lock <address> <type> (Monitor): not held; <n> threads in Monitor.Wait\n"
+		"Threads that wait for each other's locks are printed as a cycle:\n"
 		"  deadlock: thread tid <A> (...) waits for <lock> held by thread tid <B>\n"
 		"      (...), which waits for <lock> held by thread tid <A> (...)\n"
 		"\n"

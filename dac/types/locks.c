@@ -109,7 +109,7 @@ struct table_ctx {
 	struct adac_runtime *rt;
 	const struct lock_layout *layout;
 	struct found *found;
-	uint64_t *sync_locks;     /* the Locks sync blocks use: not listed again as Locks */
+	struct adac_sync_lock *sync_locks; /* the Locks sync blocks use: not listed again as Locks */
 	size_t sync_lock_count, sync_lock_cap;
 	uint32_t entries;
 };
@@ -122,7 +122,7 @@ static int on_entry(void *ctx, const struct adac_sync_entry *e)
 	if (e->lock) {
 		if (adac_grow((void **)&c->sync_locks, &c->sync_lock_cap, c->sync_lock_count + 1, sizeof *c->sync_locks, 16))
 			return adac_fail(&c->found->fail, ADAC_E_NOMEM, 0, "out of memory collecting locks");
-		c->sync_locks[c->sync_lock_count++] = e->lock;
+		c->sync_locks[c->sync_lock_count++] = (struct adac_sync_lock){e->lock, e->object};
 		h.kind = ADAC_LOCK_MONITOR;
 		h.lock = e->lock;
 		if (c->layout->mt && lock_state(c->rt, c->layout, e->lock, NULL, 0, &h))
@@ -148,17 +148,28 @@ struct part_ctx {
 	struct found found;
 };
 
-static int cmp_u64(const void *a, const void *b)
+static int cmp_sync_lock(const void *a, const void *b)
 {
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	uint64_t x = ((const struct adac_sync_lock *)a)->lock, y = ((const struct adac_sync_lock *)b)->lock;
 	return x < y ? -1 : x > y;
 }
 
-/* Whether the Lock at addr is a sync block's (sync_locks sorted). */
+/* The sync block entry of the Lock at addr (sync locks sorted), NULL when it is no sync block's. */
+static const struct adac_sync_lock *find_sync_lock(const struct adac_sync_lock *locks, size_t n, uint64_t addr)
+{
+	const struct adac_sync_lock key = {addr, 0};
+	return n ? bsearch(&key, locks, n, sizeof *locks, cmp_sync_lock) : NULL;
+}
+
 static bool is_sync_lock(const struct table_ctx *t, uint64_t addr)
 {
-	return t->sync_lock_count &&
-	       bsearch(&addr, t->sync_locks, t->sync_lock_count, sizeof *t->sync_locks, cmp_u64) != NULL;
+	return find_sync_lock(t->sync_locks, t->sync_lock_count, addr) != NULL;
+}
+
+uint64_t adac_sync_lock_object(const struct adac_held_locks *h, uint64_t lock)
+{
+	const struct adac_sync_lock *s = find_sync_lock(h->sync_locks, h->sync_lock_count, lock);
+	return s ? s->object : 0;
 }
 
 static int on_object(void *ctx, const struct adac_gc_object *o)
@@ -225,7 +236,7 @@ int adac_held_locks_find(struct adac_runtime *rt, const struct adac_gc_walk_prog
 		rc = -1;
 	}
 	if (table.sync_lock_count > 1)
-		qsort(table.sync_locks, table.sync_lock_count, sizeof *table.sync_locks, cmp_u64);
+		qsort(table.sync_locks, table.sync_lock_count, sizeof *table.sync_locks, cmp_sync_lock);
 	struct part_ctx parts[ADAC_GC_WALK_MAX_PARTS];
 	void *ctxs[ADAC_GC_WALK_MAX_PARTS];
 	unsigned n = adac_gc_walk_parts(rt);
@@ -249,8 +260,8 @@ int adac_held_locks_find(struct adac_runtime *rt, const struct adac_gc_walk_prog
 			}
 		free(f->locks);
 	}
-	free(table.sync_locks);
 	if (rc) {
+		free(table.sync_locks);
 		free(found.locks);
 		adac_gc_walk_report_free(&out->walk);
 		memset(out, 0, sizeof *out);
@@ -262,6 +273,8 @@ int adac_held_locks_find(struct adac_runtime *rt, const struct adac_gc_walk_prog
 		(void)adac_managed_threads(rt, name_owner, &found, NULL);
 	out->locks = found.locks;
 	out->count = found.count;
+	out->sync_locks = table.sync_locks;
+	out->sync_lock_count = table.sync_lock_count;
 	out->sync_entries = table.entries;
 	return 0;
 }
@@ -269,6 +282,7 @@ int adac_held_locks_find(struct adac_runtime *rt, const struct adac_gc_walk_prog
 void adac_held_locks_free(struct adac_held_locks *l)
 {
 	free(l->locks);
+	free(l->sync_locks);
 	adac_gc_walk_report_free(&l->walk);
 	memset(l, 0, sizeof *l);
 }

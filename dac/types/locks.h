@@ -37,9 +37,16 @@ struct adac_held_lock {
 	uint32_t waiters;
 };
 
+/* A sync block's Lock and the object whose Monitor it is (held or not). */
+struct adac_sync_lock {
+	uint64_t lock, object;
+};
+
 struct adac_held_locks {
 	struct adac_held_lock *locks;  /* by object address */
 	size_t count;
+	struct adac_sync_lock *sync_locks; /* every sync block's Lock, by Lock address */
+	size_t sync_lock_count;
 	uint32_t sync_entries;         /* sync table entries in use */
 	struct adac_gc_walk_report walk;
 };
@@ -50,5 +57,7 @@ struct adac_held_locks {
 int adac_held_locks_find(struct adac_runtime *rt, const struct adac_gc_walk_progress *progress,
                          struct adac_held_locks *out, struct adac_error *err);
 void adac_held_locks_free(struct adac_held_locks *l);
+/* The object whose Monitor uses `lock` (a sync block's Lock), 0 when none does. */
+uint64_t adac_sync_lock_object(const struct adac_held_locks *h, uint64_t lock);
 
 #endif

@@ -13,16 +13,33 @@
 #include "types/locks.h"
 #include "types/names.h"
 
-const char *adac_lock_type_name(struct adac_runtime *rt, const struct adac_held_lock *l)
+static const char *object_type_name(struct adac_runtime *rt, uint64_t obj)
 {
 	uint64_t mt;
-	return adac_object_mt(rt, l->object, &mt, NULL) == 0 ? adac_type_name(rt, mt, 0, NULL) : NULL;
+	return adac_object_mt(rt, obj, &mt, NULL) == 0 ? adac_type_name(rt, mt, 0, NULL) : NULL;
+}
+
+const char *adac_lock_type_name(struct adac_runtime *rt, const struct adac_held_lock *l)
+{
+	return object_type_name(rt, l->object);
+}
+
+static const char *type_of_object(struct adac_runtime *rt, uint64_t obj)
+{
+	const char *name = object_type_name(rt, obj);
+	return name ? name : "?";
 }
 
 static const char *type_of(struct adac_runtime *rt, const struct adac_held_lock *l)
 {
-	const char *name = adac_lock_type_name(rt, l);
-	return name ? name : "?";
+	return type_of_object(rt, l->object);
+}
+
+/* ", timeout <n> ms" for a finite wait. */
+static void print_timeout(int32_t ms, struct adac_out *out)
+{
+	if (ms >= 0)
+		adac_print(out, ", timeout %d ms", ms);
 }
 
 const char *adac_lock_holder(const struct adac_held_lock *l, char *buf, size_t size)
@@ -94,12 +111,23 @@ void adac_lock_waiting_print(struct adac_runtime *rt, const struct adac_held_loc
 void adac_lock_wait_print(struct adac_runtime *rt, const struct adac_held_locks *h, const struct adac_lock_waits *waits,
                           uint64_t tid, struct adac_out *out)
 {
-	const struct adac_lock_wait *w = NULL;
-	for (size_t i = 0; i < waits->count && !w; i++)
-		if (waits->waits[i].os_tid == tid)
-			w = &waits->waits[i];
+	const struct adac_lock_wait *w = adac_lock_wait_of(waits, tid);
+	const struct adac_monitor_wait *m = w ? NULL : adac_monitor_wait_of(waits, tid);
+	if (m) {
+		char who[96];
+		adac_print(out, "  in Monitor.Wait: waiting for a pulse on %s 0x%016llx (Monitor), ", type_of_object(rt, m->object),
+		           (unsigned long long)m->object);
+		if (m->held)
+			adac_print(out, "held by %s", adac_lock_holder(&h->locks[m->lock], who, sizeof who));
+		else
+			adac_print(out, "which no thread holds");
+		print_timeout(m->timeout_ms, out);
+		adac_print(out, "\n");
+		return;
+	}
 	if (!w) {
-		adac_print(out, "  waiting for: a lock (a frame of Lock.TryEnterSlow), not found among the locks held\n");
+		adac_print(out, "  waiting for: a lock (a frame of Lock.TryEnterSlow or Monitor.Wait), not found among the "
+		                "locks held\n");
 		return;
 	}
 	adac_lock_waiting_print(rt, &h->locks[w->lock], out);
@@ -111,6 +139,42 @@ void adac_lock_wait_print(struct adac_runtime *rt, const struct adac_held_locks 
 				adac_print(out, "  deadlock: %s\n", adac_lock_deadlock_text(rt, h, cycle, n, text, sizeof text));
 				return;
 			}
+}
+
+/* "; <n> thread(s) in Monitor.Wait" and, under it, the lines of the waits on one object from *at on
+ * (monitor waits are by object). */
+static size_t monitor_waits_on(const struct adac_lock_waits *lw, size_t at, uint64_t object)
+{
+	size_t n = 0;
+	while (at + n < lw->monitor_wait_count && lw->monitor_waits[at + n].object == object)
+		n++;
+	return n;
+}
+
+static void print_monitor_count(size_t n, struct adac_out *out)
+{
+	if (n)
+		adac_print(out, "; %zu thread%s in Monitor.Wait", n, n == 1 ? "" : "s");
+}
+
+static void print_monitor_lines(const struct adac_lock_waits *lw, size_t at, size_t n, struct adac_out *out)
+{
+	for (size_t k = at; k < at + n; k++) {
+		const struct adac_monitor_wait *m = &lw->monitor_waits[k];
+		adac_print(out, "  in Monitor.Wait: thread tid %llu (managed thread %u)", (unsigned long long)m->os_tid,
+		           m->managed_id);
+		print_timeout(m->timeout_ms, out);
+		adac_print(out, "\n");
+	}
+}
+
+/* The index of the first monitor wait on `object` (monitor waits are by object), or the count. */
+static size_t monitor_first(const struct adac_lock_waits *lw, uint64_t object)
+{
+	size_t k = 0;
+	while (k < lw->monitor_wait_count && lw->monitor_waits[k].object < object)
+		k++;
+	return k;
 }
 
 static void print_text(struct adac_runtime *rt, const struct adac_held_locks *h, const struct adac_lock_waits *lw,
@@ -132,25 +196,45 @@ static void print_text(struct adac_runtime *rt, const struct adac_held_locks *h,
 			adac_print(out, ", entered %u times", l->entered);
 		if (l->has_waiters && l->waiters)
 			adac_print(out, "; %u thread%s waiting", l->waiters, l->waiters == 1 ? "" : "s");
+		size_t mat = monitor_first(lw, l->object), mn = l->kind == ADAC_LOCK_LOCK ? 0 : monitor_waits_on(lw, mat, l->object);
+		print_monitor_count(mn, out);
 		adac_print(out, "\n");
 		for (; at < lw->count && lw->waits[at].lock == i; at++)
 			adac_print(out, "  waiting: thread tid %llu (managed thread %u)\n", (unsigned long long)lw->waits[at].os_tid,
 			           lw->waits[at].managed_id);
+		print_monitor_lines(lw, mat, mn, out);
+	}
+	/* Monitors nobody holds with threads in Monitor.Wait (waiting for a pulse that has not come). */
+	size_t idle = 0;
+	for (size_t k = 0; k < lw->monitor_wait_count;) {
+		const struct adac_monitor_wait *m = &lw->monitor_waits[k];
+		size_t n = monitor_waits_on(lw, k, m->object);
+		if (!m->held) {
+			adac_print(out, "lock 0x%016llx %s (Monitor): not held", (unsigned long long)m->object,
+			           type_of_object(rt, m->object));
+			print_monitor_count(n, out);
+			adac_print(out, "\n");
+			print_monitor_lines(lw, k, n, out);
+			idle++;
+		}
+		k += n;
 	}
 	size_t cycle[MAX_CYCLE], n, from = 0;
 	char text[4096];
 	while (adac_lock_cycle_next(h, lw, &from, cycle, MAX_CYCLE, &n))
 		adac_print(out, "deadlock: %s\n", adac_lock_deadlock_text(rt, h, cycle, n, text, sizeof text));
-	if (h->count)
+	if (h->count || idle)
 		adac_print(out, "\n");
-	adac_print(out, "%zu lock%s held; sync table: %u entr%s in use.\n", h->count, h->count == 1 ? "" : "s",
-	           h->sync_entries, h->sync_entries == 1 ? "y" : "ies");
+	adac_print(out, "%zu lock%s held", h->count, h->count == 1 ? "" : "s");
+	if (lw->monitor_wait_count)
+		adac_print(out, "; %zu thread%s in Monitor.Wait", lw->monitor_wait_count, lw->monitor_wait_count == 1 ? "" : "s");
+	adac_print(out, "; sync table: %u entr%s in use.\n", h->sync_entries, h->sync_entries == 1 ? "y" : "ies");
 	for (size_t i = 0; i < h->walk.error_count; i++)
 		adac_print(out, "warning: the heap walk stopped early in a region (thin locks there are not listed): %s\n",
 		           h->walk.errors[i].err.msg);
 	if (adac_failed(&lw->threads_err))
-		adac_print(out, "warning: a thread's stack could not be searched for the lock it waits for: %s\n",
-		           lw->threads_err.msg);
+		adac_print(out, "warning: a thread's blocking records could not be read (the lock it waits for is not "
+		           "known): %s\n", lw->threads_err.msg);
 }
 
 static const char *kind_key(enum adac_lock_kind k)
@@ -196,7 +280,19 @@ static int print_json(struct adac_runtime *rt, const struct adac_held_locks *h, 
 		}
 		json_array_append_new(deadlocks, c);
 	}
+	json_t *monitor_waits = json_array();
+	for (size_t k = 0; k < lw->monitor_wait_count; k++) {
+		const struct adac_monitor_wait *m = &lw->monitor_waits[k];
+		json_t *o = thread_json(m->os_tid, m->managed_id);
+		json_object_set_new(o, "object", adac_json_addr(m->object));
+		json_object_set_new(o, "type", adac_json_text(type_of_object(rt, m->object)));
+		json_object_set_new(o, "condition", adac_json_addr(m->condition));
+		json_object_set_new(o, "held", json_boolean(m->held));
+		json_object_set_new(o, "timeout_ms", m->timeout_ms >= 0 ? json_integer(m->timeout_ms) : json_null());
+		json_array_append_new(monitor_waits, o);
+	}
 	json_object_set_new(j, "locks", locks);
+	json_object_set_new(j, "monitor_waits", monitor_waits);
 	json_object_set_new(j, "deadlocks", deadlocks);
 	json_object_set_new(j, "sync_entries", json_integer(h->sync_entries));
 	for (size_t i = 0; i < h->walk.error_count; i++) {
@@ -207,8 +303,8 @@ static int print_json(struct adac_runtime *rt, const struct adac_held_locks *h, 
 	}
 	if (adac_failed(&lw->threads_err)) {
 		char line[600];
-		snprintf(line, sizeof line, "a thread's stack could not be searched for the lock it waits for: %s",
-		         lw->threads_err.msg);
+		snprintf(line, sizeof line, "a thread's blocking records could not be read (the lock it waits for is not "
+		         "known): %s", lw->threads_err.msg);
 		json_array_append_new(warnings, adac_json_text(line));
 	}
 	json_object_set_new(j, "warnings", warnings);

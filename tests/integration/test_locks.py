@@ -4,13 +4,19 @@ LockedTop -> LockedLeaf chain, and two threads wait for s_monitor (so it has a s
 System.Threading.Lock); thread "nested" entered lock (s_thin) twice, uncontended (a thin lock in the
 Gate's header); thread "scope" holds the System.Threading.Lock s_lock (EnterScope), one thread waits;
 threads "ab" and "ba" each hold one of two Gates and wait for the other's (a deadlock); the chain
-ResumeTop -> LockedResume runs on a pool thread that waits for s_monitor.
+ResumeTop -> LockedResume runs on a pool thread that waits for s_monitor; thread "pulse-waiter" is in
+Monitor.Wait(s_signal), which nobody holds; thread "timed-waiter" in Monitor.Wait(s_held, 3600000 ms)
+while thread "signaller" holds s_held.
 Checked against the sample's managed thread ids (READY), the oracle (ClrMD + Microsoft's DAC: the sync
-block's and the thin lock's owners; the Lock's _owningThreadId) and the threads' stacks:
-  locks --json   five locks: s_monitor (entered 1, 3 waiting: the waiter threads and the pool thread), s_thin (thin, entered
+block's and the thin lock's owners; the Lock's _owningThreadId; each thread's blocking records,
+ThreadBlockingInfo.t_first through ClrMD's thread statics) and the threads' stacks:
+  locks --json   six locks: s_monitor (entered 1, 3 waiting: the waiter threads and the pool thread), s_thin (thin, entered
                  2), s_lock (entered 1, 1 waiting: lock-waiter), s_a and s_b (each held by one of ab
-                 and ba, waited for by the other); one deadlock: ab and ba
+                 and ba, waited for by the other), s_held (signaller); one deadlock: ab and ba; two
+                 threads in Monitor.Wait (pulse-waiter on s_signal, timed-waiter on s_held), not the
+                 holder (its Task.Wait() waits on a ManualResetEventSlim's Condition)
   locks          the lines, and the same text live (--pid, before the core) and in lldb-22 (async locks)
+  bt             each waiting thread's "waiting for:" line and deadlock; "in Monitor.Wait:" lines
   ps             the running chain's "waiting for:" line (text) and waiting_for_lock (JSON)
   report         the holder's "blocked:" finding names the lock it holds; the deadlock; one "lock:"
                  finding per other lock threads wait for
@@ -58,7 +64,8 @@ def main():
         rc, live, err = b.cli(["locks", "--pid", str(s.pid)])
         t.check_eq((rc, err), (0, ""), "locks --pid: exit code and stderr")
         core = b.make_core(s.pid, os.path.join(tmp, "locks.core"))
-        ids = {k: int(s.fields[k]) for k in ("holder", "nested", "scope", "lockwaiter", "ab", "ba", "pool")}
+        ids = {k: int(s.fields[k]) for k in ("holder", "nested", "scope", "lockwaiter", "ab", "ba", "pool", "pulse",
+                                             "timed", "signaller")}
         # s_monitor's waiters: the two waiter threads, and the pool thread running LockedResume.
         waiters = [int(x) for x in s.fields["waiters"].split(",")] + [ids["pool"]]
     finally:
@@ -67,9 +74,10 @@ def main():
         j = b.cli_json(["locks", core], "locks")
         all_locks = j["locks"] if j else []
         by_owner = {x["owner"]["managed_id"]: x for x in all_locks}
-        t.check_eq(sorted(by_owner), sorted([ids[k] for k in ("holder", "nested", "scope", "ab", "ba")]),
-                   f"locks --json: one lock held by each of holder, nested, scope, ab and ba: {j}")
+        t.check_eq(sorted(by_owner), sorted([ids[k] for k in ("holder", "nested", "scope", "ab", "ba", "signaller")]),
+                   f"locks --json: one lock held by each of holder, nested, scope, ab, ba and signaller: {j}")
         mon, thin, lk = by_owner.get(ids["holder"], {}), by_owner.get(ids["nested"], {}), by_owner.get(ids["scope"], {})
+        sh = by_owner.get(ids["signaller"], {})
         la, lb = by_owner.get(ids["ab"], {}), by_owner.get(ids["ba"], {})
         tids = {x["owner"]["managed_id"]: x["owner"]["tid"] for x in all_locks}
         def waiting(x):
@@ -90,7 +98,18 @@ def main():
                    [("monitor", "AsyncdacSamples.LocksApp+Gate", 1, 1, [ids["ba"]]),
                     ("monitor", "AsyncdacSamples.LocksApp+Gate", 1, 1, [ids["ab"]])],
                    "s_a held by ab and waited for by ba; s_b held by ba and waited for by ab")
-        t.check_eq(j and j["sync_entries"], 3, "three sync table entries in use (s_monitor's, s_a's, s_b's)")
+        t.check_eq((sh.get("kind"), sh.get("type"), sh.get("entered"), sh.get("waiters"), waiting(sh)),
+                   ("monitor", "AsyncdacSamples.LocksApp+Signal", 1, 0, []),
+                   "s_held: held once by signaller (given a sync block by Monitor.Wait), nobody entering")
+        t.check_eq(j and j["sync_entries"], 5, "five sync table entries in use (s_monitor's, s_a's, s_b's, s_signal's, "
+                   "s_held's)")
+        # Monitor.Wait: pulse-waiter on s_signal (not held), timed-waiter on s_held (held by signaller).
+        mw = (j or {}).get("monitor_waits", [])
+        sig = next((m["object"] for m in mw if m["managed_id"] == ids["pulse"]), None)
+        t.check_eq([(m["object"], m["type"], m["managed_id"], m["held"], m["timeout_ms"]) for m in mw],
+                   sorted([(sig, "AsyncdacSamples.LocksApp+Signal", ids["pulse"], False, None),
+                           (sh.get("object"), "AsyncdacSamples.LocksApp+Signal", ids["timed"], True, 3600000)]),
+                   "locks --json: monitor_waits: pulse-waiter on s_signal, timed-waiter on s_held (3600000 ms)")
         # One deadlock, from the thread whose wait comes first (by lock address, then thread).
         cycle = [(d["managed_id"], d["waits_for"]) for d in (j["deadlocks"][0] if j and j["deadlocks"] else [])]
         first = ids["ab"] if h(lb.get("object")) < h(la.get("object")) else ids["ba"]
@@ -102,9 +121,26 @@ def main():
         o = oracle_locks(core)
         held = sorted((h(x["object"]), x["owner_managed_id"], x["owner_os_id"], x["recursion"])
                       for x in o["sync_blocks"] if x["held"])
-        t.check_eq(held, sorted((h(x.get("object")), x["owner"]["managed_id"], x["owner"]["tid"], 1) for x in (mon, la, lb)),
-                   "oracle: the held sync blocks are s_monitor's, s_a's and s_b's, with their holders (ClrMD counts "
-                   "the entries)")
+        t.check_eq(held, sorted((h(x.get("object")), x["owner"]["managed_id"], x["owner"]["tid"], 1)
+                                for x in (mon, la, lb, sh)),
+                   "oracle: the held sync blocks are s_monitor's, s_a's, s_b's and s_held's, with their holders (ClrMD "
+                   "counts the entries)")
+        t.check_eq(sorted(h(x["object"]) for x in o["sync_blocks"] if not x["held"]), [h(sig)],
+                   "oracle: the one sync block not held is s_signal's")
+        # The oracle's blocking records (Microsoft's DAC resolves the thread-static): each waiting thread's
+        # innermost record enters the Lock of what it waits for; each Monitor.Wait's is its Condition.
+        first_rec = {x["managed_thread_id"]: x["records"][0] for x in o["blocking"] if x["records"]}
+        enters = sorted((w["managed_id"], x["lock"] if x["kind"] == "monitor" else x["object"])
+                        for x in all_locks for w in x.get("waiting", []))
+        t.check_eq(sorted((m, r["lock"]) for m, r in first_rec.items() if r["type"] == "System.Threading.Lock"), enters,
+                   "oracle: the threads whose innermost blocking record enters a Lock, and which, are the waiting ones")
+        t.check_eq(sorted((m, r["object"], r["timeout_ms"]) for m, r in first_rec.items()
+                          if r["type"] == "System.Threading.Condition"),
+                   sorted([(ids["holder"], first_rec.get(ids["holder"], {}).get("object"), -1)] +
+                          [(x["managed_id"], x["condition"], x["timeout_ms"] if x["timeout_ms"] is not None else -1)
+                           for x in mw]),
+                   "oracle: the threads waiting on a Condition: the two in Monitor.Wait (their Conditions and "
+                   "timeouts) and the holder (a ManualResetEventSlim's, not listed)")
         t.check_eq([(h(x["object"]), x["owner_managed_id"], x["owner_os_id"], x["recursion"]) for x in o["thin_locks"]],
                    [(h(thin.get("object")), ids["nested"], thin.get("owner", {}).get("tid"), 1)],
                    "oracle: the one thin lock is s_thin's, held by thread nested (ClrMD counts the entries after the first)")
@@ -129,15 +165,21 @@ def main():
                 t.check(rc == 0 and want_bt in bt, f"bt --thread {w['tid']}: {want_bt!r} in\n{bt}")
                 t.check_eq(bt.count("  deadlock: "), 1 if x is la or x is lb else 0, f"bt --thread {w['tid']}: deadlock lines")
         # The text.
+        def in_wait(obj):
+            return "".join(f"  in Monitor.Wait: thread tid {m['tid']} (managed thread {m['managed_id']})" +
+                           (f", timeout {m['timeout_ms']} ms" if m["timeout_ms"] is not None else "") + "\n"
+                           for m in mw if m["object"] == obj)
         def line(x, what):
             who = f"thread tid {x['owner']['tid']} (managed thread {x['owner']['managed_id']})"
             times = "once" if x["entered"] == 1 else f"{x['entered']} times"
             wait = f"; {x['waiters']} thread{'s' if x['waiters'] != 1 else ''} waiting" if x["waiters"] else ""
+            wait += "; 1 thread in Monitor.Wait" if x is sh else ""
             return (f"lock {x['object']} {what}: held by {who}, entered {times}{wait}\n" +
-                    "".join(f"  waiting: thread tid {w['tid']} (managed thread {w['managed_id']})\n" for w in x["waiting"]))
+                    "".join(f"  waiting: thread tid {w['tid']} (managed thread {w['managed_id']})\n" for w in x["waiting"]) +
+                    in_wait(x["object"]))
         what = {id(mon): "System.Object (Monitor)", id(thin): "AsyncdacSamples.LocksApp+Gate (Monitor, thin lock)",
                 id(lk): "System.Threading.Lock", id(la): "AsyncdacSamples.LocksApp+Gate (Monitor)",
-                id(lb): "AsyncdacSamples.LocksApp+Gate (Monitor)"}
+                id(lb): "AsyncdacSamples.LocksApp+Gate (Monitor)", id(sh): "AsyncdacSamples.LocksApp+Signal (Monitor)"}
         desc = {id(la): f"AsyncdacSamples.LocksApp+Gate {la.get('object')} (Monitor)",
                 id(lb): f"AsyncdacSamples.LocksApp+Gate {lb.get('object')} (Monitor)"}
         def holder(x):
@@ -146,8 +188,18 @@ def main():
         steps = [(la, lb), (lb, la)] if first == ids["ab"] else [(lb, la), (la, lb)]
         deadlock = (f"{holder(steps[0][0])} waits for {desc[id(steps[0][1])]} held by {holder(steps[0][1])}, which waits "
                     f"for {desc[id(steps[1][1])]} held by {holder(steps[1][1])}")
-        want = ("".join(line(x, what[id(x)]) for x in sorted((mon, thin, lk, la, lb), key=lambda x: h(x.get("object")))) +
-                f"deadlock: {deadlock}\n\n5 locks held; sync table: 3 entries in use.\n")
+        want = ("".join(line(x, what[id(x)]) for x in sorted((mon, thin, lk, la, lb, sh), key=lambda x: h(x.get("object")))) +
+                f"lock {sig} AsyncdacSamples.LocksApp+Signal (Monitor): not held; 1 thread in Monitor.Wait\n" + in_wait(sig) +
+                f"deadlock: {deadlock}\n\n6 locks held; 2 threads in Monitor.Wait; sync table: 5 entries in use.\n")
+        # bt: a thread in Monitor.Wait says on what, and who holds it; the holder's Task.Wait() is none.
+        for m in mw:
+            rc, bt, err = b.cli(["bt", core, "--thread", str(m["tid"])])
+            want_bt = (f"  in Monitor.Wait: waiting for a pulse on AsyncdacSamples.LocksApp+Signal {m['object']} (Monitor), " +
+                       (f"held by {holder(sh)}, timeout 3600000 ms\n" if m["held"] else "which no thread holds\n"))
+            t.check(rc == 0 and want_bt in bt, f"bt --thread {m['tid']}: {want_bt!r} in\n{bt}")
+        rc, bt, err = b.cli(["bt", core, "--thread", str(mon.get("owner", {}).get("tid"))])
+        t.check(rc == 0 and "Monitor.Wait" not in bt and "  waiting for: " not in bt and "  blocked on: " in bt,
+                f"bt of the holder (Task.Wait()): blocked on its task, in no Monitor.Wait:\n{bt}")
         rc, bt, err = b.cli(["bt", core, "--thread", str(la["waiting"][0]["tid"] if la.get("waiting") else 0)])
         t.check(f"  deadlock: {deadlock}\n" in bt, f"bt of a deadlocked thread: the deadlock line:\n{bt}")
         rc, text, err = b.cli(["locks", core])
@@ -158,8 +210,10 @@ def main():
         # ... and bt async names each waiting thread's lock, as the CLI's bt does.
         rc, out, err = t.lldb(["target create --core " + core, "bt async all"])
         nwaits = sum(len(x.get("waiting", [])) for x in all_locks)
-        t.check(rc == 0 and out.count("  waiting for: ") == nwaits and out.count(f"  deadlock: {deadlock}\n") == 2,
-                f"lldb-22: bt async all: {nwaits} 'waiting for:' lines, the deadlock under both of its threads:\n"
+        t.check(rc == 0 and out.count("  waiting for: ") == nwaits and out.count(f"  deadlock: {deadlock}\n") == 2 and
+                out.count("  in Monitor.Wait: waiting for a pulse on ") == 2,
+                f"lldb-22: bt async all: {nwaits} 'waiting for:' lines, the deadlock under both of its threads, two "
+                f"'in Monitor.Wait:' lines:\n"
                 f"{out[-3000:]}{err}")
         # report: the holder blocked on a task while it holds s_monitor, and the locks threads wait for.
         ps = b.cli_json(["ps", core], "ps")

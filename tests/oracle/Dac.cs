@@ -68,5 +68,20 @@ namespace Asyncdac.Oracle
             Runtime.Dispose();
             Target.Dispose();
         }
+
+        // A pointer-sized [ThreadStatic] of one thread through the DAC (the head of the records CoreLib
+        // keeps on a thread's stack for debuggers); 0 when the thread has not allocated it or it
+        // cannot be read.
+        public static ulong ThreadStaticPointer(ClrThreadStaticField field, ClrThread thread)
+        {
+            try
+            {
+                return field.IsInitialized(thread) ? field.Read<ulong>(thread) : 0;
+            }
+            catch (Exception e) when (e is InvalidOperationException or ClrDiagnosticsException)
+            {
+                return 0;
+            }
+        }
     }
 }

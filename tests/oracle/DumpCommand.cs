@@ -585,17 +585,7 @@ namespace Asyncdac.Oracle
                 j.WriteStartArray("threads");
                 foreach (ClrThread thread in _rt.Threads)
                 {
-                    ulong cur;
-                    try
-                    {
-                        if (!tCurrent.IsInitialized(thread))
-                            continue;
-                        cur = tCurrent.Read<ulong>(thread);
-                    }
-                    catch (Exception e) when (e is InvalidOperationException or ClrDiagnosticsException)
-                    {
-                        continue;
-                    }
+                    ulong cur = Dac.ThreadStaticPointer(tCurrent, thread);
                     if (cur == 0)
                         continue;
                     j.WriteStartObject();

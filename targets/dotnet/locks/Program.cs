@@ -14,7 +14,12 @@
 //   ResumeTop -> LockedResume: after an await (Task.Yield), LockedResume runs on a thread-pool thread
 //                         and blocks in lock (s_monitor): a running chain (ResumeTop) whose thread waits
 //                         for a lock
+//   thread "pulse-waiter" lock (s_signal) Monitor.Wait(s_signal): waits for a pulse that never comes
+//                         (the Monitor is not held while it waits)
+//   thread "timed-waiter" lock (s_held) Monitor.Wait(s_held, 3600000): the same with a timeout, while
+//   thread "signaller"    lock (s_held) { park }: holds the Monitor the timed waiter waits on
 // READY gives the managed thread ids: holder=N nested=N scope=N waiters=N,N lockwaiter=N ab=N ba=N pool=N
+// pulse=N timed=N signaller=N
 using System;
 using System.Runtime.CompilerServices;
 using System.Threading;
@@ -29,7 +34,15 @@ namespace AsyncdacSamples
             public int Uses;
         }
 
+        public sealed class Signal
+        {
+            public int Pulses;
+        }
+
+        public const int TimedWaitMs = 3_600_000;
         public static readonly object s_monitor = new object();
+        public static readonly Signal s_signal = new Signal(), s_held = new Signal();
+        static volatile bool s_signallerIn;
         public static readonly Gate s_thin = new Gate();
         public static readonly Lock s_lock = new Lock();
         public static readonly TaskCompletionSource<int> s_gate = new TaskCompletionSource<int>();
@@ -126,6 +139,30 @@ namespace AsyncdacSamples
             s_thin.Uses++;
         }
 
+        [MethodImpl(MethodImplOptions.NoInlining)]
+        static void PulseWaiter()
+        {
+            lock (s_signal)
+                Monitor.Wait(s_signal);
+        }
+
+        [MethodImpl(MethodImplOptions.NoInlining)]
+        static void TimedWaiter()
+        {
+            lock (s_held)
+                Monitor.Wait(s_held, TimedWaitMs);
+        }
+
+        [MethodImpl(MethodImplOptions.NoInlining)]
+        static void Signaller()
+        {
+            lock (s_held)
+            {
+                s_signallerIn = true;
+                Sample.ParkForever();
+            }
+        }
+
         static Thread Start(ThreadStart body, string name)
         {
             var th = new Thread(body) { Name = name, IsBackground = true };
@@ -160,12 +197,19 @@ namespace AsyncdacSamples
             Task resumed = ResumeTop();
             while (s_pool == null)
                 Thread.Sleep(1);
-            foreach (Thread th in new[] { holder, w1, w2, lw, ab, ba, s_pool })
+            Thread pulse = Start(PulseWaiter, "pulse-waiter");
+            Thread timed = Start(TimedWaiter, "timed-waiter");
+            WaitBlocked(timed); // (in Monitor.Wait: s_held is free for the signaller)
+            Thread signaller = Start(Signaller, "signaller");
+            while (!s_signallerIn)
+                Thread.Sleep(1);
+            foreach (Thread th in new[] { holder, w1, w2, lw, ab, ba, s_pool, pulse })
                 WaitBlocked(th);
             Sample.Ready("locks", $"holder={holder.ManagedThreadId} nested={nested.ManagedThreadId} " +
                                   $"scope={scope.ManagedThreadId} waiters={w1.ManagedThreadId},{w2.ManagedThreadId} " +
                                   $"lockwaiter={lw.ManagedThreadId} ab={ab.ManagedThreadId} ba={ba.ManagedThreadId} " +
-                                  $"pool={s_pool.ManagedThreadId}");
+                                  $"pool={s_pool.ManagedThreadId} pulse={pulse.ManagedThreadId} " +
+                                  $"timed={timed.ManagedThreadId} signaller={signaller.ManagedThreadId}");
             GC.KeepAlive(resumed);
             Sample.ParkForever();
             return 0;
