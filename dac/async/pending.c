@@ -30,10 +30,10 @@ int adac_pending_collect(struct adac_runtime *rt, struct adac_out *out, unsigned
 	if (adac_awaited_owners_build(rt, &p->scan, &p->owners, err) ||
 	    adac_sync_waits_find(rt, &p->scan, &p->sync_waits, err))
 		return -1;
-	/* A running chain whose thread waits to enter a lock: which lock, held by whom. */
+	/* A running chain whose thread waits to enter a lock, or is in Monitor.Wait: which lock, held by whom. */
 	bool waits = false;
 	for (size_t i = 0; i < p->scan.running_count && !waits; i++)
-		waits = adac_thread_waits_lock(rt, p->scan.running[i].os_tid);
+		waits = adac_thread_blocked_on_lock(rt, p->scan.running[i].os_tid);
 	if (waits) {
 		const struct adac_gc_walk_progress progress = {out, "finding locks"};
 		if (adac_held_locks_find(rt, &progress, &p->locks, NULL) == 0) {

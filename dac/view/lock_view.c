@@ -13,20 +13,15 @@
 #include "types/locks.h"
 #include "types/names.h"
 
-static const char *object_type_name(struct adac_runtime *rt, uint64_t obj)
+const char *adac_lock_object_type(struct adac_runtime *rt, uint64_t object)
 {
 	uint64_t mt;
-	return adac_object_mt(rt, obj, &mt, NULL) == 0 ? adac_type_name(rt, mt, 0, NULL) : NULL;
-}
-
-const char *adac_lock_type_name(struct adac_runtime *rt, const struct adac_held_lock *l)
-{
-	return object_type_name(rt, l->object);
+	return adac_object_mt(rt, object, &mt, NULL) == 0 ? adac_type_name(rt, mt, 0, NULL) : NULL;
 }
 
 static const char *type_of_object(struct adac_runtime *rt, uint64_t obj)
 {
-	const char *name = object_type_name(rt, obj);
+	const char *name = adac_lock_object_type(rt, obj);
 	return name ? name : "?";
 }
 
@@ -108,21 +103,40 @@ void adac_lock_waiting_print(struct adac_runtime *rt, const struct adac_held_loc
 	adac_print(out, "  waiting for: %s, held by %s\n", what, adac_lock_holder(l, who, sizeof who));
 }
 
+void adac_lock_monitor_wait_print(struct adac_runtime *rt, const struct adac_held_locks *h,
+                                  const struct adac_monitor_wait *m, struct adac_out *out)
+{
+	char who[96];
+	adac_print(out, "  in Monitor.Wait: waiting for a pulse on %s 0x%016llx (Monitor), ", type_of_object(rt, m->object),
+	           (unsigned long long)m->object);
+	if (m->held)
+		adac_print(out, "held by %s", adac_lock_holder(&h->locks[m->lock], who, sizeof who));
+	else
+		adac_print(out, "which no thread holds");
+	print_timeout(m->timeout_ms, out);
+	adac_print(out, "\n");
+}
+
+json_t *adac_lock_monitor_wait_json(struct adac_runtime *rt, const struct adac_held_locks *h,
+                                    const struct adac_monitor_wait *m)
+{
+	json_t *j = json_object();
+	const struct adac_held_lock *l = m->held ? &h->locks[m->lock] : NULL;
+	json_object_set_new(j, "object", adac_json_addr(m->object));
+	json_object_set_new(j, "type", adac_json_text(type_of_object(rt, m->object)));
+	json_object_set_new(j, "condition", adac_json_addr(m->condition));
+	json_object_set_new(j, "owner", l ? thread_json(l->owner_tid, l->owner) : json_null());
+	json_object_set_new(j, "timeout_ms", m->timeout_ms >= 0 ? json_integer(m->timeout_ms) : json_null());
+	return j;
+}
+
 void adac_lock_wait_print(struct adac_runtime *rt, const struct adac_held_locks *h, const struct adac_lock_waits *waits,
                           uint64_t tid, struct adac_out *out)
 {
 	const struct adac_lock_wait *w = adac_lock_wait_of(waits, tid);
 	const struct adac_monitor_wait *m = w ? NULL : adac_monitor_wait_of(waits, tid);
 	if (m) {
-		char who[96];
-		adac_print(out, "  in Monitor.Wait: waiting for a pulse on %s 0x%016llx (Monitor), ", type_of_object(rt, m->object),
-		           (unsigned long long)m->object);
-		if (m->held)
-			adac_print(out, "held by %s", adac_lock_holder(&h->locks[m->lock], who, sizeof who));
-		else
-			adac_print(out, "which no thread holds");
-		print_timeout(m->timeout_ms, out);
-		adac_print(out, "\n");
+		adac_lock_monitor_wait_print(rt, h, m, out);
 		return;
 	}
 	if (!w) {

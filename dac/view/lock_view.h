@@ -41,13 +41,22 @@ char *adac_lock_deadlock_text(struct adac_runtime *rt, const struct adac_held_lo
 /* "  waiting for: <lock>, held by thread tid <T> (...)": the line `bt` and `ps` print under a thread
  * waiting to enter l. */
 void adac_lock_waiting_print(struct adac_runtime *rt, const struct adac_held_lock *l, struct adac_out *out);
-/* The type of the object locked, as the runtime names it (its string, which stays put while the
- * runtime is open); NULL when unknown. */
-const char *adac_lock_type_name(struct adac_runtime *rt, const struct adac_held_lock *l);
+/* The type of a locked object (a held lock's, a Monitor.Wait's), as the runtime names it (its string,
+ * which stays put while the runtime is open); NULL when unknown. */
+const char *adac_lock_object_type(struct adac_runtime *rt, uint64_t object);
 /* {"object", "type", "owner": {"tid", "managed_id"}}: a lock as `ps --json` names the one a running
  * chain's thread waits for. */
 struct json_t;
 struct json_t *adac_lock_brief_json(struct adac_runtime *rt, const struct adac_held_lock *l);
+
+/* "  in Monitor.Wait: waiting for a pulse on <object> (Monitor), held by thread tid <T> (...) | which no
+ * thread holds[, timeout <n> ms]": the line `bt` and `ps` print under a thread in Monitor.Wait; as JSON
+ * {"object", "type", "condition", "owner": {"tid", "managed_id"} or null, "timeout_ms"}. */
+struct adac_monitor_wait;
+void adac_lock_monitor_wait_print(struct adac_runtime *rt, const struct adac_held_locks *h,
+                                  const struct adac_monitor_wait *m, struct adac_out *out);
+struct json_t *adac_lock_monitor_wait_json(struct adac_runtime *rt, const struct adac_held_locks *h,
+                                           const struct adac_monitor_wait *m);
 
 /* For `bt`: what thread tid waits to enter ("  waiting for: <lock>, held by thread tid <T> (...)"),
  * and the deadlock it is in ("  deadlock: ..."); "  waiting for: a lock, not found among the locks

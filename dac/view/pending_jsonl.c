@@ -446,8 +446,23 @@ static int put_json(struct adac_line *b, json_t *v, struct adac_error *err)
 	return 0;
 }
 
+/* A lock's JSON (lock_view.h) as member `name`, its "type" by number, as every type of these lines. */
+static int put_lock_member(struct jsonl *j, struct adac_line *b, bool *f, const char *name, json_t *w, uint64_t object,
+                           struct adac_error *err)
+{
+	const char *type = adac_lock_object_type(j->l->p->rt, object);
+	uint32_t id = 0;
+	if (type && type_id(j, type, &id, err)) {
+		json_decref(w);
+		return -1;
+	}
+	json_object_set_new(w, "type", type ? json_integer(id) : json_null());
+	key(b, f, name);
+	return put_json(b, w, err);
+}
+
 /* What blocks the stack besides what it awaits, as `ps --json` has it: "sync_waits",
- * "waiting_for_lock" (its type by number, as every type of these lines) and "deadlock". */
+ * "waiting_for_lock", "monitor_wait" and "deadlock". */
 static int put_blockers(struct jsonl *j, struct adac_line *b, bool *f, const struct adac_pending_stack *st,
                         struct adac_error *err)
 {
@@ -459,19 +474,12 @@ static int put_blockers(struct jsonl *j, struct adac_line *b, bool *f, const str
 			return -1;
 	}
 	const struct adac_held_lock *lock = adac_pending_stack_lock_wait(p, st);
-	if (lock) {
-		json_t *w = adac_lock_brief_json(p->rt, lock);
-		const char *type = adac_lock_type_name(p->rt, lock);
-		uint32_t id = 0;
-		if (type && type_id(j, type, &id, err)) {
-			json_decref(w);
-			return -1;
-		}
-		json_object_set_new(w, "type", type ? json_integer(id) : json_null());
-		key(b, f, "waiting_for_lock");
-		if (put_json(b, w, err))
-			return -1;
-	}
+	if (lock && put_lock_member(j, b, f, "waiting_for_lock", adac_lock_brief_json(p->rt, lock), lock->object, err))
+		return -1;
+	const struct adac_monitor_wait *mw = adac_pending_stack_monitor_wait(p, st);
+	if (mw && put_lock_member(j, b, f, "monitor_wait", adac_lock_monitor_wait_json(p->rt, &p->locks, mw), mw->object,
+	                          err))
+		return -1;
 	char *cycle = st->stack->cycle ? adac_pending_cycle_text(j->l, st) : NULL;
 	if (cycle) {
 		key(b, f, "deadlock");

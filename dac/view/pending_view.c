@@ -227,7 +227,6 @@ int adac_pending_print_thread_waits(struct adac_pending *p, uint64_t tid, unsign
 	return 0;
 }
 
-/* A stack's text but its number (print_number). */
 const struct adac_held_lock *adac_pending_stack_lock_wait(const struct adac_pending *p,
                                                           const struct adac_pending_stack *st)
 {
@@ -236,6 +235,13 @@ const struct adac_held_lock *adac_pending_stack_lock_wait(const struct adac_pend
 	return w ? &p->locks.locks[w->lock] : NULL;
 }
 
+const struct adac_monitor_wait *adac_pending_stack_monitor_wait(const struct adac_pending *p,
+                                                                const struct adac_pending_stack *st)
+{
+	return st->running && p->has_locks ? adac_monitor_wait_of(&p->lock_waits, st->running->os_tid) : NULL;
+}
+
+/* A stack's text but its number (print_number). */
 static void print_stack(const struct adac_pending_list *l, const struct adac_pending_stack *st, unsigned flags,
                         struct adac_out *out, struct adac_frame_texts *texts)
 {
@@ -281,6 +287,9 @@ static void print_stack(const struct adac_pending_list *l, const struct adac_pen
 	const struct adac_held_lock *lock = adac_pending_stack_lock_wait(p, st);
 	if (lock)
 		adac_lock_waiting_print(st->rt, lock, out);
+	const struct adac_monitor_wait *mw = adac_pending_stack_monitor_wait(p, st);
+	if (mw)
+		adac_lock_monitor_wait_print(st->rt, &p->locks, mw, out);
 	if (st->stack->cycle) {
 		char *cycle = adac_pending_cycle_text(l, st);
 		adac_print(out, "  deadlock: %s\n", cycle ? cycle : "the last frame's task is awaited by a frame above it");
@@ -532,6 +541,9 @@ static json_t *stack_json(const struct adac_pending_list *l, const struct adac_p
 	const struct adac_held_lock *lock = adac_pending_stack_lock_wait(p, st);
 	if (lock)
 		json_object_set_new(j, "waiting_for_lock", adac_lock_brief_json(st->rt, lock));
+	const struct adac_monitor_wait *mw = adac_pending_stack_monitor_wait(p, st);
+	if (mw)
+		json_object_set_new(j, "monitor_wait", adac_lock_monitor_wait_json(st->rt, &p->locks, mw));
 	if (st->stack->cycle) {
 		char *cycle = adac_pending_cycle_text(l, st);
 		if (cycle)

@@ -32,6 +32,10 @@ struct json_t *adac_pending_stack_sync_waits_json(const struct adac_pending *p, 
 struct adac_held_lock;
 const struct adac_held_lock *adac_pending_stack_lock_wait(const struct adac_pending *p,
                                                           const struct adac_pending_stack *st);
+/* ... and the Monitor.Wait its running chain's thread is in (NULL when none). */
+struct adac_monitor_wait;
+const struct adac_monitor_wait *adac_pending_stack_monitor_wait(const struct adac_pending *p,
+                                                                const struct adac_pending_stack *st);
 /* The stacks alone, no warnings and no summary: as text, or appended to the JSON array `json` when
  * it is not NULL (the objects "chains" holds). For `bt --address`: the logical stacks holding an
  * object, as `ps` shows them. l->listed says how many. */

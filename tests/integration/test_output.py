@@ -323,6 +323,7 @@ def jsonl(tmp):
             t.check_eq((x.get("sync_waits"), x.get("deadlock")), (c.get("sync_waits"), c.get("deadlock")),
                        f"{what}: sync_waits and deadlock")
             t.check_eq(task(x.get("waiting_for_lock")), c.get("waiting_for_lock"), f"{what}: waiting_for_lock")
+            t.check_eq(task(x.get("monitor_wait")), c.get("monitor_wait"), f"{what}: monitor_wait")
             got = []
             for ref, addr, *more in x["frames"]:
                 f = {k: v for k, v in frames[ref].items() if k != "frame"}
@@ -340,7 +341,8 @@ def jsonl(tmp):
                     f["task"] = {"address": f["task"]["address"], "type": f["task"]["type"]}
                 want.append(f)
             t.check_eq(got, want, f"{what}: frames")
-    blockers = {k: [x for x in seen["chain"] if k in x] for k in ("sync_waits", "waiting_for_lock", "deadlock")}
+    blockers = {k: [x for x in seen["chain"] if k in x]
+                for k in ("sync_waits", "waiting_for_lock", "monitor_wait", "deadlock")}
     t.check_eq({k: bool(v) for k, v in blockers.items()}, {k: True for k in blockers},
                "ps --jsonl: the syncwait, locks and deadlock samples' chain lines say what blocks them")
     for kind, table in tables.items():

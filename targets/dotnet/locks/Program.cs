@@ -18,8 +18,11 @@
 //                         (the Monitor is not held while it waits)
 //   thread "timed-waiter" lock (s_held) Monitor.Wait(s_held, 3600000): the same with a timeout, while
 //   thread "signaller"    lock (s_held) { park }: holds the Monitor the timed waiter waits on
+//   PulseTop -> PulseResume: after an await (Task.Yield), PulseResume runs on a thread-pool thread and
+//                         waits in Monitor.Wait(s_poolSignal): a running chain whose thread waits for a
+//                         pulse
 // READY gives the managed thread ids: holder=N nested=N scope=N waiters=N,N lockwaiter=N ab=N ba=N pool=N
-// pulse=N timed=N signaller=N
+// pulse=N timed=N signaller=N pulsepool=N
 using System;
 using System.Runtime.CompilerServices;
 using System.Threading;
@@ -41,8 +44,9 @@ namespace AsyncdacSamples
 
         public const int TimedWaitMs = 3_600_000;
         public static readonly object s_monitor = new object();
-        public static readonly Signal s_signal = new Signal(), s_held = new Signal();
+        public static readonly Signal s_signal = new Signal(), s_held = new Signal(), s_poolSignal = new Signal();
         static volatile bool s_signallerIn;
+        static volatile Thread? s_pulsePool;
         public static readonly Gate s_thin = new Gate();
         public static readonly Lock s_lock = new Lock();
         public static readonly TaskCompletionSource<int> s_gate = new TaskCompletionSource<int>();
@@ -163,6 +167,22 @@ namespace AsyncdacSamples
             }
         }
 
+        [MethodImpl(MethodImplOptions.NoInlining)]
+        public static async Task PulseResume()
+        {
+            await Task.Yield();
+            s_pulsePool = Thread.CurrentThread;
+            lock (s_poolSignal)
+                Monitor.Wait(s_poolSignal); // @wait PulseResume
+        }
+
+        [MethodImpl(MethodImplOptions.NoInlining)]
+        public static async Task PulseTop()
+        {
+            await PulseResume(); // @await PulseTop
+            s_thin.Uses++;
+        }
+
         static Thread Start(ThreadStart body, string name)
         {
             var th = new Thread(body) { Name = name, IsBackground = true };
@@ -195,7 +215,8 @@ namespace AsyncdacSamples
             Thread ab = Start(() => Crossed(s_a, s_b), "ab");
             Thread ba = Start(() => Crossed(s_b, s_a), "ba");
             Task resumed = ResumeTop();
-            while (s_pool == null)
+            Task pulsed = PulseTop();
+            while (s_pool == null || s_pulsePool == null)
                 Thread.Sleep(1);
             Thread pulse = Start(PulseWaiter, "pulse-waiter");
             Thread timed = Start(TimedWaiter, "timed-waiter");
@@ -203,14 +224,16 @@ namespace AsyncdacSamples
             Thread signaller = Start(Signaller, "signaller");
             while (!s_signallerIn)
                 Thread.Sleep(1);
-            foreach (Thread th in new[] { holder, w1, w2, lw, ab, ba, s_pool, pulse })
+            foreach (Thread th in new[] { holder, w1, w2, lw, ab, ba, s_pool, pulse, s_pulsePool })
                 WaitBlocked(th);
             Sample.Ready("locks", $"holder={holder.ManagedThreadId} nested={nested.ManagedThreadId} " +
                                   $"scope={scope.ManagedThreadId} waiters={w1.ManagedThreadId},{w2.ManagedThreadId} " +
                                   $"lockwaiter={lw.ManagedThreadId} ab={ab.ManagedThreadId} ba={ba.ManagedThreadId} " +
                                   $"pool={s_pool.ManagedThreadId} pulse={pulse.ManagedThreadId} " +
-                                  $"timed={timed.ManagedThreadId} signaller={signaller.ManagedThreadId}");
+                                  $"timed={timed.ManagedThreadId} signaller={signaller.ManagedThreadId} " +
+                                  $"pulsepool={s_pulsePool.ManagedThreadId}");
             GC.KeepAlive(resumed);
+            GC.KeepAlive(pulsed);
             Sample.ParkForever();
             return 0;
         }
