@@ -27,11 +27,14 @@ const char *adac_lock_kind_name(enum adac_lock_kind k)
 	return "?";
 }
 
-/* Where System.Threading.Lock keeps its state (object-relative offsets). */
+/* Where System.Threading.Lock keeps its state (object-relative offsets), and where a SemaphoreSlim
+ * keeps the object its synchronous waits Monitor.Wait on. */
 struct lock_layout {
 	uint64_t mt;              /* 0: CoreLib has not loaded the type (no Lock exists) */
 	uint32_t state, owner, recursion;
 	int waiter_shift;         /* State.WaiterCountShift; -1 when not found (waiters not counted) */
+	uint64_t semaphore_mt;    /* System.Threading.SemaphoreSlim; 0: not loaded, or no lock object known */
+	uint32_t semaphore_lock;  /* its m_lockObjAndDisposed */
 };
 
 /* Where _state's waiter count starts (State.WaiterCountShift). CoreLib keeps no constant of it (the
@@ -59,6 +62,10 @@ static int lock_layout(struct adac_runtime *rt, struct lock_layout *l, struct ad
 	if (!l->mt)
 		return 0;
 	l->waiter_shift = waiter_shift(rt, l->mt);
+	/* (Naming the semaphore behind a Monitor.Wait is a nicety: without it, its lock object is shown alone.) */
+	if (adac_module_type(rt, corelib, "System.Threading", "SemaphoreSlim", &l->semaphore_mt, NULL) || !l->semaphore_mt ||
+	    adac_mt_field_offset(rt, l->semaphore_mt, "m_lockObjAndDisposed", &l->semaphore_lock, NULL))
+		l->semaphore_mt = 0;
 	if (adac_mt_field_offset(rt, l->mt, "_state", &l->state, err) ||
 	    adac_mt_field_offset(rt, l->mt, "_owningThreadId", &l->owner, err) ||
 	    adac_mt_field_offset(rt, l->mt, "_recursionCount", &l->recursion, err)) {
@@ -111,6 +118,7 @@ struct table_ctx {
 	struct found *found;
 	struct adac_sync_lock *sync_locks; /* the Locks sync blocks use: not listed again as Locks */
 	size_t sync_lock_count, sync_lock_cap;
+	uint64_t *sync_objects;   /* the objects of those sync blocks, sorted: the Monitors one can Wait on */
 	uint32_t entries;
 };
 
@@ -139,14 +147,45 @@ static int on_entry(void *ctx, const struct adac_sync_entry *e)
 	return 0;
 }
 
-/* A part of the heap walk: the thin locks in headers and the Locks it meets. */
+/* A part of the heap walk: the thin locks in headers, the Locks it meets, and the SemaphoreSlims whose
+ * lock object has a Monitor. */
 struct part_ctx {
 	struct adac_runtime *rt;
 	const struct lock_layout *layout;
 	const struct table_ctx *table;
 	uint32_t header_offset;
 	struct found found;
+	struct adac_lock_object_owner *owners;
+	size_t owner_count, owner_cap;
 };
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+static int cmp_owner(const void *a, const void *b)
+{
+	uint64_t x = ((const struct adac_lock_object_owner *)a)->object, y = ((const struct adac_lock_object_owner *)b)->object;
+	return x < y ? -1 : x > y;
+}
+
+/* A SemaphoreSlim whose lock object has a sync block's Lock (a Monitor it waits on). */
+static int on_semaphore(struct part_ctx *p, const struct adac_gc_object *o)
+{
+	const struct table_ctx *t = p->table;
+	uint32_t off = p->layout->semaphore_lock;
+	uint64_t obj = 0;
+	if (off + 8 <= o->data_len)
+		obj = adac_get_u64(o->data, off);
+	if (!obj || !t->sync_lock_count || !bsearch(&obj, t->sync_objects, t->sync_lock_count, sizeof obj, cmp_u64))
+		return 0;
+	if (adac_grow((void **)&p->owners, &p->owner_cap, p->owner_count + 1, sizeof *p->owners, 16))
+		return adac_fail(&p->found.fail, ADAC_E_NOMEM, 0, "out of memory collecting locks");
+	p->owners[p->owner_count++] = (struct adac_lock_object_owner){obj, o->addr};
+	return 0;
+}
 
 static int cmp_sync_lock(const void *a, const void *b)
 {
@@ -164,6 +203,13 @@ static const struct adac_sync_lock *find_sync_lock(const struct adac_sync_lock *
 static bool is_sync_lock(const struct table_ctx *t, uint64_t addr)
 {
 	return find_sync_lock(t->sync_locks, t->sync_lock_count, addr) != NULL;
+}
+
+uint64_t adac_lock_object_semaphore(const struct adac_held_locks *h, uint64_t object)
+{
+	const struct adac_lock_object_owner key = {object, 0}, *o =
+		h->lock_owner_count ? bsearch(&key, h->lock_owners, h->lock_owner_count, sizeof key, cmp_owner) : NULL;
+	return o ? o->owner : 0;
 }
 
 uint64_t adac_sync_lock_object(const struct adac_held_locks *h, uint64_t lock)
@@ -193,6 +239,8 @@ static int on_object(void *ctx, const struct adac_gc_object *o)
 		if (add(&p->found, &h))
 			return 1;
 	}
+	if (p->layout->semaphore_mt && o->mt == p->layout->semaphore_mt && on_semaphore(p, o))
+		return 1;
 	if (p->layout->mt && o->mt == p->layout->mt && !is_sync_lock(p->table, o->addr)) {
 		struct adac_held_lock h = {.object = o->addr, .kind = ADAC_LOCK_LOCK};
 		adac_gc_walk_lock(p->rt); /* (should its fields lie past the walk's bytes) */
@@ -229,6 +277,7 @@ int adac_held_locks_find(struct adac_runtime *rt, const struct adac_gc_walk_prog
 	if (adac_header_offset(rt, &header_offset, err) || lock_layout(rt, &layout, err))
 		return -1;
 	struct found found = {0};
+	size_t owner_cap = 0;
 	struct table_ctx table = {.rt = rt, .layout = &layout, .found = &found};
 	int rc = adac_sync_blocks(rt, on_entry, &table, err);
 	if (adac_failed(&found.fail)) {
@@ -237,6 +286,14 @@ int adac_held_locks_find(struct adac_runtime *rt, const struct adac_gc_walk_prog
 	}
 	if (table.sync_lock_count > 1)
 		qsort(table.sync_locks, table.sync_lock_count, sizeof *table.sync_locks, cmp_sync_lock);
+	if (rc == 0 && table.sync_lock_count) {
+		if (!(table.sync_objects = malloc(table.sync_lock_count * sizeof *table.sync_objects)))
+			rc = adac_fail(err, ADAC_E_NOMEM, 0, "out of memory collecting locks");
+		for (size_t i = 0; rc == 0 && i < table.sync_lock_count; i++)
+			table.sync_objects[i] = table.sync_locks[i].object;
+		if (rc == 0)
+			qsort(table.sync_objects, table.sync_lock_count, sizeof *table.sync_objects, cmp_u64);
+	}
 	struct part_ctx parts[ADAC_GC_WALK_MAX_PARTS];
 	void *ctxs[ADAC_GC_WALK_MAX_PARTS];
 	unsigned n = adac_gc_walk_parts(rt);
@@ -259,16 +316,26 @@ int adac_held_locks_find(struct adac_runtime *rt, const struct adac_gc_walk_prog
 				rc = -1;
 			}
 		free(f->locks);
+		for (size_t i = 0; rc == 0 && i < parts[k].owner_count; i++)
+			if (adac_grow((void **)&out->lock_owners, &owner_cap, out->lock_owner_count + 1, sizeof *out->lock_owners, 16))
+				rc = adac_fail(err, ADAC_E_NOMEM, 0, "out of memory collecting locks");
+			else
+				out->lock_owners[out->lock_owner_count++] = parts[k].owners[i];
+		free(parts[k].owners);
 	}
+	free(table.sync_objects);
 	if (rc) {
 		free(table.sync_locks);
 		free(found.locks);
+		free(out->lock_owners);
 		adac_gc_walk_report_free(&out->walk);
 		memset(out, 0, sizeof *out);
 		return -1;
 	}
 	if (found.count > 1)
 		qsort(found.locks, found.count, sizeof *found.locks, cmp_lock);
+	if (out->lock_owner_count > 1)
+		qsort(out->lock_owners, out->lock_owner_count, sizeof *out->lock_owners, cmp_owner);
 	if (found.count) /* (without the threads, holders go by managed id) */
 		(void)adac_managed_threads(rt, name_owner, &found, NULL);
 	out->locks = found.locks;
@@ -283,6 +350,7 @@ void adac_held_locks_free(struct adac_held_locks *l)
 {
 	free(l->locks);
 	free(l->sync_locks);
+	free(l->lock_owners);
 	adac_gc_walk_report_free(&l->walk);
 	memset(l, 0, sizeof *l);
 }

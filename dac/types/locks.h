@@ -42,11 +42,19 @@ struct adac_sync_lock {
 	uint64_t lock, object;
 };
 
+/* An object whose Monitor another object uses: a SemaphoreSlim's lock object (its synchronous Wait
+ * is a Monitor.Wait on it). */
+struct adac_lock_object_owner {
+	uint64_t object, owner;
+};
+
 struct adac_held_locks {
 	struct adac_held_lock *locks;  /* by object address */
 	size_t count;
 	struct adac_sync_lock *sync_locks; /* every sync block's Lock, by Lock address */
 	size_t sync_lock_count;
+	struct adac_lock_object_owner *lock_owners; /* the SemaphoreSlims of sync blocks' objects, by object */
+	size_t lock_owner_count;
 	uint32_t sync_entries;         /* sync table entries in use */
 	struct adac_gc_walk_report walk;
 };
@@ -57,6 +65,8 @@ struct adac_held_locks {
 int adac_held_locks_find(struct adac_runtime *rt, const struct adac_gc_walk_progress *progress,
                          struct adac_held_locks *out, struct adac_error *err);
 void adac_held_locks_free(struct adac_held_locks *l);
+/* The SemaphoreSlim whose lock object `object` is (of those with a sync block), 0 when none. */
+uint64_t adac_lock_object_semaphore(const struct adac_held_locks *h, uint64_t object);
 /* The object whose Monitor uses `lock` (a sync block's Lock), 0 when none does. */
 uint64_t adac_sync_lock_object(const struct adac_held_locks *h, uint64_t lock);
 

@@ -103,12 +103,23 @@ void adac_lock_waiting_print(struct adac_runtime *rt, const struct adac_held_loc
 	adac_print(out, "  waiting for: %s, held by %s\n", what, adac_lock_holder(l, who, sizeof who));
 }
 
+/* "(Monitor)", or "(Monitor of System.Threading.SemaphoreSlim 0x...)" for a SemaphoreSlim's lock object. */
+static const char *monitor_kind(const struct adac_held_locks *h, uint64_t object, char *buf, size_t size)
+{
+	uint64_t sem = adac_lock_object_semaphore(h, object);
+	if (sem)
+		snprintf(buf, size, "(Monitor of System.Threading.SemaphoreSlim 0x%016llx)", (unsigned long long)sem);
+	else
+		snprintf(buf, size, "(Monitor)");
+	return buf;
+}
+
 void adac_lock_monitor_wait_print(struct adac_runtime *rt, const struct adac_held_locks *h,
                                   const struct adac_monitor_wait *m, struct adac_out *out)
 {
-	char who[96];
-	adac_print(out, "  in Monitor.Wait: waiting for a pulse on %s 0x%016llx (Monitor), ", type_of_object(rt, m->object),
-	           (unsigned long long)m->object);
+	char who[96], kind[96];
+	adac_print(out, "  in Monitor.Wait: waiting for a pulse on %s 0x%016llx %s, ", type_of_object(rt, m->object),
+	           (unsigned long long)m->object, monitor_kind(h, m->object, kind, sizeof kind));
 	if (m->held)
 		adac_print(out, "held by %s", adac_lock_holder(&h->locks[m->lock], who, sizeof who));
 	else
@@ -125,6 +136,8 @@ json_t *adac_lock_monitor_wait_json(struct adac_runtime *rt, const struct adac_h
 	json_object_set_new(j, "object", adac_json_addr(m->object));
 	json_object_set_new(j, "type", adac_json_text(type_of_object(rt, m->object)));
 	json_object_set_new(j, "condition", adac_json_addr(m->condition));
+	uint64_t sem = adac_lock_object_semaphore(h, m->object);
+	json_object_set_new(j, "semaphore", sem ? adac_json_addr(sem) : json_null());
 	json_object_set_new(j, "owner", l ? thread_json(l->owner_tid, l->owner) : json_null());
 	json_object_set_new(j, "timeout_ms", m->timeout_ms >= 0 ? json_integer(m->timeout_ms) : json_null());
 	return j;
@@ -224,8 +237,9 @@ static void print_text(struct adac_runtime *rt, const struct adac_held_locks *h,
 		const struct adac_monitor_wait *m = &lw->monitor_waits[k];
 		size_t n = monitor_waits_on(lw, k, m->object);
 		if (!m->held) {
-			adac_print(out, "lock 0x%016llx %s (Monitor): not held", (unsigned long long)m->object,
-			           type_of_object(rt, m->object));
+			char kind[96];
+			adac_print(out, "lock 0x%016llx %s %s: not held", (unsigned long long)m->object, type_of_object(rt, m->object),
+			           monitor_kind(h, m->object, kind, sizeof kind));
 			print_monitor_count(n, out);
 			adac_print(out, "\n");
 			print_monitor_lines(lw, k, n, out);
@@ -301,6 +315,8 @@ static int print_json(struct adac_runtime *rt, const struct adac_held_locks *h, 
 		json_object_set_new(o, "object", adac_json_addr(m->object));
 		json_object_set_new(o, "type", adac_json_text(type_of_object(rt, m->object)));
 		json_object_set_new(o, "condition", adac_json_addr(m->condition));
+		uint64_t sem = adac_lock_object_semaphore(h, m->object);
+		json_object_set_new(o, "semaphore", sem ? adac_json_addr(sem) : json_null());
 		json_object_set_new(o, "held", json_boolean(m->held));
 		json_object_set_new(o, "timeout_ms", m->timeout_ms >= 0 ? json_integer(m->timeout_ms) : json_null());
 		json_array_append_new(monitor_waits, o);

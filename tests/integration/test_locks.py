@@ -7,7 +7,8 @@ threads "ab" and "ba" each hold one of two Gates and wait for the other's (a dea
 ResumeTop -> LockedResume runs on a pool thread that waits for s_monitor; thread "pulse-waiter" is in
 Monitor.Wait(s_signal), which nobody holds; thread "timed-waiter" in Monitor.Wait(s_held, 3600000 ms)
 while thread "signaller" holds s_held; the chain PulseTop -> PulseResume runs on a pool thread in
-Monitor.Wait(s_poolSignal).
+Monitor.Wait(s_poolSignal); thread "sem-waiter" in s_sem.Wait() (a SemaphoreSlim: Monitor.Wait on its lock
+object).
 Checked against the sample's managed thread ids (READY), the oracle (ClrMD + Microsoft's DAC: the sync
 block's and the thin lock's owners; the Lock's _owningThreadId; each thread's blocking records,
 ThreadBlockingInfo.t_first through ClrMD's thread statics) and the threads' stacks:
@@ -15,8 +16,8 @@ ThreadBlockingInfo.t_first through ClrMD's thread statics) and the threads' stac
                  2), s_lock (entered 1, 1 waiting: lock-waiter), s_a and s_b (each held by one of ab
                  and ba, waited for by the other), s_held (signaller); one deadlock: ab and ba; two
                  threads in Monitor.Wait (pulse-waiter on s_signal, timed-waiter on s_held, the pool
-                 thread on s_poolSignal), not the holder (its Task.Wait() waits on a
-                 ManualResetEventSlim's Condition)
+                 thread on s_poolSignal, sem-waiter on s_sem's lock object, named with s_sem), not the
+                 holder (its Task.Wait() waits on a ManualResetEventSlim's Condition)
   locks          the lines, and the same text live (--pid, before the core) and in lldb-22 (async locks)
   bt             each waiting thread's "waiting for:" line and deadlock; "in Monitor.Wait:" lines
   ps             the running chains' "waiting for:" and "in Monitor.Wait:" lines (text), waiting_for_lock
@@ -68,7 +69,7 @@ def main():
         t.check_eq((rc, err), (0, ""), "locks --pid: exit code and stderr")
         core = b.make_core(s.pid, os.path.join(tmp, "locks.core"))
         ids = {k: int(s.fields[k]) for k in ("holder", "nested", "scope", "lockwaiter", "ab", "ba", "pool", "pulse",
-                                             "timed", "signaller", "pulsepool")}
+                                             "timed", "signaller", "pulsepool", "semwaiter")}
         # s_monitor's waiters: the two waiter threads, and the pool thread running LockedResume.
         waiters = [int(x) for x in s.fields["waiters"].split(",")] + [ids["pool"]]
     finally:
@@ -104,19 +105,27 @@ def main():
         t.check_eq((sh.get("kind"), sh.get("type"), sh.get("entered"), sh.get("waiters"), waiting(sh)),
                    ("monitor", "AsyncdacSamples.LocksApp+Signal", 1, 0, []),
                    "s_held: held once by signaller (given a sync block by Monitor.Wait), nobody entering")
-        t.check_eq(j and j["sync_entries"], 6, "six sync table entries in use (s_monitor's, s_a's, s_b's, s_signal's, "
-                   "s_held's, s_poolSignal's)")
+        t.check_eq(j and j["sync_entries"], 7, "seven sync table entries in use (s_monitor's, s_a's, s_b's, s_signal's, "
+                   "s_held's, s_poolSignal's, s_sem's lock object's)")
         # Monitor.Wait: pulse-waiter on s_signal and the pool thread on s_poolSignal (not held), timed-waiter on
         # s_held (held by signaller).
         mw = (j or {}).get("monitor_waits", [])
         sig = next((m["object"] for m in mw if m["managed_id"] == ids["pulse"]), None)
         psig = next((m["object"] for m in mw if m["managed_id"] == ids["pulsepool"]), None)
-        t.check_eq([(m["object"], m["type"], m["managed_id"], m["held"], m["timeout_ms"]) for m in mw],
-                   sorted([(sig, "AsyncdacSamples.LocksApp+Signal", ids["pulse"], False, None),
-                           (psig, "AsyncdacSamples.LocksApp+Signal", ids["pulsepool"], False, None),
-                           (sh.get("object"), "AsyncdacSamples.LocksApp+Signal", ids["timed"], True, 3600000)]),
+        sem_obj = next((m["object"] for m in mw if m["managed_id"] == ids["semwaiter"]), None)
+        sem = b.oracle_objects(core, tmp, statics=["AsyncdacSamples.LocksApp::s_sem"])["statics"].get(
+            "AsyncdacSamples.LocksApp::s_sem", {})
+        sem_addr = f"0x{h(sem['address']):016x}" if sem.get("address") else None
+        t.check_eq([(m["object"], m["type"], m["managed_id"], m["held"], m["timeout_ms"], m["semaphore"]) for m in mw],
+                   sorted([(sig, "AsyncdacSamples.LocksApp+Signal", ids["pulse"], False, None, None),
+                           (psig, "AsyncdacSamples.LocksApp+Signal", ids["pulsepool"], False, None, None),
+                           (sh.get("object"), "AsyncdacSamples.LocksApp+Signal", ids["timed"], True, 3600000, None),
+                           (sem_obj, "System.Runtime.CompilerServices.StrongBox<Boolean>", ids["semwaiter"], False,
+                            None, sem_addr)]),
                    "locks --json: monitor_waits: pulse-waiter on s_signal, the pool thread on s_poolSignal, "
-                   "timed-waiter on s_held (3600000 ms)")
+                   "timed-waiter on s_held (3600000 ms), sem-waiter on s_sem's lock object (named with s_sem)")
+        t.check_eq(h(sem.get("fields", {}).get("m_lockObjAndDisposed")), h(sem_obj),
+                   f"oracle: s_sem's m_lockObjAndDisposed is the object sem-waiter waits on: {sem}")
         # One deadlock, from the thread whose wait comes first (by lock address, then thread).
         cycle = [(d["managed_id"], d["waits_for"]) for d in (j["deadlocks"][0] if j and j["deadlocks"] else [])]
         first = ids["ab"] if h(lb.get("object")) < h(la.get("object")) else ids["ba"]
@@ -132,8 +141,8 @@ def main():
                                 for x in (mon, la, lb, sh)),
                    "oracle: the held sync blocks are s_monitor's, s_a's, s_b's and s_held's, with their holders (ClrMD "
                    "counts the entries)")
-        t.check_eq(sorted(h(x["object"]) for x in o["sync_blocks"] if not x["held"]), sorted([h(sig), h(psig)]),
-                   "oracle: the sync blocks not held are s_signal's and s_poolSignal's")
+        t.check_eq(sorted(h(x["object"]) for x in o["sync_blocks"] if not x["held"]), sorted([h(sig), h(psig), h(sem_obj)]),
+                   "oracle: the sync blocks not held are s_signal's, s_poolSignal's and s_sem's lock object's")
         # The oracle's blocking records (Microsoft's DAC resolves the thread-static): each waiting thread's
         # innermost record enters the Lock of what it waits for; each Monitor.Wait's is its Condition.
         first_rec = {x["managed_thread_id"]: x["records"][0] for x in o["blocking"] if x["records"]}
@@ -146,7 +155,7 @@ def main():
                    sorted([(ids["holder"], first_rec.get(ids["holder"], {}).get("object"), -1)] +
                           [(x["managed_id"], x["condition"], x["timeout_ms"] if x["timeout_ms"] is not None else -1)
                            for x in mw]),
-                   "oracle: the threads waiting on a Condition: the three in Monitor.Wait (their Conditions and "
+                   "oracle: the threads waiting on a Condition: the four in Monitor.Wait (their Conditions and "
                    "timeouts) and the holder (a ManualResetEventSlim's, not listed)")
         t.check_eq([(h(x["object"]), x["owner_managed_id"], x["owner_os_id"], x["recursion"]) for x in o["thin_locks"]],
                    [(h(thin.get("object")), ids["nested"], thin.get("owner", {}).get("tid"), 1)],
@@ -172,6 +181,9 @@ def main():
                 t.check(rc == 0 and want_bt in bt, f"bt --thread {w['tid']}: {want_bt!r} in\n{bt}")
                 t.check_eq(bt.count("  deadlock: "), 1 if x is la or x is lb else 0, f"bt --thread {w['tid']}: deadlock lines")
         # The text.
+        idle = {sig: "AsyncdacSamples.LocksApp+Signal (Monitor)", psig: "AsyncdacSamples.LocksApp+Signal (Monitor)",
+                sem_obj: f"System.Runtime.CompilerServices.StrongBox<Boolean> (Monitor of System.Threading.SemaphoreSlim "
+                         f"{sem_addr})"}
         def in_wait(obj):
             return "".join(f"  in Monitor.Wait: thread tid {m['tid']} (managed thread {m['managed_id']})" +
                            (f", timeout {m['timeout_ms']} ms" if m["timeout_ms"] is not None else "") + "\n"
@@ -196,13 +208,14 @@ def main():
         deadlock = (f"{holder(steps[0][0])} waits for {desc[id(steps[0][1])]} held by {holder(steps[0][1])}, which waits "
                     f"for {desc[id(steps[1][1])]} held by {holder(steps[1][1])}")
         want = ("".join(line(x, what[id(x)]) for x in sorted((mon, thin, lk, la, lb, sh), key=lambda x: h(x.get("object")))) +
-                "".join(f"lock {o} AsyncdacSamples.LocksApp+Signal (Monitor): not held; 1 thread in Monitor.Wait\n" + in_wait(o)
-                        for o in sorted((sig, psig), key=h)) +
-                f"deadlock: {deadlock}\n\n6 locks held; 3 threads in Monitor.Wait; sync table: 6 entries in use.\n")
+                "".join(f"lock {o} {idle[o]}: not held; 1 thread in Monitor.Wait\n" + in_wait(o) for o in sorted(idle, key=h)) +
+                f"deadlock: {deadlock}\n\n6 locks held; 4 threads in Monitor.Wait; sync table: 7 entries in use.\n")
         # bt: a thread in Monitor.Wait says on what, and who holds it; the holder's Task.Wait() is none.
         for m in mw:
             rc, bt, err = b.cli(["bt", core, "--thread", str(m["tid"])])
-            want_bt = (f"  in Monitor.Wait: waiting for a pulse on AsyncdacSamples.LocksApp+Signal {m['object']} (Monitor), " +
+            on = (f"{m['object']} {idle[m['object']].split(' ', 1)[1]}" if m["object"] in idle else
+                  f"{m['object']} (Monitor)")
+            want_bt = (f"  in Monitor.Wait: waiting for a pulse on {m['type']} {on}, " +
                        (f"held by {holder(sh)}, timeout 3600000 ms\n" if m["held"] else "which no thread holds\n"))
             t.check(rc == 0 and want_bt in bt, f"bt --thread {m['tid']}: {want_bt!r} in\n{bt}")
         rc, bt, err = b.cli(["bt", core, "--thread", str(mon.get("owner", {}).get("tid"))])
@@ -219,8 +232,8 @@ def main():
         rc, out, err = t.lldb(["target create --core " + core, "bt async all"])
         nwaits = sum(len(x.get("waiting", [])) for x in all_locks)
         t.check(rc == 0 and out.count("  waiting for: ") == nwaits and out.count(f"  deadlock: {deadlock}\n") == 2 and
-                out.count("  in Monitor.Wait: waiting for a pulse on ") == 3,
-                f"lldb-22: bt async all: {nwaits} 'waiting for:' lines, the deadlock under both of its threads, three "
+                out.count("  in Monitor.Wait: waiting for a pulse on ") == 4,
+                f"lldb-22: bt async all: {nwaits} 'waiting for:' lines, the deadlock under both of its threads, four "
                 f"'in Monitor.Wait:' lines:\n"
                 f"{out[-3000:]}{err}")
         # report: the holder blocked on a task while it holds s_monitor, and the locks threads wait for.
@@ -238,7 +251,7 @@ def main():
                             {"object": mon.get("object"), "type": "System.Object", "owner": mon.get("owner")}, None),
                            (pw.get("tid"), "AsyncdacSamples.LocksApp.PulseTop()", None,
                             {"object": psig, "type": "AsyncdacSamples.LocksApp+Signal", "condition": pw.get("condition"),
-                             "owner": None, "timeout_ms": None})], key=str),
+                             "semaphore": None, "owner": None, "timeout_ms": None})], key=str),
                    "ps --json: the running chains ResumeTop, its thread waiting for s_monitor, and PulseTop, its "
                    "thread in Monitor.Wait on s_poolSignal")
         rc, pstext, err = b.cli(["ps", core])

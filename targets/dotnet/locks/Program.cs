@@ -21,8 +21,9 @@
 //   PulseTop -> PulseResume: after an await (Task.Yield), PulseResume runs on a thread-pool thread and
 //                         waits in Monitor.Wait(s_poolSignal): a running chain whose thread waits for a
 //                         pulse
+//   thread "sem-waiter"   s_sem.Wait(): a SemaphoreSlim's synchronous wait, Monitor.Wait on its lock object
 // READY gives the managed thread ids: holder=N nested=N scope=N waiters=N,N lockwaiter=N ab=N ba=N pool=N
-// pulse=N timed=N signaller=N pulsepool=N
+// pulse=N timed=N signaller=N pulsepool=N semwaiter=N
 using System;
 using System.Runtime.CompilerServices;
 using System.Threading;
@@ -47,6 +48,7 @@ namespace AsyncdacSamples
         public static readonly Signal s_signal = new Signal(), s_held = new Signal(), s_poolSignal = new Signal();
         static volatile bool s_signallerIn;
         static volatile Thread? s_pulsePool;
+        public static readonly SemaphoreSlim s_sem = new SemaphoreSlim(0);
         public static readonly Gate s_thin = new Gate();
         public static readonly Lock s_lock = new Lock();
         public static readonly TaskCompletionSource<int> s_gate = new TaskCompletionSource<int>();
@@ -183,6 +185,12 @@ namespace AsyncdacSamples
             s_thin.Uses++;
         }
 
+        [MethodImpl(MethodImplOptions.NoInlining)]
+        static void SemWaiter()
+        {
+            s_sem.Wait();
+        }
+
         static Thread Start(ThreadStart body, string name)
         {
             var th = new Thread(body) { Name = name, IsBackground = true };
@@ -219,19 +227,20 @@ namespace AsyncdacSamples
             while (s_pool == null || s_pulsePool == null)
                 Thread.Sleep(1);
             Thread pulse = Start(PulseWaiter, "pulse-waiter");
+            Thread sem = Start(SemWaiter, "sem-waiter");
             Thread timed = Start(TimedWaiter, "timed-waiter");
             WaitBlocked(timed); // (in Monitor.Wait: s_held is free for the signaller)
             Thread signaller = Start(Signaller, "signaller");
             while (!s_signallerIn)
                 Thread.Sleep(1);
-            foreach (Thread th in new[] { holder, w1, w2, lw, ab, ba, s_pool, pulse, s_pulsePool })
+            foreach (Thread th in new[] { holder, w1, w2, lw, ab, ba, s_pool, pulse, s_pulsePool, sem })
                 WaitBlocked(th);
             Sample.Ready("locks", $"holder={holder.ManagedThreadId} nested={nested.ManagedThreadId} " +
                                   $"scope={scope.ManagedThreadId} waiters={w1.ManagedThreadId},{w2.ManagedThreadId} " +
                                   $"lockwaiter={lw.ManagedThreadId} ab={ab.ManagedThreadId} ba={ba.ManagedThreadId} " +
                                   $"pool={s_pool.ManagedThreadId} pulse={pulse.ManagedThreadId} " +
                                   $"timed={timed.ManagedThreadId} signaller={signaller.ManagedThreadId} " +
-                                  $"pulsepool={s_pulsePool.ManagedThreadId}");
+                                  $"pulsepool={s_pulsePool.ManagedThreadId} semwaiter={sem.ManagedThreadId}");
             GC.KeepAlive(resumed);
             GC.KeepAlive(pulsed);
             Sample.ParkForever();
