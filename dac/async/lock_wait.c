@@ -23,7 +23,7 @@ struct finder {
 	struct adac_runtime *rt;
 	const struct adac_held_locks *locks;
 	struct adac_lock_waits *w;
-	size_t cap, monitor_cap;
+	size_t cap, monitor_cap, condition_cap;
 	struct adac_addr_map by_lock;
 	bool nomem;
 };
@@ -68,6 +68,14 @@ static int find_lock(void *ctx, const struct adac_sync_entry *e)
 	return s->found = e->lock == s->lock;
 }
 
+bool adac_thread_blocked(struct adac_runtime *rt, uint64_t tid)
+{
+	struct adac_managed_thread th;
+	struct adac_blocking b;
+	return adac_managed_thread_of(rt, tid, &th, NULL) == 0 && innermost(rt, &th, &b, NULL) &&
+	       b.kind != ADAC_BLOCKING_OTHER;
+}
+
 bool adac_thread_blocked_on_lock(struct adac_runtime *rt, uint64_t tid)
 {
 	struct adac_managed_thread th;
@@ -95,6 +103,14 @@ const struct adac_monitor_wait *adac_monitor_wait_of(const struct adac_lock_wait
 	for (size_t i = 0; i < w->monitor_wait_count; i++)
 		if (w->monitor_waits[i].os_tid == tid)
 			return &w->monitor_waits[i];
+	return NULL;
+}
+
+const struct adac_condition_wait *adac_condition_wait_of(const struct adac_lock_waits *w, uint64_t tid)
+{
+	for (size_t i = 0; i < w->condition_wait_count; i++)
+		if (w->condition_waits[i].os_tid == tid)
+			return &w->condition_waits[i];
 	return NULL;
 }
 
@@ -126,7 +142,18 @@ static int add_monitor_wait(struct finder *f, uint64_t object, const struct adac
 	return 0;
 }
 
-/* A thread whose innermost blocking record enters a held lock, or waits on a Monitor's Condition. */
+static int add_condition_wait(struct finder *f, const struct adac_blocking *b, const struct adac_managed_thread *th)
+{
+	if (adac_grow((void **)&f->w->condition_waits, &f->condition_cap, f->w->condition_wait_count + 1,
+	               sizeof *f->w->condition_waits, 16))
+		return -1;
+	f->w->condition_waits[f->w->condition_wait_count++] = (struct adac_condition_wait){
+		b->object, b->lock, th->os_id, th->managed_id, b->timeout_ms};
+	return 0;
+}
+
+/* A thread whose innermost blocking record enters a held lock, or waits on a Condition (a Monitor's,
+ * or another's). */
 static int on_thread(void *ctx, const struct adac_managed_thread *th)
 {
 	struct finder *f = ctx;
@@ -146,8 +173,7 @@ static int on_thread(void *ctx, const struct adac_managed_thread *th)
 			rc = add_wait(f, (size_t)held, th);
 	} else if (b.kind == ADAC_BLOCKING_CONDITION) {
 		uint64_t object = adac_sync_lock_object(f->locks, b.lock);
-		if (object)
-			rc = add_monitor_wait(f, object, &b, th);
+		rc = object ? add_monitor_wait(f, object, &b, th) : add_condition_wait(f, &b, th);
 	}
 	if (rc) {
 		f->nomem = true;
@@ -187,14 +213,11 @@ int adac_lock_waits_find(struct adac_runtime *rt, const struct adac_held_locks *
 			goto nomem;
 		r->index = (uint32_t)i;
 	}
-	/* (No Lock held and no sync block's Lock: no thread can wait for one, nor be in Monitor.Wait.) */
-	if (locks->count || locks->sync_lock_count) {
-		struct adac_error e = {0};
-		if (adac_managed_threads(rt, on_thread, &f, &e) && !adac_failed(&out->threads_err))
-			adac_error_copy(&out->threads_err, &e);
-		if (f.nomem)
-			goto nomem;
-	}
+	struct adac_error e = {0};
+	if (adac_managed_threads(rt, on_thread, &f, &e) && !adac_failed(&out->threads_err))
+		adac_error_copy(&out->threads_err, &e);
+	if (f.nomem)
+		goto nomem;
 	if (out->count > 1)
 		qsort(out->waits, out->count, sizeof *out->waits, cmp_wait);
 	if (out->monitor_wait_count > 1)
@@ -211,6 +234,7 @@ void adac_lock_waits_free(struct adac_lock_waits *w)
 {
 	free(w->waits);
 	free(w->monitor_waits);
+	free(w->condition_waits);
 	memset(w, 0, sizeof *w);
 }
 

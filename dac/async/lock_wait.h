@@ -27,6 +27,8 @@ bool adac_thread_waits_lock(struct adac_runtime *rt, uint64_t tid);
 /* ... or entering one, or in Monitor.Wait (a Condition whose Lock a sync block uses: the sync table is
  * read, not the heap). */
 bool adac_thread_blocked_on_lock(struct adac_runtime *rt, uint64_t tid);
+/* ... or entering one, or waiting on any Condition (Monitor.Wait, ManualResetEventSlim.Wait). */
+bool adac_thread_blocked(struct adac_runtime *rt, uint64_t tid);
 
 /* A thread waiting for a held lock. */
 struct adac_lock_wait {
@@ -46,16 +48,27 @@ struct adac_monitor_wait {
 	int32_t timeout_ms;     /* -1: none */
 };
 
+/* A thread waiting on another Condition: a ManualResetEventSlim's (Task.Wait() too), by its Lock. */
+struct adac_condition_wait {
+	uint64_t condition;
+	uint64_t lock;          /* the Condition's Lock */
+	uint64_t os_tid;
+	uint32_t managed_id;
+	int32_t timeout_ms;     /* -1: none */
+};
+
 struct adac_lock_waits {
 	struct adac_lock_wait *waits;   /* by lock, then thread */
 	size_t count;
 	struct adac_monitor_wait *monitor_waits; /* by object, then thread */
 	size_t monitor_wait_count;
+	struct adac_condition_wait *condition_waits; /* by thread */
+	size_t condition_wait_count;
 	struct adac_error threads_err;  /* a thread whose blocking records could not be read (first cause) */
 };
 
-/* Finds the threads blocked on the held locks, and the threads in Monitor.Wait. -1 only when memory
- * runs out. Free with adac_lock_waits_free. */
+/* Finds the threads blocked on the held locks, the threads in Monitor.Wait, and the threads waiting on
+ * other Conditions. -1 only when memory runs out. Free with adac_lock_waits_free. */
 int adac_lock_waits_find(struct adac_runtime *rt, const struct adac_held_locks *locks, struct adac_lock_waits *out,
                          struct adac_error *err);
 void adac_lock_waits_free(struct adac_lock_waits *w);
@@ -63,6 +76,8 @@ void adac_lock_waits_free(struct adac_lock_waits *w);
 const struct adac_lock_wait *adac_lock_wait_of(const struct adac_lock_waits *w, uint64_t tid);
 /* The Monitor.Wait of OS thread tid, NULL when it is in none. */
 const struct adac_monitor_wait *adac_monitor_wait_of(const struct adac_lock_waits *w, uint64_t tid);
+/* The other Condition OS thread tid waits on, NULL when none. */
+const struct adac_condition_wait *adac_condition_wait_of(const struct adac_lock_waits *w, uint64_t tid);
 
 /* A cycle of threads each waiting for a lock the next holds (a deadlock), as the lock indexes waited
  * for, in order from the thread waiting for the first: *n of them in cycle (room for `room`). The

@@ -66,7 +66,8 @@ const struct adac_command_info adac_cmd_bt_info = {
 		"which the runtime keeps for debuggers, says which) is followed by \"waiting for:\n"
 		"<lock>, held by thread tid <T> (...)\" and, when threads wait for each other's\n"
 		"locks, the \"deadlock:\" line `locks` prints; a thread in Monitor.Wait by \"in\n"
-		"Monitor.Wait: waiting for a pulse on <object> (Monitor), ...\".\n"
+		"Monitor.Wait: waiting for a pulse on <object> (Monitor), ...\", and one in\n"
+		"ManualResetEventSlim.Wait by \"in ManualResetEventSlim.Wait on <address>\".\n"
 		"\n"
 		"Physical frames come from the debugger's (or libdw's) unwinder; managed frames\n"
 		"it cannot unwind (no frame pointer, stopped in a prologue) are recovered from\n"
@@ -232,8 +233,8 @@ static void waits_lock(void *ctx, const struct adac_thread *th, struct adac_out 
 {
 	struct lock_ctx *c = ctx;
 	struct adac_error e = {0};
-	if (!adac_thread_blocked_on_lock(c->rt, th->tid))
-		return; /* (not in a lock's wait: spinning, or a ManualResetEventSlim's Condition) */
+	if (!adac_thread_blocked(c->rt, th->tid))
+		return; /* (no wait recorded: spinning before it) */
 	if (!c->found && !c->failed) {
 		const struct adac_gc_walk_progress progress = {out, "finding locks"};
 		if (adac_held_locks_find(c->rt, &progress, &c->locks, &e)) {

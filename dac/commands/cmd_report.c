@@ -6,8 +6,8 @@
 const struct adac_command_info adac_cmd_report_info = {
 	.name = "report",
 	.summary = "One page for an incident ticket: findings first (deadlocks, tasks whose awaiters did not resume, "
-	           "objects many chains await, locks threads wait for, crashes), then the runtime, crashed threads, async stacks grouped and "
-	           "top frames",
+	           "objects many chains await, locks threads wait for, crashes), then the runtime, crashed threads, blocked threads, "
+	           "async stacks grouped and top frames",
 	.syntax = "",
 	.details =
 		"Sections, each what another command shows of the same process:\n"
@@ -29,6 +29,11 @@ const struct adac_command_info adac_cmd_report_info = {
 		"  == Threads that stopped for a reason\n"
 		"                     a crash core's signalled thread, as `bt` shows it (stop\n"
 		"                     reason, the exception the runtime recorded, frames)\n"
+		"  == Blocked threads each thing threads wait on, the most waited-on first, as\n"
+		"                     `bt` names it under their frames (\"3 threads (tid A, B,\n"
+		"                     C): waiting for: <lock>, held by ...\", \"in Monitor.Wait:\n"
+		"                     ...\", \"in ManualResetEventSlim.Wait on ...\", \"waits\n"
+		"                     synchronously for task <addr> ...\")\n"
 		"  == Async stacks, grouped by what they await   as `ps --coalesce`\n"
 		"  == Top frames      as `ps --stats`\n",
 };

@@ -35,6 +35,8 @@ struct lock_layout {
 	int waiter_shift;         /* State.WaiterCountShift; -1 when not found (waiters not counted) */
 	uint64_t semaphore_mt;    /* System.Threading.SemaphoreSlim; 0: not loaded, or no lock object known */
 	uint32_t semaphore_lock;  /* its m_lockObjAndDisposed */
+	uint64_t mres_mt, task_mres_mt; /* ManualResetEventSlim, Task+SetOnInvokeMres; 0: not loaded */
+	uint32_t mres_lock;       /* their m_lock */
 };
 
 /* Where _state's waiter count starts (State.WaiterCountShift). CoreLib keeps no constant of it (the
@@ -66,6 +68,10 @@ static int lock_layout(struct adac_runtime *rt, struct lock_layout *l, struct ad
 	if (adac_module_type(rt, corelib, "System.Threading", "SemaphoreSlim", &l->semaphore_mt, NULL) || !l->semaphore_mt ||
 	    adac_mt_field_offset(rt, l->semaphore_mt, "m_lockObjAndDisposed", &l->semaphore_lock, NULL))
 		l->semaphore_mt = 0;
+	if (adac_module_type(rt, corelib, "System.Threading", "ManualResetEventSlim", &l->mres_mt, NULL) || !l->mres_mt ||
+	    adac_mt_field_offset(rt, l->mres_mt, "m_lock", &l->mres_lock, NULL) ||
+	    adac_module_type(rt, corelib, "System.Threading.Tasks", "Task+SetOnInvokeMres", &l->task_mres_mt, NULL))
+		l->mres_mt = l->task_mres_mt = 0;
 	if (adac_mt_field_offset(rt, l->mt, "_state", &l->state, err) ||
 	    adac_mt_field_offset(rt, l->mt, "_owningThreadId", &l->owner, err) ||
 	    adac_mt_field_offset(rt, l->mt, "_recursionCount", &l->recursion, err)) {
@@ -171,19 +177,35 @@ static int cmp_owner(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* A SemaphoreSlim whose lock object has a sync block's Lock (a Monitor it waits on). */
-static int on_semaphore(struct part_ctx *p, const struct adac_gc_object *o)
+/* The object o's field at off holds, 0 when none (or past the walk's bytes of it). */
+static uint64_t ref_at(const struct adac_gc_object *o, uint32_t off)
 {
-	const struct table_ctx *t = p->table;
-	uint32_t off = p->layout->semaphore_lock;
-	uint64_t obj = 0;
-	if (off + 8 <= o->data_len)
-		obj = adac_get_u64(o->data, off);
-	if (!obj || !t->sync_lock_count || !bsearch(&obj, t->sync_objects, t->sync_lock_count, sizeof obj, cmp_u64))
-		return 0;
+	return off + 8 <= o->data_len ? adac_get_u64(o->data, off) : 0;
+}
+
+static int add_owner(struct part_ctx *p, uint64_t object, const struct adac_gc_object *o, enum adac_lock_owner_kind kind)
+{
 	if (adac_grow((void **)&p->owners, &p->owner_cap, p->owner_count + 1, sizeof *p->owners, 16))
 		return adac_fail(&p->found.fail, ADAC_E_NOMEM, 0, "out of memory collecting locks");
-	p->owners[p->owner_count++] = (struct adac_lock_object_owner){obj, o->addr};
+	p->owners[p->owner_count++] = (struct adac_lock_object_owner){object, o->addr, kind};
+	return 0;
+}
+
+/* A SemaphoreSlim whose lock object has a sync block's Lock (a Monitor it waits on), a
+ * ManualResetEventSlim with a Lock (it was waited on). */
+static int on_owner(struct part_ctx *p, const struct adac_gc_object *o)
+{
+	const struct lock_layout *l = p->layout;
+	const struct table_ctx *t = p->table;
+	if (l->semaphore_mt && o->mt == l->semaphore_mt) {
+		uint64_t obj = ref_at(o, l->semaphore_lock);
+		if (obj && t->sync_lock_count && bsearch(&obj, t->sync_objects, t->sync_lock_count, sizeof obj, cmp_u64))
+			return add_owner(p, obj, o, ADAC_OWNER_SEMAPHORE);
+	} else if (l->mres_mt && (o->mt == l->mres_mt || o->mt == l->task_mres_mt)) {
+		uint64_t lock = ref_at(o, l->mres_lock);
+		if (lock)
+			return add_owner(p, lock, o, o->mt == l->mres_mt ? ADAC_OWNER_MRES : ADAC_OWNER_TASK_WAIT);
+	}
 	return 0;
 }
 
@@ -205,11 +227,10 @@ static bool is_sync_lock(const struct table_ctx *t, uint64_t addr)
 	return find_sync_lock(t->sync_locks, t->sync_lock_count, addr) != NULL;
 }
 
-uint64_t adac_lock_object_semaphore(const struct adac_held_locks *h, uint64_t object)
+const struct adac_lock_object_owner *adac_lock_object_owner(const struct adac_held_locks *h, uint64_t object)
 {
-	const struct adac_lock_object_owner key = {object, 0}, *o =
-		h->lock_owner_count ? bsearch(&key, h->lock_owners, h->lock_owner_count, sizeof key, cmp_owner) : NULL;
-	return o ? o->owner : 0;
+	const struct adac_lock_object_owner key = {.object = object};
+	return h->lock_owner_count ? bsearch(&key, h->lock_owners, h->lock_owner_count, sizeof key, cmp_owner) : NULL;
 }
 
 uint64_t adac_sync_lock_object(const struct adac_held_locks *h, uint64_t lock)
@@ -239,7 +260,7 @@ static int on_object(void *ctx, const struct adac_gc_object *o)
 		if (add(&p->found, &h))
 			return 1;
 	}
-	if (p->layout->semaphore_mt && o->mt == p->layout->semaphore_mt && on_semaphore(p, o))
+	if (on_owner(p, o))
 		return 1;
 	if (p->layout->mt && o->mt == p->layout->mt && !is_sync_lock(p->table, o->addr)) {
 		struct adac_held_lock h = {.object = o->addr, .kind = ADAC_LOCK_LOCK};

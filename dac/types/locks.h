@@ -42,10 +42,16 @@ struct adac_sync_lock {
 	uint64_t lock, object;
 };
 
-/* An object whose Monitor another object uses: a SemaphoreSlim's lock object (its synchronous Wait
- * is a Monitor.Wait on it). */
+/* What a lock or lock object belongs to, for naming a thread's wait on it. */
+enum adac_lock_owner_kind {
+	ADAC_OWNER_SEMAPHORE,  /* a SemaphoreSlim's lock object: its Wait() is a Monitor.Wait on it */
+	ADAC_OWNER_MRES,       /* a ManualResetEventSlim's Lock: its Wait() waits on the Lock's Condition */
+	ADAC_OWNER_TASK_WAIT,  /* ... a Task+SetOnInvokeMres's: Task.Wait(), .Result, GetResult() */
+};
+
 struct adac_lock_object_owner {
 	uint64_t object, owner;
+	enum adac_lock_owner_kind kind;
 };
 
 struct adac_held_locks {
@@ -53,7 +59,8 @@ struct adac_held_locks {
 	size_t count;
 	struct adac_sync_lock *sync_locks; /* every sync block's Lock, by Lock address */
 	size_t sync_lock_count;
-	struct adac_lock_object_owner *lock_owners; /* the SemaphoreSlims of sync blocks' objects, by object */
+	struct adac_lock_object_owner *lock_owners; /* by object: the SemaphoreSlims of sync blocks' objects,
+	                                             * the ManualResetEventSlims of Locks */
 	size_t lock_owner_count;
 	uint32_t sync_entries;         /* sync table entries in use */
 	struct adac_gc_walk_report walk;
@@ -65,8 +72,9 @@ struct adac_held_locks {
 int adac_held_locks_find(struct adac_runtime *rt, const struct adac_gc_walk_progress *progress,
                          struct adac_held_locks *out, struct adac_error *err);
 void adac_held_locks_free(struct adac_held_locks *l);
-/* The SemaphoreSlim whose lock object `object` is (of those with a sync block), 0 when none. */
-uint64_t adac_lock_object_semaphore(const struct adac_held_locks *h, uint64_t object);
+/* What `object` belongs to: the SemaphoreSlim whose lock object it is (of those with a sync block), the
+ * ManualResetEventSlim whose Lock it is; NULL when neither. */
+const struct adac_lock_object_owner *adac_lock_object_owner(const struct adac_held_locks *h, uint64_t object);
 /* The object whose Monitor uses `lock` (a sync block's Lock), 0 when none does. */
 uint64_t adac_sync_lock_object(const struct adac_held_locks *h, uint64_t lock);
 

@@ -96,17 +96,32 @@ json_t *adac_lock_brief_json(struct adac_runtime *rt, const struct adac_held_loc
 	return j;
 }
 
-void adac_lock_waiting_print(struct adac_runtime *rt, const struct adac_held_lock *l, struct adac_out *out)
+/* "waiting for: <lock>, held by <holder>" in buf. */
+static const char *waiting_text(struct adac_runtime *rt, const struct adac_held_lock *l, char *buf, size_t size)
 {
 	char what[200], who[96];
 	adac_lock_describe(rt, l, what, sizeof what);
-	adac_print(out, "  waiting for: %s, held by %s\n", what, adac_lock_holder(l, who, sizeof who));
+	snprintf(buf, size, "waiting for: %s, held by %s", what, adac_lock_holder(l, who, sizeof who));
+	return buf;
+}
+
+void adac_lock_waiting_print(struct adac_runtime *rt, const struct adac_held_lock *l, struct adac_out *out)
+{
+	char text[400];
+	adac_print(out, "  %s\n", waiting_text(rt, l, text, sizeof text));
+}
+
+/* The SemaphoreSlim whose lock object `object` is, 0 when none. */
+static uint64_t semaphore_of(const struct adac_held_locks *h, uint64_t object)
+{
+	const struct adac_lock_object_owner *o = adac_lock_object_owner(h, object);
+	return o && o->kind == ADAC_OWNER_SEMAPHORE ? o->owner : 0;
 }
 
 /* "(Monitor)", or "(Monitor of System.Threading.SemaphoreSlim 0x...)" for a SemaphoreSlim's lock object. */
 static const char *monitor_kind(const struct adac_held_locks *h, uint64_t object, char *buf, size_t size)
 {
-	uint64_t sem = adac_lock_object_semaphore(h, object);
+	uint64_t sem = semaphore_of(h, object);
 	if (sem)
 		snprintf(buf, size, "(Monitor of System.Threading.SemaphoreSlim 0x%016llx)", (unsigned long long)sem);
 	else
@@ -114,18 +129,68 @@ static const char *monitor_kind(const struct adac_held_locks *h, uint64_t object
 	return buf;
 }
 
+/* ", timeout <n> ms" for a finite wait, else "". */
+static const char *timeout_text(int32_t ms, char *buf, size_t size)
+{
+	buf[0] = '\0';
+	if (ms >= 0)
+		snprintf(buf, size, ", timeout %d ms", ms);
+	return buf;
+}
+
+/* "in Monitor.Wait: waiting for a pulse on <object> (Monitor...), held by ... | which no thread holds[, timeout]". */
+static const char *monitor_wait_text(struct adac_runtime *rt, const struct adac_held_locks *h,
+                                     const struct adac_monitor_wait *m, char *buf, size_t size)
+{
+	char who[96], kind[96], held[128], timeout[48];
+	if (m->held)
+		snprintf(held, sizeof held, "held by %s", adac_lock_holder(&h->locks[m->lock], who, sizeof who));
+	else
+		snprintf(held, sizeof held, "which no thread holds");
+	snprintf(buf, size, "in Monitor.Wait: waiting for a pulse on %s 0x%016llx %s, %s%s", type_of_object(rt, m->object),
+	         (unsigned long long)m->object, monitor_kind(h, m->object, kind, sizeof kind), held,
+	         timeout_text(m->timeout_ms, timeout, sizeof timeout));
+	return buf;
+}
+
 void adac_lock_monitor_wait_print(struct adac_runtime *rt, const struct adac_held_locks *h,
                                   const struct adac_monitor_wait *m, struct adac_out *out)
 {
-	char who[96], kind[96];
-	adac_print(out, "  in Monitor.Wait: waiting for a pulse on %s 0x%016llx %s, ", type_of_object(rt, m->object),
-	           (unsigned long long)m->object, monitor_kind(h, m->object, kind, sizeof kind));
-	if (m->held)
-		adac_print(out, "held by %s", adac_lock_holder(&h->locks[m->lock], who, sizeof who));
+	char text[600];
+	adac_print(out, "  %s\n", monitor_wait_text(rt, h, m, text, sizeof text));
+}
+
+/* "in ManualResetEventSlim.Wait on System.Threading.ManualResetEventSlim 0x...[, timeout]", or for a
+ * Condition of no known owner "waiting on System.Threading.Condition 0x... (of System.Threading.Lock
+ * 0x...)[, timeout]"; NULL for a Task.Wait()'s (Task+SetOnInvokeMres: its task's sync wait says it). */
+static const char *condition_wait_text(const struct adac_held_locks *h, const struct adac_condition_wait *c, char *buf,
+                                       size_t size)
+{
+	char timeout[48];
+	const struct adac_lock_object_owner *o = adac_lock_object_owner(h, c->lock);
+	if (o && o->kind == ADAC_OWNER_TASK_WAIT)
+		return NULL;
+	if (o && o->kind == ADAC_OWNER_MRES)
+		snprintf(buf, size, "in ManualResetEventSlim.Wait on System.Threading.ManualResetEventSlim 0x%016llx%s",
+		         (unsigned long long)o->owner, timeout_text(c->timeout_ms, timeout, sizeof timeout));
 	else
-		adac_print(out, "which no thread holds");
-	print_timeout(m->timeout_ms, out);
-	adac_print(out, "\n");
+		snprintf(buf, size, "waiting on System.Threading.Condition 0x%016llx (of System.Threading.Lock 0x%016llx)%s",
+		         (unsigned long long)c->condition, (unsigned long long)c->lock,
+		         timeout_text(c->timeout_ms, timeout, sizeof timeout));
+	return buf;
+}
+
+const char *adac_lock_thread_wait_text(struct adac_runtime *rt, const struct adac_held_locks *h,
+                                       const struct adac_lock_waits *waits, uint64_t tid, char *buf, size_t size)
+{
+	const struct adac_lock_wait *w = adac_lock_wait_of(waits, tid);
+	if (w)
+		return waiting_text(rt, &h->locks[w->lock], buf, size);
+	const struct adac_monitor_wait *m = adac_monitor_wait_of(waits, tid);
+	if (m)
+		return monitor_wait_text(rt, h, m, buf, size);
+	const struct adac_condition_wait *c = adac_condition_wait_of(waits, tid);
+	return c ? condition_wait_text(h, c, buf, size) : NULL;
 }
 
 json_t *adac_lock_monitor_wait_json(struct adac_runtime *rt, const struct adac_held_locks *h,
@@ -136,7 +201,7 @@ json_t *adac_lock_monitor_wait_json(struct adac_runtime *rt, const struct adac_h
 	json_object_set_new(j, "object", adac_json_addr(m->object));
 	json_object_set_new(j, "type", adac_json_text(type_of_object(rt, m->object)));
 	json_object_set_new(j, "condition", adac_json_addr(m->condition));
-	uint64_t sem = adac_lock_object_semaphore(h, m->object);
+	uint64_t sem = semaphore_of(h, m->object);
 	json_object_set_new(j, "semaphore", sem ? adac_json_addr(sem) : json_null());
 	json_object_set_new(j, "owner", l ? thread_json(l->owner_tid, l->owner) : json_null());
 	json_object_set_new(j, "timeout_ms", m->timeout_ms >= 0 ? json_integer(m->timeout_ms) : json_null());
@@ -146,18 +211,16 @@ json_t *adac_lock_monitor_wait_json(struct adac_runtime *rt, const struct adac_h
 void adac_lock_wait_print(struct adac_runtime *rt, const struct adac_held_locks *h, const struct adac_lock_waits *waits,
                           uint64_t tid, struct adac_out *out)
 {
+	char line[600];
 	const struct adac_lock_wait *w = adac_lock_wait_of(waits, tid);
-	const struct adac_monitor_wait *m = w ? NULL : adac_monitor_wait_of(waits, tid);
-	if (m) {
-		adac_lock_monitor_wait_print(rt, h, m, out);
+	if (!adac_lock_thread_wait_text(rt, h, waits, tid, line, sizeof line)) {
+		if (!adac_condition_wait_of(waits, tid)) /* (a Task.Wait()'s: `blocked on:` says it) */
+			adac_print(out, "  waiting for: a lock (its blocking record enters one), not found among the locks held\n");
 		return;
 	}
-	if (!w) {
-		adac_print(out, "  waiting for: a lock (a frame of Lock.TryEnterSlow or Monitor.Wait), not found among the "
-		                "locks held\n");
+	adac_print(out, "  %s\n", line);
+	if (!w)
 		return;
-	}
-	adac_lock_waiting_print(rt, &h->locks[w->lock], out);
 	size_t cycle[MAX_CYCLE], n, from = 0;
 	char text[4096];
 	while (adac_lock_cycle_next(h, waits, &from, cycle, MAX_CYCLE, &n))
@@ -315,7 +378,7 @@ static int print_json(struct adac_runtime *rt, const struct adac_held_locks *h, 
 		json_object_set_new(o, "object", adac_json_addr(m->object));
 		json_object_set_new(o, "type", adac_json_text(type_of_object(rt, m->object)));
 		json_object_set_new(o, "condition", adac_json_addr(m->condition));
-		uint64_t sem = adac_lock_object_semaphore(h, m->object);
+		uint64_t sem = semaphore_of(h, m->object);
 		json_object_set_new(o, "semaphore", sem ? adac_json_addr(sem) : json_null());
 		json_object_set_new(o, "held", json_boolean(m->held));
 		json_object_set_new(o, "timeout_ms", m->timeout_ms >= 0 ? json_integer(m->timeout_ms) : json_null());

@@ -58,9 +58,18 @@ void adac_lock_monitor_wait_print(struct adac_runtime *rt, const struct adac_hel
 struct json_t *adac_lock_monitor_wait_json(struct adac_runtime *rt, const struct adac_held_locks *h,
                                            const struct adac_monitor_wait *m);
 
-/* For `bt`: what thread tid waits to enter ("  waiting for: <lock>, held by thread tid <T> (...)"),
- * and the deadlock it is in ("  deadlock: ..."); "  waiting for: a lock, not found among the locks
- * held" when none of waits is the thread's. */
+/* What OS thread tid is blocked on, as the lock waits found it (text without indent or newline, in
+ * buf): "waiting for: <lock>, held by ...", "in Monitor.Wait: waiting for a pulse on ...", "in
+ * ManualResetEventSlim.Wait on System.Threading.ManualResetEventSlim 0x...", "waiting on
+ * System.Threading.Condition 0x... (of System.Threading.Lock 0x...)"; NULL when none, or when it is a
+ * Task.Wait()'s (the task's synchronous wait says that). */
+struct adac_lock_waits;
+const char *adac_lock_thread_wait_text(struct adac_runtime *rt, const struct adac_held_locks *h,
+                                       const struct adac_lock_waits *waits, uint64_t tid, char *buf, size_t size);
+
+/* For `bt`: what thread tid is blocked on (adac_lock_thread_wait_text, indented) and, when it waits to
+ * enter a lock, the deadlock it is in ("  deadlock: ..."); "  waiting for: a lock ..., not found among
+ * the locks held" when none of waits is the thread's. */
 struct adac_lock_waits;
 struct adac_out;
 void adac_lock_wait_print(struct adac_runtime *rt, const struct adac_held_locks *h, const struct adac_lock_waits *waits,

@@ -1,12 +1,15 @@
 /* report_view.c - see report_view.h. Each section is another command's view of the same data. */
 #include "view/report_view.h"
 
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "async/lock_wait.h"
 #include "async/pending.h"
 #include "async/task.h"
 #include "async/thread_pool.h"
+#include "base/grow.h"
 #include "base/limits.h"
 #include "base/output.h"
 #include "runtime/runtime.h"
@@ -147,6 +150,114 @@ static size_t crashed_threads(struct adac_runtime *rt, struct adac_out *out)
 	return shown;
 }
 
+/* ---- blocked threads ---- */
+
+#define MAX_BLOCKED_GROUPS 20u  /* lines of "== Blocked threads" (one per thing waited on) */
+#define MAX_GROUP_TIDS 8u       /* thread ids on a line */
+
+struct blocked {
+	char *text;          /* what the thread waits on */
+	uint64_t tid;
+	uint32_t managed_id;
+	size_t group_size;   /* (set on a group's first entry) */
+};
+
+static int cmp_blocked(const void *a, const void *b)
+{
+	const struct blocked *x = a, *y = b;
+	int c = strcmp(x->text, y->text);
+	return c ? c : (x->tid > y->tid) - (x->tid < y->tid);
+}
+
+static int cmp_group(const void *a, const void *b)
+{
+	const struct blocked *x = *(const struct blocked *const *)a, *y = *(const struct blocked *const *)b;
+	if (x->group_size != y->group_size)
+		return x->group_size > y->group_size ? -1 : 1;
+	return (x->tid > y->tid) - (x->tid < y->tid);
+}
+
+static bool add_blocked(struct blocked **v, size_t *n, size_t *cap, const char *text, uint64_t tid, uint32_t managed_id)
+{
+	if (adac_grow((void **)v, cap, *n + 1, sizeof **v, 16))
+		return false;
+	char *copy = strdup(text);
+	if (!copy)
+		return false;
+	(*v)[(*n)++] = (struct blocked){copy, tid, managed_id, 0};
+	return true;
+}
+
+/* "== Blocked threads": every managed thread blocked in a wait the runtime records (a lock, Monitor.Wait,
+ * ManualResetEventSlim.Wait) or waiting synchronously for a task, one line per thing waited on, the
+ * most waited-on first. How many lines; -1 when memory runs out. */
+static long blocked_threads(struct adac_runtime *rt, const struct adac_pending *p, const struct adac_held_locks *h,
+                            const struct adac_lock_waits *w, struct adac_out *out)
+{
+	struct blocked *v = NULL;
+	size_t n = 0, cap = 0;
+	char text[700];
+	bool ok = true;
+	for (size_t i = 0; p && ok && i < p->sync_waits.count; i++) {
+		const struct adac_sync_wait *s = &p->sync_waits.waits[i];
+		if (!s->os_tid)
+			continue;
+		snprintf(text, sizeof text, "waits synchronously for task 0x%016llx (Task.Wait(), .Result or "
+		         "GetAwaiter().GetResult())", (unsigned long long)s->task);
+		ok = add_blocked(&v, &n, &cap, text, s->os_tid, s->managed_id);
+	}
+	const struct adac_lock_wait *lw = w ? w->waits : NULL;
+	for (size_t i = 0; w && ok && i < w->count; i++)
+		ok = add_blocked(&v, &n, &cap, adac_lock_thread_wait_text(rt, h, w, lw[i].os_tid, text, sizeof text), lw[i].os_tid,
+		                 lw[i].managed_id);
+	for (size_t i = 0; w && ok && i < w->monitor_wait_count; i++) {
+		const struct adac_monitor_wait *m = &w->monitor_waits[i];
+		ok = add_blocked(&v, &n, &cap, adac_lock_thread_wait_text(rt, h, w, m->os_tid, text, sizeof text), m->os_tid,
+		                 m->managed_id);
+	}
+	for (size_t i = 0; w && ok && i < w->condition_wait_count; i++) {
+		const struct adac_condition_wait *c = &w->condition_waits[i];
+		if (adac_lock_thread_wait_text(rt, h, w, c->os_tid, text, sizeof text)) /* (NULL: a Task.Wait()'s, above) */
+			ok = add_blocked(&v, &n, &cap, text, c->os_tid, c->managed_id);
+	}
+	long lines = -1;
+	struct blocked **groups = ok ? malloc((n ? n : 1) * sizeof *groups) : NULL;
+	if (groups) {
+		if (n > 1)
+			qsort(v, n, sizeof *v, cmp_blocked);
+		size_t ng = 0;
+		for (size_t i = 0; i < n; i++) {
+			if (i == 0 || strcmp(v[i].text, v[i - 1].text) != 0)
+				groups[ng++] = &v[i];
+			groups[ng - 1]->group_size++;
+		}
+		if (ng > 1)
+			qsort(groups, ng, sizeof *groups, cmp_group);
+		for (size_t g = 0; g < ng && g < MAX_BLOCKED_GROUPS; g++) {
+			const struct blocked *b = groups[g];
+			if (b->group_size == 1) {
+				adac_print(out, "thread tid %llu (managed thread %u): %s\n", (unsigned long long)b->tid, b->managed_id,
+				           b->text);
+				continue;
+			}
+			adac_print(out, "%zu threads (tid", b->group_size);
+			for (size_t k = 0; k < b->group_size && k < MAX_GROUP_TIDS; k++)
+				adac_print(out, "%s %llu", k ? "," : "", (unsigned long long)b[k].tid);
+			if (b->group_size > MAX_GROUP_TIDS)
+				adac_print(out, " and %zu more", b->group_size - MAX_GROUP_TIDS);
+			adac_print(out, "): %s\n", b->text);
+		}
+		if (ng > MAX_BLOCKED_GROUPS)
+			adac_print(out, "... and %zu more things threads wait on: see `locks` and `bt`\n", ng - MAX_BLOCKED_GROUPS);
+		lines = (long)ng;
+	}
+	free(groups);
+	for (size_t i = 0; i < n; i++)
+		free(v[i].text);
+	free(v);
+	return lines;
+}
+
 int adac_report_print(struct adac_runtime *rt, struct adac_out *out, struct adac_error *err)
 {
 	struct adac_pending p;
@@ -204,6 +315,15 @@ int adac_report_print(struct adac_runtime *rt, struct adac_out *out, struct adac
 	size_t crashed = crashed_threads(rt, out);
 	if (!crashed)
 		adac_print(out, "none (see `bt` for every thread)\n");
+
+	adac_print(out, "\n== Blocked threads\n");
+	long blocked = blocked_threads(rt, have ? &p : NULL, held, waiting, out);
+	if (blocked < 0) {
+		adac_fail(err, ADAC_E_NOMEM, 0, "out of memory listing the blocked threads");
+		goto fail;
+	}
+	if (!blocked)
+		adac_print(out, "none\n");
 
 	if (have) {
 		adac_print(out, "\n== Async stacks, grouped by what they await\n");

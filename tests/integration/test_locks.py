@@ -23,7 +23,8 @@ ThreadBlockingInfo.t_first through ClrMD's thread statics) and the threads' stac
   ps             the running chains' "waiting for:" and "in Monitor.Wait:" lines (text), waiting_for_lock
                  and monitor_wait (JSON)
   report         the holder's "blocked:" finding names the lock it holds; the deadlock; one "lock:"
-                 finding per other lock threads wait for
+                 finding per other lock threads wait for; "== Blocked threads": each waiting thread by
+                 what it waits on (the lock, the Monitor.Wait, the holder's task)
   .NET 10        no SyncBlock contract: one line saying so, exit 1
 """
 import json
@@ -169,15 +170,14 @@ def main():
             rc, bt, err = b.cli(["bt", core, "--thread", str(tid)])
             t.check(rc == 0 and f"AsyncdacSamples.LocksApp.{method}" in bt, f"bt --thread {tid}: thread {who} runs {method}:\n{bt}")
         # bt: a thread waiting for a lock says which, and the deadlock it is in.
+        def waiting_for(x):
+            d = (f"{x['type']} {x['object']} (Monitor)" if x["kind"] == "monitor" else
+                 "System.Threading.Lock " + x["object"])
+            return f"waiting for: {d}, held by thread tid {x['owner']['tid']} (managed thread {x['owner']['managed_id']})"
         for x in (mon, lk, la, lb):
             for w in x.get("waiting", []):
                 rc, bt, err = b.cli(["bt", core, "--thread", str(w["tid"])])
-                d = ("AsyncdacSamples.LocksApp+Gate " + x["object"] + " (Monitor)" if x["kind"] == "monitor" and
-                     x["type"].endswith("Gate") else
-                     "System.Object " + x["object"] + " (Monitor)" if x["kind"] == "monitor" else
-                     "System.Threading.Lock " + x["object"])
-                want_bt = (f"  waiting for: {d}, held by thread tid {x['owner']['tid']} (managed thread "
-                           f"{x['owner']['managed_id']})\n")
+                want_bt = f"  {waiting_for(x)}\n"
                 t.check(rc == 0 and want_bt in bt, f"bt --thread {w['tid']}: {want_bt!r} in\n{bt}")
                 t.check_eq(bt.count("  deadlock: "), 1 if x is la or x is lb else 0, f"bt --thread {w['tid']}: deadlock lines")
         # The text.
@@ -211,12 +211,14 @@ def main():
                 "".join(f"lock {o} {idle[o]}: not held; 1 thread in Monitor.Wait\n" + in_wait(o) for o in sorted(idle, key=h)) +
                 f"deadlock: {deadlock}\n\n6 locks held; 4 threads in Monitor.Wait; sync table: 7 entries in use.\n")
         # bt: a thread in Monitor.Wait says on what, and who holds it; the holder's Task.Wait() is none.
-        for m in mw:
-            rc, bt, err = b.cli(["bt", core, "--thread", str(m["tid"])])
+        def in_monitor_wait(m):
             on = (f"{m['object']} {idle[m['object']].split(' ', 1)[1]}" if m["object"] in idle else
                   f"{m['object']} (Monitor)")
-            want_bt = (f"  in Monitor.Wait: waiting for a pulse on {m['type']} {on}, " +
-                       (f"held by {holder(sh)}, timeout 3600000 ms\n" if m["held"] else "which no thread holds\n"))
+            return (f"in Monitor.Wait: waiting for a pulse on {m['type']} {on}, " +
+                    (f"held by {holder(sh)}, timeout 3600000 ms" if m["held"] else "which no thread holds"))
+        for m in mw:
+            rc, bt, err = b.cli(["bt", core, "--thread", str(m["tid"])])
+            want_bt = f"  {in_monitor_wait(m)}\n"
             t.check(rc == 0 and want_bt in bt, f"bt --thread {m['tid']}: {want_bt!r} in\n{bt}")
         rc, bt, err = b.cli(["bt", core, "--thread", str(mon.get("owner", {}).get("tid"))])
         t.check(rc == 0 and "Monitor.Wait" not in bt and "  waiting for: " not in bt and "  blocked on: " in bt,
@@ -275,6 +277,23 @@ def main():
             f"see `locks`",
             f"lock: System.Threading.Lock {lk.get('object')} is held by {holder(lk)}, and 1 thread waits for it: "
             f"see `locks`"], "report: the findings")
+        # ... and its blocked threads: one line per thing waited on, the most threads first.
+        blocked = {}
+        for x in all_locks:
+            for w in x.get("waiting", []):
+                blocked.setdefault(waiting_for(x), []).append((w["tid"], w["managed_id"]))
+        for w in waits:
+            blocked.setdefault(f"waits synchronously for task {w['task']} (Task.Wait(), .Result or "
+                               f"GetAwaiter().GetResult())", []).append((w["tid"], w["managed_id"]))
+        for m in mw:
+            blocked.setdefault(in_monitor_wait(m), []).append((m["tid"], m["managed_id"]))
+        want_blocked = ""
+        for text, ts in sorted(blocked.items(), key=lambda kv: (-len(kv[1]), min(kv[1]))):
+            ts.sort()
+            want_blocked += (f"thread tid {ts[0][0]} (managed thread {ts[0][1]}): {text}\n" if len(ts) == 1 else
+                             f"{len(ts)} threads (tid {', '.join(str(x) for x, _ in ts)}): {text}\n")
+        section = report.split("\n== Blocked threads\n")[-1].split("\n\n== ")[0] + "\n"
+        t.check_eq(section, want_blocked, "report: == Blocked threads")
         net10(tmp)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)

@@ -8,7 +8,9 @@ nothing, with 3 more work items after it). On a createdump core:
             run: the thread pool is starved (...)"; --json stats.thread_pool
             {not_resumed 1, starved true, busy 2, existing 2, max 2, queued 4}
   report    finding "not resumed: chain #0 awaits 0x<task>, which is RanToCompletion: the thread pool is
-            starved (...)"
+            starved (...)"; and why: "== Blocked threads" has both workers on one line, "2 threads (tid
+            A, B): in ManualResetEventSlim.Wait on System.Threading.ManualResetEventSlim 0x<s_block>"
+  bt        each worker's "in ManualResetEventSlim.Wait on ..." line under its frames (StarvedApp.Block)
 The oracle (ClrMD) reads PortableThreadPool's _minThreads/_maxThreads (2, 2), the awaited task's type, and
 its ClrThreadPool (`oracle threadpool`): active 2, active + idle 2, max 2, as stats.thread_pool's busy,
 existing and max.
@@ -57,6 +59,18 @@ def main():
         finding = (f"not resumed: chain #0 awaits 0x{h(aw['object']):016x}, which is RanToCompletion: "
                    f"the thread pool is starved ({FACTS})")
         t.check(finding in rep.splitlines(), f"report finding {finding!r} in\n{rep}")
+        # Why it is starved: both workers wait in s_block.Wait() (their blocking records, the MRES's Lock).
+        block = b.oracle_objects(core, tmp, statics=["AsyncdacSamples.StarvedApp::s_block"])["statics"].get(
+            "AsyncdacSamples.StarvedApp::s_block", {})
+        wait = ("in ManualResetEventSlim.Wait on System.Threading.ManualResetEventSlim "
+                f"0x{h(block.get('address', '0')):016x}")
+        rc, bt, err = b.cli(["bt", core])
+        workers = [(hd, frames) for hd, frames, _, other in b.bt_sections(bt) if f"  {wait}" in other]
+        t.check_eq([any("AsyncdacSamples.StarvedApp.Block(" in f for f in frames) for _, frames in workers], [True, True],
+                   f"bt: the two workers (in StarvedApp.Block) say {wait!r}:\n{bt}")
+        tids = sorted(int(re.search(r"tid = (\d+)", hd).group(1)) for hd, _ in workers)
+        section = rep.split("\n== Blocked threads\n")[-1].split("\n\n== ")[0]
+        t.check_eq(section, f"2 threads (tid {', '.join(map(str, tids))}): {wait}", "report: == Blocked threads")
         # The oracle: the awaited task's type, and the pool's caps.
         rc, heap, err = b.cli(["dumpheap", core, "--type", "System.Threading.PortableThreadPool"])
         pools = [int(m.group(1), 16) for m in re.finditer(r"^(0x[0-9a-f]+) ", heap, re.M)]

@@ -3,6 +3,8 @@ sections in order, each exactly what the command it stands for prints of the sam
   == Findings        "crash: thread #N (tid T): signal SIGABRT" for the signalled thread only
   == Runtime         `runtime`
   == Threads that stopped for a reason   `bt --thread T` (its stop reason, exception, frames)
+  == Blocked threads "none": no thread waits on a lock, a Condition or a task (the locks, starved and
+                     syncwait samples' tests check the lines)
   == Async stacks, grouped by what they await   `ps --coalesce`
   == Top frames      `ps --stats`
 and on a createdump core of targets/dotnet/mixed (nothing crashed, no cycle): "none: ..." findings
@@ -20,8 +22,8 @@ import adactest as t  # noqa: E402
 import btsamples as b  # noqa: E402
 import targetlib as tl  # noqa: E402
 
-TITLES = ["Findings", "Runtime", "Threads that stopped for a reason", "Async stacks, grouped by what they await",
-          "Top frames"]
+TITLES = ["Findings", "Runtime", "Threads that stopped for a reason", "Blocked threads",
+          "Async stacks, grouped by what they await", "Top frames"]
 
 
 def sections(text):
@@ -61,9 +63,10 @@ def main():
         t.check_eq(sec.get("Runtime"), cli_text(["runtime", core], "runtime"), "report (crash): runtime")
         bt = re.sub(r"\n\nnote: [^\n]*\n$", "\n", cli_text(["bt", core, "--thread", tid], "bt --thread"))
         t.check_eq(sec.get(TITLES[2]), bt, "report (crash): threads (bt's, without its note on pending stacks)")
-        t.check_eq(sec.get(TITLES[3]), cli_text(["ps", core, "--coalesce"], "ps --coalesce"), "report (crash): stacks")
-        t.check_eq(sec.get(TITLES[4]), cli_text(["ps", core, "--stats"], "ps --stats"), "report (crash): top frames")
-        t.check("awaiting" in sec.get(TITLES[3], ""), f"report (crash): the parked chain is listed:\n{text}")
+        t.check_eq(sec.get(TITLES[3]), "none\n", "report (crash): no blocked thread")
+        t.check_eq(sec.get(TITLES[4]), cli_text(["ps", core, "--coalesce"], "ps --coalesce"), "report (crash): stacks")
+        t.check_eq(sec.get(TITLES[5]), cli_text(["ps", core, "--stats"], "ps --stats"), "report (crash): top frames")
+        t.check("awaiting" in sec.get(TITLES[4], ""), f"report (crash): the parked chain is listed:\n{text}")
 
         s = b.sample("mixed", "Debug")
         try:
@@ -77,7 +80,8 @@ def main():
                    "no object several chains await, no lock threads wait for\n",
                    "report (mixed): findings")
         t.check_eq(sec.get(TITLES[2]), "none (see `bt` for every thread)\n", "report (mixed): threads")
-        t.check_eq(sec.get(TITLES[3]), cli_text(["ps", mcore, "--coalesce"], "ps --coalesce"), "report (mixed): stacks")
+        t.check_eq(sec.get(TITLES[3]), "none\n", "report (mixed): no blocked thread")
+        t.check_eq(sec.get(TITLES[4]), cli_text(["ps", mcore, "--coalesce"], "ps --coalesce"), "report (mixed): stacks")
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     t.finish()
