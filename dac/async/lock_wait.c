@@ -49,14 +49,6 @@ static bool innermost(struct adac_runtime *rt, const struct adac_managed_thread 
 	return true;
 }
 
-bool adac_thread_waits_lock(struct adac_runtime *rt, uint64_t tid)
-{
-	struct adac_managed_thread th;
-	struct adac_blocking b;
-	return adac_managed_thread_of(rt, tid, &th, NULL) == 0 && innermost(rt, &th, &b, NULL) &&
-	       b.kind == ADAC_BLOCKING_LOCK;
-}
-
 struct lock_search {
 	uint64_t lock;
 	bool found;
@@ -198,6 +190,12 @@ static int cmp_monitor_wait(const void *a, const void *b)
 	return x->os_tid < y->os_tid ? -1 : x->os_tid > y->os_tid;
 }
 
+static int cmp_condition_wait(const void *a, const void *b)
+{
+	const struct adac_condition_wait *x = a, *y = b;
+	return x->os_tid < y->os_tid ? -1 : x->os_tid > y->os_tid;
+}
+
 int adac_lock_waits_find(struct adac_runtime *rt, const struct adac_held_locks *locks, struct adac_lock_waits *out,
                          struct adac_error *err)
 {
@@ -222,6 +220,8 @@ int adac_lock_waits_find(struct adac_runtime *rt, const struct adac_held_locks *
 		qsort(out->waits, out->count, sizeof *out->waits, cmp_wait);
 	if (out->monitor_wait_count > 1)
 		qsort(out->monitor_waits, out->monitor_wait_count, sizeof *out->monitor_waits, cmp_monitor_wait);
+	if (out->condition_wait_count > 1)
+		qsort(out->condition_waits, out->condition_wait_count, sizeof *out->condition_waits, cmp_condition_wait);
 	adac_addr_map_free(&f.by_lock);
 	return 0;
 nomem:

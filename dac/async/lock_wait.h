@@ -22,12 +22,10 @@ struct adac_stack_frame;
  * System.Threading.Condition.Wait, where Monitor.Wait (inlined or not) and ManualResetEventSlim wait?
  * (What makes `bt` ask adac_thread_blocked_on_lock.) */
 bool adac_lock_wait_frame(const struct adac_stack_frame *f);
-/* Whether OS thread tid is blocked entering a lock (its innermost blocking record). */
-bool adac_thread_waits_lock(struct adac_runtime *rt, uint64_t tid);
-/* ... or entering one, or in Monitor.Wait (a Condition whose Lock a sync block uses: the sync table is
- * read, not the heap). */
+/* Whether OS thread tid is blocked (its innermost blocking record) entering a lock or in Monitor.Wait
+ * (a Condition whose Lock a sync block uses: the sync table is read, not the heap). */
 bool adac_thread_blocked_on_lock(struct adac_runtime *rt, uint64_t tid);
-/* ... or entering one, or waiting on any Condition (Monitor.Wait, ManualResetEventSlim.Wait). */
+/* ... entering a lock or waiting on any Condition (Monitor.Wait, ManualResetEventSlim.Wait). */
 bool adac_thread_blocked(struct adac_runtime *rt, uint64_t tid);
 
 /* A thread waiting for a held lock. */

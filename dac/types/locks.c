@@ -28,7 +28,7 @@ const char *adac_lock_kind_name(enum adac_lock_kind k)
 }
 
 /* Where System.Threading.Lock keeps its state (object-relative offsets), and where a SemaphoreSlim
- * keeps the object its synchronous waits Monitor.Wait on. */
+ * keeps the object its synchronous waits Monitor.Wait on, and a ManualResetEventSlim its Lock. */
 struct lock_layout {
 	uint64_t mt;              /* 0: CoreLib has not loaded the type (no Lock exists) */
 	uint32_t state, owner, recursion;
@@ -153,8 +153,8 @@ static int on_entry(void *ctx, const struct adac_sync_entry *e)
 	return 0;
 }
 
-/* A part of the heap walk: the thin locks in headers, the Locks it meets, and the SemaphoreSlims whose
- * lock object has a Monitor. */
+/* A part of the heap walk: the thin locks in headers, the Locks it meets, and what locks belong to
+ * (on_owner). */
 struct part_ctx {
 	struct adac_runtime *rt;
 	const struct lock_layout *layout;
@@ -177,7 +177,7 @@ static int cmp_owner(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* The object o's field at off holds, 0 when none (or past the walk's bytes of it). */
+/* The reference in o's field at off, 0 when null (or past the walk's bytes of o). */
 static uint64_t ref_at(const struct adac_gc_object *o, uint32_t off)
 {
 	return off + 8 <= o->data_len ? adac_get_u64(o->data, off) : 0;

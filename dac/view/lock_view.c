@@ -30,11 +30,13 @@ static const char *type_of(struct adac_runtime *rt, const struct adac_held_lock 
 	return type_of_object(rt, l->object);
 }
 
-/* ", timeout <n> ms" for a finite wait. */
-static void print_timeout(int32_t ms, struct adac_out *out)
+/* ", timeout <n> ms" for a finite wait, else "". */
+static const char *timeout_text(int32_t ms, char *buf, size_t size)
 {
+	buf[0] = '\0';
 	if (ms >= 0)
-		adac_print(out, ", timeout %d ms", ms);
+		snprintf(buf, size, ", timeout %d ms", ms);
+	return buf;
 }
 
 const char *adac_lock_holder(const struct adac_held_lock *l, char *buf, size_t size)
@@ -129,14 +131,6 @@ static const char *monitor_kind(const struct adac_held_locks *h, uint64_t object
 	return buf;
 }
 
-/* ", timeout <n> ms" for a finite wait, else "". */
-static const char *timeout_text(int32_t ms, char *buf, size_t size)
-{
-	buf[0] = '\0';
-	if (ms >= 0)
-		snprintf(buf, size, ", timeout %d ms", ms);
-	return buf;
-}
 
 /* "in Monitor.Wait: waiting for a pulse on <object> (Monitor...), held by ... | which no thread holds[, timeout]". */
 static const char *monitor_wait_text(struct adac_runtime *rt, const struct adac_held_locks *h,
@@ -231,8 +225,7 @@ void adac_lock_wait_print(struct adac_runtime *rt, const struct adac_held_locks 
 			}
 }
 
-/* "; <n> thread(s) in Monitor.Wait" and, under it, the lines of the waits on one object from *at on
- * (monitor waits are by object). */
+/* How many of the monitor waits from `at` on are on `object` (monitor waits are by object). */
 static size_t monitor_waits_on(const struct adac_lock_waits *lw, size_t at, uint64_t object)
 {
 	size_t n = 0;
@@ -241,20 +234,21 @@ static size_t monitor_waits_on(const struct adac_lock_waits *lw, size_t at, uint
 	return n;
 }
 
+/* "; <n> thread(s) in Monitor.Wait" after a lock's line. */
 static void print_monitor_count(size_t n, struct adac_out *out)
 {
 	if (n)
 		adac_print(out, "; %zu thread%s in Monitor.Wait", n, n == 1 ? "" : "s");
 }
 
+/* Under it, "  in Monitor.Wait: thread tid <T> (...)" for monitor waits at .. at + n. */
 static void print_monitor_lines(const struct adac_lock_waits *lw, size_t at, size_t n, struct adac_out *out)
 {
 	for (size_t k = at; k < at + n; k++) {
 		const struct adac_monitor_wait *m = &lw->monitor_waits[k];
-		adac_print(out, "  in Monitor.Wait: thread tid %llu (managed thread %u)", (unsigned long long)m->os_tid,
-		           m->managed_id);
-		print_timeout(m->timeout_ms, out);
-		adac_print(out, "\n");
+		char timeout[48];
+		adac_print(out, "  in Monitor.Wait: thread tid %llu (managed thread %u)%s\n", (unsigned long long)m->os_tid,
+		           m->managed_id, timeout_text(m->timeout_ms, timeout, sizeof timeout));
 	}
 }
 

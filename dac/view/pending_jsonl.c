@@ -434,7 +434,7 @@ static int put_ref(struct jsonl *j, struct adac_line *b, bool *first, const stru
 	return 0;
 }
 
-/* A member's value as compact JSON (NULL: out of memory). */
+/* A member's value as compact JSON; v NULL (its builder ran out of memory) fails. */
 static int put_json(struct adac_line *b, json_t *v, struct adac_error *err)
 {
 	char *text = v ? json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY) : NULL;
