@@ -98,8 +98,7 @@ json_t *adac_lock_brief_json(struct adac_runtime *rt, const struct adac_held_loc
 	return j;
 }
 
-/* "waiting for: <lock>, held by <holder>" in buf. */
-static const char *waiting_text(struct adac_runtime *rt, const struct adac_held_lock *l, char *buf, size_t size)
+const char *adac_lock_waiting_text(struct adac_runtime *rt, const struct adac_held_lock *l, char *buf, size_t size)
 {
 	char what[200], who[96];
 	adac_lock_describe(rt, l, what, sizeof what);
@@ -110,7 +109,7 @@ static const char *waiting_text(struct adac_runtime *rt, const struct adac_held_
 void adac_lock_waiting_print(struct adac_runtime *rt, const struct adac_held_lock *l, struct adac_out *out)
 {
 	char text[400];
-	adac_print(out, "  %s\n", waiting_text(rt, l, text, sizeof text));
+	adac_print(out, "  %s\n", adac_lock_waiting_text(rt, l, text, sizeof text));
 }
 
 /* The SemaphoreSlim whose lock object `object` is, 0 when none. */
@@ -132,9 +131,8 @@ static const char *monitor_kind(const struct adac_held_locks *h, uint64_t object
 }
 
 
-/* "in Monitor.Wait: waiting for a pulse on <object> (Monitor...), held by ... | which no thread holds[, timeout]". */
-static const char *monitor_wait_text(struct adac_runtime *rt, const struct adac_held_locks *h,
-                                     const struct adac_monitor_wait *m, char *buf, size_t size)
+const char *adac_lock_monitor_wait_text(struct adac_runtime *rt, const struct adac_held_locks *h,
+                                       const struct adac_monitor_wait *m, char *buf, size_t size)
 {
 	char who[96], kind[96], held[128], timeout[48];
 	if (m->held)
@@ -151,14 +149,11 @@ void adac_lock_monitor_wait_print(struct adac_runtime *rt, const struct adac_hel
                                   const struct adac_monitor_wait *m, struct adac_out *out)
 {
 	char text[600];
-	adac_print(out, "  %s\n", monitor_wait_text(rt, h, m, text, sizeof text));
+	adac_print(out, "  %s\n", adac_lock_monitor_wait_text(rt, h, m, text, sizeof text));
 }
 
-/* "in ManualResetEventSlim.Wait on System.Threading.ManualResetEventSlim 0x...[, timeout]", or for a
- * Condition of no known owner "waiting on System.Threading.Condition 0x... (of System.Threading.Lock
- * 0x...)[, timeout]"; NULL for a Task.Wait()'s (Task+SetOnInvokeMres: its task's sync wait says it). */
-static const char *condition_wait_text(const struct adac_held_locks *h, const struct adac_condition_wait *c, char *buf,
-                                       size_t size)
+const char *adac_lock_condition_wait_text(const struct adac_held_locks *h, const struct adac_condition_wait *c,
+                                         char *buf, size_t size)
 {
 	char timeout[48];
 	const struct adac_lock_object_owner *o = adac_lock_object_owner(h, c->lock);
@@ -179,12 +174,12 @@ const char *adac_lock_thread_wait_text(struct adac_runtime *rt, const struct ada
 {
 	const struct adac_lock_wait *w = adac_lock_wait_of(waits, tid);
 	if (w)
-		return waiting_text(rt, &h->locks[w->lock], buf, size);
+		return adac_lock_waiting_text(rt, &h->locks[w->lock], buf, size);
 	const struct adac_monitor_wait *m = adac_monitor_wait_of(waits, tid);
 	if (m)
-		return monitor_wait_text(rt, h, m, buf, size);
+		return adac_lock_monitor_wait_text(rt, h, m, buf, size);
 	const struct adac_condition_wait *c = adac_condition_wait_of(waits, tid);
-	return c ? condition_wait_text(h, c, buf, size) : NULL;
+	return c ? adac_lock_condition_wait_text(h, c, buf, size) : NULL;
 }
 
 json_t *adac_lock_monitor_wait_json(struct adac_runtime *rt, const struct adac_held_locks *h,

@@ -49,8 +49,8 @@ const char *adac_lock_object_type(struct adac_runtime *rt, uint64_t object);
 struct json_t;
 struct json_t *adac_lock_brief_json(struct adac_runtime *rt, const struct adac_held_lock *l);
 
-/* "  in Monitor.Wait: waiting for a pulse on <object> (Monitor), held by thread tid <T> (...) | which no
- * thread holds[, timeout <n> ms]": the line `bt` and `ps` print under a thread in Monitor.Wait; as JSON
+/* "  in Monitor.Wait: ..." (adac_lock_monitor_wait_text): the line `bt` and `ps` print under a thread in
+ * Monitor.Wait; as JSON
  * {"object", "type", "condition", "owner": {"tid", "managed_id"} or null, "timeout_ms"}. */
 struct adac_monitor_wait;
 void adac_lock_monitor_wait_print(struct adac_runtime *rt, const struct adac_held_locks *h,
@@ -58,12 +58,21 @@ void adac_lock_monitor_wait_print(struct adac_runtime *rt, const struct adac_hel
 struct json_t *adac_lock_monitor_wait_json(struct adac_runtime *rt, const struct adac_held_locks *h,
                                            const struct adac_monitor_wait *m);
 
-/* What OS thread tid is blocked on, as the lock waits found it (text without indent or newline, in
- * buf): "waiting for: <lock>, held by ...", "in Monitor.Wait: waiting for a pulse on ...", "in
- * ManualResetEventSlim.Wait on System.Threading.ManualResetEventSlim 0x...", "waiting on
- * System.Threading.Condition 0x... (of System.Threading.Lock 0x...)"; NULL when none, or when it is a
- * Task.Wait()'s (the task's synchronous wait says that). */
+/* What a thread is blocked on, as a line's text without indent or newline, in buf: "waiting for:
+ * <lock>, held by <holder>"; "in Monitor.Wait: waiting for a pulse on <object> (Monitor[ of
+ * System.Threading.SemaphoreSlim 0x...]), held by ... | which no thread holds[, timeout <n> ms]"; "in
+ * ManualResetEventSlim.Wait on System.Threading.ManualResetEventSlim 0x...[, timeout]", or for a
+ * Condition of no known owner "waiting on System.Threading.Condition 0x... (of System.Threading.Lock
+ * 0x...)[, timeout]" (NULL for a Task.Wait()'s: the task's synchronous wait says it). By the thread's
+ * OS id: the one of these that is its (NULL when none). */
 struct adac_lock_waits;
+struct adac_monitor_wait;
+struct adac_condition_wait;
+const char *adac_lock_waiting_text(struct adac_runtime *rt, const struct adac_held_lock *l, char *buf, size_t size);
+const char *adac_lock_monitor_wait_text(struct adac_runtime *rt, const struct adac_held_locks *h,
+                                       const struct adac_monitor_wait *m, char *buf, size_t size);
+const char *adac_lock_condition_wait_text(const struct adac_held_locks *h, const struct adac_condition_wait *c,
+                                         char *buf, size_t size);
 const char *adac_lock_thread_wait_text(struct adac_runtime *rt, const struct adac_held_locks *h,
                                        const struct adac_lock_waits *waits, uint64_t tid, char *buf, size_t size);
 

@@ -206,18 +206,18 @@ static long blocked_threads(struct adac_runtime *rt, const struct adac_pending *
 		         "GetAwaiter().GetResult())", (unsigned long long)s->task);
 		ok = add_blocked(&v, &n, &cap, text, s->os_tid, s->managed_id);
 	}
-	const struct adac_lock_wait *lw = w ? w->waits : NULL;
-	for (size_t i = 0; w && ok && i < w->count; i++)
-		ok = add_blocked(&v, &n, &cap, adac_lock_thread_wait_text(rt, h, w, lw[i].os_tid, text, sizeof text), lw[i].os_tid,
-		                 lw[i].managed_id);
+	for (size_t i = 0; w && ok && i < w->count; i++) {
+		const struct adac_lock_wait *l = &w->waits[i];
+		ok = add_blocked(&v, &n, &cap, adac_lock_waiting_text(rt, &h->locks[l->lock], text, sizeof text), l->os_tid,
+		                 l->managed_id);
+	}
 	for (size_t i = 0; w && ok && i < w->monitor_wait_count; i++) {
 		const struct adac_monitor_wait *m = &w->monitor_waits[i];
-		ok = add_blocked(&v, &n, &cap, adac_lock_thread_wait_text(rt, h, w, m->os_tid, text, sizeof text), m->os_tid,
-		                 m->managed_id);
+		ok = add_blocked(&v, &n, &cap, adac_lock_monitor_wait_text(rt, h, m, text, sizeof text), m->os_tid, m->managed_id);
 	}
 	for (size_t i = 0; w && ok && i < w->condition_wait_count; i++) {
 		const struct adac_condition_wait *c = &w->condition_waits[i];
-		if (adac_lock_thread_wait_text(rt, h, w, c->os_tid, text, sizeof text)) /* (NULL: a Task.Wait()'s, above) */
+		if (adac_lock_condition_wait_text(h, c, text, sizeof text)) /* (NULL: a Task.Wait()'s, above) */
 			ok = add_blocked(&v, &n, &cap, text, c->os_tid, c->managed_id);
 	}
 	long lines = -1;
