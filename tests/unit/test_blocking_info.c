@@ -66,14 +66,7 @@ int main(int argc, char **argv)
 		cl_field(&r, c_info, "t_first", T_FIRST, 0x0f),
 	};
 	fields[4].is_static = true;
-	const uint64_t mt = MT(M_BLOCKING);
-	put_mt(&(struct mt_spec){mt, 0x00040000u, c_info, 48, MT(M_VALUETYPE), CL_MOD, 0, 0x11, 24, 0, fields, 5});
-	uint64_t fd4 = mt + 0x400 + 4ull * off("FieldDesc", NULL) + off("FieldDesc", "DWord1");
-	put32(fd4, get32(fd4) | 0x2000000u); /* thread-static */
-	uint64_t tsi = mt + 0x800 - off("ThreadStaticsInfo", NULL);
-	put32(tsi + off("ThreadStaticsInfo", "NonGCTlsIndex"), 0x02000000u | TLS_INDEX);
-	put32(tsi + off("ThreadStaticsInfo", "GCTlsIndex"), 0xffffffffu);
-	cl_map_typedef(c_info, mt);
+	put_thread_static_struct(MT(M_BLOCKING), c_info, 24, fields, 5, TLS_INDEX);
 	uint32_t c_lock = typedef_rid(r.cmd, "System.Threading", "Lock");
 	put_cl_class(MT(M_LOCK), c_lock, 40, MT(M_OBJECT), 0, NULL, 0);
 	cl_map_typedef(c_lock, MT(M_LOCK));

@@ -54,14 +54,7 @@ int main(int argc, char **argv)
 		cl_field(&r, c_disp, "t_current", T_CURRENT, 0x0f),
 	};
 	fields[3].is_static = true;
-	const uint64_t mt = MT(M_DISPATCHER);
-	put_mt(&(struct mt_spec){mt, 0x00040000u, c_disp, 48, MT(M_VALUETYPE), CL_MOD, 0, 0x11, 16, 0, fields, 4});
-	uint64_t fd3 = mt + 0x400 + 3ull * off("FieldDesc", NULL) + off("FieldDesc", "DWord1");
-	put32(fd3, get32(fd3) | 0x2000000u); /* thread-static */
-	uint64_t tsi = mt + 0x800 - off("ThreadStaticsInfo", NULL);
-	put32(tsi + off("ThreadStaticsInfo", "NonGCTlsIndex"), 0x02000000u | TLS_INDEX);
-	put32(tsi + off("ThreadStaticsInfo", "GCTlsIndex"), 0xffffffffu);
-	cl_map_typedef(c_disp, mt);
+	put_thread_static_struct(MT(M_DISPATCHER), c_disp, 16, fields, 4, TLS_INDEX);
 	/* Two nested loops, innermost first: a running chain (its caller's continuation and task) and an
 	 * outer loop between two continuations. */
 	put64(TLD + TLS_INDEX + T_CURRENT, REC);

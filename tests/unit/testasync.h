@@ -91,6 +91,21 @@ static inline void put_async_classes(const struct rts *r)
 	put_cl_class(MT(M_VTSC), c_vtsc, 56, MT(M_CONT), 4, vtsc_f, 2);
 }
 
+/* A CoreLib struct at mt (TypeDef `type`, instance size inst_size) whose last field (is_static set) is a
+ * [ThreadStatic] in the non-GC statics block of the direct TLS index tls_index, mapped in CoreLib's
+ * TypeDef map: AsyncDispatcherInfo.t_current, ThreadBlockingInfo.t_first. */
+static inline void put_thread_static_struct(uint64_t mt, uint32_t type, uint16_t inst_size, const struct fd *fields,
+                                            unsigned n, uint32_t tls_index)
+{
+	put_mt(&(struct mt_spec){mt, 0x00040000u, type, 48, MT(M_VALUETYPE), CL_MOD, 0, 0x11, inst_size, 0, fields, n});
+	uint64_t fd = mt + 0x400 + (n - 1ull) * off("FieldDesc", NULL) + off("FieldDesc", "DWord1");
+	put32(fd, get32(fd) | 0x2000000u); /* thread-static */
+	uint64_t tsi = mt + 0x800 - off("ThreadStaticsInfo", NULL);
+	put32(tsi + off("ThreadStaticsInfo", "NonGCTlsIndex"), 0x02000000u | tls_index);
+	put32(tsi + off("ThreadStaticsInfo", "GCTlsIndex"), 0xffffffffu);
+	cl_map_typedef(type, mt);
+}
+
 /* A task object: MethodTable mt, its m_stateObject, m_continuationObject and m_stateFlags. */
 static inline void put_task(uint64_t at, uint64_t mt, uint64_t state_object, uint64_t continuation_object, uint32_t flags)
 {
