@@ -23,7 +23,8 @@ mutations and how to rerun it.
   ADAC_MUTATION_ROUNDS   rounds to run (default 40: the suite's fixed-seed short version)
   ADAC_MUTATION_SECONDS  run rounds until this many seconds have passed instead (scripts/fuzz core_mutation)
   ADAC_MUTATION_SEED     base seed (default 15); ADAC_MUTATION_FIRST: first round number (default 0)
-  ADAC_MUTATION_CORE     mutate this core of the shapes sample instead of making one
+  ADAC_MUTATION_CORE     mutate this core (of the shapes sample, or another with a suspended chain) instead
+                         of making one
 The last line is the summary scripts/fuzz records: rounds, command runs, failures, worst CPU and RSS.
 """
 import json
@@ -180,7 +181,8 @@ def main():
     rc, out, err = b.cli(["ps", core, "--json"])
     if not t.check(rc == 0, f"ps --json on the intact core: rc {rc}, {err.strip()}"):
         t.finish()
-    task = json.loads(out)["ps"]["chains"][0]["task"]["address"]
+    # (A suspended chain's task: a running chain's state object is no continuation of its.)
+    task = next(c["task"]["address"] for c in json.loads(out)["ps"]["chains"] if not c["running"])
     commands = [["ps", core], ["bt", core], ["frame", core, "variable", "--address", task, "--frame", "0"],
                 ["dumpheap", core, "--stat"], ["ps", core, "--stats"], ["dumpheap", core, "--json"], ["locks", core]]
     # ps --stats with a listing helper: the stacks are also resolved on another thread, through a
