@@ -317,12 +317,14 @@ int adac_report_print(struct adac_runtime *rt, struct adac_out *out, struct adac
 		adac_print(out, "none (see `bt` for every thread)\n");
 
 	adac_print(out, "\n== Blocked threads\n");
-	long blocked = blocked_threads(rt, have ? &p : NULL, held, waiting, out);
+	long blocked = have || waiting ? blocked_threads(rt, have ? &p : NULL, held, waiting, out) : 0;
 	if (blocked < 0) {
 		adac_fail(err, ADAC_E_NOMEM, 0, "out of memory listing the blocked threads");
 		goto fail;
 	}
-	if (!blocked)
+	if (!have && !waiting)
+		adac_print(out, "not known: neither the heap (synchronous waits for tasks) nor the locks can be read\n");
+	else if (!blocked)
 		adac_print(out, "none\n");
 
 	if (have) {

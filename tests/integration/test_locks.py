@@ -25,7 +25,7 @@ ThreadBlockingInfo.t_first through ClrMD's thread statics) and the threads' stac
   report         the holder's "blocked:" finding names the lock it holds; the deadlock; one "lock:"
                  finding per other lock threads wait for; "== Blocked threads": each waiting thread by
                  what it waits on (the lock, the Monitor.Wait, the holder's task)
-  .NET 10        no SyncBlock contract: one line saying so, exit 1
+  .NET 10        no SyncBlock contract: one line saying so, exit 1; report's blocked threads "not known"
 """
 import json
 import os
@@ -56,6 +56,10 @@ def net10(tmp):
         rc, out, err = b.cli(["locks", "--pid", str(proc.pid)])
         t.check_eq((rc, out, err), (1, "", "asyncdac: error: the runtime has no SyncBlock contract: its locks cannot "
                                           "be read\n"), "locks --pid of a .NET 10 process")
+        rc, out, err = b.cli(["report", "--pid", str(proc.pid)])
+        section = out.split("\n== Blocked threads\n")[-1].split("\n\n== ")[0].rstrip("\n")
+        t.check_eq((rc, section), (0, "not known: neither the heap (synchronous waits for tasks) nor the locks can be "
+                                      "read"), "report --pid of a .NET 10 process: blocked threads not known")
     finally:
         proc.kill()
         proc.wait()
