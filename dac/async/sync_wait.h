@@ -18,6 +18,9 @@ struct adac_runtime;
 struct adac_async_scan;
 struct adac_stack_frame;
 
+/* The ways to wait synchronously for a task, as the views name them. */
+#define ADAC_SYNC_WAYS "Task.Wait(), .Result or GetAwaiter().GetResult()"
+
 /* Is f a frame of Task.SpinThenBlockingWait (CoreLib 11.0), where Task.Wait(), .Result and
  * GetAwaiter().GetResult() block? */
 bool adac_sync_wait_frame(const struct adac_stack_frame *f);

@@ -247,19 +247,10 @@ static void print_monitor_lines(const struct adac_lock_waits *lw, size_t at, siz
 	}
 }
 
-/* The index of the first monitor wait on `object` (monitor waits are by object), or the count. */
-static size_t monitor_first(const struct adac_lock_waits *lw, uint64_t object)
-{
-	size_t k = 0;
-	while (k < lw->monitor_wait_count && lw->monitor_waits[k].object < object)
-		k++;
-	return k;
-}
-
 static void print_text(struct adac_runtime *rt, const struct adac_held_locks *h, const struct adac_lock_waits *lw,
                        struct adac_out *out)
 {
-	size_t at = 0;
+	size_t at = 0, mat = 0; /* (the waits and monitor waits, like the locks, go by object) */
 	for (size_t i = 0; i < h->count; i++) {
 		const struct adac_held_lock *l = &h->locks[i];
 		if (l->kind == ADAC_LOCK_LOCK)
@@ -275,7 +266,9 @@ static void print_text(struct adac_runtime *rt, const struct adac_held_locks *h,
 			adac_print(out, ", entered %u times", l->entered);
 		if (l->has_waiters && l->waiters)
 			adac_print(out, "; %u thread%s waiting", l->waiters, l->waiters == 1 ? "" : "s");
-		size_t mat = monitor_first(lw, l->object), mn = l->kind == ADAC_LOCK_LOCK ? 0 : monitor_waits_on(lw, mat, l->object);
+		while (mat < lw->monitor_wait_count && lw->monitor_waits[mat].object < l->object)
+			mat++;
+		size_t mn = l->kind == ADAC_LOCK_LOCK ? 0 : monitor_waits_on(lw, mat, l->object);
 		print_monitor_count(mn, out);
 		adac_print(out, "\n");
 		for (; at < lw->count && lw->waits[at].lock == i; at++)

@@ -140,7 +140,6 @@ char *adac_pending_cycle_text(const struct adac_pending_list *l, const struct ad
 
 /* ---- synchronous waits ---- */
 
-#define SYNC_WAYS "Task.Wait(), .Result or GetAwaiter().GetResult()"
 
 /* Where the waiter was found: " at 0x... in its stack" / " in a register of it". */
 static void print_holder(const struct adac_sync_wait *w, const char *whose, struct adac_out *out)
@@ -168,7 +167,7 @@ static void print_wait(void *ctx, const struct adac_sync_wait *w)
 {
 	struct adac_out *out = ctx;
 	adac_print(out, "  blocked on: task 0x%016llx is waited for synchronously (%s) ", (unsigned long long)w->task,
-	           SYNC_WAYS);
+	           ADAC_SYNC_WAYS);
 	if (!w->os_tid) {
 		adac_print(out, "through Task+SetOnInvokeMres 0x%016llx, by no thread whose stack holds it\n",
 		           (unsigned long long)w->waiter);
@@ -210,7 +209,7 @@ int adac_pending_print_thread_waits(struct adac_pending *p, uint64_t tid, unsign
 		if (w->os_tid != tid)
 			continue;
 		adac_print(out, "  blocked on: task 0x%016llx, waited for synchronously (%s): its Task+SetOnInvokeMres "
-		           "0x%016llx is", (unsigned long long)w->task, SYNC_WAYS, (unsigned long long)w->waiter);
+		           "0x%016llx is", (unsigned long long)w->task, ADAC_SYNC_WAYS, (unsigned long long)w->waiter);
 		print_holder(w, w->in_register ? "this thread" : "this thread's", out);
 		adac_print(out, "; the task's stacks:\n");
 		struct adac_pending_list l = {0};

@@ -67,7 +67,7 @@ static int findings(struct adac_pending_list *l, struct adac_stack_groups *sg, c
 		const struct adac_sync_wait *w = &p->sync_waits.waits[k];
 		if (w->os_tid) {
 			adac_print(out, "blocked: thread tid %llu (managed thread %u) waits synchronously for task 0x%016llx "
-			           "(Task.Wait(), .Result or GetAwaiter().GetResult())", (unsigned long long)w->os_tid,
+			           "(" ADAC_SYNC_WAYS ")", (unsigned long long)w->os_tid,
 			           w->managed_id, (unsigned long long)w->task);
 			/* A lock held across the wait: whoever waits for the lock waits for the task too. */
 			const char *sep = " while it holds ";
@@ -202,8 +202,8 @@ static long blocked_threads(struct adac_runtime *rt, const struct adac_pending *
 		const struct adac_sync_wait *s = &p->sync_waits.waits[i];
 		if (!s->os_tid)
 			continue;
-		snprintf(text, sizeof text, "waits synchronously for task 0x%016llx (Task.Wait(), .Result or "
-		         "GetAwaiter().GetResult())", (unsigned long long)s->task);
+		snprintf(text, sizeof text, "waits synchronously for task 0x%016llx (" ADAC_SYNC_WAYS ")",
+		         (unsigned long long)s->task);
 		ok = add_blocked(&v, &n, &cap, text, s->os_tid, s->managed_id);
 	}
 	for (size_t i = 0; w && ok && i < w->count; i++) {
