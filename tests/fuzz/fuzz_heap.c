@@ -8,12 +8,15 @@
  * (runtime/gc_handles.c): every handle of the handle tables (a held object, a type the tables
  * number, a secondary only for the types that have one, no more than ADAC_MAX_GC_HANDLES) and the
  * finalization queue's ready lists (objects); a failure of either has a code and a message. Then
- * the image's `dumpheap` and `gcroot` commands run (gcroot: the handles again, each thread's
+ * the image's `dumpheap`, `gcroot` and `locks` commands run (gcroot: the handles again, each thread's
  * conservative stack and register scan and thread statics, the queue, the reference graph of one
- * heap pass and the shortest paths). Seeds: images tests/fuzz/make_image.c recorded from real
- * .NET 11 cores while `dumpheap --stat` ran (nested) and while `gcroot` ran on objects kept by a
- * stack slot and a dependent handle, by the finalization queue, and by a strong handle (roots; and
- * under server GC: a handle table per CPU, each heap's own finalization queue). */
+ * heap pass and the shortest paths; locks: the sync table, every object's header, the owners of lock
+ * objects, each thread's blocking records through its thread statics). Seeds: images
+ * tests/fuzz/make_image.c recorded from real .NET 11 cores while `dumpheap --stat` ran (nested),
+ * while `gcroot` ran on objects kept by a stack slot and a dependent handle, by the finalization
+ * queue, and by a strong handle (roots; and under server GC: a handle table per CPU, each heap's own
+ * finalization queue), and while `locks` ran (the locks sample: Monitors, a Lock, thin locks, waiters,
+ * Monitor.Wait, a SemaphoreSlim's and a ManualResetEventSlim's waits). */
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
@@ -174,7 +177,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	adac_runtime_close(rt);
 	for (size_t i = 0; i < img.ncmds; i++)
-		if (strcmp(img.cmds[i].argv[0], "dumpheap") == 0 || strcmp(img.cmds[i].argv[0], "gcroot") == 0)
+		if (strcmp(img.cmds[i].argv[0], "dumpheap") == 0 || strcmp(img.cmds[i].argv[0], "gcroot") == 0 ||
+		    strcmp(img.cmds[i].argv[0], "locks") == 0)
 			fuzz_run_command(img.t, img.cmds[i].argc, img.cmds[i].argv);
 	fuzz_image_close(&img);
 	return 0;

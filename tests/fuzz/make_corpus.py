@@ -25,8 +25,8 @@ From real processes (--real):
                           memory images (tests/fuzz/image.h) fuzz-make-image records from createdump
                           cores of the samples while `runtime --verbose`, `dumpheap --stat`,
                           `gcroot` (roots, workstation and server GC: objects kept by a stack slot
-                          and a dependent handle, by the finalization queue, by a strong handle)
-                          and `bt`/`frame`/`ps` run
+                          and a dependent handle, by the finalization queue, by a strong handle),
+                          `locks` (the locks sample) and `bt`/`frame`/`ps` run
 
 Files named regress_<slug> (reproducers of fixed bugs) and by 40 hex digits (inputs scripts/fuzz --keep
 found, minimised) are left alone. The real files (portable PDBs, assemblies, descriptor JSON) are
@@ -470,6 +470,8 @@ def real_cases(build):
     server, _ = sample_core("roots", tmp, env={"DOTNET_gcServer": "1"})
     value, fin = (one_of_type(build, server, n) for n in ("RootsValue", "RootsFinalizable"))
     heap.append(("real_roots_server_gcroot", image(build, server, [["gcroot", value], ["gcroot", fin, "--json"]])))
+    locks, _ = sample_core("locks", tmp)
+    heap.append(("real_locks_locks", image(build, locks, [["locks"]])))
     write_dir("heap", heap, real=True)
     chains = [("real_nested_bt", image(build, nested, [["bt", "--address", task, "--locals", "--json"],
                                                        ["frame", "variable", "--address", task, "--frame", "1"],
