@@ -81,7 +81,7 @@ const struct adac_condition_wait *adac_condition_wait_of(const struct adac_lock_
  * for, in order from the thread waiting for the first: *n of them in cycle (room for `room`). The
  * first cycle found from lock `from` on (from: where the search goes on; it returns the next
  * `from`), false when none is left. Each cycle is reported once; one of more than `room` threads is
- * not reported (the views give room for 64). */
+ * not reported (the views give room for ADAC_MAX_WAIT_CYCLE). */
 bool adac_lock_cycle_next(const struct adac_held_locks *locks, const struct adac_lock_waits *waits, size_t *from,
                           size_t *cycle, size_t room, size_t *n);
 

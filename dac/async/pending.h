@@ -14,6 +14,7 @@
 #include "async/sync_wait.h"
 #include "async/classic_async.h"
 #include "async/lock_wait.h"
+#include "async/wait_cycle.h"
 #include "base/error.h"
 #include "types/locks.h"
 
@@ -40,6 +41,8 @@ struct adac_pending {
 	bool has_locks;
 	struct adac_held_locks locks;
 	struct adac_lock_waits lock_waits;
+	/* Threads waiting for each other through the tasks of running stacks (and locks). */
+	struct adac_wait_cycles wait_cycles;
 	double seconds_stacks;        /* wall time of building the stacks from the scan */
 	double collected_at;          /* adac_seconds() when adac_pending_collect ended */
 };

@@ -89,6 +89,7 @@
 #define ADAC_MAX_LIST_ITEMS 65536u             /* items of one List<object> of continuations followed */
 #define ADAC_MAX_DISPATCHERS 64u               /* nested dispatch loops (AsyncDispatcherInfo records) on one thread */
 #define ADAC_MAX_BLOCKING_INFOS 64u            /* nested blocking waits (ThreadBlockingInfo records) on one thread */
+#define ADAC_MAX_WAIT_CYCLE 64u               /* threads of one deadlock reported (locks, synchronous waits) */
 #define ADAC_MAX_STACK_SCAN_BYTES (64u << 20) /* bytes of one thread's stack searched for a synchronous waiter */
 #define ADAC_MAX_QUEUE_WAITERS ADAC_MAX_CHAINS     /* async waiters (TaskNodes) followed in one SemaphoreSlim's queue */
 #define ADAC_MAX_AWAITERS (1u << 28)           /* resolved awaiters of all tasks */

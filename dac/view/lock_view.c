@@ -6,7 +6,10 @@
 #include <stdlib.h>
 
 #include "async/lock_wait.h"
+#include "async/sync_wait.h"
+#include "async/wait_cycle.h"
 #include "base/json.h"
+#include "base/limits.h"
 #include "base/output.h"
 #include "runtime/object.h"
 #include "runtime/runtime.h"
@@ -57,8 +60,6 @@ void adac_lock_describe(struct adac_runtime *rt, const struct adac_held_lock *l,
 		         adac_lock_kind_name(l->kind));
 }
 
-#define MAX_CYCLE 64 /* threads of one deadlock shown */
-
 char *adac_lock_deadlock_text(struct adac_runtime *rt, const struct adac_held_locks *h, const size_t *cycle, size_t n,
                               char *buf, size_t size)
 {
@@ -78,6 +79,35 @@ char *adac_lock_deadlock_text(struct adac_runtime *rt, const struct adac_held_lo
 			break;
 		w += (size_t)m;
 			}
+	return buf;
+}
+
+char *adac_wait_cycle_text(struct adac_runtime *rt, const struct adac_held_locks *h, const struct adac_wait_step *steps,
+                           size_t n, char *buf, size_t size)
+{
+	size_t w = 0;
+	buf[0] = 0;
+	for (size_t k = 0; k < n && w < size; k++) {
+		const struct adac_wait_step *s = &steps[k], *next = &steps[k + 1 < n ? k + 1 : 0];
+		char what[200];
+		if (s->task)
+			snprintf(what, sizeof what, "synchronously for task 0x%016llx (" ADAC_SYNC_WAYS "), whose stack runs on",
+			         (unsigned long long)s->task);
+		else {
+			char lock[160];
+			adac_lock_describe(rt, &h->locks[s->lock], lock, sizeof lock);
+			snprintf(what, sizeof what, "for %s held by", lock);
+		}
+		int m = k == 0 ? snprintf(buf + w, size - w, "thread tid %llu (managed thread %u) waits %s",
+		                          (unsigned long long)s->os_tid, s->managed_id, what)
+		               : snprintf(buf + w, size - w, ", which waits %s", what);
+		if (m < 0)
+			break;
+		w += (size_t)m;
+		if (w < size && (m = snprintf(buf + w, size - w, " thread tid %llu (managed thread %u)",
+		                              (unsigned long long)next->os_tid, next->managed_id)) > 0)
+			w += (size_t)m;
+	}
 	return buf;
 }
 
@@ -210,9 +240,9 @@ void adac_lock_wait_print(struct adac_runtime *rt, const struct adac_held_locks 
 	adac_print(out, "  %s\n", line);
 	if (!w)
 		return;
-	size_t cycle[MAX_CYCLE], n, from = 0;
+	size_t cycle[ADAC_MAX_WAIT_CYCLE], n, from = 0;
 	char text[4096];
-	while (adac_lock_cycle_next(h, waits, &from, cycle, MAX_CYCLE, &n))
+	while (adac_lock_cycle_next(h, waits, &from, cycle, ADAC_MAX_WAIT_CYCLE, &n))
 		for (size_t k = 0; k < n; k++)
 			if (cycle[k] == w->lock) {
 				adac_print(out, "  deadlock: %s\n", adac_lock_deadlock_text(rt, h, cycle, n, text, sizeof text));
@@ -292,9 +322,9 @@ static void print_text(struct adac_runtime *rt, const struct adac_held_locks *h,
 		}
 		k += n;
 	}
-	size_t cycle[MAX_CYCLE], n, from = 0;
+	size_t cycle[ADAC_MAX_WAIT_CYCLE], n, from = 0;
 	char text[4096];
-	while (adac_lock_cycle_next(h, lw, &from, cycle, MAX_CYCLE, &n))
+	while (adac_lock_cycle_next(h, lw, &from, cycle, ADAC_MAX_WAIT_CYCLE, &n))
 		adac_print(out, "deadlock: %s\n", adac_lock_deadlock_text(rt, h, cycle, n, text, sizeof text));
 	if (h->count || idle)
 		adac_print(out, "\n");
@@ -342,8 +372,8 @@ static int print_json(struct adac_runtime *rt, const struct adac_held_locks *h, 
 		json_object_set_new(o, "waiting", waiting);
 		json_array_append_new(locks, o);
 	}
-	size_t cycle[MAX_CYCLE], n, from = 0;
-	while (adac_lock_cycle_next(h, lw, &from, cycle, MAX_CYCLE, &n)) {
+	size_t cycle[ADAC_MAX_WAIT_CYCLE], n, from = 0;
+	while (adac_lock_cycle_next(h, lw, &from, cycle, ADAC_MAX_WAIT_CYCLE, &n)) {
 		json_t *c = json_array();
 		for (size_t k = 0; k < n; k++) {
 			const struct adac_held_lock *prev = &h->locks[cycle[k ? k - 1 : n - 1]];

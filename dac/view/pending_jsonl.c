@@ -480,12 +480,13 @@ static int put_blockers(struct jsonl *j, struct adac_line *b, bool *f, const str
 	if (mw && put_lock_member(j, b, f, "monitor_wait", adac_lock_monitor_wait_json(p->rt, &p->locks, mw), mw->object,
 	                          err))
 		return -1;
-	char *cycle = st->stack->cycle ? adac_pending_cycle_text(j->l, st) : NULL;
-	if (cycle) {
+	char *cycle = st->stack->cycle ? adac_pending_cycle_text(j->l, st) : NULL, text[4096];
+	const char *threads = cycle ? cycle : adac_pending_stack_wait_cycle(p, st, text, sizeof text);
+	if (threads) {
 		key(b, f, "deadlock");
-		adac_line_json_str(b, cycle);
-		free(cycle);
+		adac_line_json_str(b, threads);
 	}
+	free(cycle);
 	return 0;
 }
 

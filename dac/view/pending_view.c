@@ -240,6 +240,19 @@ const struct adac_monitor_wait *adac_pending_stack_monitor_wait(const struct ada
 	return st->running && p->has_locks ? adac_monitor_wait_of(&p->lock_waits, st->running->os_tid) : NULL;
 }
 
+const char *adac_pending_stack_wait_cycle(const struct adac_pending *p, const struct adac_pending_stack *st, char *buf,
+                                          size_t size)
+{
+	for (uint32_t i = 0; p->wait_cycles.count && i < st->stack->count; i++) {
+		size_t n;
+		const struct adac_wait_step *c =
+			adac_wait_cycle_of_task(&p->wait_cycles, adac_pending_node_task(p, st->segs[i].node), &n);
+		if (c)
+			return adac_wait_cycle_text(st->rt, &p->locks, c, n, buf, size);
+	}
+	return NULL;
+}
+
 /* A stack's text but its number (print_number). */
 static void print_stack(const struct adac_pending_list *l, const struct adac_pending_stack *st, unsigned flags,
                         struct adac_out *out, struct adac_frame_texts *texts)
@@ -297,6 +310,10 @@ static void print_stack(const struct adac_pending_list *l, const struct adac_pen
 	if (st->stack->truncated)
 		adac_print(out, "  (stopped after %u stitched segments, ADAC_MAX_CHAIN_DEPTH)\n", st->stack->count);
 	each_wait(p, st, print_wait, out);
+	char text[4096];
+	const char *threads = adac_pending_stack_wait_cycle(p, st, text, sizeof text);
+	if (threads)
+		adac_print(out, "  deadlock: %s\n", threads);
 }
 
 void adac_pending_print_warnings(const struct adac_pending *p, struct adac_out *out)
@@ -543,12 +560,11 @@ static json_t *stack_json(const struct adac_pending_list *l, const struct adac_p
 	const struct adac_monitor_wait *mw = adac_pending_stack_monitor_wait(p, st);
 	if (mw)
 		json_object_set_new(j, "monitor_wait", adac_lock_monitor_wait_json(st->rt, &p->locks, mw));
-	if (st->stack->cycle) {
-		char *cycle = adac_pending_cycle_text(l, st);
-		if (cycle)
-			json_object_set_new(j, "deadlock", adac_json_text(cycle));
-		free(cycle);
-	}
+	char *cycle = st->stack->cycle ? adac_pending_cycle_text(l, st) : NULL, text[4096];
+	const char *threads = cycle ? cycle : adac_pending_stack_wait_cycle(p, st, text, sizeof text);
+	if (threads)
+		json_object_set_new(j, "deadlock", adac_json_text(threads));
+	free(cycle);
 	json_object_set_new(j, "truncated", json_boolean(st->stack->truncated));
 	return j;
 }

@@ -36,6 +36,11 @@ const struct adac_held_lock *adac_pending_stack_lock_wait(const struct adac_pend
 struct adac_monitor_wait;
 const struct adac_monitor_wait *adac_pending_stack_monitor_wait(const struct adac_pending *p,
                                                                 const struct adac_pending_stack *st);
+/* ... and the threads waiting for each other through one of its tasks (async/wait_cycle.h: a thread
+ * waits synchronously for it while the thread it runs on waits for the first one), as one line in
+ * buf (adac_wait_cycle_text); NULL when none. */
+const char *adac_pending_stack_wait_cycle(const struct adac_pending *p, const struct adac_pending_stack *st, char *buf,
+                                          size_t size);
 /* The stacks alone, no warnings and no summary: as text, or appended to the JSON array `json` when
  * it is not NULL (the objects "chains" holds). For `bt --address`: the logical stacks holding an
  * object, as `ps` shows them. l->listed says how many. */

@@ -22,6 +22,17 @@
 #include "view/runtime_view.h"
 #include "view/stack_groups.h"
 
+/* Whether synchronous wait w is a step of a deadlock through tasks (async/wait_cycle.h). */
+static bool in_wait_cycle(const struct adac_pending *p, const struct adac_sync_wait *w)
+{
+	size_t n;
+	const struct adac_wait_step *c = adac_wait_cycle_of_task(&p->wait_cycles, w->task, &n);
+	for (size_t s = 0; c && s < n; s++)
+		if (c[s].task == w->task && c[s].managed_id == w->managed_id && w->os_tid)
+			return true;
+	return false;
+}
+
 /* Deadlocks and starvation, and the stacks grouped into sg, from one pass over the stacks (the
  * listing l), then threads blocked on tasks and the objects many chains await; how many findings. */
 static int findings(struct adac_pending_list *l, struct adac_stack_groups *sg, const struct adac_held_locks *locks,
@@ -62,9 +73,11 @@ static int findings(struct adac_pending_list *l, struct adac_stack_groups *sg, c
 	}
 	if (adac_stack_groups_end(sg, more, err) || more < 0)
 		return -1;
-	/* Sync-over-async: threads blocked on tasks. */
+	/* Sync-over-async: threads blocked on tasks (one in a deadlock is in its line, below). */
 	for (size_t k = 0; k < p->sync_waits.count; k++) {
 		const struct adac_sync_wait *w = &p->sync_waits.waits[k];
+		if (in_wait_cycle(p, w))
+			continue;
 		if (w->os_tid) {
 			adac_print(out, "blocked: thread tid %llu (managed thread %u) waits synchronously for task 0x%016llx "
 			           "(" ADAC_SYNC_WAYS ")", (unsigned long long)w->os_tid,
@@ -88,14 +101,26 @@ static int findings(struct adac_pending_list *l, struct adac_stack_groups *sg, c
 	/* Threads waiting for each other's locks, and the locks threads wait for. */
 	bool *in_cycle = locks && locks->count ? calloc(locks->count, sizeof *in_cycle) : NULL;
 	if (locks && waits) {
-		size_t cycle[64], len, from = 0;
+		size_t cycle[ADAC_MAX_WAIT_CYCLE], len, from = 0;
 		char text[4096];
-		while (adac_lock_cycle_next(locks, waits, &from, cycle, 64, &len)) {
+		while (adac_lock_cycle_next(locks, waits, &from, cycle, ADAC_MAX_WAIT_CYCLE, &len)) {
 			adac_print(out, "deadlock: %s\n", adac_lock_deadlock_text(p->rt, locks, cycle, len, text, sizeof text));
 			for (size_t k = 0; in_cycle && k < len; k++)
 				in_cycle[cycle[k]] = true;
 			(*n)++;
 		}
+	}
+	/* Threads waiting for each other through tasks: sync-over-async under a lock. (Their lock
+	 * steps index p's locks, which `locks` then are.) */
+	const struct adac_wait_cycles *wc = &p->wait_cycles;
+	for (size_t k = 0, at = 0; k < wc->count; at = wc->ends[k++]) {
+		char text[4096];
+		adac_print(out, "deadlock: %s\n", adac_wait_cycle_text(p->rt, &p->locks, wc->steps + at, wc->ends[k] - at, text,
+		                                                       sizeof text));
+		for (size_t s = at; s < wc->ends[k]; s++)
+			if (!wc->steps[s].task && in_cycle && locks == &p->locks)
+				in_cycle[wc->steps[s].lock] = true;
+		(*n)++;
 	}
 	for (size_t i = 0; locks && i < locks->count; i++) {
 		const struct adac_held_lock *k = &locks->locks[i];

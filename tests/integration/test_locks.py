@@ -27,7 +27,6 @@ ThreadBlockingInfo.t_first through ClrMD's thread statics) and the threads' stac
                  what it waits on (the lock, the Monitor.Wait, the holder's task)
   .NET 10        no SyncBlock contract: one line saying so, exit 1; report's blocked threads "not known"
 """
-import json
 import os
 import shutil
 import sys
@@ -36,15 +35,6 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 import adactest as t  # noqa: E402
 import btsamples as b  # noqa: E402
 from btsamples import h  # noqa: E402
-
-
-def oracle_locks(core):
-    d = b.dn()
-    rc, out, err = t.run(["dotnet", d["DN_ORACLE"], "locks", core, "--dac", d["DN_DAC11"]], timeout=600,
-                         env={"DOTNET_CLI_TELEMETRY_OPTOUT": "1", "DOTNET_NOLOGO": "1"})
-    if rc != 0:
-        raise SystemExit(f"FAIL: oracle locks on {core} ({rc}): {err.strip()[-2000:]}")
-    return json.loads(out)
 
 
 def net10(tmp):
@@ -139,7 +129,7 @@ def main():
             want_cycle.reverse()
         t.check_eq((len(j["deadlocks"]) if j else None, cycle), (1, want_cycle), "locks --json: the deadlock of ab and ba")
         # The oracle: ClrMD's sync blocks and thin locks, and the Lock's fields.
-        o = oracle_locks(core)
+        o = b.oracle_locks(core)
         held = sorted((h(x["object"]), x["owner_managed_id"], x["owner_os_id"], x["recursion"])
                       for x in o["sync_blocks"] if x["held"])
         t.check_eq(held, sorted((h(x.get("object")), x["owner"]["managed_id"], x["owner"]["tid"], 1)

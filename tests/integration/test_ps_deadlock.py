@@ -5,7 +5,21 @@ cycle. Task addresses from the oracle (ClrMD: the statics s_a, s_b, s_c), lines 
   ps           the cycle's stack ends in "  deadlock: <the line>"; --json: chains[].cycle and .deadlock
                on that stack only
   report       the findings are exactly "deadlock: <the line>" (Bystander and DeadC share s_a, but
-               the stacks' innermost chain, DeadA, is one: nothing "shared")
+               the stacks' innermost chain, DeadA, is one: nothing "shared"), and the deadlock below
+And sync-over-async under a lock (async/wait_cycle.c): thread "guard" holds s_guard's Monitor and
+waits synchronously (Task.Wait()) for s_guarded, GuardedTop's task, whose stack runs on a thread-pool
+thread (GuardedTop -> GuardedLeaf resumed) that waits to enter s_guard. Every fact of the expected
+line is the oracle's (ClrMD + Microsoft's DAC): s_guard's sync block and its holder, the pool thread's
+blocking record (it enters that sync block's Lock) and its stack (GuardedLeaf), s_guarded's
+m_continuationObject (a Task+SetOnInvokeMres) whose m_lock is the Lock of the Condition the guard
+thread's blocking record waits on:
+  ps           the running stack GuardedTop ends in "  deadlock: thread tid G (managed thread g) waits
+               synchronously for task 0x<s_guarded> (...), whose stack runs on thread tid P (managed
+               thread p), which waits for System.Object 0x<s_guard> (Monitor) held by thread tid G (...)";
+               --json: .deadlock on it (cycle false)
+  report       "deadlock: <that line>" instead of the "blocked:" and "lock:" findings it explains
+  bt --thread G  the task's stack, with the line
+  lldb-22      `async ps` and `async report` of the core print the same lines
 """
 import os
 import re
@@ -21,13 +35,50 @@ SRC = os.path.join(t.SOURCE, "targets", "dotnet", "deadlock", "Program.cs")
 APP = "AsyncdacSamples.DeadlockApp"
 
 
+WAYS = "Task.Wait(), .Result or GetAwaiter().GetResult()"
+
+
+def guard_deadlock(core, tmp, ids):
+    """The sync-over-async deadlock's line, from the oracle alone."""
+    st = b.oracle_objects(core, tmp, statics=[f"{APP}::s_guard", f"{APP}::s_guarded"])["statics"]
+    guard, task = h(st[f"{APP}::s_guard"]["address"]), h(st[f"{APP}::s_guarded"]["address"])
+    o = b.oracle_locks(core)
+    held = [x for x in o["sync_blocks"] if h(x["object"]) == guard and x["held"]]
+    t.check_eq([x["owner_managed_id"] for x in held], [ids["guard"]], "oracle: thread guard holds s_guard's Monitor")
+    gtid = held[0]["owner_os_id"] if held else 0
+    recs = {x["managed_thread_id"]: (x["os_thread_id"], x["records"][0]) for x in o["blocking"] if x["records"]}
+    ptid, prec = recs.get(ids["guardpool"], (0, {}))
+    gt, grec = recs.get(ids["guard"], (0, {}))
+    t.check_eq((gt, prec.get("type"), grec.get("type")), (gtid, "System.Threading.Lock", "System.Threading.Condition"),
+               "oracle: the pool thread's innermost blocking record enters a Lock, the guard thread's waits on a Condition")
+    objs = b.oracle_objects(core, tmp, addresses=[task], stacks=[ptid])
+    mres = h(objs["objects"].get(task, {}).get("fields", {}).get("m_continuationObject"))
+    fields = b.oracle_objects(core, tmp, addresses=[mres])["objects"].get(mres, {})
+    t.check_eq((fields.get("type"), h(fields.get("fields", {}).get("m_lock"))),
+               ("System.Threading.Tasks.Task+SetOnInvokeMres", h(grec.get("lock"))),
+               "oracle: s_guarded's continuation is a Task+SetOnInvokeMres whose Lock the guard thread's Condition uses")
+    frames = [f.get("method") or "" for f in objs["stacks"].get(str(ptid), [])]
+    t.check(any(f.startswith(f"{APP}.GuardedLeaf()") for f in frames) and
+            any(f.startswith("System.Threading.Lock.TryEnterSlow") for f in frames),
+            f"oracle: the pool thread runs GuardedLeaf, in Lock.TryEnterSlow: {frames}")
+    j = b.cli_json(["locks", core], "locks")
+    lk = [x for x in (j["locks"] if j else []) if h(x["object"]) == guard]
+    t.check_eq([h(x.get("lock")) for x in lk], [h(prec.get("lock"))], "oracle: the pool thread enters s_guard's Lock")
+    g = f"thread tid {gtid} (managed thread {ids['guard']})"
+    return task, (f"{g} waits synchronously for task 0x{task:016x} ({WAYS}), whose stack runs on thread tid {ptid} "
+                  f"(managed thread {ids['guardpool']}), which waits for System.Object 0x{guard:016x} (Monitor) held by {g}"), gtid
+
+
 def main():
     tmp = t.tmpdir()
     try:
-        core = b.sample_core("deadlock", "Debug", tmp, parked=True)
+        fields = {}
+        core = b.sample_core("deadlock", "Debug", tmp, parked=True, fields=fields)
+        ids = {k: int(fields[k]) for k in ("guard", "guardpool")}
         names = [f"{APP}::s_{x}" for x in "abc"]
         st = b.oracle_objects(core, tmp, statics=names)["statics"]
         a, bb, c = (f"0x{h(st[n]['address']):016x}" for n in names)
+        guarded, threads, gtid = guard_deadlock(core, tmp, ids)
         with open(SRC) as f:
             L = {m.group(1): i for i, line in enumerate(f, 1) for m in [re.search(r"// @await (\w+)", line)] if m}
 
@@ -39,16 +90,31 @@ def main():
         j = b.cli_json(["ps", core], "ps")
         chains = j["chains"] if j else []
         shapes = sorted(tuple(f["method"].split("(")[0].rsplit(".", 1)[-1] for f in ch["frames"]) for ch in chains)
-        t.check_eq(shapes, [("DeadA", "Bystander"), ("DeadA", "DeadC", "DeadB", "DeadBOuter")], "ps: the stacks")
-        t.check_eq([(ch["cycle"], ch.get("deadlock")) for ch in sorted(chains, key=lambda ch: len(ch["frames"]))],
-                   [(False, None), (True, cycle)], "ps --json: cycle and deadlock")
+        t.check_eq(shapes, [("DeadA", "Bystander"), ("DeadA", "DeadC", "DeadB", "DeadBOuter"), ("GuardedTop",)],
+                   "ps: the stacks")
+        t.check_eq(sorted((len(ch["frames"]), h(ch["task"]["address"]), bool(ch.get("running")), ch["cycle"],
+                           ch.get("deadlock")) for ch in chains),
+                   sorted([(1, guarded, True, False, threads), (2, h(chains[1]["task"]["address"]) if len(chains) > 1 else 0,
+                                                                False, False, None),
+                           (4, h(bb), False, True, cycle)]), "ps --json: cycle and deadlock")
         rc, out, err = b.cli(["ps", core])
         t.check_eq((rc, err), (0, ""), "ps: exit code and stderr")
-        t.check_eq(out.count("deadlock: "), 1, f"ps: one deadlock line:\n{out}")
+        t.check_eq(out.count("deadlock: "), 2, f"ps: two deadlock lines:\n{out}")
         t.check(f"[state 0]\n  deadlock: {cycle}\n\n" in out, f"ps: the deadlock line ends its stack:\n{out}")
+        t.check(re.search(rf"^chain #0: running on thread \d+ \(managed thread {ids['guardpool']}\), task 0x{guarded:016x} "
+                          rf".*\n  async #0: .*GuardedTop\(\) \+ 0x[0-9a-f]+ at Program\.cs:\d+ \[state 0\]\n(  .*\n)*"
+                          rf"  deadlock: {re.escape(threads)}\n\n", out, re.M) is not None,
+                f"ps: the running stack GuardedTop ends in {threads!r}:\n{out}")
         rc, out, err = b.cli(["report", core])
         t.check_eq((rc, err), (0, ""), "report: exit code and stderr")
-        t.check_eq(out.split("\n\n== Runtime")[0], f"== Findings\ndeadlock: {cycle}", "report: findings")
+        t.check_eq(out.split("\n\n== Runtime")[0], f"== Findings\ndeadlock: {cycle}\ndeadlock: {threads}",
+                   "report: findings")
+        rc, out, err = b.cli(["bt", core, "--thread", str(gtid)])
+        t.check_eq((rc, err), (0, ""), "bt --thread (guard): exit code and stderr")
+        t.check(f"\n  deadlock: {threads}\n" in out, f"bt --thread {gtid}: the deadlock under the task's stack:\n{out}")
+        rc, out, err = t.lldb(["target create --core " + core, "async ps", "async report"])
+        t.check(rc == 0 and f"\n  deadlock: {threads}\n" in out and f"\ndeadlock: {threads}\n" in out,
+                f"lldb-22: async ps and async report print the deadlock:\n{out}{err}")
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     t.finish()

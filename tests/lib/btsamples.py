@@ -191,6 +191,17 @@ def oracle(core, tmp):
     return Oracle(data)
 
 
+def oracle_locks(core):
+    """`oracle locks`: ClrMD's sync blocks, thin locks and each thread's blocking records
+    ({"sync_blocks", "thin_locks", "blocking"})."""
+    d = dn()
+    rc, out, err = t.run(["dotnet", d["DN_ORACLE"], "locks", core, "--dac", d["DN_DAC11"]], timeout=600,
+                         env=_oracle_env())
+    if rc != 0:
+        raise SystemExit(f"FAIL: oracle locks on {core} ({rc}): {err.strip()[-2000:]}")
+    return json.loads(out)
+
+
 def oracle_objects(core, tmp, addresses=(), statics=(), stacks=(), roots=False):
     """`oracle objects`: {"objects": {addr: {...}}, "statics": {path: {...}}, "stacks": {"tid": [...]}}
     (object keys as ints); roots: also "roots", ClrMD's GC roots [{"kind", "address", "object", "thread"}]."""
