@@ -9,7 +9,8 @@
  * command must succeed or fail with a code and a one-line message, and JSON output must parse.
  * Seeds: images tests/fuzz/make_image.c recorded from createdump cores of the .NET 11 samples while
  * those commands ran (nested: bt and frame on its chain; shapes: ps --locals over 13 chain shapes;
- * running: bt of the thread running a resumed chain). */
+ * running: bt of the thread running a resumed chain; deadlock: ps --json over an await cycle and
+ * threads waiting for each other through a task and a lock). */
 #include <jansson.h>
 #include <stdbool.h>
 #include <stddef.h>
