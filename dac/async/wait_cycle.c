@@ -98,11 +98,12 @@ void adac_wait_cycles_free(struct adac_wait_cycles *c)
 	memset(c, 0, sizeof *c);
 }
 
-const struct adac_wait_step *adac_wait_cycle_of_task(const struct adac_wait_cycles *c, uint64_t task, size_t *n)
+const struct adac_wait_step *adac_wait_cycle_with(const struct adac_wait_cycles *c, const struct adac_wait_step *like,
+                                                  size_t *n)
 {
-	for (size_t k = 0, at = 0; task && k < c->count; at = c->ends[k++])
+	for (size_t k = 0, at = 0; (like->task || like->os_tid) && k < c->count; at = c->ends[k++])
 		for (size_t s = at; s < c->ends[k]; s++)
-			if (c->steps[s].task == task) {
+			if ((!like->task || c->steps[s].task == like->task) && (!like->os_tid || c->steps[s].os_tid == like->os_tid)) {
 				*n = c->ends[k] - at;
 				return &c->steps[at];
 			}

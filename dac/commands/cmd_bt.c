@@ -65,9 +65,13 @@ const struct adac_command_info adac_cmd_bt_info = {
 		"waiting to enter a lock (lock, Monitor.Enter, Lock.Enter: its blocking record,\n"
 		"which the runtime keeps for debuggers, says which) is followed by \"waiting for:\n"
 		"<lock>, held by thread tid <T> (...)\" and, when threads wait for each other's\n"
-		"locks, the \"deadlock:\" line `locks` prints; a thread in Monitor.Wait by \"in\n"
-		"Monitor.Wait: waiting for a pulse on <object> (Monitor), ...\", and one in\n"
-		"ManualResetEventSlim.Wait by \"in ManualResetEventSlim.Wait on <address>\".\n"
+		"locks, the \"deadlock:\" line `locks` prints, or when the holder waits\n"
+		"synchronously for a task whose stack this thread runs, \"deadlock: thread tid\n"
+		"<T> (...) waits for <lock> held by thread tid <H> (...), which waits\n"
+		"synchronously for task <addr> (...), whose stack runs on thread tid <T>\" (the\n"
+		"heap is scanned then); a thread in Monitor.Wait by \"in Monitor.Wait: waiting\n"
+		"for a pulse on <object> (Monitor), ...\", and one in ManualResetEventSlim.Wait\n"
+		"by \"in ManualResetEventSlim.Wait on <address>\".\n"
 		"\n"
 		"Physical frames come from the debugger's (or libdw's) unwinder; managed frames\n"
 		"it cannot unwind (no frame pointer, stopped in a prologue) are recovered from\n"
@@ -224,10 +228,28 @@ static void blocked(void *ctx, const struct adac_thread *th, struct adac_out *ou
  * the first such thread). */
 struct lock_ctx {
 	struct adac_runtime *rt;
+	struct stacks *s;
 	bool found, failed;
 	struct adac_held_locks locks;
 	struct adac_lock_waits waits;
 };
+
+/* "  deadlock: ..." when the holder of the lock thread tid waits for waits synchronously for a task
+ * (Task.Wait() under a lock), whose stack may run on this thread: the stacks are scanned then. */
+static void wait_cycle(struct lock_ctx *c, uint64_t tid, struct adac_out *out)
+{
+	const struct adac_lock_wait *w = adac_lock_wait_of(&c->waits, tid);
+	const struct adac_condition_wait *holder =
+		w ? adac_condition_wait_of(&c->waits, c->locks.locks[w->lock].owner_tid) : NULL;
+	const struct adac_lock_object_owner *o = holder ? adac_lock_object_owner(&c->locks, holder->lock) : NULL;
+	if (!o || o->kind != ADAC_OWNER_TASK_WAIT)
+		return;
+	struct adac_error e = {0};
+	if (!c->s->collected && adac_pending_collect(c->rt, out, 0, &c->s->p, &e))
+		return;
+	c->s->collected = true;
+	adac_pending_print_thread_wait_cycle(&c->s->p, tid, out);
+}
 
 static void waits_lock(void *ctx, const struct adac_thread *th, struct adac_out *out)
 {
@@ -250,8 +272,10 @@ static void waits_lock(void *ctx, const struct adac_thread *th, struct adac_out 
 			return;
 		}
 	}
-	if (c->found)
+	if (c->found) {
 		adac_lock_wait_print(c->rt, &c->locks, &c->waits, th->tid, out);
+		wait_cycle(c, th->tid, out);
+	}
 }
 
 /* "note: ..." after threads that run no chain: how many stacks `ps` lists, nothing when none or
@@ -313,7 +337,7 @@ int adac_cmd_bt(struct adac_target *t, enum adac_frontend fe, int argc, char **a
 	struct blocked_ctx bc = {rt, &stacks, o.view.flags & ADAC_VIEW_LOCALS};
 	o.view.blocked = blocked;
 	o.view.blocked_ctx = &bc;
-	struct lock_ctx lc = {.rt = rt};
+	struct lock_ctx lc = {.rt = rt, .s = &stacks};
 	o.view.waits_lock = waits_lock;
 	o.view.waits_lock_ctx = &lc;
 	for (size_t i = 0; rc == 0 && want_threads && i < n; i++) {

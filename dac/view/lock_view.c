@@ -83,12 +83,12 @@ char *adac_lock_deadlock_text(struct adac_runtime *rt, const struct adac_held_lo
 }
 
 char *adac_wait_cycle_text(struct adac_runtime *rt, const struct adac_held_locks *h, const struct adac_wait_step *steps,
-                           size_t n, char *buf, size_t size)
+                           size_t n, size_t first, char *buf, size_t size)
 {
 	size_t w = 0;
 	buf[0] = 0;
 	for (size_t k = 0; k < n && w < size; k++) {
-		const struct adac_wait_step *s = &steps[k], *next = &steps[k + 1 < n ? k + 1 : 0];
+		const struct adac_wait_step *s = &steps[(first + k) % n], *next = &steps[(first + k + 1) % n];
 		char what[200];
 		if (s->task)
 			snprintf(what, sizeof what, "synchronously for task 0x%016llx (" ADAC_SYNC_WAYS "), whose stack runs on",

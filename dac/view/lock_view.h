@@ -40,10 +40,10 @@ char *adac_lock_deadlock_text(struct adac_runtime *rt, const struct adac_held_lo
 
 /* "thread tid <A> (managed thread <a>) waits synchronously for task 0x<T> (Task.Wait(), ...), whose stack
  * runs on thread tid <B> (...), which waits for <lock> held by thread tid <A> (...)": a cycle of
- * async/wait_cycle.h's, in buf. */
+ * async/wait_cycle.h's from its step `first`, in buf. */
 struct adac_wait_step;
 char *adac_wait_cycle_text(struct adac_runtime *rt, const struct adac_held_locks *h, const struct adac_wait_step *steps,
-                           size_t n, char *buf, size_t size);
+                           size_t n, size_t first, char *buf, size_t size);
 
 /* "  waiting for: <lock>, held by thread tid <T> (...)": the line `bt` and `ps` print under a thread
  * waiting to enter l. */

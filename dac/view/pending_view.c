@@ -245,12 +245,25 @@ const char *adac_pending_stack_wait_cycle(const struct adac_pending *p, const st
 {
 	for (uint32_t i = 0; p->wait_cycles.count && i < st->stack->count; i++) {
 		size_t n;
-		const struct adac_wait_step *c =
-			adac_wait_cycle_of_task(&p->wait_cycles, adac_pending_node_task(p, st->segs[i].node), &n);
+		const struct adac_wait_step like = {.task = adac_pending_node_task(p, st->segs[i].node)};
+		const struct adac_wait_step *c = adac_wait_cycle_with(&p->wait_cycles, &like, &n);
 		if (c)
-			return adac_wait_cycle_text(st->rt, &p->locks, c, n, buf, size);
+			return adac_wait_cycle_text(st->rt, &p->locks, c, n, 0, buf, size);
 	}
 	return NULL;
+}
+
+void adac_pending_print_thread_wait_cycle(const struct adac_pending *p, uint64_t tid, struct adac_out *out)
+{
+	size_t n;
+	const struct adac_wait_step like = {.os_tid = tid};
+	const struct adac_wait_step *c = adac_wait_cycle_with(&p->wait_cycles, &like, &n);
+	size_t first = 0;
+	while (c && c[first].os_tid != tid)
+		first++;
+	char text[4096];
+	if (c)
+		adac_print(out, "  deadlock: %s\n", adac_wait_cycle_text(p->rt, &p->locks, c, n, first, text, sizeof text));
 }
 
 /* A stack's text but its number (print_number). */

@@ -41,6 +41,9 @@ const struct adac_monitor_wait *adac_pending_stack_monitor_wait(const struct ada
  * buf (adac_wait_cycle_text); NULL when none. */
 const char *adac_pending_stack_wait_cycle(const struct adac_pending *p, const struct adac_pending_stack *st, char *buf,
                                           size_t size);
+/* For bt, after the lines of OS thread tid: "  deadlock: <adac_wait_cycle_text>" from its step, when
+ * it is a step of one (nothing else). */
+void adac_pending_print_thread_wait_cycle(const struct adac_pending *p, uint64_t tid, struct adac_out *out);
 /* The stacks alone, no warnings and no summary: as text, or appended to the JSON array `json` when
  * it is not NULL (the objects "chains" holds). For `bt --address`: the logical stacks holding an
  * object, as `ps` shows them. l->listed says how many. */

@@ -26,11 +26,8 @@
 static bool in_wait_cycle(const struct adac_pending *p, const struct adac_sync_wait *w)
 {
 	size_t n;
-	const struct adac_wait_step *c = adac_wait_cycle_of_task(&p->wait_cycles, w->task, &n);
-	for (size_t s = 0; c && s < n; s++)
-		if (c[s].task == w->task && c[s].managed_id == w->managed_id && w->os_tid)
-			return true;
-	return false;
+	const struct adac_wait_step like = {.os_tid = w->os_tid, .task = w->task};
+	return w->os_tid && adac_wait_cycle_with(&p->wait_cycles, &like, &n);
 }
 
 /* Deadlocks and starvation, and the stacks grouped into sg, from one pass over the stacks (the
@@ -115,7 +112,7 @@ static int findings(struct adac_pending_list *l, struct adac_stack_groups *sg, c
 	const struct adac_wait_cycles *wc = &p->wait_cycles;
 	for (size_t k = 0, at = 0; k < wc->count; at = wc->ends[k++]) {
 		char text[4096];
-		adac_print(out, "deadlock: %s\n", adac_wait_cycle_text(p->rt, &p->locks, wc->steps + at, wc->ends[k] - at, text,
+		adac_print(out, "deadlock: %s\n", adac_wait_cycle_text(p->rt, &p->locks, wc->steps + at, wc->ends[k] - at, 0, text,
 		                                                       sizeof text));
 		for (size_t s = at; s < wc->ends[k]; s++)
 			if (!wc->steps[s].task && in_cycle && locks == &p->locks)

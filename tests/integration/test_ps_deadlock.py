@@ -19,6 +19,10 @@ thread's blocking record waits on:
                --json: .deadlock on it (cycle false)
   report       "deadlock: <that line>" instead of the "blocked:" and "lock:" findings it explains
   bt --thread G  the task's stack, with the line
+  bt --thread P  after "waiting for: <s_guard>, held by thread tid G", the same cycle from P: "deadlock:
+               thread tid P (...) waits for System.Object 0x<s_guard> (Monitor) held by thread tid G
+               (...), which waits synchronously for task 0x<s_guarded> (...), whose stack runs on
+               thread tid P (...)"
   lldb-22      `async ps` and `async report` of the core print the same lines
 """
 import os
@@ -64,9 +68,10 @@ def guard_deadlock(core, tmp, ids):
     j = b.cli_json(["locks", core], "locks")
     lk = [x for x in (j["locks"] if j else []) if h(x["object"]) == guard]
     t.check_eq([h(x.get("lock")) for x in lk], [h(prec.get("lock"))], "oracle: the pool thread enters s_guard's Lock")
-    g = f"thread tid {gtid} (managed thread {ids['guard']})"
-    return task, (f"{g} waits synchronously for task 0x{task:016x} ({WAYS}), whose stack runs on thread tid {ptid} "
-                  f"(managed thread {ids['guardpool']}), which waits for System.Object 0x{guard:016x} (Monitor) held by {g}"), gtid
+    g, p = f"thread tid {gtid} (managed thread {ids['guard']})", f"thread tid {ptid} (managed thread {ids['guardpool']})"
+    lock, sync = f"System.Object 0x{guard:016x} (Monitor)", f"task 0x{task:016x} ({WAYS})"
+    return (task, f"{g} waits synchronously for {sync}, whose stack runs on {p}, which waits for {lock} held by {g}",
+            f"{p} waits for {lock} held by {g}, which waits synchronously for {sync}, whose stack runs on {p}", gtid, ptid)
 
 
 def main():
@@ -78,7 +83,7 @@ def main():
         names = [f"{APP}::s_{x}" for x in "abc"]
         st = b.oracle_objects(core, tmp, statics=names)["statics"]
         a, bb, c = (f"0x{h(st[n]['address']):016x}" for n in names)
-        guarded, threads, gtid = guard_deadlock(core, tmp, ids)
+        guarded, threads, from_pool, gtid, ptid = guard_deadlock(core, tmp, ids)
         with open(SRC) as f:
             L = {m.group(1): i for i, line in enumerate(f, 1) for m in [re.search(r"// @await (\w+)", line)] if m}
 
@@ -112,6 +117,10 @@ def main():
         rc, out, err = b.cli(["bt", core, "--thread", str(gtid)])
         t.check_eq((rc, err), (0, ""), "bt --thread (guard): exit code and stderr")
         t.check(f"\n  deadlock: {threads}\n" in out, f"bt --thread {gtid}: the deadlock under the task's stack:\n{out}")
+        rc, out, err = b.cli(["bt", core, "--thread", str(ptid)])
+        t.check_eq((rc, err), (0, ""), "bt --thread (pool): exit code and stderr")
+        t.check(re.search(rf"\n  waiting for: .*\n  deadlock: {re.escape(from_pool)}\n  async #0: .*GuardedTop", out) is not None,
+                f"bt --thread {ptid}: the deadlock from the pool thread, after its waiting-for line:\n{out}")
         rc, out, err = t.lldb(["target create --core " + core, "async ps", "async report"])
         t.check(rc == 0 and f"\n  deadlock: {threads}\n" in out and f"\ndeadlock: {threads}\n" in out,
                 f"lldb-22: async ps and async report print the deadlock:\n{out}{err}")
