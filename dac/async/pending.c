@@ -15,8 +15,8 @@
 #include "types/methoddesc.h"
 #include "types/names.h"
 
-/* Threads waiting for each other through tasks (wait_cycle.h): the tasks of the stacks that run on a
- * thread, when a thread waits synchronously for a task at all. */
+/* The tasks of the stacks that run on a thread, and the threads waiting for each other through them
+ * (wait_cycle.h), when a thread waits synchronously for a task at all. */
 static int find_wait_cycles(struct adac_pending *p, struct adac_error *err)
 {
 	bool waited = false;
@@ -24,8 +24,7 @@ static int find_wait_cycles(struct adac_pending *p, struct adac_error *err)
 		waited = p->sync_waits.waits[k].os_tid != 0;
 	if (!waited)
 		return 0;
-	struct adac_task_runner *runners = NULL;
-	size_t n = 0, cap = 0;
+	size_t cap = 0;
 	for (size_t s = 0; s < p->graph.stack_count; s++) {
 		const struct adac_async_stack *st = &p->graph.stacks[s];
 		const struct adac_scan_running *r = adac_pending_running(p, st);
@@ -33,17 +32,21 @@ static int find_wait_cycles(struct adac_pending *p, struct adac_error *err)
 			uint64_t task = adac_pending_node_task(p, &p->graph.nodes[p->graph.stack_nodes[st->first + i]]);
 			if (!task)
 				continue;
-			if (adac_grow((void **)&runners, &cap, n + 1, sizeof *runners, 8)) {
-				free(runners);
+			if (adac_grow((void **)&p->runners, &cap, p->runner_count + 1, sizeof *p->runners, 8))
 				return adac_fail(err, ADAC_E_NOMEM, 0, "out of memory");
-			}
-			runners[n++] = (struct adac_task_runner){task, r->os_tid, r->managed_id};
+			p->runners[p->runner_count++] = (struct adac_task_runner){task, r->os_tid, r->managed_id};
 		}
 	}
-	int rc = adac_wait_cycles_find(p->has_locks ? &p->locks : NULL, p->has_locks ? &p->lock_waits : NULL,
-	                               &p->sync_waits, runners, n, &p->wait_cycles, err);
-	free(runners);
-	return rc;
+	return adac_wait_cycles_find(p->has_locks ? &p->locks : NULL, p->has_locks ? &p->lock_waits : NULL,
+	                             &p->sync_waits, p->runners, p->runner_count, &p->wait_cycles, err);
+}
+
+const struct adac_task_runner *adac_pending_task_runner(const struct adac_pending *p, uint64_t task)
+{
+	for (size_t i = 0; task && i < p->runner_count; i++)
+		if (p->runners[i].task == task)
+			return &p->runners[i];
+	return NULL;
 }
 
 int adac_pending_collect(struct adac_runtime *rt, struct adac_out *out, unsigned flags, struct adac_pending *p,
@@ -97,6 +100,7 @@ void adac_pending_free(struct adac_pending *p)
 	adac_awaited_owners_free(&p->owners);
 	adac_sync_waits_free(&p->sync_waits);
 	adac_wait_cycles_free(&p->wait_cycles);
+	free(p->runners);
 	if (p->has_locks) {
 		adac_lock_waits_free(&p->lock_waits);
 		adac_held_locks_free(&p->locks);

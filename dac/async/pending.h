@@ -41,7 +41,10 @@ struct adac_pending {
 	bool has_locks;
 	struct adac_held_locks locks;
 	struct adac_lock_waits lock_waits;
-	/* Threads waiting for each other through the tasks of running stacks (and locks). */
+	/* When a thread waits synchronously for a task: the tasks of the stacks that run on threads, and
+	 * the threads waiting for each other through them (and locks). */
+	struct adac_task_runner *runners;
+	size_t runner_count;
 	struct adac_wait_cycles wait_cycles;
 	double seconds_stacks;        /* wall time of building the stacks from the scan */
 	double collected_at;          /* adac_seconds() when adac_pending_collect ended */
@@ -75,6 +78,9 @@ void adac_pending_node_task_desc_on(const struct adac_pending *p, struct adac_ru
 
 /* The task of a node: a chain's owner, a box, a task; 0 when unknown. */
 uint64_t adac_pending_node_task(const struct adac_pending *p, const struct adac_async_node *n);
+/* The thread running a stack that holds `task`, NULL when none does or no thread waits synchronously
+ * for a task (runners are found only then). */
+const struct adac_task_runner *adac_pending_task_runner(const struct adac_pending *p, uint64_t task);
 /* The thread running the chain a stack starts with, else NULL. */
 const struct adac_scan_running *adac_pending_running(const struct adac_pending *p, const struct adac_async_stack *st);
 /* The task a stack's first node awaits through m_continuationObject, when the graph knows one, read

@@ -37,7 +37,12 @@ const struct adac_command_info adac_cmd_report_info = {
 		"                     `bt` names it under their frames (\"3 threads (tid A, B,\n"
 		"                     C): waiting for: <lock>, held by ...\", \"in Monitor.Wait:\n"
 		"                     ...\", \"in ManualResetEventSlim.Wait on ...\", \"waits\n"
-		"                     synchronously for task <addr> ...\")\n"
+		"                     synchronously for task <addr> ...\"), each followed by\n"
+		"                     what that waits for in turn (\"  then: ...\"): a lock's\n"
+		"                     holder and what blocks it, a task's stack: the thread it\n"
+		"                     runs on and what blocks that, or where it is suspended\n"
+		"                     and what it awaits (\"  then: task <addr> is suspended:\n"
+		"                     chain #N, <frame> at <file>:<line>, awaiting <addr> ...\")\n"
 		"  == Async stacks, grouped by what they await   as `ps --coalesce`\n"
 		"  == Top frames      as `ps --stats`\n",
 };

@@ -186,31 +186,47 @@ static void print_frame(const struct adac_async_frame *f, size_t index, struct a
 	out->write(out->ctx, buf, (size_t)n);
 }
 
+/* "<address> <type> [(token <n>)] [<task status>] [(<leaf>)]" onto b. */
+static void awaiting_put(const struct adac_awaiting *a, struct adac_line *b)
+{
+	adac_line_addr(b, a->object);
+	adac_line_put(b, " ");
+	adac_line_put(b, a->type ? a->type : "?");
+	if (a->has_token) {
+		adac_line_put(b, " (token ");
+		adac_line_i64(b, a->token);
+		adac_line_put(b, ")");
+	}
+	if (a->has_state_flags) {
+		adac_line_put(b, " [");
+		adac_line_put(b, adac_task_status(a->state_flags));
+		adac_line_put(b, "]");
+	}
+	if (a->leaf[0]) {
+		adac_line_put(b, " (");
+		adac_line_put(b, a->leaf);
+		adac_line_put(b, ")");
+	}
+}
+
 void adac_awaiting_print(const struct adac_awaiting *a, struct adac_out *out)
 {
 	char buf[512];
 	struct adac_line b = adac_line_on(buf, sizeof buf);
 	adac_line_put(&b, "  awaiting: ");
-	adac_line_addr(&b, a->object);
-	adac_line_put(&b, " ");
-	adac_line_put(&b, a->type ? a->type : "?");
-	if (a->has_token) {
-		adac_line_put(&b, " (token ");
-		adac_line_i64(&b, a->token);
-		adac_line_put(&b, ")");
-	}
-	if (a->has_state_flags) {
-		adac_line_put(&b, " [");
-		adac_line_put(&b, adac_task_status(a->state_flags));
-		adac_line_put(&b, "]");
-	}
-	if (a->leaf[0]) {
-		adac_line_put(&b, " (");
-		adac_line_put(&b, a->leaf);
-		adac_line_put(&b, ")");
-	}
+	awaiting_put(a, &b);
 	adac_line_put(&b, "\n");
 	adac_line_write(&b, out);
+	adac_line_free(&b);
+}
+
+void adac_awaiting_fprint(const struct adac_awaiting *a, FILE *f)
+{
+	char buf[512];
+	struct adac_line b = adac_line_on(buf, sizeof buf);
+	awaiting_put(a, &b);
+	if (!b.nomem)
+		fwrite(b.p, 1, b.len, f);
 	adac_line_free(&b);
 }
 

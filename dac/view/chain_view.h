@@ -6,6 +6,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "async/async_frame.h"
 #include "async/resolved_chain.h"
@@ -43,6 +44,8 @@ struct json_t *adac_async_frame_json(const struct adac_async_frame *f, size_t in
 /* What a chain waits for: "  awaiting: <address> <type> [(token <n>)] [<task status>]", and as
  * JSON {"object", "type", "field", "token"?, "status"?, "state_flags"?}. */
 void adac_awaiting_print(const struct adac_awaiting *a, struct adac_out *out);
+/* ... without "  awaiting: " and the newline, to f. */
+void adac_awaiting_fprint(const struct adac_awaiting *a, FILE *f);
 struct json_t *adac_awaiting_json(const struct adac_awaiting *a);
 
 /* Appends the shown frames of v (at most limit; 0: all) to the array frames as

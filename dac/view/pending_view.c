@@ -114,6 +114,35 @@ static void cycle_edge(const struct adac_pending *p, struct adac_runtime *rt, co
 	cycle_node(p, rt, s, f);
 }
 
+char *adac_pending_task_where(struct adac_pending *p, uint64_t task, struct adac_out *out, struct adac_error *err)
+{
+	struct adac_pending_list l = {0};
+	struct adac_pending_filter filter = {.addresses = &task, .naddresses = 1};
+	if (adac_pending_list_init(&l, p, &filter, out, err))
+		return NULL;
+	struct adac_pending_stack st;
+	char *text = NULL;
+	size_t len = 0;
+	int more = adac_pending_list_next(&l, &st, err);
+	FILE *f = more > 0 ? open_memstream(&text, &len) : NULL;
+	if (f) {
+		fprintf(f, "chain #%zu, ", st.number);
+		cycle_node(p, st.rt, &st.segs[0], f);
+		struct adac_awaiting buf;
+		const struct adac_awaiting *aw = adac_pending_stack_awaiting(&l, &st, &buf);
+		if (aw) {
+			fprintf(f, ", awaiting ");
+			adac_awaiting_fprint(aw, f);
+		}
+		fclose(f);
+	} else if (more > 0)
+		adac_fail(err, ADAC_E_NOMEM, 0, "out of memory");
+	else if (more == 0)
+		adac_fail(err, ADAC_E_NOT_FOUND, 0, "no pending stack holds task 0x%016llx", (unsigned long long)task);
+	adac_pending_list_free(&l);
+	return text;
+}
+
 char *adac_pending_cycle_text(const struct adac_pending_list *l, const struct adac_pending_stack *st)
 {
 	const struct adac_pending *p = l->p;

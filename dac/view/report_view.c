@@ -182,6 +182,9 @@ struct blocked {
 	uint64_t tid;
 	uint32_t managed_id;
 	size_t group_size;   /* (set on a group's first entry) */
+	uint64_t task;       /* it waits synchronously for this task, or */
+	size_t lock;         /* (task 0, lock_wait) for this held lock, or for neither */
+	bool lock_wait;
 };
 
 static int cmp_blocked(const void *a, const void *b)
@@ -199,21 +202,95 @@ static int cmp_group(const void *a, const void *b)
 	return (x->tid > y->tid) - (x->tid < y->tid);
 }
 
-static bool add_blocked(struct blocked **v, size_t *n, size_t *cap, const char *text, uint64_t tid, uint32_t managed_id)
+static bool add_blocked(struct blocked **v, size_t *n, size_t *cap, const char *text, const struct blocked *b)
 {
 	if (adac_grow((void **)v, cap, *n + 1, sizeof **v, 16))
 		return false;
 	char *copy = strdup(text);
 	if (!copy)
 		return false;
-	(*v)[(*n)++] = (struct blocked){copy, tid, managed_id, 0};
+	(*v)[*n] = *b;
+	(*v)[(*n)++].text = copy;
 	return true;
+}
+
+/* ---- wait chains ---- */
+
+struct chain_ctx {
+	struct adac_runtime *rt;
+	struct adac_pending *p;
+	const struct adac_held_locks *h;
+	const struct blocked *v;
+	size_t n;
+	struct adac_out *out;
+};
+
+/* "  then: <who> thread tid T (managed thread M): <what it waits on>", or that it waits for nothing
+ * recorded; its entry, NULL when none. */
+static const struct blocked *then_thread(const struct chain_ctx *c, const char *who, uint64_t tid, uint32_t managed_id)
+{
+	const struct blocked *b = NULL;
+	for (size_t i = 0; i < c->n && !b; i++)
+		if (c->v[i].tid == tid)
+			b = &c->v[i];
+	adac_print(c->out, "  then: %sthread tid %llu (managed thread %u): ", who, (unsigned long long)tid, managed_id);
+	if (b)
+		adac_print(c->out, "%s\n", b->text);
+	else
+		adac_print(c->out, "no wait recorded: see `bt --thread %llu`\n", (unsigned long long)tid);
+	return b;
+}
+
+/* After a group's line, what the thing its threads wait on waits for in turn ("  then: ..."): a
+ * lock's holder and what blocks it; for a task waited for synchronously, the thread its stack runs
+ * on and what blocks that one, or where the stack is suspended and what it awaits. Up to a thread
+ * seen already (a deadlock: the findings name it), a wait that names no thread (Monitor.Wait, a
+ * ManualResetEventSlim) or ADAC_MAX_WAIT_CYCLE steps. */
+static void print_wait_chain(const struct chain_ctx *c, const struct blocked *b)
+{
+	uint64_t seen[ADAC_MAX_WAIT_CYCLE];
+	size_t nseen = 0;
+	for (size_t k = 0; k < b->group_size && nseen < ADAC_MAX_WAIT_CYCLE; k++)
+		seen[nseen++] = b[k].tid;
+	while (b && nseen < ADAC_MAX_WAIT_CYCLE) {
+		uint64_t tid;
+		uint32_t managed_id;
+		const char *who = "";
+		if (b->lock_wait) {
+			tid = c->h->locks[b->lock].owner_tid;
+			managed_id = c->h->locks[b->lock].owner;
+		} else if (b->task) {
+			const struct adac_task_runner *r = c->p ? adac_pending_task_runner(c->p, b->task) : NULL;
+			if (!r) {
+				struct adac_error e = {0};
+				char *where = c->p ? adac_pending_task_where(c->p, b->task, c->out, &e) : NULL;
+				if (where)
+					adac_print(c->out, "  then: task 0x%016llx is suspended: %s\n", (unsigned long long)b->task, where);
+				free(where);
+				return;
+			}
+			tid = r->os_tid;
+			managed_id = r->managed_id;
+			who = "its stack runs on ";
+		} else
+			return;
+		if (!tid)
+			return;
+		for (size_t i = 0; i < nseen; i++)
+			if (seen[i] == tid) {
+				adac_print(c->out, "  then: %sthread tid %llu (managed thread %u) again: a deadlock\n", who,
+				           (unsigned long long)tid, managed_id);
+				return;
+			}
+		seen[nseen++] = tid;
+		b = then_thread(c, who, tid, managed_id);
+	}
 }
 
 /* "== Blocked threads": every managed thread blocked in a wait the runtime records (a lock, Monitor.Wait,
  * ManualResetEventSlim.Wait) or waiting synchronously for a task, one line per thing waited on, the
  * most waited-on first. How many lines; -1 when memory runs out. */
-static long blocked_threads(struct adac_runtime *rt, const struct adac_pending *p, const struct adac_held_locks *h,
+static long blocked_threads(struct adac_runtime *rt, struct adac_pending *p, const struct adac_held_locks *h,
                             const struct adac_lock_waits *w, struct adac_out *out)
 {
 	struct blocked *v = NULL;
@@ -226,21 +303,23 @@ static long blocked_threads(struct adac_runtime *rt, const struct adac_pending *
 			continue;
 		snprintf(text, sizeof text, "waits synchronously for task 0x%016llx (" ADAC_SYNC_WAYS ")",
 		         (unsigned long long)s->task);
-		ok = add_blocked(&v, &n, &cap, text, s->os_tid, s->managed_id);
+		ok = add_blocked(&v, &n, &cap, text, &(struct blocked){.tid = s->os_tid, .managed_id = s->managed_id,
+		                                                      .task = s->task});
 	}
 	for (size_t i = 0; w && ok && i < w->count; i++) {
 		const struct adac_lock_wait *l = &w->waits[i];
-		ok = add_blocked(&v, &n, &cap, adac_lock_waiting_text(rt, &h->locks[l->lock], text, sizeof text), l->os_tid,
-		                 l->managed_id);
+		ok = add_blocked(&v, &n, &cap, adac_lock_waiting_text(rt, &h->locks[l->lock], text, sizeof text),
+		                 &(struct blocked){.tid = l->os_tid, .managed_id = l->managed_id, .lock = l->lock, .lock_wait = true});
 	}
 	for (size_t i = 0; w && ok && i < w->monitor_wait_count; i++) {
 		const struct adac_monitor_wait *m = &w->monitor_waits[i];
-		ok = add_blocked(&v, &n, &cap, adac_lock_monitor_wait_text(rt, h, m, text, sizeof text), m->os_tid, m->managed_id);
+		ok = add_blocked(&v, &n, &cap, adac_lock_monitor_wait_text(rt, h, m, text, sizeof text),
+		                 &(struct blocked){.tid = m->os_tid, .managed_id = m->managed_id});
 	}
 	for (size_t i = 0; w && ok && i < w->condition_wait_count; i++) {
 		const struct adac_condition_wait *c = &w->condition_waits[i];
 		if (adac_lock_condition_wait_text(h, c, text, sizeof text)) /* (NULL: a Task.Wait()'s, above) */
-			ok = add_blocked(&v, &n, &cap, text, c->os_tid, c->managed_id);
+			ok = add_blocked(&v, &n, &cap, text, &(struct blocked){.tid = c->os_tid, .managed_id = c->managed_id});
 	}
 	long lines = -1;
 	struct blocked **groups = ok ? malloc((n ? n : 1) * sizeof *groups) : NULL;
@@ -255,19 +334,21 @@ static long blocked_threads(struct adac_runtime *rt, const struct adac_pending *
 		}
 		if (ng > 1)
 			qsort(groups, ng, sizeof *groups, cmp_group);
+		const struct chain_ctx cc = {rt, p, h, v, n, out};
 		for (size_t g = 0; g < ng && g < MAX_BLOCKED_GROUPS; g++) {
 			const struct blocked *b = groups[g];
 			if (b->group_size == 1) {
 				adac_print(out, "thread tid %llu (managed thread %u): %s\n", (unsigned long long)b->tid, b->managed_id,
 				           b->text);
-				continue;
+			} else {
+				adac_print(out, "%zu threads (tid", b->group_size);
+				for (size_t k = 0; k < b->group_size && k < MAX_GROUP_TIDS; k++)
+					adac_print(out, "%s %llu", k ? "," : "", (unsigned long long)b[k].tid);
+				if (b->group_size > MAX_GROUP_TIDS)
+					adac_print(out, " and %zu more", b->group_size - MAX_GROUP_TIDS);
+				adac_print(out, "): %s\n", b->text);
 			}
-			adac_print(out, "%zu threads (tid", b->group_size);
-			for (size_t k = 0; k < b->group_size && k < MAX_GROUP_TIDS; k++)
-				adac_print(out, "%s %llu", k ? "," : "", (unsigned long long)b[k].tid);
-			if (b->group_size > MAX_GROUP_TIDS)
-				adac_print(out, " and %zu more", b->group_size - MAX_GROUP_TIDS);
-			adac_print(out, "): %s\n", b->text);
+			print_wait_chain(&cc, b);
 		}
 		if (ng > MAX_BLOCKED_GROUPS)
 			adac_print(out, "... and %zu more things threads wait on: see `locks` and `bt`\n", ng - MAX_BLOCKED_GROUPS);

@@ -24,7 +24,9 @@ ThreadBlockingInfo.t_first through ClrMD's thread statics) and the threads' stac
                  and monitor_wait (JSON)
   report         the holder's "blocked:" finding names the lock it holds; the deadlock; one "lock:"
                  finding per other lock threads wait for; "== Blocked threads": each waiting thread by
-                 what it waits on (the lock, the Monitor.Wait, the holder's task)
+                 what it waits on (the lock, the Monitor.Wait, the holder's task), and what that waits
+                 for in turn ("  then: ..."): the holder's task, suspended in LockedLeaf on s_gate's
+                 task (the oracle's); ab and ba each other (a deadlock); s_lock's holder nothing
   .NET 10        no SyncBlock contract: one line saying so, exit 1; report's blocked threads "not known"
 """
 import os
@@ -281,11 +283,28 @@ def main():
                                f"GetAwaiter().GetResult())", []).append((w["tid"], w["managed_id"]))
         for m in mw:
             blocked.setdefault(in_monitor_wait(m), []).append((m["tid"], m["managed_id"]))
+        # Each line's wait chain: s_monitor's holder waits for LockedTop's task, suspended in LockedLeaf on
+        # s_gate's task (the oracle's); ab and ba wait for each other; scope (s_lock's holder) waits for nothing.
+        gate = b.oracle_objects(core, tmp, statics=["AsyncdacSamples.LocksApp::s_gate"])["statics"].get(
+            "AsyncdacSamples.LocksApp::s_gate", {}).get("address")
+        gate_task = b.oracle_objects(core, tmp, addresses=[gate])["objects"].get(h(gate), {}).get("fields", {}).get("_task")
+        top = next((ch for ch in (ps or {}).get("chains", []) if ch["frames"][-1]["method"].endswith("LockedTop()")), {})
+        with open(os.path.join(t.SOURCE, "targets", "dotnet", "locks", "Program.cs")) as f:
+            leaf_line = next(i for i, s in enumerate(f, 1) if "// @await LockedLeaf" in s)
+        task_wait = waits[0]["task"] if waits else "?"
+        suspended = (f"  then: task {task_wait} is suspended: chain #{top.get('index')}, AsyncdacSamples.LocksApp.LockedLeaf() "
+                     f"at Program.cs:{leaf_line}, awaiting 0x{h(gate_task):016x} System.Threading.Tasks.Task<Int32> "
+                     f"[WaitingForActivation] (never completed: a promise, such as a TaskCompletionSource's task)\n")
+        holder_wait = f"waits synchronously for task {task_wait} (Task.Wait(), .Result or GetAwaiter().GetResult())"
+        then = {waiting_for(mon): f"  then: {holder(mon)}: {holder_wait}\n" + suspended, holder_wait: suspended,
+                waiting_for(la): f"  then: {holder(la)}: {waiting_for(lb)}\n  then: {holder(lb)} again: a deadlock\n",
+                waiting_for(lb): f"  then: {holder(lb)}: {waiting_for(la)}\n  then: {holder(la)} again: a deadlock\n",
+                waiting_for(lk): f"  then: {holder(lk)}: no wait recorded: see `bt --thread {lk['owner']['tid']}`\n"}
         want_blocked = ""
         for text, ts in sorted(blocked.items(), key=lambda kv: (-len(kv[1]), min(kv[1]))):
             ts.sort()
             want_blocked += (f"thread tid {ts[0][0]} (managed thread {ts[0][1]}): {text}\n" if len(ts) == 1 else
-                             f"{len(ts)} threads (tid {', '.join(str(x) for x, _ in ts)}): {text}\n")
+                             f"{len(ts)} threads (tid {', '.join(str(x) for x, _ in ts)}): {text}\n") + then.get(text, "")
         section = report.split("\n== Blocked threads\n")[-1].split("\n\n== ")[0] + "\n"
         t.check_eq(section, want_blocked, "report: == Blocked threads")
         net10(tmp)

@@ -17,7 +17,9 @@ thread's blocking record waits on:
                synchronously for task 0x<s_guarded> (...), whose stack runs on thread tid P (managed
                thread p), which waits for System.Object 0x<s_guard> (Monitor) held by thread tid G (...)";
                --json: .deadlock on it (cycle false)
-  report       "deadlock: <that line>" instead of the "blocked:" and "lock:" findings it explains
+  report       "deadlock: <that line>" instead of the "blocked:" and "lock:" findings it explains; "==
+               Blocked threads": each of the two threads, then the other ("  then: ..."), then itself
+               "again: a deadlock"
   bt --thread G  the task's stack, with the line
   bt --thread P  after "waiting for: <s_guard>, held by thread tid G", the same cycle from P: "deadlock:
                thread tid P (...) waits for System.Object 0x<s_guard> (Monitor) held by thread tid G
@@ -70,8 +72,12 @@ def guard_deadlock(core, tmp, ids):
     t.check_eq([h(x.get("lock")) for x in lk], [h(prec.get("lock"))], "oracle: the pool thread enters s_guard's Lock")
     g, p = f"thread tid {gtid} (managed thread {ids['guard']})", f"thread tid {ptid} (managed thread {ids['guardpool']})"
     lock, sync = f"System.Object 0x{guard:016x} (Monitor)", f"task 0x{task:016x} ({WAYS})"
+    pw, gw = f"waiting for: {lock}, held by {g}", f"waits synchronously for {sync}"
+    blocked = {ptid: f"{p}: {pw}\n  then: {g}: {gw}\n  then: its stack runs on {p} again: a deadlock\n",
+               gtid: f"{g}: {gw}\n  then: its stack runs on {p}: {pw}\n  then: {g} again: a deadlock\n"}
     return (task, f"{g} waits synchronously for {sync}, whose stack runs on {p}, which waits for {lock} held by {g}",
-            f"{p} waits for {lock} held by {g}, which waits synchronously for {sync}, whose stack runs on {p}", gtid, ptid)
+            f"{p} waits for {lock} held by {g}, which waits synchronously for {sync}, whose stack runs on {p}", gtid, ptid,
+            "".join(blocked[k] for k in sorted(blocked)))
 
 
 def main():
@@ -83,7 +89,7 @@ def main():
         names = [f"{APP}::s_{x}" for x in "abc"]
         st = b.oracle_objects(core, tmp, statics=names)["statics"]
         a, bb, c = (f"0x{h(st[n]['address']):016x}" for n in names)
-        guarded, threads, from_pool, gtid, ptid = guard_deadlock(core, tmp, ids)
+        guarded, threads, from_pool, gtid, ptid, blocked = guard_deadlock(core, tmp, ids)
         with open(SRC) as f:
             L = {m.group(1): i for i, line in enumerate(f, 1) for m in [re.search(r"// @await (\w+)", line)] if m}
 
@@ -114,6 +120,8 @@ def main():
         t.check_eq((rc, err), (0, ""), "report: exit code and stderr")
         t.check_eq(out.split("\n\n== Runtime")[0], f"== Findings\ndeadlock: {cycle}\ndeadlock: {threads}",
                    "report: findings")
+        t.check_eq(out.split("\n== Blocked threads\n")[-1].split("\n\n== ")[0] + "\n", blocked,
+                   "report: == Blocked threads, each with its wait chain round the deadlock")
         rc, out, err = b.cli(["bt", core, "--thread", str(gtid)])
         t.check_eq((rc, err), (0, ""), "bt --thread (guard): exit code and stderr")
         t.check(f"\n  deadlock: {threads}\n" in out, f"bt --thread {gtid}: the deadlock under the task's stack:\n{out}")

@@ -10,7 +10,10 @@ Task.SpinThenBlockingWait) and the core's bytes (the stack slot holds the waiter
   bt --thread  the thread's frames, then "  blocked on: task 0x.., waited for synchronously (...): its
                Task+SetOnInvokeMres 0x.. is at 0x.. in this thread's stack; the task's stacks:" and
                the chain SyncLeaf -> SyncTop, numbered as ps numbers it (chain #N, not renumbered)
-  report       one "blocked: thread tid T (managed thread M) waits synchronously for task 0x.." per wait
+  report       one "blocked: thread tid T (managed thread M) waits synchronously for task 0x.." per wait;
+               "== Blocked threads": each waiting thread, then where its task is suspended: "  then: task
+               0x.. is suspended: chain #N, ...SyncLeaf(Int32) at Program.cs:L, awaiting 0x<s_gate's task,
+               the oracle's> System.Threading.Tasks.Task<Int32> [WaitingForActivation] (never completed: ...)"
   task ids     SyncTop(4)'s Task.Id was read (READY id4=N): "(Task.Id N)" on its header, task.id in JSON;
                the others have none
 The main thread polled m_continuationObject by reflection before READY, so its stack keeps a stale
@@ -59,6 +62,11 @@ def main():
         # Task ids: only SyncTop(4)'s Task.Id was read (a blocking wait assigns none).
         t.check_eq({i: ch["task"].get("id") for i, ch in by_id.items()}, {1: None, 2: None, 3: None, 4: id4},
                    "ps --json: task.id (m_taskId) where the sample read Task.Id")
+        gate = b.oracle_objects(core, tmp, statics=["AsyncdacSamples.SyncWaitApp::s_gate"])["statics"].get(
+            "AsyncdacSamples.SyncWaitApp::s_gate", {}).get("address")
+        gate_task = h(b.oracle_objects(core, tmp, addresses=[gate])["objects"].get(h(gate), {}).get("fields", {}).get("_task"))
+        with open(os.path.join(t.SOURCE, "targets", "dotnet", "syncwait", "Program.cs")) as f:
+            leaf_line = next(i for i, s in enumerate(f, 1) if "// @await SyncLeaf" in s)
         img = corecore.Core(core)
         tids = [w[0]["tid"] for w in (waits[1], waits[2], waits[3]) if w]
         stacks = b.oracle_objects(core, tmp, stacks=tids)["stacks"] if tids else {}
@@ -94,6 +102,14 @@ def main():
                        f"0x{tasks[i]:016x} ({WAYS}): see `bt --thread {w['tid']}`")
             t.check(finding in report.splitlines(), f"report: {finding!r} in\n{report[:3000]}")
         t.check_eq(text.count("  blocked on: "), 3, "ps: three blocked-on lines")
+        want = "".join(f"thread tid {w['tid']} (managed thread {w['managed_id']}): waits synchronously for task "
+                       f"0x{tasks[i]:016x} ({WAYS})\n  then: task 0x{tasks[i]:016x} is suspended: chain #{by_id[i]['index']}, "
+                       f"AsyncdacSamples.SyncWaitApp.SyncLeaf(Int32) at Program.cs:{leaf_line}, awaiting 0x{gate_task:016x} "
+                       f"System.Threading.Tasks.Task<Int32> [WaitingForActivation] (never completed: a promise, such as a "
+                       f"TaskCompletionSource's task)\n"
+                       for i, w in sorted(((i, waits[i][0]) for i in (1, 2, 3) if waits[i]), key=lambda iw: iw[1]["tid"]))
+        section = report.split("\n== Blocked threads\n")[-1].split("\n\n== ")[0] + "\n"
+        t.check_eq(section, want, "report: == Blocked threads, each with where its task is suspended")
         t.check(f"chain #{by_id[4]['index']}: task 0x{tasks[4]:016x} System.Runtime.CompilerServices.AsyncHelpers+"
                 f"RuntimeAsyncTask<Int32> [WaitingForActivation] (Task.Id {id4})\n" in text, f"ps: SyncTop(4)'s Task.Id:\n{text}")
         t.check_eq(text.count("(Task.Id "), 1, "ps: one task with an id")
