@@ -462,7 +462,7 @@ static int put_lock_member(struct jsonl *j, struct adac_line *b, bool *f, const 
 }
 
 /* What blocks the stack besides what it awaits, as `ps --json` has it: "sync_waits",
- * "waiting_for_lock", "monitor_wait" and "deadlock". */
+ * "waiting_for_lock", "monitor_wait", "thread_sync_wait" and "deadlock". */
 static int put_blockers(struct jsonl *j, struct adac_line *b, bool *f, const struct adac_pending_stack *st,
                         struct adac_error *err)
 {
@@ -480,6 +480,12 @@ static int put_blockers(struct jsonl *j, struct adac_line *b, bool *f, const str
 	if (mw && put_lock_member(j, b, f, "monitor_wait", adac_lock_monitor_wait_json(p->rt, &p->locks, mw), mw->object,
 	                          err))
 		return -1;
+	const struct adac_sync_wait *sw = adac_pending_stack_thread_sync_wait(p, st);
+	if (sw) {
+		key(b, f, "thread_sync_wait");
+		if (put_json(b, adac_pending_thread_sync_wait_json(sw), err))
+			return -1;
+	}
 	char *cycle = st->stack->cycle ? adac_pending_cycle_text(j->l, st) : NULL, text[4096];
 	const char *threads = cycle ? cycle : adac_pending_stack_wait_cycle(p, st, text, sizeof text);
 	if (threads) {

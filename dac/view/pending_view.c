@@ -269,6 +269,23 @@ const struct adac_monitor_wait *adac_pending_stack_monitor_wait(const struct ada
 	return st->running && p->has_locks ? adac_monitor_wait_of(&p->lock_waits, st->running->os_tid) : NULL;
 }
 
+const struct adac_sync_wait *adac_pending_stack_thread_sync_wait(const struct adac_pending *p,
+                                                                 const struct adac_pending_stack *st)
+{
+	for (size_t k = 0; st->running && k < p->sync_waits.count; k++)
+		if (p->sync_waits.waits[k].os_tid == st->running->os_tid)
+			return &p->sync_waits.waits[k];
+	return NULL;
+}
+
+json_t *adac_pending_thread_sync_wait_json(const struct adac_sync_wait *w)
+{
+	json_t *j = json_object();
+	json_object_set_new(j, "task", adac_json_addr(w->task));
+	json_object_set_new(j, "waiter", adac_json_addr(w->waiter));
+	return j;
+}
+
 const char *adac_pending_stack_wait_cycle(const struct adac_pending *p, const struct adac_pending_stack *st, char *buf,
                                           size_t size)
 {
@@ -344,6 +361,9 @@ static void print_stack(const struct adac_pending_list *l, const struct adac_pen
 	const struct adac_monitor_wait *mw = adac_pending_stack_monitor_wait(p, st);
 	if (mw)
 		adac_lock_monitor_wait_print(st->rt, &p->locks, mw, out);
+	const struct adac_sync_wait *sw = adac_pending_stack_thread_sync_wait(p, st);
+	if (sw)
+		adac_print(out, "  waiting synchronously for: task 0x%016llx (%s)\n", (unsigned long long)sw->task, ADAC_SYNC_WAYS);
 	if (st->stack->cycle) {
 		char *cycle = adac_pending_cycle_text(l, st);
 		adac_print(out, "  deadlock: %s\n", cycle ? cycle : "the last frame's task is awaited by a frame above it");
@@ -602,6 +622,9 @@ static json_t *stack_json(const struct adac_pending_list *l, const struct adac_p
 	const struct adac_monitor_wait *mw = adac_pending_stack_monitor_wait(p, st);
 	if (mw)
 		json_object_set_new(j, "monitor_wait", adac_lock_monitor_wait_json(st->rt, &p->locks, mw));
+	const struct adac_sync_wait *sw = adac_pending_stack_thread_sync_wait(p, st);
+	if (sw)
+		json_object_set_new(j, "thread_sync_wait", adac_pending_thread_sync_wait_json(sw));
 	char *cycle = st->stack->cycle ? adac_pending_cycle_text(l, st) : NULL, text[4096];
 	const char *threads = cycle ? cycle : adac_pending_stack_wait_cycle(p, st, text, sizeof text);
 	if (threads)

@@ -36,6 +36,11 @@ const struct adac_held_lock *adac_pending_stack_lock_wait(const struct adac_pend
 struct adac_monitor_wait;
 const struct adac_monitor_wait *adac_pending_stack_monitor_wait(const struct adac_pending *p,
                                                                 const struct adac_pending_stack *st);
+/* ... and the synchronous wait for a task its running chain's thread is in (NULL when none), and that
+ * as JSON {"task", "waiter"}. */
+const struct adac_sync_wait *adac_pending_stack_thread_sync_wait(const struct adac_pending *p,
+                                                                 const struct adac_pending_stack *st);
+struct json_t *adac_pending_thread_sync_wait_json(const struct adac_sync_wait *w);
 /* ... and the threads waiting for each other through one of its tasks (async/wait_cycle.h: a thread
  * waits synchronously for it while the thread it runs on waits for the first one), as one line in
  * buf (adac_wait_cycle_text); NULL when none. */

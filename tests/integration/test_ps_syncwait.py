@@ -1,10 +1,13 @@
 """ps.syncwait: threads blocked synchronously on async chains (sync-over-async, async/sync_wait.c), on
 a createdump core of targets/dotnet/syncwait: SyncTop(1).Wait(), SyncTop(2).Result and
-SyncTop(3).GetAwaiter().GetResult() each block a thread; SyncTop(4) is awaited by nobody. Checked
+SyncTop(3).GetAwaiter().GetResult() each block a thread; SyncTop(4) is awaited by nobody; RunWaitTop(6)
+-> RunWaitLeaf, resumed on a thread-pool thread, blocks there in SyncTop(5).Result. Checked
 against the oracle (ClrMD: each task's m_continuationObject is a Task+SetOnInvokeMres; the stack of
 the thread asyncdac names runs BlockWait / BlockResult / BlockGetResult through
 Task.SpinThenBlockingWait) and the core's bytes (the stack slot holds the waiter):
-  ps --json    chains[].sync_waits {task, waiter, tid, managed_id, slot, in_register} on chains 1-3 only
+  ps --json    chains[].sync_waits {task, waiter, tid, managed_id, slot, in_register} on chains 1-3 and 5
+               only; the running chain RunWaitTop's thread_sync_wait {task, waiter}: SyncTop(5)'s
+  ps (running) "  waiting synchronously for: task 0x<SyncTop(5)'s> (...)" under RunWaitTop
   ps           "  blocked on: task 0x.. is waited for synchronously (...) by thread tid T (managed
                thread M): its Task+SetOnInvokeMres 0x.. is at 0x.. in that thread's stack"
   bt --thread  the thread's frames, then "  blocked on: task 0x.., waited for synchronously (...): its
@@ -30,7 +33,8 @@ import corecore  # noqa: E402
 from btsamples import h  # noqa: E402
 
 WAYS = "Task.Wait(), .Result or GetAwaiter().GetResult()"
-BLOCKER = {1: "BlockWait", 2: "BlockResult", 3: "BlockGetResult"}
+BLOCKER = {1: "BlockWait", 2: "BlockResult", 3: "BlockGetResult", 5: "RunWaitLeaf"}
+WAITED = (1, 2, 3, 5)
 
 
 def main():
@@ -49,33 +53,40 @@ def main():
             top = ch["frames"][-1]
             ident = next(v["value"] for v in top["locals"] if v["name"] == "id")
             by_id[ident] = ch
-        t.check_eq(sorted(by_id), [1, 2, 3, 4], "ps: the four SyncTop chains, by their id argument")
+        t.check_eq(sorted(by_id), [1, 2, 3, 4, 5, 6], "ps: the five SyncTop chains and RunWaitTop, by their id argument")
         tasks = {i: h(ch["task"]["address"]) for i, ch in by_id.items()}
         objs = b.oracle_objects(core, tmp, addresses=list(tasks.values()))["objects"]
         mres = {i: h(objs[a]["fields"].get("m_continuationObject")) for i, a in tasks.items()}
-        t.check_eq(mres[4], 0, "oracle: SyncTop(4)'s task has no continuation")
-        wobjs = b.oracle_objects(core, tmp, addresses=[mres[i] for i in (1, 2, 3)])["objects"]
-        t.check_eq([wobjs[mres[i]]["type"] for i in (1, 2, 3)], ["System.Threading.Tasks.Task+SetOnInvokeMres"] * 3,
+        t.check_eq((mres.get(4), mres.get(6)), (0, 0), "oracle: SyncTop(4)'s and RunWaitTop's tasks have no continuation")
+        wobjs = b.oracle_objects(core, tmp, addresses=[mres[i] for i in WAITED if i in mres])["objects"]
+        t.check_eq([wobjs.get(mres.get(i), {}).get("type") for i in WAITED], ["System.Threading.Tasks.Task+SetOnInvokeMres"] * 4,
                    "oracle: the waited tasks' continuations are Task+SetOnInvokeMres")
         waits = {i: by_id[i].get("sync_waits") for i in by_id}
-        t.check_eq(waits[4], None, "ps --json: SyncTop(4) is waited for by no thread")
+        t.check_eq((waits.get(4), waits.get(6)), (None, None), "ps --json: SyncTop(4) and RunWaitTop are waited for by no thread")
         # Task ids: only SyncTop(4)'s Task.Id was read (a blocking wait assigns none).
-        t.check_eq({i: ch["task"].get("id") for i, ch in by_id.items()}, {1: None, 2: None, 3: None, 4: id4},
+        t.check_eq({i: ch["task"].get("id") for i, ch in by_id.items()}, {1: None, 2: None, 3: None, 4: id4, 5: None, 6: None},
                    "ps --json: task.id (m_taskId) where the sample read Task.Id")
+        # The running chain RunWaitTop: its thread is the one waiting for SyncTop(5).
+        w5 = (waits.get(5) or [{}])[0]
+        t.check_eq(({i for i, ch in by_id.items() if ch.get("running")}, (by_id.get(6, {}).get("running") or {}).get("tid"),
+                    by_id.get(6, {}).get("thread_sync_wait")),
+                   ({6}, w5.get("tid"), {"task": f"0x{tasks.get(5, 0):016x}", "waiter": f"0x{mres.get(5, 0):016x}"}),
+                   "ps --json: RunWaitTop runs on the thread waiting for SyncTop(5): its thread_sync_wait")
+        t.check_eq([i for i, ch in by_id.items() if ch.get("thread_sync_wait")], [6], "ps --json: one thread_sync_wait")
         gate = b.oracle_objects(core, tmp, statics=["AsyncdacSamples.SyncWaitApp::s_gate"])["statics"].get(
             "AsyncdacSamples.SyncWaitApp::s_gate", {}).get("address")
         gate_task = h(b.oracle_objects(core, tmp, addresses=[gate])["objects"].get(h(gate), {}).get("fields", {}).get("_task"))
         with open(os.path.join(t.SOURCE, "targets", "dotnet", "syncwait", "Program.cs")) as f:
             leaf_line = next(i for i, s in enumerate(f, 1) if "// @await SyncLeaf" in s)
         img = corecore.Core(core)
-        tids = [w[0]["tid"] for w in (waits[1], waits[2], waits[3]) if w]
+        tids = [waits[i][0]["tid"] for i in WAITED if waits.get(i)]
         stacks = b.oracle_objects(core, tmp, stacks=tids)["stacks"] if tids else {}
         rc, text, err = b.cli(["ps", core])
         t.check_eq((rc, err), (0, ""), "ps: exit code and stderr")
         rc, report, err = b.cli(["report", core])
         t.check_eq((rc, err), (0, ""), "report: exit code and stderr")
-        for i in (1, 2, 3):
-            w = waits[i]
+        for i in WAITED:
+            w = waits.get(i)
             if not t.check(w is not None and len(w) == 1, f"SyncTop({i}): one synchronous waiter: {w}"):
                 continue
             w = w[0]
@@ -101,19 +112,25 @@ def main():
             finding = (f"blocked: thread tid {w['tid']} (managed thread {w['managed_id']}) waits synchronously for task "
                        f"0x{tasks[i]:016x} ({WAYS}): see `bt --thread {w['tid']}`")
             t.check(finding in report.splitlines(), f"report: {finding!r} in\n{report[:3000]}")
-        t.check_eq(text.count("  blocked on: "), 3, "ps: three blocked-on lines")
+        t.check_eq(text.count("  blocked on: "), 4, "ps: four blocked-on lines")
+        run = (f"chain #{by_id.get(6, {}).get('index')}: running on thread {w5.get('tid')} (managed thread "
+               f"{w5.get('managed_id')}), task 0x{tasks.get(6, 0):016x} ")
+        tail = f"\n  waiting synchronously for: task 0x{tasks.get(5, 0):016x} ({WAYS})\n\n"
+        t.check(run in text and tail in text.split(run, 1)[-1].split("\nchain #")[0] + "\n" and
+                text.count("  waiting synchronously for: ") == 1,
+                f"ps: RunWaitTop's thread waits synchronously for SyncTop(5):\n{text}")
         want = "".join(f"thread tid {w['tid']} (managed thread {w['managed_id']}): waits synchronously for task "
                        f"0x{tasks[i]:016x} ({WAYS})\n  then: task 0x{tasks[i]:016x} is suspended: chain #{by_id[i]['index']}, "
                        f"AsyncdacSamples.SyncWaitApp.SyncLeaf(Int32) at Program.cs:{leaf_line}, awaiting 0x{gate_task:016x} "
                        f"System.Threading.Tasks.Task<Int32> [WaitingForActivation] (never completed: a promise, such as a "
                        f"TaskCompletionSource's task)\n"
-                       for i, w in sorted(((i, waits[i][0]) for i in (1, 2, 3) if waits[i]), key=lambda iw: iw[1]["tid"]))
+                       for i, w in sorted(((i, waits[i][0]) for i in WAITED if waits.get(i)), key=lambda iw: iw[1]["tid"]))
         section = report.split("\n== Blocked threads\n")[-1].split("\n\n== ")[0] + "\n"
         t.check_eq(section, want, "report: == Blocked threads, each with where its task is suspended")
         t.check(f"chain #{by_id[4]['index']}: task 0x{tasks[4]:016x} System.Runtime.CompilerServices.AsyncHelpers+"
                 f"RuntimeAsyncTask<Int32> [WaitingForActivation] (Task.Id {id4})\n" in text, f"ps: SyncTop(4)'s Task.Id:\n{text}")
         t.check_eq(text.count("(Task.Id "), 1, "ps: one task with an id")
-        t.check_eq(report.split("\n== Runtime")[0].count("\nblocked: "), 3, "report: three blocked findings")
+        t.check_eq(report.split("\n== Runtime")[0].count("\nblocked: "), 4, "report: four blocked findings")
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     t.finish()

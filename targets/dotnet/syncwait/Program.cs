@@ -6,6 +6,9 @@
 //   thread "wait-GetResult"  blocks in SyncTop(3).GetAwaiter().GetResult()
 //   SyncTop(4)               awaited by nothing (no thread waits for it); its Task.Id is read, so
 //                            the task has an id (m_taskId), printed on the READY line
+//   RunWaitTop(6) -> RunWaitLeaf(6), resumed on a thread-pool thread after an await (Task.Yield),
+//                            blocks in SyncTop(5).Wait(): a running chain whose thread waits
+//                            synchronously for another stack's task (sync-over-async in async code)
 // A blocking wait registers a Task+SetOnInvokeMres as the task's continuation (m_continuationObject)
 // before it blocks: READY is printed once the three tasks have one.
 using System;
@@ -19,7 +22,8 @@ namespace AsyncdacSamples
     public static class SyncWaitApp
     {
         public static readonly TaskCompletionSource<int> s_gate = new TaskCompletionSource<int>();
-        public static readonly Task<int>[] s_tasks = new Task<int>[4];
+        public static readonly Task<int>[] s_tasks = new Task<int>[5];
+        public static Task<int> s_running = Task.FromResult(0);
 
         [MethodImpl(MethodImplOptions.NoInlining)]
         public static async Task<int> SyncLeaf(int id)
@@ -31,6 +35,19 @@ namespace AsyncdacSamples
         public static async Task<int> SyncTop(int id)
         {
             return await SyncLeaf(id) * 2; // @await SyncTop
+        }
+
+        [MethodImpl(MethodImplOptions.NoInlining)]
+        public static async Task<int> RunWaitLeaf(int id)
+        {
+            await Task.Yield();
+            return s_tasks[4].Result + id; // @wait RunWaitLeaf
+        }
+
+        [MethodImpl(MethodImplOptions.NoInlining)]
+        public static async Task<int> RunWaitTop(int id)
+        {
+            return await RunWaitLeaf(id) * 2; // @await RunWaitTop
         }
 
         [MethodImpl(MethodImplOptions.NoInlining)]
@@ -50,12 +67,13 @@ namespace AsyncdacSamples
             string[] names = { "wait-Wait", "wait-Result", "wait-GetResult" };
             for (int i = 0; i < blockers.Length; i++)
                 new Thread(blockers[i]) { Name = names[i], IsBackground = true }.Start();
+            s_running = RunWaitTop(6);
             FieldInfo cont = typeof(Task).GetField("m_continuationObject", BindingFlags.NonPublic | BindingFlags.Instance)!;
             SpinWait spin = default;
-            for (int i = 0; i < blockers.Length; i++)
+            foreach (int i in new[] { 0, 1, 2, 4 })
                 while (cont.GetValue(s_tasks[i]) == null)
                     spin.SpinOnce();
-            Sample.Ready("syncwait", $"blocked=3 id4={s_tasks[3].Id}");
+            Sample.Ready("syncwait", $"blocked=4 id4={s_tasks[3].Id}");
             Sample.ParkForever();
             GC.KeepAlive(s_tasks);
             return 0;
