@@ -49,11 +49,9 @@ const struct adac_task_runner *adac_pending_task_runner(const struct adac_pendin
 	return NULL;
 }
 
-int adac_pending_collect(struct adac_runtime *rt, struct adac_out *out, unsigned flags, struct adac_pending *p,
-                         struct adac_error *err)
+static int collect(struct adac_runtime *rt, struct adac_out *out, unsigned flags, struct adac_pending *p,
+                   struct adac_error *err)
 {
-	memset(p, 0, sizeof *p);
-	p->rt = rt;
 	if (adac_async_scan(rt, out, flags, &p->scan, err))
 		return -1;
 	double t0 = adac_seconds();
@@ -70,11 +68,15 @@ int adac_pending_collect(struct adac_runtime *rt, struct adac_out *out, unsigned
 		waits = adac_thread_blocked_on_lock(rt, p->scan.running[i].os_tid);
 	if (waits) {
 		const struct adac_gc_walk_progress progress = {out, "finding locks"};
-		if (adac_held_locks_find(rt, &progress, &p->locks, NULL) == 0) {
+		struct adac_error e = {0};
+		if (adac_held_locks_find(rt, &progress, &p->locks, &e) == 0) {
 			if (adac_lock_waits_find(rt, &p->locks, &p->lock_waits, NULL) == 0)
 				p->has_locks = true;
 			else
 				adac_held_locks_free(&p->locks);
+		} else if (e.code == ADAC_E_INTERRUPTED) { /* (else the listing goes on without them) */
+			adac_error_copy(err, &e);
+			return -1;
 		}
 	}
 	/* The listings walk chains from their heads through the target, and the graph takes the
@@ -92,6 +94,17 @@ int adac_pending_collect(struct adac_runtime *rt, struct adac_out *out, unsigned
 	if (!p->fate)
 		return adac_fail(err, ADAC_E_NOMEM, 0, "out of memory");
 	return find_wait_cycles(p, err);
+}
+
+int adac_pending_collect(struct adac_runtime *rt, struct adac_out *out, unsigned flags, struct adac_pending *p,
+                         struct adac_error *err)
+{
+	memset(p, 0, sizeof *p);
+	p->rt = rt;
+	if (collect(rt, out, flags, p, err) == 0)
+		return 0;
+	adac_pending_free(p);
+	return -1;
 }
 
 void adac_pending_free(struct adac_pending *p)

@@ -51,8 +51,9 @@ struct adac_pending {
 };
 
 /* Scans the heap and the threads (flags: adac_async_scan's), resolves the tasks' awaiters and builds
- * the stacks, reporting progress to out's sink. -1 with err when the heap cannot be walked at all or
- * a layout is not understood (region failures are kept in p->scan.walk). Free with adac_pending_free. */
+ * the stacks, reporting progress to out's sink. -1 with err when the heap cannot be walked at all, a
+ * layout is not understood or the user interrupted it (region failures are kept in p->scan.walk);
+ * p is then empty. Free with adac_pending_free. */
 int adac_pending_collect(struct adac_runtime *rt, struct adac_out *out, unsigned flags, struct adac_pending *p,
                          struct adac_error *err);
 void adac_pending_free(struct adac_pending *p);

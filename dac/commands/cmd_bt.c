@@ -134,8 +134,20 @@ static int parse(int argc, char **argv, struct bt_opts *o, struct adac_error *er
 /* The heap's pending stacks, collected on the first address. */
 struct stacks {
 	bool collected;
+	bool interrupted;      /* the user interrupted a scan a thread's lines asked for: bt fails */
 	struct adac_pending p;
 };
+
+/* Scans the stacks once, for a thread's lines; false when it failed (interrupted, or e says why). */
+static bool collect(struct adac_runtime *rt, struct stacks *s, struct adac_out *out, struct adac_error *e)
+{
+	if (!s->collected && adac_pending_collect(rt, out, 0, &s->p, e)) {
+		s->interrupted |= e->code == ADAC_E_INTERRUPTED;
+		return false;
+	}
+	s->collected = true;
+	return true;
+}
 
 /* The logical stacks holding the object at addr, as `ps --address` lists them: printed when `print`,
  * else only counted; *listed of them, with *classic state machine frames between them. */
@@ -213,15 +225,14 @@ static void blocked(void *ctx, const struct adac_thread *th, struct adac_out *ou
 {
 	struct blocked_ctx *b = ctx;
 	struct adac_error e = {0};
-	if (!b->s->collected) {
-		if (adac_pending_collect(b->rt, out, 0, &b->s->p, &e)) {
-			adac_print(out, "  blocked on: a task (a synchronous wait), not found: %s\n", e.msg);
-			return;
-		}
-		b->s->collected = true;
+	if (!collect(b->rt, b->s, out, &e)) {
+		adac_print(out, "  blocked on: a task (a synchronous wait), not found: %s\n", e.msg);
+		return;
 	}
-	if (adac_pending_print_thread_waits(&b->s->p, th->tid, b->flags, out, &e))
+	if (adac_pending_print_thread_waits(&b->s->p, th->tid, b->flags, out, &e)) {
+		b->s->interrupted |= e.code == ADAC_E_INTERRUPTED;
 		adac_print(out, "  blocked on: error: %s\n", e.msg);
+	}
 }
 
 /* After the frames of a thread waiting to enter a lock: which, held by whom (the locks are found on
@@ -245,10 +256,8 @@ static void wait_cycle(struct lock_ctx *c, uint64_t tid, struct adac_out *out)
 	if (!o || o->kind != ADAC_OWNER_TASK_WAIT)
 		return;
 	struct adac_error e = {0};
-	if (!c->s->collected && adac_pending_collect(c->rt, out, 0, &c->s->p, &e))
-		return;
-	c->s->collected = true;
-	adac_pending_print_thread_wait_cycle(&c->s->p, tid, out);
+	if (collect(c->rt, c->s, out, &e))
+		adac_pending_print_thread_wait_cycle(&c->s->p, tid, out);
 }
 
 static void waits_lock(void *ctx, const struct adac_thread *th, struct adac_out *out)
@@ -268,6 +277,7 @@ static void waits_lock(void *ctx, const struct adac_thread *th, struct adac_out 
 			c->found = true;
 		}
 		if (c->failed) {
+			c->s->interrupted |= e.code == ADAC_E_INTERRUPTED;
 			adac_print(out, "  waiting for: a lock, not found: %s\n", e.msg);
 			return;
 		}
@@ -283,9 +293,8 @@ static void waits_lock(void *ctx, const struct adac_thread *th, struct adac_out 
 static void pending_hint(struct adac_runtime *rt, struct stacks *s, bool any_thread, struct adac_out *out)
 {
 	struct adac_error e = {0};
-	if (!s->collected && adac_pending_collect(rt, out, 0, &s->p, &e))
+	if (!collect(rt, s, out, &e))
 		return;
-	s->collected = true;
 	struct adac_pending_list l = {0};
 	struct adac_pending_filter all = {0};
 	struct adac_pending_stack st;
@@ -293,6 +302,7 @@ static void pending_hint(struct adac_runtime *rt, struct stacks *s, bool any_thr
 		int more;
 		while ((more = adac_pending_list_next(&l, &st, &e)) > 0)
 			;
+		s->interrupted |= more < 0 && e.code == ADAC_E_INTERRUPTED;
 		if (more == 0 && l.listed)
 			adac_print(out, "\nnote: no async chain is running on %s; %zu async %s suspended: `ps` lists %s, "
 			           "`bt --address <task>` shows one\n", any_thread ? "any thread" : "this thread", l.listed,
@@ -358,6 +368,8 @@ int adac_cmd_bt(struct adac_target *t, enum adac_frontend fe, int argc, char **a
 	/* A hung process: every chain suspended, none on the threads shown. Say where they are. */
 	if (rc == 0 && any && !running && !o.json && !o.naddresses)
 		pending_hint(rt, &stacks, o.all || (!o.has_thread && !selected), out);
+	if (rc == 0 && stacks.interrupted)
+		rc = adac_fail(err, ADAC_E_INTERRUPTED, 0, "interrupted");
 	if (o.json) {
 		json_object_set_new(root, "threads", threads_json);
 		json_object_set_new(root, "chains", chains_json);

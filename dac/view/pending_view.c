@@ -114,33 +114,49 @@ static void cycle_edge(const struct adac_pending *p, struct adac_runtime *rt, co
 	cycle_node(p, rt, s, f);
 }
 
-char *adac_pending_task_where(struct adac_pending *p, uint64_t task, struct adac_out *out, struct adac_error *err)
+/* "chain #N, <innermost frame> at <file>:<line>, awaiting ..." of a listed stack (a heap string). */
+static char *stack_where(const struct adac_pending_list *l, const struct adac_pending_stack *st)
 {
-	struct adac_pending_list l = {0};
-	struct adac_pending_filter filter = {.addresses = &task, .naddresses = 1};
-	if (adac_pending_list_init(&l, p, &filter, out, err))
-		return NULL;
-	struct adac_pending_stack st;
 	char *text = NULL;
 	size_t len = 0;
-	int more = adac_pending_list_next(&l, &st, err);
-	FILE *f = more > 0 ? open_memstream(&text, &len) : NULL;
-	if (f) {
-		fprintf(f, "chain #%zu, ", st.number);
-		cycle_node(p, st.rt, &st.segs[0], f);
-		struct adac_awaiting buf;
-		const struct adac_awaiting *aw = adac_pending_stack_awaiting(&l, &st, &buf);
-		if (aw) {
-			fprintf(f, ", awaiting ");
-			adac_awaiting_fprint(aw, f);
-		}
-		fclose(f);
-	} else if (more > 0)
-		adac_fail(err, ADAC_E_NOMEM, 0, "out of memory");
-	else if (more == 0)
-		adac_fail(err, ADAC_E_NOT_FOUND, 0, "no pending stack holds task 0x%016llx", (unsigned long long)task);
-	adac_pending_list_free(&l);
+	FILE *f = open_memstream(&text, &len);
+	if (!f)
+		return NULL;
+	fprintf(f, "chain #%zu, ", st->number);
+	cycle_node(l->p, st->rt, &st->segs[0], f);
+	struct adac_awaiting buf;
+	const struct adac_awaiting *aw = adac_pending_stack_awaiting(l, st, &buf);
+	if (aw) {
+		fprintf(f, ", awaiting ");
+		adac_awaiting_fprint(aw, f);
+	}
+	fclose(f);
 	return text;
+}
+
+int adac_pending_tasks_where(struct adac_pending *p, const uint64_t *tasks, size_t n, char **where, struct adac_out *out,
+                             struct adac_error *err)
+{
+	memset(where, 0, n * sizeof *where);
+	if (!n)
+		return 0;
+	struct adac_pending_list l = {0};
+	struct adac_pending_filter filter = {.addresses = tasks, .naddresses = n};
+	if (adac_pending_list_init(&l, p, &filter, out, err))
+		return -1;
+	struct adac_pending_stack st;
+	int more;
+	while ((more = adac_pending_list_next(&l, &st, err)) > 0)
+		for (uint32_t i = 0; i < st.stack->count; i++) {
+			uint64_t task = adac_pending_node_task(p, st.segs[i].node);
+			for (size_t k = 0; task && k < n; k++)
+				if (tasks[k] == task && !where[k] && !(where[k] = stack_where(&l, &st))) {
+					adac_pending_list_free(&l);
+					return adac_fail(err, ADAC_E_NOMEM, 0, "out of memory");
+				}
+		}
+	adac_pending_list_free(&l);
+	return more < 0 ? -1 : 0;
 }
 
 char *adac_pending_cycle_text(const struct adac_pending_list *l, const struct adac_pending_stack *st)

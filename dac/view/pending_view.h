@@ -70,10 +70,12 @@ int adac_pending_print_thread_waits(struct adac_pending *p, uint64_t tid, unsign
 char *adac_pending_cycle_text(const struct adac_pending_list *l, const struct adac_pending_stack *st);
 void adac_pending_print_warnings(const struct adac_pending *p, struct adac_out *out);
 void adac_pending_print_summary(const struct adac_pending_list *l, struct adac_out *out);
-/* Where the first stack holding `task` is suspended (a heap string): "chain #N, <innermost frame> at
- * <file>:<line>, awaiting <what it awaits, as `ps` says>"; NULL with err when no stack holds it (or
- * memory runs out). */
-char *adac_pending_task_where(struct adac_pending *p, uint64_t task, struct adac_out *out, struct adac_error *err);
+/* For each of n tasks, where the first stack holding it (a node's task) is suspended, in one listing:
+ * where[k] a heap string "chain #N, <innermost frame> at <file>:<line>, awaiting <what it awaits, as
+ * `ps` says>", NULL when no stack holds tasks[k]. -1 with err when the listing fails (where[] keeps
+ * what it found: free each). */
+int adac_pending_tasks_where(struct adac_pending *p, const uint64_t *tasks, size_t n, char **where, struct adac_out *out,
+                             struct adac_error *err);
 void adac_pending_json_members(const struct adac_pending_list *l, struct json_t *ps);
 
 #endif

@@ -217,13 +217,54 @@ static bool add_blocked(struct blocked **v, size_t *n, size_t *cap, const char *
 /* ---- wait chains ---- */
 
 struct chain_ctx {
-	struct adac_runtime *rt;
 	struct adac_pending *p;
 	const struct adac_held_locks *h;
 	const struct blocked *v;
 	size_t n;
+	const uint64_t *suspended;   /* the tasks waited for synchronously that no thread runs ... */
+	char **where;                /* ... and where their stacks are suspended (NULL: not known) */
+	size_t nsuspended;
 	struct adac_out *out;
 };
+
+/* The tasks threads wait for synchronously that no thread runs, once each, and where their stacks are
+ * suspended: one listing for all. -1 with err when the user interrupted it (a listing that fails
+ * otherwise is a warning: the chains then stop at the task). */
+static int find_suspended(struct chain_ctx *c, struct adac_error *err)
+{
+	uint64_t *tasks = c->p ? calloc(c->n ? c->n : 1, sizeof *tasks) : NULL;
+	char **where = tasks ? calloc(c->n ? c->n : 1, sizeof *where) : NULL;
+	if (!where) {
+		free(tasks);
+		return 0;
+	}
+	size_t n = 0;
+	for (size_t i = 0; i < c->n; i++) {
+		bool dup = false;
+		for (size_t k = 0; k < n && !dup; k++)
+			dup = tasks[k] == c->v[i].task;
+		if (c->v[i].task && !dup && !adac_pending_task_runner(c->p, c->v[i].task))
+			tasks[n++] = c->v[i].task;
+	}
+	c->suspended = tasks;
+	c->where = where;
+	c->nsuspended = n;
+	struct adac_error e = {0};
+	if (!n || adac_pending_tasks_where(c->p, tasks, n, where, c->out, &e) == 0)
+		return 0;
+	if (e.code == ADAC_E_INTERRUPTED)
+		return adac_error_copy(err, &e);
+	adac_print(c->out, "warning: where the stacks of tasks threads wait for are suspended: %s\n", e.msg);
+	return 0;
+}
+
+static void free_suspended(struct chain_ctx *c)
+{
+	for (size_t k = 0; k < c->nsuspended; k++)
+		free(c->where[k]);
+	free(c->where);
+	free((void *)c->suspended);
+}
 
 /* "  then: <who> thread tid T (managed thread M): <what it waits on>", or that it waits for nothing
  * recorded; its entry, NULL when none. */
@@ -262,11 +303,10 @@ static void print_wait_chain(const struct chain_ctx *c, const struct blocked *b)
 		} else if (b->task) {
 			const struct adac_task_runner *r = c->p ? adac_pending_task_runner(c->p, b->task) : NULL;
 			if (!r) {
-				struct adac_error e = {0};
-				char *where = c->p ? adac_pending_task_where(c->p, b->task, c->out, &e) : NULL;
-				if (where)
-					adac_print(c->out, "  then: task 0x%016llx is suspended: %s\n", (unsigned long long)b->task, where);
-				free(where);
+				for (size_t k = 0; k < c->nsuspended; k++)
+					if (c->suspended[k] == b->task && c->where[k])
+						adac_print(c->out, "  then: task 0x%016llx is suspended: %s\n", (unsigned long long)b->task,
+						           c->where[k]);
 				return;
 			}
 			tid = r->os_tid;
@@ -291,7 +331,7 @@ static void print_wait_chain(const struct chain_ctx *c, const struct blocked *b)
  * ManualResetEventSlim.Wait) or waiting synchronously for a task, one line per thing waited on, the
  * most waited-on first. How many lines; -1 when memory runs out. */
 static long blocked_threads(struct adac_runtime *rt, struct adac_pending *p, const struct adac_held_locks *h,
-                            const struct adac_lock_waits *w, struct adac_out *out)
+                            const struct adac_lock_waits *w, struct adac_out *out, struct adac_error *err)
 {
 	struct blocked *v = NULL;
 	size_t n = 0, cap = 0;
@@ -334,7 +374,12 @@ static long blocked_threads(struct adac_runtime *rt, struct adac_pending *p, con
 		}
 		if (ng > 1)
 			qsort(groups, ng, sizeof *groups, cmp_group);
-		const struct chain_ctx cc = {rt, p, h, v, n, out};
+		struct chain_ctx cc = {p, h, v, n, NULL, NULL, 0, out};
+		if (find_suspended(&cc, err)) {
+			free(groups);
+			groups = NULL;
+			ng = 0;
+		}
 		for (size_t g = 0; g < ng && g < MAX_BLOCKED_GROUPS; g++) {
 			const struct blocked *b = groups[g];
 			if (b->group_size == 1) {
@@ -352,8 +397,10 @@ static long blocked_threads(struct adac_runtime *rt, struct adac_pending *p, con
 		}
 		if (ng > MAX_BLOCKED_GROUPS)
 			adac_print(out, "... and %zu more things threads wait on: see `locks` and `bt`\n", ng - MAX_BLOCKED_GROUPS);
-		lines = (long)ng;
-	}
+		lines = groups ? (long)ng : -1;
+		free_suspended(&cc);
+	} else
+		adac_fail(err, ADAC_E_NOMEM, 0, "out of memory listing the blocked threads");
 	free(groups);
 	for (size_t i = 0; i < n; i++)
 		free(v[i].text);
@@ -369,6 +416,8 @@ int adac_report_print(struct adac_runtime *rt, struct adac_out *out, struct adac
 	bool have_locks = false, have_waits = false;
 	struct adac_error scan = {0};
 	bool have = adac_pending_collect(rt, out, ADAC_SCAN_MAY_RUN, &p, &scan) == 0; /* (first) */
+	if (scan.code == ADAC_E_INTERRUPTED)
+		return adac_error_copy(err, &scan);
 	/* One listing of every stack gives the findings and both groupings (no locals: the frames may
 	 * come from a helper). */
 	struct adac_pending_list l = {0};
@@ -394,6 +443,10 @@ int adac_report_print(struct adac_runtime *rt, struct adac_out *out, struct adac
 		waiting = &p.lock_waits;
 	} else {
 		have_locks = adac_held_locks_find(rt, &lock_progress, &locks, &lock_err) == 0;
+		if (lock_err.code == ADAC_E_INTERRUPTED) {
+			adac_error_copy(err, &lock_err);
+			goto fail;
+		}
 		have_waits = have_locks && adac_lock_waits_find(rt, &locks, &waits, NULL) == 0;
 		held = have_locks ? &locks : NULL;
 		waiting = have_waits ? &waits : NULL;
@@ -420,11 +473,9 @@ int adac_report_print(struct adac_runtime *rt, struct adac_out *out, struct adac
 		adac_print(out, "none (see `bt` for every thread)\n");
 
 	adac_print(out, "\n== Blocked threads\n");
-	long blocked = have || waiting ? blocked_threads(rt, have ? &p : NULL, held, waiting, out) : 0;
-	if (blocked < 0) {
-		adac_fail(err, ADAC_E_NOMEM, 0, "out of memory listing the blocked threads");
+	long blocked = have || waiting ? blocked_threads(rt, have ? &p : NULL, held, waiting, out, err) : 0;
+	if (blocked < 0)
 		goto fail;
-	}
 	if (!have && !waiting)
 		adac_print(out, "not known: neither the heap (synchronous waits for tasks) nor the locks can be read\n");
 	else if (!blocked)

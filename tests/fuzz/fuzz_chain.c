@@ -2,15 +2,15 @@
  * cycle and cap checks), frame resolution (ResumeInfo.DiagnosticIP -> code map -> MethodDesc ->
  * method name, IL offset, await line), the awaited locals (debug info, the continuation's saved
  * data, value formatting), tasks and dispatcher records, through the commands the image carries:
- * `bt` (--address, --thread, --locals, --json), `frame` (variable, info, select) and `ps`; and on
+ * `bt` (--address, --thread, --locals, --json), `frame` (variable, info, select), `ps` and `report`; and on
  * every address a command names, the object readers `dumpobj --depth 1` and `pe`; with `ps`, the
  * chains as a debugger's threads (adac_debugger_chains, all and at most 2: the 2 are among all, and
  * with those counted as left out they are all). Every
  * command must succeed or fail with a code and a one-line message, and JSON output must parse.
  * Seeds: images tests/fuzz/make_image.c recorded from createdump cores of the .NET 11 samples while
  * those commands ran (nested: bt and frame on its chain; shapes: ps --locals over 13 chain shapes;
- * running: bt of the thread running a resumed chain; deadlock: ps --json over an await cycle and
- * threads waiting for each other through a task and a lock). */
+ * running: bt of the thread running a resumed chain; deadlock: ps --json and report over an await
+ * cycle and threads waiting for each other through a task and a lock). */
 #include <jansson.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -103,7 +103,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	bool threads_checked = false;
 	for (size_t i = 0; i < img.ncmds; i++) {
 		const char *name = img.cmds[i].argv[0];
-		if (strcmp(name, "bt") == 0 || strcmp(name, "frame") == 0 || strcmp(name, "ps") == 0)
+		if (strcmp(name, "bt") == 0 || strcmp(name, "frame") == 0 || strcmp(name, "ps") == 0 || strcmp(name, "report") == 0)
 			fuzz_run_command(img.t, img.cmds[i].argc, img.cmds[i].argv);
 		if (strcmp(name, "ps") == 0 && !threads_checked) {  /* (once: a scan is the image's costliest run) */
 			check_chain_threads(&img);

@@ -26,8 +26,8 @@ From real processes (--real):
                           cores of the samples while `runtime --verbose`, `dumpheap --stat`,
                           `gcroot` (roots, workstation and server GC: objects kept by a stack slot
                           and a dependent handle, by the finalization queue, by a strong handle),
-                          `locks` (the locks sample) and `bt`/`frame`/`ps` run (`ps --json` on the
-                          deadlock sample: its await cycle and its threads waiting for each other)
+                          `locks` (the locks sample) and `bt`/`frame`/`ps` run (`ps --json` and `report`
+                          on the deadlock sample: its await cycle and its threads waiting for each other)
 
 Files named regress_<slug> (reproducers of fixed bugs) and by 40 hex digits (inputs scripts/fuzz --keep
 found, minimised) are left alone. The real files (portable PDBs, assemblies, descriptor JSON) are
@@ -483,7 +483,7 @@ def real_cases(build):
     chains.append(("real_running_bt", image(build, running, [["bt", "--thread", ready["tid"], "--locals"]])))
     # an await cycle, and sync-over-async under a lock (a running chain, a synchronous wait, a Monitor)
     deadlock, _ = sample_core("deadlock", tmp)
-    chains.append(("real_deadlock_ps", image(build, deadlock, [["ps", "--json"]])))
+    chains.append(("real_deadlock_ps", image(build, deadlock, [["ps", "--json"], ["report"]])))
     write_dir("chain", chains, real=True)
     subprocess.run(["rm", "-rf", tmp])
 
