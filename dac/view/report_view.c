@@ -329,7 +329,8 @@ static void print_wait_chain(const struct chain_ctx *c, const struct blocked *b)
 
 /* "== Blocked threads": every managed thread blocked in a wait the runtime records (a lock, Monitor.Wait,
  * ManualResetEventSlim.Wait) or waiting synchronously for a task, one line per thing waited on, the
- * most waited-on first. How many lines; -1 when memory runs out. */
+ * most waited-on first, each followed by its wait chain. How many lines; -1 with err when memory runs
+ * out or the user interrupted it. */
 static long blocked_threads(struct adac_runtime *rt, struct adac_pending *p, const struct adac_held_locks *h,
                             const struct adac_lock_waits *w, struct adac_out *out, struct adac_error *err)
 {
