@@ -10,6 +10,11 @@
 
 struct adac_runtime;
 
+/* Thread.State's flag of a thread-pool worker (the Thread contract's ThreadState TS_TPWorkerThread;
+ * SOS `threads` prints "(Threadpool Worker)" for it; .NET 11.0.0 sets it on PortableThreadPool's
+ * workers). */
+#define ADAC_THREAD_STATE_TP_WORKER 0x01000000u
+
 struct adac_managed_thread {
 	uint64_t thread;              /* Thread* */
 	uint32_t managed_id;          /* Thread.Id */

@@ -13,6 +13,7 @@
 #include "base/limits.h"
 #include "base/output.h"
 #include "runtime/runtime.h"
+#include "runtime/threads.h"
 #include "target/target.h"
 #include "types/locks.h"
 #include "view/backtrace_view.h"
@@ -185,6 +186,7 @@ struct blocked {
 	uint64_t task;       /* it waits synchronously for this task, or */
 	size_t lock;         /* (task 0, lock_wait) for this held lock, or for neither */
 	bool lock_wait;
+	bool worker;         /* a thread-pool worker */
 };
 
 static int cmp_blocked(const void *a, const void *b)
@@ -212,6 +214,45 @@ static bool add_blocked(struct blocked **v, size_t *n, size_t *cap, const char *
 	(*v)[*n] = *b;
 	(*v)[(*n)++].text = copy;
 	return true;
+}
+
+/* The OS ids of the thread-pool workers, for marking blocked threads. */
+struct workers {
+	uint64_t *tids;
+	size_t n, cap;
+	bool nomem;
+};
+
+static int add_worker(void *ctx, const struct adac_managed_thread *th)
+{
+	struct workers *w = ctx;
+	if (!th->os_id || !(th->state & ADAC_THREAD_STATE_TP_WORKER))
+		return 0;
+	if (adac_grow((void **)&w->tids, &w->cap, w->n + 1, sizeof *w->tids, 16)) {
+		w->nomem = true;
+		return 1;
+	}
+	w->tids[w->n++] = th->os_id;
+	return 0;
+}
+
+/* Marks the blocked threads that are thread-pool workers (none when the threads cannot be read). */
+static void mark_workers(struct adac_runtime *rt, struct blocked *v, size_t n)
+{
+	struct workers w = {0};
+	struct adac_error e = {0};
+	if (n && adac_managed_threads(rt, add_worker, &w, &e) == 0 && !w.nomem)
+		for (size_t i = 0; i < n; i++)
+			for (size_t k = 0; k < w.n && !v[i].worker; k++)
+				v[i].worker = v[i].tid == w.tids[k];
+	free(w.tids);
+}
+
+/* " (managed thread M[, thread-pool worker])" */
+static const char *thread_suffix(uint32_t managed_id, bool worker, char *buf, size_t size)
+{
+	snprintf(buf, size, " (managed thread %u%s)", managed_id, worker ? ", thread-pool worker" : "");
+	return buf;
 }
 
 /* ---- wait chains ---- */
@@ -274,7 +315,9 @@ static const struct blocked *then_thread(const struct chain_ctx *c, const char *
 	for (size_t i = 0; i < c->n && !b; i++)
 		if (c->v[i].tid == tid)
 			b = &c->v[i];
-	adac_print(c->out, "  then: %sthread tid %llu (managed thread %u): ", who, (unsigned long long)tid, managed_id);
+	char suffix[64];
+	adac_print(c->out, "  then: %sthread tid %llu%s: ", who, (unsigned long long)tid,
+	           thread_suffix(managed_id, b && b->worker, suffix, sizeof suffix));
 	if (b)
 		adac_print(c->out, "%s\n", b->text);
 	else
@@ -318,8 +361,12 @@ static void print_wait_chain(const struct chain_ctx *c, const struct blocked *b)
 			return;
 		for (size_t i = 0; i < nseen; i++)
 			if (seen[i] == tid) {
-				adac_print(c->out, "  then: %sthread tid %llu (managed thread %u) again: a deadlock\n", who,
-				           (unsigned long long)tid, managed_id);
+				bool worker = false;
+				for (size_t k = 0; k < c->n; k++)
+					worker |= c->v[k].tid == tid && c->v[k].worker;
+				char suffix[64];
+				adac_print(c->out, "  then: %sthread tid %llu%s again: a deadlock\n", who, (unsigned long long)tid,
+				           thread_suffix(managed_id, worker, suffix, sizeof suffix));
 				return;
 			}
 		seen[nseen++] = tid;
@@ -365,6 +412,7 @@ static long blocked_threads(struct adac_runtime *rt, struct adac_pending *p, con
 	long lines = -1;
 	struct blocked **groups = ok ? malloc((n ? n : 1) * sizeof *groups) : NULL;
 	if (groups) {
+		mark_workers(rt, v, n);
 		if (n > 1)
 			qsort(v, n, sizeof *v, cmp_blocked);
 		size_t ng = 0;
@@ -384,14 +432,23 @@ static long blocked_threads(struct adac_runtime *rt, struct adac_pending *p, con
 		for (size_t g = 0; g < ng && g < MAX_BLOCKED_GROUPS; g++) {
 			const struct blocked *b = groups[g];
 			if (b->group_size == 1) {
-				adac_print(out, "thread tid %llu (managed thread %u): %s\n", (unsigned long long)b->tid, b->managed_id,
-				           b->text);
+				char suffix[64];
+				adac_print(out, "thread tid %llu%s: %s\n", (unsigned long long)b->tid,
+				           thread_suffix(b->managed_id, b->worker, suffix, sizeof suffix), b->text);
 			} else {
+				size_t workers = 0;
 				adac_print(out, "%zu threads (tid", b->group_size);
-				for (size_t k = 0; k < b->group_size && k < MAX_GROUP_TIDS; k++)
-					adac_print(out, "%s %llu", k ? "," : "", (unsigned long long)b[k].tid);
+				for (size_t k = 0; k < b->group_size; k++) {
+					if (k < MAX_GROUP_TIDS)
+						adac_print(out, "%s %llu", k ? "," : "", (unsigned long long)b[k].tid);
+					workers += b[k].worker;
+				}
 				if (b->group_size > MAX_GROUP_TIDS)
 					adac_print(out, " and %zu more", b->group_size - MAX_GROUP_TIDS);
+				if (workers == b->group_size)
+					adac_print(out, "; thread-pool workers");
+				else if (workers)
+					adac_print(out, "; %zu thread-pool worker%s", workers, workers == 1 ? "" : "s");
 				adac_print(out, "): %s\n", b->text);
 			}
 			print_wait_chain(&cc, b);

@@ -300,11 +300,21 @@ def main():
                 waiting_for(la): f"  then: {holder(la)}: {waiting_for(lb)}\n  then: {holder(lb)} again: a deadlock\n",
                 waiting_for(lb): f"  then: {holder(lb)}: {waiting_for(la)}\n  then: {holder(la)} again: a deadlock\n",
                 waiting_for(lk): f"  then: {holder(lk)}: no wait recorded: see `bt --thread {lk['owner']['tid']}`\n"}
+        # Thread-pool workers (TS_TPWorkerThread in ClrMD's thread state): the pool threads of ResumeTop and
+        # PulseTop.
+        pool = {x["os_thread_id"] for x in o["blocking"] if x["threadpool_worker"]}
+        t.check_eq(sorted(pool & {x[0] for ts in blocked.values() for x in ts}),
+                   sorted([ptid, pw.get("tid")]), "oracle: the blocked thread-pool workers are the two pool threads")
+        def workers(ts):
+            n = sum(x in pool for x, _ in ts)
+            return "" if not n else "; thread-pool workers" if n == len(ts) else f"; {n} thread-pool worker{'s' * (n > 1)}"
         want_blocked = ""
         for text, ts in sorted(blocked.items(), key=lambda kv: (-len(kv[1]), min(kv[1]))):
             ts.sort()
-            want_blocked += (f"thread tid {ts[0][0]} (managed thread {ts[0][1]}): {text}\n" if len(ts) == 1 else
-                             f"{len(ts)} threads (tid {', '.join(str(x) for x, _ in ts)}): {text}\n") + then.get(text, "")
+            want_blocked += (f"thread tid {ts[0][0]} (managed thread {ts[0][1]}"
+                             f"{', thread-pool worker' if ts[0][0] in pool else ''}): {text}\n" if len(ts) == 1 else
+                             f"{len(ts)} threads (tid {', '.join(str(x) for x, _ in ts)}{workers(ts)}): {text}\n") + \
+                then.get(text, "")
         section = report.split("\n== Blocked threads\n")[-1].split("\n\n== ")[0] + "\n"
         t.check_eq(section, want_blocked, "report: == Blocked threads")
         net10(tmp)

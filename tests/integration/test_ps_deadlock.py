@@ -71,10 +71,13 @@ def guard_deadlock(core, tmp, ids):
     lk = [x for x in (j["locks"] if j else []) if h(x["object"]) == guard]
     t.check_eq([h(x.get("lock")) for x in lk], [h(prec.get("lock"))], "oracle: the pool thread enters s_guard's Lock")
     g, p = f"thread tid {gtid} (managed thread {ids['guard']})", f"thread tid {ptid} (managed thread {ids['guardpool']})"
+    workers = {x["os_thread_id"]: x["threadpool_worker"] for x in o["blocking"]}
+    t.check_eq((workers.get(gtid), workers.get(ptid)), (False, True), "oracle: the pool thread is a thread-pool worker")
+    pb = f"thread tid {ptid} (managed thread {ids['guardpool']}, thread-pool worker)"  # (as report's blocked threads)
     lock, sync = f"System.Object 0x{guard:016x} (Monitor)", f"task 0x{task:016x} ({WAYS})"
     pw, gw = f"waiting for: {lock}, held by {g}", f"waits synchronously for {sync}"
-    blocked = {ptid: f"{p}: {pw}\n  then: {g}: {gw}\n  then: its stack runs on {p} again: a deadlock\n",
-               gtid: f"{g}: {gw}\n  then: its stack runs on {p}: {pw}\n  then: {g} again: a deadlock\n"}
+    blocked = {ptid: f"{pb}: {pw}\n  then: {g}: {gw}\n  then: its stack runs on {pb} again: a deadlock\n",
+               gtid: f"{g}: {gw}\n  then: its stack runs on {pb}: {pw}\n  then: {g} again: a deadlock\n"}
     return (task, f"{g} waits synchronously for {sync}, whose stack runs on {p}, which waits for {lock} held by {g}",
             f"{p} waits for {lock} held by {g}, which waits synchronously for {sync}, whose stack runs on {p}", gtid, ptid,
             "".join(blocked[k] for k in sorted(blocked)))

@@ -9,7 +9,8 @@ nothing, with 3 more work items after it). On a createdump core:
             {not_resumed 1, starved true, busy 2, existing 2, max 2, queued 4}
   report    finding "not resumed: chain #0 awaits 0x<task>, which is RanToCompletion: the thread pool is
             starved (...)"; and why: "== Blocked threads" has both workers on one line, "2 threads (tid
-            A, B): in ManualResetEventSlim.Wait on System.Threading.ManualResetEventSlim 0x<s_block>"
+            A, B; thread-pool workers): in ManualResetEventSlim.Wait on System.Threading.ManualResetEventSlim
+            0x<s_block>" (both TS_TPWorkerThread in ClrMD's thread state: `oracle locks`)
   bt        each worker's "in ManualResetEventSlim.Wait on ..." line under its frames (StarvedApp.Block)
 The oracle (ClrMD) reads PortableThreadPool's _minThreads/_maxThreads (2, 2), the awaited task's type, and
 its ClrThreadPool (`oracle threadpool`): active 2, active + idle 2, max 2, as stats.thread_pool's busy,
@@ -69,8 +70,11 @@ def main():
         t.check_eq([any("AsyncdacSamples.StarvedApp.Block(" in f for f in frames) for _, frames in workers], [True, True],
                    f"bt: the two workers (in StarvedApp.Block) say {wait!r}:\n{bt}")
         tids = sorted(int(re.search(r"tid = (\d+)", hd).group(1)) for hd, _ in workers)
+        pool = {x["os_thread_id"] for x in b.oracle_locks(core)["blocking"] if x["threadpool_worker"]}
+        t.check_eq(sorted(pool & set(tids)), tids, "oracle: both blocked threads are thread-pool workers")
         section = rep.split("\n== Blocked threads\n")[-1].split("\n\n== ")[0]
-        t.check_eq(section, f"2 threads (tid {', '.join(map(str, tids))}): {wait}", "report: == Blocked threads")
+        t.check_eq(section, f"2 threads (tid {', '.join(map(str, tids))}; thread-pool workers): {wait}",
+                   "report: == Blocked threads")
         # The oracle: the awaited task's type, and the pool's caps.
         rc, heap, err = b.cli(["dumpheap", core, "--type", "System.Threading.PortableThreadPool"])
         pools = [int(m.group(1), 16) for m in re.finditer(r"^(0x[0-9a-f]+) ", heap, re.M)]

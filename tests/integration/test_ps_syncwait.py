@@ -119,7 +119,11 @@ def main():
         t.check(run in text and tail in text.split(run, 1)[-1].split("\nchain #")[0] + "\n" and
                 text.count("  waiting synchronously for: ") == 1,
                 f"ps: RunWaitTop's thread waits synchronously for SyncTop(5):\n{text}")
-        want = "".join(f"thread tid {w['tid']} (managed thread {w['managed_id']}): waits synchronously for task "
+        pool = {x["os_thread_id"] for x in b.oracle_locks(core)["blocking"] if x["threadpool_worker"]}
+        t.check_eq(sorted(w[0]["tid"] for i, w in waits.items() if w and w[0]["tid"] in pool), [w5.get("tid")],
+                   "oracle: of the waiting threads, RunWaitTop's is the one thread-pool worker")
+        want = "".join(f"thread tid {w['tid']} (managed thread {w['managed_id']}"
+                       f"{', thread-pool worker' if w['tid'] in pool else ''}): waits synchronously for task "
                        f"0x{tasks[i]:016x} ({WAYS})\n  then: task 0x{tasks[i]:016x} is suspended: chain #{by_id[i]['index']}, "
                        f"AsyncdacSamples.SyncWaitApp.SyncLeaf(Int32) at Program.cs:{leaf_line}, awaiting 0x{gate_task:016x} "
                        f"System.Threading.Tasks.Task<Int32> [WaitingForActivation] (never completed: a promise, such as a "

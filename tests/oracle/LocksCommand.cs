@@ -2,12 +2,13 @@
 //     Prints ClrMD's view of the locks held, through Microsoft's DAC, as JSON:
 //     {"sync_blocks": [{"object", "held", "owner_managed_id", "owner_os_id", "recursion", "waiting"}],
 //      "thin_locks": [{"object", "owner_managed_id", "owner_os_id", "recursion"}],
-//      "blocking": [{"os_thread_id", "managed_thread_id", "records": [{"kind", "object", "type", "lock",
-//                    "timeout_ms"}]}]}
+//      "blocking": [{"os_thread_id", "managed_thread_id", "threadpool_worker", "records": [{"kind", "object",
+//                    "type", "lock", "timeout_ms"}]}]}
 //     (every sync block in use, held or not; every object whose header holds a thin lock; per thread
 //     with any, the blocking records CoreLib keeps for debuggers (ThreadBlockingInfo.t_first, read
 //     through ClrMD's thread statics, innermost first): _objectKind, the object its _objectPtr slot
-//     holds, that object's type, the Lock (the object, or a Condition's _lock), _timeoutMs; addresses
+//     holds, that object's type, the Lock (the object, or a Condition's _lock), _timeoutMs; whether
+//     ClrMD's thread state has TS_TPWorkerThread (a thread-pool worker); addresses
 //     as "0x" + 16 hex digits; an owner ClrMD cannot name is null).
 using System.IO;
 using System.Linq;
@@ -41,6 +42,7 @@ namespace Asyncdac.Oracle
                 j.WriteStartObject();
                 j.WriteNumber("os_thread_id", thread.OSThreadId);
                 j.WriteNumber("managed_thread_id", thread.ManagedThreadId);
+                j.WriteBoolean("threadpool_worker", thread.State.HasFlag(ClrThreadState.TS_TPWorkerThread));
                 j.WriteStartArray("records");
                 var seen = new System.Collections.Generic.HashSet<ulong>();
                 // (A value type: field offsets are from the record's start.)
