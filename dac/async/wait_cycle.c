@@ -1,4 +1,7 @@
-/* wait_cycle.c - see wait_cycle.h. */
+/* wait_cycle.c - see wait_cycle.h. The threads and what each waits for form a graph where each thread
+ * has one edge at most (a thread blocks on one thing): walked from each synchronous wait in turn,
+ * every thread once over all the walks (a walk that reaches a thread an earlier one reached can find
+ * nothing new), so that a core of many blocked threads costs O(n log n). */
 #include "async/wait_cycle.h"
 
 #include <stdbool.h>
@@ -11,43 +14,76 @@
 #include "base/limits.h"
 #include "types/locks.h"
 
-struct waits {
-	const struct adac_held_locks *locks;
-	const struct adac_lock_waits *lw;
-	const struct adac_sync_waits *sw;
-	const struct adac_task_runner *runners;
-	size_t nrunners;
+#define NO_SYNC ((size_t)-1)
+#define NONE ((size_t)-1)
+
+/* A thread waiting for something another thread holds or runs. */
+struct node {
+	uint32_t id;                 /* its managed id (the key) */
+	uint32_t next;               /* the managed id of the thread that holds or runs what it waits for */
+	size_t sync;                 /* its index in the synchronous waits; NO_SYNC: a lock wait */
+	struct adac_wait_step step;
+	size_t walk;                 /* 1 + the walk that reached it; 0: none yet */
+	size_t at;                   /* its place on that walk's path */
 };
 
-#define NO_SYNC ((size_t)-1)
-
-/* What the thread with managed id `id` waits for, as a step, and the managed id of the thread that
- * holds or runs it (*next): a lock first (a thread blocked on one waits for nothing else), else a
- * task some thread runs (*sync: its index in the synchronous waits, else NO_SYNC). False when it
- * waits for neither. */
-static bool step_of(const struct waits *c, uint32_t id, struct adac_wait_step *step, uint32_t *next, size_t *sync)
+/* By thread, a lock wait before a synchronous wait (a thread blocked on a lock waits for nothing
+ * else: a synchronous wait of its is an old one), then by the synchronous waits' order. */
+static int cmp_node(const void *a, const void *b)
 {
-	for (size_t i = 0; c->lw && i < c->lw->count; i++)
-		if (c->lw->waits[i].managed_id == id) {
-			const struct adac_lock_wait *w = &c->lw->waits[i];
-			*step = (struct adac_wait_step){w->os_tid, id, 0, w->lock};
-			*next = c->locks->locks[w->lock].owner;
-			*sync = NO_SYNC;
-			return true;
-		}
-	for (size_t k = 0; k < c->sw->count; k++) {
-		const struct adac_sync_wait *w = &c->sw->waits[k];
-		if (!w->os_tid || w->managed_id != id)
-			continue;
-		for (size_t r = 0; r < c->nrunners; r++)
-			if (c->runners[r].task == w->task) {
-				*step = (struct adac_wait_step){w->os_tid, id, w->task, 0};
-				*next = c->runners[r].managed_id;
-				*sync = k;
-				return true;
-			}
+	const struct node *x = a, *y = b;
+	if (x->id != y->id)
+		return x->id < y->id ? -1 : 1;
+	if ((x->sync == NO_SYNC) != (y->sync == NO_SYNC))
+		return x->sync == NO_SYNC ? -1 : 1;
+	return (x->sync > y->sync) - (x->sync < y->sync);
+}
+
+static int cmp_runner(const void *a, const void *b)
+{
+	const struct adac_task_runner *x = a, *y = b;
+	return (x->task > y->task) - (x->task < y->task);
+}
+
+/* The node of what thread `id` waits for (its first), NONE when it waits for nothing here. */
+static size_t node_of(const struct node *nodes, size_t n, uint32_t id)
+{
+	size_t lo = 0, hi = n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (nodes[mid].id < id)
+			lo = mid + 1;
+		else
+			hi = mid;
 	}
-	return false;
+	return lo < n && nodes[lo].id == id ? lo : NONE;
+}
+
+static const struct adac_task_runner *runner_of(const struct adac_task_runner *r, size_t n, uint64_t task)
+{
+	struct adac_task_runner key = {.task = task};
+	return bsearch(&key, r, n, sizeof *r, cmp_runner);
+}
+
+/* Appends the cycle path[0 .. len) to out, from its first synchronous wait, when it has one and at
+ * most ADAC_MAX_WAIT_CYCLE threads (a cycle of lock waits alone is adac_lock_cycle_next's). */
+static int add_cycle(struct adac_wait_cycles *out, size_t *cap, size_t *ends_cap, const struct node *nodes,
+                     const size_t *path, size_t len)
+{
+	size_t first = NONE;
+	for (size_t k = 0; k < len; k++)
+		if (nodes[path[k]].sync != NO_SYNC && (first == NONE || nodes[path[k]].sync < nodes[path[first]].sync))
+			first = k;
+	if (first == NONE || len > ADAC_MAX_WAIT_CYCLE)
+		return 0;
+	size_t used = out->count ? out->ends[out->count - 1] : 0;
+	if (adac_grow((void **)&out->steps, cap, used + len, sizeof *out->steps, 16) ||
+	    adac_grow((void **)&out->ends, ends_cap, out->count + 1, sizeof *out->ends, 4))
+		return -1;
+	for (size_t k = 0; k < len; k++)
+		out->steps[used + k] = nodes[path[(first + k) % len]].step;
+	out->ends[out->count++] = used + len;
+	return 0;
 }
 
 int adac_wait_cycles_find(const struct adac_held_locks *locks, const struct adac_lock_waits *lw,
@@ -55,40 +91,55 @@ int adac_wait_cycles_find(const struct adac_held_locks *locks, const struct adac
                           struct adac_wait_cycles *out, struct adac_error *err)
 {
 	memset(out, 0, sizeof *out);
-	const struct waits c = {locks, locks ? lw : NULL, sw, runners, nrunners};
-	size_t bound = sw->count + (c.lw ? c.lw->count : 0) + 1, step_cap = 0, end_cap = 0, used = 0;
-	struct adac_wait_step cycle[ADAC_MAX_WAIT_CYCLE];
-	for (size_t i = 0; i < sw->count && nrunners; i++) {
-		/* From synchronous wait i, the thread it waits for, what that one waits for, ...: each
-		 * thread waits for one thing at most, so the walk ends or comes round; a cycle is
-		 * reported from its first synchronous wait only. */
-		uint32_t first = sw->waits[i].managed_id, next;
-		size_t sync, len = 0;
-		if (!sw->waits[i].os_tid || !step_of(&c, first, &cycle[0], &next, &sync) || sync != i)
-			continue;
-		len = 1;
-		for (size_t steps = 0; steps < bound && next != first; steps++) {
-			struct adac_wait_step s;
-			if (!step_of(&c, next, &s, &next, &sync) || (sync != NO_SYNC && sync < i)) {
-				len = 0;
-				break;
-			}
-			if (len < ADAC_MAX_WAIT_CYCLE)
-				cycle[len] = s;
-			len++;
-		}
-		if (next != first || !len || len > ADAC_MAX_WAIT_CYCLE)
-			continue;
-		if (adac_grow((void **)&out->steps, &step_cap, used + len, sizeof *out->steps, 16) ||
-		    adac_grow((void **)&out->ends, &end_cap, out->count + 1, sizeof *out->ends, 4)) {
-			adac_wait_cycles_free(out);
-			return adac_fail(err, ADAC_E_NOMEM, 0, "out of memory finding deadlocks");
-		}
-		memcpy(out->steps + used, cycle, len * sizeof *cycle);
-		used += len;
-		out->ends[out->count++] = used;
+	size_t nlocks = locks && lw ? lw->count : 0, n = 0, cap = 0, ends_cap = 0;
+	struct node *nodes = adac_array_new(nlocks + sw->count, sizeof *nodes);
+	size_t *path = adac_array_new(nlocks + sw->count, sizeof *path);
+	struct adac_task_runner *by_task = adac_array_new(nrunners, sizeof *by_task);
+	if (!nodes || !path || !by_task)
+		goto nomem;
+	memcpy(by_task, runners, nrunners * sizeof *runners);
+	qsort(by_task, nrunners, sizeof *by_task, cmp_runner);
+	for (size_t i = 0; i < nlocks; i++) {
+		const struct adac_lock_wait *w = &lw->waits[i];
+		nodes[n++] = (struct node){.id = w->managed_id, .next = locks->locks[w->lock].owner, .sync = NO_SYNC,
+		                           .step = {w->os_tid, w->managed_id, 0, w->lock}};
 	}
+	for (size_t k = 0; k < sw->count; k++) {
+		const struct adac_sync_wait *w = &sw->waits[k];
+		const struct adac_task_runner *r = w->os_tid ? runner_of(by_task, nrunners, w->task) : NULL;
+		if (r)
+			nodes[n++] = (struct node){.id = w->managed_id, .next = r->managed_id, .sync = k,
+			                           .step = {w->os_tid, w->managed_id, w->task, 0}};
+	}
+	qsort(nodes, n, sizeof *nodes, cmp_node);
+	/* From each synchronous wait in turn (the thread's own step), the thread it waits for, what that
+	 * one waits for, ...: up to a thread it reached already (a cycle), one an earlier walk reached
+	 * (nothing new) or one that waits for nothing here. */
+	for (size_t k = 0, walk = 1; k < sw->count; k++) {
+		size_t at = node_of(nodes, n, sw->waits[k].managed_id), len = 0;
+		if (at == NONE || nodes[at].sync != k)
+			continue;
+		while (at != NONE && !nodes[at].walk) {
+			nodes[at].walk = walk;
+			nodes[at].at = len;
+			path[len++] = at;
+			at = node_of(nodes, n, nodes[at].next);
+		}
+		if (at != NONE && nodes[at].walk == walk &&
+		    add_cycle(out, &cap, &ends_cap, nodes, path + nodes[at].at, len - nodes[at].at))
+			goto nomem;
+		walk++;
+	}
+	free(nodes);
+	free(path);
+	free(by_task);
 	return 0;
+nomem:
+	free(nodes);
+	free(path);
+	free(by_task);
+	adac_wait_cycles_free(out);
+	return adac_fail(err, ADAC_E_NOMEM, 0, "out of memory finding deadlocks");
 }
 
 void adac_wait_cycles_free(struct adac_wait_cycles *c)

@@ -3,7 +3,9 @@
  * usual sync-over-async deadlock), a thread waiting for a task it runs itself, two threads each
  * waiting for the other's task (reported once, from the first wait), a cycle through a third
  * thread's lock, waits that end (no runner, a runner waiting for nothing, a wait by no thread), a
- * wait into a cycle it is not part of, and a cycle longer than ADAC_MAX_WAIT_CYCLE (not reported). */
+ * wait into a cycle it is not part of, a cycle longer than ADAC_MAX_WAIT_CYCLE (not reported), a thread
+ * with a lock wait and an old synchronous wait (the lock's counts), and a line of 50,000 threads into
+ * a cycle (each thread walked once: O(n log n), not the O(n^2) of a walk from every wait). */
 #include <stdio.h>
 #include <string.h>
 
@@ -14,7 +16,7 @@
 #include "base/limits.h"
 #include "types/locks.h"
 
-#define MAX 200
+#define MAX 50010
 static struct adac_held_lock locks[MAX];
 static struct adac_lock_wait lwaits[MAX];
 static struct adac_sync_wait swaits[MAX];
@@ -155,6 +157,30 @@ int main(void)
 	crossed_tasks();
 	cycles(false, got, sizeof got);
 	CHECK_EQ_STR(got, "1:ta00,2:tb00;");
+
+	/* Thread 1 waits for lock 0, held by 2, who waits for task 0xe00, which 1 runs: a cycle through the
+	 * lock. Thread 1's synchronous wait for task 0xd00 (run by 3, who waits for 0xf00, run by 1) is an
+	 * old one: 1 waits for the lock. */
+	reset();
+	lock_wait(0, 2, 1);
+	sync_wait(0xd00, 1);
+	runs(0xd00, 3);
+	sync_wait(0xe00, 2);
+	runs(0xe00, 1);
+	sync_wait(0xf00, 3);
+	runs(0xf00, 1);
+	cycles(true, got, sizeof got);
+	CHECK_EQ_STR(got, "2:te00,1:l0;");
+
+	/* A line of 50,000 threads, each waiting for the task the next one runs, the last two for each
+	 * other's: one cycle. */
+	reset();
+	for (uint32_t i = 1; i <= 50000; i++) {
+		sync_wait(0x100000 + 0x10 * (uint64_t)i, i);
+		runs(0x100000 + 0x10 * (uint64_t)i, i < 50000 ? i + 1 : 49999);
+	}
+	cycles(false, got, sizeof got);
+	CHECK_EQ_STR(got, "49999:t1c34f0,50000:t1c3500;");
 
 	/* A ring of ADAC_MAX_WAIT_CYCLE + 1 threads, each waiting for the next one's task: not
 	 * reported; of ADAC_MAX_WAIT_CYCLE: reported, whole. */
