@@ -15,7 +15,14 @@
 #include "types/methoddesc.h"
 #include "types/names.h"
 
-/* The tasks of the stacks that run on a thread, and the threads waiting for each other through them
+/* By task (a task is on one thread's stacks: the first of equal ones is as good). */
+static int cmp_runner(const void *a, const void *b)
+{
+	const struct adac_task_runner *x = a, *y = b;
+	return (x->task > y->task) - (x->task < y->task);
+}
+
+/* The tasks of the stacks that run on a thread (by task), and the threads waiting for each other through them
  * (wait_cycle.h), when a thread waits synchronously for a task at all. */
 static int find_wait_cycles(struct adac_pending *p, struct adac_error *err)
 {
@@ -37,16 +44,15 @@ static int find_wait_cycles(struct adac_pending *p, struct adac_error *err)
 			p->runners[p->runner_count++] = (struct adac_task_runner){task, r->os_tid, r->managed_id};
 		}
 	}
+	qsort(p->runners, p->runner_count, sizeof *p->runners, cmp_runner);
 	return adac_wait_cycles_find(p->has_locks ? &p->locks : NULL, p->has_locks ? &p->lock_waits : NULL,
 	                             &p->sync_waits, p->runners, p->runner_count, &p->wait_cycles, err);
 }
 
 const struct adac_task_runner *adac_pending_task_runner(const struct adac_pending *p, uint64_t task)
 {
-	for (size_t i = 0; task && i < p->runner_count; i++)
-		if (p->runners[i].task == task)
-			return &p->runners[i];
-	return NULL;
+	struct adac_task_runner key = {.task = task};
+	return p->runner_count ? bsearch(&key, p->runners, p->runner_count, sizeof key, cmp_runner) : NULL;
 }
 
 static int collect(struct adac_runtime *rt, struct adac_out *out, unsigned flags, struct adac_pending *p,

@@ -43,7 +43,7 @@ struct adac_pending {
 	struct adac_lock_waits lock_waits;
 	/* When a thread waits synchronously for a task: the tasks of the stacks that run on threads, and
 	 * the threads waiting for each other through them (and locks). */
-	struct adac_task_runner *runners;
+	struct adac_task_runner *runners;  /* by task */
 	size_t runner_count;
 	struct adac_wait_cycles wait_cycles;
 	double seconds_stacks;        /* wall time of building the stacks from the scan */

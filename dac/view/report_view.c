@@ -236,15 +236,22 @@ static int add_worker(void *ctx, const struct adac_managed_thread *th)
 	return 0;
 }
 
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return (x > y) - (x < y);
+}
+
 /* Marks the blocked threads that are thread-pool workers (none when the threads cannot be read). */
 static void mark_workers(struct adac_runtime *rt, struct blocked *v, size_t n)
 {
 	struct workers w = {0};
 	struct adac_error e = {0};
-	if (n && adac_managed_threads(rt, add_worker, &w, &e) == 0 && !w.nomem)
+	if (n && adac_managed_threads(rt, add_worker, &w, &e) == 0 && !w.nomem) {
+		qsort(w.tids, w.n, sizeof *w.tids, cmp_u64);
 		for (size_t i = 0; i < n; i++)
-			for (size_t k = 0; k < w.n && !v[i].worker; k++)
-				v[i].worker = v[i].tid == w.tids[k];
+			v[i].worker = w.n && bsearch(&v[i].tid, w.tids, w.n, sizeof *w.tids, cmp_u64);
+	}
 	free(w.tids);
 }
 
@@ -280,13 +287,15 @@ static int find_suspended(struct chain_ctx *c, struct adac_error *err)
 		return 0;
 	}
 	size_t n = 0;
-	for (size_t i = 0; i < c->n; i++) {
-		bool dup = false;
-		for (size_t k = 0; k < n && !dup; k++)
-			dup = tasks[k] == c->v[i].task;
-		if (c->v[i].task && !dup && !adac_pending_task_runner(c->p, c->v[i].task))
+	for (size_t i = 0; i < c->n; i++)
+		if (c->v[i].task)
 			tasks[n++] = c->v[i].task;
-	}
+	qsort(tasks, n, sizeof *tasks, cmp_u64);
+	size_t kept = 0;
+	for (size_t i = 0; i < n; i++)
+		if ((i == 0 || tasks[i] != tasks[i - 1]) && !adac_pending_task_runner(c->p, tasks[i]))
+			tasks[kept++] = tasks[i];
+	n = kept;
 	c->suspended = tasks;
 	c->where = where;
 	c->nsuspended = n;
