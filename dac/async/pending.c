@@ -15,6 +15,15 @@
 #include "types/methoddesc.h"
 #include "types/names.h"
 
+/* Whether OS thread tid waits synchronously for a task. */
+static bool sync_waiter(const struct adac_sync_waits *w, uint64_t tid)
+{
+	for (size_t k = 0; tid && k < w->count; k++)
+		if (w->waits[k].os_tid == tid)
+			return true;
+	return false;
+}
+
 /* By task (a task is on one thread's stacks: the first of equal ones is as good). */
 static int cmp_runner(const void *a, const void *b)
 {
@@ -68,10 +77,14 @@ static int collect(struct adac_runtime *rt, struct adac_out *out, unsigned flags
 	if (adac_awaited_owners_build(rt, &p->scan, &p->owners, err) ||
 	    adac_sync_waits_find(rt, &p->scan, &p->sync_waits, err))
 		return -1;
-	/* A running chain whose thread waits to enter a lock, or is in Monitor.Wait: which lock, held by whom. */
+	/* A running chain whose thread waits to enter a lock, is in Monitor.Wait or waits on another
+	 * Condition (a ManualResetEventSlim's: not a Task.Wait()'s, which the synchronous waits name):
+	 * which lock, held by whom, which event. */
 	bool waits = false;
-	for (size_t i = 0; i < p->scan.running_count && !waits; i++)
-		waits = adac_thread_blocked_on_lock(rt, p->scan.running[i].os_tid);
+	for (size_t i = 0; i < p->scan.running_count && !waits; i++) {
+		uint64_t tid = p->scan.running[i].os_tid;
+		waits = adac_thread_blocked_on_lock(rt, tid) || (!sync_waiter(&p->sync_waits, tid) && adac_thread_blocked(rt, tid));
+	}
 	if (waits) {
 		const struct adac_gc_walk_progress progress = {out, "finding locks"};
 		struct adac_error e = {0};

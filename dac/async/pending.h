@@ -36,7 +36,8 @@ struct adac_pending {
 	uint8_t *fate;                /* per graph node: enum adac_pending_fate */
 	struct adac_awaited_owners owners; /* the SemaphoreSlims behind awaited waiters */
 	struct adac_sync_waits sync_waits; /* threads blocked synchronously on the tasks */
-	/* When a running chain's thread waits to enter a lock: the locks held and who waits for them
+	/* When a running chain's thread waits to enter a lock, is in Monitor.Wait or waits on a
+	 * ManualResetEventSlim: the locks held and who waits for them, and the Conditions waited on
 	 * (has_locks; found only then: a heap pass of their own). */
 	bool has_locks;
 	struct adac_held_locks locks;

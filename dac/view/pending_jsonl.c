@@ -462,7 +462,7 @@ static int put_lock_member(struct jsonl *j, struct adac_line *b, bool *f, const 
 }
 
 /* What blocks the stack besides what it awaits, as `ps --json` has it: "sync_waits",
- * "waiting_for_lock", "monitor_wait", "thread_sync_wait" and "deadlock". */
+ * "waiting_for_lock", "monitor_wait", "thread_sync_wait", "event_wait" and "deadlock". */
 static int put_blockers(struct jsonl *j, struct adac_line *b, bool *f, const struct adac_pending_stack *st,
                         struct adac_error *err)
 {
@@ -484,6 +484,13 @@ static int put_blockers(struct jsonl *j, struct adac_line *b, bool *f, const str
 	if (sw) {
 		key(b, f, "thread_sync_wait");
 		if (put_json(b, adac_pending_thread_sync_wait_json(sw), err))
+			return -1;
+	}
+	char event[200];
+	const struct adac_condition_wait *ew = adac_pending_stack_event_wait(p, st, event, sizeof event);
+	if (ew) {
+		key(b, f, "event_wait");
+		if (put_json(b, adac_pending_event_wait_json(p, ew), err))
 			return -1;
 	}
 	char *cycle = st->stack->cycle ? adac_pending_cycle_text(j->l, st) : NULL, text[4096];

@@ -285,6 +285,29 @@ const struct adac_monitor_wait *adac_pending_stack_monitor_wait(const struct ada
 	return st->running && p->has_locks ? adac_monitor_wait_of(&p->lock_waits, st->running->os_tid) : NULL;
 }
 
+const struct adac_condition_wait *adac_pending_stack_event_wait(const struct adac_pending *p,
+                                                                const struct adac_pending_stack *st, char *buf,
+                                                                size_t size)
+{
+	const struct adac_condition_wait *c =
+		st->running && p->has_locks ? adac_condition_wait_of(&p->lock_waits, st->running->os_tid) : NULL;
+	const struct adac_lock_object_owner *o = c ? adac_lock_object_owner(&p->locks, c->lock) : NULL;
+	if (!o || o->kind != ADAC_OWNER_MRES)
+		return NULL; /* (a Task.Wait()'s: thread_sync_wait; another Condition's: none of CoreLib's waits) */
+	adac_lock_condition_wait_text(&p->locks, c, buf, size);
+	return c;
+}
+
+json_t *adac_pending_event_wait_json(const struct adac_pending *p, const struct adac_condition_wait *c)
+{
+	json_t *j = json_object();
+	const struct adac_lock_object_owner *o = adac_lock_object_owner(&p->locks, c->lock);
+	json_object_set_new(j, "event", adac_json_addr(o ? o->owner : 0));
+	json_object_set_new(j, "condition", adac_json_addr(c->condition));
+	json_object_set_new(j, "timeout_ms", c->timeout_ms >= 0 ? json_integer(c->timeout_ms) : json_null());
+	return j;
+}
+
 const struct adac_sync_wait *adac_pending_stack_thread_sync_wait(const struct adac_pending *p,
                                                                  const struct adac_pending_stack *st)
 {
@@ -380,6 +403,9 @@ static void print_stack(const struct adac_pending_list *l, const struct adac_pen
 	const struct adac_sync_wait *sw = adac_pending_stack_thread_sync_wait(p, st);
 	if (sw)
 		adac_print(out, "  waiting synchronously for: task 0x%016llx (%s)\n", (unsigned long long)sw->task, ADAC_SYNC_WAYS);
+	char event[200];
+	if (adac_pending_stack_event_wait(p, st, event, sizeof event))
+		adac_print(out, "  %s\n", event);
 	if (st->stack->cycle) {
 		char *cycle = adac_pending_cycle_text(l, st);
 		adac_print(out, "  deadlock: %s\n", cycle ? cycle : "the last frame's task is awaited by a frame above it");
@@ -641,6 +667,10 @@ static json_t *stack_json(const struct adac_pending_list *l, const struct adac_p
 	const struct adac_sync_wait *sw = adac_pending_stack_thread_sync_wait(p, st);
 	if (sw)
 		json_object_set_new(j, "thread_sync_wait", adac_pending_thread_sync_wait_json(sw));
+	char event[200];
+	const struct adac_condition_wait *ew = adac_pending_stack_event_wait(p, st, event, sizeof event);
+	if (ew)
+		json_object_set_new(j, "event_wait", adac_pending_event_wait_json(p, ew));
 	char *cycle = st->stack->cycle ? adac_pending_cycle_text(l, st) : NULL, text[4096];
 	const char *threads = cycle ? cycle : adac_pending_stack_wait_cycle(p, st, text, sizeof text);
 	if (threads)

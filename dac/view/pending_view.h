@@ -36,6 +36,14 @@ const struct adac_held_lock *adac_pending_stack_lock_wait(const struct adac_pend
 struct adac_monitor_wait;
 const struct adac_monitor_wait *adac_pending_stack_monitor_wait(const struct adac_pending *p,
                                                                 const struct adac_pending_stack *st);
+/* ... and the ManualResetEventSlim.Wait its running chain's thread is in: its Condition wait, and
+ * "in ManualResetEventSlim.Wait on System.Threading.ManualResetEventSlim 0x...[, timeout N ms]" in buf
+ * (NULL when none); as JSON {"event", "condition", "timeout_ms"}. */
+struct adac_condition_wait;
+const struct adac_condition_wait *adac_pending_stack_event_wait(const struct adac_pending *p,
+                                                                const struct adac_pending_stack *st, char *buf,
+                                                                size_t size);
+struct json_t *adac_pending_event_wait_json(const struct adac_pending *p, const struct adac_condition_wait *c);
 /* ... and the synchronous wait for a task its running chain's thread is in (NULL when none), and that
  * as JSON {"task", "waiter"}. */
 const struct adac_sync_wait *adac_pending_stack_thread_sync_wait(const struct adac_pending *p,

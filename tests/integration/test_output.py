@@ -325,6 +325,7 @@ def jsonl(tmp):
             t.check_eq(task(x.get("waiting_for_lock")), c.get("waiting_for_lock"), f"{what}: waiting_for_lock")
             t.check_eq(task(x.get("monitor_wait")), c.get("monitor_wait"), f"{what}: monitor_wait")
             t.check_eq(x.get("thread_sync_wait"), c.get("thread_sync_wait"), f"{what}: thread_sync_wait")
+            t.check_eq(x.get("event_wait"), c.get("event_wait"), f"{what}: event_wait")
             got = []
             for ref, addr, *more in x["frames"]:
                 f = {k: v for k, v in frames[ref].items() if k != "frame"}
@@ -343,7 +344,7 @@ def jsonl(tmp):
                 want.append(f)
             t.check_eq(got, want, f"{what}: frames")
     blockers = {k: [x for x in seen["chain"] if k in x]
-                for k in ("sync_waits", "waiting_for_lock", "monitor_wait", "thread_sync_wait", "deadlock")}
+                for k in ("sync_waits", "waiting_for_lock", "monitor_wait", "thread_sync_wait", "event_wait", "deadlock")}
     t.check_eq({k: bool(v) for k, v in blockers.items()}, {k: True for k in blockers},
                "ps --jsonl: the syncwait, locks and deadlock samples' chain lines say what blocks them")
     for kind, table in tables.items():

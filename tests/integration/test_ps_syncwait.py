@@ -1,13 +1,18 @@
 """ps.syncwait: threads blocked synchronously on async chains (sync-over-async, async/sync_wait.c), on
 a createdump core of targets/dotnet/syncwait: SyncTop(1).Wait(), SyncTop(2).Result and
 SyncTop(3).GetAwaiter().GetResult() each block a thread; SyncTop(4) is awaited by nobody; RunWaitTop(6)
--> RunWaitLeaf, resumed on a thread-pool thread, blocks there in SyncTop(5).Result. Checked
+-> RunWaitLeaf, resumed on a thread-pool thread, blocks there in SyncTop(5).Result; RunEventTop(7) ->
+RunEventLeaf, on another, in s_event.Wait() (a ManualResetEventSlim never set). Checked
 against the oracle (ClrMD: each task's m_continuationObject is a Task+SetOnInvokeMres; the stack of
 the thread asyncdac names runs BlockWait / BlockResult / BlockGetResult through
 Task.SpinThenBlockingWait) and the core's bytes (the stack slot holds the waiter):
   ps --json    chains[].sync_waits {task, waiter, tid, managed_id, slot, in_register} on chains 1-3 and 5
-               only; the running chain RunWaitTop's thread_sync_wait {task, waiter}: SyncTop(5)'s
-  ps (running) "  waiting synchronously for: task 0x<SyncTop(5)'s> (...)" under RunWaitTop
+               only; the running chain RunWaitTop's thread_sync_wait {task, waiter}: SyncTop(5)'s;
+               RunEventTop's event_wait {event: s_event, condition, timeout_ms: null}, its Condition the
+               one the thread's blocking record waits on, whose Lock is s_event's m_lock (oracle)
+  ps (running) "  waiting synchronously for: task 0x<SyncTop(5)'s> (...)" under RunWaitTop, "  in
+               ManualResetEventSlim.Wait on System.Threading.ManualResetEventSlim 0x<s_event>" under
+               RunEventTop
   ps           "  blocked on: task 0x.. is waited for synchronously (...) by thread tid T (managed
                thread M): its Task+SetOnInvokeMres 0x.. is at 0x.. in that thread's stack"
   bt --thread  the thread's frames, then "  blocked on: task 0x.., waited for synchronously (...): its
@@ -23,6 +28,7 @@ The main thread polled m_continuationObject by reflection before READY, so its s
 copy of a waiter: it has no Task.SpinThenBlockingWait frame and must not be named.
 """
 import os
+import re
 import shutil
 import sys
 
@@ -53,26 +59,42 @@ def main():
             top = ch["frames"][-1]
             ident = next(v["value"] for v in top["locals"] if v["name"] == "id")
             by_id[ident] = ch
-        t.check_eq(sorted(by_id), [1, 2, 3, 4, 5, 6], "ps: the five SyncTop chains and RunWaitTop, by their id argument")
+        t.check_eq(sorted(by_id), [1, 2, 3, 4, 5, 6, 7], "ps: the five SyncTop chains, RunWaitTop and RunEventTop, by their "
+                                                         "id argument")
         tasks = {i: h(ch["task"]["address"]) for i, ch in by_id.items()}
         objs = b.oracle_objects(core, tmp, addresses=list(tasks.values()))["objects"]
         mres = {i: h(objs[a]["fields"].get("m_continuationObject")) for i, a in tasks.items()}
-        t.check_eq((mres.get(4), mres.get(6)), (0, 0), "oracle: SyncTop(4)'s and RunWaitTop's tasks have no continuation")
+        t.check_eq((mres.get(4), mres.get(6), mres.get(7)), (0, 0, 0),
+                   "oracle: SyncTop(4)'s, RunWaitTop's and RunEventTop's tasks have no continuation")
         wobjs = b.oracle_objects(core, tmp, addresses=[mres[i] for i in WAITED if i in mres])["objects"]
         t.check_eq([wobjs.get(mres.get(i), {}).get("type") for i in WAITED], ["System.Threading.Tasks.Task+SetOnInvokeMres"] * 4,
                    "oracle: the waited tasks' continuations are Task+SetOnInvokeMres")
         waits = {i: by_id[i].get("sync_waits") for i in by_id}
-        t.check_eq((waits.get(4), waits.get(6)), (None, None), "ps --json: SyncTop(4) and RunWaitTop are waited for by no thread")
+        t.check_eq((waits.get(4), waits.get(6), waits.get(7)), (None, None, None),
+                   "ps --json: SyncTop(4), RunWaitTop and RunEventTop are waited for by no thread")
         # Task ids: only SyncTop(4)'s Task.Id was read (a blocking wait assigns none).
-        t.check_eq({i: ch["task"].get("id") for i, ch in by_id.items()}, {1: None, 2: None, 3: None, 4: id4, 5: None, 6: None},
+        t.check_eq({i: ch["task"].get("id") for i, ch in by_id.items()}, {1: None, 2: None, 3: None, 4: id4, 5: None, 6: None,
+                                                                          7: None},
                    "ps --json: task.id (m_taskId) where the sample read Task.Id")
         # The running chain RunWaitTop: its thread is the one waiting for SyncTop(5).
         w5 = (waits.get(5) or [{}])[0]
         t.check_eq(({i for i, ch in by_id.items() if ch.get("running")}, (by_id.get(6, {}).get("running") or {}).get("tid"),
                     by_id.get(6, {}).get("thread_sync_wait")),
-                   ({6}, w5.get("tid"), {"task": f"0x{tasks.get(5, 0):016x}", "waiter": f"0x{mres.get(5, 0):016x}"}),
+                   ({6, 7}, w5.get("tid"), {"task": f"0x{tasks.get(5, 0):016x}", "waiter": f"0x{mres.get(5, 0):016x}"}),
                    "ps --json: RunWaitTop runs on the thread waiting for SyncTop(5): its thread_sync_wait")
         t.check_eq([i for i, ch in by_id.items() if ch.get("thread_sync_wait")], [6], "ps --json: one thread_sync_wait")
+        # The running chain RunEventTop: its thread in s_event.Wait(), on the Condition of s_event's Lock (oracle).
+        ev = b.oracle_objects(core, tmp, statics=["AsyncdacSamples.SyncWaitApp::s_event"])["statics"].get(
+            "AsyncdacSamples.SyncWaitApp::s_event", {}).get("address")
+        ev_lock = h(b.oracle_objects(core, tmp, addresses=[ev])["objects"].get(h(ev), {}).get("fields", {}).get("m_lock"))
+        etid = (by_id.get(7, {}).get("running") or {}).get("tid")
+        erec = next((x for x in b.oracle_locks(core)["blocking"] if x["os_thread_id"] == etid), {})
+        cond = (erec.get("records") or [{}])[0]
+        t.check_eq((cond.get("type"), h(cond.get("lock"))), ("System.Threading.Condition", ev_lock),
+                   "oracle: RunEventTop's thread waits on a Condition of s_event's m_lock")
+        t.check_eq([(i, ch.get("event_wait")) for i, ch in by_id.items() if ch.get("event_wait")],
+                   [(7, {"event": f"0x{h(ev):016x}", "condition": f"0x{h(cond.get('object')):016x}", "timeout_ms": None})],
+                   "ps --json: RunEventTop's event_wait")
         gate = b.oracle_objects(core, tmp, statics=["AsyncdacSamples.SyncWaitApp::s_gate"])["statics"].get(
             "AsyncdacSamples.SyncWaitApp::s_gate", {}).get("address")
         gate_task = h(b.oracle_objects(core, tmp, addresses=[gate])["objects"].get(h(gate), {}).get("fields", {}).get("_task"))
@@ -119,16 +141,25 @@ def main():
         t.check(run in text and tail in text.split(run, 1)[-1].split("\nchain #")[0] + "\n" and
                 text.count("  waiting synchronously for: ") == 1,
                 f"ps: RunWaitTop's thread waits synchronously for SyncTop(5):\n{text}")
+        event_line = f"in ManualResetEventSlim.Wait on System.Threading.ManualResetEventSlim 0x{h(ev):016x}"
+        t.check(re.search(rf"^chain #{by_id.get(7, {}).get('index')}: running on thread {etid} .*\n  async #0: .*"
+                          rf"RunEventTop\(Int32\).*\n  \(the method .*\n  {re.escape(event_line)}\n\n", text, re.M) is not None
+                and text.count("  in ManualResetEventSlim.Wait on ") == 1,
+                f"ps: RunEventTop's thread in s_event.Wait():\n{text}")
         pool = {x["os_thread_id"] for x in b.oracle_locks(core)["blocking"] if x["threadpool_worker"]}
         t.check_eq(sorted(w[0]["tid"] for i, w in waits.items() if w and w[0]["tid"] in pool), [w5.get("tid")],
                    "oracle: of the waiting threads, RunWaitTop's is the one thread-pool worker")
-        want = "".join(f"thread tid {w['tid']} (managed thread {w['managed_id']}"
-                       f"{', thread-pool worker' if w['tid'] in pool else ''}): waits synchronously for task "
-                       f"0x{tasks[i]:016x} ({WAYS})\n  then: task 0x{tasks[i]:016x} is suspended: chain #{by_id[i]['index']}, "
-                       f"AsyncdacSamples.SyncWaitApp.SyncLeaf(Int32) at Program.cs:{leaf_line}, awaiting 0x{gate_task:016x} "
-                       f"System.Threading.Tasks.Task<Int32> [WaitingForActivation] (never completed: a promise, such as a "
-                       f"TaskCompletionSource's task)\n"
-                       for i, w in sorted(((i, waits[i][0]) for i in WAITED if waits.get(i)), key=lambda iw: iw[1]["tid"]))
+        t.check(etid in pool, "oracle: RunEventTop's thread is a thread-pool worker")
+        lines = [(w["tid"], f"thread tid {w['tid']} (managed thread {w['managed_id']}"
+                            f"{', thread-pool worker' if w['tid'] in pool else ''}): waits synchronously for task "
+                            f"0x{tasks[i]:016x} ({WAYS})\n  then: task 0x{tasks[i]:016x} is suspended: chain "
+                            f"#{by_id[i]['index']}, AsyncdacSamples.SyncWaitApp.SyncLeaf(Int32) at Program.cs:{leaf_line}, "
+                            f"awaiting 0x{gate_task:016x} System.Threading.Tasks.Task<Int32> [WaitingForActivation] (never "
+                            f"completed: a promise, such as a TaskCompletionSource's task)\n")
+                 for i, w in ((i, waits[i][0]) for i in WAITED if waits.get(i))]
+        lines.append((etid, f"thread tid {etid} (managed thread {by_id[7]['running']['managed_id']}, thread-pool worker): "
+                            f"{event_line}\n"))
+        want = "".join(text for _, text in sorted(lines))
         section = report.split("\n== Blocked threads\n")[-1].split("\n\n== ")[0] + "\n"
         t.check_eq(section, want, "report: == Blocked threads, each with where its task is suspended")
         t.check(f"chain #{by_id[4]['index']}: task 0x{tasks[4]:016x} System.Runtime.CompilerServices.AsyncHelpers+"

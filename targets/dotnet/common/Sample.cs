@@ -39,6 +39,18 @@ namespace AsyncdacSamples
         [MethodImpl(MethodImplOptions.NoInlining)]
         public static void Use<T>(T value) => GC.KeepAlive(value);
 
+        // Returns once th is blocked in a wait, not passing through one while it spins: in
+        // WaitSleepJoin at every look for 300 ms.
+        public static void WaitBlocked(Thread th)
+        {
+            int seen = 0;
+            while (seen < 30)
+            {
+                seen = (th.ThreadState & ThreadState.WaitSleepJoin) != 0 ? seen + 1 : 0;
+                Thread.Sleep(10);
+            }
+        }
+
         public static string Option(string[] args, string name, string fallback)
         {
             for (int i = 0; i + 1 < args.Length; i++)

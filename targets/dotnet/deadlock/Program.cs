@@ -89,18 +89,6 @@ namespace AsyncdacSamples
             }
         }
 
-        // A thread blocked in a wait, not passing through one while it spins: in WaitSleepJoin at
-        // every look for 300 ms.
-        static void WaitBlocked(Thread th)
-        {
-            int seen = 0;
-            while (seen < 30)
-            {
-                seen = (th.ThreadState & ThreadState.WaitSleepJoin) != 0 ? seen + 1 : 0;
-                Thread.Sleep(10);
-            }
-        }
-
         public static int Main(string[] args)
         {
             s_a = DeadA();
@@ -120,8 +108,8 @@ namespace AsyncdacSamples
             guard.Start();
             while (!s_guardIn || s_guardPool == null)
                 Thread.Sleep(1);
-            WaitBlocked(guard);
-            WaitBlocked(s_guardPool);
+            Sample.WaitBlocked(guard);
+            Sample.WaitBlocked(s_guardPool);
             Sample.Ready("deadlock", $"cycle=3 guard={guard.ManagedThreadId} guardpool={s_guardPool.ManagedThreadId}");
             Sample.ParkForever();
             GC.KeepAlive(s_bystander);

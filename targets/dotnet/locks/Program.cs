@@ -198,18 +198,6 @@ namespace AsyncdacSamples
             return th;
         }
 
-        // A thread blocked in a wait, not passing through one while it spins: in WaitSleepJoin at
-        // every look for 300 ms.
-        static void WaitBlocked(Thread th)
-        {
-            int seen = 0;
-            while (seen < 30)
-            {
-                seen = (th.ThreadState & ThreadState.WaitSleepJoin) != 0 ? seen + 1 : 0;
-                Thread.Sleep(10);
-            }
-        }
-
         public static int Main(string[] args)
         {
             Thread holder = Start(Holder, "holder");
@@ -229,12 +217,12 @@ namespace AsyncdacSamples
             Thread pulse = Start(PulseWaiter, "pulse-waiter");
             Thread sem = Start(SemWaiter, "sem-waiter");
             Thread timed = Start(TimedWaiter, "timed-waiter");
-            WaitBlocked(timed); // (in Monitor.Wait: s_held is free for the signaller)
+            Sample.WaitBlocked(timed); // (in Monitor.Wait: s_held is free for the signaller)
             Thread signaller = Start(Signaller, "signaller");
             while (!s_signallerIn)
                 Thread.Sleep(1);
             foreach (Thread th in new[] { holder, w1, w2, lw, ab, ba, s_pool, pulse, s_pulsePool, sem })
-                WaitBlocked(th);
+                Sample.WaitBlocked(th);
             Sample.Ready("locks", $"holder={holder.ManagedThreadId} nested={nested.ManagedThreadId} " +
                                   $"scope={scope.ManagedThreadId} waiters={w1.ManagedThreadId},{w2.ManagedThreadId} " +
                                   $"lockwaiter={lw.ManagedThreadId} ab={ab.ManagedThreadId} ba={ba.ManagedThreadId} " +
