@@ -83,7 +83,8 @@ static int collect(struct adac_runtime *rt, struct adac_out *out, unsigned flags
 	bool waits = false;
 	for (size_t i = 0; i < p->scan.running_count && !waits; i++) {
 		uint64_t tid = p->scan.running[i].os_tid;
-		waits = adac_thread_blocked_on_lock(rt, tid) || (!sync_waiter(&p->sync_waits, tid) && adac_thread_blocked(rt, tid));
+		waits = adac_thread_blocked_on_lock(rt, tid) ||
+		        (!sync_waiter(&p->sync_waits, tid) && adac_thread_blocked(rt, tid));
 	}
 	if (waits) {
 		const struct adac_gc_walk_progress progress = {out, "finding locks"};

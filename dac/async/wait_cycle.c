@@ -154,7 +154,8 @@ const struct adac_wait_step *adac_wait_cycle_with(const struct adac_wait_cycles 
 {
 	for (size_t k = 0, at = 0; (like->task || like->os_tid) && k < c->count; at = c->ends[k++])
 		for (size_t s = at; s < c->ends[k]; s++)
-			if ((!like->task || c->steps[s].task == like->task) && (!like->os_tid || c->steps[s].os_tid == like->os_tid)) {
+			if ((!like->task || c->steps[s].task == like->task) &&
+			    (!like->os_tid || c->steps[s].os_tid == like->os_tid)) {
 				*n = c->ends[k] - at;
 				return &c->steps[at];
 			}

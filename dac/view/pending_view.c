@@ -402,7 +402,8 @@ static void print_stack(const struct adac_pending_list *l, const struct adac_pen
 		adac_lock_monitor_wait_print(st->rt, &p->locks, mw, out);
 	const struct adac_sync_wait *sw = adac_pending_stack_thread_sync_wait(p, st);
 	if (sw)
-		adac_print(out, "  waiting synchronously for: task 0x%016llx (%s)\n", (unsigned long long)sw->task, ADAC_SYNC_WAYS);
+		adac_print(out, "  waiting synchronously for: task 0x%016llx (%s)\n", (unsigned long long)sw->task,
+		           ADAC_SYNC_WAYS);
 	char event[200];
 	if (adac_pending_stack_event_wait(p, st, event, sizeof event))
 		adac_print(out, "  %s\n", event);

@@ -406,7 +406,8 @@ static long blocked_threads(struct adac_runtime *rt, struct adac_pending *p, con
 	for (size_t i = 0; w && ok && i < w->count; i++) {
 		const struct adac_lock_wait *l = &w->waits[i];
 		ok = add_blocked(&v, &n, &cap, adac_lock_waiting_text(rt, &h->locks[l->lock], text, sizeof text),
-		                 &(struct blocked){.tid = l->os_tid, .managed_id = l->managed_id, .lock = l->lock, .lock_wait = true});
+		                 &(struct blocked){.tid = l->os_tid, .managed_id = l->managed_id, .lock = l->lock,
+		                                   .lock_wait = true});
 	}
 	for (size_t i = 0; w && ok && i < w->monitor_wait_count; i++) {
 		const struct adac_monitor_wait *m = &w->monitor_waits[i];
