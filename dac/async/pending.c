@@ -53,7 +53,8 @@ static int find_wait_cycles(struct adac_pending *p, struct adac_error *err)
 			p->runners[p->runner_count++] = (struct adac_task_runner){task, r->os_tid, r->managed_id};
 		}
 	}
-	qsort(p->runners, p->runner_count, sizeof *p->runners, cmp_runner);
+	if (p->runner_count) /* (no array at all when no stack runs) */
+		qsort(p->runners, p->runner_count, sizeof *p->runners, cmp_runner);
 	return adac_wait_cycles_find(p->has_locks ? &p->locks : NULL, p->has_locks ? &p->lock_waits : NULL,
 	                             &p->sync_waits, p->runners, p->runner_count, &p->wait_cycles, err);
 }

@@ -97,8 +97,10 @@ int adac_wait_cycles_find(const struct adac_held_locks *locks, const struct adac
 	struct adac_task_runner *by_task = adac_array_new(nrunners, sizeof *by_task);
 	if (!nodes || !path || !by_task)
 		goto nomem;
-	memcpy(by_task, runners, nrunners * sizeof *runners);
-	qsort(by_task, nrunners, sizeof *by_task, cmp_runner);
+	if (nrunners) {
+		memcpy(by_task, runners, nrunners * sizeof *runners);
+		qsort(by_task, nrunners, sizeof *by_task, cmp_runner);
+	}
 	for (size_t i = 0; i < nlocks; i++) {
 		const struct adac_lock_wait *w = &lw->waits[i];
 		nodes[n++] = (struct node){.id = w->managed_id, .next = locks->locks[w->lock].owner, .sync = NO_SYNC,

@@ -247,10 +247,10 @@ static void mark_workers(struct adac_runtime *rt, struct blocked *v, size_t n)
 {
 	struct workers w = {0};
 	struct adac_error e = {0};
-	if (n && adac_managed_threads(rt, add_worker, &w, &e) == 0 && !w.nomem) {
+	if (n && adac_managed_threads(rt, add_worker, &w, &e) == 0 && !w.nomem && w.n) {
 		qsort(w.tids, w.n, sizeof *w.tids, cmp_u64);
 		for (size_t i = 0; i < n; i++)
-			v[i].worker = w.n && bsearch(&v[i].tid, w.tids, w.n, sizeof *w.tids, cmp_u64);
+			v[i].worker = bsearch(&v[i].tid, w.tids, w.n, sizeof *w.tids, cmp_u64) != NULL;
 	}
 	free(w.tids);
 }

@@ -103,6 +103,14 @@ int main(void)
 	/* Without the locks (none known): no cycle. */
 	cycles(false, got, sizeof got);
 	CHECK_EQ_STR(got, "");
+	/* No stack runs on a thread (no runners at all, as a core whose running chain is corrupt):
+	 * none, and no null array handed to memcpy or qsort (UBSan; core_mutation found it). */
+	{
+		struct adac_wait_cycles none;
+		struct adac_error err = {0};
+		CHECK(adac_wait_cycles_find(&h, &lw, &sw, NULL, 0, &none, &err) == 0 && none.count == 0);
+		adac_wait_cycles_free(&none);
+	}
 	/* Found through the task's place on the stack, not the runner's order. */
 	reset();
 	runs(0x800, 4);
