@@ -15,22 +15,6 @@
 #include "types/methoddesc.h"
 #include "types/names.h"
 
-/* Whether OS thread tid waits synchronously for a task. */
-static bool sync_waiter(const struct adac_sync_waits *w, uint64_t tid)
-{
-	for (size_t k = 0; tid && k < w->count; k++)
-		if (w->waits[k].os_tid == tid)
-			return true;
-	return false;
-}
-
-/* By task (a task is on one thread's stacks: the first of equal ones is as good). */
-static int cmp_runner(const void *a, const void *b)
-{
-	const struct adac_task_runner *x = a, *y = b;
-	return (x->task > y->task) - (x->task < y->task);
-}
-
 /* The tasks of the stacks that run on a thread (by task), and the threads waiting for each other through them
  * (wait_cycle.h), when a thread waits synchronously for a task at all. */
 static int find_wait_cycles(struct adac_pending *p, struct adac_error *err)
@@ -53,16 +37,14 @@ static int find_wait_cycles(struct adac_pending *p, struct adac_error *err)
 			p->runners[p->runner_count++] = (struct adac_task_runner){task, r->os_tid, r->managed_id};
 		}
 	}
-	if (p->runner_count) /* (no array at all when no stack runs) */
-		qsort(p->runners, p->runner_count, sizeof *p->runners, cmp_runner);
+	adac_task_runners_sort(p->runners, p->runner_count);
 	return adac_wait_cycles_find(p->has_locks ? &p->locks : NULL, p->has_locks ? &p->lock_waits : NULL,
 	                             &p->sync_waits, p->runners, p->runner_count, &p->wait_cycles, err);
 }
 
 const struct adac_task_runner *adac_pending_task_runner(const struct adac_pending *p, uint64_t task)
 {
-	struct adac_task_runner key = {.task = task};
-	return p->runner_count ? bsearch(&key, p->runners, p->runner_count, sizeof key, cmp_runner) : NULL;
+	return adac_task_runner_of(p->runners, p->runner_count, task);
 }
 
 static int collect(struct adac_runtime *rt, struct adac_out *out, unsigned flags, struct adac_pending *p,
@@ -85,7 +67,7 @@ static int collect(struct adac_runtime *rt, struct adac_out *out, unsigned flags
 	for (size_t i = 0; i < p->scan.running_count && !waits; i++) {
 		uint64_t tid = p->scan.running[i].os_tid;
 		waits = adac_thread_blocked_on_lock(rt, tid) ||
-		        (!sync_waiter(&p->sync_waits, tid) && adac_thread_blocked(rt, tid));
+		        (!adac_sync_wait_of_thread(&p->sync_waits, tid) && adac_thread_blocked(rt, tid));
 	}
 	if (waits) {
 		const struct adac_gc_walk_progress progress = {out, "finding locks"};

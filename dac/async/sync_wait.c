@@ -146,6 +146,14 @@ nomem:
 	return adac_fail(err, ADAC_E_NOMEM, 0, "out of memory finding synchronous waiters");
 }
 
+const struct adac_sync_wait *adac_sync_wait_of_thread(const struct adac_sync_waits *w, uint64_t tid)
+{
+	for (size_t k = 0; tid && k < w->count; k++)
+		if (w->waits[k].os_tid == tid)
+			return &w->waits[k];
+	return NULL;
+}
+
 void adac_sync_waits_free(struct adac_sync_waits *w)
 {
 	free(w->waits);

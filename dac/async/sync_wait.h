@@ -46,5 +46,7 @@ struct adac_sync_waits {
 int adac_sync_waits_find(struct adac_runtime *rt, const struct adac_async_scan *scan, struct adac_sync_waits *out,
                          struct adac_error *err);
 void adac_sync_waits_free(struct adac_sync_waits *w);
+/* The synchronous wait OS thread tid is in, NULL when none (or tid 0). */
+const struct adac_sync_wait *adac_sync_wait_of_thread(const struct adac_sync_waits *w, uint64_t tid);
 
 #endif

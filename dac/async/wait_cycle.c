@@ -45,6 +45,18 @@ static int cmp_runner(const void *a, const void *b)
 	return (x->task > y->task) - (x->task < y->task);
 }
 
+void adac_task_runners_sort(struct adac_task_runner *runners, size_t n)
+{
+	if (n) /* (qsort takes no null array) */
+		qsort(runners, n, sizeof *runners, cmp_runner);
+}
+
+const struct adac_task_runner *adac_task_runner_of(const struct adac_task_runner *runners, size_t n, uint64_t task)
+{
+	struct adac_task_runner key = {.task = task};
+	return n ? bsearch(&key, runners, n, sizeof key, cmp_runner) : NULL;
+}
+
 /* The node of what thread `id` waits for (its first), NONE when it waits for nothing here. */
 static size_t node_of(const struct node *nodes, size_t n, uint32_t id)
 {
@@ -57,12 +69,6 @@ static size_t node_of(const struct node *nodes, size_t n, uint32_t id)
 			hi = mid;
 	}
 	return lo < n && nodes[lo].id == id ? lo : NONE;
-}
-
-static const struct adac_task_runner *runner_of(const struct adac_task_runner *r, size_t n, uint64_t task)
-{
-	struct adac_task_runner key = {.task = task};
-	return bsearch(&key, r, n, sizeof *r, cmp_runner);
 }
 
 /* Appends the cycle path[0 .. len) to out, from its first synchronous wait, when it has one and at
@@ -94,13 +100,8 @@ int adac_wait_cycles_find(const struct adac_held_locks *locks, const struct adac
 	size_t nlocks = locks && lw ? lw->count : 0, n = 0, cap = 0, ends_cap = 0;
 	struct node *nodes = adac_array_new(nlocks + sw->count, sizeof *nodes);
 	size_t *path = adac_array_new(nlocks + sw->count, sizeof *path);
-	struct adac_task_runner *by_task = adac_array_new(nrunners, sizeof *by_task);
-	if (!nodes || !path || !by_task)
+	if (!nodes || !path)
 		goto nomem;
-	if (nrunners) {
-		memcpy(by_task, runners, nrunners * sizeof *runners);
-		qsort(by_task, nrunners, sizeof *by_task, cmp_runner);
-	}
 	for (size_t i = 0; i < nlocks; i++) {
 		const struct adac_lock_wait *w = &lw->waits[i];
 		nodes[n++] = (struct node){.id = w->managed_id, .next = locks->locks[w->lock].owner, .sync = NO_SYNC,
@@ -108,7 +109,7 @@ int adac_wait_cycles_find(const struct adac_held_locks *locks, const struct adac
 	}
 	for (size_t k = 0; k < sw->count; k++) {
 		const struct adac_sync_wait *w = &sw->waits[k];
-		const struct adac_task_runner *r = w->os_tid ? runner_of(by_task, nrunners, w->task) : NULL;
+		const struct adac_task_runner *r = w->os_tid ? adac_task_runner_of(runners, nrunners, w->task) : NULL;
 		if (r)
 			nodes[n++] = (struct node){.id = w->managed_id, .next = r->managed_id, .sync = k,
 			                           .step = {w->os_tid, w->managed_id, w->task, 0}};
@@ -134,12 +135,10 @@ int adac_wait_cycles_find(const struct adac_held_locks *locks, const struct adac
 	}
 	free(nodes);
 	free(path);
-	free(by_task);
 	return 0;
 nomem:
 	free(nodes);
 	free(path);
-	free(by_task);
 	adac_wait_cycles_free(out);
 	return adac_fail(err, ADAC_E_NOMEM, 0, "out of memory finding deadlocks");
 }

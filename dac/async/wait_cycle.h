@@ -21,6 +21,11 @@ struct adac_task_runner {
 	uint32_t managed_id;
 };
 
+/* Sorts runners by task, for adac_task_runner_of (n may be 0 with runners NULL). */
+void adac_task_runners_sort(struct adac_task_runner *runners, size_t n);
+/* The runner of `task` among runners sorted by task (any of equal ones), NULL when none. */
+const struct adac_task_runner *adac_task_runner_of(const struct adac_task_runner *runners, size_t n, uint64_t task);
+
 /* A step of a cycle: a thread and what it waits for, which the next step's thread (the first's, for
  * the last) runs or holds. */
 struct adac_wait_step {
@@ -37,7 +42,8 @@ struct adac_wait_cycles {
 };
 
 /* Finds the cycles with a synchronous wait among the threads blocked synchronously on tasks (sw),
- * on locks (locks and lw; both NULL when not known) and the threads running the tasks (runners).
+ * on locks (locks and lw; both NULL when not known) and the threads running the tasks (runners,
+ * sorted by task: adac_task_runners_sort).
  * Each cycle is reported once, from its first synchronous wait; one of more than
  * ADAC_MAX_WAIT_CYCLE threads is not. -1 only when memory runs out. Free with adac_wait_cycles_free. */
 int adac_wait_cycles_find(const struct adac_held_locks *locks, const struct adac_lock_waits *lw,

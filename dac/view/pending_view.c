@@ -311,10 +311,7 @@ json_t *adac_pending_event_wait_json(const struct adac_pending *p, const struct 
 const struct adac_sync_wait *adac_pending_stack_thread_sync_wait(const struct adac_pending *p,
                                                                  const struct adac_pending_stack *st)
 {
-	for (size_t k = 0; st->running && k < p->sync_waits.count; k++)
-		if (p->sync_waits.waits[k].os_tid == st->running->os_tid)
-			return &p->sync_waits.waits[k];
-	return NULL;
+	return st->running ? adac_sync_wait_of_thread(&p->sync_waits, st->running->os_tid) : NULL;
 }
 
 json_t *adac_pending_thread_sync_wait_json(const struct adac_sync_wait *w)

@@ -75,6 +75,7 @@ static void cycles(bool with_locks, char *out, size_t size)
 	struct adac_error err = {0};
 	size_t len = 0;
 	out[0] = 0;
+	adac_task_runners_sort(runners, nrunners);
 	if (adac_wait_cycles_find(with_locks ? &h : NULL, with_locks ? &lw : NULL, &sw, runners, nrunners, &c, &err)) {
 		snprintf(out, size, "error: %s", err.msg);
 		return;
