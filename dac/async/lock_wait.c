@@ -106,6 +106,12 @@ const struct adac_condition_wait *adac_condition_wait_of(const struct adac_lock_
 	return NULL;
 }
 
+bool adac_condition_wait_on_task(const struct adac_held_locks *locks, const struct adac_condition_wait *w)
+{
+	const struct adac_lock_object_owner *o = w ? adac_lock_object_owner(locks, w->lock) : NULL;
+	return o && o->kind == ADAC_OWNER_TASK_WAIT;
+}
+
 /* The held lock whose Lock is `lock` (its index), or -1. */
 static long held_of(struct finder *f, uint64_t lock)
 {

@@ -77,6 +77,11 @@ const struct adac_monitor_wait *adac_monitor_wait_of(const struct adac_lock_wait
 /* The other Condition OS thread tid waits on, NULL when none. */
 const struct adac_condition_wait *adac_condition_wait_of(const struct adac_lock_waits *w, uint64_t tid);
 
+/* Whether thread w waits in Task.Wait(), .Result or GetAwaiter().GetResult(): on a Condition whose
+ * Lock is a Task+SetOnInvokeMres's (types/locks.h). Such a wait may close a deadlock through tasks
+ * (wait_cycle.h), which only the heap's stacks show. */
+bool adac_condition_wait_on_task(const struct adac_held_locks *locks, const struct adac_condition_wait *w);
+
 /* A cycle of threads each waiting for a lock the next holds (a deadlock), as the lock indexes waited
  * for, in order from the thread waiting for the first: *n of them in cycle (room for `room`). The
  * first cycle found from lock `from` on (from: where the search goes on; it returns the next

@@ -252,8 +252,7 @@ static void wait_cycle(struct lock_ctx *c, uint64_t tid, struct adac_out *out)
 	const struct adac_lock_wait *w = adac_lock_wait_of(&c->waits, tid);
 	const struct adac_condition_wait *holder =
 		w ? adac_condition_wait_of(&c->waits, c->locks.locks[w->lock].owner_tid) : NULL;
-	const struct adac_lock_object_owner *o = holder ? adac_lock_object_owner(&c->locks, holder->lock) : NULL;
-	if (!o || o->kind != ADAC_OWNER_TASK_WAIT)
+	if (!adac_condition_wait_on_task(&c->locks, holder))
 		return;
 	struct adac_error e = {0};
 	if (collect(c->rt, c->s, out, &e))

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 
 #include "async/lock_wait.h"
+#include "async/pending.h"
 #include "async/sync_wait.h"
 #include "async/wait_cycle.h"
 #include "base/json.h"
@@ -110,6 +111,9 @@ char *adac_wait_cycle_text(struct adac_runtime *rt, const struct adac_held_locks
 	}
 	return buf;
 }
+
+/* Why the deadlocks through tasks were not looked for (a warning's start; the cause follows). */
+#define TASKS_NOT_SCANNED "deadlocks through tasks were not looked for: the heap's stacks could not be scanned: "
 
 static json_t *thread_json(uint64_t tid, uint32_t managed_id)
 {
@@ -277,8 +281,22 @@ static void print_monitor_lines(const struct adac_lock_waits *lw, size_t at, siz
 	}
 }
 
+/* The deadlocks through tasks, with the locks their steps' indexes are into (the views take NULL
+ * when they were not looked for: no thread waits on a task). */
+struct task_cycles {
+	const struct adac_wait_cycles *cycles;
+	const struct adac_held_locks *locks;
+};
+
+static const struct adac_wait_step *task_cycle(const struct task_cycles *tc, size_t k, size_t *n)
+{
+	size_t start = k ? tc->cycles->ends[k - 1] : 0;
+	*n = tc->cycles->ends[k] - start;
+	return &tc->cycles->steps[start];
+}
+
 static void print_text(struct adac_runtime *rt, const struct adac_held_locks *h, const struct adac_lock_waits *lw,
-                       struct adac_out *out)
+                       const struct task_cycles *tc, const struct adac_error *tc_err, struct adac_out *out)
 {
 	size_t at = 0, mat = 0; /* (the waits and monitor waits, like the locks, go by object) */
 	for (size_t i = 0; i < h->count; i++) {
@@ -326,6 +344,10 @@ static void print_text(struct adac_runtime *rt, const struct adac_held_locks *h,
 	char text[4096];
 	while (adac_lock_cycle_next(h, lw, &from, cycle, ADAC_MAX_WAIT_CYCLE, &n))
 		adac_print(out, "deadlock: %s\n", adac_lock_deadlock_text(rt, h, cycle, n, text, sizeof text));
+	for (size_t k = 0; tc && k < tc->cycles->count; k++) {
+		const struct adac_wait_step *steps = task_cycle(tc, k, &n);
+		adac_print(out, "deadlock: %s\n", adac_wait_cycle_text(rt, tc->locks, steps, n, 0, text, sizeof text));
+	}
 	if (h->count || idle)
 		adac_print(out, "\n");
 	adac_print(out, "%zu lock%s held", h->count, h->count == 1 ? "" : "s");
@@ -338,6 +360,8 @@ static void print_text(struct adac_runtime *rt, const struct adac_held_locks *h,
 	if (adac_failed(&lw->threads_err))
 		adac_print(out, "warning: a thread's blocking records could not be read (the lock it waits for is not "
 		           "known): %s\n", lw->threads_err.msg);
+	if (adac_failed(tc_err))
+		adac_print(out, "warning: " TASKS_NOT_SCANNED "%s\n", tc_err->msg);
 }
 
 static const char *kind_key(enum adac_lock_kind k)
@@ -351,8 +375,17 @@ static const char *kind_key(enum adac_lock_kind k)
 }
 
 
+static json_t *step_json(uint64_t tid, uint32_t managed_id, const char *kind, uint64_t waits_for)
+{
+	json_t *step = thread_json(tid, managed_id);
+	json_object_set_new(step, "waits_for", adac_json_addr(waits_for));
+	json_object_set_new(step, "kind", json_string(kind));
+	return step;
+}
+
 static int print_json(struct adac_runtime *rt, const struct adac_held_locks *h, const struct adac_lock_waits *lw,
-                      struct adac_out *out, struct adac_error *err)
+                      const struct task_cycles *tc, const struct adac_error *tc_err, struct adac_out *out,
+                      struct adac_error *err)
 {
 	json_t *j = json_object(), *locks = json_array(), *deadlocks = json_array(), *warnings = json_array();
 	size_t at = 0;
@@ -377,10 +410,17 @@ static int print_json(struct adac_runtime *rt, const struct adac_held_locks *h, 
 		json_t *c = json_array();
 		for (size_t k = 0; k < n; k++) {
 			const struct adac_held_lock *prev = &h->locks[cycle[k ? k - 1 : n - 1]];
-			json_t *step = thread_json(prev->owner_tid, prev->owner);
-			json_object_set_new(step, "waits_for", adac_json_addr(h->locks[cycle[k]].object));
-			json_array_append_new(c, step);
+			json_array_append_new(c, step_json(prev->owner_tid, prev->owner, "lock", h->locks[cycle[k]].object));
 		}
+		json_array_append_new(deadlocks, c);
+	}
+	for (size_t k = 0; tc && k < tc->cycles->count; k++) {
+		const struct adac_wait_step *steps = task_cycle(tc, k, &n);
+		json_t *c = json_array();
+		for (size_t i = 0; i < n; i++)
+			json_array_append_new(c, steps[i].task ? step_json(steps[i].os_tid, steps[i].managed_id, "task", steps[i].task)
+			                                       : step_json(steps[i].os_tid, steps[i].managed_id, "lock",
+			                                                   tc->locks->locks[steps[i].lock].object));
 		json_array_append_new(deadlocks, c);
 	}
 	json_t *monitor_waits = json_array();
@@ -412,6 +452,11 @@ static int print_json(struct adac_runtime *rt, const struct adac_held_locks *h, 
 		         "known): %s", lw->threads_err.msg);
 		json_array_append_new(warnings, adac_json_text(line));
 	}
+	if (adac_failed(tc_err)) {
+		char line[600];
+		snprintf(line, sizeof line, TASKS_NOT_SCANNED "%s", tc_err->msg);
+		json_array_append_new(warnings, adac_json_text(line));
+	}
 	json_object_set_new(j, "warnings", warnings);
 	return adac_json_print_document(out, "locks", j, err);
 }
@@ -427,11 +472,30 @@ int adac_locks_print(struct adac_runtime *rt, bool json, struct adac_out *out, s
 		adac_held_locks_free(&h);
 		return -1;
 	}
+	/* A thread in Task.Wait() may close a deadlock through a task, which runs on a thread only the
+	 * heap's stacks say (SOS syncblk does not see it): they are scanned then. */
+	bool on_task = false;
+	for (size_t i = 0; i < lw.condition_wait_count && !on_task; i++)
+		on_task = adac_condition_wait_on_task(&h, &lw.condition_waits[i]);
+	struct adac_pending p = {0};
+	struct adac_error tc_err = {0};
+	struct task_cycles tc = {0};
+	if (on_task && adac_pending_collect(rt, out, 0, &p, &tc_err) == 0) {
+		tc.cycles = &p.wait_cycles;
+		tc.locks = p.has_locks ? &p.locks : &h; /* (no step waits for a lock without them) */
+	} else if (tc_err.code == ADAC_E_INTERRUPTED) {
+		adac_error_copy(err, &tc_err);
+		adac_lock_waits_free(&lw);
+		adac_held_locks_free(&h);
+		return -1;
+	}
 	int rc = 0;
 	if (json)
-		rc = print_json(rt, &h, &lw, out, err);
+		rc = print_json(rt, &h, &lw, tc.cycles ? &tc : NULL, &tc_err, out, err);
 	else
-		print_text(rt, &h, &lw, out);
+		print_text(rt, &h, &lw, tc.cycles ? &tc : NULL, &tc_err, out);
+	if (tc.cycles)
+		adac_pending_free(&p);
 	adac_lock_waits_free(&lw);
 	adac_held_locks_free(&h);
 	return rc;

@@ -6,6 +6,7 @@
  *
  *     waiting: thread tid <T> (managed thread <M>)     (each thread found waiting for it)
  *   deadlock: thread tid <A> (...) waits for <lock> held by thread tid <B> (...), which waits for ...
+ *   deadlock: thread tid <A> (...) waits synchronously for task 0x<T> (...), whose stack runs on ...
  *
  *   3 locks held; sync table: N entries in use.
  *
@@ -24,6 +25,9 @@ struct adac_runtime;
 struct adac_out;
 struct adac_held_lock;
 
+/* The second kind of deadlock needs the heap's stacks (async/pending.h): they are scanned only when a
+ * thread waits for a task (Task.Wait(), .Result). -1 with err when the locks cannot be found or the
+ * user interrupts a scan. */
 int adac_locks_print(struct adac_runtime *rt, bool json, struct adac_out *out, struct adac_error *err);
 
 /* "thread tid <T> (managed thread <M>)": who holds a lock, for other views' lines too. */

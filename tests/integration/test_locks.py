@@ -124,9 +124,9 @@ def main():
         t.check_eq(h(sem.get("fields", {}).get("m_lockObjAndDisposed")), h(sem_obj),
                    f"oracle: s_sem's m_lockObjAndDisposed is the object sem-waiter waits on: {sem}")
         # One deadlock, from the thread whose wait comes first (by lock address, then thread).
-        cycle = [(d["managed_id"], d["waits_for"]) for d in (j["deadlocks"][0] if j and j["deadlocks"] else [])]
+        cycle = [(d["managed_id"], d["waits_for"], d["kind"]) for d in (j["deadlocks"][0] if j and j["deadlocks"] else [])]
         first = ids["ab"] if h(lb.get("object")) < h(la.get("object")) else ids["ba"]
-        want_cycle = [(ids["ab"], lb.get("object")), (ids["ba"], la.get("object"))]
+        want_cycle = [(ids["ab"], lb.get("object"), "lock"), (ids["ba"], la.get("object"), "lock")]
         if first == ids["ba"]:
             want_cycle.reverse()
         t.check_eq((len(j["deadlocks"]) if j else None, cycle), (1, want_cycle), "locks --json: the deadlock of ab and ba")

@@ -25,6 +25,9 @@ thread's blocking record waits on:
                thread tid P (...) waits for System.Object 0x<s_guard> (Monitor) held by thread tid G
                (...), which waits synchronously for task 0x<s_guarded> (...), whose stack runs on
                thread tid P (...)"
+  locks        the same "deadlock: <that line>" (its heap's stacks scanned: the guard thread waits on a
+               task's Condition); --json: deadlocks[] [{guard thread, waits_for s_guarded, kind "task"},
+               {pool thread, waits_for s_guard, kind "lock"}]
   lldb-22      `async ps` and `async report` of the core print the same lines
 """
 import os
@@ -78,7 +81,7 @@ def guard_deadlock(core, tmp, ids):
     pw, gw = f"waiting for: {lock}, held by {g}", f"waits synchronously for {sync}"
     blocked = {ptid: f"{pb}: {pw}\n  then: {g}: {gw}\n  then: its stack runs on {pb} again: a deadlock\n",
                gtid: f"{g}: {gw}\n  then: its stack runs on {pb}: {pw}\n  then: {g} again: a deadlock\n"}
-    return (task, f"{g} waits synchronously for {sync}, whose stack runs on {p}, which waits for {lock} held by {g}",
+    return (task, guard, f"{g} waits synchronously for {sync}, whose stack runs on {p}, which waits for {lock} held by {g}",
             f"{p} waits for {lock} held by {g}, which waits synchronously for {sync}, whose stack runs on {p}", gtid, ptid,
             "".join(blocked[k] for k in sorted(blocked)))
 
@@ -92,7 +95,7 @@ def main():
         names = [f"{APP}::s_{x}" for x in "abc"]
         st = b.oracle_objects(core, tmp, statics=names)["statics"]
         a, bb, c = (f"0x{h(st[n]['address']):016x}" for n in names)
-        guarded, threads, from_pool, gtid, ptid, blocked = guard_deadlock(core, tmp, ids)
+        guarded, guard, threads, from_pool, gtid, ptid, blocked = guard_deadlock(core, tmp, ids)
         with open(SRC) as f:
             L = {m.group(1): i for i, line in enumerate(f, 1) for m in [re.search(r"// @await (\w+)", line)] if m}
 
@@ -132,6 +135,15 @@ def main():
         t.check_eq((rc, err), (0, ""), "bt --thread (pool): exit code and stderr")
         t.check(re.search(rf"\n  waiting for: .*\n  deadlock: {re.escape(from_pool)}\n  async #0: .*GuardedTop", out) is not None,
                 f"bt --thread {ptid}: the deadlock from the pool thread, after its waiting-for line:\n{out}")
+        rc, out, err = b.cli(["locks", core])
+        t.check_eq((rc, err), (0, ""), "locks: exit code and stderr")
+        t.check_eq([x for x in out.splitlines() if x.startswith("deadlock: ")], [f"deadlock: {threads}"],
+                   f"locks: the deadlock through the task, as report's:\n{out}")
+        j = b.cli_json(["locks", core], "locks")
+        t.check_eq(j["deadlocks"] if j else None,
+                   [[{"tid": gtid, "managed_id": ids["guard"], "waits_for": f"0x{guarded:016x}", "kind": "task"},
+                     {"tid": ptid, "managed_id": ids["guardpool"], "waits_for": f"0x{guard:016x}", "kind": "lock"}]],
+                   "locks --json: the deadlock's steps, the guard thread's wait for s_guarded, the pool thread's for s_guard")
         rc, out, err = t.lldb(["target create --core " + core, "async ps", "async report"])
         t.check(rc == 0 and f"\n  deadlock: {threads}\n" in out and f"\ndeadlock: {threads}\n" in out,
                 f"lldb-22: async ps and async report print the deadlock:\n{out}{err}")
