@@ -150,15 +150,21 @@ void adac_wait_cycles_free(struct adac_wait_cycles *c)
 	memset(c, 0, sizeof *c);
 }
 
+const struct adac_wait_step *adac_wait_cycle_at(const struct adac_wait_cycles *c, size_t k, size_t *n)
+{
+	size_t at = k ? c->ends[k - 1] : 0;
+	*n = c->ends[k] - at;
+	return &c->steps[at];
+}
+
 const struct adac_wait_step *adac_wait_cycle_with(const struct adac_wait_cycles *c, const struct adac_wait_step *like,
                                                   size_t *n)
 {
-	for (size_t k = 0, at = 0; (like->task || like->os_tid) && k < c->count; at = c->ends[k++])
-		for (size_t s = at; s < c->ends[k]; s++)
-			if ((!like->task || c->steps[s].task == like->task) &&
-			    (!like->os_tid || c->steps[s].os_tid == like->os_tid)) {
-				*n = c->ends[k] - at;
-				return &c->steps[at];
-			}
+	for (size_t k = 0; (like->task || like->os_tid) && k < c->count; k++) {
+		const struct adac_wait_step *steps = adac_wait_cycle_at(c, k, n);
+		for (size_t s = 0; s < *n; s++)
+			if ((!like->task || steps[s].task == like->task) && (!like->os_tid || steps[s].os_tid == like->os_tid))
+				return steps;
+	}
 	return NULL;
 }

@@ -50,6 +50,8 @@ int adac_wait_cycles_find(const struct adac_held_locks *locks, const struct adac
                           const struct adac_sync_waits *sw, const struct adac_task_runner *runners, size_t nrunners,
                           struct adac_wait_cycles *out, struct adac_error *err);
 void adac_wait_cycles_free(struct adac_wait_cycles *c);
+/* Cycle k (< c->count): its first step and step count. */
+const struct adac_wait_step *adac_wait_cycle_at(const struct adac_wait_cycles *c, size_t k, size_t *n);
 /* The cycle with a step like `like` (its task, when not 0, and its thread, when os_tid is not 0), as
  * its first step and step count; NULL when none. */
 const struct adac_wait_step *adac_wait_cycle_with(const struct adac_wait_cycles *c, const struct adac_wait_step *like,

@@ -288,13 +288,6 @@ struct task_cycles {
 	const struct adac_held_locks *locks;
 };
 
-static const struct adac_wait_step *task_cycle(const struct task_cycles *tc, size_t k, size_t *n)
-{
-	size_t start = k ? tc->cycles->ends[k - 1] : 0;
-	*n = tc->cycles->ends[k] - start;
-	return &tc->cycles->steps[start];
-}
-
 static void print_text(struct adac_runtime *rt, const struct adac_held_locks *h, const struct adac_lock_waits *lw,
                        const struct task_cycles *tc, const struct adac_error *tc_err, struct adac_out *out)
 {
@@ -345,7 +338,7 @@ static void print_text(struct adac_runtime *rt, const struct adac_held_locks *h,
 	while (adac_lock_cycle_next(h, lw, &from, cycle, ADAC_MAX_WAIT_CYCLE, &n))
 		adac_print(out, "deadlock: %s\n", adac_lock_deadlock_text(rt, h, cycle, n, text, sizeof text));
 	for (size_t k = 0; tc && k < tc->cycles->count; k++) {
-		const struct adac_wait_step *steps = task_cycle(tc, k, &n);
+		const struct adac_wait_step *steps = adac_wait_cycle_at(tc->cycles, k, &n);
 		adac_print(out, "deadlock: %s\n", adac_wait_cycle_text(rt, tc->locks, steps, n, 0, text, sizeof text));
 	}
 	if (h->count || idle)
@@ -415,7 +408,7 @@ static int print_json(struct adac_runtime *rt, const struct adac_held_locks *h, 
 		json_array_append_new(deadlocks, c);
 	}
 	for (size_t k = 0; tc && k < tc->cycles->count; k++) {
-		const struct adac_wait_step *steps = task_cycle(tc, k, &n);
+		const struct adac_wait_step *steps = adac_wait_cycle_at(tc->cycles, k, &n);
 		json_t *c = json_array();
 		for (size_t i = 0; i < n; i++)
 			json_array_append_new(c, steps[i].task ? step_json(steps[i].os_tid, steps[i].managed_id, "task", steps[i].task)

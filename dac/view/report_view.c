@@ -9,11 +9,9 @@
 #include "async/pending.h"
 #include "async/task.h"
 #include "async/thread_pool.h"
-#include "base/grow.h"
 #include "base/limits.h"
 #include "base/output.h"
 #include "runtime/runtime.h"
-#include "runtime/threads.h"
 #include "target/target.h"
 #include "types/locks.h"
 #include "view/backtrace_view.h"
@@ -22,6 +20,7 @@
 #include "view/pending_view.h"
 #include "view/runtime_view.h"
 #include "view/stack_groups.h"
+#include "view/wait_chain.h"
 
 /* Whether synchronous wait w is a step of a deadlock through tasks (async/wait_cycle.h). */
 static bool in_wait_cycle(const struct adac_pending *p, const struct adac_sync_wait *w)
@@ -111,13 +110,14 @@ static int findings(struct adac_pending_list *l, struct adac_stack_groups *sg, c
 	/* Threads waiting for each other through tasks: sync-over-async under a lock. (Their lock
 	 * steps index p's locks, which `locks` then are.) */
 	const struct adac_wait_cycles *wc = &p->wait_cycles;
-	for (size_t k = 0, at = 0; k < wc->count; at = wc->ends[k++]) {
+	for (size_t k = 0; k < wc->count; k++) {
 		char text[4096];
-		adac_print(out, "deadlock: %s\n", adac_wait_cycle_text(p->rt, &p->locks, wc->steps + at, wc->ends[k] - at, 0, text,
-		                                                       sizeof text));
-		for (size_t s = at; s < wc->ends[k]; s++)
-			if (!wc->steps[s].task && in_cycle && locks == &p->locks)
-				in_cycle[wc->steps[s].lock] = true;
+		size_t len;
+		const struct adac_wait_step *steps = adac_wait_cycle_at(wc, k, &len);
+		adac_print(out, "deadlock: %s\n", adac_wait_cycle_text(p->rt, &p->locks, steps, len, 0, text, sizeof text));
+		for (size_t s = 0; s < len; s++)
+			if (!steps[s].task && in_cycle && locks == &p->locks)
+				in_cycle[steps[s].lock] = true;
 		(*n)++;
 	}
 	for (size_t i = 0; locks && i < locks->count; i++) {
@@ -178,302 +178,77 @@ static size_t crashed_threads(struct adac_runtime *rt, struct adac_out *out)
 #define MAX_BLOCKED_GROUPS 20u  /* lines of "== Blocked threads" (one per thing waited on) */
 #define MAX_GROUP_TIDS 8u       /* thread ids on a line */
 
-struct blocked {
-	char *text;          /* what the thread waits on */
-	uint64_t tid;
-	uint32_t managed_id;
-	size_t group_size;   /* (set on a group's first entry) */
-	uint64_t task;       /* it waits synchronously for this task, or */
-	size_t lock;         /* (task 0, lock_wait) for this held lock, or for neither */
-	bool lock_wait;
-	bool worker;         /* a thread-pool worker */
+/* The threads waiting on one thing: a run of the blocked threads (by text). */
+struct group {
+	const struct adac_blocked *first;
+	size_t size;
 };
-
-static int cmp_blocked(const void *a, const void *b)
-{
-	const struct blocked *x = a, *y = b;
-	int c = strcmp(x->text, y->text);
-	return c ? c : (x->tid > y->tid) - (x->tid < y->tid);
-}
 
 static int cmp_group(const void *a, const void *b)
 {
-	const struct blocked *x = *(const struct blocked *const *)a, *y = *(const struct blocked *const *)b;
-	if (x->group_size != y->group_size)
-		return x->group_size > y->group_size ? -1 : 1;
-	return (x->tid > y->tid) - (x->tid < y->tid);
+	const struct group *x = a, *y = b;
+	if (x->size != y->size)
+		return x->size > y->size ? -1 : 1;
+	return (x->first->tid > y->first->tid) - (x->first->tid < y->first->tid);
 }
 
-static bool add_blocked(struct blocked **v, size_t *n, size_t *cap, const char *text, const struct blocked *b)
+static void print_group(const struct group *g, struct adac_out *out)
 {
-	if (adac_grow((void **)v, cap, *n + 1, sizeof **v, 16))
-		return false;
-	char *copy = strdup(text);
-	if (!copy)
-		return false;
-	(*v)[*n] = *b;
-	(*v)[(*n)++].text = copy;
-	return true;
-}
-
-/* The OS ids of the thread-pool workers, for marking blocked threads. */
-struct workers {
-	uint64_t *tids;
-	size_t n, cap;
-	bool nomem;
-};
-
-static int add_worker(void *ctx, const struct adac_managed_thread *th)
-{
-	struct workers *w = ctx;
-	if (!th->os_id || !(th->state & ADAC_THREAD_STATE_TP_WORKER))
-		return 0;
-	if (adac_grow((void **)&w->tids, &w->cap, w->n + 1, sizeof *w->tids, 16)) {
-		w->nomem = true;
-		return 1;
+	const struct adac_blocked *b = g->first;
+	if (g->size == 1) {
+		char suffix[64];
+		adac_print(out, "thread tid %llu%s: %s\n", (unsigned long long)b->tid,
+		           adac_blocked_suffix(b->managed_id, b->worker, suffix, sizeof suffix), b->text);
+		return;
 	}
-	w->tids[w->n++] = th->os_id;
-	return 0;
-}
-
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-	return (x > y) - (x < y);
-}
-
-/* Marks the blocked threads that are thread-pool workers (none when the threads cannot be read). */
-static void mark_workers(struct adac_runtime *rt, struct blocked *v, size_t n)
-{
-	struct workers w = {0};
-	struct adac_error e = {0};
-	if (n && adac_managed_threads(rt, add_worker, &w, &e) == 0 && !w.nomem && w.n) {
-		qsort(w.tids, w.n, sizeof *w.tids, cmp_u64);
-		for (size_t i = 0; i < n; i++)
-			v[i].worker = bsearch(&v[i].tid, w.tids, w.n, sizeof *w.tids, cmp_u64) != NULL;
+	size_t workers = 0;
+	adac_print(out, "%zu threads (tid", g->size);
+	for (size_t k = 0; k < g->size; k++) {
+		if (k < MAX_GROUP_TIDS)
+			adac_print(out, "%s %llu", k ? "," : "", (unsigned long long)b[k].tid);
+		workers += b[k].worker;
 	}
-	free(w.tids);
-}
-
-/* " (managed thread M[, thread-pool worker])" */
-static const char *thread_suffix(uint32_t managed_id, bool worker, char *buf, size_t size)
-{
-	snprintf(buf, size, " (managed thread %u%s)", managed_id, worker ? ", thread-pool worker" : "");
-	return buf;
-}
-
-/* ---- wait chains ---- */
-
-struct chain_ctx {
-	struct adac_pending *p;
-	const struct adac_held_locks *h;
-	const struct blocked *v;
-	size_t n;
-	const uint64_t *suspended;   /* the tasks waited for synchronously that no thread runs ... */
-	char **where;                /* ... and where their stacks are suspended (NULL: not known) */
-	size_t nsuspended;
-	struct adac_out *out;
-};
-
-/* The tasks threads wait for synchronously that no thread runs, once each, and where their stacks are
- * suspended: one listing for all. -1 with err when the user interrupted it (a listing that fails
- * otherwise is a warning: the chains then stop at the task). */
-static int find_suspended(struct chain_ctx *c, struct adac_error *err)
-{
-	uint64_t *tasks = c->p ? calloc(c->n ? c->n : 1, sizeof *tasks) : NULL;
-	char **where = tasks ? calloc(c->n ? c->n : 1, sizeof *where) : NULL;
-	if (!where) {
-		free(tasks);
-		return 0;
-	}
-	size_t n = 0;
-	for (size_t i = 0; i < c->n; i++)
-		if (c->v[i].task)
-			tasks[n++] = c->v[i].task;
-	qsort(tasks, n, sizeof *tasks, cmp_u64);
-	size_t kept = 0;
-	for (size_t i = 0; i < n; i++)
-		if ((i == 0 || tasks[i] != tasks[i - 1]) && !adac_pending_task_runner(c->p, tasks[i]))
-			tasks[kept++] = tasks[i];
-	n = kept;
-	c->suspended = tasks;
-	c->where = where;
-	c->nsuspended = n;
-	struct adac_error e = {0};
-	if (!n || adac_pending_tasks_where(c->p, tasks, n, where, c->out, &e) == 0)
-		return 0;
-	if (e.code == ADAC_E_INTERRUPTED)
-		return adac_error_copy(err, &e);
-	adac_print(c->out, "warning: where the stacks of tasks threads wait for are suspended: %s\n", e.msg);
-	return 0;
-}
-
-static void free_suspended(struct chain_ctx *c)
-{
-	for (size_t k = 0; k < c->nsuspended; k++)
-		free(c->where[k]);
-	free(c->where);
-	free((void *)c->suspended);
-}
-
-/* "  then: <who> thread tid T (managed thread M): <what it waits on>", or that it waits for nothing
- * recorded; its entry, NULL when none. */
-static const struct blocked *then_thread(const struct chain_ctx *c, const char *who, uint64_t tid, uint32_t managed_id)
-{
-	const struct blocked *b = NULL;
-	for (size_t i = 0; i < c->n && !b; i++)
-		if (c->v[i].tid == tid)
-			b = &c->v[i];
-	char suffix[64];
-	adac_print(c->out, "  then: %sthread tid %llu%s: ", who, (unsigned long long)tid,
-	           thread_suffix(managed_id, b && b->worker, suffix, sizeof suffix));
-	if (b)
-		adac_print(c->out, "%s\n", b->text);
-	else
-		adac_print(c->out, "no wait recorded: see `bt --thread %llu`\n", (unsigned long long)tid);
-	return b;
-}
-
-/* After a group's line, what the thing its threads wait on waits for in turn ("  then: ..."): a
- * lock's holder and what blocks it; for a task waited for synchronously, the thread its stack runs
- * on and what blocks that one, or where the stack is suspended and what it awaits. Up to a thread
- * seen already (a deadlock: the findings name it), a wait that names no thread (Monitor.Wait, a
- * ManualResetEventSlim) or ADAC_MAX_WAIT_CYCLE steps. */
-static void print_wait_chain(const struct chain_ctx *c, const struct blocked *b)
-{
-	uint64_t seen[ADAC_MAX_WAIT_CYCLE];
-	size_t nseen = 0;
-	for (size_t k = 0; k < b->group_size && nseen < ADAC_MAX_WAIT_CYCLE; k++)
-		seen[nseen++] = b[k].tid;
-	while (b && nseen < ADAC_MAX_WAIT_CYCLE) {
-		uint64_t tid;
-		uint32_t managed_id;
-		const char *who = "";
-		if (b->lock_wait) {
-			tid = c->h->locks[b->lock].owner_tid;
-			managed_id = c->h->locks[b->lock].owner;
-		} else if (b->task) {
-			const struct adac_task_runner *r = c->p ? adac_pending_task_runner(c->p, b->task) : NULL;
-			if (!r) {
-				for (size_t k = 0; k < c->nsuspended; k++)
-					if (c->suspended[k] == b->task && c->where[k])
-						adac_print(c->out, "  then: task 0x%016llx is suspended: %s\n", (unsigned long long)b->task,
-						           c->where[k]);
-				return;
-			}
-			tid = r->os_tid;
-			managed_id = r->managed_id;
-			who = "its stack runs on ";
-		} else
-			return;
-		if (!tid)
-			return;
-		for (size_t i = 0; i < nseen; i++)
-			if (seen[i] == tid) {
-				bool worker = false;
-				for (size_t k = 0; k < c->n; k++)
-					worker |= c->v[k].tid == tid && c->v[k].worker;
-				char suffix[64];
-				adac_print(c->out, "  then: %sthread tid %llu%s again: a deadlock\n", who, (unsigned long long)tid,
-				           thread_suffix(managed_id, worker, suffix, sizeof suffix));
-				return;
-			}
-		seen[nseen++] = tid;
-		b = then_thread(c, who, tid, managed_id);
-	}
+	if (g->size > MAX_GROUP_TIDS)
+		adac_print(out, " and %zu more", g->size - MAX_GROUP_TIDS);
+	if (workers == g->size)
+		adac_print(out, "; thread-pool workers");
+	else if (workers)
+		adac_print(out, "; %zu thread-pool worker%s", workers, workers == 1 ? "" : "s");
+	adac_print(out, "): %s\n", b->text);
 }
 
 /* "== Blocked threads": every managed thread blocked in a wait the runtime records (a lock, Monitor.Wait,
  * ManualResetEventSlim.Wait) or waiting synchronously for a task, one line per thing waited on, the
- * most waited-on first, each followed by its wait chain. How many lines; -1 with err when memory runs
- * out or the user interrupted it. */
+ * most waited-on first, each followed by its wait chain (view/wait_chain.h). How many lines; -1 with
+ * err when memory runs out or the user interrupted it. */
 static long blocked_threads(struct adac_runtime *rt, struct adac_pending *p, const struct adac_held_locks *h,
                             const struct adac_lock_waits *w, struct adac_out *out, struct adac_error *err)
 {
-	struct blocked *v = NULL;
-	size_t n = 0, cap = 0;
-	char text[700];
-	bool ok = true;
-	for (size_t i = 0; p && ok && i < p->sync_waits.count; i++) {
-		const struct adac_sync_wait *s = &p->sync_waits.waits[i];
-		if (!s->os_tid)
-			continue;
-		snprintf(text, sizeof text, "waits synchronously for task 0x%016llx (" ADAC_SYNC_WAYS ")",
-		         (unsigned long long)s->task);
-		ok = add_blocked(&v, &n, &cap, text, &(struct blocked){.tid = s->os_tid, .managed_id = s->managed_id,
-		                                                      .task = s->task});
+	struct adac_blocked_threads b;
+	if (adac_blocked_threads_find(rt, p, h, w, out, &b, err))
+		return -1;
+	struct group *groups = malloc((b.n ? b.n : 1) * sizeof *groups);
+	if (!groups) {
+		adac_blocked_threads_free(&b);
+		return adac_fail(err, ADAC_E_NOMEM, 0, "out of memory listing the blocked threads");
 	}
-	for (size_t i = 0; w && ok && i < w->count; i++) {
-		const struct adac_lock_wait *l = &w->waits[i];
-		ok = add_blocked(&v, &n, &cap, adac_lock_waiting_text(rt, &h->locks[l->lock], text, sizeof text),
-		                 &(struct blocked){.tid = l->os_tid, .managed_id = l->managed_id, .lock = l->lock,
-		                                   .lock_wait = true});
+	size_t ng = 0;
+	for (size_t i = 0; i < b.n; i++) {
+		if (i == 0 || strcmp(b.v[i].text, b.v[i - 1].text) != 0)
+			groups[ng++] = (struct group){&b.v[i], 0};
+		groups[ng - 1].size++;
 	}
-	for (size_t i = 0; w && ok && i < w->monitor_wait_count; i++) {
-		const struct adac_monitor_wait *m = &w->monitor_waits[i];
-		ok = add_blocked(&v, &n, &cap, adac_lock_monitor_wait_text(rt, h, m, text, sizeof text),
-		                 &(struct blocked){.tid = m->os_tid, .managed_id = m->managed_id});
+	if (ng > 1)
+		qsort(groups, ng, sizeof *groups, cmp_group);
+	for (size_t g = 0; g < ng && g < MAX_BLOCKED_GROUPS; g++) {
+		print_group(&groups[g], out);
+		adac_wait_chain_print(&b, groups[g].first, groups[g].size);
 	}
-	for (size_t i = 0; w && ok && i < w->condition_wait_count; i++) {
-		const struct adac_condition_wait *c = &w->condition_waits[i];
-		if (adac_lock_condition_wait_text(h, c, text, sizeof text)) /* (NULL: a Task.Wait()'s, above) */
-			ok = add_blocked(&v, &n, &cap, text, &(struct blocked){.tid = c->os_tid, .managed_id = c->managed_id});
-	}
-	long lines = -1;
-	struct blocked **groups = ok ? malloc((n ? n : 1) * sizeof *groups) : NULL;
-	if (groups) {
-		mark_workers(rt, v, n);
-		if (n > 1)
-			qsort(v, n, sizeof *v, cmp_blocked);
-		size_t ng = 0;
-		for (size_t i = 0; i < n; i++) {
-			if (i == 0 || strcmp(v[i].text, v[i - 1].text) != 0)
-				groups[ng++] = &v[i];
-			groups[ng - 1]->group_size++;
-		}
-		if (ng > 1)
-			qsort(groups, ng, sizeof *groups, cmp_group);
-		struct chain_ctx cc = {p, h, v, n, NULL, NULL, 0, out};
-		if (find_suspended(&cc, err)) {
-			free(groups);
-			groups = NULL;
-			ng = 0;
-		}
-		for (size_t g = 0; g < ng && g < MAX_BLOCKED_GROUPS; g++) {
-			const struct blocked *b = groups[g];
-			if (b->group_size == 1) {
-				char suffix[64];
-				adac_print(out, "thread tid %llu%s: %s\n", (unsigned long long)b->tid,
-				           thread_suffix(b->managed_id, b->worker, suffix, sizeof suffix), b->text);
-			} else {
-				size_t workers = 0;
-				adac_print(out, "%zu threads (tid", b->group_size);
-				for (size_t k = 0; k < b->group_size; k++) {
-					if (k < MAX_GROUP_TIDS)
-						adac_print(out, "%s %llu", k ? "," : "", (unsigned long long)b[k].tid);
-					workers += b[k].worker;
-				}
-				if (b->group_size > MAX_GROUP_TIDS)
-					adac_print(out, " and %zu more", b->group_size - MAX_GROUP_TIDS);
-				if (workers == b->group_size)
-					adac_print(out, "; thread-pool workers");
-				else if (workers)
-					adac_print(out, "; %zu thread-pool worker%s", workers, workers == 1 ? "" : "s");
-				adac_print(out, "): %s\n", b->text);
-			}
-			print_wait_chain(&cc, b);
-		}
-		if (ng > MAX_BLOCKED_GROUPS)
-			adac_print(out, "... and %zu more things threads wait on: see `locks` and `bt`\n", ng - MAX_BLOCKED_GROUPS);
-		lines = groups ? (long)ng : -1;
-		free_suspended(&cc);
-	} else
-		adac_fail(err, ADAC_E_NOMEM, 0, "out of memory listing the blocked threads");
+	if (ng > MAX_BLOCKED_GROUPS)
+		adac_print(out, "... and %zu more things threads wait on: see `locks` and `bt`\n", ng - MAX_BLOCKED_GROUPS);
 	free(groups);
-	for (size_t i = 0; i < n; i++)
-		free(v[i].text);
-	free(v);
-	return lines;
+	adac_blocked_threads_free(&b);
+	return (long)ng;
 }
 
 int adac_report_print(struct adac_runtime *rt, struct adac_out *out, struct adac_error *err)

@@ -1,0 +1,241 @@
+/* wait_chain.c - see wait_chain.h. */
+#include "view/wait_chain.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "async/lock_wait.h"
+#include "async/pending.h"
+#include "base/grow.h"
+#include "base/limits.h"
+#include "base/output.h"
+#include "runtime/threads.h"
+#include "types/locks.h"
+#include "view/lock_view.h"
+#include "view/pending_view.h"
+
+static int cmp_blocked(const void *a, const void *b)
+{
+	const struct adac_blocked *x = a, *y = b;
+	int c = strcmp(x->text, y->text);
+	return c ? c : (x->tid > y->tid) - (x->tid < y->tid);
+}
+
+static bool add_blocked(struct adac_blocked_threads *b, size_t *cap, const char *text, const struct adac_blocked *e)
+{
+	if (adac_grow((void **)&b->v, cap, b->n + 1, sizeof *b->v, 16))
+		return false;
+	char *copy = strdup(text);
+	if (!copy)
+		return false;
+	b->v[b->n] = *e;
+	b->v[b->n++].text = copy;
+	return true;
+}
+
+/* The OS ids of the thread-pool workers, for marking blocked threads. */
+struct workers {
+	uint64_t *tids;
+	size_t n, cap;
+	bool nomem;
+};
+
+static int add_worker(void *ctx, const struct adac_managed_thread *th)
+{
+	struct workers *w = ctx;
+	if (!th->os_id || !(th->state & ADAC_THREAD_STATE_TP_WORKER))
+		return 0;
+	if (adac_grow((void **)&w->tids, &w->cap, w->n + 1, sizeof *w->tids, 16)) {
+		w->nomem = true;
+		return 1;
+	}
+	w->tids[w->n++] = th->os_id;
+	return 0;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return (x > y) - (x < y);
+}
+
+/* Marks the blocked threads that are thread-pool workers (none when the threads cannot be read). */
+static void mark_workers(struct adac_runtime *rt, struct adac_blocked *v, size_t n)
+{
+	struct workers w = {0};
+	struct adac_error e = {0};
+	if (n && adac_managed_threads(rt, add_worker, &w, &e) == 0 && !w.nomem && w.n) {
+		qsort(w.tids, w.n, sizeof *w.tids, cmp_u64);
+		for (size_t i = 0; i < n; i++)
+			v[i].worker = bsearch(&v[i].tid, w.tids, w.n, sizeof *w.tids, cmp_u64) != NULL;
+	}
+	free(w.tids);
+}
+
+const char *adac_blocked_suffix(uint32_t managed_id, bool worker, char *buf, size_t size)
+{
+	snprintf(buf, size, " (managed thread %u%s)", managed_id, worker ? ", thread-pool worker" : "");
+	return buf;
+}
+
+/* The tasks threads wait for synchronously that no thread runs, once each, and where their stacks are
+ * suspended: one listing for all. -1 with err when the user interrupted it (a listing that fails
+ * otherwise is a warning: the chains then stop at the task). */
+static int find_suspended(struct adac_blocked_threads *b, struct adac_error *err)
+{
+	uint64_t *tasks = b->p ? calloc(b->n ? b->n : 1, sizeof *tasks) : NULL;
+	char **where = tasks ? calloc(b->n ? b->n : 1, sizeof *where) : NULL;
+	if (!where) {
+		free(tasks);
+		return 0;
+	}
+	size_t n = 0;
+	for (size_t i = 0; i < b->n; i++)
+		if (b->v[i].task)
+			tasks[n++] = b->v[i].task;
+	qsort(tasks, n, sizeof *tasks, cmp_u64);
+	size_t kept = 0;
+	for (size_t i = 0; i < n; i++)
+		if ((i == 0 || tasks[i] != tasks[i - 1]) && !adac_pending_task_runner(b->p, tasks[i]))
+			tasks[kept++] = tasks[i];
+	b->suspended = tasks;
+	b->where = where;
+	b->nsuspended = kept;
+	struct adac_error e = {0};
+	if (!kept || adac_pending_tasks_where(b->p, tasks, kept, where, b->out, &e) == 0)
+		return 0;
+	if (e.code == ADAC_E_INTERRUPTED)
+		return adac_error_copy(err, &e);
+	adac_print(b->out, "warning: where the stacks of tasks threads wait for are suspended: %s\n", e.msg);
+	return 0;
+}
+
+int adac_blocked_threads_find(struct adac_runtime *rt, struct adac_pending *p, const struct adac_held_locks *h,
+                              const struct adac_lock_waits *w, struct adac_out *out, struct adac_blocked_threads *b,
+                              struct adac_error *err)
+{
+	memset(b, 0, sizeof *b);
+	b->p = p;
+	b->h = h;
+	b->out = out;
+	size_t cap = 0;
+	char text[700];
+	bool ok = true;
+	for (size_t i = 0; p && ok && i < p->sync_waits.count; i++) {
+		const struct adac_sync_wait *s = &p->sync_waits.waits[i];
+		if (!s->os_tid)
+			continue;
+		snprintf(text, sizeof text, "waits synchronously for task 0x%016llx (" ADAC_SYNC_WAYS ")",
+		         (unsigned long long)s->task);
+		ok = add_blocked(b, &cap, text, &(struct adac_blocked){.tid = s->os_tid, .managed_id = s->managed_id,
+		                                                       .task = s->task});
+	}
+	for (size_t i = 0; w && ok && i < w->count; i++) {
+		const struct adac_lock_wait *l = &w->waits[i];
+		ok = add_blocked(b, &cap, adac_lock_waiting_text(rt, &h->locks[l->lock], text, sizeof text),
+		                 &(struct adac_blocked){.tid = l->os_tid, .managed_id = l->managed_id, .lock = l->lock,
+		                                        .lock_wait = true});
+	}
+	for (size_t i = 0; w && ok && i < w->monitor_wait_count; i++) {
+		const struct adac_monitor_wait *m = &w->monitor_waits[i];
+		ok = add_blocked(b, &cap, adac_lock_monitor_wait_text(rt, h, m, text, sizeof text),
+		                 &(struct adac_blocked){.tid = m->os_tid, .managed_id = m->managed_id});
+	}
+	for (size_t i = 0; w && ok && i < w->condition_wait_count; i++) {
+		const struct adac_condition_wait *c = &w->condition_waits[i];
+		if (adac_lock_condition_wait_text(h, c, text, sizeof text)) /* (NULL: a Task.Wait()'s, above) */
+			ok = add_blocked(b, &cap, text, &(struct adac_blocked){.tid = c->os_tid, .managed_id = c->managed_id});
+	}
+	if (!ok) {
+		adac_blocked_threads_free(b);
+		return adac_fail(err, ADAC_E_NOMEM, 0, "out of memory listing the blocked threads");
+	}
+	mark_workers(rt, b->v, b->n);
+	if (b->n > 1)
+		qsort(b->v, b->n, sizeof *b->v, cmp_blocked);
+	if (find_suspended(b, err)) {
+		adac_blocked_threads_free(b);
+		return -1;
+	}
+	return 0;
+}
+
+void adac_blocked_threads_free(struct adac_blocked_threads *b)
+{
+	for (size_t k = 0; k < b->nsuspended; k++)
+		free(b->where[k]);
+	free(b->where);
+	free(b->suspended);
+	for (size_t i = 0; i < b->n; i++)
+		free(b->v[i].text);
+	free(b->v);
+	memset(b, 0, sizeof *b);
+}
+
+const struct adac_blocked *adac_blocked_thread(const struct adac_blocked_threads *b, uint64_t tid)
+{
+	for (size_t i = 0; i < b->n; i++)
+		if (b->v[i].tid == tid)
+			return &b->v[i];
+	return NULL;
+}
+
+/* "  then: <who> thread tid T (managed thread M): <what it waits on>", or that it waits for nothing
+ * recorded; its entry, NULL when none. */
+static const struct adac_blocked *then_thread(const struct adac_blocked_threads *b, const char *who, uint64_t tid,
+                                              uint32_t managed_id)
+{
+	const struct adac_blocked *e = adac_blocked_thread(b, tid);
+	char suffix[64];
+	adac_print(b->out, "  then: %sthread tid %llu%s: ", who, (unsigned long long)tid,
+	           adac_blocked_suffix(managed_id, e && e->worker, suffix, sizeof suffix));
+	if (e)
+		adac_print(b->out, "%s\n", e->text);
+	else
+		adac_print(b->out, "no wait recorded: see `bt --thread %llu`\n", (unsigned long long)tid);
+	return e;
+}
+
+void adac_wait_chain_print(const struct adac_blocked_threads *b, const struct adac_blocked *first, size_t n)
+{
+	uint64_t seen[ADAC_MAX_WAIT_CYCLE];
+	size_t nseen = 0;
+	for (size_t k = 0; k < n && nseen < ADAC_MAX_WAIT_CYCLE; k++)
+		seen[nseen++] = first[k].tid;
+	const struct adac_blocked *e = first;
+	while (e && nseen < ADAC_MAX_WAIT_CYCLE) {
+		uint64_t tid;
+		uint32_t managed_id;
+		const char *who = "";
+		if (e->lock_wait) {
+			tid = b->h->locks[e->lock].owner_tid;
+			managed_id = b->h->locks[e->lock].owner;
+		} else if (e->task) {
+			const struct adac_task_runner *r = b->p ? adac_pending_task_runner(b->p, e->task) : NULL;
+			if (!r) {
+				for (size_t k = 0; k < b->nsuspended; k++)
+					if (b->suspended[k] == e->task && b->where[k])
+						adac_print(b->out, "  then: task 0x%016llx is suspended: %s\n", (unsigned long long)e->task,
+						           b->where[k]);
+				return;
+			}
+			tid = r->os_tid;
+			managed_id = r->managed_id;
+			who = "its stack runs on ";
+		} else
+			return;
+		if (!tid)
+			return;
+		for (size_t i = 0; i < nseen; i++)
+			if (seen[i] == tid) {
+				const struct adac_blocked *again = adac_blocked_thread(b, tid);
+				char suffix[64];
+				adac_print(b->out, "  then: %sthread tid %llu%s again: a deadlock\n", who, (unsigned long long)tid,
+				           adac_blocked_suffix(managed_id, again && again->worker, suffix, sizeof suffix));
+				return;
+			}
+		seen[nseen++] = tid;
+		e = then_thread(b, who, tid, managed_id);
+	}
+}

@@ -1,0 +1,66 @@
+/* wait_chain.h - the threads blocked in a wait the runtime records (a lock, Monitor.Wait,
+ * ManualResetEventSlim.Wait) or waiting synchronously for a task, and for each what the thing it waits
+ * on waits for in turn, down to the root cause:
+ *
+ *   then: thread tid <H> (managed thread <h>): waits synchronously for task 0x<T> (...)
+ *   then: task 0x<T> is suspended: chain #0, <innermost frame> at <file>:<line>, awaiting ...
+ *   then: its stack runs on thread tid <P> (...): waiting for <lock>, held by ...
+ *   then: thread tid <A> (...) again: a deadlock
+ *
+ * For report's "== Blocked threads" and `bt --thread`. */
+#ifndef ADAC_WAIT_CHAIN_H
+#define ADAC_WAIT_CHAIN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "base/error.h"
+
+struct adac_runtime;
+struct adac_pending;
+struct adac_held_locks;
+struct adac_lock_waits;
+struct adac_out;
+
+struct adac_blocked {
+	char *text;          /* what the thread waits on, as a line of lock_view.h's (or a synchronous wait's) */
+	uint64_t tid;
+	uint32_t managed_id;
+	uint64_t task;       /* it waits synchronously for this task, or */
+	size_t lock;         /* (task 0, lock_wait) for this held lock, or for neither */
+	bool lock_wait;
+	bool worker;         /* a thread-pool worker */
+};
+
+struct adac_blocked_threads {
+	struct adac_blocked *v;      /* by text, then thread */
+	size_t n;
+	struct adac_pending *p;      /* the synchronous waits' and the tasks' runners; may be NULL */
+	const struct adac_held_locks *h;
+	uint64_t *suspended;         /* the tasks waited for synchronously that no thread runs ... */
+	char **where;                /* ... and where their stacks are suspended (NULL: not known) */
+	size_t nsuspended;
+	struct adac_out *out;
+};
+
+/* The blocked threads: p's synchronous waits (p may be NULL), h's and w's lock, Monitor and Condition
+ * waits (both may be NULL), the thread-pool workers marked; where the stacks of the tasks they wait
+ * for are suspended, in one listing (printed to out as a warning when it fails). -1 with err when
+ * memory runs out or the user interrupts the listing. Free with adac_blocked_threads_free. */
+int adac_blocked_threads_find(struct adac_runtime *rt, struct adac_pending *p, const struct adac_held_locks *h,
+                              const struct adac_lock_waits *w, struct adac_out *out, struct adac_blocked_threads *b,
+                              struct adac_error *err);
+void adac_blocked_threads_free(struct adac_blocked_threads *b);
+/* The entry of OS thread tid, NULL when it is not blocked. */
+const struct adac_blocked *adac_blocked_thread(const struct adac_blocked_threads *b, uint64_t tid);
+
+/* " (managed thread M[, thread-pool worker])" */
+const char *adac_blocked_suffix(uint32_t managed_id, bool worker, char *buf, size_t size);
+
+/* The "  then: ..." lines after the n threads from `first` (all waiting on one thing): what that waits
+ * for in turn. Up to a thread seen already (a deadlock), a wait that names no thread (Monitor.Wait, a
+ * ManualResetEventSlim) or ADAC_MAX_WAIT_CYCLE steps. */
+void adac_wait_chain_print(const struct adac_blocked_threads *b, const struct adac_blocked *first, size_t n);
+
+#endif
