@@ -17,6 +17,7 @@
 #include "view/lock_view.h"
 #include "view/pending_list.h"
 #include "view/pending_view.h"
+#include "view/wait_chain.h"
 
 #define DEFAULT_DEPTH 10000u   /* chain links walked unless --depth says otherwise */
 
@@ -69,9 +70,13 @@ const struct adac_command_info adac_cmd_bt_info = {
 		"synchronously for a task whose stack this thread runs, \"deadlock: thread tid\n"
 		"<T> (...) waits for <lock> held by thread tid <H> (...), which waits\n"
 		"synchronously for task <addr> (...), whose stack runs on thread tid <T>\" (the\n"
-		"heap is scanned then); a thread in Monitor.Wait by \"in Monitor.Wait: waiting\n"
-		"for a pulse on <object> (Monitor), ...\", and one in ManualResetEventSlim.Wait\n"
-		"by \"in ManualResetEventSlim.Wait on <address>\".\n"
+		"heap is scanned then); in no deadlock, by what the holder waits for in turn,\n"
+		"down to the root cause, as `report` shows it: \"then: thread tid <H> (...):\n"
+		"waits synchronously for task <addr> (...)\", \"then: task <addr> is suspended:\n"
+		"chain #N, <frame> at <file>:<line>, awaiting ...\". A thread in Monitor.Wait is\n"
+		"followed by \"in Monitor.Wait: waiting for a pulse on <object> (Monitor), ...\",\n"
+		"and one in ManualResetEventSlim.Wait by \"in ManualResetEventSlim.Wait on\n"
+		"<address>\".\n"
 		"\n"
 		"Physical frames come from the debugger's (or libdw's) unwinder; managed frames\n"
 		"it cannot unwind (no frame pointer, stopped in a prologue) are recovered from\n"
@@ -243,20 +248,65 @@ struct lock_ctx {
 	bool found, failed;
 	struct adac_held_locks locks;
 	struct adac_lock_waits waits;
+	bool chained;                  /* the blocked threads, made on the first wait chain ... */
+	bool chained_tasks;            /* ... with the stacks' synchronous waits */
+	struct adac_blocked_threads blocked;
 };
 
+/* Whether a thread down the holders of the locks from thread tid on waits synchronously for a task
+ * (Task.Wait() under a lock): what it waits for in turn needs the stacks. */
+static bool holders_wait_on_task(const struct lock_ctx *c, uint64_t tid)
+{
+	for (size_t k = 0; k < ADAC_MAX_WAIT_CYCLE; k++) {
+		const struct adac_lock_wait *w = adac_lock_wait_of(&c->waits, tid);
+		if (!w)
+			return k > 0 && adac_condition_wait_on_task(&c->locks, adac_condition_wait_of(&c->waits, tid));
+		tid = c->locks.locks[w->lock].owner_tid;
+	}
+	return false;
+}
+
 /* "  deadlock: ..." when the holder of the lock thread tid waits for waits synchronously for a task
- * (Task.Wait() under a lock), whose stack may run on this thread: the stacks are scanned then. */
-static void wait_cycle(struct lock_ctx *c, uint64_t tid, struct adac_out *out)
+ * (Task.Wait() under a lock), whose stack may run on this thread: the stacks are scanned then.
+ * Whether it printed one. */
+static bool wait_cycle(struct lock_ctx *c, uint64_t tid, struct adac_out *out)
 {
 	const struct adac_lock_wait *w = adac_lock_wait_of(&c->waits, tid);
 	const struct adac_condition_wait *holder =
 		w ? adac_condition_wait_of(&c->waits, c->locks.locks[w->lock].owner_tid) : NULL;
 	if (!adac_condition_wait_on_task(&c->locks, holder))
+		return false;
+	struct adac_error e = {0};
+	return collect(c->rt, c->s, out, &e) && adac_pending_print_thread_wait_cycle(&c->s->p, tid, out);
+}
+
+/* After a lock waiter's line, what the lock's holder waits for in turn, down to the root cause (as
+ * report's "== Blocked threads"): "  then: thread tid <H> (...): waits synchronously for task ...",
+ * "  then: task 0x... is suspended: chain #N, ...". */
+static void wait_chain(struct lock_ctx *c, uint64_t tid, struct adac_out *out)
+{
+	if (!adac_lock_wait_of(&c->waits, tid))
 		return;
 	struct adac_error e = {0};
-	if (collect(c->rt, c->s, out, &e))
-		adac_pending_print_thread_wait_cycle(&c->s->p, tid, out);
+	bool tasks = holders_wait_on_task(c, tid);
+	if (tasks && !collect(c->rt, c->s, out, &e))
+		return;
+	if (c->chained && tasks && !c->chained_tasks) {
+		adac_blocked_threads_free(&c->blocked);
+		c->chained = false;
+	}
+	if (!c->chained) {
+		struct adac_pending *p = c->s->collected ? &c->s->p : NULL;
+		if (adac_blocked_threads_find(c->rt, p, &c->locks, &c->waits, out, &c->blocked, &e)) {
+			c->s->interrupted |= e.code == ADAC_E_INTERRUPTED;
+			return;
+		}
+		c->chained = true;
+		c->chained_tasks = p != NULL;
+	}
+	const struct adac_blocked *b = adac_blocked_thread(&c->blocked, tid);
+	if (b)
+		adac_wait_chain_print(&c->blocked, b, 1);
 }
 
 static void waits_lock(void *ctx, const struct adac_thread *th, struct adac_out *out)
@@ -282,8 +332,10 @@ static void waits_lock(void *ctx, const struct adac_thread *th, struct adac_out 
 		}
 	}
 	if (c->found) {
-		adac_lock_wait_print(c->rt, &c->locks, &c->waits, th->tid, out);
-		wait_cycle(c, th->tid, out);
+		/* (A deadlock's line says where the wait chain goes: it comes round.) */
+		bool deadlock = adac_lock_wait_print(c->rt, &c->locks, &c->waits, th->tid, out);
+		if (!deadlock && !wait_cycle(c, th->tid, out))
+			wait_chain(c, th->tid, out);
 	}
 }
 
@@ -379,6 +431,8 @@ int adac_cmd_bt(struct adac_target *t, enum adac_frontend fe, int argc, char **a
 	}
 	if (stacks.collected)
 		adac_pending_free(&stacks.p);
+	if (lc.chained)
+		adac_blocked_threads_free(&lc.blocked);
 	if (lc.found) {
 		adac_lock_waits_free(&lc.waits);
 		adac_held_locks_free(&lc.locks);

@@ -231,7 +231,7 @@ json_t *adac_lock_monitor_wait_json(struct adac_runtime *rt, const struct adac_h
 	return j;
 }
 
-void adac_lock_wait_print(struct adac_runtime *rt, const struct adac_held_locks *h, const struct adac_lock_waits *waits,
+bool adac_lock_wait_print(struct adac_runtime *rt, const struct adac_held_locks *h, const struct adac_lock_waits *waits,
                           uint64_t tid, struct adac_out *out)
 {
 	char line[600];
@@ -239,19 +239,20 @@ void adac_lock_wait_print(struct adac_runtime *rt, const struct adac_held_locks 
 	if (!adac_lock_thread_wait_text(rt, h, waits, tid, line, sizeof line)) {
 		if (!adac_condition_wait_of(waits, tid)) /* (a Task.Wait()'s: `blocked on:` says it) */
 			adac_print(out, "  waiting for: a lock (its blocking record enters one), not found among the locks held\n");
-		return;
+		return false;
 	}
 	adac_print(out, "  %s\n", line);
 	if (!w)
-		return;
+		return false;
 	size_t cycle[ADAC_MAX_WAIT_CYCLE], n, from = 0;
 	char text[4096];
 	while (adac_lock_cycle_next(h, waits, &from, cycle, ADAC_MAX_WAIT_CYCLE, &n))
 		for (size_t k = 0; k < n; k++)
 			if (cycle[k] == w->lock) {
 				adac_print(out, "  deadlock: %s\n", adac_lock_deadlock_text(rt, h, cycle, n, text, sizeof text));
-				return;
+				return true;
 			}
+	return false;
 }
 
 /* How many of the monitor waits from `at` on are on `object` (monitor waits are by object). */

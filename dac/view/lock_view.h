@@ -89,10 +89,10 @@ const char *adac_lock_thread_wait_text(struct adac_runtime *rt, const struct ada
 
 /* For `bt`: what thread tid is blocked on (adac_lock_thread_wait_text, indented) and, when it waits to
  * enter a lock, the deadlock it is in ("  deadlock: ..."); "  waiting for: a lock ..., not found among
- * the locks held" when none of waits is the thread's. */
+ * the locks held" when none of waits is the thread's. Whether it printed a deadlock. */
 struct adac_lock_waits;
 struct adac_out;
-void adac_lock_wait_print(struct adac_runtime *rt, const struct adac_held_locks *h, const struct adac_lock_waits *waits,
+bool adac_lock_wait_print(struct adac_runtime *rt, const struct adac_held_locks *h, const struct adac_lock_waits *waits,
                           uint64_t tid, struct adac_out *out);
 
 #endif

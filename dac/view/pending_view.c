@@ -335,7 +335,7 @@ const char *adac_pending_stack_wait_cycle(const struct adac_pending *p, const st
 	return NULL;
 }
 
-void adac_pending_print_thread_wait_cycle(const struct adac_pending *p, uint64_t tid, struct adac_out *out)
+bool adac_pending_print_thread_wait_cycle(const struct adac_pending *p, uint64_t tid, struct adac_out *out)
 {
 	size_t n;
 	const struct adac_wait_step like = {.os_tid = tid};
@@ -346,6 +346,7 @@ void adac_pending_print_thread_wait_cycle(const struct adac_pending *p, uint64_t
 	char text[4096];
 	if (c)
 		adac_print(out, "  deadlock: %s\n", adac_wait_cycle_text(p->rt, &p->locks, c, n, first, text, sizeof text));
+	return c != NULL;
 }
 
 /* A stack's text but its number (print_number). */

@@ -7,6 +7,8 @@
 #ifndef ADAC_PENDING_VIEW_H
 #define ADAC_PENDING_VIEW_H
 
+#include <stdbool.h>
+
 #include "base/error.h"
 
 struct adac_pending;
@@ -55,8 +57,8 @@ struct json_t *adac_pending_thread_sync_wait_json(const struct adac_sync_wait *w
 const char *adac_pending_stack_wait_cycle(const struct adac_pending *p, const struct adac_pending_stack *st, char *buf,
                                           size_t size);
 /* For bt, after the lines of OS thread tid: "  deadlock: <adac_wait_cycle_text>" from its step, when
- * it is a step of one (nothing else). */
-void adac_pending_print_thread_wait_cycle(const struct adac_pending *p, uint64_t tid, struct adac_out *out);
+ * it is a step of one (nothing else); whether it is. */
+bool adac_pending_print_thread_wait_cycle(const struct adac_pending *p, uint64_t tid, struct adac_out *out);
 /* The stacks alone, no warnings and no summary: as text, or appended to the JSON array `json` when
  * it is not NULL (the objects "chains" holds). For `bt --address`: the logical stacks holding an
  * object, as `ps` shows them. l->listed says how many. */

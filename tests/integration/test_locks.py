@@ -19,7 +19,8 @@ ThreadBlockingInfo.t_first through ClrMD's thread statics) and the threads' stac
                  thread on s_poolSignal, sem-waiter on s_sem's lock object, named with s_sem), not the
                  holder (its Task.Wait() waits on a ManualResetEventSlim's Condition)
   locks          the lines, and the same text live (--pid, before the core) and in lldb-22 (async locks)
-  bt             each waiting thread's "waiting for:" line and deadlock; "in Monitor.Wait:" lines
+  bt             each waiting thread's "waiting for:" line and deadlock; "in Monitor.Wait:" lines;
+                 under a waiting-for line in no deadlock, report's wait chain ("  then: ...")
   ps             the running chains' "waiting for:" and "in Monitor.Wait:" lines (text), waiting_for_lock
                  and monitor_wait (JSON)
   report         the holder's "blocked:" finding names the lock it holds; the deadlock; one "lock:"
@@ -300,6 +301,16 @@ def main():
                 waiting_for(la): f"  then: {holder(la)}: {waiting_for(lb)}\n  then: {holder(lb)} again: a deadlock\n",
                 waiting_for(lb): f"  then: {holder(lb)}: {waiting_for(la)}\n  then: {holder(la)} again: a deadlock\n",
                 waiting_for(lk): f"  then: {holder(lk)}: no wait recorded: see `bt --thread {lk['owner']['tid']}`\n"}
+        # bt of a thread waiting for a lock: the same chain under its waiting-for line, where no deadlock
+        # line says it (ab and ba: their deadlock line, no chain).
+        for x in (mon, lk, la, lb):
+            for w in x.get("waiting", []):
+                rc, bt, err = b.cli(["bt", core, "--thread", str(w["tid"])])
+                chain = "".join(line + "\n" for line in bt.splitlines() if line.startswith("  then: "))
+                t.check_eq((rc, chain), (0, "" if x is la or x is lb else then[waiting_for(x)]),
+                           f"bt --thread {w['tid']}: the wait chain of {x['object']}'s waiter")
+                t.check(x is la or x is lb or f"  {waiting_for(x)}\n{then[waiting_for(x)]}" in bt,
+                        f"bt --thread {w['tid']}: the chain right under its waiting-for line:\n{bt}")
         # Thread-pool workers (TS_TPWorkerThread in ClrMD's thread state): the pool threads of ResumeTop and
         # PulseTop.
         pool = {x["os_thread_id"] for x in o["blocking"] if x["threadpool_worker"]}
