@@ -303,6 +303,8 @@ static void wait_chain(struct lock_ctx *c, uint64_t tid, struct adac_out *out)
 		}
 		c->chained = true;
 		c->chained_tasks = p != NULL;
+		if (adac_failed(&c->blocked.where_err))
+			adac_print(out, "  warning: " ADAC_WHERE_UNKNOWN "%s\n", c->blocked.where_err.msg);
 	}
 	const struct adac_blocked *b = adac_blocked_thread(&c->blocked, tid);
 	if (b)

@@ -8,7 +8,7 @@ const struct adac_command_info adac_cmd_report_info = {
 	.summary = "One page for an incident ticket: findings first (deadlocks, tasks whose awaiters did not resume, "
 	           "objects many chains await, locks threads wait for, crashes), then the runtime, crashed threads, blocked threads, "
 	           "async stacks grouped and top frames",
-	.syntax = "",
+	.syntax = "[--json]",
 	.details =
 		"Sections, each what another command shows of the same process:\n"
 		"  == Findings        crashed threads; await cycles (\"deadlock: A at F:L awaits\n"
@@ -45,19 +45,31 @@ const struct adac_command_info adac_cmd_report_info = {
 		"                     suspended: chain #N, <frame> at <file>:<line>, awaiting\n"
 		"                     <addr> ...\")\n"
 		"  == Async stacks, grouped by what they await   as `ps --coalesce`\n"
-		"  == Top frames      as `ps --stats`\n",
+		"  == Top frames      as `ps --stats`\n"
+		"\n"
+		"Options:\n"
+		"  -j, --json   One JSON document with the same sections (docs/json.md):\n"
+		"               findings ({\"kind\": \"deadlock\", \"text\": ...}), runtime,\n"
+		"               crashed threads (as `bt --json`), blocked threads (each with\n"
+		"               its wait chain), stacks (as `ps --coalesce --json` and\n"
+		"               `ps --stats --json`), warnings\n",
 };
 
 int adac_cmd_report(struct adac_target *t, enum adac_frontend fe, int argc, char **argv, struct adac_out *out,
                     struct adac_error *err)
 {
 	(void)fe;
-	if (argc > 1)
-		return adac_opt_unknown("report", argv[1], err);
+	bool json = false;
+	for (int i = 1; i < argc; i++) {
+		if (adac_opt_is(argv[i], "-j", "--json"))
+			json = true;
+		else
+			return adac_opt_unknown("report", argv[i], err);
+	}
 	struct adac_runtime *rt = adac_runtime_acquire(t, err);
 	if (!rt)
 		return -1;
-	int rc = adac_report_print(rt, out, err);
+	int rc = adac_report_print(rt, json, out, err);
 	adac_runtime_release(rt);
 	return rc;
 }

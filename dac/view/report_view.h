@@ -9,13 +9,16 @@
 #ifndef ADAC_REPORT_VIEW_H
 #define ADAC_REPORT_VIEW_H
 
+#include <stdbool.h>
+
 #include "base/error.h"
 
 struct adac_runtime;
 struct adac_out;
 
-/* -1 only when the heap cannot be scanned at all or memory runs out; a section that cannot be made
- * says why in its place. */
-int adac_report_print(struct adac_runtime *rt, struct adac_out *out, struct adac_error *err);
+/* Text, or with json one document (docs/json.md, "report": the same sections as members). -1 only
+ * when memory runs out or the user interrupts it; a section that cannot be made says why in its place
+ * (JSON: in "warnings"). */
+int adac_report_print(struct adac_runtime *rt, bool json, struct adac_out *out, struct adac_error *err);
 
 #endif

@@ -17,7 +17,7 @@ static json_t *version_json(const char *v)
 	return (*v && !*end) ? json_integer(n) : adac_json_text(v);
 }
 
-int adac_runtime_print_json(const struct adac_runtime *rt, struct adac_out *out, struct adac_error *err)
+json_t *adac_runtime_json(const struct adac_runtime *rt)
 {
 	const struct adac_descriptor *d = rt->desc;
 	json_t *r = json_object();
@@ -45,7 +45,12 @@ int adac_runtime_print_json(const struct adac_runtime *rt, struct adac_out *out,
 	for (size_t i = 1; i < adac_desc_blob_count(d); i++)
 		json_array_append_new(subs, adac_json_text(adac_desc_blob(d, i)->name));
 	json_object_set_new(r, "sub_descriptors", subs);
-	return adac_json_print_document(out, "runtime", r, err);
+	return r;
+}
+
+int adac_runtime_print_json(const struct adac_runtime *rt, struct adac_out *out, struct adac_error *err)
+{
+	return adac_json_print_document(out, "runtime", adac_runtime_json(rt), err);
 }
 
 void adac_runtime_print(const struct adac_runtime *rt, struct adac_out *out)

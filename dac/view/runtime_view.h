@@ -12,6 +12,9 @@ struct adac_out;
 void adac_runtime_print(const struct adac_runtime *rt, struct adac_out *out);
 /* The same facts as {"runtime": {...}}. */
 int adac_runtime_print_json(const struct adac_runtime *rt, struct adac_out *out, struct adac_error *err);
+/* ... the object inside (report --json's "runtime"). */
+struct json_t;
+struct json_t *adac_runtime_json(const struct adac_runtime *rt);
 
 /* Every type (size, then its fields in offset order), global and contract, one per line, sorted
  * by name, then the sub-descriptors found: the form `runtime --verbose` shows and the descriptor

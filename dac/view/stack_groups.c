@@ -1524,16 +1524,19 @@ int adac_stack_groups_end(struct adac_stack_groups *sg, int more, struct adac_er
 	return groups_end(&sg->g, sg->parts, more) ? adac_error_copy(err, &sg->g.fail) : 0;
 }
 
-int adac_stack_groups_render(struct adac_stack_groups *sg, enum adac_stack_grouping how, struct adac_error *err)
+int adac_stack_groups_render(struct adac_stack_groups *sg, enum adac_stack_grouping how, json_t *root,
+                             struct adac_error *err)
 {
 	struct groups *g = &sg->g;
 	if (how != ADAC_GROUP_COALESCE && how != ADAC_GROUP_STATS)
 		return adac_fail(err, ADAC_E_BAD_ARG, 0, "only --coalesce and --stats are rendered from report's groups");
-	adac_pending_print_warnings(g->l->p, g->out);
-	render(g, how, NULL);
+	if (!root)
+		adac_pending_print_warnings(g->l->p, g->out);
+	render(g, how, root);
 	if (adac_failed(&g->fail))
 		return adac_error_copy(err, &g->fail);
-	adac_pending_print_summary(g->l, g->out);
+	if (!root)
+		adac_pending_print_summary(g->l, g->out);
 	return 0;
 }
 
@@ -1556,7 +1559,8 @@ static int cmp_ident_stacks(const void *a, const void *b)
 	return ident_key(x) < ident_key(y) ? -1 : ident_key(x) > ident_key(y);
 }
 
-int adac_stack_groups_shared(struct adac_stack_groups *sg, size_t *found, struct adac_error *err)
+int adac_stack_groups_shared(struct adac_stack_groups *sg, void (*add)(void *ctx, const char *text), void *ctx,
+                             struct adac_error *err)
 {
 	const struct groups *g = &sg->g;
 	const struct ident **shared = adac_array_new(g->ident_count, sizeof *shared);
@@ -1569,10 +1573,13 @@ int adac_stack_groups_shared(struct adac_stack_groups *sg, size_t *found, struct
 	qsort(shared, n, sizeof *shared, cmp_ident_stacks);
 	for (size_t i = 0; i < n; i++) {
 		const char *label = g->labels.text[g->first_label[shared[i] - g->idents]];
-		adac_print(g->out, "shared: %llu chains await %s\n", (unsigned long long)shared[i]->stacks,
-		           label + strlen("awaiting "));
+		char *text;
+		if (asprintf(&text, "%llu chains await %s", (unsigned long long)shared[i]->stacks,
+		             label + strlen("awaiting ")) < 0)
+			continue; /* (out of memory: the finding is left out) */
+		add(ctx, text);
+		free(text);
 	}
-	*found += n;
 	free(shared);
 	return 0;
 }

@@ -42,12 +42,15 @@ int adac_stack_groups_end(struct adac_stack_groups *sg, int more, struct adac_er
  * wrote it while the stack's frames were at hand), NULL when it is on none or memory runs out; free it. */
 char *adac_stack_groups_cycle_text(const struct adac_stack_groups *sg, const struct adac_pending_stack *st);
 /* One grouping (ADAC_GROUP_COALESCE or ADAC_GROUP_STATS) as `ps` prints it in text, warnings and
- * summary included. */
-int adac_stack_groups_render(struct adac_stack_groups *sg, enum adac_stack_grouping how, struct adac_error *err);
-/* Report's findings: "shared: <n> chains await one <type> 0x... (...)" per awaited object (or
- * SemaphoreSlim whose waiters they are) that several listed stacks await, most awaited first;
- * adds their number to *found. */
-int adac_stack_groups_shared(struct adac_stack_groups *sg, size_t *found, struct adac_error *err);
+ * summary included; or, root not NULL, as `ps --json` has it: root's member "coalesce" or "stats". */
+struct json_t;
+int adac_stack_groups_render(struct adac_stack_groups *sg, enum adac_stack_grouping how, struct json_t *root,
+                             struct adac_error *err);
+/* Report's findings: "<n> chains await one <type> 0x... (...)" (its "shared:" lines) to add, per
+ * awaited object (or SemaphoreSlim whose waiters they are) that several listed stacks await, most
+ * awaited first. */
+int adac_stack_groups_shared(struct adac_stack_groups *sg, void (*add)(void *ctx, const char *text), void *ctx,
+                             struct adac_error *err);
 void adac_stack_groups_free(struct adac_stack_groups *sg);
 
 #endif

@@ -1,6 +1,8 @@
 /* wait_chain.c - see wait_chain.h. */
 #include "view/wait_chain.h"
 
+#include <jansson.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -8,6 +10,7 @@
 #include "async/lock_wait.h"
 #include "async/pending.h"
 #include "base/grow.h"
+#include "base/json.h"
 #include "base/limits.h"
 #include "base/output.h"
 #include "runtime/threads.h"
@@ -107,7 +110,7 @@ static int find_suspended(struct adac_blocked_threads *b, struct adac_error *err
 		return 0;
 	if (e.code == ADAC_E_INTERRUPTED)
 		return adac_error_copy(err, &e);
-	adac_print(b->out, "warning: where the stacks of tasks threads wait for are suspended: %s\n", e.msg);
+	adac_error_copy(&b->where_err, &e);
 	return 0;
 }
 
@@ -181,23 +184,46 @@ const struct adac_blocked *adac_blocked_thread(const struct adac_blocked_threads
 	return NULL;
 }
 
-/* "  then: <who> thread tid T (managed thread M): <what it waits on>", or that it waits for nothing
- * recorded; its entry, NULL when none. */
-static const struct adac_blocked *then_thread(const struct adac_blocked_threads *b, const char *who, uint64_t tid,
-                                              uint32_t managed_id)
+/* A step of a chain: "  then: <text>" printed, or <text> appended to then. */
+__attribute__((format(printf, 3, 4))) static void then_line(const struct adac_blocked_threads *b, json_t *then,
+                                                            const char *fmt, ...)
+{
+	char *text = NULL;
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vasprintf(&text, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return; /* (out of memory: the step is left out) */
+	if (then)
+		json_array_append_new(then, adac_json_text(text));
+	else
+		adac_print(b->out, "  then: %s\n", text);
+	free(text);
+}
+
+/* "<who> thread tid T (managed thread M): <what it waits on>", or that it waits for nothing recorded;
+ * its entry, NULL when none. */
+static const struct adac_blocked *then_thread(const struct adac_blocked_threads *b, json_t *then, const char *who,
+                                              uint64_t tid, uint32_t managed_id)
 {
 	const struct adac_blocked *e = adac_blocked_thread(b, tid);
 	char suffix[64];
-	adac_print(b->out, "  then: %sthread tid %llu%s: ", who, (unsigned long long)tid,
-	           adac_blocked_suffix(managed_id, e && e->worker, suffix, sizeof suffix));
+	adac_blocked_suffix(managed_id, e && e->worker, suffix, sizeof suffix);
 	if (e)
-		adac_print(b->out, "%s\n", e->text);
+		then_line(b, then, "%sthread tid %llu%s: %s", who, (unsigned long long)tid, suffix, e->text);
 	else
-		adac_print(b->out, "no wait recorded: see `bt --thread %llu`\n", (unsigned long long)tid);
+		then_line(b, then, "%sthread tid %llu%s: no wait recorded: see `bt --thread %llu`", who,
+		          (unsigned long long)tid, suffix, (unsigned long long)tid);
 	return e;
 }
 
 void adac_wait_chain_print(const struct adac_blocked_threads *b, const struct adac_blocked *first, size_t n)
+{
+	adac_wait_chain(b, first, n, NULL);
+}
+
+void adac_wait_chain(const struct adac_blocked_threads *b, const struct adac_blocked *first, size_t n, json_t *then)
 {
 	uint64_t seen[ADAC_MAX_WAIT_CYCLE];
 	size_t nseen = 0;
@@ -216,8 +242,7 @@ void adac_wait_chain_print(const struct adac_blocked_threads *b, const struct ad
 			if (!r) {
 				for (size_t k = 0; k < b->nsuspended; k++)
 					if (b->suspended[k] == e->task && b->where[k])
-						adac_print(b->out, "  then: task 0x%016llx is suspended: %s\n", (unsigned long long)e->task,
-						           b->where[k]);
+						then_line(b, then, "task 0x%016llx is suspended: %s", (unsigned long long)e->task, b->where[k]);
 				return;
 			}
 			tid = r->os_tid;
@@ -231,11 +256,11 @@ void adac_wait_chain_print(const struct adac_blocked_threads *b, const struct ad
 			if (seen[i] == tid) {
 				const struct adac_blocked *again = adac_blocked_thread(b, tid);
 				char suffix[64];
-				adac_print(b->out, "  then: %sthread tid %llu%s again: a deadlock\n", who, (unsigned long long)tid,
-				           adac_blocked_suffix(managed_id, again && again->worker, suffix, sizeof suffix));
+				then_line(b, then, "%sthread tid %llu%s again: a deadlock", who, (unsigned long long)tid,
+				          adac_blocked_suffix(managed_id, again && again->worker, suffix, sizeof suffix));
 				return;
 			}
 		seen[nseen++] = tid;
-		e = then_thread(b, who, tid, managed_id);
+		e = then_thread(b, then, who, tid, managed_id);
 	}
 }

@@ -33,6 +33,9 @@ struct adac_blocked {
 	bool worker;         /* a thread-pool worker */
 };
 
+/* The start of a warning when where_err below failed (its message follows). */
+#define ADAC_WHERE_UNKNOWN "where the stacks of the tasks threads wait for are suspended is not known: "
+
 struct adac_blocked_threads {
 	struct adac_blocked *v;      /* by text, then thread */
 	size_t n;
@@ -41,12 +44,13 @@ struct adac_blocked_threads {
 	uint64_t *suspended;         /* the tasks waited for synchronously that no thread runs ... */
 	char **where;                /* ... and where their stacks are suspended (NULL: not known) */
 	size_t nsuspended;
+	struct adac_error where_err; /* why where they are suspended is not known (the listing failed) */
 	struct adac_out *out;
 };
 
 /* The blocked threads: p's synchronous waits (p may be NULL), h's and w's lock, Monitor and Condition
  * waits (both may be NULL), the thread-pool workers marked; where the stacks of the tasks they wait
- * for are suspended, in one listing (printed to out as a warning when it fails). -1 with err when
+ * for are suspended, in one listing (where_err says why not, when it fails). -1 with err when
  * memory runs out or the user interrupts the listing. Free with adac_blocked_threads_free. */
 int adac_blocked_threads_find(struct adac_runtime *rt, struct adac_pending *p, const struct adac_held_locks *h,
                               const struct adac_lock_waits *w, struct adac_out *out, struct adac_blocked_threads *b,
@@ -62,5 +66,9 @@ const char *adac_blocked_suffix(uint32_t managed_id, bool worker, char *buf, siz
  * for in turn. Up to a thread seen already (a deadlock), a wait that names no thread (Monitor.Wait, a
  * ManualResetEventSlim) or ADAC_MAX_WAIT_CYCLE steps. */
 void adac_wait_chain_print(const struct adac_blocked_threads *b, const struct adac_blocked *first, size_t n);
+/* ... or their text without "  then: " appended to the JSON array then (report --json). */
+struct json_t;
+void adac_wait_chain(const struct adac_blocked_threads *b, const struct adac_blocked *first, size_t n,
+                     struct json_t *then);
 
 #endif

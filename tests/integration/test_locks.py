@@ -23,6 +23,7 @@ ThreadBlockingInfo.t_first through ClrMD's thread statics) and the threads' stac
                  under a waiting-for line in no deadlock, report's wait chain ("  then: ...")
   ps             the running chains' "waiting for:" and "in Monitor.Wait:" lines (text), waiting_for_lock
                  and monitor_wait (JSON)
+  report --json  the same findings ({kind, text}) and blocked threads ({threads, waits_on, then})
   report         the holder's "blocked:" finding names the lock it holds; the deadlock; one "lock:"
                  finding per other lock threads wait for; "== Blocked threads": each waiting thread by
                  what it waits on (the lock, the Monitor.Wait, the holder's task), and what that waits
@@ -328,6 +329,21 @@ def main():
                 then.get(text, "")
         section = report.split("\n== Blocked threads\n")[-1].split("\n\n== ")[0] + "\n"
         t.check_eq(section, want_blocked, "report: == Blocked threads")
+        # report --json: the same findings, and the same blocked threads with their chains.
+        rj = b.cli_json(["report", core], "report") or {}
+        t.check_eq([f"{x['kind']}: {x['text']}" for x in rj.get("findings", [])], findings, "report --json: findings")
+        from_json = ""
+        for g in rj.get("blocked_threads") or []:
+            ts = g["threads"]
+            workers_json = sum(x["threadpool_worker"] for x in ts)
+            mark = ("" if not workers_json else "; thread-pool workers" if workers_json == len(ts) else
+                    f"; {workers_json} thread-pool worker{'s' * (workers_json > 1)}")
+            from_json += (f"thread tid {ts[0]['tid']} (managed thread {ts[0]['managed_id']}"
+                          f"{', thread-pool worker' if ts[0]['threadpool_worker'] else ''}): {g['waits_on']}\n"
+                          if len(ts) == 1 else
+                          f"{len(ts)} threads (tid {', '.join(str(x['tid']) for x in ts)}{mark}): {g['waits_on']}\n")
+            from_json += "".join(f"  then: {x}\n" for x in g["then"])
+        t.check_eq(from_json, want_blocked, "report --json: blocked_threads (threads, waits_on, then) as the text's")
         net10(tmp)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)

@@ -225,7 +225,7 @@ def json_documents(tmp):
               "<locks-core>": b.sample_core("locks", "Debug", tmp)}
     tables = documented()
     t.check_eq(sorted({inv.split()[0] for invs, _ in tables for inv in invs}),
-               sorted(["bt", "diff", "dumpheap", "dumpmd", "frame", "gcroot", "ip2md", "locks", "ps", "runtime"]),
+               sorted(["bt", "diff", "dumpheap", "dumpmd", "frame", "gcroot", "ip2md", "locks", "ps", "report", "runtime"]),
                "docs/json.md documents every command that has --json")
     for invocations, table in tables:
         if any("--jsonl" in inv for inv in invocations):

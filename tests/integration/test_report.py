@@ -9,6 +9,9 @@ sections in order, each exactly what the command it stands for prints of the sam
   == Top frames      `ps --stats`
 and on a createdump core of targets/dotnet/mixed (nothing crashed, no cycle): "none: ..." findings
 and "none (see `bt` for every thread)".
+--json on both: the same sections as members, each what the command it stands for gives as JSON
+(findings [{"kind": "crash", "text": ...}], runtime --json, bt --json's threads, ps --coalesce --json
+and ps --stats --json); on mixed, no finding, crashed or blocked thread, or warning.
 """
 import os
 import re
@@ -67,6 +70,20 @@ def main():
         t.check_eq(sec.get(TITLES[4]), cli_text(["ps", core, "--coalesce"], "ps --coalesce"), "report (crash): stacks")
         t.check_eq(sec.get(TITLES[5]), cli_text(["ps", core, "--stats"], "ps --stats"), "report (crash): top frames")
         t.check("awaiting" in sec.get(TITLES[4], ""), f"report (crash): the parked chain is listed:\n{text}")
+        # --json: the same sections, each what the command it stands for gives as JSON.
+        j = b.cli_json(["report", core], "report --json (crash)") or {}
+        t.check_eq(list(j), ["findings", "runtime", "crashed_threads", "blocked_threads", "stacks", "warnings"],
+                   "report --json (crash): the members, in order")
+        t.check_eq(j.get("findings"), [{"kind": "crash", "text": f"thread #{index} (tid {tid}): signal SIGABRT"}],
+                   "report --json (crash): findings")
+        t.check_eq(j.get("runtime"), b.cli_json(["runtime", core], "runtime --json"), "report --json (crash): runtime")
+        t.check_eq(j.get("crashed_threads"), (b.cli_json(["bt", core, "--thread", tid], "bt --json") or {}).get("threads"),
+                   "report --json (crash): crashed_threads, as bt --json's threads")
+        t.check_eq((j.get("blocked_threads"), j.get("warnings")), ([], []), "report --json (crash): no blocked thread, no warning")
+        coalesce = b.cli_json(["ps", core, "--coalesce"], "ps --coalesce --json") or {}
+        stats = b.cli_json(["ps", core, "--stats"], "ps --stats --json") or {}
+        t.check_eq(j.get("stacks"), dict(coalesce, stats=stats.get("stats")),
+                   "report --json (crash): stacks, as ps --coalesce --json's members with ps --stats --json's stats")
 
         s = b.sample("mixed", "Debug")
         try:
@@ -82,6 +99,9 @@ def main():
         t.check_eq(sec.get(TITLES[2]), "none (see `bt` for every thread)\n", "report (mixed): threads")
         t.check_eq(sec.get(TITLES[3]), "none\n", "report (mixed): no blocked thread")
         t.check_eq(sec.get(TITLES[4]), cli_text(["ps", mcore, "--coalesce"], "ps --coalesce"), "report (mixed): stacks")
+        j = b.cli_json(["report", mcore], "report --json (mixed)") or {}
+        t.check_eq((j.get("findings"), j.get("crashed_threads"), j.get("blocked_threads"), j.get("warnings")),
+                   ([], [], [], []), "report --json (mixed): no finding, crashed thread, blocked thread or warning")
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     t.finish()
