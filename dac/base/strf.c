@@ -18,3 +18,9 @@ int adac_strf(char **dst, struct adac_error *err, const char *fmt, ...)
 	*dst = s;
 	return 0;
 }
+
+char *adac_vformat(const char *fmt, va_list ap)
+{
+	char *s;
+	return vasprintf(&s, fmt, ap) < 0 ? NULL : s;
+}

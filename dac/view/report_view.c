@@ -14,6 +14,7 @@
 #include "base/json.h"
 #include "base/limits.h"
 #include "base/output.h"
+#include "base/strf.h"
 #include "runtime/runtime.h"
 #include "target/target.h"
 #include "types/locks.h"
@@ -59,26 +60,23 @@ static void add_finding(struct report *r, const char *kind, const char *text)
 
 __attribute__((format(printf, 3, 4))) static void finding(struct report *r, const char *kind, const char *fmt, ...)
 {
-	char *text = NULL;
 	va_list ap;
 	va_start(ap, fmt);
-	int n = vasprintf(&text, fmt, ap);
+	char *text = adac_vformat(fmt, ap);
 	va_end(ap);
-	if (n < 0)
-		return; /* (out of memory: the finding is left out) */
-	add_finding(r, kind, text);
+	if (text) /* (else out of memory: the finding is left out) */
+		add_finding(r, kind, text);
 	free(text);
 }
 
 /* A problem with a section: "<level>: <text>" where it is (text), or the text in "warnings" (JSON). */
 __attribute__((format(printf, 3, 4))) static void problem(struct report *r, const char *level, const char *fmt, ...)
 {
-	char *text = NULL;
 	va_list ap;
 	va_start(ap, fmt);
-	int n = vasprintf(&text, fmt, ap);
+	char *text = adac_vformat(fmt, ap);
 	va_end(ap);
-	if (n < 0)
+	if (!text)
 		return;
 	if (r->json)
 		json_array_append_new(r->warnings, adac_json_text(text));

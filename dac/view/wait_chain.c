@@ -13,6 +13,7 @@
 #include "base/json.h"
 #include "base/limits.h"
 #include "base/output.h"
+#include "base/strf.h"
 #include "runtime/threads.h"
 #include "types/locks.h"
 #include "view/lock_view.h"
@@ -188,12 +189,11 @@ const struct adac_blocked *adac_blocked_thread(const struct adac_blocked_threads
 __attribute__((format(printf, 3, 4))) static void then_line(const struct adac_blocked_threads *b, json_t *then,
                                                             const char *fmt, ...)
 {
-	char *text = NULL;
 	va_list ap;
 	va_start(ap, fmt);
-	int n = vasprintf(&text, fmt, ap);
+	char *text = adac_vformat(fmt, ap);
 	va_end(ap);
-	if (n < 0)
+	if (!text)
 		return; /* (out of memory: the step is left out) */
 	if (then)
 		json_array_append_new(then, adac_json_text(text));
