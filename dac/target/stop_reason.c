@@ -4,6 +4,8 @@
 #include <stdbool.h>
 #include <stdio.h>
 
+#include "target/target.h"
+
 /* Linux x86-64 numbering (what cores of this architecture record), not the host's <signal.h>. */
 static const char *const signal_names[] = {
 	[1] = "SIGHUP",   [2] = "SIGINT",    [3] = "SIGQUIT",  [4] = "SIGILL",   [5] = "SIGTRAP",
@@ -35,4 +37,18 @@ void adac_stop_reason_signal(char *buf, size_t size, int signo, int code, uint64
 	bool fault = signo == 4 || signo == 7 || signo == 8 || signo == 11;
 	if (n > 0 && (size_t)n < size && fault && code > 0)
 		snprintf(buf + n, size - (size_t)n, " (fault address: 0x%llx)", (unsigned long long)fault_addr);
+}
+
+bool adac_signal_dumps_core(int signo)
+{
+	switch (signo) {
+	case 3: case 4: case 5: case 6: case 7: case 8: case 11: case 24: case 25: case 31:
+		return true;
+	}
+	return false;
+}
+
+bool adac_thread_crashed(const struct adac_thread *th)
+{
+	return adac_signal_dumps_core(th->signo);
 }

@@ -39,6 +39,7 @@ struct adac_thread {
 	/* Why the thread stopped, in LLDB's words ("signal SIGABRT"), when the backend knows and it is
 	 * worth saying (a core's signalled thread, LLDB's stop description); else "". */
 	char stop_reason[96];
+	int signo;         /* the signal it stopped for (Linux x86-64 numbers), 0 when none or not a signal */
 };
 
 /* One physical frame, as the backend's unwinder sees it. */

@@ -482,9 +482,11 @@ static int core_threads(void *impl, adac_thread_cb cb, void *ctx, struct adac_er
 		/* NT_PRPSINFO names only the process, so threads stay unnamed. */
 		const struct core_thread *ct = &c->threads[i];
 		struct adac_thread th = {.tid = ct->tid, .index = (uint32_t)i + 1};
-		if (ct == signalled_thread(c))
-			adac_stop_reason_signal(th.stop_reason, sizeof th.stop_reason, ct->siginfo ? ct->si_signo : ct->cursig,
-			                        ct->siginfo ? ct->si_code : 0, ct->si_addr);
+		if (ct == signalled_thread(c)) {
+			th.signo = ct->siginfo ? ct->si_signo : ct->cursig;
+			adac_stop_reason_signal(th.stop_reason, sizeof th.stop_reason, th.signo, ct->siginfo ? ct->si_code : 0,
+			                        ct->si_addr);
+		}
 		if (cb(ctx, &th))
 			break;
 	}

@@ -11,6 +11,7 @@
 #include "base/output.h"
 #include "runtime/object.h"
 #include "runtime/threads.h"
+#include "target/stop_reason.h"
 #include "target/target.h"
 #include "types/methoddesc.h"
 #include "types/names.h"
@@ -114,8 +115,8 @@ static int thread_chains(struct adac_runtime *rt, const struct adac_thread *th, 
 }
 
 /* The exception worth showing on th's line: the one the runtime marked unhandled, or on a thread that
- * stopped for a reason (a crash: FailFast keeps no exception of its own, its argument was thrown
- * last). 0 when none or unreadable. */
+ * crashed (FailFast keeps no exception of its own, its argument was thrown last). 0 when none or
+ * unreadable. */
 static uint64_t thread_exception(struct adac_runtime *rt, const struct adac_thread *th, bool *unhandled)
 {
 	struct adac_managed_thread mth;
@@ -123,7 +124,7 @@ static uint64_t thread_exception(struct adac_runtime *rt, const struct adac_thre
 	*unhandled = false;
 	if (adac_managed_thread_of(rt, th->tid, &mth, NULL) || adac_thread_last_thrown(rt, &mth, &obj, unhandled, NULL))
 		return 0;
-	return *unhandled || th->stop_reason[0] ? obj : 0;
+	return *unhandled || adac_thread_crashed(th) ? obj : 0;
 }
 
 size_t adac_bt_thread_print(struct adac_runtime *rt, const struct adac_thread *th, bool selected,

@@ -16,6 +16,7 @@
 #include "base/output.h"
 #include "base/strf.h"
 #include "runtime/runtime.h"
+#include "target/stop_reason.h"
 #include "target/target.h"
 #include "types/locks.h"
 #include "view/backtrace_view.h"
@@ -212,7 +213,7 @@ static void crash_findings(struct report *r)
 	if (adac_target_threads(r->rt->t, &threads, &n, NULL))
 		return;
 	for (size_t i = 0; i < n; i++)
-		if (threads[i].stop_reason[0])
+		if (adac_thread_crashed(&threads[i]))
 			finding(r, "crash", "thread #%u (tid %llu): %s", threads[i].index, (unsigned long long)threads[i].tid,
 			        threads[i].stop_reason);
 }
@@ -230,7 +231,7 @@ static size_t crashed_threads(struct report *r, json_t *crashed)
 	}
 	struct adac_bt_opts o = {.count = 0, .depth = ADAC_MAX_CHAIN_DEPTH};
 	for (size_t i = 0; i < n; i++) {
-		if (!threads[i].stop_reason[0])
+		if (!adac_thread_crashed(&threads[i]))
 			continue;
 		if (crashed)
 			json_array_append_new(crashed, adac_bt_thread_json(r->rt, &threads[i], &o));

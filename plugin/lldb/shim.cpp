@@ -546,6 +546,8 @@ int adac_lldb_process_threads(adac_lldb_process *p, adac_thread_cb cb, void *ctx
 		if (why != lldb::eStopReasonNone && why != lldb::eStopReasonInvalid &&
 		    !(why == lldb::eStopReasonSignal && th.GetStopReasonDataCount() && th.GetStopReasonDataAtIndex(0) == 0))
 			th.GetStopDescription(t.stop_reason, sizeof t.stop_reason);
+		if (why == lldb::eStopReasonSignal && th.GetStopReasonDataCount())
+			t.signo = (int)th.GetStopReasonDataAtIndex(0);
 		if (cb(ctx, &t))
 			break;
 	}

@@ -8,7 +8,8 @@ sections in order, each exactly what the command it stands for prints of the sam
   == Async stacks, grouped by what they await   `ps --coalesce`
   == Top frames      `ps --stats`
 and on a createdump core of targets/dotnet/mixed (nothing crashed, no cycle): "none: ..." findings
-and "none (see `bt` for every thread)".
+and "none (see `bt` for every thread)"; the same in lldb-22, on that core and attached to the process
+before it (LLDB's SIGSTOP, of the attach or for a core that records no signal, is no crash).
 --json on both: the same sections as members, each what the command it stands for gives as JSON
 (findings [{"kind": "crash", "text": ...}], runtime --json, bt --json's threads, ps --coalesce --json
 and ps --stats --json); on mixed, no finding, crashed or blocked thread, or warning.
@@ -25,6 +26,8 @@ import adactest as t  # noqa: E402
 import btsamples as b  # noqa: E402
 import targetlib as tl  # noqa: E402
 
+NONE = ("none: no crash, no await cycle, no completed task whose awaiter has not resumed, no object several chains "
+        "await, no lock threads wait for\n")
 TITLES = ["Findings", "Runtime", "Threads that stopped for a reason", "Blocked threads",
           "Async stacks, grouped by what they await", "Top frames"]
 
@@ -88,14 +91,22 @@ def main():
         s = b.sample("mixed", "Debug")
         try:
             b.wait_parked(s.pid, s.pid)
+            # lldb-22 attached: the attach's SIGSTOP is no crash.
+            rc, live, err = t.lldb([f"process attach --pid {s.pid}", "async report", "process detach"])
             mcore = b.make_core(s.pid, os.path.join(tmp, "mixed.core"), "createdump")
         finally:
             s.kill()
+        lsec = sections(live.split("(lldb) async report\n", 1)[-1].split("(lldb) process detach")[0])
+        t.check_eq((rc, lsec.get("Findings"), lsec.get(TITLES[2])),
+                   (0, NONE, "none (see `bt` for every thread)\n"),
+                   f"lldb-22 attached (mixed): no crash finding, no thread stopped for a reason:\n{live}{err}")
         sec = sections(cli_text(["report", mcore], "report (mixed)"))
         t.check_eq(list(sec), TITLES, "report (mixed): the sections, in order")
-        t.check_eq(sec.get("Findings"), "none: no crash, no await cycle, no completed task whose awaiter has not resumed, "
-                   "no object several chains await, no lock threads wait for\n",
-                   "report (mixed): findings")
+        t.check_eq(sec.get("Findings"), NONE, "report (mixed): findings")
+        rc, out, err = t.lldb(["target create --core " + mcore, "async report"])
+        lsec = sections(out.split("(lldb) async report\n", 1)[-1])
+        t.check_eq((rc, lsec.get("Findings"), lsec.get(TITLES[2])), (0, NONE, "none (see `bt` for every thread)\n"),
+                   f"lldb-22 (mixed core): no crash finding (LLDB's SIGSTOP for a core that records no signal):\n{out}{err}")
         t.check_eq(sec.get(TITLES[2]), "none (see `bt` for every thread)\n", "report (mixed): threads")
         t.check_eq(sec.get(TITLES[3]), "none\n", "report (mixed): no blocked thread")
         t.check_eq(sec.get(TITLES[4]), cli_text(["ps", mcore, "--coalesce"], "ps --coalesce"), "report (mixed): stacks")
