@@ -9,6 +9,7 @@
 
 #include "async/lock_wait.h"
 #include "async/pending.h"
+#include "async/thread_stack.h"
 #include "base/grow.h"
 #include "base/json.h"
 #include "base/limits.h"
@@ -120,6 +121,7 @@ int adac_blocked_threads_find(struct adac_runtime *rt, struct adac_pending *p, c
                               struct adac_error *err)
 {
 	memset(b, 0, sizeof *b);
+	b->rt = rt;
 	b->p = p;
 	b->h = h;
 	b->out = out;
@@ -202,8 +204,63 @@ __attribute__((format(printf, 3, 4))) static void then_line(const struct adac_bl
 	free(text);
 }
 
-/* "<who> thread tid T (managed thread M): <what it waits on>", or that it waits for nothing recorded;
- * its entry, NULL when none. */
+/* Where a thread that waits on nothing recorded is: the innermost frame of the app's code (not
+ * CoreLib's), and the CoreLib method it called (Thread.Sleep, a spin, I/O), if any. */
+struct whereabouts {
+	char corelib[400];          /* "<method>[ at <file>:<line>]": the last CoreLib frame before ... */
+	char app[400];              /* ... the first frame not in CoreLib; "" until found */
+};
+
+static void frame_where(const struct adac_stack_frame *f, char *buf, size_t size)
+{
+	const char *file = f->file ? strrchr(f->file, '/') : NULL;
+	file = file ? file + 1 : f->file;
+	if (file && f->line)
+		snprintf(buf, size, "%s at %s:%u", f->symbol, file, f->line);
+	else
+		snprintf(buf, size, "%s", f->symbol);
+}
+
+static int where_frame(void *ctx, const struct adac_stack_frame *f)
+{
+	struct whereabouts *w = ctx;
+	if (!f->managed || !f->symbol)
+		return 0;
+	if (f->module && strcmp(f->module, "System.Private.CoreLib.dll") == 0) {
+		frame_where(f, w->corelib, sizeof w->corelib);
+		return 0;
+	}
+	frame_where(f, w->app, sizeof w->app);
+	return 1; /* (the app's code: where it is stuck) */
+}
+
+static void where_error(void *ctx, const struct adac_error *err)
+{
+	(void)ctx;
+	(void)err; /* (what was found before is shown) */
+}
+
+/* "no wait recorded: it is in <CoreLib method>, called from <app's method> at <file>:<line>: see `bt
+ * --thread T`" ("it is in <app's method> at ..." when it runs the app's code), or without where it is
+ * when its stack shows none of the app's code. */
+static void no_wait_text(const struct adac_blocked_threads *b, uint64_t tid, char *buf, size_t size)
+{
+	struct whereabouts w = {0};
+	const struct adac_stack_visitor v = {where_frame, where_error, &w};
+	struct adac_error e = {0};
+	if (b->rt)
+		adac_thread_stack_walk(b->rt, tid, &v, &e);
+	if (!w.app[0])
+		snprintf(buf, size, "no wait recorded: see `bt --thread %llu`", (unsigned long long)tid);
+	else if (!w.corelib[0])
+		snprintf(buf, size, "no wait recorded: it is in %s: see `bt --thread %llu`", w.app, (unsigned long long)tid);
+	else
+		snprintf(buf, size, "no wait recorded: it is in %s, called from %s: see `bt --thread %llu`", w.corelib, w.app,
+		         (unsigned long long)tid);
+}
+
+/* "<who> thread tid T (managed thread M): <what it waits on>", or that it waits for nothing recorded
+ * and where it is; its entry, NULL when none. */
 static const struct adac_blocked *then_thread(const struct adac_blocked_threads *b, json_t *then, const char *who,
                                               uint64_t tid, uint32_t managed_id)
 {
@@ -212,9 +269,11 @@ static const struct adac_blocked *then_thread(const struct adac_blocked_threads 
 	adac_blocked_suffix(managed_id, e && e->worker, suffix, sizeof suffix);
 	if (e)
 		then_line(b, then, "%sthread tid %llu%s: %s", who, (unsigned long long)tid, suffix, e->text);
-	else
-		then_line(b, then, "%sthread tid %llu%s: no wait recorded: see `bt --thread %llu`", who,
-		          (unsigned long long)tid, suffix, (unsigned long long)tid);
+	else {
+		char text[1024];
+		no_wait_text(b, tid, text, sizeof text);
+		then_line(b, then, "%sthread tid %llu%s: %s", who, (unsigned long long)tid, suffix, text);
+	}
 	return e;
 }
 

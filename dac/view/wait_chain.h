@@ -6,6 +6,7 @@
  *   then: task 0x<T> is suspended: chain #0, <innermost frame> at <file>:<line>, awaiting ...
  *   then: its stack runs on thread tid <P> (...): waiting for <lock>, held by ...
  *   then: thread tid <A> (...) again: a deadlock
+ *   then: thread tid <H> (...): no wait recorded: it is in <CoreLib method>, called from <method> at ...
  *
  * For report's "== Blocked threads" and `bt --thread`. */
 #ifndef ADAC_WAIT_CHAIN_H
@@ -37,6 +38,7 @@ struct adac_blocked {
 #define ADAC_WHERE_UNKNOWN "where the stacks of the tasks threads wait for are suspended is not known: "
 
 struct adac_blocked_threads {
+	struct adac_runtime *rt;
 	struct adac_blocked *v;      /* by text, then thread */
 	size_t n;
 	struct adac_pending *p;      /* the synchronous waits' and the tasks' runners; may be NULL */

@@ -29,6 +29,8 @@ ThreadBlockingInfo.t_first through ClrMD's thread statics) and the threads' stac
                  what it waits on (the lock, the Monitor.Wait, the holder's task), and what that waits
                  for in turn ("  then: ..."): the holder's task, suspended in LockedLeaf on s_gate's
                  task (the oracle's); ab and ba each other (a deadlock); s_lock's holder nothing
+                 recorded: it is in Thread.Sleep, called from Sample.ParkForever at Sample.cs:L (the oracle's
+                 stack of it, the line from the source)
   .NET 10        no SyncBlock contract: one line saying so, exit 1; report's blocked threads "not known"
 """
 import os
@@ -293,6 +295,19 @@ def main():
         top = next((ch for ch in (ps or {}).get("chains", []) if ch["frames"][-1]["method"].endswith("LockedTop()")), {})
         with open(os.path.join(t.SOURCE, "targets", "dotnet", "locks", "Program.cs")) as f:
             leaf_line = next(i for i, s in enumerate(f, 1) if "// @await LockedLeaf" in s)
+        # scope (s_lock's holder) sleeps in Sample.ParkForever: where it is, from the oracle's stack of it (the
+        # CoreLib method the sample's code called, then that code) and the line from the source.
+        stid = lk.get("owner", {}).get("tid")
+        sframes = [f["method"] for f in b.oracle_objects(core, tmp, stacks=[stid])["stacks"].get(str(stid), [])
+                   if f.get("method")]
+        app = next((i for i, m in enumerate(sframes) if m.startswith("AsyncdacSamples.")), 0)
+        t.check_eq(sframes[app - 1:app + 1] if app else sframes,
+                   ["System.Threading.Thread.Sleep(Int32)", "AsyncdacSamples.Sample.ParkForever()"],
+                   "oracle: s_lock's holder sleeps: Thread.Sleep called from Sample.ParkForever")
+        with open(os.path.join(t.SOURCE, "targets", "dotnet", "common", "Sample.cs")) as f:
+            sleep_line = next(i for i, s in enumerate(f, 1) if "Thread.Sleep(Timeout.Infinite)" in s)
+        scope_where = (f"{sframes[app - 1] if app else '?'}, called from {sframes[app] if app else '?'} "
+                       f"at Sample.cs:{sleep_line}")
         task_wait = waits[0]["task"] if waits else "?"
         suspended = (f"  then: task {task_wait} is suspended: chain #{top.get('index')}, AsyncdacSamples.LocksApp.LockedLeaf() "
                      f"at Program.cs:{leaf_line}, awaiting 0x{h(gate_task):016x} System.Threading.Tasks.Task<Int32> "
@@ -301,7 +316,8 @@ def main():
         then = {waiting_for(mon): f"  then: {holder(mon)}: {holder_wait}\n" + suspended, holder_wait: suspended,
                 waiting_for(la): f"  then: {holder(la)}: {waiting_for(lb)}\n  then: {holder(lb)} again: a deadlock\n",
                 waiting_for(lb): f"  then: {holder(lb)}: {waiting_for(la)}\n  then: {holder(la)} again: a deadlock\n",
-                waiting_for(lk): f"  then: {holder(lk)}: no wait recorded: see `bt --thread {lk['owner']['tid']}`\n"}
+                waiting_for(lk): f"  then: {holder(lk)}: no wait recorded: it is in {scope_where}: "
+                                 f"see `bt --thread {lk['owner']['tid']}`\n"}
         # bt of a thread waiting for a lock: the same chain under its waiting-for line, where no deadlock
         # line says it (ab and ba: their deadlock line, no chain).
         for x in (mon, lk, la, lb):
