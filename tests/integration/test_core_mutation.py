@@ -1,8 +1,9 @@
 """robust.core_mutation: random byte and word mutations anywhere in a real core (ELF header and program
 headers, notes, the runtime data and heap the commands read, any segment, any byte), and on every
 mutated core `ps`, `bt`, `frame variable`, `dumpheap --stat`, `ps --stats` with a listing helper
-thread (ASYNCDAC_LIST_HELPERS=1), `dumpheap --json` (a core's objects printed as they are walked) and
-`locks` (the sync table and every object's header) stay bounded and well-behaved:
+thread (ASYNCDAC_LIST_HELPERS=1), `dumpheap --json` (a core's objects printed as they are walked),
+`report --json` (every section, and the blocked threads' wait chains) and `locks` (the sync table and
+every object's header) stay bounded and well-behaved:
   - exit 0, or 1 with exactly one `asyncdac: error: ...` line;
   - no AddressSanitizer/UBSan/LeakSanitizer report;
   - at most 10 s of CPU time and 1 GiB of RSS each, for a ~110 MB core (3x the time and 2x the memory
@@ -16,7 +17,7 @@ round fails only when stock LLDB does not.
 
 The core is a createdump core of targets/dotnet/shapes (Debug: 13 chains of every shape). The pages the
 commands read are found by running them once through tests/fuzz/make_image.c's recorder. A round
-applies 1 to 32 mutations to a working copy, runs the six commands, and restores the copy. Every
+applies 1 to 32 mutations to a working copy, runs the eight commands, and restores the copy. Every
 round has its own seed (ADAC_MUTATION_SEED * 1000003 + round), and a failure prints the round's
 mutations and how to rerun it.
 
@@ -184,7 +185,8 @@ def main():
     # (A suspended chain's task: a running chain's state object is no continuation of its.)
     task = next(c["task"]["address"] for c in json.loads(out)["ps"]["chains"] if not c["running"])
     commands = [["ps", core], ["bt", core], ["frame", core, "variable", "--address", task, "--frame", "0"],
-                ["dumpheap", core, "--stat"], ["ps", core, "--stats"], ["dumpheap", core, "--json"], ["locks", core]]
+                ["dumpheap", core, "--stat"], ["ps", core, "--stats"], ["dumpheap", core, "--json"],
+                ["report", core, "--json"], ["locks", core]]
     # ps --stats with a listing helper: the stacks are also resolved on another thread, through a
     # second target over the same (mutated) core.
     envs = {4: {"ASYNCDAC_LIST_HELPERS": "1"}}
