@@ -27,6 +27,12 @@ static int cmp_blocked(const void *a, const void *b)
 	return c ? c : (x->tid > y->tid) - (x->tid < y->tid);
 }
 
+static int cmp_by_tid(const void *a, const void *b)
+{
+	const struct adac_blocked *x = *(const struct adac_blocked *const *)a, *y = *(const struct adac_blocked *const *)b;
+	return (x->tid > y->tid) - (x->tid < y->tid);
+}
+
 static bool add_blocked(struct adac_blocked_threads *b, size_t *cap, const char *text, const struct adac_blocked *e)
 {
 	if (adac_grow((void **)&b->v, cap, b->n + 1, sizeof *b->v, 16))
@@ -160,6 +166,15 @@ int adac_blocked_threads_find(struct adac_runtime *rt, struct adac_pending *p, c
 	mark_workers(rt, b->v, b->n);
 	if (b->n > 1)
 		qsort(b->v, b->n, sizeof *b->v, cmp_blocked);
+	b->by_tid = malloc((b->n ? b->n : 1) * sizeof *b->by_tid);
+	if (!b->by_tid) {
+		adac_blocked_threads_free(b);
+		return adac_fail(err, ADAC_E_NOMEM, 0, "out of memory listing the blocked threads");
+	}
+	for (size_t i = 0; i < b->n; i++)
+		b->by_tid[i] = &b->v[i];
+	if (b->n > 1)
+		qsort(b->by_tid, b->n, sizeof *b->by_tid, cmp_by_tid);
 	if (find_suspended(b, err)) {
 		adac_blocked_threads_free(b);
 		return -1;
@@ -176,15 +191,15 @@ void adac_blocked_threads_free(struct adac_blocked_threads *b)
 	for (size_t i = 0; i < b->n; i++)
 		free(b->v[i].text);
 	free(b->v);
+	free(b->by_tid);
 	memset(b, 0, sizeof *b);
 }
 
 const struct adac_blocked *adac_blocked_thread(const struct adac_blocked_threads *b, uint64_t tid)
 {
-	for (size_t i = 0; i < b->n; i++)
-		if (b->v[i].tid == tid)
-			return &b->v[i];
-	return NULL;
+	const struct adac_blocked key = {.tid = tid}, *k = &key;
+	const struct adac_blocked *const *e = b->n ? bsearch(&k, b->by_tid, b->n, sizeof *b->by_tid, cmp_by_tid) : NULL;
+	return e ? *e : NULL;
 }
 
 /* A step of a chain: "  then: <text>" printed, or <text> appended to then. */
@@ -299,9 +314,11 @@ void adac_wait_chain(const struct adac_blocked_threads *b, const struct adac_blo
 		} else if (e->task) {
 			const struct adac_task_runner *r = b->p ? adac_pending_task_runner(b->p, e->task) : NULL;
 			if (!r) {
-				for (size_t k = 0; k < b->nsuspended; k++)
-					if (b->suspended[k] == e->task && b->where[k])
-						then_line(b, then, "task 0x%016llx is suspended: %s", (unsigned long long)e->task, b->where[k]);
+				const uint64_t *k = b->nsuspended ? bsearch(&e->task, b->suspended, b->nsuspended, sizeof *k, cmp_u64)
+				                                  : NULL;
+				if (k && b->where[k - b->suspended])
+					then_line(b, then, "task 0x%016llx is suspended: %s", (unsigned long long)e->task,
+					          b->where[k - b->suspended]);
 				return;
 			}
 			tid = r->os_tid;

@@ -41,9 +41,10 @@ struct adac_blocked_threads {
 	struct adac_runtime *rt;
 	struct adac_blocked *v;      /* by text, then thread */
 	size_t n;
+	struct adac_blocked **by_tid; /* v's entries by thread (adac_blocked_thread) */
 	struct adac_pending *p;      /* the synchronous waits' and the tasks' runners; may be NULL */
 	const struct adac_held_locks *h;
-	uint64_t *suspended;         /* the tasks waited for synchronously that no thread runs ... */
+	uint64_t *suspended;         /* the tasks waited for synchronously that no thread runs (sorted) ... */
 	char **where;                /* ... and where their stacks are suspended (NULL: not known) */
 	size_t nsuspended;
 	struct adac_error where_err; /* why where they are suspended is not known (the listing failed) */
