@@ -74,9 +74,9 @@ const struct adac_command_info adac_cmd_bt_info = {
 		"down to the root cause, as `report` shows it: \"then: thread tid <H> (...):\n"
 		"waits synchronously for task <addr> (...)\", \"then: task <addr> is suspended:\n"
 		"chain #N, <frame> at <file>:<line>, awaiting ...\". A thread in Monitor.Wait is\n"
-		"followed by \"in Monitor.Wait: waiting for a pulse on <object> (Monitor), ...\",\n"
-		"and one in ManualResetEventSlim.Wait by \"in ManualResetEventSlim.Wait on\n"
-		"<address>\".\n"
+		"followed by \"in Monitor.Wait: waiting for a pulse on <object> (Monitor), ...\"\n"
+		"(and, when a thread holds the Monitor, by what it waits for in turn), and one\n"
+		"in ManualResetEventSlim.Wait by \"in ManualResetEventSlim.Wait on <address>\".\n"
 		"\n"
 		"Physical frames come from the debugger's (or libdw's) unwinder; managed frames\n"
 		"it cannot unwind (no frame pointer, stopped in a prologue) are recovered from\n"
@@ -253,15 +253,24 @@ struct lock_ctx {
 	struct adac_blocked_threads blocked;
 };
 
-/* Whether a thread down the holders of the locks from thread tid on waits synchronously for a task
- * (Task.Wait() under a lock): what it waits for in turn needs the stacks. */
+/* The holder of the lock thread tid waits to enter, or of the Monitor it waits on for a pulse; 0 when
+ * none. */
+static uint64_t holder_of(const struct lock_ctx *c, uint64_t tid)
+{
+	const struct adac_lock_wait *w = adac_lock_wait_of(&c->waits, tid);
+	const struct adac_monitor_wait *m = w ? NULL : adac_monitor_wait_of(&c->waits, tid);
+	return w ? c->locks.locks[w->lock].owner_tid : m && m->held ? c->locks.locks[m->lock].owner_tid : 0;
+}
+
+/* Whether a thread down the holders from thread tid on waits synchronously for a task (Task.Wait()
+ * under a lock): what it waits for in turn needs the stacks. */
 static bool holders_wait_on_task(const struct lock_ctx *c, uint64_t tid)
 {
 	for (size_t k = 0; k < ADAC_MAX_WAIT_CYCLE; k++) {
-		const struct adac_lock_wait *w = adac_lock_wait_of(&c->waits, tid);
-		if (!w)
+		uint64_t holder = holder_of(c, tid);
+		if (!holder)
 			return k > 0 && adac_condition_wait_on_task(&c->locks, adac_condition_wait_of(&c->waits, tid));
-		tid = c->locks.locks[w->lock].owner_tid;
+		tid = holder;
 	}
 	return false;
 }
@@ -280,12 +289,13 @@ static bool wait_cycle(struct lock_ctx *c, uint64_t tid, struct adac_out *out)
 	return collect(c->rt, c->s, out, &e) && adac_pending_print_thread_wait_cycle(&c->s->p, tid, out);
 }
 
-/* After a lock waiter's line, what the lock's holder waits for in turn, down to the root cause (as
- * report's "== Blocked threads"): "  then: thread tid <H> (...): waits synchronously for task ...",
- * "  then: task 0x... is suspended: chain #N, ...". */
+/* After the line of a thread waiting for a lock (or in Monitor.Wait on a held Monitor), what the
+ * holder waits for in turn, down to the root cause (as report's "== Blocked threads"): "  then:
+ * thread tid <H> (...): waits synchronously for task ...", "  then: task 0x... is suspended: chain
+ * #N, ...". */
 static void wait_chain(struct lock_ctx *c, uint64_t tid, struct adac_out *out)
 {
-	if (!adac_lock_wait_of(&c->waits, tid))
+	if (!holder_of(c, tid))
 		return;
 	struct adac_error e = {0};
 	bool tasks = holders_wait_on_task(c, tid);

@@ -147,12 +147,13 @@ int adac_blocked_threads_find(struct adac_runtime *rt, struct adac_pending *p, c
 		const struct adac_lock_wait *l = &w->waits[i];
 		ok = add_blocked(b, &cap, adac_lock_waiting_text(rt, &h->locks[l->lock], text, sizeof text),
 		                 &(struct adac_blocked){.tid = l->os_tid, .managed_id = l->managed_id, .lock = l->lock,
-		                                        .lock_wait = true});
+		                                        .on_holder = true});
 	}
 	for (size_t i = 0; w && ok && i < w->monitor_wait_count; i++) {
 		const struct adac_monitor_wait *m = &w->monitor_waits[i];
 		ok = add_blocked(b, &cap, adac_lock_monitor_wait_text(rt, h, m, text, sizeof text),
-		                 &(struct adac_blocked){.tid = m->os_tid, .managed_id = m->managed_id});
+		                 &(struct adac_blocked){.tid = m->os_tid, .managed_id = m->managed_id, .lock = m->lock,
+		                                        .on_holder = m->held});
 	}
 	for (size_t i = 0; w && ok && i < w->condition_wait_count; i++) {
 		const struct adac_condition_wait *c = &w->condition_waits[i];
@@ -308,7 +309,7 @@ void adac_wait_chain(const struct adac_blocked_threads *b, const struct adac_blo
 		uint64_t tid;
 		uint32_t managed_id;
 		const char *who = "";
-		if (e->lock_wait) {
+		if (e->on_holder) {
 			tid = b->h->locks[e->lock].owner_tid;
 			managed_id = b->h->locks[e->lock].owner;
 		} else if (e->task) {

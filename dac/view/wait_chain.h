@@ -29,8 +29,9 @@ struct adac_blocked {
 	uint64_t tid;
 	uint32_t managed_id;
 	uint64_t task;       /* it waits synchronously for this task, or */
-	size_t lock;         /* (task 0, lock_wait) for this held lock, or for neither */
-	bool lock_wait;
+	size_t lock;         /* (task 0, on_holder) for the holder of this held lock (to let it go, or to
+	                      * pulse it in Monitor.Wait), or for neither */
+	bool on_holder;
 	bool worker;         /* a thread-pool worker */
 };
 
@@ -66,7 +67,8 @@ const struct adac_blocked *adac_blocked_thread(const struct adac_blocked_threads
 const char *adac_blocked_suffix(uint32_t managed_id, bool worker, char *buf, size_t size);
 
 /* The "  then: ..." lines after the n threads from `first` (all waiting on one thing): what that waits
- * for in turn. Up to a thread seen already (a deadlock), a wait that names no thread (Monitor.Wait, a
+ * for in turn (a lock's holder; a held Monitor's, for its pulse). Up to a thread seen already (a
+ * deadlock), a wait that names no thread (Monitor.Wait on a Monitor nobody holds, a
  * ManualResetEventSlim) or ADAC_MAX_WAIT_CYCLE steps. */
 void adac_wait_chain_print(const struct adac_blocked_threads *b, const struct adac_blocked *first, size_t n);
 /* ... or their text without "  then: " appended to the JSON array then (report --json). */

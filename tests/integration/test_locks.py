@@ -30,7 +30,8 @@ ThreadBlockingInfo.t_first through ClrMD's thread statics) and the threads' stac
                  for in turn ("  then: ..."): the holder's task, suspended in LockedLeaf on s_gate's
                  task (the oracle's); ab and ba each other (a deadlock); s_lock's holder nothing
                  recorded: it is in Thread.Sleep, called from Sample.ParkForever at Sample.cs:L (the oracle's
-                 stack of it, the line from the source)
+                 stack of it, the line from the source); timed-waiter's Monitor.Wait: s_held's holder
+                 (signaller), parked the same way; bt of each waiting thread: the same chain
   .NET 10        no SyncBlock contract: one line saying so, exit 1; report's blocked threads "not known"
 """
 import os
@@ -297,17 +298,22 @@ def main():
             leaf_line = next(i for i, s in enumerate(f, 1) if "// @await LockedLeaf" in s)
         # scope (s_lock's holder) sleeps in Sample.ParkForever: where it is, from the oracle's stack of it (the
         # CoreLib method the sample's code called, then that code) and the line from the source.
-        stid = lk.get("owner", {}).get("tid")
-        sframes = [f["method"] for f in b.oracle_objects(core, tmp, stacks=[stid])["stacks"].get(str(stid), [])
-                   if f.get("method")]
-        app = next((i for i, m in enumerate(sframes) if m.startswith("AsyncdacSamples.")), 0)
-        t.check_eq(sframes[app - 1:app + 1] if app else sframes,
-                   ["System.Threading.Thread.Sleep(Int32)", "AsyncdacSamples.Sample.ParkForever()"],
-                   "oracle: s_lock's holder sleeps: Thread.Sleep called from Sample.ParkForever")
+        # (And signaller, s_held's holder, which timed-waiter waits on for a pulse: the same.)
         with open(os.path.join(t.SOURCE, "targets", "dotnet", "common", "Sample.cs")) as f:
             sleep_line = next(i for i, s in enumerate(f, 1) if "Thread.Sleep(Timeout.Infinite)" in s)
-        scope_where = (f"{sframes[app - 1] if app else '?'}, called from {sframes[app] if app else '?'} "
-                       f"at Sample.cs:{sleep_line}")
+
+        def parked(x, who):
+            tid = x.get("owner", {}).get("tid")
+            frames = [f["method"] for f in b.oracle_objects(core, tmp, stacks=[tid])["stacks"].get(str(tid), [])
+                      if f.get("method")]
+            app = next((i for i, m in enumerate(frames) if m.startswith("AsyncdacSamples.")), 0)
+            t.check_eq(frames[app - 1:app + 1] if app else frames,
+                       ["System.Threading.Thread.Sleep(Int32)", "AsyncdacSamples.Sample.ParkForever()"],
+                       f"oracle: {who} sleeps: Thread.Sleep called from Sample.ParkForever")
+            where = (f"{frames[app - 1] if app else '?'}, called from {frames[app] if app else '?'} "
+                     f"at Sample.cs:{sleep_line}")
+            return f"  then: {holder(x)}: no wait recorded: it is in {where}: see `bt --thread {tid}`\n"
+        timed = next((m for m in mw if m["held"]), {})
         task_wait = waits[0]["task"] if waits else "?"
         suspended = (f"  then: task {task_wait} is suspended: chain #{top.get('index')}, AsyncdacSamples.LocksApp.LockedLeaf() "
                      f"at Program.cs:{leaf_line}, awaiting 0x{h(gate_task):016x} System.Threading.Tasks.Task<Int32> "
@@ -316,8 +322,8 @@ def main():
         then = {waiting_for(mon): f"  then: {holder(mon)}: {holder_wait}\n" + suspended, holder_wait: suspended,
                 waiting_for(la): f"  then: {holder(la)}: {waiting_for(lb)}\n  then: {holder(lb)} again: a deadlock\n",
                 waiting_for(lb): f"  then: {holder(lb)}: {waiting_for(la)}\n  then: {holder(la)} again: a deadlock\n",
-                waiting_for(lk): f"  then: {holder(lk)}: no wait recorded: it is in {scope_where}: "
-                                 f"see `bt --thread {lk['owner']['tid']}`\n"}
+                waiting_for(lk): parked(lk, "s_lock's holder"),
+                in_monitor_wait(timed): parked(sh, "s_held's holder")}
         # bt of a thread waiting for a lock: the same chain under its waiting-for line, where no deadlock
         # line says it (ab and ba: their deadlock line, no chain).
         for x in (mon, lk, la, lb):
@@ -328,6 +334,14 @@ def main():
                            f"bt --thread {w['tid']}: the wait chain of {x['object']}'s waiter")
                 t.check(x is la or x is lb or f"  {waiting_for(x)}\n{then[waiting_for(x)]}" in bt,
                         f"bt --thread {w['tid']}: the chain right under its waiting-for line:\n{bt}")
+        # ... and of a thread in Monitor.Wait: the holder of the Monitor, when it is held (timed-waiter).
+        for m in mw:
+            rc, bt, err = b.cli(["bt", core, "--thread", str(m["tid"])])
+            chain = "".join(line + "\n" for line in bt.splitlines() if line.startswith("  then: "))
+            want_chain = then[in_monitor_wait(m)] if m["held"] else ""
+            t.check_eq((rc, chain), (0, want_chain), f"bt --thread {m['tid']}: the wait chain of a Monitor.Wait")
+            t.check(f"  {in_monitor_wait(m)}\n{want_chain}" in bt,
+                    f"bt --thread {m['tid']}: the chain right under its Monitor.Wait line:\n{bt}")
         # Thread-pool workers (TS_TPWorkerThread in ClrMD's thread state): the pool threads of ResumeTop and
         # PulseTop.
         pool = {x["os_thread_id"] for x in o["blocking"] if x["threadpool_worker"]}
