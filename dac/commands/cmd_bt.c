@@ -307,11 +307,13 @@ static void wait_chain(struct lock_ctx *c, uint64_t tid, struct adac_out *out)
 	}
 	if (!c->chained) {
 		struct adac_pending *p = c->s->collected ? &c->s->p : NULL;
-		if (adac_blocked_threads_find(c->rt, p, &c->locks, &c->waits, out, &c->blocked, &e)) {
+		if (adac_blocked_threads_find(c->rt, p, &c->locks, &c->waits, out, &c->blocked, &e))
+			return;
+		c->chained = true;
+		if (adac_blocked_threads_where(&c->blocked, &e)) {
 			c->s->interrupted |= e.code == ADAC_E_INTERRUPTED;
 			return;
 		}
-		c->chained = true;
 		c->chained_tasks = p != NULL;
 		if (adac_failed(&c->blocked.where_err))
 			adac_print(out, "  warning: " ADAC_WHERE_UNKNOWN "%s\n", c->blocked.where_err.msg);

@@ -43,6 +43,8 @@ struct report {
 	json_t *findings;      /* (JSON) {"kind", "text"} */
 	json_t *warnings;      /* (JSON) strings */
 	size_t found;
+	bool blocked_known;    /* blocked: the blocked threads (neither the heap nor the locks: unknown) */
+	struct adac_blocked_threads blocked;
 };
 
 /* A finding: "<kind>: <text>", or {"kind", "text"}. */
@@ -140,13 +142,19 @@ static int findings(struct report *r, struct adac_pending_list *l, struct adac_s
 			const struct adac_thread_pool *tp = adac_thread_pool(p->rt);
 			char facts[160];
 			adac_thread_pool_text(tp, facts, sizeof facts);
+			/* Why: the workers blocked (in the section below). */
+			size_t workers = r->blocked_known ? adac_blocked_workers(&r->blocked) : 0;
+			char why[96] = "";
+			if (workers)
+				snprintf(why, sizeof why, "%s%zu worker%s blocked: see Blocked threads", facts[0] ? "; " : "", workers,
+				         workers == 1 ? "" : "s");
 			if (adac_thread_pool_starved(tp))
-				finding(r, "not resumed", "chain #%zu awaits 0x%016llx, which is %s: the thread pool is starved (%s)",
-				        st.number, (unsigned long long)aw->object, adac_task_status(aw->state_flags), facts);
+				finding(r, "not resumed", "chain #%zu awaits 0x%016llx, which is %s: the thread pool is starved (%s%s)",
+				        st.number, (unsigned long long)aw->object, adac_task_status(aw->state_flags), facts, why);
 			else
-				finding(r, "not resumed", "chain #%zu awaits 0x%016llx, which is %s: a starved thread pool?%s%s%s",
+				finding(r, "not resumed", "chain #%zu awaits 0x%016llx, which is %s: a starved thread pool?%s%s%s%s",
 				        st.number, (unsigned long long)aw->object, adac_task_status(aw->state_flags),
-				        facts[0] ? " (" : "", facts, facts[0] ? ")" : "");
+				        facts[0] || why[0] ? " (" : "", facts, why, facts[0] || why[0] ? ")" : "");
 		}
 		if (adac_stack_groups_add(sg, &st, err))
 			return -1;
@@ -311,39 +319,35 @@ static json_t *group_json(const struct group *g, const struct adac_blocked_threa
  * ManualResetEventSlim.Wait) or waiting synchronously for a task, one line per thing waited on, the
  * most waited-on first, each followed by its wait chain (view/wait_chain.h); JSON: every group into
  * the array groups_json. How many groups; -1 with err when memory runs out or the user interrupted it. */
-static long blocked_threads(struct report *r, struct adac_pending *p, const struct adac_held_locks *h,
-                            const struct adac_lock_waits *w, json_t *groups_json, struct adac_error *err)
+static long blocked_threads(struct report *r, json_t *groups_json, struct adac_error *err)
 {
-	struct adac_blocked_threads b;
-	if (adac_blocked_threads_find(r->rt, p, h, w, r->out, &b, err))
+	struct adac_blocked_threads *b = &r->blocked;
+	if (adac_blocked_threads_where(b, err))
 		return -1;
-	if (adac_failed(&b.where_err))
-		problem(r, "warning", ADAC_WHERE_UNKNOWN "%s", b.where_err.msg);
-	struct group *groups = malloc((b.n ? b.n : 1) * sizeof *groups);
-	if (!groups) {
-		adac_blocked_threads_free(&b);
+	if (adac_failed(&b->where_err))
+		problem(r, "warning", ADAC_WHERE_UNKNOWN "%s", b->where_err.msg);
+	struct group *groups = malloc((b->n ? b->n : 1) * sizeof *groups);
+	if (!groups)
 		return adac_fail(err, ADAC_E_NOMEM, 0, "out of memory listing the blocked threads");
-	}
 	size_t ng = 0;
-	for (size_t i = 0; i < b.n; i++) {
-		if (i == 0 || strcmp(b.v[i].text, b.v[i - 1].text) != 0)
-			groups[ng++] = (struct group){&b.v[i], 0};
+	for (size_t i = 0; i < b->n; i++) {
+		if (i == 0 || strcmp(b->v[i].text, b->v[i - 1].text) != 0)
+			groups[ng++] = (struct group){&b->v[i], 0};
 		groups[ng - 1].size++;
 	}
 	if (ng > 1)
 		qsort(groups, ng, sizeof *groups, cmp_group);
 	for (size_t g = 0; g < ng && (groups_json || g < MAX_BLOCKED_GROUPS); g++) {
 		if (groups_json) {
-			json_array_append_new(groups_json, group_json(&groups[g], &b));
+			json_array_append_new(groups_json, group_json(&groups[g], b));
 			continue;
 		}
 		print_group(&groups[g], r->out);
-		adac_wait_chain_print(&b, groups[g].first, groups[g].size);
+		adac_wait_chain_print(b, groups[g].first, groups[g].size);
 	}
 	if (!groups_json && ng > MAX_BLOCKED_GROUPS)
 		adac_print(r->out, "... and %zu more things threads wait on: see `locks` and `bt`\n", ng - MAX_BLOCKED_GROUPS);
 	free(groups);
-	adac_blocked_threads_free(&b);
 	return (long)ng;
 }
 
@@ -398,6 +402,12 @@ int adac_report_print(struct adac_runtime *rt, bool json, struct adac_out *out, 
 		held = have_locks ? &locks : NULL;
 		waiting = have_waits ? &waits : NULL;
 	}
+	/* The blocked threads (the starved pool's finding counts its workers among them). */
+	if (have || waiting) {
+		if (adac_blocked_threads_find(rt, have ? &p : NULL, held, waiting, out, &r.blocked, err))
+			goto fail;
+		r.blocked_known = true;
+	}
 	if (!json)
 		adac_print(out, "== Findings\n");
 	crash_findings(&r);
@@ -428,8 +438,8 @@ int adac_report_print(struct adac_runtime *rt, bool json, struct adac_out *out, 
 
 	if (!json)
 		adac_print(out, "\n== Blocked threads\n");
-	json_t *blocked_json = json && (have || waiting) ? json_array() : NULL;
-	long blocked = have || waiting ? blocked_threads(&r, have ? &p : NULL, held, waiting, blocked_json, err) : 0;
+	json_t *blocked_json = json && r.blocked_known ? json_array() : NULL;
+	long blocked = r.blocked_known ? blocked_threads(&r, blocked_json, err) : 0;
 	if (json) /* (null: not known) */
 		json_object_set_new(r.json, "blocked_threads", blocked_json ? blocked_json : json_null());
 	if (blocked < 0)
@@ -462,6 +472,7 @@ int adac_report_print(struct adac_runtime *rt, bool json, struct adac_out *out, 
 	} else if (json) {
 		json_object_set_new(r.json, "stacks", json_null());
 	}
+	adac_blocked_threads_free(&r.blocked);
 	if (have_waits)
 		adac_lock_waits_free(&waits);
 	if (have_locks)
@@ -471,6 +482,7 @@ int adac_report_print(struct adac_runtime *rt, bool json, struct adac_out *out, 
 	json_object_set_new(r.json, "warnings", r.warnings);
 	return adac_json_print_document(out, "report", r.json, err);
 fail:
+	adac_blocked_threads_free(&r.blocked);
 	if (have_waits)
 		adac_lock_waits_free(&waits);
 	if (have_locks)

@@ -176,11 +176,20 @@ int adac_blocked_threads_find(struct adac_runtime *rt, struct adac_pending *p, c
 		b->by_tid[i] = &b->v[i];
 	if (b->n > 1)
 		qsort(b->by_tid, b->n, sizeof *b->by_tid, cmp_by_tid);
-	if (find_suspended(b, err)) {
-		adac_blocked_threads_free(b);
-		return -1;
-	}
 	return 0;
+}
+
+int adac_blocked_threads_where(struct adac_blocked_threads *b, struct adac_error *err)
+{
+	return b->where ? 0 : find_suspended(b, err);
+}
+
+size_t adac_blocked_workers(const struct adac_blocked_threads *b)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < b->n; i++)
+		n += b->v[i].worker;
+	return n;
 }
 
 void adac_blocked_threads_free(struct adac_blocked_threads *b)

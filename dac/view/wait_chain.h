@@ -53,12 +53,17 @@ struct adac_blocked_threads {
 };
 
 /* The blocked threads: p's synchronous waits (p may be NULL), h's and w's lock, Monitor and Condition
- * waits (both may be NULL), the thread-pool workers marked; where the stacks of the tasks they wait
- * for are suspended, in one listing (where_err says why not, when it fails). -1 with err when
- * memory runs out or the user interrupts the listing. Free with adac_blocked_threads_free. */
+ * waits (both may be NULL), the thread-pool workers marked. -1 with err when memory runs out. Free
+ * with adac_blocked_threads_free. */
 int adac_blocked_threads_find(struct adac_runtime *rt, struct adac_pending *p, const struct adac_held_locks *h,
                               const struct adac_lock_waits *w, struct adac_out *out, struct adac_blocked_threads *b,
                               struct adac_error *err);
+/* Then, before the chains are printed: where the stacks of the tasks they wait for are suspended, in
+ * one listing of p's (where_err says why not, when it fails; no other listing of p may be under way).
+ * -1 with err when the user interrupts it. */
+int adac_blocked_threads_where(struct adac_blocked_threads *b, struct adac_error *err);
+/* How many of them are thread-pool workers. */
+size_t adac_blocked_workers(const struct adac_blocked_threads *b);
 void adac_blocked_threads_free(struct adac_blocked_threads *b);
 /* The entry of OS thread tid, NULL when it is not blocked. */
 const struct adac_blocked *adac_blocked_thread(const struct adac_blocked_threads *b, uint64_t tid);

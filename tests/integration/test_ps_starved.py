@@ -8,7 +8,7 @@ nothing, with 3 more work items after it). On a createdump core:
             run: the thread pool is starved (...)"; --json stats.thread_pool
             {not_resumed 1, starved true, busy 2, existing 2, max 2, queued 4}
   report    finding "not resumed: chain #0 awaits 0x<task>, which is RanToCompletion: the thread pool is
-            starved (...)"; and why: "== Blocked threads" has both workers on one line, "2 threads (tid
+            starved (...; 2 workers blocked: see Blocked threads)"; and why: "== Blocked threads" has both workers on one line, "2 threads (tid
             A, B; thread-pool workers): in ManualResetEventSlim.Wait on System.Threading.ManualResetEventSlim
             0x<s_block>" (both TS_TPWorkerThread in ClrMD's thread state: `oracle locks`)
   bt        each worker's "in ManualResetEventSlim.Wait on ..." line under its frames (StarvedApp.Block)
@@ -57,8 +57,9 @@ def main():
                    "ps --stats --json: stats.thread_pool")
         rc, rep, err = b.cli(["report", core])
         t.check_eq(rc, 0, "report: exit code")
+        # (With how many of its workers are blocked: the two below.)
         finding = (f"not resumed: chain #0 awaits 0x{h(aw['object']):016x}, which is RanToCompletion: "
-                   f"the thread pool is starved ({FACTS})")
+                   f"the thread pool is starved ({FACTS}; 2 workers blocked: see Blocked threads)")
         t.check(finding in rep.splitlines(), f"report finding {finding!r} in\n{rep}")
         # Why it is starved: both workers wait in s_block.Wait() (their blocking records, the MRES's Lock).
         block = b.oracle_objects(core, tmp, statics=["AsyncdacSamples.StarvedApp::s_block"])["statics"].get(
