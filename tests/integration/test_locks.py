@@ -33,6 +33,7 @@ ThreadBlockingInfo.t_first through ClrMD's thread statics) and the threads' stac
                  stack of it, the line from the source); timed-waiter's Monitor.Wait: s_held's holder
                  (signaller), parked the same way; bt of each waiting thread: the same chain
   .NET 10        no SyncBlock contract: one line saying so, exit 1; report's blocked threads "not known"
+                 (report --json: blocked_threads and stacks null, and why in its warnings)
 """
 import os
 import shutil
@@ -57,6 +58,12 @@ def net10(tmp):
         section = out.split("\n== Blocked threads\n")[-1].split("\n\n== ")[0].rstrip("\n")
         t.check_eq((rc, section), (0, "not known: neither the heap (synchronous waits for tasks) nor the locks can be "
                                       "read"), "report --pid of a .NET 10 process: blocked threads not known")
+        rj = b.cli_json(["report", "--pid", str(proc.pid)], "report --json (.NET 10)") or {}
+        heap_error = next((x for x in rj.get("warnings", []) if x.startswith("the heap cannot be scanned: ")), None)
+        t.check_eq((rj.get("blocked_threads", 0), rj.get("stacks", 0), bool(heap_error),
+                    "the blocked threads are not known: neither the heap (synchronous waits for tasks) nor the locks "
+                    "can be read" in rj.get("warnings", [])),
+                   (None, None, True, True), f"report --json --pid of a .NET 10 process: {rj.get('warnings')}")
     finally:
         proc.kill()
         proc.wait()
