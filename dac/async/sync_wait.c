@@ -5,12 +5,15 @@
 #include <string.h>
 
 #include "async/async_scan.h"
+#include "async/blocking_info.h"
 #include "async/thread_stack.h"
 #include "base/addr_map.h"
+#include "base/limits.h"
 #include "runtime/object.h"
 #include "runtime/runtime.h"
 #include "runtime/threads.h"
 #include "types/corelib.h"
+#include "types/fielddesc.h"
 
 struct waiter_rec {
 	uint64_t addr;     /* the key: a waiter */
@@ -21,6 +24,7 @@ struct finder {
 	struct adac_runtime *rt;
 	struct adac_sync_waits *w;
 	struct adac_addr_map by_waiter;
+	struct adac_addr_map by_lock;   /* struct waiter_rec keyed by the waiter's Lock (its m_lock) */
 	size_t unmatched;
 };
 
@@ -80,6 +84,24 @@ static int on_word(void *ctx, uint64_t value, uint64_t slot, bool in_register)
 
 /* A thread blocked in a synchronous wait: the waiters its registers, then its stack from the stack
  * pointer up to the wait's caller, hold. */
+/* A thread blocked in the wait whose stack did not show it (frames that could not be unwound): its
+ * innermost blocking record waits on the Condition of a waiter's Lock. */
+static int on_thread_record(void *ctx, const struct adac_managed_thread *th)
+{
+	struct finder *f = ctx;
+	struct adac_blocking recs[ADAC_MAX_BLOCKING_INFOS];
+	size_t n = 0;
+	if (!th->os_id || !f->unmatched || adac_thread_blocking(f->rt, th, recs, ADAC_MAX_BLOCKING_INFOS, &n, NULL) ||
+	    !n || recs[0].kind != ADAC_BLOCKING_CONDITION || !recs[0].lock)
+		return 0;
+	const struct waiter_rec *r = adac_addr_map_find(&f->by_lock, recs[0].lock);
+	if (r && !f->w->waits[r->index].os_tid) {
+		match(f, f->w->waits[r->index].waiter, th, 0, false);
+		f->w->waits[r->index].by_record = true;
+	}
+	return 0;
+}
+
 static int on_thread(void *ctx, const struct adac_managed_thread *th)
 {
 	struct finder *f = ctx;
@@ -138,10 +160,26 @@ int adac_sync_waits_find(struct adac_runtime *rt, const struct adac_async_scan *
 		if (adac_managed_threads(rt, on_thread, &f, &e) && !adac_failed(&out->threads_err))
 			adac_error_copy(&out->threads_err, &e);
 	}
+	/* Waits no stack showed: each waiter's Lock, whose Condition a thread blocked in the wait waits on. */
+	for (size_t i = 0; f.unmatched && i < out->count; i++) {
+		uint64_t lock = 0;
+		if (out->waits[i].os_tid || adac_object_field_ptr(rt, out->waits[i].waiter, "m_lock", &lock, NULL) || !lock)
+			continue;
+		bool added = false;
+		struct waiter_rec *r = adac_addr_map_get(&f.by_lock, lock, sizeof *r, &added);
+		if (!r)
+			goto nomem;
+		if (added)
+			r->index = (uint32_t)i;
+	}
+	if (f.unmatched && f.by_lock.used)
+		adac_managed_threads(rt, on_thread_record, &f, NULL); /* (a failure: the stack pass said it) */
 	adac_addr_map_free(&f.by_waiter);
+	adac_addr_map_free(&f.by_lock);
 	return 0;
 nomem:
 	adac_addr_map_free(&f.by_waiter);
+	adac_addr_map_free(&f.by_lock);
 	adac_sync_waits_free(out);
 	return adac_fail(err, ADAC_E_NOMEM, 0, "out of memory finding synchronous waiters");
 }

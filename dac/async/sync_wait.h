@@ -4,7 +4,9 @@
  * List<object> there) and blocks in it. The waiting thread is a managed thread with a frame of
  * Task.SpinThenBlockingWait whose registers, or whose stack memory from its stack pointer up to that
  * frame's caller (the wait's own frames), hold the waiter's address (a thread without that frame
- * may hold a stale copy: it is not counted). */
+ * may hold a stale copy: it is not counted); or, for a wait no stack shows (frames that cannot be
+ * unwound), the thread whose innermost blocking record waits on the Condition of the waiter's Lock
+ * (blocked in the wait, not spinning before it). */
 #ifndef ADAC_SYNC_WAIT_H
 #define ADAC_SYNC_WAIT_H
 
@@ -30,8 +32,10 @@ struct adac_sync_wait {
 	uint64_t waiter;        /* its Task+SetOnInvokeMres */
 	uint64_t os_tid;        /* the thread holding the waiter, 0 when no thread's stack does */
 	uint32_t managed_id;    /* its managed thread id */
-	uint64_t slot;          /* the stack address holding it; 0 when a register does (in_register) */
+	uint64_t slot;          /* the stack address holding it; 0 when a register does (in_register) ... */
 	bool in_register;
+	bool by_record;         /* ... or when no frame showed it: the thread's blocking record waits on the
+	                         * Condition of the waiter's Lock */
 };
 
 struct adac_sync_waits {

@@ -186,10 +186,13 @@ char *adac_pending_cycle_text(const struct adac_pending_list *l, const struct ad
 /* ---- synchronous waits ---- */
 
 
-/* Where the waiter was found: " at 0x... in its stack" / " in a register of it". */
+/* Where the waiter was found: " at 0x... in its stack" / " in a register of it" / that the thread's
+ * blocking record waits on its Lock's Condition. */
 static void print_holder(const struct adac_sync_wait *w, const char *whose, struct adac_out *out)
 {
-	if (w->in_register)
+	if (w->by_record)
+		adac_print(out, " waited on through its Lock's Condition (%s blocking record)", whose);
+	else if (w->in_register)
 		adac_print(out, " in a register of %s", whose);
 	else
 		adac_print(out, " at 0x%016llx in %s stack", (unsigned long long)w->slot, whose);
@@ -232,8 +235,9 @@ static void wait_json(void *ctx, const struct adac_sync_wait *w)
 	json_object_set_new(j, "waiter", adac_json_addr(w->waiter));
 	json_object_set_new(j, "tid", w->os_tid ? json_integer((json_int_t)w->os_tid) : json_null());
 	json_object_set_new(j, "managed_id", w->os_tid ? json_integer(w->managed_id) : json_null());
-	json_object_set_new(j, "slot", w->os_tid && !w->in_register ? adac_json_addr(w->slot) : json_null());
+	json_object_set_new(j, "slot", w->os_tid && !w->in_register && !w->by_record ? adac_json_addr(w->slot) : json_null());
 	json_object_set_new(j, "in_register", json_boolean(w->in_register));
+	json_object_set_new(j, "by_record", json_boolean(w->by_record));
 	if (!*a)
 		*a = json_array();
 	json_array_append_new(*a, j);

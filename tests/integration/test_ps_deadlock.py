@@ -28,6 +28,9 @@ thread's blocking record waits on:
   locks        the same "deadlock: <that line>" (its heap's stacks scanned: the guard thread waits on a
                task's Condition); --json: deadlocks[] [{guard thread, waits_for s_guarded, kind "task"},
                {pool thread, waits_for s_guard, kind "lock"}]
+  patched      the guard thread's copies of its waiter zeroed in its stack (a copy of the core): the wait
+               is found from its blocking record (sync_waits[].by_record, tid the guard thread's), and
+               report's findings are the same
   lldb-22      `async ps` and `async report` of the core print the same lines
 """
 import os
@@ -38,6 +41,7 @@ import sys
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
 import adactest as t  # noqa: E402
 import btsamples as b  # noqa: E402
+import corecore  # noqa: E402
 from btsamples import h  # noqa: E402
 
 SRC = os.path.join(t.SOURCE, "targets", "dotnet", "deadlock", "Program.cs")
@@ -144,6 +148,23 @@ def main():
                    [[{"tid": gtid, "managed_id": ids["guard"], "waits_for": f"0x{guarded:016x}", "kind": "task"},
                      {"tid": ptid, "managed_id": ids["guardpool"], "waits_for": f"0x{guard:016x}", "kind": "lock"}]],
                    "locks --json: the deadlock's steps, the guard thread's wait for s_guarded, the pool thread's for s_guard")
+        # The guard thread's copies of its waiter (Task+SetOnInvokeMres) patched out of its stack in a copy of
+        # the core, one slot at a time as ps finds them: no frame shows the wait any more, its blocking
+        # record does (the Condition of the waiter's Lock), and the deadlock is the same.
+        cut = os.path.join(tmp, "cut.core")
+        shutil.copyfile(core, cut)
+        cc = corecore.Core(cut)
+        for _ in range(32):
+            cj = b.cli_json(["ps", cut], "ps (waiter patched out)") or {}
+            w = next((x for ch in cj.get("chains", []) for x in ch.get("sync_waits", []) if h(x["task"]) == guarded), {})
+            if w.get("slot") is None or w.get("in_register"):
+                break
+            cc.write_u64(h(w["slot"]), 0)
+        t.check_eq((w.get("tid"), w.get("managed_id"), w.get("slot"), w.get("by_record")), (gtid, ids["guard"], None, True),
+                   f"ps --json, the waiter patched out of the guard thread's stack: the wait found by its record: {w}")
+        rc, out, err = b.cli(["report", cut])
+        t.check_eq(out.split("\n\n== Runtime")[0], f"== Findings\ndeadlock: {cycle}\ndeadlock: {threads}",
+                   "report, the waiter patched out: the same findings")
         rc, out, err = t.lldb(["target create --core " + core, "async ps", "async report"])
         t.check(rc == 0 and f"\n  deadlock: {threads}\n" in out and f"\ndeadlock: {threads}\n" in out,
                 f"lldb-22: async ps and async report print the deadlock:\n{out}{err}")
