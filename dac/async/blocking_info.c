@@ -119,3 +119,14 @@ int adac_thread_blocking(struct adac_runtime *rt, const struct adac_managed_thre
 	struct walk w = {&l, rt, out, n};
 	return adac_thread_records(rt, th, &l.t_first, l.next, max, &names, on_record, &w, err);
 }
+
+bool adac_thread_innermost_blocking(struct adac_runtime *rt, const struct adac_managed_thread *th,
+                                    struct adac_blocking *b, struct adac_error *err)
+{
+	struct adac_blocking recs[ADAC_MAX_BLOCKING_INFOS];
+	size_t n = 0;
+	if (adac_thread_blocking(rt, th, recs, ADAC_MAX_BLOCKING_INFOS, &n, err) || !n)
+		return false;
+	*b = recs[0];
+	return true;
+}

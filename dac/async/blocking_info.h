@@ -10,6 +10,7 @@
 #ifndef ADAC_BLOCKING_INFO_H
 #define ADAC_BLOCKING_INFO_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -38,5 +39,10 @@ struct adac_blocking {
  * ADAC_E_LIMIT). *n = 0 when it is blocked on nothing recorded, or CoreLib never loaded the type. */
 int adac_thread_blocking(struct adac_runtime *rt, const struct adac_managed_thread *th, struct adac_blocking *out,
                          size_t max, size_t *n, struct adac_error *err);
+
+/* The innermost of them (what the thread is blocked on now): false when it has none or they cannot be
+ * read (*err; err may be NULL). */
+bool adac_thread_innermost_blocking(struct adac_runtime *rt, const struct adac_managed_thread *th,
+                                    struct adac_blocking *b, struct adac_error *err);
 
 #endif

@@ -37,18 +37,6 @@ bool adac_lock_wait_frame(const struct adac_stack_frame *f)
 	return false;
 }
 
-/* The innermost blocking record of thread th: false when it has none or they cannot be read (*err). */
-static bool innermost(struct adac_runtime *rt, const struct adac_managed_thread *th, struct adac_blocking *b,
-                      struct adac_error *err)
-{
-	struct adac_blocking recs[ADAC_MAX_BLOCKING_INFOS];
-	size_t n = 0;
-	if (adac_thread_blocking(rt, th, recs, ADAC_MAX_BLOCKING_INFOS, &n, err) || !n)
-		return false;
-	*b = recs[0];
-	return true;
-}
-
 struct lock_search {
 	uint64_t lock;
 	bool found;
@@ -64,7 +52,7 @@ bool adac_thread_blocked(struct adac_runtime *rt, uint64_t tid)
 {
 	struct adac_managed_thread th;
 	struct adac_blocking b;
-	return adac_managed_thread_of(rt, tid, &th, NULL) == 0 && innermost(rt, &th, &b, NULL) &&
+	return adac_managed_thread_of(rt, tid, &th, NULL) == 0 && adac_thread_innermost_blocking(rt, &th, &b, NULL) &&
 	       b.kind != ADAC_BLOCKING_OTHER;
 }
 
@@ -72,7 +60,7 @@ bool adac_thread_blocked_on_lock(struct adac_runtime *rt, uint64_t tid)
 {
 	struct adac_managed_thread th;
 	struct adac_blocking b;
-	if (adac_managed_thread_of(rt, tid, &th, NULL) || !innermost(rt, &th, &b, NULL))
+	if (adac_managed_thread_of(rt, tid, &th, NULL) || !adac_thread_innermost_blocking(rt, &th, &b, NULL))
 		return false;
 	if (b.kind == ADAC_BLOCKING_LOCK)
 		return true;
@@ -159,7 +147,7 @@ static int on_thread(void *ctx, const struct adac_managed_thread *th)
 		return 0;
 	struct adac_blocking b;
 	struct adac_error e = {0};
-	if (!innermost(f->rt, th, &b, &e)) {
+	if (!adac_thread_innermost_blocking(f->rt, th, &b, &e)) {
 		if (adac_failed(&e) && !adac_failed(&f->w->threads_err))
 			adac_error_copy(&f->w->threads_err, &e);
 		return 0;

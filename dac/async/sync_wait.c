@@ -8,7 +8,6 @@
 #include "async/blocking_info.h"
 #include "async/thread_stack.h"
 #include "base/addr_map.h"
-#include "base/limits.h"
 #include "runtime/object.h"
 #include "runtime/runtime.h"
 #include "runtime/threads.h"
@@ -82,19 +81,16 @@ static int on_word(void *ctx, uint64_t value, uint64_t slot, bool in_register)
 	return !w->f->unmatched;
 }
 
-/* A thread blocked in a synchronous wait: the waiters its registers, then its stack from the stack
- * pointer up to the wait's caller, hold. */
 /* A thread blocked in the wait whose stack did not show it (frames that could not be unwound): its
  * innermost blocking record waits on the Condition of a waiter's Lock. */
 static int on_thread_record(void *ctx, const struct adac_managed_thread *th)
 {
 	struct finder *f = ctx;
-	struct adac_blocking recs[ADAC_MAX_BLOCKING_INFOS];
-	size_t n = 0;
-	if (!th->os_id || !f->unmatched || adac_thread_blocking(f->rt, th, recs, ADAC_MAX_BLOCKING_INFOS, &n, NULL) ||
-	    !n || recs[0].kind != ADAC_BLOCKING_CONDITION || !recs[0].lock)
+	struct adac_blocking b;
+	if (!th->os_id || !f->unmatched || !adac_thread_innermost_blocking(f->rt, th, &b, NULL) ||
+	    b.kind != ADAC_BLOCKING_CONDITION || !b.lock)
 		return 0;
-	const struct waiter_rec *r = adac_addr_map_find(&f->by_lock, recs[0].lock);
+	const struct waiter_rec *r = adac_addr_map_find(&f->by_lock, b.lock);
 	if (r && !f->w->waits[r->index].os_tid) {
 		match(f, f->w->waits[r->index].waiter, th, 0, false);
 		f->w->waits[r->index].by_record = true;
@@ -102,6 +98,8 @@ static int on_thread_record(void *ctx, const struct adac_managed_thread *th)
 	return 0;
 }
 
+/* A thread blocked in a synchronous wait: the waiters its registers, then its stack from the stack
+ * pointer up to the wait's caller, hold. */
 static int on_thread(void *ctx, const struct adac_managed_thread *th)
 {
 	struct finder *f = ctx;

@@ -248,8 +248,7 @@ struct lock_ctx {
 	bool found, failed;
 	struct adac_held_locks locks;
 	struct adac_lock_waits waits;
-	bool chained;                  /* the blocked threads, made on the first wait chain ... */
-	bool chained_tasks;            /* ... with the stacks' synchronous waits */
+	bool chained;                  /* the blocked threads, made on the first wait chain */
 	struct adac_blocked_threads blocked;
 };
 
@@ -301,7 +300,7 @@ static void wait_chain(struct lock_ctx *c, uint64_t tid, struct adac_out *out)
 	bool tasks = holders_wait_on_task(c, tid);
 	if (tasks && !collect(c->rt, c->s, out, &e))
 		return;
-	if (c->chained && tasks && !c->chained_tasks) {
+	if (c->chained && tasks && !c->blocked.p) { /* (made without the stacks' synchronous waits) */
 		adac_blocked_threads_free(&c->blocked);
 		c->chained = false;
 	}
@@ -314,7 +313,6 @@ static void wait_chain(struct lock_ctx *c, uint64_t tid, struct adac_out *out)
 			c->s->interrupted |= e.code == ADAC_E_INTERRUPTED;
 			return;
 		}
-		c->chained_tasks = p != NULL;
 		if (adac_failed(&c->blocked.where_err))
 			adac_print(out, "  warning: " ADAC_WHERE_UNKNOWN "%s\n", c->blocked.where_err.msg);
 	}
