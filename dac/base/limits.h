@@ -65,6 +65,7 @@
 #define ADAC_MAX_DESCRIPTOR_BLOBS 16u          /* contract descriptors (main + sub-descriptors) of one runtime */
 #define ADAC_MAX_LOOKUP_SEGMENTS 4096u         /* segments of one ModuleLookupMap */
 #define ADAC_MAX_QUEUE_SEGMENTS 65536u         /* segments of one ConcurrentQueue (the thread pool's work queues) */
+#define ADAC_MAX_QUEUE_ITEMS (1u << 24)        /* work items listed from one of the thread pool's queues */
 #define ADAC_MAX_TYPE_HASH_BUCKETS (1u << 24)  /* buckets of one EETypeHashTable */
 #define ADAC_MAX_TYPE_HASH_ENTRIES (1u << 22)  /* entries visited in one EETypeHashTable */
 #define ADAC_MAX_TYPE_FIELDS 65535u            /* FieldDescs of one type (the EEClass counts are 16-bit) */

@@ -29,6 +29,7 @@ static const struct entry entries[] = {
 	{&adac_cmd_refs_info, adac_cmd_refs},
 	{&adac_cmd_gcroot_info, adac_cmd_gcroot},
 	{&adac_cmd_locks_info, adac_cmd_locks},
+	{&adac_cmd_threadpool_info, adac_cmd_threadpool},
 	{&adac_cmd_diff_info, NULL},   /* two targets: adac_command_run_diff */
 };
 #define N_ENTRIES (sizeof entries / sizeof entries[0])

@@ -50,6 +50,9 @@ int adac_cmd_gcroot(struct adac_target *t, enum adac_frontend fe, int argc, char
 extern const struct adac_command_info adac_cmd_locks_info;
 int adac_cmd_locks(struct adac_target *t, enum adac_frontend fe, int argc, char **argv, struct adac_out *out,
                    struct adac_error *err);
+extern const struct adac_command_info adac_cmd_threadpool_info;
+int adac_cmd_threadpool(struct adac_target *t, enum adac_frontend fe, int argc, char **argv, struct adac_out *out,
+                        struct adac_error *err);
 /* Two targets: run by adac_command_run_diff. */
 extern const struct adac_command_info adac_cmd_diff_info;
 int adac_cmd_diff(struct adac_target *a, struct adac_target *b, int argc, char **argv, struct adac_out *out,

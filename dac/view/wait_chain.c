@@ -229,13 +229,6 @@ __attribute__((format(printf, 3, 4))) static void then_line(const struct adac_bl
 	free(text);
 }
 
-/* Where a thread that waits on nothing recorded is: the innermost frame of the app's code (not
- * CoreLib's), and the CoreLib method it called (Thread.Sleep, a spin, I/O), if any. */
-struct whereabouts {
-	char corelib[400];          /* "<method>[ at <file>:<line>]": the last CoreLib frame before ... */
-	char app[400];              /* ... the first frame not in CoreLib; "" until found */
-};
-
 static void frame_where(const struct adac_stack_frame *f, char *buf, size_t size)
 {
 	const char *file = f->file ? strrchr(f->file, '/') : NULL;
@@ -248,11 +241,13 @@ static void frame_where(const struct adac_stack_frame *f, char *buf, size_t size
 
 static int where_frame(void *ctx, const struct adac_stack_frame *f)
 {
-	struct whereabouts *w = ctx;
+	struct adac_whereabouts *w = ctx;
 	if (!f->managed || !f->symbol)
 		return 0;
 	if (f->module && strcmp(f->module, "System.Private.CoreLib.dll") == 0) {
 		frame_where(f, w->corelib, sizeof w->corelib);
+		if (w->nmanaged < ADAC_WHERE_FRAMES)
+			snprintf(w->managed[w->nmanaged++], sizeof *w->managed, "%s", f->symbol);
 		return 0;
 	}
 	frame_where(f, w->app, sizeof w->app);
@@ -265,23 +260,38 @@ static void where_error(void *ctx, const struct adac_error *err)
 	(void)err; /* (what was found before is shown) */
 }
 
+void adac_thread_whereabouts(struct adac_runtime *rt, uint64_t tid, struct adac_whereabouts *w)
+{
+	memset(w, 0, sizeof *w);
+	const struct adac_stack_visitor v = {where_frame, where_error, w};
+	struct adac_error e = {0};
+	if (rt)
+		adac_thread_stack_walk(rt, tid, &v, &e);
+}
+
+const char *adac_whereabouts_text(const struct adac_whereabouts *w, char *buf, size_t size)
+{
+	if (!w->app[0])
+		return NULL;
+	if (!w->corelib[0])
+		snprintf(buf, size, "it is in %s", w->app);
+	else
+		snprintf(buf, size, "it is in %s, called from %s", w->corelib, w->app);
+	return buf;
+}
+
 /* "no wait recorded: it is in <CoreLib method>, called from <app's method> at <file>:<line>: see `bt
  * --thread T`" ("it is in <app's method> at ..." when it runs the app's code), or without where it is
  * when its stack shows none of the app's code. */
 static void no_wait_text(const struct adac_blocked_threads *b, uint64_t tid, char *buf, size_t size)
 {
-	struct whereabouts w = {0};
-	const struct adac_stack_visitor v = {where_frame, where_error, &w};
-	struct adac_error e = {0};
-	if (b->rt)
-		adac_thread_stack_walk(b->rt, tid, &v, &e);
-	if (!w.app[0])
-		snprintf(buf, size, "no wait recorded: see `bt --thread %llu`", (unsigned long long)tid);
-	else if (!w.corelib[0])
-		snprintf(buf, size, "no wait recorded: it is in %s: see `bt --thread %llu`", w.app, (unsigned long long)tid);
+	struct adac_whereabouts w;
+	char where[900];
+	adac_thread_whereabouts(b->rt, tid, &w);
+	if (adac_whereabouts_text(&w, where, sizeof where))
+		snprintf(buf, size, "no wait recorded: %s: see `bt --thread %llu`", where, (unsigned long long)tid);
 	else
-		snprintf(buf, size, "no wait recorded: it is in %s, called from %s: see `bt --thread %llu`", w.corelib, w.app,
-		         (unsigned long long)tid);
+		snprintf(buf, size, "no wait recorded: see `bt --thread %llu`", (unsigned long long)tid);
 }
 
 /* "<who> thread tid T (managed thread M): <what it waits on>", or that it waits for nothing recorded

@@ -71,6 +71,21 @@ const struct adac_blocked *adac_blocked_thread(const struct adac_blocked_threads
 /* " (managed thread M[, thread-pool worker])" */
 const char *adac_blocked_suffix(uint32_t managed_id, bool worker, char *buf, size_t size);
 
+/* Where a thread that waits on nothing recorded is: the innermost frame of the app's code (not
+ * CoreLib's), and the CoreLib method it called (Thread.Sleep, a spin, I/O), if any. */
+#define ADAC_WHERE_FRAMES 8
+struct adac_whereabouts {
+	char managed[ADAC_WHERE_FRAMES][200]; /* the innermost managed frames' methods, before the app's code */
+	size_t nmanaged;
+	char corelib[400];          /* "<method>[ at <file>:<line>]": the last CoreLib frame before ... */
+	char app[400];              /* ... the first frame not in CoreLib; "" when none */
+};
+/* Walks thread tid's stack as `bt` does (what cannot be unwound leaves parts ""). */
+void adac_thread_whereabouts(struct adac_runtime *rt, uint64_t tid, struct adac_whereabouts *w);
+/* "it is in <CoreLib method>, called from <app's method> at <file>:<line>", "it is in <app's method>
+ * at ...", in buf; NULL when the stack shows none of the app's code. */
+const char *adac_whereabouts_text(const struct adac_whereabouts *w, char *buf, size_t size);
+
 /* The "  then: ..." lines after the n threads from `first` (all waiting on one thing): what that waits
  * for in turn (a lock's holder; a held Monitor's, for its pulse). Up to a thread seen already (a
  * deadlock), a wait that names no thread (Monitor.Wait on a Monitor nobody holds, a

@@ -72,7 +72,7 @@ def exit_codes(tmp):
     core = b.sample_core("nested", "Debug", tmp)
     names = commands()
     t.check_eq(sorted(names), sorted(["runtime", "bt", "ip2md", "dumpmd", "frame", "dumpheap", "ps", "symbols", "diff",
-                                      "dumpobj", "pe", "refs", "report", "gcroot", "locks"]),
+                                      "dumpobj", "pe", "refs", "report", "gcroot", "locks", "threadpool"]),
                "the commands --help lists")
     names.remove("diff")  # two targets: the diff part tests its exit codes
     names.remove("pe")    # the nested sample has no exception: below
@@ -96,6 +96,7 @@ def exit_codes(tmp):
         "gcroot": [frame["continuation"]],
         "report": [],
         "locks": [],
+        "threadpool": ["--items"],
     }
     # Each command's own way of failing on a good core (the analysis, not the command line).
     target_error = {
@@ -112,6 +113,7 @@ def exit_codes(tmp):
         "gcroot": ["0x1"],
         "report": None,
         "locks": None,
+        "threadpool": None,
     }
     for name in names:
         expect_rc([name, core] + ok[name], 0, f"{name}: a good run")
@@ -222,10 +224,12 @@ def json_documents(tmp):
     frame = chain["frames"][0]
     values = {"<core>": core, "<core-B>": b.sample_core("deep", "Debug", tmp), "<task>": chain["task"]["address"], "<continuation>": frame["continuation"],
               "<ip>": frame["ip"], "<MethodDesc>...": frame["method_desc"], "<text>": "Continuation",
-              "<locks-core>": b.sample_core("locks", "Debug", tmp)}
+              "<locks-core>": b.sample_core("locks", "Debug", tmp),
+              "<starved-core>": b.sample_core("starved", "Debug", tmp, parked=True)}
     tables = documented()
     t.check_eq(sorted({inv.split()[0] for invs, _ in tables for inv in invs}),
-               sorted(["bt", "diff", "dumpheap", "dumpmd", "frame", "gcroot", "ip2md", "locks", "ps", "report", "runtime"]),
+               sorted(["bt", "diff", "dumpheap", "dumpmd", "frame", "gcroot", "ip2md", "locks", "ps", "report", "runtime",
+                      "threadpool"]),
                "docs/json.md documents every command that has --json")
     for invocations, table in tables:
         if any("--jsonl" in inv for inv in invocations):
