@@ -37,6 +37,9 @@ set_tests_properties(gcroot.server PROPERTIES FIXTURES_REQUIRED dotnet LABELS "d
 #   ps.starved   a completed task whose continuation waits in a starved pool's queue: ps, report, the pool's numbers
 add_adac_test(ps.starved integration/test_ps_starved.py)
 set_tests_properties(ps.starved PROPERTIES FIXTURES_REQUIRED dotnet LABELS "dotnet;needs-cli")
+#   threadpool   the pool's threads and queued items (starved, deadlock; CLI and lldb-22), against the oracle's ClrThreadPool and items
+add_adac_test(threadpool integration/test_threadpool.py)
+set_tests_properties(threadpool PROPERTIES FIXTURES_REQUIRED dotnet LABELS "dotnet;needs-cli")
 #   ps.sockets   chains awaiting socket receives over 127.0.0.1: the operation and both endpoints
 add_adac_test(ps.sockets integration/test_ps_sockets.py)
 set_tests_properties(ps.sockets PROPERTIES FIXTURES_REQUIRED dotnet LABELS "dotnet;needs-cli")

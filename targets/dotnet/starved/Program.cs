@@ -4,7 +4,9 @@
 //   The pool is capped at 2 workers (SetMinThreads(2) then SetMaxThreads(2)); both run Block, which
 //   waits on s_block forever. Waiter awaits s_tcs.Task (RunContinuationsAsynchronously); the main
 //   thread completes it, so its continuation is queued on the pool's global queue, where it stays.
-//   Three more work items (Noop) are queued behind it: the global queue holds 4 items.
+//   Three more work items (Noop) are queued behind it: the global queue holds 4 items. The first
+//   worker, once both run Block, starts a task (Task.Run from a worker: its local queue), which no
+//   worker is free to take: the local queue holds 1 item.
 using System;
 using System.Runtime.CompilerServices;
 using System.Threading;
@@ -19,12 +21,20 @@ namespace AsyncdacSamples
             new TaskCompletionSource<int>(TaskCreationOptions.RunContinuationsAsynchronously);
         public static int s_started;
         public static Task s_chain = Task.CompletedTask;
+        public static Task? s_local;
 
         static void Block(object? state)
         {
-            Interlocked.Increment(ref s_started);
+            if (Interlocked.Increment(ref s_started) == 1)
+            {
+                while (Volatile.Read(ref s_started) < 2)
+                    Thread.Sleep(1);
+                Volatile.Write(ref s_local, Task.Run(LocalWork)); // both workers busy: nobody steals it
+            }
             s_block.Wait();
         }
+
+        static void LocalWork() { }
 
         static void Noop(object? state) { }
 
@@ -44,7 +54,7 @@ namespace AsyncdacSamples
             }
             ThreadPool.UnsafeQueueUserWorkItem(Block, null);
             ThreadPool.UnsafeQueueUserWorkItem(Block, null);
-            while (Volatile.Read(ref s_started) < 2)
+            while (Volatile.Read(ref s_started) < 2 || Volatile.Read(ref s_local) == null)
                 Thread.Sleep(10);
             s_chain = Waiter();
             s_tcs.SetResult(41);
