@@ -49,6 +49,10 @@ const struct adac_command_info adac_cmd_report_info = {
 		"                     runtime records, where it is (\"no wait recorded: it is in\n"
 		"                     System.Threading.Thread.Sleep(Int32), called from <method>\n"
 		"                     at <file>:<line>\")\n"
+		"  == Thread pool     its workers busy, and the work items queued, counted by\n"
+		"                     what they run (a delegate's method, or \"resumes <method>\n"
+		"                     at <file>:<line>\": an awaiter the pool has not run), as\n"
+		"                     `threadpool`\n"
 		"  == Async stacks, grouped by what they await   as `ps --coalesce`\n"
 		"  == Top frames      as `ps --stats`\n"
 		"\n"
@@ -56,7 +60,8 @@ const struct adac_command_info adac_cmd_report_info = {
 		"  -j, --json   One JSON document with the same sections (docs/json.md):\n"
 		"               findings ({\"kind\": \"deadlock\", \"text\": ...}), runtime,\n"
 		"               crashed threads (as `bt --json`), blocked threads (each with\n"
-		"               its wait chain), stacks (as `ps --coalesce --json` and\n"
+		"               its wait chain), thread pool (as `threadpool --json`), stacks\n"
+		"               (as `ps --coalesce --json` and\n"
 		"               `ps --stats --json`), warnings\n",
 };
 

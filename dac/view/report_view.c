@@ -25,6 +25,7 @@
 #include "view/pending_view.h"
 #include "view/runtime_view.h"
 #include "view/stack_groups.h"
+#include "view/threadpool_view.h"
 #include "view/wait_chain.h"
 
 /* Whether synchronous wait w is a step of a deadlock through tasks (async/wait_cycle.h). */
@@ -451,6 +452,10 @@ int adac_report_print(struct adac_runtime *rt, bool json, struct adac_out *out, 
 		adac_print(out, "not known: neither the heap (synchronous waits for tasks) nor the locks can be read\n");
 	else if (!blocked && !json)
 		adac_print(out, "none\n");
+
+	if (!json)
+		adac_print(out, "\n== Thread pool\n");
+	adac_threadpool_report(rt, r.json, r.warnings, out);
 
 	if (have) {
 		json_t *stacks = json ? json_object() : NULL;

@@ -2,6 +2,7 @@
 #include "view/threadpool_view.h"
 
 #include <jansson.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -207,6 +208,96 @@ static struct row *summary(struct pool *pl, size_t *n)
 	return r;
 }
 
+/* The items, collected: 0, or -1 with err when the queues cannot be read at all (a partial read is
+ * in *items_err). */
+static int pool_collect(struct adac_runtime *rt, struct pool *pl, struct adac_error *items_err, struct adac_error *err)
+{
+	memset(pl, 0, sizeof *pl);
+	pl->rt = rt;
+	if (!(pl->boxes = adac_classic_cache_new()))
+		return adac_fail(err, ADAC_E_NOMEM, 0, "out of memory");
+	if (adac_thread_pool_items(rt, on_item, pl, items_err) && items_err->code == ADAC_E_LAYOUT && !pl->n)
+		return adac_error_copy(err, items_err);
+	if (adac_failed(&pl->fail))
+		return adac_error_copy(err, &pl->fail);
+	return 0;
+}
+
+static void pool_free(struct pool *pl)
+{
+	for (size_t i = 0; i < pl->nworks; i++)
+		free(pl->works[i].text);
+	free(pl->works);
+	free(pl->items);
+	adac_classic_cache_free(pl->boxes);
+}
+
+static size_t local_items(const struct pool *pl)
+{
+	size_t local = 0;
+	for (size_t i = 0; i < pl->n; i++)
+		local += pl->items[i].it.queue == ADAC_TP_LOCAL;
+	return local;
+}
+
+/* "     Count  Work item" and the first max rows of the summary (all: SIZE_MAX). */
+static void summary_print(struct pool *pl, size_t max, struct adac_out *out)
+{
+	size_t nrows = 0;
+	struct row *rows = pl->n ? summary(pl, &nrows) : NULL;
+	if (!rows)
+		return;
+	adac_print(out, "     Count  Work item\n");
+	for (size_t i = 0; i < nrows && i < max; i++)
+		adac_print(out, "%10llu  %s\n", (unsigned long long)rows[i].count, rows[i].text);
+	if (nrows > max)
+		adac_print(out, "... and %zu more: see `threadpool`\n", nrows - max);
+	free(rows);
+}
+
+/* The members of the pool's JSON that `threadpool` and `report` share: started, cpu_utilization,
+ * workers, queued, summary. */
+static void common_json(const struct adac_thread_pool *tp, struct pool *pl, json_t *j, json_t *warnings)
+{
+	json_object_set_new(j, "started", json_boolean(tp->started));
+	json_object_set_new(j, "cpu_utilization", tp->has_cpu ? json_integer(tp->cpu) : json_null());
+	if (tp->has_workers) {
+		json_object_set_new(j, "workers", json_pack("{s:I, s:I, s:I, s:i, s:i}", "total", (json_int_t)tp->existing,
+		                                            "running", (json_int_t)tp->working, "idle",
+		                                            (json_int_t)(tp->existing > tp->working ? tp->existing - tp->working : 0),
+		                                            "min", tp->min, "max", tp->max));
+	} else {
+		json_object_set_new(j, "workers", json_null());
+		if (tp->started)
+			json_array_append_new(warnings, adac_json_text("the worker counts (PortableThreadPool.ThreadPoolInstance) "
+			                                               "cannot be read"));
+	}
+	size_t local = local_items(pl);
+	json_object_set_new(j, "queued", json_pack("{s:I, s:I}", "global", (json_int_t)(pl->n - local), "local",
+	                                           (json_int_t)local));
+	size_t nrows = 0;
+	struct row *rows = pl->n ? summary(pl, &nrows) : NULL;
+	json_t *sum = json_array();
+	for (size_t i = 0; rows && i < nrows; i++)
+		json_array_append_new(sum, json_pack("{s:I, s:o}", "count", (json_int_t)rows[i].count, "work",
+		                                     adac_json_text(rows[i].text)));
+	free(rows);
+	json_object_set_new(j, "summary", sum);
+}
+
+static void items_warning(const struct adac_error *items_err, json_t *warnings, struct adac_out *out)
+{
+	if (!adac_failed(items_err))
+		return;
+	if (!warnings) {
+		adac_print(out, "warning: the queues were read in part: %s\n", items_err->msg);
+		return;
+	}
+	char line[600];
+	snprintf(line, sizeof line, "the queues were read in part: %s", items_err->msg);
+	json_array_append_new(warnings, adac_json_text(line));
+}
+
 /* ---- the workers ------------------------------------------------------------------------------- */
 
 struct workers {
@@ -336,20 +427,10 @@ static void print_text(struct adac_runtime *rt, const struct adac_thread_pool *t
 			adac_wait_chain_print(&k->b, b, 1);
 	}
 
-	size_t local = 0;
-	for (size_t i = 0; i < pl->n; i++)
-		local += pl->items[i].it.queue == ADAC_TP_LOCAL;
+	size_t local = local_items(pl);
 	adac_print(out, "\nQueued work items: %zu (%zu global, %zu local)\n", pl->n, pl->n - local, local);
-	if (adac_failed(items_err))
-		adac_print(out, "warning: the queues were read in part: %s\n", items_err->msg);
-	size_t nrows = 0;
-	struct row *rows = pl->n ? summary(pl, &nrows) : NULL;
-	if (rows) {
-		adac_print(out, "     Count  Work item\n");
-		for (size_t i = 0; i < nrows; i++)
-			adac_print(out, "%10llu  %s\n", (unsigned long long)rows[i].count, rows[i].text);
-	}
-	free(rows);
+	items_warning(items_err, NULL, out);
+	summary_print(pl, SIZE_MAX, out);
 	if (!items || !pl->n)
 		return;
 	adac_print(out, "\n%-17s %-18s %s\n", "Queue", "Object", "Type");
@@ -372,19 +453,7 @@ static int print_json(struct adac_runtime *rt, const struct adac_thread_pool *tp
 {
 	json_t *j = json_object(), *warnings = json_array();
 	json_object_set_new(j, "portable", json_true());
-	json_object_set_new(j, "started", json_boolean(tp->started));
-	json_object_set_new(j, "cpu_utilization", tp->has_cpu ? json_integer(tp->cpu) : json_null());
-	if (tp->has_workers) {
-		json_object_set_new(j, "workers", json_pack("{s:I, s:I, s:I, s:i, s:i}", "total", (json_int_t)tp->existing,
-		                                            "running", (json_int_t)tp->working, "idle",
-		                                            (json_int_t)(tp->existing > tp->working ? tp->existing - tp->working : 0),
-		                                            "min", tp->min, "max", tp->max));
-	} else {
-		json_object_set_new(j, "workers", json_null());
-		if (tp->started)
-			json_array_append_new(warnings, adac_json_text("the worker counts (PortableThreadPool.ThreadPoolInstance) "
-			                                               "cannot be read"));
-	}
+	common_json(tp, pl, j, warnings);
 	json_t *threads = json_array();
 	for (size_t i = 0; i < ws->n; i++) {
 		const struct adac_managed_thread *th = &ws->v[i];
@@ -432,19 +501,7 @@ static int print_json(struct adac_runtime *rt, const struct adac_thread_pool *tp
 		json_array_append_new(items, o);
 	}
 	json_object_set_new(j, "items", items);
-	size_t nrows = 0;
-	struct row *rows = pl->n ? summary(pl, &nrows) : NULL;
-	json_t *sum = json_array();
-	for (size_t i = 0; rows && i < nrows; i++)
-		json_array_append_new(sum, json_pack("{s:I, s:o}", "count", (json_int_t)rows[i].count, "work",
-		                                     adac_json_text(rows[i].text)));
-	free(rows);
-	json_object_set_new(j, "summary", sum);
-	if (adac_failed(items_err)) {
-		char line[600];
-		snprintf(line, sizeof line, "the queues were read in part: %s", items_err->msg);
-		json_array_append_new(warnings, adac_json_text(line));
-	}
+	items_warning(items_err, warnings, out);
 	json_object_set_new(j, "warnings", warnings);
 	return adac_json_print_document(out, "threadpool", j, err);
 }
@@ -452,19 +509,11 @@ static int print_json(struct adac_runtime *rt, const struct adac_thread_pool *tp
 int adac_threadpool_print(struct adac_runtime *rt, bool items, bool json, struct adac_out *out, struct adac_error *err)
 {
 	const struct adac_thread_pool *tp = adac_thread_pool(rt);
-	struct pool pl = {.rt = rt, .boxes = adac_classic_cache_new()};
+	struct pool pl;
 	struct adac_error items_err = {0};
 	int rc = -1;
-	if (!pl.boxes)
-		return adac_fail(err, ADAC_E_NOMEM, 0, "out of memory");
-	if (adac_thread_pool_items(rt, on_item, &pl, &items_err) && items_err.code == ADAC_E_LAYOUT && !pl.n) {
-		adac_error_copy(err, &items_err);
+	if (pool_collect(rt, &pl, &items_err, err))
 		goto done;
-	}
-	if (adac_failed(&pl.fail)) {
-		adac_error_copy(err, &pl.fail);
-		goto done;
-	}
 	struct workers ws = {0};
 	if (adac_managed_threads(rt, on_thread, &ws, &pl.threads_err) == 0 && ws.n && !ws.v)
 		adac_fail(&pl.threads_err, ADAC_E_NOMEM, 0, "out of memory");
@@ -480,10 +529,45 @@ int adac_threadpool_print(struct adac_runtime *rt, bool items, bool json, struct
 	blocking_free(&k);
 	free(ws.v);
 done:
-	for (size_t i = 0; i < pl.nworks; i++)
-		free(pl.works[i].text);
-	free(pl.works);
-	free(pl.items);
-	adac_classic_cache_free(pl.boxes);
+	pool_free(&pl);
 	return rc;
+}
+
+void adac_threadpool_report(struct adac_runtime *rt, json_t *root, json_t *warnings, struct adac_out *out)
+{
+	const struct adac_thread_pool *tp = adac_thread_pool(rt);
+	struct pool pl;
+	struct adac_error items_err = {0}, e = {0};
+	if (pool_collect(rt, &pl, &items_err, &e)) {
+		if (root)
+			json_object_set_new(root, "thread_pool", json_null());
+		items_warning(&e, warnings, out);
+		pool_free(&pl);
+		return;
+	}
+	if (root) {
+		json_t *j = json_object();
+		common_json(tp, &pl, j, warnings);
+		items_warning(&items_err, warnings, out);
+		json_object_set_new(root, "thread_pool", j);
+		pool_free(&pl);
+		return;
+	}
+	if (!tp->started) {
+		adac_print(out, "not started: no work was ever queued to it\n");
+	} else {
+		char figures[160] = "";
+		int n = 0;
+		if (tp->has_workers)
+			n = snprintf(figures, sizeof figures, "%u of %u workers busy (at most %d)", tp->working, tp->existing,
+			             tp->max);
+		if (tp->has_cpu && n >= 0 && (size_t)n < sizeof figures)
+			snprintf(figures + n, sizeof figures - (size_t)n, "%sCPU %d%%", n ? ", " : "", tp->cpu);
+		size_t local = local_items(&pl);
+		adac_print(out, "%s%s%zu work item%s queued (%zu global, %zu local)%s\n", figures, figures[0] ? "; " : "", pl.n,
+		           pl.n == 1 ? "" : "s", pl.n - local, local, pl.n ? ", by what they run:" : "");
+		items_warning(&items_err, NULL, out);
+		summary_print(&pl, ADAC_REPORT_POOL_ROWS, out);
+	}
+	pool_free(&pl);
 }

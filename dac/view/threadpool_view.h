@@ -37,4 +37,15 @@ struct adac_out;
  * user interrupts a heap scan (which runs only when a worker waits synchronously for a task). */
 int adac_threadpool_print(struct adac_runtime *rt, bool items, bool json, struct adac_out *out, struct adac_error *err);
 
+/* report's "== Thread pool": the figures on one line, then the queued work items counted by what they
+ * run (the first ADAC_REPORT_POOL_ROWS rows):
+ *   2 of 2 workers busy (at most 2), CPU 0%; 5 work items queued (4 global, 1 local), by what they run:
+ *            3  AsyncdacSamples.StarvedApp.Noop(System.Object)
+ * or, root not NULL, its member "thread_pool" (`threadpool --json`'s started, cpu_utilization, workers,
+ * queued, summary; null when the queues cannot be read), warnings to the array warnings. */
+#define ADAC_REPORT_POOL_ROWS 10u
+struct json_t;
+void adac_threadpool_report(struct adac_runtime *rt, struct json_t *root, struct json_t *warnings,
+                            struct adac_out *out);
+
 #endif

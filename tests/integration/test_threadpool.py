@@ -7,7 +7,8 @@ Checked against the oracle (ClrMD through Microsoft's DAC): the worker counts an
 (ClrThreadPool), each queued item (object, type, queue and the delegate it runs, found as SOS finds them),
 the blocked workers (their blocking records) and the threads' stacks (the gate thread, the idle worker);
 the line an item resumes at from the source's `// @await` marker and `ps --json`; the deadlock worker's wait
-chain from `report`'s blocked threads. lldb-22's `async threadpool --items` prints what the CLI prints.
+chain from `report`'s blocked threads. `report` has the figures and summary (text and JSON); lldb-22's
+`async threadpool --items` prints what the CLI prints.
 """
 import json
 import os
@@ -117,6 +118,16 @@ def starved(tmp):
             f"threadpool --items: the table\n{table}\nat the end of\n{text}")
     rc, plain, err = b.cli(["threadpool", core])
     t.check_eq(plain, text.split("\nQueue             Object")[0], "threadpool without --items: no table")
+    # report: the section "== Thread pool" and its JSON member, the same figures and summary.
+    rc, rep, err = b.cli(["report", core])
+    t.check_eq((rc, err), (0, ""), "report: exit code and stderr")
+    section = rep.split("\n== Thread pool\n")[-1].split("\n\n== ")[0]
+    t.check_eq(section, f"2 of 2 workers busy (at most 2), CPU {tp['cpu']}%; 5 work items queued (4 global, 1 local), "
+                        "by what they run:" + summary.split("local)")[1].rstrip("\n"), "report: == Thread pool")
+    rj = b.cli_json(["report", core], "report")
+    t.check_eq(rj and rj.get("thread_pool"), {k: j[k] for k in ("started", "cpu_utilization", "workers", "queued", "summary")},
+               "report --json: thread_pool, as threadpool --json's")
+    t.check_eq(j["queued"], {"global": 4, "local": 1}, "threadpool --json: queued")
     # In LLDB: the same text (the front end passes the command through).
     out = b.run_lldb(b.lldb_target(core), ["async threadpool --items"], "lldb: async threadpool")
     t.check_eq(b.lldb_output(out, "async threadpool --items"), text, "lldb-22: async threadpool --items, as the CLI")
