@@ -1,6 +1,5 @@
 /* cmd_locks.c - `locks`: the locks held in the process, who holds them and who waits (SOS syncblk). */
 #include "commands/command.h"
-#include "runtime/runtime.h"
 #include "view/lock_view.h"
 
 const struct adac_command_info adac_cmd_locks_info = {
@@ -45,17 +44,5 @@ int adac_cmd_locks(struct adac_target *t, enum adac_frontend fe, int argc, char 
                    struct adac_error *err)
 {
 	(void)fe;
-	bool json = false;
-	for (int i = 1; i < argc; i++) {
-		if (adac_opt_is(argv[i], "-j", "--json"))
-			json = true;
-		else
-			return adac_opt_unknown("locks", argv[i], err);
-	}
-	struct adac_runtime *rt = adac_runtime_acquire(t, err);
-	if (!rt)
-		return -1;
-	int rc = adac_locks_print(rt, json, out, err);
-	adac_runtime_release(rt);
-	return rc;
+	return adac_command_json_view("locks", t, argc, argv, adac_locks_print, out, err);
 }

@@ -1,6 +1,5 @@
 /* cmd_report.c - `report`: one page for an incident ticket (view/report_view.h). */
 #include "commands/command.h"
-#include "runtime/runtime.h"
 #include "view/report_view.h"
 
 const struct adac_command_info adac_cmd_report_info = {
@@ -69,17 +68,5 @@ int adac_cmd_report(struct adac_target *t, enum adac_frontend fe, int argc, char
                     struct adac_error *err)
 {
 	(void)fe;
-	bool json = false;
-	for (int i = 1; i < argc; i++) {
-		if (adac_opt_is(argv[i], "-j", "--json"))
-			json = true;
-		else
-			return adac_opt_unknown("report", argv[i], err);
-	}
-	struct adac_runtime *rt = adac_runtime_acquire(t, err);
-	if (!rt)
-		return -1;
-	int rc = adac_report_print(rt, json, out, err);
-	adac_runtime_release(rt);
-	return rc;
+	return adac_command_json_view("report", t, argc, argv, adac_report_print, out, err);
 }

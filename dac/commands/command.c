@@ -30,6 +30,7 @@ static const struct entry entries[] = {
 	{&adac_cmd_gcroot_info, adac_cmd_gcroot},
 	{&adac_cmd_locks_info, adac_cmd_locks},
 	{&adac_cmd_threadpool_info, adac_cmd_threadpool},
+	{&adac_cmd_clrthreads_info, adac_cmd_clrthreads},
 	{&adac_cmd_diff_info, NULL},   /* two targets: adac_command_run_diff */
 };
 #define N_ENTRIES (sizeof entries / sizeof entries[0])
@@ -142,4 +143,22 @@ int adac_opt_no_thread(enum adac_frontend fe, uint64_t id, struct adac_error *er
 {
 	return adac_fail(err, ADAC_E_NOT_FOUND, 0, "no thread %llu in the target%s", (unsigned long long)id,
 	                 fe == ADAC_FRONTEND_LLDB ? " (give its index, as 'thread list' shows)" : "");
+}
+
+int adac_command_json_view(const char *cmd, struct adac_target *t, int argc, char **argv, adac_json_view_fn print,
+                           struct adac_out *out, struct adac_error *err)
+{
+	bool json = false;
+	for (int i = 1; i < argc; i++) {
+		if (adac_opt_is(argv[i], "-j", "--json"))
+			json = true;
+		else
+			return adac_opt_unknown(cmd, argv[i], err);
+	}
+	struct adac_runtime *rt = adac_runtime_acquire(t, err);
+	if (!rt)
+		return -1;
+	int rc = print(rt, json, out, err);
+	adac_runtime_release(rt);
+	return rc;
 }

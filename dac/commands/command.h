@@ -50,6 +50,9 @@ int adac_cmd_gcroot(struct adac_target *t, enum adac_frontend fe, int argc, char
 extern const struct adac_command_info adac_cmd_locks_info;
 int adac_cmd_locks(struct adac_target *t, enum adac_frontend fe, int argc, char **argv, struct adac_out *out,
                    struct adac_error *err);
+extern const struct adac_command_info adac_cmd_clrthreads_info;
+int adac_cmd_clrthreads(struct adac_target *t, enum adac_frontend fe, int argc, char **argv, struct adac_out *out,
+                        struct adac_error *err);
 extern const struct adac_command_info adac_cmd_threadpool_info;
 int adac_cmd_threadpool(struct adac_target *t, enum adac_frontend fe, int argc, char **argv, struct adac_out *out,
                         struct adac_error *err);
@@ -73,6 +76,13 @@ int adac_opt_unknown(const char *cmd, const char *arg, struct adac_error *err);
  * names it ("<object address>"), need says what is missing ("an object address"). */
 int adac_opt_only_address(const char *cmd, const char *syntax, const char *need, int argc, char **argv, uint64_t *addr,
                           struct adac_error *err);
+
+/* A whole command whose only option is -j/--json (`report`, `locks`, `clrthreads`): parses it, acquires
+ * the runtime and runs print. */
+struct adac_runtime;
+typedef int (*adac_json_view_fn)(struct adac_runtime *rt, bool json, struct adac_out *out, struct adac_error *err);
+int adac_command_json_view(const char *cmd, struct adac_target *t, int argc, char **argv, adac_json_view_fn print,
+                           struct adac_out *out, struct adac_error *err);
 
 /* The number option --thread names a thread by: its LLDB index in LLDB, its OS thread id in the
  * CLI; and the error for a number no thread has. */

@@ -31,7 +31,14 @@
 	X(TH_THROWN, "Thread", "LastThrownObject", 8, false)                   \
 	X(TH_THROWN_UNHANDLED, "Thread", "LastThrownObjectIsUnhandled", 1, false) \
 	X(TH_STACK_BASE, "Thread", "CachedStackBase", 8, false)                \
-	X(TH_STACK_LIMIT, "Thread", "CachedStackLimit", 8, false)
+	X(TH_STACK_LIMIT, "Thread", "CachedStackLimit", 8, false)             \
+	X(TH_PREEMPTIVE_OFF, "Thread", "PreemptiveGCDisabled", 4, false)       \
+	X(TH_EXPOSED, "Thread", "ExposedObject", 8, false)                     \
+	X(TS_COUNT, "ThreadStore", "ThreadCount", 4, false)                    \
+	X(TS_UNSTARTED, "ThreadStore", "UnstartedCount", 4, false)             \
+	X(TS_BACKGROUND, "ThreadStore", "BackgroundCount", 4, false)           \
+	X(TS_PENDING, "ThreadStore", "PendingCount", 4, false)                 \
+	X(TS_DEAD, "ThreadStore", "DeadCount", 4, false)
 
 enum {
 #define X(id, type, field, width, req) id,
@@ -286,6 +293,47 @@ int adac_thread_static_addr(struct adac_runtime *rt, const struct adac_managed_t
 }
 
 /* Thread.LastThrownObject is a GC handle (a slot holding the object), or 0. */
+int adac_thread_store_counts(struct adac_runtime *rt, struct adac_thread_counts *c, struct adac_error *err)
+{
+	struct threads_state *s;
+	memset(c, 0, sizeof *c);
+	if (init_state(rt, &s, err))
+		return -1;
+	if (!s->has[TS_COUNT] || !s->has[TS_UNSTARTED] || !s->has[TS_BACKGROUND] || !s->has[TS_PENDING] || !s->has[TS_DEAD])
+		return adac_fail(err, ADAC_E_LAYOUT, 0, "the runtime does not describe the ThreadStore's counts");
+	uint64_t at = s->thread_store;
+	if (adac_read_u32(rt->t, at + s->off[TS_COUNT], &c->threads, err) ||
+	    adac_read_u32(rt->t, at + s->off[TS_UNSTARTED], &c->unstarted, err) ||
+	    adac_read_u32(rt->t, at + s->off[TS_BACKGROUND], &c->background, err) ||
+	    adac_read_u32(rt->t, at + s->off[TS_PENDING], &c->pending, err) ||
+	    adac_read_u32(rt->t, at + s->off[TS_DEAD], &c->dead, err)) {
+		adac_error_wrap(err, "ThreadStore 0x%llx: ", (unsigned long long)at);
+		return -1;
+	}
+	return 0;
+}
+
+int adac_thread_details(struct adac_runtime *rt, const struct adac_managed_thread *th, struct adac_thread_details *d,
+                        struct adac_error *err)
+{
+	struct threads_state *s;
+	memset(d, 0, sizeof *d);
+	if (init_state(rt, &s, err))
+		return -1;
+	uint32_t off = 0;
+	uint64_t handle = 0, finalizer_at, finalizer = 0;
+	if (s->has[TH_PREEMPTIVE_OFF] && adac_read_u32(rt->t, th->thread + s->off[TH_PREEMPTIVE_OFF], &off, NULL) == 0) {
+		d->has_gc_mode = true;
+		d->cooperative = off != 0;
+	}
+	if (s->has[TH_EXPOSED] && adac_read_ptr(rt->t, th->thread + s->off[TH_EXPOSED], &handle, NULL) == 0 && handle &&
+	    adac_read_ptr(rt->t, handle, &d->object, NULL))
+		d->object = 0;
+	d->finalizer = adac_desc_global(rt->desc, "FinalizerThread", &finalizer_at, NULL) == 0 &&
+	               adac_read_ptr(rt->t, finalizer_at, &finalizer, NULL) == 0 && finalizer == th->thread;
+	return 0;
+}
+
 int adac_thread_last_thrown(struct adac_runtime *rt, const struct adac_managed_thread *th, uint64_t *obj,
                             bool *unhandled, struct adac_error *err)
 {

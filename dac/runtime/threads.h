@@ -14,6 +14,10 @@ struct adac_runtime;
  * SOS `threads` prints "(Threadpool Worker)" for it; .NET 11.0.0 sets it on PortableThreadPool's
  * workers). */
 #define ADAC_THREAD_STATE_TP_WORKER 0x01000000u
+/* ... and those SOS `threads` counts by: a background thread, one not started yet, one that ended. */
+#define ADAC_THREAD_STATE_BACKGROUND 0x00000200u
+#define ADAC_THREAD_STATE_UNSTARTED 0x00000400u
+#define ADAC_THREAD_STATE_DEAD 0x00000800u
 
 struct adac_managed_thread {
 	uint64_t thread;              /* Thread* */
@@ -44,6 +48,25 @@ int adac_managed_threads(struct adac_runtime *rt, adac_managed_thread_cb cb, voi
 /* The managed Thread running on OS thread `os_tid`; ADAC_E_NOT_FOUND when it is not a managed thread. */
 int adac_managed_thread_of(struct adac_runtime *rt, uint64_t os_tid, struct adac_managed_thread *out,
                            struct adac_error *err);
+
+/* The ThreadStore's counts, SOS `threads`' header (ThreadCount, UnstartedThread, BackgroundThread,
+ * PendingThread, DeadThread). ADAC_E_LAYOUT when the runtime does not describe them. */
+struct adac_thread_counts {
+	uint32_t threads, unstarted, background, pending, dead;
+};
+int adac_thread_store_counts(struct adac_runtime *rt, struct adac_thread_counts *c, struct adac_error *err);
+
+/* What SOS `threads` shows of a thread besides its ids and state; parts the runtime does not describe
+ * or that cannot be read are left unset. */
+struct adac_thread_details {
+	bool has_gc_mode;
+	bool cooperative;             /* Thread.PreemptiveGCDisabled: it runs managed code the GC must wait
+	                               * for (SOS "Cooperative"), else "Preemptive" */
+	uint64_t object;              /* its System.Threading.Thread (Thread.ExposedObject's handle), 0 when none */
+	bool finalizer;               /* the finalizer thread (the global FinalizerThread) */
+};
+int adac_thread_details(struct adac_runtime *rt, const struct adac_managed_thread *th, struct adac_thread_details *d,
+                        struct adac_error *err);
 
 /* The exception object thread th threw last (Thread.LastThrownObject, SOS `threads`' Exception
  * column; *obj = 0 when none) and whether the runtime marked it unhandled. ADAC_E_LAYOUT when the

@@ -17,17 +17,6 @@
 #include "types/vtype.h"
 #include "view/value_format.h"
 
-/* The message as the value formatter prints a string ("text" with C escapes). */
-static int format_message(struct adac_runtime *rt, uint64_t msg, struct adac_sig_text *text, json_t **json,
-                          struct adac_error *err)
-{
-	struct adac_vtype st = {.kind = ADAC_VK_REF, .elem = ADAC_ELEM_STRING, .name = (char *)"string"};
-	struct adac_value_opts vo;
-	adac_value_opts_default(&vo);
-	vo.max_string = ADAC_MAX_STRING_CHARS;
-	return adac_value_format_ref(rt, &st, msg, &vo, text, json, err);
-}
-
 int adac_exception_summary(struct adac_runtime *rt, uint64_t obj, struct adac_sig_text *text, struct adac_error *err)
 {
 	struct adac_error e = {0};
@@ -43,7 +32,7 @@ int adac_exception_summary(struct adac_runtime *rt, uint64_t obj, struct adac_si
 		return adac_sig_text_putf(text, err, ": <error: %s>", e.msg);
 	if (!msg)
 		return 0;
-	return adac_sig_text_put(text, ": ", err) || format_message(rt, msg, text, NULL, err) ? -1 : 0;
+	return adac_sig_text_put(text, ": ", err) || adac_value_format_string(rt, msg, text, NULL, err) ? -1 : 0;
 }
 
 json_t *adac_exception_summary_json(struct adac_runtime *rt, uint64_t obj)
@@ -60,7 +49,7 @@ json_t *adac_exception_summary_json(struct adac_runtime *rt, uint64_t obj)
 	json_object_set_new(j, "type", adac_json_text(type));
 	json_t *mj = NULL;
 	struct adac_sig_text ignored = {0};
-	if (msg && format_message(rt, msg, &ignored, &mj, &e) == 0 && mj)
+	if (msg && adac_value_format_string(rt, msg, &ignored, &mj, &e) == 0 && mj)
 		json_object_set_new(j, "message", mj);
 	else
 		json_object_set_new(j, "message", json_null());
@@ -107,7 +96,7 @@ static void print_string_field(struct adac_runtime *rt, const char *label, uint6
 	struct adac_error e = {0};
 	if (!str)
 		adac_print(out, "%s<none>\n", label);
-	else if (format_message(rt, str, &text, NULL, &e) == 0)
+	else if (adac_value_format_string(rt, str, &text, NULL, &e) == 0)
 		adac_print(out, "%s%s\n", label, adac_sig_text_str(&text));
 	else
 		adac_print(out, "%s<error: %s>\n", label, e.msg);

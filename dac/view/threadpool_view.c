@@ -316,79 +316,10 @@ static int on_thread(void *ctx, const struct adac_managed_thread *th)
 	return 0;
 }
 
-/* What pool thread tid does when it waits on nothing recorded: "idle: waiting for work", "running: it
- * is in ...", the gate thread. */
-static void worker_doing(struct adac_runtime *rt, uint64_t tid, char *buf, size_t size)
-{
-	struct adac_whereabouts w;
-	char where[900];
-	adac_thread_whereabouts(rt, tid, &w);
-	enum adac_tp_role role = adac_thread_pool_role((const char (*)[200])w.managed, w.nmanaged);
-	if (adac_whereabouts_text(&w, where, sizeof where))
-		snprintf(buf, size, "running: %s", where);
-	else if (role == ADAC_TP_ROLE_IDLE)
-		snprintf(buf, size, "idle: waiting for work");
-	else if (role == ADAC_TP_ROLE_GATE)
-		snprintf(buf, size, "gate thread: adds workers when the pool starves (not a worker)");
-	else if (w.nmanaged)
-		snprintf(buf, size, "running: it is in %s", w.managed[0]);
-	else
-		snprintf(buf, size, "no managed frame: see `bt --thread %llu`", (unsigned long long)tid);
-}
-
-/* What blocks threads: the locks, their waits, and (only when a thread waits on a task's Condition:
- * Task.Wait()) the heap's stacks, for the synchronous waits. */
-struct blocking {
-	struct adac_held_locks h;
-	struct adac_lock_waits lw;
-	bool have_locks, have_waits, have_stacks;
-	struct adac_pending p;
-	struct adac_blocked_threads b;
-	bool have_blocked;
-	struct adac_error err;      /* why the blocked threads are not known */
-};
-
-static int blocking_find(struct adac_runtime *rt, struct adac_out *out, struct blocking *k, struct adac_error *err)
-{
-	const struct adac_gc_walk_progress progress = {out, "finding locks"};
-	k->have_locks = adac_held_locks_find(rt, &progress, &k->h, &k->err) == 0;
-	if (k->err.code == ADAC_E_INTERRUPTED)
-		return adac_error_copy(err, &k->err);
-	k->have_waits = k->have_locks && adac_lock_waits_find(rt, &k->h, &k->lw, &k->err) == 0;
-	bool on_task = false;
-	for (size_t i = 0; k->have_waits && i < k->lw.condition_wait_count && !on_task; i++)
-		on_task = adac_condition_wait_on_task(&k->h, &k->lw.condition_waits[i]);
-	if (on_task) {
-		struct adac_error e = {0};
-		k->have_stacks = adac_pending_collect(rt, out, 0, &k->p, &e) == 0;
-		if (e.code == ADAC_E_INTERRUPTED)
-			return adac_error_copy(err, &e);
-	}
-	if (!k->have_waits)
-		return 0;
-	k->have_blocked = adac_blocked_threads_find(rt, k->have_stacks ? &k->p : NULL, &k->h, &k->lw, out, &k->b,
-	                                            &k->err) == 0;
-	if (k->have_blocked && adac_blocked_threads_where(&k->b, err))
-		return -1;
-	return 0;
-}
-
-static void blocking_free(struct blocking *k)
-{
-	if (k->have_blocked)
-		adac_blocked_threads_free(&k->b);
-	if (k->have_stacks)
-		adac_pending_free(&k->p);
-	if (k->have_waits)
-		adac_lock_waits_free(&k->lw);
-	if (k->have_locks)
-		adac_held_locks_free(&k->h);
-}
-
 /* ---- printing ---------------------------------------------------------------------------------- */
 
 static void print_text(struct adac_runtime *rt, const struct adac_thread_pool *tp, const struct workers *ws,
-                       struct blocking *k, struct pool *pl, const struct adac_error *items_err, bool items,
+                       struct adac_blocking_scan *k, struct pool *pl, const struct adac_error *items_err, bool items,
                        struct adac_out *out)
 {
 	adac_print(out, "Using the portable thread pool.\n\n");
@@ -411,16 +342,15 @@ static void print_text(struct adac_runtime *rt, const struct adac_thread_pool *t
 		adac_print(out, "warning: the threads were read in part: %s\n", pl->threads_err.msg);
 	if (!ws->n)
 		adac_print(out, "none\n");
-	if (adac_failed(&k->err))
-		adac_print(out, "warning: what the workers wait for is not known: %s\n", k->err.msg);
-	else if (k->have_blocked && adac_failed(&k->b.where_err))
-		adac_print(out, "warning: " ADAC_WHERE_UNKNOWN "%s\n", k->b.where_err.msg);
+	char warning[700];
+	if (adac_blocking_scan_warning(k, warning, sizeof warning))
+		adac_print(out, "warning: %s\n", warning);
 	for (size_t i = 0; i < ws->n; i++) {
 		const struct adac_managed_thread *th = &ws->v[i];
-		const struct adac_blocked *b = k->have_blocked ? adac_blocked_thread(&k->b, th->os_id) : NULL;
+		const struct adac_blocked *b = adac_blocking_scan_thread(k, th->os_id);
 		char doing[1100];
 		if (!b)
-			worker_doing(rt, th->os_id, doing, sizeof doing);
+			adac_thread_doing(rt, th->os_id, false, doing, sizeof doing);
 		adac_print(out, "thread tid %llu (managed thread %u): %s\n", (unsigned long long)th->os_id, th->managed_id,
 		           b ? b->text : doing);
 		if (b)
@@ -448,7 +378,7 @@ static void print_text(struct adac_runtime *rt, const struct adac_thread_pool *t
 }
 
 static int print_json(struct adac_runtime *rt, const struct adac_thread_pool *tp, const struct workers *ws,
-                      struct blocking *k, struct pool *pl, const struct adac_error *items_err, struct adac_out *out,
+                      struct adac_blocking_scan *k, struct pool *pl, const struct adac_error *items_err, struct adac_out *out,
                       struct adac_error *err)
 {
 	json_t *j = json_object(), *warnings = json_array();
@@ -457,7 +387,7 @@ static int print_json(struct adac_runtime *rt, const struct adac_thread_pool *tp
 	json_t *threads = json_array();
 	for (size_t i = 0; i < ws->n; i++) {
 		const struct adac_managed_thread *th = &ws->v[i];
-		const struct adac_blocked *b = k->have_blocked ? adac_blocked_thread(&k->b, th->os_id) : NULL;
+		const struct adac_blocked *b = adac_blocking_scan_thread(k, th->os_id);
 		json_t *o = json_object(), *then = json_array();
 		char doing[1100];
 		json_object_set_new(o, "tid", json_integer((json_int_t)th->os_id));
@@ -467,7 +397,7 @@ static int print_json(struct adac_runtime *rt, const struct adac_thread_pool *tp
 			json_object_set_new(o, "doing", json_null());
 			adac_wait_chain(&k->b, b, 1, then);
 		} else {
-			worker_doing(rt, th->os_id, doing, sizeof doing);
+			adac_thread_doing(rt, th->os_id, false, doing, sizeof doing);
 			json_object_set_new(o, "waits_on", json_null());
 			json_object_set_new(o, "doing", adac_json_text(doing));
 		}
@@ -480,15 +410,9 @@ static int print_json(struct adac_runtime *rt, const struct adac_thread_pool *tp
 		snprintf(line, sizeof line, "the threads were read in part: %s", pl->threads_err.msg);
 		json_array_append_new(warnings, adac_json_text(line));
 	}
-	if (adac_failed(&k->err)) {
-		char line[600];
-		snprintf(line, sizeof line, "what the workers wait for is not known: %s", k->err.msg);
-		json_array_append_new(warnings, adac_json_text(line));
-	} else if (k->have_blocked && adac_failed(&k->b.where_err)) {
-		char line[600];
-		snprintf(line, sizeof line, ADAC_WHERE_UNKNOWN "%s", k->b.where_err.msg);
-		json_array_append_new(warnings, adac_json_text(line));
-	}
+	char warning[700];
+	if (adac_blocking_scan_warning(k, warning, sizeof warning))
+		json_array_append_new(warnings, adac_json_text(warning));
 	json_t *items = json_array();
 	for (size_t i = 0; i < pl->n; i++) {
 		const struct item *e = &pl->items[i];
@@ -517,8 +441,8 @@ int adac_threadpool_print(struct adac_runtime *rt, bool items, bool json, struct
 	struct workers ws = {0};
 	if (adac_managed_threads(rt, on_thread, &ws, &pl.threads_err) == 0 && ws.n && !ws.v)
 		adac_fail(&pl.threads_err, ADAC_E_NOMEM, 0, "out of memory");
-	struct blocking k = {0};
-	if (blocking_find(rt, out, &k, err) == 0) {
+	struct adac_blocking_scan k;
+	if (adac_blocking_scan_find(rt, out, &k, err) == 0) {
 		if (json)
 			rc = print_json(rt, tp, &ws, &k, &pl, &items_err, out, err);
 		else {
@@ -526,7 +450,7 @@ int adac_threadpool_print(struct adac_runtime *rt, bool items, bool json, struct
 			rc = 0;
 		}
 	}
-	blocking_free(&k);
+	adac_blocking_scan_free(&k);
 	free(ws.v);
 done:
 	pool_free(&pl);

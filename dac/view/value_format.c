@@ -772,3 +772,13 @@ int adac_value_format_ref(struct adac_runtime *rt, const struct adac_vtype *t, u
 	struct out out = {text, json};
 	return fmt_ref(&v, t, obj, 0, false, &out, err);
 }
+
+int adac_value_format_string(struct adac_runtime *rt, uint64_t str, struct adac_sig_text *text, json_t **json,
+                             struct adac_error *err)
+{
+	struct adac_vtype st = {.kind = ADAC_VK_REF, .elem = ADAC_ELEM_STRING, .name = (char *)"string"};
+	struct adac_value_opts vo;
+	adac_value_opts_default(&vo);
+	vo.max_string = ADAC_MAX_STRING_CHARS;
+	return adac_value_format_ref(rt, &st, str, &vo, text, json, err);
+}

@@ -73,5 +73,9 @@ int adac_value_format(struct adac_runtime *rt, const struct adac_vtype *t, const
 int adac_value_format_ref(struct adac_runtime *rt, const struct adac_vtype *t, uint64_t obj,
                           const struct adac_value_opts *o, struct adac_sig_text *text, struct json_t **json,
                           struct adac_error *err);
+/* The System.String at str as the formatter prints a string ("text" with C escapes, at most
+ * ADAC_MAX_STRING_CHARS characters): an exception's message, a thread's name. */
+int adac_value_format_string(struct adac_runtime *rt, uint64_t str, struct adac_sig_text *text, struct json_t **json,
+                             struct adac_error *err);
 
 #endif

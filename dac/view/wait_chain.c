@@ -9,6 +9,7 @@
 
 #include "async/lock_wait.h"
 #include "async/pending.h"
+#include "async/thread_pool.h"
 #include "async/thread_stack.h"
 #include "base/grow.h"
 #include "base/json.h"
@@ -280,6 +281,26 @@ const char *adac_whereabouts_text(const struct adac_whereabouts *w, char *buf, s
 	return buf;
 }
 
+void adac_thread_doing(struct adac_runtime *rt, uint64_t tid, bool finalizer, char *buf, size_t size)
+{
+	struct adac_whereabouts w;
+	char where[900];
+	adac_thread_whereabouts(rt, tid, &w);
+	enum adac_tp_role role = adac_thread_pool_role((const char (*)[200])w.managed, w.nmanaged);
+	if (adac_whereabouts_text(&w, where, sizeof where))
+		snprintf(buf, size, "running: %s", where);
+	else if (role == ADAC_TP_ROLE_IDLE)
+		snprintf(buf, size, "idle: waiting for work");
+	else if (role == ADAC_TP_ROLE_GATE)
+		snprintf(buf, size, "gate thread: adds workers when the pool starves (not a worker)");
+	else if (w.nmanaged)
+		snprintf(buf, size, "running: it is in %s", w.managed[0]);
+	else if (finalizer) /* (a finalizer runs managed code: with none, it waits for work) */
+		snprintf(buf, size, "idle: waiting for objects to finalize");
+	else
+		snprintf(buf, size, "no managed frame: see `bt --thread %llu`", (unsigned long long)tid);
+}
+
 /* "no wait recorded: it is in <CoreLib method>, called from <app's method> at <file>:<line>: see `bt
  * --thread T`" ("it is in <app's method> at ..." when it runs the app's code), or without where it is
  * when its stack shows none of the app's code. */
@@ -359,4 +380,60 @@ void adac_wait_chain(const struct adac_blocked_threads *b, const struct adac_blo
 		seen[nseen++] = tid;
 		e = then_thread(b, then, who, tid, managed_id);
 	}
+}
+
+/* ---- a command's scan of what blocks threads --------------------------------------------------- */
+
+int adac_blocking_scan_find(struct adac_runtime *rt, struct adac_out *out, struct adac_blocking_scan *k,
+                            struct adac_error *err)
+{
+	memset(k, 0, sizeof *k);
+	const struct adac_gc_walk_progress progress = {out, "finding locks"};
+	k->have_locks = adac_held_locks_find(rt, &progress, &k->h, &k->err) == 0;
+	if (k->err.code == ADAC_E_INTERRUPTED)
+		return adac_error_copy(err, &k->err);
+	k->have_waits = k->have_locks && adac_lock_waits_find(rt, &k->h, &k->lw, &k->err) == 0;
+	bool on_task = false;
+	for (size_t i = 0; k->have_waits && i < k->lw.condition_wait_count && !on_task; i++)
+		on_task = adac_condition_wait_on_task(&k->h, &k->lw.condition_waits[i]);
+	if (on_task) {
+		struct adac_error e = {0};
+		k->have_stacks = adac_pending_collect(rt, out, 0, &k->p, &e) == 0;
+		if (e.code == ADAC_E_INTERRUPTED)
+			return adac_error_copy(err, &e);
+	}
+	if (!k->have_waits)
+		return 0;
+	k->have_blocked = adac_blocked_threads_find(rt, k->have_stacks ? &k->p : NULL, &k->h, &k->lw, out, &k->b,
+	                                            &k->err) == 0;
+	return k->have_blocked ? adac_blocked_threads_where(&k->b, err) : 0;
+}
+
+void adac_blocking_scan_free(struct adac_blocking_scan *k)
+{
+	if (k->have_blocked)
+		adac_blocked_threads_free(&k->b);
+	if (k->have_stacks)
+		adac_pending_free(&k->p);
+	if (k->have_waits)
+		adac_lock_waits_free(&k->lw);
+	if (k->have_locks)
+		adac_held_locks_free(&k->h);
+	memset(k, 0, sizeof *k);
+}
+
+const struct adac_blocked *adac_blocking_scan_thread(const struct adac_blocking_scan *k, uint64_t tid)
+{
+	return k->have_blocked ? adac_blocked_thread(&k->b, tid) : NULL;
+}
+
+const char *adac_blocking_scan_warning(const struct adac_blocking_scan *k, char *buf, size_t size)
+{
+	if (adac_failed(&k->err))
+		snprintf(buf, size, "what threads wait for is not known: %s", k->err.msg);
+	else if (k->have_blocked && adac_failed(&k->b.where_err))
+		snprintf(buf, size, ADAC_WHERE_UNKNOWN "%s", k->b.where_err.msg);
+	else
+		return NULL;
+	return buf;
 }

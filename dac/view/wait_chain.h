@@ -16,7 +16,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "async/lock_wait.h"
+#include "async/pending.h"
 #include "base/error.h"
+#include "types/locks.h"
 
 struct adac_runtime;
 struct adac_pending;
@@ -71,6 +74,29 @@ const struct adac_blocked *adac_blocked_thread(const struct adac_blocked_threads
 /* " (managed thread M[, thread-pool worker])" */
 const char *adac_blocked_suffix(uint32_t managed_id, bool worker, char *buf, size_t size);
 
+/* Everything that blocks threads, for a command that lists threads (threadpool, clrthreads): the locks
+ * held and the threads' waits (a heap pass for the thin locks), and, only when a thread waits on a
+ * task's Condition (Task.Wait()), the heap's stacks, for the synchronous waits; then the blocked
+ * threads, and where the tasks they wait for are suspended. */
+struct adac_blocking_scan {
+	struct adac_held_locks h;
+	struct adac_lock_waits lw;
+	bool have_locks, have_waits, have_stacks;
+	struct adac_pending p;
+	struct adac_blocked_threads b;
+	bool have_blocked;
+	struct adac_error err;      /* why the blocked threads are not known (then none is) */
+};
+/* -1 with err only when the user interrupts it; k is to be freed either way. */
+int adac_blocking_scan_find(struct adac_runtime *rt, struct adac_out *out, struct adac_blocking_scan *k,
+                            struct adac_error *err);
+void adac_blocking_scan_free(struct adac_blocking_scan *k);
+/* The entry of OS thread tid, NULL when it is not blocked (or that is not known). */
+const struct adac_blocked *adac_blocking_scan_thread(const struct adac_blocking_scan *k, uint64_t tid);
+/* What the scan could not find, as a warning's text ("what threads wait for is not known: ...", or
+ * ADAC_WHERE_UNKNOWN ...) in buf; NULL when it found all. */
+const char *adac_blocking_scan_warning(const struct adac_blocking_scan *k, char *buf, size_t size);
+
 /* Where a thread that waits on nothing recorded is: the innermost frame of the app's code (not
  * CoreLib's), and the CoreLib method it called (Thread.Sleep, a spin, I/O), if any. */
 #define ADAC_WHERE_FRAMES 8
@@ -85,6 +111,13 @@ void adac_thread_whereabouts(struct adac_runtime *rt, uint64_t tid, struct adac_
 /* "it is in <CoreLib method>, called from <app's method> at <file>:<line>", "it is in <app's method>
  * at ...", in buf; NULL when the stack shows none of the app's code. */
 const char *adac_whereabouts_text(const struct adac_whereabouts *w, char *buf, size_t size);
+
+/* What thread tid does when it waits on nothing recorded, in buf: "running: it is in <method> at
+ * <file>:<line>" (adac_whereabouts_text), or for a thread with none of the app's code on its stack
+ * "idle: waiting for work" (a thread-pool worker), "gate thread: ..." (the pool's), "running: it is in
+ * <CoreLib method>", for the finalizer thread (finalizer) with no managed frame "idle: waiting for
+ * objects to finalize", else "no managed frame: see `bt --thread T`". */
+void adac_thread_doing(struct adac_runtime *rt, uint64_t tid, bool finalizer, char *buf, size_t size);
 
 /* The "  then: ..." lines after the n threads from `first` (all waiting on one thing): what that waits
  * for in turn (a lock's holder; a held Monitor's, for its pulse). Up to a thread seen already (a

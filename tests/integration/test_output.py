@@ -72,7 +72,8 @@ def exit_codes(tmp):
     core = b.sample_core("nested", "Debug", tmp)
     names = commands()
     t.check_eq(sorted(names), sorted(["runtime", "bt", "ip2md", "dumpmd", "frame", "dumpheap", "ps", "symbols", "diff",
-                                      "dumpobj", "pe", "refs", "report", "gcroot", "locks", "threadpool"]),
+                                      "dumpobj", "pe", "refs", "report", "gcroot", "locks", "threadpool",
+                                      "clrthreads"]),
                "the commands --help lists")
     names.remove("diff")  # two targets: the diff part tests its exit codes
     names.remove("pe")    # the nested sample has no exception: below
@@ -97,6 +98,7 @@ def exit_codes(tmp):
         "report": [],
         "locks": [],
         "threadpool": ["--items"],
+        "clrthreads": [],
     }
     # Each command's own way of failing on a good core (the analysis, not the command line).
     target_error = {
@@ -114,6 +116,7 @@ def exit_codes(tmp):
         "report": None,
         "locks": None,
         "threadpool": None,
+        "clrthreads": None,
     }
     for name in names:
         expect_rc([name, core] + ok[name], 0, f"{name}: a good run")
@@ -229,7 +232,7 @@ def json_documents(tmp):
     tables = documented()
     t.check_eq(sorted({inv.split()[0] for invs, _ in tables for inv in invs}),
                sorted(["bt", "diff", "dumpheap", "dumpmd", "frame", "gcroot", "ip2md", "locks", "ps", "report", "runtime",
-                      "threadpool"]),
+                      "threadpool", "clrthreads"]),
                "docs/json.md documents every command that has --json")
     for invocations, table in tables:
         if any("--jsonl" in inv for inv in invocations):

@@ -16,7 +16,6 @@ The oracle (ClrMD) reads PortableThreadPool's _minThreads/_maxThreads (2, 2), th
 its ClrThreadPool (`oracle threadpool`): active 2, active + idle 2, max 2, as stats.thread_pool's busy,
 existing and max.
 """
-import json
 import os
 import re
 import shutil
@@ -85,11 +84,7 @@ def main():
         caps = [(o["fields"].get("_minThreads"), o["fields"].get("_maxThreads")) for a, o in objs.items()
                 if o.get("type") == "System.Threading.PortableThreadPool"]
         t.check_eq(caps, [(2, 2)], "PortableThreadPool _minThreads, _maxThreads (oracle)")
-        d = b.dn()
-        rc, out, err = t.run(["dotnet", d["DN_ORACLE"], "threadpool", core, "--dac", d["DN_DAC11"]], timeout=600,
-                             env=b._oracle_env())
-        t.check_eq(rc, 0, f"oracle threadpool: exit code ({err.strip()[-500:]})")
-        tp = json.loads(out) if rc == 0 else {}
+        tp = b.oracle_core_json("threadpool", core)
         mine = js["stats"].get("thread_pool", {})
         t.check_eq((tp.get("portable"), tp.get("active"), tp.get("active", 0) + tp.get("idle", 0), tp.get("max")),
                    (True, mine.get("busy"), mine.get("existing"), mine.get("max")),

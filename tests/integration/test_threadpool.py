@@ -10,7 +10,6 @@ the line an item resumes at from the source's `// @await` marker and `ps --json`
 chain from `report`'s blocked threads. `report` has the figures and summary (text and JSON); lldb-22's
 `async threadpool --items` prints what the CLI prints.
 """
-import json
 import os
 import re
 import shutil
@@ -25,27 +24,14 @@ APP = "AsyncdacSamples.StarvedApp"
 GATE = "gate thread: adds workers when the pool starves (not a worker)"
 
 
-def oracle_threadpool(core):
-    d = b.dn()
-    rc, out, err = t.run(["dotnet", d["DN_ORACLE"], "threadpool", core, "--dac", d["DN_DAC11"]], timeout=600,
-                         env=b._oracle_env())
-    if rc != 0:
-        raise SystemExit(f"FAIL: oracle threadpool on {core} ({rc}): {err.strip()[-2000:]}")
-    return json.loads(out)
-
-
 def source_lines(sample):
     with open(os.path.join(t.SOURCE, "targets", "dotnet", sample, "Program.cs")) as f:
         return {m.group(1): i for i, line in enumerate(f, 1) for m in [re.search(r"// @await (\w+)", line)] if m}
 
 
-def stack_methods(core, tmp, tid):
-    return [f["method"] for f in b.oracle_objects(core, tmp, stacks=[tid])["stacks"].get(str(tid), []) if f.get("method")]
-
-
 def starved(tmp):
     core = b.sample_core("starved", "Debug", tmp, parked=True)
-    tp = oracle_threadpool(core)
+    tp = b.oracle_core_json("threadpool", core)
     j = b.cli_json(["threadpool", core], "threadpool")
     if not t.check(j is not None, "threadpool --json: a document"):
         return
@@ -96,7 +82,7 @@ def starved(tmp):
     t.check_eq(len(threads), 3, "threadpool --json: the pool's three threads")
     if gate:
         t.check(any(m.startswith("System.Threading.PortableThreadPool+GateThread.GateThreadStart") for m in
-                    stack_methods(core, tmp, gate[0])), "oracle: the gate thread's stack")
+                    b.oracle_stack_methods(core, tmp, gate[0])), "oracle: the gate thread's stack")
     local = [i["owner_tid"] for i in j["items"] if i["queue"] == "Local"]
     t.check(len(local) == 1 and local[0] in pool, f"the local item is a blocked worker's ({local}, workers {pool})")
 
@@ -160,7 +146,7 @@ def deadlock(tmp):
     for line in workers:
         m = re.match(r"thread tid (\d+) \(managed thread \d+\): idle: waiting for work$", line)
         if m:
-            methods = stack_methods(core, tmp, int(m.group(1)))
+            methods = b.oracle_stack_methods(core, tmp, int(m.group(1)))
             t.check(any(x.startswith("System.Threading.LowLevelLifoSemaphore.") for x in methods),
                     f"oracle: idle worker {m.group(1)} waits on the pool's semaphore: {methods}")
 

@@ -40,6 +40,9 @@ set_tests_properties(ps.starved PROPERTIES FIXTURES_REQUIRED dotnet LABELS "dotn
 #   threadpool   the pool's threads and queued items (starved, deadlock; CLI and lldb-22), against the oracle's ClrThreadPool and items
 add_adac_test(threadpool integration/test_threadpool.py)
 set_tests_properties(threadpool PROPERTIES FIXTURES_REQUIRED dotnet LABELS "dotnet;needs-cli")
+#   clrthreads   the managed threads (deadlock, crash; CLI and lldb-22), against the oracle's ClrRuntime.Threads
+add_adac_test(clrthreads integration/test_clrthreads.py)
+set_tests_properties(clrthreads PROPERTIES FIXTURES_REQUIRED dotnet LABELS "dotnet;needs-cli")
 #   ps.sockets   chains awaiting socket receives over 127.0.0.1: the operation and both endpoints
 add_adac_test(ps.sockets integration/test_ps_sockets.py)
 set_tests_properties(ps.sockets PROPERTIES FIXTURES_REQUIRED dotnet LABELS "dotnet;needs-cli")

@@ -191,15 +191,25 @@ def oracle(core, tmp):
     return Oracle(data)
 
 
+def oracle_core_json(command, core):
+    """`oracle <command> <core>`'s JSON (locks, threadpool, threads)."""
+    d = dn()
+    rc, out, err = t.run(["dotnet", d["DN_ORACLE"], command, core, "--dac", d["DN_DAC11"]], timeout=600,
+                         env=_oracle_env())
+    if rc != 0:
+        raise SystemExit(f"FAIL: oracle {command} on {core} ({rc}): {err.strip()[-2000:]}")
+    return json.loads(out)
+
+
 def oracle_locks(core):
     """`oracle locks`: ClrMD's sync blocks, thin locks and each thread's blocking records
     ({"sync_blocks", "thin_locks", "blocking"})."""
-    d = dn()
-    rc, out, err = t.run(["dotnet", d["DN_ORACLE"], "locks", core, "--dac", d["DN_DAC11"]], timeout=600,
-                         env=_oracle_env())
-    if rc != 0:
-        raise SystemExit(f"FAIL: oracle locks on {core} ({rc}): {err.strip()[-2000:]}")
-    return json.loads(out)
+    return oracle_core_json("locks", core)
+
+
+def oracle_stack_methods(core, tmp, tid):
+    """The methods of ClrMD's stack of thread tid, innermost first (frames it names only)."""
+    return [f["method"] for f in oracle_objects(core, tmp, stacks=[tid])["stacks"].get(str(tid), []) if f.get("method")]
 
 
 def oracle_objects(core, tmp, addresses=(), statics=(), stacks=(), roots=False):

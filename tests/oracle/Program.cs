@@ -14,6 +14,8 @@
 //       ClrMD's view of the managed thread pool (ThreadPoolCommand.cs).
 //   oracle locks <core> --dac <libmscordaccore.so>
 //       ClrMD's sync blocks and thin locks (LocksCommand.cs).
+//   oracle threads <core> --dac <libmscordaccore.so>
+//       ClrMD's managed threads (ThreadsCommand.cs).
 using System;
 using System.Collections.Generic;
 using System.IO;
@@ -49,6 +51,8 @@ namespace Asyncdac.Oracle
                         return ThreadPoolCommand.Run(args[1..]);
                     case "locks":
                         return LocksCommand.Run(args[1..]);
+                    case "threads":
+                        return ThreadsCommand.Run(args[1..]);
                     default:
                         return DumpCommand.Run(args);
                 }
