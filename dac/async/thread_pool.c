@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/grow.h"
 #include "base/limits.h"
 #include "runtime/object.h"
 #include "runtime/runtime.h"
@@ -247,31 +248,36 @@ static int queue_items(struct items *w, uint64_t queue, enum adac_tp_queue q)
 	return 0;
 }
 
-/* The OS thread (and managed id) whose local queue is `queue`, through each thread's
- * ThreadPoolWorkQueueThreadLocals.threadLocals. */
-struct owner_ctx {
+/* Each thread's local queue (ThreadPoolWorkQueueThreadLocals.threadLocals.workStealingQueue), read
+ * once for all the queues. */
+struct owner {
+	uint64_t queue, tid;
+	uint32_t managed_id;
+};
+
+struct owners {
 	struct adac_runtime *rt;
 	struct adac_field locals;   /* the [ThreadStatic] threadLocals */
-	uint64_t queue;
-	struct adac_tp_item *how;
+	struct owner *v;
+	size_t n, cap;
 };
 
 static int on_owner(void *ctx, const struct adac_managed_thread *th)
 {
-	struct owner_ctx *o = ctx;
+	struct owners *o = ctx;
 	uint64_t at = 0, locals = 0, q = 0;
 	if (!th->os_id || adac_field_thread_static_addr(o->rt, th, &o->locals, &at, NULL) || !at ||
-	    adac_read_ptr(o->rt->t, at, &locals, NULL) || !field_ptr(o->rt, locals, "workStealingQueue", &q) ||
-	    q != o->queue)
+	    adac_read_ptr(o->rt->t, at, &locals, NULL) || !field_ptr(o->rt, locals, "workStealingQueue", &q) || !q)
 		return 0;
-	o->how->owner_tid = th->os_id;
-	o->how->owner_managed_id = th->managed_id;
-	return 1;
+	if (adac_grow((void **)&o->v, &o->cap, o->n + 1, sizeof *o->v, 16))
+		return 1; /* (out of memory: the rest have no owner) */
+	o->v[o->n++] = (struct owner){q, th->os_id, th->managed_id};
+	return 0;
 }
 
 /* The items of the local queue `queue` (a WorkStealingQueue), from m_headIndex to m_tailIndex: 0, or
  * -1 with w->err. */
-static int local_items(struct items *w, uint64_t queue, const struct adac_field *locals)
+static int local_items(struct items *w, uint64_t queue, const struct owners *owners)
 {
 	struct adac_runtime *rt = w->rt;
 	uint64_t arr, first, head_at, tail_at, mask_at;
@@ -287,10 +293,11 @@ static int local_items(struct items *w, uint64_t queue, const struct adac_field 
 		return adac_fail(w->err, ADAC_E_CORRUPT, queue, "the thread pool's local queue 0x%llx is not consistent "
 		                 "(head %u, tail %u, %u slots)", (unsigned long long)queue, head, tail, count);
 	struct adac_tp_item how = {.queue = ADAC_TP_LOCAL};
-	if (locals) {
-		struct owner_ctx o = {rt, *locals, queue, &how};
-		adac_managed_threads(rt, on_owner, &o, NULL);
-	}
+	for (size_t i = 0; i < owners->n; i++)
+		if (owners->v[i].queue == queue) {
+			how.owner_tid = owners->v[i].tid;
+			how.owner_managed_id = owners->v[i].managed_id;
+		}
 	for (uint32_t k = head; k != tail; k++) {
 		uint64_t obj;
 		if (adac_read_ptr(rt->t, first + (uint64_t)(k & mask) * size, &obj, w->err))
@@ -312,18 +319,18 @@ static int all_local_items(struct items *w)
 		return 0;
 	if (adac_array_elements(rt, queues, &first, &count, &size, NULL) || size != adac_target_ptr_size(rt->t))
 		return adac_fail(w->err, ADAC_E_READ, queues, "cannot read WorkStealingQueueList.s_queues");
-	struct adac_field locals;
-	bool owners = adac_module_type(rt, w->corelib, "System.Threading", "ThreadPoolWorkQueueThreadLocals", &locals_mt,
-	                               NULL) == 0 && locals_mt &&
-	              adac_mt_find_field(rt, locals_mt, "threadLocals", &locals, NULL) == 0 && locals.is_thread_static;
-	for (uint32_t i = 0; i < count && i < ADAC_MAX_THREADS && !w->stop; i++) {
+	struct owners owners = {.rt = rt};
+	if (adac_module_type(rt, w->corelib, "System.Threading", "ThreadPoolWorkQueueThreadLocals", &locals_mt, NULL) == 0 &&
+	    locals_mt && adac_mt_find_field(rt, locals_mt, "threadLocals", &owners.locals, NULL) == 0 &&
+	    owners.locals.is_thread_static)
+		adac_managed_threads(rt, on_owner, &owners, NULL); /* (the queues of threads not read have no owner) */
+	int rc = 0;
+	for (uint32_t i = 0; i < count && i < ADAC_MAX_THREADS && !w->stop && rc == 0; i++) {
 		uint64_t q;
-		if (adac_read_ptr(rt->t, first + (uint64_t)i * size, &q, w->err))
-			return -1;
-		if (q && local_items(w, q, owners ? &locals : NULL))
-			return -1;
+		rc = adac_read_ptr(rt->t, first + (uint64_t)i * size, &q, w->err) || (q && local_items(w, q, &owners)) ? -1 : 0;
 	}
-	return 0;
+	free(owners.v);
+	return rc;
 }
 
 int adac_thread_pool_items(struct adac_runtime *rt, adac_tp_item_cb cb, void *ctx, struct adac_error *err)

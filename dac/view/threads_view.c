@@ -30,11 +30,23 @@ struct thread_row {
 	bool unhandled;
 };
 
+/* The target's threads by OS id, for their indexes. */
+struct os_thread {
+	uint64_t tid;
+	uint32_t index;
+};
+
+static int cmp_os(const void *a, const void *b)
+{
+	uint64_t x = ((const struct os_thread *)a)->tid, y = ((const struct os_thread *)b)->tid;
+	return x < y ? -1 : x > y;
+}
+
 struct rows {
 	struct adac_runtime *rt;
 	struct thread_row *v;
 	size_t n, cap;
-	const struct adac_thread *os;   /* the target's threads, for their indexes */
+	struct os_thread *os;
 	size_t nos;
 	struct adac_error fail;
 };
@@ -50,9 +62,9 @@ static int on_thread(void *ctx, const struct adac_managed_thread *th)
 	memset(row, 0, sizeof *row);
 	row->th = *th;
 	adac_thread_details(r->rt, th, &row->d, NULL);
-	for (size_t i = 0; th->os_id && i < r->nos; i++)
-		if (r->os[i].tid == th->os_id)
-			row->index = r->os[i].index;
+	const struct os_thread key = {th->os_id, 0};
+	const struct os_thread *os = th->os_id && r->nos ? bsearch(&key, r->os, r->nos, sizeof *r->os, cmp_os) : NULL;
+	row->index = os ? os->index : 0;
 	uint64_t name = 0;
 	struct adac_sig_text text = {0};
 	if (row->d.object && adac_object_field_ptr(r->rt, row->d.object, "_name", &name, NULL) == 0 && name &&
@@ -209,11 +221,18 @@ int adac_clrthreads_print(struct adac_runtime *rt, bool json, struct adac_out *o
 {
 	struct rows r = {.rt = rt};
 	struct adac_error list_err = {0};
-	if (adac_target_threads(rt->t, &r.os, &r.nos, NULL))
-		r.nos = 0; /* (no indexes) */
+	const struct adac_thread *os;
+	size_t nos;
+	if (adac_target_threads(rt->t, &os, &nos, NULL) == 0 && nos && (r.os = malloc(nos * sizeof *r.os))) {
+		for (size_t i = 0; i < nos; i++)
+			r.os[i] = (struct os_thread){os[i].tid, os[i].index};
+		qsort(r.os, nos, sizeof *r.os, cmp_os);
+		r.nos = nos;
+	} /* (else no indexes) */
 	if (adac_managed_threads(rt, on_thread, &r, &list_err) && !r.n) {
 		adac_error_copy(err, &list_err);
 		free(r.v);
+		free(r.os);
 		return -1;
 	}
 	int rc = -1;
@@ -239,5 +258,6 @@ done:
 		json_decref(r.v[i].name_json);
 	}
 	free(r.v);
+	free(r.os);
 	return rc;
 }
