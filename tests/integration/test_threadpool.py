@@ -1,7 +1,8 @@
 """threadpool: the managed thread pool's threads and queued work items (SOS threadpool -wi), on cores of
-  starved   the pool capped at 2 workers, both blocked in s_block.Wait(); 4 items in the global queue (the
-            RuntimeAsyncTask of Waiter, whose awaited TaskCompletionSource completed, then 3 Noop callbacks)
-            and 1 in the first worker's local queue (Task.Run(LocalWork) from that worker)
+  starved   (--mode classic) the pool capped at 2 workers, both blocked in s_block.Wait(); 5 items in the
+            global queue (the RuntimeAsyncTask of Waiter and the state machine box of ClassicWaiter, whose
+            awaited TaskCompletionSource completed, then 3 Noop callbacks) and 1 in the first worker's local
+            queue (Task.Run(LocalWork) from that worker)
   deadlock  a pool worker waiting for a Monitor held by a thread in Task.Wait() on that worker's task
 Checked against the oracle (ClrMD through Microsoft's DAC): the worker counts and CPU sample
 (ClrThreadPool), each queued item (object, type, queue and the delegate it runs, found as SOS finds them),
@@ -29,8 +30,15 @@ def source_lines(sample):
         return {m.group(1): i for i, line in enumerate(f, 1) for m in [re.search(r"// @await (\w+)", line)] if m}
 
 
+def nested(name):
+    """ClrMD's name of a generic type nested in a generic type (A<T1>+B<T2>) as asyncdac spells it, the
+    type arguments together at the end as reflection lists them (A+B<T1, T2>)."""
+    m = re.match(r"^([^<>]*)<([^<>]*)>\+(\w+)<(.*)>$", name)
+    return f"{m.group(1)}+{m.group(3)}<{m.group(2)}, {m.group(4)}>" if m else name
+
+
 def starved(tmp):
-    core = b.sample_core("starved", "Debug", tmp, parked=True)
+    core = b.sample_core("starved", "Debug", tmp, parked=True, mode="classic")
     tp = b.oracle_core_json("threadpool", core)
     j = b.cli_json(["threadpool", core], "threadpool")
     if not t.check(j is not None, "threadpool --json: a document"):
@@ -44,13 +52,14 @@ def starved(tmp):
     # The items, as the oracle finds them (SOS's way).
     queues = {"Global": "global", "Local": "local"}
     mine = sorted((h(i["object"]), queues.get(i["queue"], i["queue"]), i["type"]) for i in j["items"])
-    theirs = sorted((h(i["object"]), i["queue"], b.display(i["type"])) for i in tp["items"])
+    theirs = sorted((h(i["object"]), i["queue"], nested(b.display(i["type"]))) for i in tp["items"])
     t.check_eq(mine, theirs, "threadpool --json: items (object, queue, type) (oracle)")
     oracle_method = {h(i["object"]): i["method"] for i in tp["items"]}
     ps = b.cli_json(["ps", core], "ps")
     chain = ps["chains"][0] if ps and ps["chains"] else {}
     L = source_lines("starved")
     resumes = f"resumes {APP}.Waiter() at Program.cs:{L['Waiter']}"
+    classic = f"resumes {APP}.ClassicWaiter() at Program.cs:{L['ClassicWaiter']}"
     t.check_eq(chain.get("frames", [{}])[0].get("method"), f"{APP}.Waiter()", "ps: the suspended chain")
     works = {}
     for i in j["items"]:
@@ -61,14 +70,17 @@ def starved(tmp):
                        "the queued runtime-async task is the chain's, and resumes it at its await")
             t.check(str(oracle_method.get(obj)).endswith(".DispatchContinuations()"),
                     f"oracle: the task's action is DispatchContinuations ({oracle_method.get(obj)})")
+        elif "+AsyncStateMachineBox<" in i["type"]:
+            t.check_eq((i["type"].endswith(f"{APP}+<ClassicWaiter>d__9>"), i["work"], oracle_method.get(obj)),
+                       (True, classic, None), "the queued state machine box resumes ClassicWaiter (oracle: no delegate)")
         else:
             t.check_eq(i["work"], oracle_method.get(obj), f"item 0x{obj:x}: what it runs (oracle: its delegate)")
-    t.check_eq(sorted(works.values()), sorted([f"{APP}.Noop(System.Object)"] * 3 + [f"{APP}.LocalWork()", resumes]),
+    t.check_eq(sorted(works.values()), sorted([f"{APP}.Noop(System.Object)"] * 3 + [f"{APP}.LocalWork()", resumes, classic]),
                "the sample's work items")
-    t.check_eq([i["queue"] for i in j["items"]], ["Local", "Global", "Global", "Global", "Global"],
+    t.check_eq([i["queue"] for i in j["items"]], ["Local", "Global", "Global", "Global", "Global", "Global"],
                "threadpool --json: local queues first, then the global queue")
     t.check_eq(j["summary"], [{"count": 3, "work": f"{APP}.Noop(System.Object)"}, {"count": 1, "work": f"{APP}.LocalWork()"},
-                              {"count": 1, "work": resumes}], "threadpool --json: summary")
+                              {"count": 1, "work": classic}, {"count": 1, "work": resumes}], "threadpool --json: summary")
 
     # The threads: both workers blocked in s_block.Wait() (their blocking records), and the gate thread.
     block = b.oracle_objects(core, tmp, statics=[f"{APP}::s_block"])["statics"].get(f"{APP}::s_block", {})
@@ -95,8 +107,9 @@ def starved(tmp):
     for x in threads:
         line = f"thread tid {x['tid']} (managed thread {x['managed_id']}): {x['waits_on'] or x['doing']}"
         t.check(line in text.splitlines(), f"threadpool: {line!r} in\n{text}")
-    summary = ("\nQueued work items: 5 (4 global, 1 local)\n     Count  Work item\n"
-               f"         3  {APP}.Noop(System.Object)\n         1  {APP}.LocalWork()\n         1  {resumes}\n")
+    summary = ("\nQueued work items: 6 (5 global, 1 local)\n     Count  Work item\n"
+               f"         3  {APP}.Noop(System.Object)\n         1  {APP}.LocalWork()\n         1  {classic}\n"
+               f"         1  {resumes}\n")
     t.check(summary in text, f"threadpool: the summary {summary!r} in\n{text}")
     table = "\n".join(f"{'[Local tid %d]' % i['owner_tid'] if i['queue'] == 'Local' else '[Global]':<17} "
                       f"0x{h(i['object']):016x} {i['type']}\n    => {i['work']}" for i in j["items"])
@@ -108,12 +121,12 @@ def starved(tmp):
     rc, rep, err = b.cli(["report", core])
     t.check_eq((rc, err), (0, ""), "report: exit code and stderr")
     section = rep.split("\n== Thread pool\n")[-1].split("\n\n== ")[0]
-    t.check_eq(section, f"2 of 2 workers busy (at most 2), CPU {tp['cpu']}%; 5 work items queued (4 global, 1 local), "
+    t.check_eq(section, f"2 of 2 workers busy (at most 2), CPU {tp['cpu']}%; 6 work items queued (5 global, 1 local), "
                         "by what they run:" + summary.split("local)")[1].rstrip("\n"), "report: == Thread pool")
     rj = b.cli_json(["report", core], "report")
     t.check_eq(rj and rj.get("thread_pool"), {k: j[k] for k in ("started", "cpu_utilization", "workers", "queued", "summary")},
                "report --json: thread_pool, as threadpool --json's")
-    t.check_eq(j["queued"], {"global": 4, "local": 1}, "threadpool --json: queued")
+    t.check_eq(j["queued"], {"global": 5, "local": 1}, "threadpool --json: queued")
     # In LLDB: the same text (the front end passes the command through).
     out = b.run_lldb(b.lldb_target(core), ["async threadpool --items"], "lldb: async threadpool")
     t.check_eq(b.lldb_output(out, "async threadpool --items"), text, "lldb-22: async threadpool --items, as the CLI")

@@ -134,11 +134,11 @@ def make_core(pid, path, how="createdump"):
     return path
 
 
-def sample_core(scenario, config, tmp, parked=False, fields=None):
+def sample_core(scenario, config, tmp, parked=False, fields=None, mode=None):
     """A createdump core of a sample (tmp/<scenario>.core); the sample is killed once it is written.
     parked: first wait until its main thread is parked (wait_parked). fields: a dict that receives
-    the fields of the sample's READY line."""
-    s = sample(scenario, config)
+    the fields of the sample's READY line. mode: the sample's --mode."""
+    s = sample(scenario, config, mode=mode)
     if fields is not None:
         fields.update(s.fields)
     try:

@@ -7,10 +7,28 @@
 //   Three more work items (Noop) are queued behind it: the global queue holds 4 items. The first
 //   worker, once both run Block, starts a task (Task.Run from a worker: its local queue), which no
 //   worker is free to take: the local queue holds 1 item.
+//   --mode classic: ClassicWaiter (a classic state machine, opted out of runtime async) awaits
+//   s_tcs.Task too: its box is queued behind Waiter's task, and the global queue holds 5 items.
 using System;
+using System.Linq;
 using System.Runtime.CompilerServices;
 using System.Threading;
 using System.Threading.Tasks;
+
+namespace System.Runtime.CompilerServices
+{
+    // Recognised by name by the C# compiler: opts one method out of runtime async.
+    [AttributeUsage(AttributeTargets.Method, Inherited = false)]
+    internal sealed class RuntimeAsyncMethodGenerationAttribute : Attribute
+    {
+        public RuntimeAsyncMethodGenerationAttribute(bool runtimeAsync)
+        {
+            RuntimeAsync = runtimeAsync;
+        }
+
+        public bool RuntimeAsync { get; }
+    }
+}
 
 namespace AsyncdacSamples
 {
@@ -45,6 +63,14 @@ namespace AsyncdacSamples
             return v + 1;
         }
 
+        [RuntimeAsyncMethodGeneration(false)]
+        [MethodImpl(MethodImplOptions.NoInlining)]
+        public static async Task<int> ClassicWaiter()
+        {
+            int v = await s_tcs.Task; // @await ClassicWaiter
+            return v + 2;
+        }
+
         public static int Main(string[] args)
         {
             if (!ThreadPool.SetMinThreads(2, 2) || !ThreadPool.SetMaxThreads(2, 2))
@@ -56,19 +82,22 @@ namespace AsyncdacSamples
             ThreadPool.UnsafeQueueUserWorkItem(Block, null);
             while (Volatile.Read(ref s_started) < 2 || Volatile.Read(ref s_local) == null)
                 Thread.Sleep(10);
+            bool classic = args.SequenceEqual(new[] { "--mode", "classic" });
             s_chain = Waiter();
+            Task<int> box = classic ? ClassicWaiter() : Task.FromResult(0);
             s_tcs.SetResult(41);
             for (int i = 0; i < 3; i++)
                 ThreadPool.UnsafeQueueUserWorkItem(Noop, null);
             Thread.Sleep(500);
-            if (s_chain.IsCompleted)
+            if (s_chain.IsCompleted || (classic && box.IsCompleted))
             {
                 Console.Error.WriteLine("starved: the continuation ran");
                 return 1;
             }
-            Sample.Ready("starved", "workers=2 queued=4");
+            Sample.Ready("starved", classic ? "workers=2 queued=5" : "workers=2 queued=4");
             Sample.ParkForever();
             GC.KeepAlive(s_chain);
+            GC.KeepAlive(box);
             return 0;
         }
     }
