@@ -14,6 +14,7 @@
 #include "async/pending.h"
 #include "async/task.h"
 #include "async/thread_pool.h"
+#include "base/addr_map.h"
 #include "base/grow.h"
 #include "base/json.h"
 #include "base/output.h"
@@ -44,12 +45,47 @@ struct pool {
 	struct adac_classic_cache *boxes;
 	struct item *items;
 	size_t n, cap;
-	struct work *works;         /* distinct, in the order met */
+	struct work *works;         /* distinct, in the order met ... */
 	size_t nworks, works_cap;
-	uint64_t unknown;           /* items whose work is not known (counted under their type) */
+	struct adac_addr_map by_text; /* ... and struct work_slot by their text's hash */
 	struct adac_error fail;     /* out of memory */
 	struct adac_error threads_err; /* the thread list was read in part */
 };
+
+struct work_slot {
+	uint64_t hash;              /* the key (FNV-1a of the text, never 0) */
+	uint32_t work;
+};
+
+static uint64_t text_hash(const char *s)
+{
+	uint64_t h = 14695981039346656037ull;
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 1099511628211ull;
+	return h ? h : 1;
+}
+
+/* The index of the work whose text is `text`, a new one when none is: UINT32_MAX when memory runs
+ * out. */
+static uint32_t work_of(struct pool *pl, const char *text)
+{
+	uint64_t hash = text_hash(text);
+	struct work_slot *slot = adac_addr_map_find(&pl->by_text, hash);
+	if (slot && strcmp(pl->works[slot->work].text, text) == 0)
+		return slot->work;
+	for (size_t k = 0; slot && k < pl->nworks; k++) /* (two texts of one hash: rare) */
+		if (strcmp(pl->works[k].text, text) == 0)
+			return (uint32_t)k;
+	char *dup = strdup(text);
+	if (!dup || adac_grow((void **)&pl->works, &pl->works_cap, pl->nworks + 1, sizeof *pl->works, 16)) {
+		free(dup);
+		return UINT32_MAX;
+	}
+	pl->works[pl->nworks] = (struct work){dup, 0};
+	if (!slot && (slot = adac_addr_map_get(&pl->by_text, hash, sizeof *slot, NULL)))
+		slot->work = (uint32_t)pl->nworks;
+	return (uint32_t)pl->nworks++;
+}
 
 /* The file name of a PDB path. */
 static const char *base_name(const char *path)
@@ -143,24 +179,13 @@ static int on_item(void *ctx, const struct adac_tp_item *it)
 	struct item *e = &pl->items[pl->n++];
 	*e = (struct item){.it = *it, .work = UINT32_MAX};
 	char text[700];
-	if (adac_object_mt(pl->rt, it->obj, &e->mt, NULL) || !work_text(pl, it->obj, e->mt, text, sizeof text)) {
-		pl->unknown++;
-		return 0;
-	}
-	for (size_t k = 0; k < pl->nworks; k++)
-		if (strcmp(pl->works[k].text, text) == 0) {
-			e->work = (uint32_t)k;
-			pl->works[k].count++;
-			return 0;
-		}
-	char *dup = strdup(text);
-	if (!dup || adac_grow((void **)&pl->works, &pl->works_cap, pl->nworks + 1, sizeof *pl->works, 16)) {
-		free(dup);
+	if (adac_object_mt(pl->rt, it->obj, &e->mt, NULL) || !work_text(pl, it->obj, e->mt, text, sizeof text))
+		return 0; /* (counted under its type) */
+	if ((e->work = work_of(pl, text)) == UINT32_MAX) {
 		adac_fail(&pl->fail, ADAC_E_NOMEM, 0, "out of memory listing the thread pool's work items");
 		return 1;
 	}
-	e->work = (uint32_t)pl->nworks;
-	pl->works[pl->nworks++] = (struct work){dup, 1};
+	pl->works[e->work].count++;
 	return 0;
 }
 
@@ -228,6 +253,7 @@ static void pool_free(struct pool *pl)
 	for (size_t i = 0; i < pl->nworks; i++)
 		free(pl->works[i].text);
 	free(pl->works);
+	adac_addr_map_free(&pl->by_text);
 	free(pl->items);
 	adac_classic_cache_free(pl->boxes);
 }
