@@ -344,9 +344,10 @@ static int on_thread(void *ctx, const struct adac_managed_thread *th)
 
 /* ---- printing ---------------------------------------------------------------------------------- */
 
-static void print_text(struct adac_runtime *rt, const struct adac_thread_pool *tp, const struct workers *ws,
-                       struct adac_blocking_scan *k, struct pool *pl, const struct adac_error *items_err, bool items,
-                       struct adac_out *out)
+/* -1 with err when the user interrupts the listing of the items. */
+static int print_text(struct adac_runtime *rt, const struct adac_thread_pool *tp, const struct workers *ws,
+                      struct adac_blocking_scan *k, struct pool *pl, const struct adac_error *items_err, bool items,
+                      struct adac_out *out, struct adac_error *err)
 {
 	adac_print(out, "Using the portable thread pool.\n\n");
 	if (!tp->started)
@@ -388,9 +389,11 @@ static void print_text(struct adac_runtime *rt, const struct adac_thread_pool *t
 	items_warning(items_err, NULL, out);
 	summary_print(pl, SIZE_MAX, out);
 	if (!items || !pl->n)
-		return;
+		return 0;
 	adac_print(out, "\n%-17s %-18s %s\n", "Queue", "Object", "Type");
-	for (size_t i = 0; i < pl->n && !adac_interrupted(out); i++) {
+	for (size_t i = 0; i < pl->n; i++) {
+		if (adac_interrupted(out))
+			return adac_fail(err, ADAC_E_INTERRUPTED, 0, "interrupted");
 		const struct item *e = &pl->items[i];
 		char queue[64];
 		if (e->it.queue == ADAC_TP_LOCAL && e->it.owner_tid)
@@ -401,6 +404,7 @@ static void print_text(struct adac_runtime *rt, const struct adac_thread_pool *t
 		if (e->work != UINT32_MAX)
 			adac_print(out, "    => %s\n", pl->works[e->work].text);
 	}
+	return 0;
 }
 
 static int print_json(struct adac_runtime *rt, const struct adac_thread_pool *tp, const struct workers *ws,
@@ -469,12 +473,8 @@ int adac_threadpool_print(struct adac_runtime *rt, bool items, bool json, struct
 		adac_fail(&pl.threads_err, ADAC_E_NOMEM, 0, "out of memory");
 	struct adac_blocking_scan k;
 	if (adac_blocking_scan_find(rt, out, &k, err) == 0) {
-		if (json)
-			rc = print_json(rt, tp, &ws, &k, &pl, &items_err, out, err);
-		else {
-			print_text(rt, tp, &ws, &k, &pl, &items_err, items, out);
-			rc = 0;
-		}
+		rc = json ? print_json(rt, tp, &ws, &k, &pl, &items_err, out, err)
+		          : print_text(rt, tp, &ws, &k, &pl, &items_err, items, out, err);
 	}
 	adac_blocking_scan_free(&k);
 	free(ws.v);

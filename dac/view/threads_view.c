@@ -117,8 +117,10 @@ static const char *doing(struct adac_runtime *rt, const struct adac_blocking_sca
 	return buf;
 }
 
-static void print_text(struct adac_runtime *rt, const struct adac_thread_counts *c, bool has_counts, struct rows *r,
-                       const struct adac_blocking_scan *k, const struct adac_error *list_err, struct adac_out *out)
+/* -1 with err when the user interrupts the listing. */
+static int print_text(struct adac_runtime *rt, const struct adac_thread_counts *c, bool has_counts, struct rows *r,
+                      const struct adac_blocking_scan *k, const struct adac_error *list_err, struct adac_out *out,
+                      struct adac_error *err)
 {
 	if (has_counts)
 		adac_print(out, "ThreadCount:      %u\nUnstartedThread:  %u\nBackgroundThread: %u\nPendingThread:    %u\n"
@@ -129,7 +131,9 @@ static void print_text(struct adac_runtime *rt, const struct adac_thread_counts 
 	if (adac_blocking_scan_warning(k, warning, sizeof warning))
 		adac_print(out, "warning: %s\n", warning);
 	adac_print(out, " DBG   ID     OSID ThreadOBJ          State      GC Mode     Name / kind / exception\n");
-	for (size_t i = 0; i < r->n && !adac_interrupted(out); i++) {
+	for (size_t i = 0; i < r->n; i++) {
+		if (adac_interrupted(out))
+			return adac_fail(err, ADAC_E_INTERRUPTED, 0, "interrupted");
 		const struct thread_row *row = &r->v[i];
 		char dbg[16], kind[160], buf[1100];
 		snprintf(dbg, sizeof dbg, row->index ? "%u" : "-", row->index);
@@ -158,6 +162,7 @@ static void print_text(struct adac_runtime *rt, const struct adac_thread_counts 
 			json_decref(then);
 		}
 	}
+	return 0;
 }
 
 static int print_json(struct adac_runtime *rt, const struct adac_thread_counts *c, bool has_counts, struct rows *r,
@@ -244,12 +249,8 @@ int adac_clrthreads_print(struct adac_runtime *rt, bool json, struct adac_out *o
 	bool has_counts = adac_thread_store_counts(rt, &c, NULL) == 0;
 	struct adac_blocking_scan k;
 	if (adac_blocking_scan_find(rt, out, &k, err) == 0) {
-		if (json) {
-			rc = print_json(rt, &c, has_counts, &r, &k, &list_err, out, err);
-		} else {
-			print_text(rt, &c, has_counts, &r, &k, &list_err, out);
-			rc = 0;
-		}
+		rc = json ? print_json(rt, &c, has_counts, &r, &k, &list_err, out, err)
+		          : print_text(rt, &c, has_counts, &r, &k, &list_err, out, err);
 	}
 	adac_blocking_scan_free(&k);
 done:

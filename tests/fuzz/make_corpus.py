@@ -27,7 +27,9 @@ From real processes (--real):
                           `gcroot` (roots, workstation and server GC: objects kept by a stack slot
                           and a dependent handle, by the finalization queue, by a strong handle),
                           `locks` (the locks sample) and `bt`/`frame`/`ps` run (`ps --json` and `report`
-                          on the deadlock sample: its await cycle and its threads waiting for each other)
+                          on the deadlock sample: its await cycle and its threads waiting for each other;
+                          `report`, `threadpool --items` and `clrthreads` on the starved sample's --mode
+                          classic: a starved pool's queues and threads)
 
 Files named regress_<slug> (reproducers of fixed bugs) and by 40 hex digits (inputs scripts/fuzz --keep
 found, minimised) are left alone. The real files (portable PDBs, assemblies, descriptor JSON) are
@@ -455,6 +457,14 @@ def one_of_type(build, core, name):
     return [o["address"] for o in d["dumpheap"]["objects"] if o["mt"] in mts][0]
 
 
+def real_starved(build, tmp):
+    """A starved pool (the starved sample's --mode classic): its global and local queues (a runtime-async
+    task, a classic box, callbacks, a Task.Run) and its threads, as `report`, `threadpool --items` and
+    `clrthreads` read them (fuzz_chain runs the last two with each image's `report`)."""
+    starved, _ = sample_core("starved", tmp, mode="classic")
+    return ("real_starved_report", image(build, starved, [["report"], ["threadpool", "--items"], ["clrthreads"]]))
+
+
 def real_cases(build):
     tmp = tempfile.mkdtemp(prefix="asyncdac-corpus-")
     write_dir("core", [("real_synthetic_gcore", real_core(build, tmp))], real=True)
@@ -484,6 +494,7 @@ def real_cases(build):
     # an await cycle, and sync-over-async under a lock (a running chain, a synchronous wait, a Monitor)
     deadlock, _ = sample_core("deadlock", tmp)
     chains.append(("real_deadlock_ps", image(build, deadlock, [["ps", "--json"], ["report"]])))
+    chains.append(real_starved(build, tmp))
     write_dir("chain", chains, real=True)
     subprocess.run(["rm", "-rf", tmp])
 
