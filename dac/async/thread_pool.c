@@ -185,9 +185,20 @@ struct items {
 	uint64_t corelib;
 	adac_tp_item_cb cb;
 	void *ctx;
-	struct adac_error *err;
+	struct adac_error *err;      /* the queue being read's failure ... */
+	struct adac_error *first;    /* ... the first one's, for the caller: the other queues are read */
+	bool failed;
 	int stop;                    /* what cb returned, once non-zero */
 };
+
+/* After a queue that could not be read (w->err): the first failure is kept, the next queue read. */
+static void queue_failed(struct items *w)
+{
+	if (!w->failed)
+		adac_error_copy(w->first, w->err);
+	w->failed = true;
+	memset(w->err, 0, sizeof *w->err);
+}
 
 /* Passes the work item at obj (none when null); false once cb asks to stop. */
 static bool item(struct items *w, uint64_t obj, const struct adac_tp_item *how)
@@ -324,18 +335,19 @@ static int all_local_items(struct items *w)
 	    locals_mt && adac_mt_find_field(rt, locals_mt, "threadLocals", &owners.locals, NULL) == 0 &&
 	    owners.locals.is_thread_static)
 		adac_managed_threads(rt, on_owner, &owners, NULL); /* (the queues of threads not read have no owner) */
-	int rc = 0;
-	for (uint32_t i = 0; i < count && i < ADAC_MAX_THREADS && !w->stop && rc == 0; i++) {
+	for (uint32_t i = 0; i < count && i < ADAC_MAX_THREADS && !w->stop; i++) {
 		uint64_t q;
-		rc = adac_read_ptr(rt->t, first + (uint64_t)i * size, &q, w->err) || (q && local_items(w, q, &owners)) ? -1 : 0;
+		if (adac_read_ptr(rt->t, first + (uint64_t)i * size, &q, w->err) || (q && local_items(w, q, &owners)))
+			queue_failed(w);
 	}
 	free(owners.v);
-	return rc;
+	return 0;
 }
 
 int adac_thread_pool_items(struct adac_runtime *rt, adac_tp_item_cb cb, void *ctx, struct adac_error *err)
 {
-	struct items w = {.rt = rt, .cb = cb, .ctx = ctx, .err = err};
+	struct adac_error scratch = {0};
+	struct items w = {.rt = rt, .cb = cb, .ctx = ctx, .err = &scratch, .first = err};
 	uint64_t mt = 0, wq = 0;
 	if (adac_corelib_module(rt, &w.corelib, err))
 		return -1;
@@ -343,7 +355,7 @@ int adac_thread_pool_items(struct adac_runtime *rt, adac_tp_item_cb cb, void *ct
 	    adac_gc_static_value(rt, mt, "s_workQueue", &wq, NULL) || !wq)
 		return 0; /* (not loaded: nothing was ever queued) */
 	if (all_local_items(&w))
-		return -1;
+		queue_failed(&w);
 	static const struct {
 		const char *field;
 		enum adac_tp_queue q;
@@ -356,21 +368,22 @@ int adac_thread_pool_items(struct adac_runtime *rt, adac_tp_item_cb cb, void *ct
 			continue; /* (not in this CoreLib, or never made) */
 		if (globals[i].q != ADAC_TP_ASSIGNABLE) {
 			if (queue_items(&w, q, globals[i].q))
-				return -1;
+				queue_failed(&w);
 			continue;
 		}
 		/* One ConcurrentQueue<object> per group of processors. */
-		if (adac_array_elements(rt, q, &first, &count, &size, NULL) || size != adac_target_ptr_size(rt->t))
-			return adac_fail(err, ADAC_E_READ, q, "cannot read ThreadPoolWorkQueue._assignableWorkItemQueues");
+		if (adac_array_elements(rt, q, &first, &count, &size, NULL) || size != adac_target_ptr_size(rt->t)) {
+			adac_fail(w.err, ADAC_E_READ, q, "cannot read ThreadPoolWorkQueue._assignableWorkItemQueues");
+			queue_failed(&w);
+			continue;
+		}
 		for (uint32_t k = 0; k < count && k < ADAC_MAX_QUEUE_SEGMENTS && !w.stop; k++) {
 			uint64_t aq;
-			if (adac_read_ptr(rt->t, first + (uint64_t)k * size, &aq, err))
-				return -1;
-			if (aq && queue_items(&w, aq, ADAC_TP_ASSIGNABLE))
-				return -1;
+			if (adac_read_ptr(rt->t, first + (uint64_t)k * size, &aq, w.err) || (aq && queue_items(&w, aq, ADAC_TP_ASSIGNABLE)))
+				queue_failed(&w);
 		}
 	}
-	return 0;
+	return w.failed ? -1 : 0;
 }
 
 enum adac_tp_role adac_thread_pool_role(const char (*methods)[200], size_t n)

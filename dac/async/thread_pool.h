@@ -62,8 +62,8 @@ struct adac_tp_item {
 
 /* Calls cb with every work item queued, queue by queue as enum adac_tp_queue orders them (local queues
  * in WorkStealingQueueList's order), each queue oldest first. cb returns non-zero to stop. -1 with
- * err when a queue cannot be read (the items passed before stay valid), ADAC_E_LAYOUT when CoreLib
- * has no such queues; each queue is bounded (ADAC_MAX_QUEUE_SEGMENTS, ADAC_MAX_QUEUE_ITEMS). */
+ * err (the first failure) when a queue cannot be read: the other queues are read, and every item
+ * passed is valid; each queue is bounded (ADAC_MAX_QUEUE_SEGMENTS, ADAC_MAX_QUEUE_ITEMS). */
 typedef int (*adac_tp_item_cb)(void *ctx, const struct adac_tp_item *item);
 int adac_thread_pool_items(struct adac_runtime *rt, adac_tp_item_cb cb, void *ctx, struct adac_error *err);
 

@@ -11,6 +11,7 @@ the line an item resumes at from the source's `// @await` marker and `ps --json`
 chain from `report`'s blocked threads. `report` has the figures and summary (text and JSON); lldb-22's
 `async threadpool --items` prints what the CLI prints.
 """
+import json
 import os
 import re
 import shutil
@@ -19,6 +20,7 @@ import sys
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
 import adactest as t  # noqa: E402
 import btsamples as b  # noqa: E402
+import corecore  # noqa: E402
 from btsamples import h  # noqa: E402
 
 APP = "AsyncdacSamples.StarvedApp"
@@ -127,6 +129,29 @@ def starved(tmp):
     t.check_eq(rj and rj.get("thread_pool"), {k: j[k] for k in ("started", "cpu_utilization", "workers", "queued", "summary")},
                "report --json: thread_pool, as threadpool --json's")
     t.check_eq(j["queued"], {"global": 5, "local": 1}, "threadpool --json: queued")
+    # A local queue that cannot be read (its m_array patched to an unmapped address in a copy of the
+    # core): the others are listed, and a warning says which failed.
+    rc, heap, err = b.cli(["dumpheap", core, "--type", "System.Threading.ThreadPoolWorkQueue+WorkStealingQueue", "--json"])
+    d = json.loads(heap)["dumpheap"] if rc == 0 else {"statistics": [], "objects": []}
+    mts = {s["mt"] for s in d["statistics"] if s["name"] == "System.Threading.ThreadPoolWorkQueue+WorkStealingQueue"}
+    queues = [h(o["address"]) for o in d["objects"] if o["mt"] in mts]
+    t.check_eq(len(queues), 2, "the two workers' local queues")
+    fields = b.oracle_objects(core, tmp, addresses=queues)["objects"]
+    cut = os.path.join(tmp, "starved-cut.core")
+    shutil.copyfile(core, cut)
+    cc = corecore.Core(cut)
+    bad = cc.unmapped_address()
+    for q in queues:
+        arr = h(fields.get(q, {}).get("fields", {}).get("m_array", "0"))
+        off = next((k for k in range(8, 40, 8) if arr and cc.read_u64(q + k) == arr), None)
+        if t.check(off is not None, f"the m_array slot of local queue 0x{q:x}"):
+            cc.write_u64(q + off, bad)
+    cj = b.cli_json(["threadpool", cut], "threadpool (local queues cut)") or {}
+    t.check_eq(sorted(h(i["object"]) for i in cj.get("items", [])),
+               sorted(h(i["object"]) for i in j["items"] if i["queue"] != "Local"),
+               "threadpool, local queues unreadable: the global items are listed")
+    t.check(len(cj.get("warnings", [])) == 1 and cj["warnings"][0].startswith(
+            "the queues were read in part: cannot read the thread pool's local queue 0x"), f"... and why: {cj.get('warnings')}")
     # In LLDB: the same text (the front end passes the command through).
     out = b.run_lldb(b.lldb_target(core), ["async threadpool --items"], "lldb: async threadpool")
     t.check_eq(b.lldb_output(out, "async threadpool --items"), text, "lldb-22: async threadpool --items, as the CLI")
