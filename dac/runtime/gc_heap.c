@@ -549,11 +549,11 @@ static int thread_context(void *ctx, uint64_t thread, struct adac_error *err)
  * list is walked with threads.c's adac_thread_list_walk alone, not through its state, which also
  * resolves the thread-static layouts (ThreadLocalData, ...) that a heap walk has no use for.
  *
- * The list, as the real .NET 11.0.0 runtime keeps it: the pointer at ThreadStore.FirstThreadLink is
- * the first Thread itself, and the pointer at Thread.LinkNext is the next Thread itself (checked on
- * live processes: each has its Id, OSId and RuntimeThreadLocals at the described offsets), as
- * threads.c reads it too. The field names, and the cDAC's Thread_1.cs at eae9047, suggest SLink
- * addresses (Thread = link - LinkNext); on 11.0.0 that lands on zeroed memory. The runtime wins. */
+ * The list, as the real runtimes keep it: on .NET 11.0.0 the pointer at ThreadStore.FirstThreadLink
+ * is the first Thread itself, and the pointer at Thread.LinkNext is the next Thread itself (checked
+ * on live processes: each has its Id, OSId and RuntimeThreadLocals at the described offsets); on
+ * .NET 10.0 they are SLink addresses, as the field names and the cDAC's Thread_1.cs at eae9047 read
+ * them (Thread = link - LinkNext). adac_thread_list_walk tells them apart by ThreadStore.ThreadCount. */
 static int collect_contexts(struct adac_runtime *rt, struct gc_state *s, struct adac_error *err)
 {
 	uint64_t ptr, limit, where;

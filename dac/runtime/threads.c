@@ -124,16 +124,46 @@ int adac_thread_statics_array(struct adac_runtime *rt, const struct adac_managed
 	return 0;
 }
 
-/* ThreadStore.FirstThreadLink and Thread.LinkNext hold Thread pointers (as the cDAC's Thread
- * contract reads them; checked on 11.0.0, where subtracting the link's offset gives garbage). */
+/* The threads in the list when its links point `bias` bytes into each Thread: how many before a null
+ * link, -1 when a link cannot be read or the list does not end within ADAC_MAX_THREADS. */
+static long list_length(struct adac_runtime *rt, uint64_t link, uint32_t bias, uint32_t next_off)
+{
+	long n = 0;
+	for (; link; n++) {
+		if (n >= (long)ADAC_MAX_THREADS || link < bias || adac_read_ptr(rt->t, link - bias + next_off, &link, NULL))
+			return -1;
+	}
+	return n;
+}
+
+/* Where the list's links point: at the Thread itself (0: 11.0.0, checked on live processes: each has
+ * its Id and OSId at the described offsets), or at its LinkNext field (next_off: 10.0, as the cDAC's
+ * Thread_1.cs reads them, Thread = link - LinkNext). The runtime says which: the reading under which
+ * the list ends after ThreadStore.ThreadCount threads (when described), else after the most. */
+static uint32_t link_bias(struct adac_runtime *rt, uint64_t store, uint64_t first, uint32_t next_off)
+{
+	uint32_t count_off, count = 0;
+	bool counted = adac_desc_has_field(rt->desc, "ThreadStore", "ThreadCount") &&
+	               adac_desc_field(rt->desc, "ThreadStore", "ThreadCount", &count_off, NULL) == 0 &&
+	               adac_read_u32(rt->t, store + count_off, &count, NULL) == 0;
+	long at_thread = list_length(rt, first, 0, next_off), at_link = list_length(rt, first, next_off, next_off);
+	if (counted && at_thread != (long)count && at_link == (long)count)
+		return next_off;
+	if (counted && at_thread == (long)count)
+		return 0;
+	return at_link > at_thread ? next_off : 0;
+}
+
 int adac_thread_list_walk(struct adac_runtime *rt, uint64_t store, uint32_t first_off, uint32_t next_off,
                           adac_thread_link_cb cb, void *ctx, struct adac_error *err)
 {
-	uint64_t thread;
-	if (adac_read_ptr(rt->t, store + first_off, &thread, err)) {
+	uint64_t link;
+	if (adac_read_ptr(rt->t, store + first_off, &link, err)) {
 		adac_error_wrap(err, "ThreadStore 0x%llx: ", (unsigned long long)store);
 		return -1;
 	}
+	uint32_t bias = link_bias(rt, store, link, next_off);
+	uint64_t thread = link ? link - bias : 0;
 	uint64_t first = thread;
 	for (unsigned n = 0; thread; n++) {
 		if (n >= ADAC_MAX_THREADS)
@@ -144,10 +174,14 @@ int adac_thread_list_walk(struct adac_runtime *rt, uint64_t store, uint32_t firs
 		int rc = cb(ctx, thread, err);
 		if (rc)
 			return rc < 0 ? -1 : 0;
-		if (adac_read_ptr(rt->t, thread + next_off, &thread, err)) {
+		if (adac_read_ptr(rt->t, thread + next_off, &link, err)) {
 			adac_error_wrap(err, "managed thread list: ");
 			return -1;
 		}
+		if (link && link < bias)
+			return adac_fail(err, ADAC_E_CORRUPT, link, "managed thread list: a link 0x%llx points at no Thread",
+			                 (unsigned long long)link);
+		thread = link ? link - bias : 0;
 	}
 	return 0;
 }

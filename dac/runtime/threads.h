@@ -37,7 +37,8 @@ typedef int (*adac_managed_thread_cb)(void *ctx, const struct adac_managed_threa
 /* The Thread list alone, for readers with their own Thread layout (the GC heap's allocation
  * contexts): cb(ctx, thread, err) for each Thread* from the ThreadStore at `store` (its
  * FirstThreadLink at first_off, each Thread's LinkNext at next_off), bounded by ADAC_MAX_THREADS
- * and cycle-checked. cb returns 0 to go on, 1 to stop (the walk returns 0), -1 with err set. */
+ * and cycle-checked. The links point at the Thread (11.0.0) or at its LinkNext field (10.0): the
+ * reading under which the list holds ThreadStore.ThreadCount threads is taken. cb returns 0 to go on, 1 to stop (the walk returns 0), -1 with err set. */
 typedef int (*adac_thread_link_cb)(void *ctx, uint64_t thread, struct adac_error *err);
 int adac_thread_list_walk(struct adac_runtime *rt, uint64_t store, uint32_t first_off, uint32_t next_off,
                           adac_thread_link_cb cb, void *ctx, struct adac_error *err);

@@ -2,6 +2,7 @@
   deadlock  the main thread parked in Sample.ParkForever, the finalizer, the thread pool's workers (one
             waiting for a Monitor "guard" holds, one idle) and gate thread, and "guard" in Task.Wait()
   crash     (--mode unhandled, the runtime's dump at the crash) the thread that threw the unhandled exception
+  locks     on .NET 10 (its thread list links Threads through their LinkNext fields): every thread
 Checked against the oracle (ClrMD through Microsoft's DAC): each thread's managed and OS ids, Thread
 address, state flags, GC mode and finalizer mark (ClrRuntime.Threads), the thread store's counts against
 those flags, the last thrown exception (ClrThread.CurrentException); the names from the sources
@@ -153,11 +154,33 @@ def crash(tmp):
                "crash: the thread that threw, its exception and where it is")
 
 
+def net10(tmp):
+    """.NET 10 links its thread list through each Thread's LinkNext field (11.0.0 through the Thread):
+    every thread, as the oracle (with the .NET 10 DAC) lists them."""
+    d = b.dn()
+    app = os.path.join(d["DN_APPS"], "10", "Debug", "locks", "locks.dll")
+    proc, ready = t.start([d["DN_HOST"], d["DN_RUNTIME10"], app], timeout=120, env={"DOTNET_RuntimeAsync": "1"})
+    try:
+        core = b.make_core(proc.pid, os.path.join(tmp, "locks10.core"))
+    finally:
+        proc.kill()
+        proc.wait()
+    j = b.cli_json(["clrthreads", core], "clrthreads (.NET 10)") or {}
+    theirs = b.oracle_core_json("threads", core, dac="DN_DAC10")["threads"]
+    t.check_eq([(x["managed_id"], x["tid"] or 0, h(x["thread"]), x["state"], "Finalizer" in x["kinds"])
+                for x in j.get("threads", [])],
+               [(x["managed_id"], x["os_id"], h(x["address"]), x["state"], x["finalizer"]) for x in theirs],
+               ".NET 10: each thread's ids, Thread, state and finalizer mark (oracle)")
+    t.check_eq((j.get("counts") or {}).get("threads"), len(theirs), ".NET 10: the thread store's count")
+    t.check(len(theirs) > 3, f".NET 10: the locks sample's threads ({len(theirs)})")
+
+
 def main():
     tmp = t.tmpdir()
     try:
         deadlock(tmp)
         crash(tmp)
+        net10(tmp)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     t.finish()

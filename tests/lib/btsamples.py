@@ -191,10 +191,10 @@ def oracle(core, tmp):
     return Oracle(data)
 
 
-def oracle_core_json(command, core):
-    """`oracle <command> <core>`'s JSON (locks, threadpool, threads)."""
+def oracle_core_json(command, core, dac="DN_DAC11"):
+    """`oracle <command> <core>`'s JSON (locks, threadpool, threads), through the DAC of dn()[dac]."""
     d = dn()
-    rc, out, err = t.run(["dotnet", d["DN_ORACLE"], command, core, "--dac", d["DN_DAC11"]], timeout=600,
+    rc, out, err = t.run(["dotnet", d["DN_ORACLE"], command, core, "--dac", d[dac]], timeout=600,
                          env=_oracle_env())
     if rc != 0:
         raise SystemExit(f"FAIL: oracle {command} on {core} ({rc}): {err.strip()[-2000:]}")
