@@ -123,8 +123,13 @@ static void read_workers(struct adac_runtime *rt, uint64_t corelib, struct adac_
 	uint64_t mt = 0, pool = 0, sep, min_at, max_at, data;
 	uint32_t counts_off, data_off;
 	uint16_t min, max;
-	if (adac_module_type(rt, corelib, "System.Threading", "PortableThreadPool", &mt, NULL) || !mt ||
-	    adac_gc_static_value(rt, mt, "ThreadPoolInstance", &pool, NULL) || !pool)
+	if (adac_module_type(rt, corelib, "System.Threading", "PortableThreadPool", &mt, NULL))
+		return;
+	/* (Not loaded, or its instance not made yet: no work was ever queued.) */
+	if (mt && adac_gc_static_value(rt, mt, "ThreadPoolInstance", &pool, NULL))
+		return;
+	tp->state_known = true;
+	if (!pool)
 		return;
 	tp->started = true;
 	if (!struct_field(rt, corelib, "System.Threading", "PortableThreadPool+CacheLineSeparated", "counts", &counts_off) ||

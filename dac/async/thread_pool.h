@@ -25,6 +25,7 @@
 struct adac_runtime;
 
 struct adac_thread_pool {
+	bool state_known;      /* whether it was started is known (CoreLib's statics were read) */
 	bool started;          /* PortableThreadPool.ThreadPoolInstance exists: work was queued to the pool */
 	bool has_queue;        /* the global queues were read */
 	uint64_t queued;       /* work items in them */

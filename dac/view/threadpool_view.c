@@ -285,7 +285,7 @@ static void summary_print(struct pool *pl, size_t max, struct adac_out *out)
  * workers, queued, summary. */
 static void common_json(const struct adac_thread_pool *tp, struct pool *pl, json_t *j, json_t *warnings)
 {
-	json_object_set_new(j, "started", json_boolean(tp->started));
+	json_object_set_new(j, "started", tp->state_known ? json_boolean(tp->started) : json_null());
 	json_object_set_new(j, "cpu_utilization", tp->has_cpu ? json_integer(tp->cpu) : json_null());
 	if (tp->has_workers) {
 		json_object_set_new(j, "workers", json_pack("{s:I, s:I, s:I, s:i, s:i}", "total", (json_int_t)tp->existing,
@@ -294,7 +294,10 @@ static void common_json(const struct adac_thread_pool *tp, struct pool *pl, json
 		                                            "min", tp->min, "max", tp->max));
 	} else {
 		json_object_set_new(j, "workers", json_null());
-		if (tp->started)
+		if (!tp->state_known)
+			json_array_append_new(warnings, adac_json_text("whether the thread pool was started is not known "
+			                                               "(PortableThreadPool.ThreadPoolInstance cannot be read)"));
+		else if (tp->started)
 			json_array_append_new(warnings, adac_json_text("the worker counts (PortableThreadPool.ThreadPoolInstance) "
 			                                               "cannot be read"));
 	}
@@ -350,7 +353,10 @@ static int print_text(struct adac_runtime *rt, const struct adac_thread_pool *tp
                       struct adac_out *out, struct adac_error *err)
 {
 	adac_print(out, "Using the portable thread pool.\n\n");
-	if (!tp->started)
+	if (!tp->state_known)
+		adac_print(out, "warning: whether it was started is not known (PortableThreadPool.ThreadPoolInstance "
+		                "cannot be read)\n");
+	else if (!tp->started)
 		adac_print(out, "Not started: no work was ever queued to it.\n");
 	if (tp->has_cpu)
 		adac_print(out, "CPU utilization:  %d%%\n", tp->cpu);
@@ -503,7 +509,9 @@ void adac_threadpool_report(struct adac_runtime *rt, json_t *root, json_t *warni
 		pool_free(&pl);
 		return;
 	}
-	if (!tp->started) {
+	if (!tp->state_known) {
+		adac_print(out, "not known: PortableThreadPool.ThreadPoolInstance cannot be read\n");
+	} else if (!tp->started) {
 		adac_print(out, "not started: no work was ever queued to it\n");
 	} else {
 		char figures[160] = "";
