@@ -421,6 +421,6 @@ void adac_thread_pool_text(const struct adac_thread_pool *tp, char *buf, size_t 
 	if (n < 0 || (size_t)n >= size)
 		return;
 	if (tp->has_queue)
-		snprintf(buf + n, size - (size_t)n, "%s%llu work item%s queued", n ? "; " : "",
+		snprintf(buf + n, size - (size_t)n, "%s%llu work item%s in the global queues", n ? "; " : "",
 		         (unsigned long long)tp->queued, tp->queued == 1 ? "" : "s");
 }

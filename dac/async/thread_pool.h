@@ -79,8 +79,8 @@ enum adac_tp_role adac_thread_pool_role(const char (*methods)[200], size_t n);
  * have is busy. */
 bool adac_thread_pool_starved(const struct adac_thread_pool *tp);
 
-/* "2 worker threads busy, 2 exist, at most 2; 4 work items queued", or the part that was read; "" when
- * nothing was. */
+/* "2 worker threads busy, 2 exist, at most 2; 4 work items in the global queues" (the workers' local
+ * queues are `threadpool`'s), or the part that was read; "" when nothing was. */
 void adac_thread_pool_text(const struct adac_thread_pool *tp, char *buf, size_t size);
 
 #endif

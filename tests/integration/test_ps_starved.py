@@ -3,7 +3,7 @@
 completed with RunContinuationsAsynchronously, so the chain's task waits in the global queue behind
 nothing, with 3 more work items after it). On a createdump core:
   ps        awaiting line: "completed, but the continuation awaiting it has not run: the thread pool is
-            starved (2 worker threads busy, 2 exist, at most 2; 4 work items queued)", text and --json
+            starved (2 worker threads busy, 2 exist, at most 2; 4 work items in the global queues)", text and --json
   ps --stats  "Thread pool:" section: "1 stack awaits a completed task whose continuation has not
             run: the thread pool is starved (...)"; --json stats.thread_pool
             {not_resumed 1, starved true, busy 2, existing 2, max 2, queued 4}
@@ -26,7 +26,7 @@ import adactest as t  # noqa: E402
 import btsamples as b  # noqa: E402
 from btsamples import h  # noqa: E402
 
-FACTS = "2 worker threads busy, 2 exist, at most 2; 4 work items queued"
+FACTS = "2 worker threads busy, 2 exist, at most 2; 4 work items in the global queues"
 WHAT = "completed, but the continuation awaiting it has not run: the thread pool is starved (" + FACTS + ")"
 
 
