@@ -52,7 +52,7 @@ char *adac_wait_cycle_text(struct adac_runtime *rt, const struct adac_held_locks
 /* "  waiting for: <lock>, held by thread tid <T> (...)": the line `bt` and `ps` print under a thread
  * waiting to enter l. */
 void adac_lock_waiting_print(struct adac_runtime *rt, const struct adac_held_lock *l, struct adac_out *out);
-/* The type of a locked object (a held lock's, a Monitor.Wait's), as the runtime names it (its string,
+/* The type of an object (a held lock's, a Monitor.Wait's, a thread's exception), as the runtime names it (its string,
  * which stays put while the runtime is open); NULL when unknown. */
 const char *adac_lock_object_type(struct adac_runtime *rt, uint64_t object);
 /* {"object", "type", "owner": {"tid", "managed_id"}}: a lock as `ps --json` names the one a running

@@ -17,6 +17,7 @@
 #include "target/target.h"
 #include "types/fielddesc.h"
 #include "types/names.h"
+#include "view/lock_view.h"
 #include "view/value_format.h"
 #include "view/wait_chain.h"
 
@@ -98,8 +99,7 @@ static const char *kinds(const struct thread_row *r, char *buf, size_t size)
 
 static const char *type_of(struct adac_runtime *rt, uint64_t obj)
 {
-	uint64_t mt;
-	const char *name = adac_object_mt(rt, obj, &mt, NULL) == 0 ? adac_type_name(rt, mt, 0, NULL) : NULL;
+	const char *name = adac_lock_object_type(rt, obj);
 	return name ? name : "?";
 }
 
