@@ -15,54 +15,12 @@
 #include "base/grow.h"
 #include "base/json.h"
 #include "base/labels.h"
+#include "base/trie.h"
 #include "base/output.h"
 #include "view/pending_list.h"
 #include "view/pending_view.h"
 
 #define LABEL_MAX 1024u   /* one frame's text */
-
-/* ---- a tree of label paths (labels: base/labels.h), counts per label ---- */
-
-struct tnode {
-	uint32_t label;
-	uint32_t first_child, next_sibling;   /* 0: none (node 0 is the root) */
-	uint32_t parent;
-	uint64_t count;
-};
-
-struct trie {
-	struct tnode *n;
-	size_t count, cap;
-};
-
-/* A trie with its root: 0, or -1 when out of memory. */
-static int trie_init(struct trie *t)
-{
-	t->cap = 64;
-	t->n = calloc(t->cap, sizeof *t->n);
-	t->count = 1;
-	return t->n ? 0 : -1;
-}
-
-/* Child of `parent` with `label`, added when new; 0 when out of memory. */
-static uint32_t trie_child(struct trie *t, uint32_t parent, uint32_t label)
-{
-	for (uint32_t c = t->n[parent].first_child; c; c = t->n[c].next_sibling)
-		if (t->n[c].label == label)
-			return c;
-	if (t->count == t->cap) {
-		size_t cap = t->cap * 2;
-		struct tnode *p = realloc(t->n, cap * sizeof *p);
-		if (!p)
-			return 0;
-		t->n = p;
-		t->cap = cap;
-	}
-	uint32_t id = (uint32_t)t->count++;
-	t->n[id] = (struct tnode){.label = label, .next_sibling = t->n[parent].first_child, .parent = parent};
-	t->n[parent].first_child = id;
-	return id;
-}
 
 /* Per-label counts (--stats). */
 struct counts {
@@ -241,8 +199,8 @@ struct groups {
 	unsigned part;                         /* which: 0 the listing's thread's (this), k + 1 helper k's */
 	struct adac_labels labels;
 	struct memo memo;                      /* label ids by what they are made of */
-	struct trie trie;
-	struct trie frames;                    /* --coalesce: the stacks' frame labels, without the
+	struct adac_trie trie;
+	struct adac_trie frames;               /* --coalesce: the stacks' frame labels, without the
 	                                        * first (what they await: final only at the end) */
 	uint32_t cursor;                       /* the trie node of the last label added */
 	struct counts frame_counts, await_counts, task_counts;
@@ -633,7 +591,7 @@ static int coalesce_cb(struct groups *g, uint32_t id, size_t level, const struct
 	(void)s;
 	if (level == 0)
 		g->cursor = 0;
-	uint32_t c = trie_child(&g->trie, g->cursor, id);
+	uint32_t c = adac_trie_child(&g->trie, g->cursor, id);
 	if (!c)
 		return adac_fail(&g->fail, ADAC_E_NOMEM, 0, "out of memory grouping stacks");
 	g->trie.n[c].count++;
@@ -646,7 +604,7 @@ static int record_cb(struct groups *g, uint32_t id, size_t level, const struct a
 {
 	(void)level;
 	(void)s;
-	uint32_t c = trie_child(&g->frames, g->cursor, id);
+	uint32_t c = adac_trie_child(&g->frames, g->cursor, id);
 	if (!c)
 		return adac_fail(&g->fail, ADAC_E_NOMEM, 0, "out of memory grouping stacks");
 	g->cursor = c;
@@ -676,12 +634,12 @@ static int build_trie(struct groups *g)
 			}
 			path[depth++] = g->frames.n[f].label;
 		}
-		uint32_t c = rc ? 0 : trie_child(&g->trie, 0, final_first(g, g->seq[i]));
+		uint32_t c = rc ? 0 : adac_trie_child(&g->trie, 0, final_first(g, g->seq[i]));
 		for (size_t level = 0; c; level++) {
 			g->trie.n[c].count++;
 			if (level == depth)
 				break;
-			c = trie_child(&g->trie, c, path[depth - 1 - level]);
+			c = adac_trie_child(&g->trie, c, path[depth - 1 - level]);
 		}
 		if (!c)
 			rc = -1;
@@ -806,9 +764,9 @@ static int merge_part(struct groups *g, const struct groups *part)
 			return adac_fail(&g->fail, ADAC_E_NOMEM, 0, "out of memory grouping stacks");
 		to[0] = 0;
 		for (size_t n = 1; n < part->frames.count; n++) {
-			const struct tnode *x = &part->frames.n[n];
+			const struct adac_trie_node *x = &part->frames.n[n];
 			uint32_t label = adac_label_id(&g->labels, part->labels.text[x->label]);
-			if (label == UINT32_MAX || !(to[n] = trie_child(&g->frames, to[x->parent], label))) {
+			if (label == UINT32_MAX || !(to[n] = adac_trie_child(&g->frames, to[x->parent], label))) {
 				free(to);
 				return adac_fail(&g->fail, ADAC_E_NOMEM, 0, "out of memory grouping stacks");
 			}
@@ -1276,8 +1234,8 @@ static void print_table(struct groups *g, const char *title, const char *column,
 static void groups_free(struct groups *g)
 {
 	free(g->counted);
-	free(g->trie.n);
-	free(g->frames.n);
+	adac_trie_free(&g->trie);
+	adac_trie_free(&g->frames);
 	free(g->frame_counts.n);
 	free(g->await_counts.n);
 	free(g->task_counts.n);
@@ -1302,7 +1260,7 @@ static int groups_begin(struct groups *g, struct groups *parts, struct adac_pend
 	*g = (struct groups){.l = l, .out = out, .rt = l->p->rt, .stats = stats, .coalesce = coalesce};
 	memset(parts, 0, ADAC_LIST_MAX_HELPERS * sizeof *parts);
 	g->counted = adac_array_zeroed(l->p->graph.node_count, sizeof *g->counted);
-	if (!g->counted || trie_init(&g->trie) || (coalesce && trie_init(&g->frames)))
+	if (!g->counted || adac_trie_init(&g->trie) || (coalesce && adac_trie_init(&g->frames)))
 		return adac_fail(err, ADAC_E_NOMEM, 0, "out of memory");
 	if (!stats && !coalesce)
 		return 0;
@@ -1311,7 +1269,7 @@ static int groups_begin(struct groups *g, struct groups *parts, struct adac_pend
 		parts[k] = (struct groups){.l = l, .out = out, .counted = g->counted, .part = k + 1, .stats = stats,
 		                           .coalesce = coalesce};
 		ctxs[1 + k] = &parts[k];
-		if (coalesce && trie_init(&parts[k].frames))
+		if (coalesce && adac_trie_init(&parts[k].frames))
 			return adac_fail(err, ADAC_E_NOMEM, 0, "out of memory");
 	}
 	g->digested = adac_pending_list_digest(l, stats && coalesce ? digest_report : stats ? digest_stats : digest_coalesce,
