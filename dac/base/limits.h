@@ -23,6 +23,7 @@
 #define ADAC_MAX_MAPPINGS 1000000u             /* file mappings of one target (NT_FILE, /proc/pid/maps) */
 #define ADAC_MAX_SNAPSHOT_BYTES (64ull << 30)   /* readable memory a live process's copy may hold (--release) */
 #define ADAC_MAX_UNWIND_FRAMES 100000u         /* physical frames unwound for one thread */
+#define ADAC_MAX_GROUP_NESTING 256u            /* groups `pstacks` prints inside one another */
 #define ADAC_MAX_RANGE_FRAGMENTS 4096u         /* RangeSectionFragments in one range-section-map leaf list */
 #define ADAC_MAX_NIBBLE_UNITS (4u << 20)        /* 32-bit nibble-map units scanned back (1 GiB of JIT code) */
 #define ADAC_MAX_CODE_HEAPS 4096u               /* EE JIT code heaps (CodeHeapListNodes) walked */

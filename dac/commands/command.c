@@ -31,6 +31,7 @@ static const struct entry entries[] = {
 	{&adac_cmd_locks_info, adac_cmd_locks},
 	{&adac_cmd_threadpool_info, adac_cmd_threadpool},
 	{&adac_cmd_clrthreads_info, adac_cmd_clrthreads},
+	{&adac_cmd_pstacks_info, adac_cmd_pstacks},
 	{&adac_cmd_diff_info, NULL},   /* two targets: adac_command_run_diff */
 };
 #define N_ENTRIES (sizeof entries / sizeof entries[0])

@@ -53,6 +53,9 @@ int adac_cmd_locks(struct adac_target *t, enum adac_frontend fe, int argc, char 
 extern const struct adac_command_info adac_cmd_clrthreads_info;
 int adac_cmd_clrthreads(struct adac_target *t, enum adac_frontend fe, int argc, char **argv, struct adac_out *out,
                         struct adac_error *err);
+extern const struct adac_command_info adac_cmd_pstacks_info;
+int adac_cmd_pstacks(struct adac_target *t, enum adac_frontend fe, int argc, char **argv, struct adac_out *out,
+                     struct adac_error *err);
 extern const struct adac_command_info adac_cmd_threadpool_info;
 int adac_cmd_threadpool(struct adac_target *t, enum adac_frontend fe, int argc, char **argv, struct adac_out *out,
                         struct adac_error *err);

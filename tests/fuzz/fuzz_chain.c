@@ -3,8 +3,8 @@
  * method name, IL offset, await line), the awaited locals (debug info, the continuation's saved
  * data, value formatting), tasks and dispatcher records, through the commands the image carries:
  * `bt` (--address, --thread, --locals, --json), `frame` (variable, info, select), `ps` and `report` (with
- * it `report --json`, `locks`, `locks --json`, `threadpool --items`, `threadpool --json` and
- * `clrthreads`, which read what it reads); and on
+ * it `report --json`, `locks`, `locks --json`, `threadpool --items`, `threadpool --json`,
+ * `clrthreads`, `pstacks --all` and `pstacks --json`, which read what it reads); and on
  * every address a command names, the object readers `dumpobj --depth 1` and `pe`; with `ps`, the
  * chains as a debugger's threads (adac_debugger_chains, all and at most 2: the 2 are among all, and
  * with those counted as left out they are all). Every
@@ -111,12 +111,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			char *report_json[] = {"report", "--json", NULL}, *locks[] = {"locks", NULL};
 			char *locks_json[] = {"locks", "--json", NULL}, *pool[] = {"threadpool", "--items", NULL};
 			char *pool_json[] = {"threadpool", "--json", NULL}, *threads[] = {"clrthreads", NULL};
+			char *pstacks[] = {"pstacks", "--all", NULL}, *pstacks_json[] = {"pstacks", "--json", NULL};
 			fuzz_run_command(img.t, 2, report_json);
 			fuzz_run_command(img.t, 1, locks);
 			fuzz_run_command(img.t, 2, locks_json);
 			fuzz_run_command(img.t, 2, pool);
 			fuzz_run_command(img.t, 2, pool_json);
 			fuzz_run_command(img.t, 1, threads);
+			fuzz_run_command(img.t, 2, pstacks);
+			fuzz_run_command(img.t, 2, pstacks_json);
 		}
 		if (strcmp(name, "ps") == 0 && !threads_checked) {  /* (once: a scan is the image's costliest run) */
 			check_chain_threads(&img);

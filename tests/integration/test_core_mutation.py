@@ -4,7 +4,8 @@ mutated core `ps`, `bt`, `frame variable`, `dumpheap --stat`, `ps --stats` with 
 thread (ASYNCDAC_LIST_HELPERS=1), `dumpheap --json` (a core's objects printed as they are walked),
 `report --json` (every section, and the blocked threads' wait chains), `locks` (the sync table and
 every object's header), `threadpool --items` (the pool's queues, threads and work items) and
-`clrthreads` (every managed thread and what it does) stay bounded and well-behaved:
+`clrthreads` (every managed thread and what it does) and `pstacks` (every thread's stack) stay bounded
+and well-behaved:
   - exit 0, or 1 with exactly one `asyncdac: error: ...` line;
   - no AddressSanitizer/UBSan/LeakSanitizer report;
   - at most 10 s of CPU time and 1 GiB of RSS each, for a ~110 MB core (3x the time and 2x the memory
@@ -188,7 +189,7 @@ def main():
     commands = [["ps", core], ["bt", core], ["frame", core, "variable", "--address", task, "--frame", "0"],
                 ["dumpheap", core, "--stat"], ["ps", core, "--stats"], ["dumpheap", core, "--json"],
                 ["report", core, "--json"], ["locks", core], ["threadpool", core, "--items"],
-                ["clrthreads", core]]
+                ["clrthreads", core], ["pstacks", core]]
     # ps --stats with a listing helper: the stacks are also resolved on another thread, through a
     # second target over the same (mutated) core.
     envs = {4: {"ASYNCDAC_LIST_HELPERS": "1"}}

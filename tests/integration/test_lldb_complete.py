@@ -128,7 +128,7 @@ def main():
     commands = cli_commands()
     want = {  # line -> the matches LLDB lists (before them: the common part it inserts)
         "async ": sorted(commands + ["threads"]),
-        "async p": ["pe", "ps"],
+        "async p": ["pe", "ps", "pstacks"],
         "async ps --format ": ["tree", "folded", "dot"],
         "async ps --status Wait": ["WaitingForActivation", "WaitingToRun", "WaitingForChildrenToComplete"],
         "async symbols --dwarf ": ["4", "5"],

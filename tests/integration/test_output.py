@@ -73,7 +73,7 @@ def exit_codes(tmp):
     names = commands()
     t.check_eq(sorted(names), sorted(["runtime", "bt", "ip2md", "dumpmd", "frame", "dumpheap", "ps", "symbols", "diff",
                                       "dumpobj", "pe", "refs", "report", "gcroot", "locks", "threadpool",
-                                      "clrthreads"]),
+                                      "clrthreads", "pstacks"]),
                "the commands --help lists")
     names.remove("diff")  # two targets: the diff part tests its exit codes
     names.remove("pe")    # the nested sample has no exception: below
@@ -99,6 +99,7 @@ def exit_codes(tmp):
         "locks": [],
         "threadpool": ["--items"],
         "clrthreads": [],
+        "pstacks": [],
     }
     # Each command's own way of failing on a good core (the analysis, not the command line).
     target_error = {
@@ -117,6 +118,7 @@ def exit_codes(tmp):
         "locks": None,
         "threadpool": None,
         "clrthreads": None,
+        "pstacks": None,
     }
     for name in names:
         expect_rc([name, core] + ok[name], 0, f"{name}: a good run")
@@ -232,7 +234,7 @@ def json_documents(tmp):
     tables = documented()
     t.check_eq(sorted({inv.split()[0] for invs, _ in tables for inv in invs}),
                sorted(["bt", "diff", "dumpheap", "dumpmd", "frame", "gcroot", "ip2md", "locks", "ps", "report", "runtime",
-                      "threadpool", "clrthreads"]),
+                      "threadpool", "clrthreads", "pstacks"]),
                "docs/json.md documents every command that has --json")
     for invocations, table in tables:
         if any("--jsonl" in inv for inv in invocations):

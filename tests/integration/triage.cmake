@@ -43,6 +43,9 @@ set_tests_properties(threadpool PROPERTIES FIXTURES_REQUIRED dotnet LABELS "dotn
 #   clrthreads   the managed threads (deadlock, crash; CLI and lldb-22), against the oracle's ClrRuntime.Threads
 add_adac_test(clrthreads integration/test_clrthreads.py)
 set_tests_properties(clrthreads PROPERTIES FIXTURES_REQUIRED dotnet LABELS "dotnet;needs-cli")
+#   pstacks      the threads' stacks merged (deadlock, starved; --all; CLI and lldb-22), against the oracle's stacks
+add_adac_test(pstacks integration/test_pstacks.py)
+set_tests_properties(pstacks PROPERTIES FIXTURES_REQUIRED dotnet LABELS "dotnet;needs-cli")
 #   ps.sockets   chains awaiting socket receives over 127.0.0.1: the operation and both endpoints
 add_adac_test(ps.sockets integration/test_ps_sockets.py)
 set_tests_properties(ps.sockets PROPERTIES FIXTURES_REQUIRED dotnet LABELS "dotnet;needs-cli")

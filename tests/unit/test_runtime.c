@@ -80,6 +80,7 @@ static void test_commands_use_the_source(void)
 		{"bt"}, {"runtime"}, {"ip2md", "0x1000"}, {"dumpmd", "0x1000"}, {"frame", "info"}, {"dumpheap"},
 		{"ps"}, {"symbols", "-o", "/nonexistent/x.debug"}, {"dumpobj", "0x1000"}, {"pe", "0x1000"},
 		{"report"}, {"refs", "0x1000"}, {"gcroot", "0x1000"}, {"locks"}, {"threadpool"}, {"clrthreads"},
+		{"pstacks"},
 	};
 	struct adac_target *t = empty_target();
 	adac_target_set_runtime_source(t, give_none);
