@@ -6,7 +6,7 @@ const struct adac_command_info adac_cmd_report_info = {
 	.name = "report",
 	.summary = "One page for an incident ticket: findings first (deadlocks, tasks whose awaiters did not resume, "
 	           "objects many chains await, locks threads wait for, crashes), then the runtime, crashed threads, blocked threads, "
-	           "async stacks grouped and top frames",
+	           "the thread pool, the threads' stacks merged, async stacks grouped and top frames",
 	.syntax = "[--json]",
 	.details =
 		"Sections, each what another command shows of the same process:\n"
@@ -52,6 +52,9 @@ const struct adac_command_info adac_cmd_report_info = {
 		"                     what they run (a delegate's method, or \"resumes <method>\n"
 		"                     at <file>:<line>\": an awaiter the pool has not run), as\n"
 		"                     `threadpool`\n"
+		"  == Thread stacks, merged where they share frames\n"
+		"                     as `pstacks`: the threads' managed frames, and what each\n"
+		"                     branch's threads wait on\n"
 		"  == Async stacks, grouped by what they await   as `ps --coalesce`\n"
 		"  == Top frames      as `ps --stats`\n"
 		"\n"
@@ -59,9 +62,9 @@ const struct adac_command_info adac_cmd_report_info = {
 		"  -j, --json   One JSON document with the same sections (docs/json.md):\n"
 		"               findings ({\"kind\": \"deadlock\", \"text\": ...}), runtime,\n"
 		"               crashed threads (as `bt --json`), blocked threads (each with\n"
-		"               its wait chain), thread pool (as `threadpool --json`), stacks\n"
-		"               (as `ps --coalesce --json` and\n"
-		"               `ps --stats --json`), warnings\n",
+		"               its wait chain), thread pool (as `threadpool --json`), thread\n"
+		"               stacks (as `pstacks --json`), stacks (as `ps --coalesce\n"
+		"               --json` and `ps --stats --json`), warnings\n",
 };
 
 int adac_cmd_report(struct adac_target *t, enum adac_frontend fe, int argc, char **argv, struct adac_out *out,

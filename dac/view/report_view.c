@@ -25,6 +25,7 @@
 #include "view/pending_view.h"
 #include "view/runtime_view.h"
 #include "view/stack_groups.h"
+#include "view/thread_groups.h"
 #include "view/threadpool_view.h"
 #include "view/wait_chain.h"
 
@@ -92,6 +93,26 @@ __attribute__((format(printf, 3, 4))) static void problem(struct report *r, cons
 static void shared_finding(void *ctx, const char *text)
 {
 	add_finding(ctx, "shared", text);
+}
+
+/* "== Thread stacks": `pstacks` (managed frames), its branches' waits from the blocked threads; as
+ * JSON "thread_stacks" (null when they cannot be listed: warnings says why). -1 with err only when
+ * interrupted. */
+static int thread_stacks(struct report *r, struct adac_error *err)
+{
+	const struct adac_pstacks_opts o = {.tids = 4};
+	json_t *j = NULL;
+	struct adac_error e = {0};
+	if (adac_pstacks_render(r->rt, &o, r->blocked_known ? &r->blocked : NULL, NULL, r->json ? &j : NULL, r->out, &e)) {
+		if (e.code == ADAC_E_INTERRUPTED) {
+			adac_error_copy(err, &e);
+			return -1;
+		}
+		problem(r, "error", "the threads' stacks cannot be listed: %s", e.msg);
+	}
+	if (r->json)
+		json_object_set_new(r->json, "thread_stacks", j ? j : json_null());
+	return 0;
 }
 
 /* "<thread> waits synchronously for task 0x... (...)[ while it holds <locks>]: see `bt --thread T`" */
@@ -456,6 +477,11 @@ int adac_report_print(struct adac_runtime *rt, bool json, struct adac_out *out, 
 	if (!json)
 		adac_print(out, "\n== Thread pool\n");
 	adac_threadpool_report(rt, r.json, r.warnings, out);
+
+	if (!json)
+		adac_print(out, "\n== Thread stacks, merged where they share frames\n");
+	if (thread_stacks(&r, err))
+		goto fail;
 
 	if (have) {
 		json_t *stacks = json ? json_object() : NULL;

@@ -4,6 +4,9 @@
  *                 SemaphoreSlim's waiters, one promise), crashed threads (stop reason, exception)
  *   Runtime       the runtime found (as `runtime` prints it)
  *   Threads       the threads that stopped for a reason, with their frames and chains (as `bt`)
+ *   Blocked       the blocked threads grouped by what they wait on, with their wait chains
+ *   Thread pool   its workers and queued work items (as `threadpool`)
+ *   Thread stacks the threads' stacks merged (as `pstacks`)
  *   Async stacks  every pending stack grouped by what it awaits (as `ps --coalesce`)
  *   Top frames    frames per method and await state, stacks per awaited type (as `ps --stats`) */
 #ifndef ADAC_REPORT_VIEW_H

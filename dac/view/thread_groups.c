@@ -45,8 +45,13 @@ struct groups {
 	size_t nends, ends_cap;
 	size_t threads, left_out;
 	json_t *warnings;      /* the threads whose walk failed, as one-line texts */
-	struct adac_blocking_scan k; /* what the threads wait on */
+	const struct adac_blocked_threads *blocked; /* what the threads wait on; NULL: not known */
 };
+
+static const struct adac_blocked *blocked(const struct groups *g, uint64_t tid)
+{
+	return g->blocked ? adac_blocked_thread(g->blocked, tid) : NULL;
+}
 
 static int on_frame(void *ctx, const struct adac_stack_frame *f)
 {
@@ -200,10 +205,10 @@ static void tids_text(const struct groups *g, size_t first, size_t n, unsigned i
 	if (shown < n)
 		adac_print(out, " and %zu more", n - shown);
 	adac_print(out, "\n");
-	const struct adac_blocked *one = adac_blocking_scan_thread(&g->k, g->ends[first].tid);
+	const struct adac_blocked *one = blocked(g, g->ends[first].tid);
 	bool same = one != NULL;
 	for (size_t i = 1; i < n && same; i++) {
-		const struct adac_blocked *b = adac_blocking_scan_thread(&g->k, g->ends[first + i].tid);
+		const struct adac_blocked *b = blocked(g, g->ends[first + i].tid);
 		same = b && strcmp(b->text, one->text) == 0;
 	}
 	if (same) {
@@ -211,7 +216,7 @@ static void tids_text(const struct groups *g, size_t first, size_t n, unsigned i
 		return;
 	}
 	for (size_t i = 0, listed = 0; i < n; i++) {
-		const struct adac_blocked *b = adac_blocking_scan_thread(&g->k, g->ends[first + i].tid);
+		const struct adac_blocked *b = blocked(g, g->ends[first + i].tid);
 		if (b && listed++ < shown)
 			adac_print(out, "%*stid %llu: %s\n", (int)indent + 5, "", (unsigned long long)b->tid, b->text);
 	}
@@ -268,7 +273,7 @@ static json_t *render_json(const struct groups *g, uint32_t node, unsigned depth
 	if (ok) {
 		ending_at(g, path[len - 1], &first, &nend);
 		for (size_t i = 0; ok && i < nend; i++) {
-			const struct adac_blocked *b = adac_blocking_scan_thread(&g->k, g->ends[first + i].tid);
+			const struct adac_blocked *b = blocked(g, g->ends[first + i].tid);
 			json_t *t = json_pack("{s:I, s:o}", "tid", (json_int_t)g->ends[first + i].tid, "waits_on",
 			                      b ? adac_json_text(b->text) : json_null());
 			ok = t && !json_array_append_new(tids, t);
@@ -296,14 +301,14 @@ static json_t *render_json(const struct groups *g, uint32_t node, unsigned depth
 	return j;
 }
 
-static int print(struct groups *g, struct adac_out *out, struct adac_error *err)
+static int print(struct groups *g, json_t **json, struct adac_out *out, struct adac_error *err)
 {
 	size_t nroots;
 	struct child *roots = children(g, 0, &nroots);
 	if (!roots)
 		return adac_fail(err, ADAC_E_NOMEM, 0, "out of memory grouping the stacks");
 	int rc = 0;
-	if (g->o->json) {
+	if (json) {
 		json_t *j = json_object(), *groups = json_array();
 		for (size_t i = 0; i < nroots && !rc; i++) {
 			json_t *r = render_json(g, roots[i].node, 0);
@@ -314,19 +319,13 @@ static int print(struct groups *g, struct adac_out *out, struct adac_error *err)
 			json_object_set_new(j, "threads", json_integer((json_int_t)g->threads));
 			json_object_set_new(j, "left_out", json_integer((json_int_t)g->left_out));
 			json_object_set_new(j, "roots", groups);
-			char warning[700];
-			if (adac_blocking_scan_warning(&g->k, warning, sizeof warning))
-				json_array_append_new(g->warnings, adac_json_text(warning));
 			json_object_set_new(j, "warnings", json_incref(g->warnings));
-			rc = adac_json_print_document(out, "pstacks", j, err);
+			*json = j;
 		} else {
 			json_decref(j);
 			json_decref(groups);
 		}
 	} else {
-		char warning[700];
-		if (adac_blocking_scan_warning(&g->k, warning, sizeof warning))
-			adac_print(out, "warning: %s\n", warning);
 		for (size_t i = 0; i < json_array_size(g->warnings); i++)
 			adac_print(out, "warning: %s\n", json_string_value(json_array_get(g->warnings, i)));
 		for (size_t i = 0; i < nroots && !rc; i++) {
@@ -339,7 +338,7 @@ static int print(struct groups *g, struct adac_out *out, struct adac_error *err)
 			           nroots == 1 ? "" : "s");
 			if (g->left_out)
 				adac_print(out, "; %zu thread%s with no %sframe left out%s", g->left_out, g->left_out == 1 ? "" : "s",
-				           g->o->all ? "" : "managed ", g->o->all ? "" : " (--all shows them)");
+				           g->o->all ? "" : "managed ", g->o->all ? "" : " (pstacks --all shows them)");
 			adac_print(out, "\n");
 		}
 	}
@@ -347,17 +346,20 @@ static int print(struct groups *g, struct adac_out *out, struct adac_error *err)
 	return rc;
 }
 
-int adac_pstacks_print(struct adac_runtime *rt, const struct adac_pstacks_opts *o, struct adac_out *out,
-                       struct adac_error *err)
+int adac_pstacks_render(struct adac_runtime *rt, const struct adac_pstacks_opts *o,
+                        const struct adac_blocked_threads *b, const char *warning, json_t **json, struct adac_out *out,
+                        struct adac_error *err)
 {
 	const struct adac_thread *threads;
 	size_t count;
 	if (adac_target_threads(rt->t, &threads, &count, err))
 		return -1;
-	struct groups g = {.o = o, .warnings = json_array()};
+	struct groups g = {.o = o, .warnings = json_array(), .blocked = b};
 	int rc = 0;
 	if (!g.warnings || adac_trie_init(&g.trie))
 		rc = adac_fail(err, ADAC_E_NOMEM, 0, "out of memory grouping the stacks");
+	if (!rc && warning)
+		json_array_append_new(g.warnings, adac_json_text(warning));
 	for (size_t i = 0; i < count && !rc; i++) {
 		if (adac_interrupted(out))
 			rc = adac_fail(err, ADAC_E_INTERRUPTED, 0, "interrupted");
@@ -366,14 +368,27 @@ int adac_pstacks_print(struct adac_runtime *rt, const struct adac_pstacks_opts *
 	}
 	if (!rc) {
 		qsort(g.ends, g.nends, sizeof *g.ends, cmp_ending);
-		rc = adac_blocking_scan_find(rt, out, &g.k, err);
-		if (!rc)
-			rc = print(&g, out, err);
-		adac_blocking_scan_free(&g.k);
+		rc = print(&g, json, out, err);
 	}
 	adac_labels_free(&g.labels);
 	adac_trie_free(&g.trie);
 	free(g.ends);
 	json_decref(g.warnings);
+	return rc;
+}
+
+int adac_pstacks_print(struct adac_runtime *rt, const struct adac_pstacks_opts *o, struct adac_out *out,
+                       struct adac_error *err)
+{
+	struct adac_blocking_scan k;
+	char warning[700];
+	int rc = adac_blocking_scan_find(rt, out, &k, err);
+	json_t *j = NULL;
+	if (!rc)
+		rc = adac_pstacks_render(rt, o, k.have_blocked ? &k.b : NULL,
+		                         adac_blocking_scan_warning(&k, warning, sizeof warning), o->json ? &j : NULL, out, err);
+	adac_blocking_scan_free(&k);
+	if (!rc && j)
+		rc = adac_json_print_document(out, "pstacks", j, err);
 	return rc;
 }

@@ -13,7 +13,8 @@
  *       3 System.Threading.PortableThreadPool+WorkerThread.WorkerThreadStart()
  *       3 System.Threading.Thread.StartCallback(System.Threading.Thread*)
  *
- *   ==> 3 threads with 1 root; 5 threads with no managed frame left out (--all shows them)
+ *   ==> 3 threads with 1 root; 5 threads with no managed frame left out (pstacks --all
+ *   shows them)
  *
  * Under a branch's threads, what they wait on (wait_chain.h's blocking scan): once when all wait on
  * the same, else per thread.
@@ -39,5 +40,14 @@ struct adac_pstacks_opts {
 /* -1 with err when the target's threads cannot be listed or the user interrupts the walk. */
 int adac_pstacks_print(struct adac_runtime *rt, const struct adac_pstacks_opts *o, struct adac_out *out,
                        struct adac_error *err);
+
+/* The same for report: what the threads wait on from b (NULL: not known); warning (may be NULL)
+ * first among the warnings; as text (json NULL; o->json is not looked at), or *json set to what
+ * `pstacks --json` holds under "pstacks". */
+struct adac_blocked_threads;
+struct json_t;
+int adac_pstacks_render(struct adac_runtime *rt, const struct adac_pstacks_opts *o,
+                        const struct adac_blocked_threads *b, const char *warning, struct json_t **json,
+                        struct adac_out *out, struct adac_error *err);
 
 #endif

@@ -73,7 +73,7 @@ def text_of(doc, tids_shown=4, all_threads=False):
     tail = f"==> {n} thread{'' if n == 1 else 's'} with {roots} root{'' if roots == 1 else 's'}"
     if out:
         tail += (f"; {out} thread{'' if out == 1 else 's'} with no {'' if all_threads else 'managed '}frame left out"
-                 + ("" if all_threads else " (--all shows them)"))
+                 + ("" if all_threads else " (pstacks --all shows them)"))
     return "\n".join(lines + [tail]) + "\n"
 
 

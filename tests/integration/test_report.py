@@ -6,6 +6,7 @@ sections in order, each exactly what the command it stands for prints of the sam
   == Blocked threads "none": no thread waits on a lock, a Condition or a task (the locks, starved and
                      syncwait samples' tests check the lines)
   == Thread pool     (the threadpool test checks its lines; --json: as `threadpool --json`)
+  == Thread stacks, merged where they share frames   `pstacks` (--json: as `pstacks --json`)
   == Async stacks, grouped by what they await   `ps --coalesce`
   == Top frames      `ps --stats`
 and on a createdump core of targets/dotnet/mixed (nothing crashed, no cycle): "none: ..." findings
@@ -30,7 +31,7 @@ import targetlib as tl  # noqa: E402
 NONE = ("none: no crash, no await cycle, no completed task whose awaiter has not resumed, no object several chains "
         "await, no lock threads wait for\n")
 TITLES = ["Findings", "Runtime", "Threads that stopped for a reason", "Blocked threads", "Thread pool",
-          "Async stacks, grouped by what they await", "Top frames"]
+          "Thread stacks, merged where they share frames", "Async stacks, grouped by what they await", "Top frames"]
 POOL = ("started", "cpu_utilization", "workers", "queued", "summary")
 
 
@@ -72,12 +73,14 @@ def main():
         bt = re.sub(r"\n\nnote: [^\n]*\n$", "\n", cli_text(["bt", core, "--thread", tid], "bt --thread"))
         t.check_eq(sec.get(TITLES[2]), bt, "report (crash): threads (bt's, without its note on pending stacks)")
         t.check_eq(sec.get(TITLES[3]), "none\n", "report (crash): no blocked thread")
-        t.check_eq(sec.get(TITLES[5]), cli_text(["ps", core, "--coalesce"], "ps --coalesce"), "report (crash): stacks")
-        t.check_eq(sec.get(TITLES[6]), cli_text(["ps", core, "--stats"], "ps --stats"), "report (crash): top frames")
-        t.check("awaiting" in sec.get(TITLES[5], ""), f"report (crash): the parked chain is listed:\n{text}")
+        t.check_eq(sec.get(TITLES[5]), cli_text(["pstacks", core], "pstacks"), "report (crash): the threads' stacks")
+        t.check_eq(sec.get(TITLES[6]), cli_text(["ps", core, "--coalesce"], "ps --coalesce"), "report (crash): stacks")
+        t.check_eq(sec.get(TITLES[7]), cli_text(["ps", core, "--stats"], "ps --stats"), "report (crash): top frames")
+        t.check("awaiting" in sec.get(TITLES[6], ""), f"report (crash): the parked chain is listed:\n{text}")
         # --json: the same sections, each what the command it stands for gives as JSON.
         j = b.cli_json(["report", core], "report --json (crash)") or {}
-        t.check_eq(list(j), ["findings", "runtime", "crashed_threads", "blocked_threads", "thread_pool", "stacks", "warnings"],
+        t.check_eq(list(j), ["findings", "runtime", "crashed_threads", "blocked_threads", "thread_pool", "thread_stacks",
+                            "stacks", "warnings"],
                    "report --json (crash): the members, in order")
         t.check_eq(j.get("findings"), [{"kind": "crash", "text": f"thread #{index} (tid {tid}): signal SIGABRT"}],
                    "report --json (crash): findings")
@@ -87,6 +90,8 @@ def main():
         t.check_eq((j.get("blocked_threads"), j.get("warnings")), ([], []), "report --json (crash): no blocked thread, no warning")
         pool = b.cli_json(["threadpool", core], "threadpool --json") or {}
         t.check_eq(j.get("thread_pool"), {k: pool.get(k) for k in POOL}, "report --json (crash): thread_pool, as threadpool --json's")
+        t.check_eq(j.get("thread_stacks"), b.cli_json(["pstacks", core], "pstacks --json"),
+                   "report --json (crash): thread_stacks, as pstacks --json's")
         coalesce = b.cli_json(["ps", core, "--coalesce"], "ps --coalesce --json") or {}
         stats = b.cli_json(["ps", core, "--stats"], "ps --stats --json") or {}
         t.check_eq(j.get("stacks"), dict(coalesce, stats=stats.get("stats")),
@@ -113,7 +118,8 @@ def main():
                    f"lldb-22 (mixed core): no crash finding (LLDB's SIGSTOP for a core that records no signal):\n{out}{err}")
         t.check_eq(sec.get(TITLES[2]), "none (see `bt` for every thread)\n", "report (mixed): threads")
         t.check_eq(sec.get(TITLES[3]), "none\n", "report (mixed): no blocked thread")
-        t.check_eq(sec.get(TITLES[5]), cli_text(["ps", mcore, "--coalesce"], "ps --coalesce"), "report (mixed): stacks")
+        t.check_eq(sec.get(TITLES[5]), cli_text(["pstacks", mcore], "pstacks"), "report (mixed): the threads' stacks")
+        t.check_eq(sec.get(TITLES[6]), cli_text(["ps", mcore, "--coalesce"], "ps --coalesce"), "report (mixed): stacks")
         j = b.cli_json(["report", mcore], "report --json (mixed)") or {}
         t.check_eq((j.get("findings"), j.get("crashed_threads"), j.get("blocked_threads"), j.get("warnings")),
                    ([], [], [], []), "report --json (mixed): no finding, crashed thread, blocked thread or warning")
