@@ -4,7 +4,8 @@
  * data, value formatting), tasks and dispatcher records, through the commands the image carries:
  * `bt` (--address, --thread, --locals, --json), `frame` (variable, info, select), `ps` and `report` (with
  * it `report --json`, `locks`, `locks --json`, `threadpool --items`, `threadpool --json`,
- * `clrthreads`, `pstacks --all` and `pstacks --json`, which read what it reads); and on
+ * `clrthreads`, `pstacks --all` and `pstacks --json`, which read what it reads: an image's threads have
+ * registers but no unwinder, so pstacks gets as far as the thread list and what threads wait on); and on
  * every address a command names, the object readers `dumpobj --depth 1` and `pe`; with `ps`, the
  * chains as a debugger's threads (adac_debugger_chains, all and at most 2: the 2 are among all, and
  * with those counted as left out they are all). Every
