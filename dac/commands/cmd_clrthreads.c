@@ -4,16 +4,17 @@
 
 const struct adac_command_info adac_cmd_clrthreads_info = {
 	.name = "clrthreads",
-	.summary = "List the managed threads (SOS clrthreads): ids, state, GC mode, name, kind, last "
-	           "exception, and what each one is doing",
+	.summary = "List the managed threads (SOS clrthreads): ids, state, GC mode, locks held, name, kind, "
+	           "last exception, and what each one is doing",
 	.syntax = "[--json]",
 	.details =
 		"Reads the runtime's thread store: its counts, then one line per managed thread,\n"
 		"as SOS clrthreads prints them (the debugger's thread index, the managed id, the\n"
 		"OS thread id, the runtime's Thread, its state flags and GC mode), with the\n"
-		"thread's name (Thread.Name), kind (Finalizer, Threadpool Worker, Background,\n"
-		"Unstarted, Dead) and the exception it threw last. Under each live thread, what\n"
-		"it is doing:\n"
+		"number of locks it holds (Locks: Monitors and Locks, as `locks` lists them; \"?\"\n"
+		"when they cannot be read), the thread's name (Thread.Name), kind (Finalizer,\n"
+		"Threadpool Worker, Background, Unstarted, Dead) and the exception it threw\n"
+		"last. Under each live thread, what it is doing:\n"
 		"  waiting for: <lock>, held by thread tid <T> (...)\n"
 		"    then: ...                     (what that waits for in turn, as report)\n"
 		"  running: it is in <CoreLib method>, called from <method> at <file>:<line>\n"

@@ -29,6 +29,7 @@ struct thread_row {
 	json_t *name_json;          /* ... and as JSON */
 	uint64_t exception;         /* Thread.LastThrownObject, 0 when none */
 	bool unhandled;
+	uint32_t locks;             /* the locks it holds (Monitors and Locks), when they are known */
 };
 
 /* The target's threads by OS id, for their indexes. */
@@ -50,6 +51,7 @@ struct rows {
 	struct os_thread *os;
 	size_t nos;
 	struct adac_error fail;
+	bool locks_known;           /* the rows' lock counts */
 };
 
 static int on_thread(void *ctx, const struct adac_managed_thread *th)
@@ -117,6 +119,43 @@ static const char *doing(struct adac_runtime *rt, const struct adac_blocking_sca
 	return buf;
 }
 
+static int cmp_u32(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* Each row's count of the locks it holds (SOS's Lock Count, from the locks themselves: the runtime's
+ * Thread keeps none); false when the locks are not known. */
+static bool count_locks(struct rows *r, const struct adac_blocking_scan *k)
+{
+	if (!k->have_locks)
+		return false;
+	uint32_t *owners = malloc((k->h.count ? k->h.count : 1) * sizeof *owners);
+	if (!owners)
+		return false;
+	for (size_t i = 0; i < k->h.count; i++)
+		owners[i] = k->h.locks[i].owner;
+	qsort(owners, k->h.count, sizeof *owners, cmp_u32);
+	for (size_t i = 0; i < r->n; i++) {
+		uint32_t id = r->v[i].th.managed_id;
+		size_t lo = 0, hi = k->h.count;
+		while (lo < hi) {
+			size_t mid = lo + (hi - lo) / 2;
+			if (owners[mid] < id)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		uint32_t n = 0;
+		for (size_t j = lo; j < k->h.count && owners[j] == id; j++)
+			n++;
+		r->v[i].locks = n;
+	}
+	free(owners);
+	return true;
+}
+
 /* -1 with err when the user interrupts the listing. */
 static int print_text(struct adac_runtime *rt, const struct adac_thread_counts *c, bool has_counts, struct rows *r,
                       const struct adac_blocking_scan *k, const struct adac_error *list_err, struct adac_out *out,
@@ -130,7 +169,7 @@ static int print_text(struct adac_runtime *rt, const struct adac_thread_counts *
 	char warning[700];
 	if (adac_blocking_scan_warning(k, warning, sizeof warning))
 		adac_print(out, "warning: %s\n", warning);
-	adac_print(out, " DBG   ID     OSID ThreadOBJ          State      GC Mode     Name / kind / exception\n");
+	adac_print(out, " DBG   ID     OSID ThreadOBJ          State      GC Mode     Locks Name / kind / exception\n");
 	for (size_t i = 0; i < r->n; i++) {
 		if (adac_interrupted(out))
 			return adac_fail(err, ADAC_E_INTERRUPTED, 0, "interrupted");
@@ -139,9 +178,10 @@ static int print_text(struct adac_runtime *rt, const struct adac_thread_counts *
 		snprintf(dbg, sizeof dbg, row->index ? "%u" : "-", row->index);
 		const char *mode = !row->d.has_gc_mode ? "?" : row->d.cooperative ? "Cooperative" : "Preemptive";
 		kinds(row, kind, sizeof kind);
-		bool tail = row->name || kind[0] || row->exception;
-		adac_print(out, "%4s %4u %8llu 0x%016llx 0x%08x %-*s", dbg, row->th.managed_id, (unsigned long long)row->th.os_id,
-		           (unsigned long long)row->th.thread, row->th.state, tail ? 11 : 0, mode);
+		char locks[16];
+		snprintf(locks, sizeof locks, r->locks_known ? "%u" : "?", row->locks);
+		adac_print(out, "%4s %4u %8llu 0x%016llx 0x%08x %-11s %5s", dbg, row->th.managed_id,
+		           (unsigned long long)row->th.os_id, (unsigned long long)row->th.thread, row->th.state, mode, locks);
 		if (row->name)
 			adac_print(out, " %s", row->name);
 		if (kind[0])
@@ -188,6 +228,7 @@ static int print_json(struct adac_runtime *rt, const struct adac_thread_counts *
 		json_object_set_new(o, "gc_mode", !row->d.has_gc_mode ? json_null()
 		                                  : json_string(row->d.cooperative ? "cooperative" : "preemptive"));
 		json_object_set_new(o, "name", row->name_json ? json_incref(row->name_json) : json_null());
+		json_object_set_new(o, "locks_held", r->locks_known ? json_integer(row->locks) : json_null());
 		kinds(row, kind, sizeof kind);
 		for (char *s = kind, *e; *s; s = *e ? e + 2 : e) {
 			e = strstr(s, ", ");
@@ -249,6 +290,7 @@ int adac_clrthreads_print(struct adac_runtime *rt, bool json, struct adac_out *o
 	bool has_counts = adac_thread_store_counts(rt, &c, NULL) == 0;
 	struct adac_blocking_scan k;
 	if (adac_blocking_scan_find(rt, out, &k, err) == 0) {
+		r.locks_known = count_locks(&r, &k);
 		rc = json ? print_json(rt, &c, has_counts, &r, &k, &list_err, out, err)
 		          : print_text(rt, &c, has_counts, &r, &k, &list_err, out, err);
 	}

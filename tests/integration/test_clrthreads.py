@@ -2,7 +2,9 @@
   deadlock  the main thread parked in Sample.ParkForever, the finalizer, the thread pool's workers (one
             waiting for a Monitor "guard" holds, one idle) and gate thread, and "guard" in Task.Wait()
   crash     (--mode unhandled, the runtime's dump at the crash) the thread that threw the unhandled exception
-  locks     on .NET 10 (its thread list links Threads through their LinkNext fields): every thread
+  locks     every thread's count of the locks it holds (SOS's Lock Count), against `locks` and the
+            oracle's Monitors; and on .NET 10 (its thread list links Threads through their LinkNext
+            fields): every thread
 Checked against the oracle (ClrMD through Microsoft's DAC): each thread's managed and OS ids, Thread
 address, state flags, GC mode and finalizer mark (ClrRuntime.Threads), the thread store's counts against
 those flags, the last thrown exception (ClrThread.CurrentException); the names from the sources
@@ -75,7 +77,7 @@ def common(core, tmp, what):
     t.check_eq((rc, err), (0, ""), f"{what}: clrthreads: exit code and stderr")
     head = (f"ThreadCount:      {c.get('threads')}\nUnstartedThread:  {c.get('unstarted')}\nBackgroundThread: "
             f"{c.get('background')}\nPendingThread:    {c.get('pending')}\nDeadThread:       {c.get('dead')}\n\n"
-            " DBG   ID     OSID ThreadOBJ          State      GC Mode     Name / kind / exception\n")
+            " DBG   ID     OSID ThreadOBJ          State      GC Mode     Locks Name / kind / exception\n")
     t.check(text.startswith(head), f"{what}: clrthreads: the counts and the header:\n{text}")
     for x in mine:
         tail = " ".join(p for p in (x["name"] and json.dumps(x["name"]), x["kinds"] and f"({', '.join(x['kinds'])})") if p)
@@ -83,8 +85,9 @@ def common(core, tmp, what):
             e = x["exception"]
             tail += (", " if tail else "") + f"{e['type']} 0x{h(e['object']):016x}" + (" (unhandled)" if e["unhandled"] else "")
         mode = x["gc_mode"].capitalize()
+        locks = "?" if x["locks_held"] is None else x["locks_held"]
         want = (f"{x['index'] or '-':>4} {x['managed_id']:>4} {x['tid'] or 0:>8} 0x{h(x['thread']):016x} "
-                f"0x{x['state']:08x} " + (f"{mode:<11} {tail}" if tail else mode))
+                f"0x{x['state']:08x} {mode:<11} {locks:>5}" + (f" {tail}" if tail else ""))
         lines = line_of(text, x["tid"] or 0)
         t.check_eq(lines[:1], [want], f"{what}: clrthreads: thread {x['tid']}'s line")
         if x["tid"] and x["index"]:
@@ -172,13 +175,46 @@ def net10(tmp):
                [(x["managed_id"], x["os_id"], h(x["address"]), x["state"], x["finalizer"]) for x in theirs],
                ".NET 10: each thread's ids, Thread, state and finalizer mark (oracle)")
     t.check_eq((j.get("counts") or {}).get("threads"), len(theirs), ".NET 10: the thread store's count")
+    t.check_eq({x["locks_held"] for x in j.get("threads", [])}, {None},
+               ".NET 10: the locks held are not known (no SyncBlock contract)")
     t.check(len(theirs) > 3, f".NET 10: the locks sample's threads ({len(theirs)})")
+
+
+def locks(tmp):
+    """The locks each thread holds (SOS's Lock Count): the locks sample's holders, as `locks` lists the
+    locks held and the oracle the Monitors (ClrMD's sync blocks and thin locks, by owner)."""
+    fields = {}
+    core = b.sample_core("locks", "Debug", tmp, parked=True, fields=fields)
+    j, text = common(core, tmp, "locks")
+    if not j:
+        return
+    held = b.cli_json(["locks", core], "locks")["locks"]
+    by_owner = {}
+    for x in held:
+        if x.get("owner"):
+            by_owner[x["owner"]["managed_id"]] = by_owner.get(x["owner"]["managed_id"], 0) + 1
+    t.check_eq({x["managed_id"]: x["locks_held"] for x in j["threads"]},
+               {x["managed_id"]: by_owner.get(x["managed_id"], 0) for x in j["threads"]},
+               "locks: each thread's count of locks held, as locks lists them")
+    o = b.oracle_locks(core)
+    monitors = {}
+    for x in [y for y in o["sync_blocks"] if y["held"]] + o["thin_locks"]:
+        monitors[x["owner_managed_id"]] = monitors.get(x["owner_managed_id"], 0) + 1
+    mine = {}
+    for x in held:
+        if x.get("owner") and x["kind"] in ("monitor", "thin"):
+            mine[x["owner"]["managed_id"]] = mine.get(x["owner"]["managed_id"], 0) + 1
+    t.check_eq(mine, monitors, "locks: the Monitors each thread holds (oracle: sync blocks and thin locks by owner)")
+    ids = {k: int(v) for k, v in fields.items() if k in ("holder", "nested", "scope", "ab", "ba", "signaller")}
+    t.check_eq({k: next(x["locks_held"] for x in j["threads"] if x["managed_id"] == v) for k, v in ids.items()},
+               {k: 1 for k in ids}, "locks: the holders (the sample's: a Monitor each, a thin lock entered twice, a Lock)")
 
 
 def main():
     tmp = t.tmpdir()
     try:
         deadlock(tmp)
+        locks(tmp)
         crash(tmp)
         net10(tmp)
     finally:
