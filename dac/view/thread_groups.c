@@ -60,7 +60,7 @@ static int on_frame(void *ctx, const struct adac_stack_frame *f)
 		return 0;
 	w->managed |= f->managed;
 	char text[1024];
-	if (f->managed)
+	if (f->managed && f->symbol)
 		snprintf(text, sizeof text, "%s", f->symbol);
 	else if (f->symbol)
 		snprintf(text, sizeof text, "%s`%s", f->module ? f->module : "?", f->symbol);
