@@ -367,7 +367,8 @@ int adac_pstacks_render(struct adac_runtime *rt, const struct adac_pstacks_opts 
 			rc = adac_fail(err, ADAC_E_NOMEM, 0, "out of memory grouping the stacks");
 	}
 	if (!rc) {
-		qsort(g.ends, g.nends, sizeof *g.ends, cmp_ending);
+		if (g.nends) /* (qsort takes no null array, even empty) */
+			qsort(g.ends, g.nends, sizeof *g.ends, cmp_ending);
 		rc = print(&g, json, out, err);
 	}
 	adac_labels_free(&g.labels);
