@@ -1,7 +1,8 @@
 """robust.soak: a live .NET 11 workload (targets/dotnet/soak: 8 workers running chains of runtime-async
 calls that check their own locals and checksums) keeps working while asyncdac attaches, reads and
 detaches in a loop:
-  running   the CLI (`ps --pid`, `bt --pid`, `ps --pid --locals`, `dumpheap --pid --stat`) back to back,
+  running   the CLI (`ps --pid`, `bt --pid`, `ps --pid --locals`, `dumpheap --pid --stat`, `pstacks
+            --pid`: every thread unwound while the workers run) back to back,
             and lldb-22 (attach, `async ps`, `bt async`, detach) every 10th round, for
             ADAC_SOAK_SECONDS (default 20). Every command succeeds; after each one no thread of the
             workload is left stopped, and it makes progress again within 2 s.
@@ -27,7 +28,7 @@ import adactest as t  # noqa: E402
 import btsamples as b  # noqa: E402
 
 SANITIZERS = ("AddressSanitizer", "LeakSanitizer", "runtime error:")
-COMMANDS = [["ps"], ["bt"], ["ps", "--locals"], ["dumpheap", "--stat"]]
+COMMANDS = [["ps"], ["bt"], ["ps", "--locals"], ["dumpheap", "--stat"], ["pstacks"]]
 PROGRESS_WITHIN = 2.0
 
 
