@@ -198,6 +198,15 @@ int adac_thread_chains(struct adac_runtime *rt, const struct adac_managed_thread
 	return rc;
 }
 
+size_t adac_thread_chain_after(const struct adac_thread_chain *c, const uint64_t *sp, size_t n)
+{
+	size_t k = SIZE_MAX;
+	for (size_t i = 0; i < n; i++)
+		if (sp[i] && sp[i] <= c->dispatcher)
+			k = i;
+	return k;
+}
+
 #define WORDS_CHUNK 8192u   /* stack bytes read at a time */
 
 int adac_thread_wait_words(struct adac_runtime *rt, const struct adac_managed_thread *th, uint64_t end,

@@ -75,4 +75,10 @@ struct adac_thread_chain {
 int adac_thread_chains(struct adac_runtime *rt, const struct adac_managed_thread *th, struct adac_thread_chain *out,
                        size_t *n, struct adac_error *err);
 
+/* Where chain c goes among its thread's frames, as Visual Studio shows an async call stack: right
+ * after the frame of the dispatch loop that resumed it, the frame holding the loop's record on its
+ * stack (the last of the frames' stack pointers sp[0..n), innermost first, 0 when unknown, at or
+ * below the record: stacks grow down). That frame's index; SIZE_MAX when no frame holds it. */
+size_t adac_thread_chain_after(const struct adac_thread_chain *c, const uint64_t *sp, size_t n);
+
 #endif

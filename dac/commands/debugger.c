@@ -16,7 +16,7 @@
 #include "asyncdac.h"
 #include "async/async_scan.h"
 #include "async/continuation.h"
-#include "async/dispatcher.h"
+#include "async/thread_stack.h"
 #include "async/task.h"
 #include "base/json.h"
 #include "base/grow.h"
@@ -43,12 +43,8 @@
 
 /* ---- one physical frame ---- */
 
-struct phys {
-	uint64_t pc, sp;
-};
-
 struct phys_list {
-	struct phys *v;
+	uint64_t *pc, *sp;  /* n of each, innermost first */
 	size_t n, cap;
 	bool failed, limit;
 };
@@ -60,17 +56,14 @@ static int collect_frame(void *ctx, const struct adac_frame *f)
 		l->limit = true;
 		return 1;
 	}
-	if (l->n == l->cap) {
-		size_t cap = l->cap ? 2 * l->cap : 64;
-		struct phys *v = realloc(l->v, cap * sizeof *v);
-		if (!v) {
-			l->failed = true;
-			return 1;
-		}
-		l->v = v;
-		l->cap = cap;
+	size_t cap = l->cap;
+	if (adac_grow((void **)&l->pc, &cap, l->n + 1, sizeof *l->pc, 64) ||
+	    adac_grow((void **)&l->sp, &l->cap, l->n + 1, sizeof *l->sp, 64)) {
+		l->failed = true;
+		return 1;
 	}
-	l->v[l->n++] = (struct phys){f->pc, f->sp};
+	l->pc[l->n] = f->pc;
+	l->sp[l->n++] = f->sp;
 	return 0;
 }
 
@@ -247,14 +240,10 @@ static void append_chain(struct adac_runtime *rt, uint64_t head, struct adac_fra
 
 /* ---- a thread ---- */
 
-/* The frame whose stack holds addr: the last one whose sp is at or below it (stacks grow down). */
-static size_t frame_holding(const struct phys_list *l, uint64_t addr)
+static void phys_free(struct phys_list *l)
 {
-	size_t k = SIZE_MAX;
-	for (size_t i = 0; i < l->n; i++)
-		if (l->v[i].sp && l->v[i].sp <= addr)
-			k = i;
-	return k;
+	free(l->pc);
+	free(l->sp);
 }
 
 int adac_debugger_thread(struct adac_runtime *rt, uint64_t tid, char **json, struct adac_error *err)
@@ -267,7 +256,7 @@ int adac_debugger_thread(struct adac_runtime *rt, uint64_t tid, char **json, str
 		rc = adac_fail(err, ADAC_E_LIMIT, 0, "thread %llu has more than ADAC_MAX_UNWIND_FRAMES (%u) frames",
 		               (unsigned long long)tid, ADAC_MAX_UNWIND_FRAMES);
 	if (rc) {
-		free(l.v);
+		phys_free(&l);
 		return -1;
 	}
 	/* Stopped in managed code: the innermost frame is unwound from the thread's registers, which
@@ -275,22 +264,21 @@ int adac_debugger_thread(struct adac_runtime *rt, uint64_t tid, char **json, str
 	 * them the debugger shows its own frames. */
 	struct adac_regs regs;
 	struct adac_code_info code0;
-	if (l.n && adac_em_find_code(rt, l.v[0].pc, &code0, NULL) == 0 && code0.method_desc &&
+	if (l.n && adac_em_find_code(rt, l.pc[0], &code0, NULL) == 0 && code0.method_desc &&
 	    adac_target_regs(rt->t, tid, &regs, err)) {
-		free(l.v);
+		phys_free(&l);
 		adac_error_wrap(err, "thread %llu is stopped in managed code: ", (unsigned long long)tid);
 		return -1;
 	}
 	/* The chains the thread runs, innermost dispatch loop first, each after its loop's frame. */
 	struct adac_managed_thread mth;
-	struct adac_dispatcher disp[ADAC_MAX_DISPATCHERS];
-	size_t ndisp = 0;
-	if (adac_managed_thread_of(rt, tid, &mth, NULL) == 0 &&
-	    adac_thread_dispatchers(rt, &mth, disp, ADAC_MAX_DISPATCHERS, &ndisp, NULL))
-		ndisp = 0;
+	struct adac_thread_chain chains[ADAC_MAX_DISPATCHERS];
+	size_t nchains = 0;
+	if (adac_managed_thread_of(rt, tid, &mth, NULL) == 0)
+		adac_thread_chains(rt, &mth, chains, &nchains, NULL); /* (those read before a problem) */
 	size_t after[ADAC_MAX_DISPATCHERS];
-	for (size_t d = 0; d < ndisp; d++)
-		after[d] = disp[d].next_continuation ? frame_holding(&l, disp[d].addr) : SIZE_MAX;
+	for (size_t d = 0; d < nchains; d++)
+		after[d] = adac_thread_chain_after(&chains[d], l.sp, l.n);
 
 	json_t *frames = json_array();
 	struct adac_frame_cache *cache = adac_frame_cache_new();
@@ -299,9 +287,9 @@ int adac_debugger_thread(struct adac_runtime *rt, uint64_t tid, char **json, str
 	 * frames keep their registers (their variables, from the file): they pass through. */
 	bool named = adac_target_symbol_file_loaded(rt->t);
 	for (size_t i = 0; i < l.n; i++) {
-		json_t *e = named ? NULL : managed_entry(rt, l.v[i].pc, i > 0);
+		json_t *e = named ? NULL : managed_entry(rt, l.pc[i], i > 0);
 		bool loop = false;
-		for (size_t d = 0; d < ndisp; d++)
+		for (size_t d = 0; d < nchains; d++)
 			loop = loop || after[d] == i;
 		if (!e) {
 			e = json_object();
@@ -312,13 +300,13 @@ int adac_debugger_thread(struct adac_runtime *rt, uint64_t tid, char **json, str
 				json_object_set_new(e, "artificial", json_true());
 		}
 		json_array_append_new(frames, e);
-		for (size_t d = 0; d < ndisp; d++)
+		for (size_t d = 0; d < nchains; d++)
 			if (after[d] == i)
-				append_chain(rt, disp[d].next_continuation, cache, &pcs, frames);
+				append_chain(rt, chains[d].head, cache, &pcs, frames);
 	}
 	pcs_free(&pcs);
 	adac_frame_cache_free(cache);
-	free(l.v);
+	phys_free(&l);
 	json_t *root = json_object();
 	json_object_set_new(root, "frames", frames);
 	*json = json_dumps(root, JSON_COMPACT);

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "async/resolved_chain.h"
 #include "async/thread_stack.h"
 #include "base/grow.h"
 #include "base/json.h"
@@ -16,6 +17,7 @@
 #include "base/output.h"
 #include "base/trie.h"
 #include "runtime/runtime.h"
+#include "runtime/threads.h"
 #include "target/target.h"
 #include "view/wait_chain.h"
 
@@ -27,10 +29,11 @@ struct ending {
 	uint64_t tid;
 };
 
-/* One thread's walk: its frames' labels, innermost first. */
+/* One thread's walk: its frames' labels and stack pointers, innermost first. */
 struct walk {
 	struct groups *g;
 	uint32_t *ids;
+	uint64_t *sps;
 	size_t n, cap;
 	bool managed;          /* a managed frame was seen */
 	struct adac_error err; /* the first problem unwinding */
@@ -45,12 +48,32 @@ struct groups {
 	size_t nends, ends_cap;
 	size_t threads, left_out;
 	json_t *warnings;      /* the threads whose walk failed, as one-line texts */
+	struct adac_frame_cache *cache; /* the async frames resolved */
 	const struct adac_blocked_threads *blocked; /* what the threads wait on; NULL: not known */
 };
 
 static const struct adac_blocked *blocked(const struct groups *g, uint64_t tid)
 {
 	return g->blocked ? adac_blocked_thread(g->blocked, tid) : NULL;
+}
+
+/* A frame with label id, at stack pointer sp (0: unknown or an async frame). 1 when out of memory. */
+static int push_id(struct walk *w, uint32_t id, uint64_t sp)
+{
+	size_t cap = w->cap;
+	if (id == UINT32_MAX || adac_grow((void **)&w->ids, &cap, w->n + 1, sizeof *w->ids, 64) ||
+	    adac_grow((void **)&w->sps, &w->cap, w->n + 1, sizeof *w->sps, 64)) {
+		w->nomem = true;
+		return 1;
+	}
+	w->ids[w->n] = id;
+	w->sps[w->n++] = sp;
+	return 0;
+}
+
+static int push(struct walk *w, const char *text, uint64_t sp)
+{
+	return push_id(w, adac_label_id(&w->g->labels, text), sp);
 }
 
 static int on_frame(void *ctx, const struct adac_stack_frame *f)
@@ -68,13 +91,7 @@ static int on_frame(void *ctx, const struct adac_stack_frame *f)
 		snprintf(text, sizeof text, "%s", f->module);
 	else
 		snprintf(text, sizeof text, "0x%016llx", (unsigned long long)f->pc);
-	uint32_t id = adac_label_id(&w->g->labels, text);
-	if (id == UINT32_MAX || adac_grow((void **)&w->ids, &w->cap, w->n + 1, sizeof *w->ids, 64)) {
-		w->nomem = true;
-		return 1;
-	}
-	w->ids[w->n++] = id;
-	return w->n >= ADAC_MAX_UNWIND_FRAMES;
+	return push(w, text, f->sp) || w->n >= ADAC_MAX_UNWIND_FRAMES;
 }
 
 static void on_error(void *ctx, const struct adac_error *err)
@@ -91,6 +108,69 @@ static void warn(struct groups *g, uint64_t tid, const struct adac_error *e)
 	json_array_append_new(g->warnings, adac_json_text(line));
 }
 
+/* The shown frames of the chain at head ("<method> [async]"), appended to w; 1 when out of memory. A
+ * chain that cannot be walked is a warning. */
+static int push_chain(struct walk *w, struct adac_runtime *rt, uint64_t tid, uint64_t head)
+{
+	struct adac_resolved_chain v;
+	struct adac_error e = {0};
+	if (adac_resolved_chain_build(rt, head, ADAC_MAX_CHAIN_DEPTH, w->g->cache, &v, &e)) {
+		if (e.code == ADAC_E_NOMEM) {
+			w->nomem = true;
+			return 1;
+		}
+		adac_error_wrap(&e, "async frames: ");
+		warn(w->g, tid, &e);
+		return 0;
+	}
+	int rc = 0;
+	for (size_t i = 0; i < v.chain.count && !rc; i++) {
+		const struct adac_async_frame *f = &v.frames[i];
+		char text[1024];
+		if (!adac_async_frame_shown(f))
+			continue;
+		snprintf(text, sizeof text, "%s [async]", f->method ? f->method : "<unknown method>");
+		rc = push(w, text, 0);
+	}
+	adac_resolved_chain_free(&v);
+	return rc;
+}
+
+/* w's frames with the async frames of the chains th runs, each right after the frame of the dispatch
+ * loop that resumed it (adac_thread_chain_after: as LLDB shows them with the plugin). */
+static void add_chains(struct walk *w, struct adac_runtime *rt, const struct adac_thread *th)
+{
+	struct adac_managed_thread mth;
+	struct adac_thread_chain chains[ADAC_MAX_DISPATCHERS];
+	size_t nchains = 0, after[ADAC_MAX_DISPATCHERS];
+	struct adac_error e = {0};
+	if (adac_managed_thread_of(rt, th->tid, &mth, NULL))
+		return;
+	if (adac_thread_chains(rt, &mth, chains, &nchains, &e)) {
+		adac_error_wrap(&e, "async frames: ");
+		warn(w->g, th->tid, &e);
+	}
+	for (size_t d = 0; d < nchains; d++)
+		after[d] = adac_thread_chain_after(&chains[d], w->sps, w->n);
+	if (!nchains)
+		return;
+	struct walk all = {.g = w->g};
+	int rc = 0;
+	for (size_t i = 0; i < w->n && !rc; i++) {
+		rc = push_id(&all, w->ids[i], w->sps[i]);
+		for (size_t d = 0; d < nchains && !rc; d++)
+			if (after[d] == i)
+				rc = push_chain(&all, rt, th->tid, chains[d].head);
+	}
+	free(w->ids);
+	free(w->sps);
+	w->ids = all.ids;
+	w->sps = all.sps;
+	w->n = all.n;
+	w->cap = all.cap;
+	w->nomem |= all.nomem;
+}
+
 /* Thread th's stack into the trie. -1 when out of memory. */
 static int add_thread(struct groups *g, struct adac_runtime *rt, const struct adac_thread *th)
 {
@@ -101,6 +181,8 @@ static int add_thread(struct groups *g, struct adac_runtime *rt, const struct ad
 		adac_error_copy(&w.err, &e);
 	if (adac_failed(&w.err))
 		warn(g, th->tid, &w.err);
+	if (!w.nomem && w.managed)
+		add_chains(&w, rt, th);
 	int rc = w.nomem ? -1 : 0;
 	if (!rc && (!w.n || (!w.managed && !g->o->all))) {
 		g->left_out++;
@@ -119,6 +201,7 @@ static int add_thread(struct groups *g, struct adac_runtime *rt, const struct ad
 		g->threads++;
 	}
 	free(w.ids);
+	free(w.sps);
 	return rc;
 }
 
@@ -354,9 +437,9 @@ int adac_pstacks_render(struct adac_runtime *rt, const struct adac_pstacks_opts 
 	size_t count;
 	if (adac_target_threads(rt->t, &threads, &count, err))
 		return -1;
-	struct groups g = {.o = o, .warnings = json_array(), .blocked = b};
+	struct groups g = {.o = o, .warnings = json_array(), .blocked = b, .cache = adac_frame_cache_new()};
 	int rc = 0;
-	if (!g.warnings || adac_trie_init(&g.trie))
+	if (!g.warnings || !g.cache || adac_trie_init(&g.trie))
 		rc = adac_fail(err, ADAC_E_NOMEM, 0, "out of memory grouping the stacks");
 	if (!rc && warning)
 		json_array_append_new(g.warnings, adac_json_text(warning));
@@ -373,6 +456,7 @@ int adac_pstacks_render(struct adac_runtime *rt, const struct adac_pstacks_opts 
 	}
 	adac_labels_free(&g.labels);
 	adac_trie_free(&g.trie);
+	adac_frame_cache_free(g.cache);
 	free(g.ends);
 	json_decref(g.warnings);
 	return rc;

@@ -17,7 +17,9 @@
  *   shows them)
  *
  * Under a branch's threads, what they wait on (wait_chain.h's blocking scan): once when all wait on
- * the same, else per thread.
+ * the same, else per thread. A thread running an async chain has the chain's frames ("Method [async]",
+ * the resumed method's logical callers) right after the frame of the dispatch loop that resumed it
+ * (adac_thread_chain_after, as the LLDB plugin's frames).
  * Managed frames only (as SOS), named without their offsets and lines; --all: every thread, with
  * its native frames too (`module`symbol`). JSON: docs/json.md. */
 #ifndef ADAC_THREAD_GROUPS_H

@@ -1,11 +1,15 @@
 """pstacks: the threads' stacks merged from their outermost frame (SOS parallelstacks), on cores of
-  deadlock  a pool worker in Monitor.Enter under GuardedLeaf, the "guard" thread in Task.Wait(), an idle
-            worker, the gate thread, the main thread parked in Sample.ParkForever
+  deadlock  a pool worker in Monitor.Enter under GuardedLeaf, resumed by the dispatch loop of GuardedTop's
+            chain, the "guard" thread in Task.Wait(), an idle worker, the gate thread, the main
+            thread parked in Sample.ParkForever
+  running   a pool worker parked in RunLeaf, resumed from RunMiddle's chain (RunMiddle, RunTop)
   starved   (--mode classic) both workers blocked in ManualResetEventSlim.Wait on one event: one
             branch of two threads
 Checked against the oracle (ClrMD through Microsoft's DAC): each thread's managed frames, innermost
 first (its stack walk's managed methods, compared by name: ClrMD spells parameter types its own way),
-the app's frames exactly, and which threads have none (left out); the tree against itself (each group
+the app's frames exactly, and which threads have none (left out); the async frames of the chains a
+thread runs (the oracle's dispatcher records: each record's frames with a DiagnosticIP) right after
+the frame holding the record on the stack (the oracle's stack pointers); the tree against itself (each group
 as long as its threads share frames, counts, order); what each branch's threads wait on as clrthreads
 says it; the text as the documented rendering of the JSON; --all against bt's frames; --tids; lldb-22's
 `async pstacks` prints what the CLI prints.
@@ -19,6 +23,7 @@ import adactest as t  # noqa: E402
 import btsamples as b  # noqa: E402
 
 SEPARATOR = "_" * 48
+ASYNC = " [async]"
 
 
 def walk(node, outer, out):
@@ -83,6 +88,22 @@ def method(name):
     return name.split("(")[0].removeprefix("ILStubClass.")
 
 
+def with_chains(frames, records):
+    """An oracle thread's managed frames (innermost first) with the async frames of its dispatcher
+    records, each record's right after the frame holding it on the stack, as (method, exact) pairs."""
+    after = {}
+    for r in records:
+        holding = [i for i, f in enumerate(frames) if f.get("sp") and b.h(f["sp"]) <= b.h(r["address"])]
+        after.setdefault(holding[-1] if holding else None, []).append(
+            [b.display(f["signature"]) + ASYNC for f in r["frames"] if b.h(f.get("diagnostic_ip"))])
+    out = []
+    for i, f in enumerate(frames):
+        out.append(b.display(f["method"]))
+        for chain in after.get(i, []):
+            out += chain
+    return out
+
+
 def common(core, tmp, what):
     """pstacks --json against the oracle and itself; returns the document."""
     doc = b.cli_json(["pstacks", core], "pstacks")
@@ -95,21 +116,24 @@ def common(core, tmp, what):
     bt = b.cli_json(["bt", core], "bt")
     tids = [x["tid"] for x in bt["threads"]]
     oracle = b.oracle_objects(core, tmp, stacks=tids)["stacks"]
+    dispatchers = b.oracle(core, tmp)
     theirs = {}
     for tid in tids:
         frames = oracle.get(str(tid))
-        names = [f["method"] for f in frames if f.get("kind") == "ManagedMethod" and f.get("method")] \
+        managed = [f for f in frames if f.get("kind") == "ManagedMethod" and f.get("method")] \
             if isinstance(frames, list) else []
-        if names:
-            theirs[tid] = names
+        th = dispatchers.dispatcher_thread(tid)
+        records = [r for r in th["records"] if b.h(r["next_continuation"])] if th else []
+        if managed:
+            theirs[tid] = with_chains(managed, records)
     t.check_eq(sorted(mine), sorted(theirs), f"{what}: the threads with managed frames (oracle)")
     t.check_eq((doc["threads"], doc["left_out"]), (len(theirs), len(tids) - len(theirs)),
                f"{what}: threads grouped and left out (oracle)")
     for tid in sorted(theirs):
-        t.check_eq([method(f) for f in mine.get(tid, [])], [method(b.display(f)) for f in theirs[tid]],
-                   f"{what}: thread {tid}'s managed frames, innermost first (oracle)")
+        t.check_eq([method(f) for f in mine.get(tid, [])], [method(f) for f in theirs[tid]],
+                   f"{what}: thread {tid}'s managed and async frames, innermost first (oracle)")
         t.check_eq([f for f in mine.get(tid, []) if f.startswith("AsyncdacSamples.")],
-                   [b.display(f) for f in theirs[tid] if f.startswith("AsyncdacSamples.")],
+                   [f for f in theirs[tid] if f.startswith("AsyncdacSamples.")],
                    f"{what}: thread {tid}'s frames of the app, exactly (oracle)")
     # What a branch's threads wait on: what clrthreads says of each.
     waits = {x["tid"]: x["waits_on"] for x in b.cli_json(["clrthreads", core], "clrthreads")["threads"] if x["tid"]}
@@ -144,6 +168,13 @@ def deadlock(tmp):
     t.check("AsyncdacSamples.DeadlockApp.GuardedLeaf()" in mine[pool] and
             "System.Threading.Monitor.Enter(System.Object)" in mine[pool],
             f"the pool worker enters the Monitor in GuardedLeaf: {mine[pool]}")
+    loop = "System.Runtime.CompilerServices.AsyncHelpers+RuntimeAsyncTask<Int32>.DispatchContinuations()"
+    at = mine[pool].index(loop) if loop in mine[pool] else 0
+    t.check_eq(mine[pool][at - 2:at + 3], ["AsyncdacSamples.DeadlockApp.GuardedLeaf()",
+                                           "IL_STUB_AsyncResume(System.Object, Byte&)", loop,
+                                           "AsyncdacSamples.DeadlockApp.GuardedTop()" + ASYNC,
+                                           "System.Threading.ThreadPoolWorkQueue.Dispatch()"],
+               "deadlock: GuardedLeaf's logical caller GuardedTop, right after the loop that resumed it")
     # The pool's threads share StartCallback; the main thread is a root of its own.
     roots = {r["frames"][-1]: r for r in doc["roots"]}
     t.check_eq(sorted(roots), sorted(["System.Threading.Thread.StartCallback(System.Threading.Thread*)",
@@ -161,8 +192,14 @@ def deadlock(tmp):
     bt = b.cli_json(["bt", core], "bt")
     want = {}
     for th in bt["threads"]:
-        want[th["tid"]] = [f["symbol"] if f["managed"] else f"{f['module']}`{f['symbol']}" if f["symbol"]
-                           else f["module"] or f["pc"] for f in th["frames"]]
+        want[th["tid"]] = []
+        for i, f in enumerate(th["frames"]):
+            want[th["tid"]].append(f["symbol"] if f["managed"] else f"{f['module']}`{f['symbol']}" if f["symbol"]
+                                   else f["module"] or f["pc"])
+            for c in th.get("chains") or []:  # a chain right after the last frame at or below its loop's record
+                holding = [k for k, g in enumerate(th["frames"]) if g.get("sp") and b.h(g["sp"]) <= b.h(c["dispatcher"])]
+                if holding and holding[-1] == i:
+                    want[th["tid"]] += [x["method"] + ASYNC for x in c["frames"]]
     got = {}
     for r in full["roots"]:
         check_tree(r, "deadlock --all")
@@ -173,6 +210,31 @@ def deadlock(tmp):
     # In lldb-22, as the CLI prints it.
     out = b.run_lldb(b.lldb_target(core), ["async pstacks"], "lldb: async pstacks")
     t.check_eq(b.lldb_output(out, "async pstacks"), text, "lldb-22: async pstacks, as the CLI")
+
+
+def running(tmp):
+    s = b.sample("running", "Debug")
+    try:
+        b.wait_parked(s.pid, s.tid)
+        core = b.make_core(s.pid, os.path.join(tmp, "running.core"))
+    finally:
+        s.kill()
+    doc = common(core, tmp, "running")
+    if not doc:
+        return
+    mine = {}
+    for r in doc["roots"]:
+        walk(r, [], mine)
+    frames = mine.get(s.tid, [])
+    loop = "System.Runtime.CompilerServices.AsyncHelpers+RuntimeAsyncTask<Int32>.DispatchContinuations()"
+    at = frames.index(loop) if loop in frames else 0
+    t.check_eq(frames[at - 2:at + 3], ["AsyncdacSamples.RunningApp.RunLeaf()", "IL_STUB_AsyncResume(System.Object, Byte&)",
+                                       loop, "AsyncdacSamples.RunningApp.RunMiddle()" + ASYNC,
+                                       "AsyncdacSamples.RunningApp.RunTop()" + ASYNC],
+               "running: RunLeaf's logical callers RunMiddle and RunTop, right after the loop that resumed it")
+    t.check_eq([f for f in frames[:at] if f.startswith("AsyncdacSamples.")],
+               ["AsyncdacSamples.RunningApp.ParkRunning()", "AsyncdacSamples.RunningApp.StopHere(Int32)",
+                "AsyncdacSamples.RunningApp.RunLeaf()"], "running: RunLeaf parks in ParkRunning")
 
 
 def starved(tmp):
@@ -207,6 +269,7 @@ def starved(tmp):
 def main():
     tmp = t.tmpdir()
     deadlock(tmp)
+    running(tmp)
     starved(tmp)
     t.finish()
 
