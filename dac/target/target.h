@@ -259,7 +259,7 @@ int64_t adac_pread_full(int fd, void *buf, size_t len, uint64_t off);
 struct adac_target *adac_target_open_core(const char *core_path, struct adac_error *err);
 struct adac_target *adac_target_open_pid(int pid, struct adac_error *err);
 /* ADAC_PID_RELEASE: copy the process's readable memory, its threads' registers and its modules
- * while it is held, then release it: the analysis reads the copy (native frames are not in it),
+ * while it is held, then release it: the analysis reads the copy (threads unwound from it too),
  * and the process is stopped only for the copy. */
 #define ADAC_PID_RELEASE 1u
 struct adac_target *adac_target_open_pid_ex(int pid, unsigned flags, struct adac_error *err);

@@ -28,6 +28,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/grow.h"
 #include "base/limits.h"
 #include "target/native_symbols.h"
 #include "target/proc_ns.h"
@@ -66,6 +67,8 @@ struct ptarget {
 	size_t arena_size, arena_used;     /* mapped before the process is stopped */
 	struct user_regs_struct *saved_regs; /* per thread (threads[i]) */
 	bool *has_saved_regs;
+	char *maps;                        /* /proc/pid/maps as copied: the modules libdwfl unwinds */
+	size_t maps_len;                   /* the copy's threads through */
 	bool borrowed;     /* reopened: the copy (or the held process's /proc/pid/mem), threads and
 	                    * registers are the first target's */
 	bool lent;         /* reopened from: the copy, or the process held, must stay as it is */
@@ -532,7 +535,71 @@ static int save_regs(struct ptarget *p, struct adac_error *err)
 	return 0;
 }
 
-/* ---- frames (libdwfl over the threads we already hold) ---- */
+/* ---- frames (libdwfl over the threads we already hold, or over the copy) ---- */
+
+/* A released process's copy: libdwfl unwinds its threads from the copied registers and memory
+ * (thread_arg: the thread's saved registers), as the process was when it was held. */
+static pid_t copy_next_thread(Dwfl *dwfl, void *dwfl_arg, void **thread_argp)
+{
+	(void)dwfl;
+	struct ptarget *p = dwfl_arg;
+	size_t i = *thread_argp ? (size_t)((struct user_regs_struct *)*thread_argp - p->saved_regs) + 1 : 0;
+	for (; i < p->nthreads; i++)
+		if (!p->threads[i].gone && p->has_saved_regs[i]) {
+			*thread_argp = &p->saved_regs[i];
+			return p->threads[i].tid;
+		}
+	return 0;
+}
+
+static bool copy_get_thread(Dwfl *dwfl, pid_t tid, void *dwfl_arg, void **thread_argp)
+{
+	(void)dwfl;
+	struct ptarget *p = dwfl_arg;
+	struct pid_thread *th = find_thread(p, tid);
+	if (!th || th->gone || !p->has_saved_regs[th - p->threads])
+		return false;
+	*thread_argp = &p->saved_regs[th - p->threads];
+	return true;
+}
+
+static bool copy_memory_read(Dwfl *dwfl, Dwarf_Addr addr, Dwarf_Word *result, void *dwfl_arg)
+{
+	(void)dwfl;
+	uint64_t word;
+	if (snap_read(dwfl_arg, addr, (uint8_t *)&word, sizeof word) != (int64_t)sizeof word)
+		return false;
+	*result = word;
+	return true;
+}
+
+/* DWARF's x86-64 registers 0-16: rax, rdx, rcx, rbx, rsi, rdi, rbp, rsp, r8-r15, and the return
+ * address column (rip). */
+static bool copy_initial_registers(Dwfl_Thread *thread, void *thread_arg)
+{
+	const struct user_regs_struct *u = thread_arg;
+	Dwarf_Word regs[] = {u->rax, u->rdx, u->rcx, u->rbx, u->rsi, u->rdi, u->rbp, u->rsp, u->r8,
+	                     u->r9,  u->r10, u->r11, u->r12, u->r13, u->r14, u->r15, u->rip};
+	return dwfl_thread_state_registers(thread, 0, sizeof regs / sizeof regs[0], regs);
+}
+
+static const Dwfl_Thread_Callbacks copy_thread_callbacks = {
+	.next_thread = copy_next_thread,
+	.get_thread = copy_get_thread,
+	.memory_read = copy_memory_read,
+	.set_initial_registers = copy_initial_registers,
+};
+
+/* The modules of the copy's mappings. 0, or a libdwfl error (> 0: errno). */
+static int report_copy(Dwfl *d, const struct ptarget *p)
+{
+	FILE *f = p->maps ? fmemopen(p->maps, p->maps_len, "r") : NULL;
+	if (!f)
+		return ENOENT;
+	int rc = dwfl_linux_proc_maps_report(d, f);
+	fclose(f);
+	return rc;
+}
 
 static int open_dwfl(struct ptarget *p, struct adac_error *err)
 {
@@ -542,11 +609,13 @@ static int open_dwfl(struct ptarget *p, struct adac_error *err)
 	if (!d)
 		return adac_fail(err, ADAC_E_NOMEM, 0, "process %d: cannot start libdwfl: %s", (int)p->pid, dwfl_errmsg(-1));
 	dwfl_report_begin(d);
-	int rc = dwfl_linux_proc_report(d, p->pid);
+	int rc = p->released ? report_copy(d, p) : dwfl_linux_proc_report(d, p->pid);
 	if (rc == 0)
 		rc = dwfl_report_end(d, NULL, NULL);
 	/* assume_ptrace_stopped: the threads are ours and stopped; libdwfl must not attach again. */
-	if (rc == 0)
+	if (rc == 0 && p->released)
+		rc = dwfl_attach_state(d, NULL, p->pid, &copy_thread_callbacks, p) ? 0 : -1;
+	else if (rc == 0)
 		rc = dwfl_linux_proc_attach(d, p->pid, true);
 	if (rc != 0) {
 		adac_fail(err, ADAC_E_IO, 0, "process %d: libdwfl cannot read the process: %s", (int)p->pid,
@@ -576,10 +645,7 @@ static int pid_frames(void *impl, uint64_t tid, adac_frame_cb cb, void *ctx, str
 	struct pid_thread *th = tid <= INT32_MAX ? find_thread(p, (pid_t)tid) : NULL;
 	if (!th || th->gone)
 		return adac_fail(err, ADAC_E_NOT_FOUND, 0, "process %d: no thread %llu", (int)p->pid, (unsigned long long)tid);
-	if (p->released)
-		return adac_fail(err, ADAC_E_UNSUPPORTED, 0,
-		                 "process %d: its native frames are not in the copy (it was released after copying)", (int)p->pid);
-	if (p->borrowed)
+	if (p->borrowed && !p->released)
 		return adac_fail(err, ADAC_E_UNSUPPORTED, 0, "process %d: its native frames are unwound by the thread holding it",
 		                 (int)p->pid);
 	if (open_dwfl(p, err))
@@ -622,6 +688,10 @@ static int copy_and_release(struct ptarget *p, struct adac_error *err);
 static int copy_again(struct ptarget *p, unsigned ms, struct adac_error *err)
 {
 	sleep_ms((long)ms);
+	if (p->dwfl) { /* (it unwinds the threads of the copy dropped) */
+		dwfl_end(p->dwfl);
+		p->dwfl = NULL;
+	}
 	drop_copy(p);
 	p->nthreads = 0;
 	p->released = false;
@@ -760,6 +830,31 @@ static void drop_copy(struct ptarget *p)
 	free(p->has_saved_regs);
 	p->saved_regs = NULL;
 	p->has_saved_regs = NULL;
+	free(p->maps);
+	p->maps = NULL;
+	p->maps_len = 0;
+}
+
+/* Keeps /proc/pid/maps as it is (the modules of the copy). */
+static int copy_maps(struct ptarget *p, struct adac_error *err)
+{
+	char path[64];
+	snprintf(path, sizeof path, "/proc/%d/maps", (int)p->pid);
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return adac_fail(err, ADAC_E_IO, 0, "process %d: cannot read its mappings: %s", (int)p->pid, strerror(errno));
+	size_t cap = 0;
+	char buf[8192];
+	for (size_t n; (n = fread(buf, 1, sizeof buf, f)) > 0;) {
+		if (adac_grow((void **)&p->maps, &cap, p->maps_len + n, 1, sizeof buf)) {
+			fclose(f);
+			return adac_fail(err, ADAC_E_NOMEM, 0, "process %d: out of memory", (int)p->pid);
+		}
+		memcpy(p->maps + p->maps_len, buf, n);
+		p->maps_len += n;
+	}
+	fclose(f);
+	return 0;
 }
 
 static int count_module(void *ctx, const struct adac_module *m)
@@ -948,7 +1043,7 @@ static int copy_and_release(struct ptarget *p, struct adac_error *err)
 	if (save_regs(p, err))
 		return -1;
 	struct plan_ctx c = {.p = p, .err = err};
-	if (each_readable_mapping(p, plan_mapping, &c, err) || copy_planned(p, err))
+	if (each_readable_mapping(p, plan_mapping, &c, err) || copy_planned(p, err) || copy_maps(p, err))
 		return -1;
 	detach_all(p);
 	for (size_t i = 0; i < p->nthreads; i++)

@@ -132,7 +132,7 @@ static void usage(FILE *f)
 	           "  --strict         Refuse a damaged core (truncated) instead of showing what it holds\n"
 	           "  --release        With --pid: copy the process's readable memory while it is\n"
 	           "                   stopped, then let it run and analyse the copy (the process is\n"
-	           "                   stopped only for the copy; native frames are not in it)\n"
+	           "                   stopped only for the copy; its threads are unwound from it)\n"
 	           "\n"
 	           "With --pid, the process is stopped while it is read, then resumed. Stopped inside a\n"
 	           "garbage collection, where its heap cannot be walked, it is let run a few milliseconds\n"
