@@ -5,9 +5,11 @@
  * frame pointers there, which skips frames without one or stopped in a prologue. */
 #include "async/thread_stack.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #include "base/cursor.h"
+#include "base/grow.h"
 #include "base/limits.h"
 #include "code/debuginfo.h"
 #include "code/execution_manager.h"
@@ -205,6 +207,84 @@ size_t adac_thread_chain_after(const struct adac_thread_chain *c, const uint64_t
 		if (sp[i] && sp[i] <= c->dispatcher)
 			k = i;
 	return k;
+}
+
+int adac_frame_sps_push(struct adac_frame_sps *l, uint64_t pc, uint64_t sp)
+{
+	size_t cap = l->cap; /* (both arrays grow alike) */
+	if (adac_grow((void **)&l->pc, &cap, l->n + 1, sizeof *l->pc, 64) ||
+	    adac_grow((void **)&l->sp, &l->cap, l->n + 1, sizeof *l->sp, 64))
+		return -1;
+	l->pc[l->n] = pc;
+	l->sp[l->n++] = sp;
+	return 0;
+}
+
+void adac_frame_sps_free(struct adac_frame_sps *l)
+{
+	free(l->pc);
+	free(l->sp);
+	memset(l, 0, sizeof *l);
+}
+
+struct pc_sp {
+	struct adac_frame_sps f;
+	bool nomem;
+};
+
+static int collect_pc_sp(void *ctx, const struct adac_stack_frame *f)
+{
+	struct pc_sp *l = ctx;
+	if (adac_frame_sps_push(&l->f, f->pc, f->sp)) {
+		l->nomem = true;
+		return 1;
+	}
+	return l->f.n >= ADAC_MAX_UNWIND_FRAMES;
+}
+
+static void ignore_error(void *ctx, const struct adac_error *err)
+{
+	(void)ctx;
+	(void)err;
+}
+
+/* Whether pc is in a managed method debuggers show (not a stub or thunk). */
+static bool shown_method(struct adac_runtime *rt, uint64_t pc)
+{
+	struct adac_code_info code;
+	struct adac_method_info mi;
+	return adac_em_find_code(rt, pc, &code, NULL) == 0 && code.method_desc &&
+	       adac_md_read(rt, code.method_desc, &mi, NULL) == 0 && !mi.diagnostics_hidden;
+}
+
+int adac_thread_chain_resumed(struct adac_runtime *rt, uint64_t tid, const struct adac_thread_chain *c,
+                              struct adac_stack_frame *f, struct adac_error *err)
+{
+	struct pc_sp l = {0};
+	struct adac_stack_visitor v = {collect_pc_sp, ignore_error, &l};
+	/* (A walk that fails past the loop's frame has found what is needed.) */
+	int walked = adac_thread_stack_walk(rt, tid, &v, err), rc = 0;
+	size_t k = adac_thread_chain_after(c, l.f.sp, l.f.n), i = k;
+	if (l.nomem)
+		rc = adac_fail(err, ADAC_E_NOMEM, 0, "out of memory");
+	else if (k == SIZE_MAX && walked)
+		rc = -1;
+	else if (k == SIZE_MAX)
+		rc = adac_fail(err, ADAC_E_CORRUPT, 0, "no frame of thread %llu holds its dispatch loop's record 0x%016llx",
+		               (unsigned long long)tid, (unsigned long long)c->dispatcher);
+	else
+		adac_error_clear(err);
+	while (!rc && i-- > 0 && !shown_method(rt, l.f.pc[i]))
+		;
+	if (!rc && i == SIZE_MAX)
+		rc = adac_fail(err, ADAC_E_NOT_FOUND, 0, "thread %llu runs no method inside its dispatch loop",
+		               (unsigned long long)tid);
+	if (!rc) {
+		*f = (struct adac_stack_frame){.pc = l.f.pc[i], .sp = l.f.sp[i], .caller = i > 0};
+		adac_stack_frame_name(rt, f);
+	}
+	adac_frame_sps_free(&l.f);
+	return rc;
 }
 
 #define WORDS_CHUNK 8192u   /* stack bytes read at a time */

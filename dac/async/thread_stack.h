@@ -75,10 +75,28 @@ struct adac_thread_chain {
 int adac_thread_chains(struct adac_runtime *rt, const struct adac_managed_thread *th, struct adac_thread_chain *out,
                        size_t *n, struct adac_error *err);
 
+/* A thread's frames' pcs and stack pointers (0: unknown), n of each, innermost first: what
+ * adac_thread_chain_after reads. */
+struct adac_frame_sps {
+	uint64_t *pc, *sp;
+	size_t n, cap;
+};
+/* -1 when out of memory. */
+int adac_frame_sps_push(struct adac_frame_sps *l, uint64_t pc, uint64_t sp);
+void adac_frame_sps_free(struct adac_frame_sps *l);
+
 /* Where chain c goes among its thread's frames, as Visual Studio shows an async call stack: right
  * after the frame of the dispatch loop that resumed it, the frame holding the loop's record on its
  * stack (the last of the frames' stack pointers sp[0..n), innermost first, 0 when unknown, at or
  * below the record: stacks grow down). That frame's index; SIZE_MAX when no frame holds it. */
 size_t adac_thread_chain_after(const struct adac_thread_chain *c, const uint64_t *sp, size_t n);
+
+/* The method chain c resumed, running on OS thread tid: the innermost-first frame just inside the
+ * frame of the dispatch loop (adac_thread_chain_after), past the frames debuggers hide (the resume
+ * stub). *f is named as adac_stack_frame_name names it (its strings the runtime's, valid while rt
+ * is; no registers). -1 with err when the thread cannot be unwound or none of its frames holds the
+ * record or runs a method inside it. */
+int adac_thread_chain_resumed(struct adac_runtime *rt, uint64_t tid, const struct adac_thread_chain *c,
+                              struct adac_stack_frame *f, struct adac_error *err);
 
 #endif

@@ -44,26 +44,21 @@
 /* ---- one physical frame ---- */
 
 struct phys_list {
-	uint64_t *pc, *sp;  /* n of each, innermost first */
-	size_t n, cap;
+	struct adac_frame_sps f;
 	bool failed, limit;
 };
 
 static int collect_frame(void *ctx, const struct adac_frame *f)
 {
 	struct phys_list *l = ctx;
-	if (l->n == ADAC_MAX_UNWIND_FRAMES) {
+	if (l->f.n == ADAC_MAX_UNWIND_FRAMES) {
 		l->limit = true;
 		return 1;
 	}
-	size_t cap = l->cap;
-	if (adac_grow((void **)&l->pc, &cap, l->n + 1, sizeof *l->pc, 64) ||
-	    adac_grow((void **)&l->sp, &l->cap, l->n + 1, sizeof *l->sp, 64)) {
+	if (adac_frame_sps_push(&l->f, f->pc, f->sp)) {
 		l->failed = true;
 		return 1;
 	}
-	l->pc[l->n] = f->pc;
-	l->sp[l->n++] = f->sp;
 	return 0;
 }
 
@@ -240,12 +235,6 @@ static void append_chain(struct adac_runtime *rt, uint64_t head, struct adac_fra
 
 /* ---- a thread ---- */
 
-static void phys_free(struct phys_list *l)
-{
-	free(l->pc);
-	free(l->sp);
-}
-
 int adac_debugger_thread(struct adac_runtime *rt, uint64_t tid, char **json, struct adac_error *err)
 {
 	struct phys_list l = {0};
@@ -256,7 +245,7 @@ int adac_debugger_thread(struct adac_runtime *rt, uint64_t tid, char **json, str
 		rc = adac_fail(err, ADAC_E_LIMIT, 0, "thread %llu has more than ADAC_MAX_UNWIND_FRAMES (%u) frames",
 		               (unsigned long long)tid, ADAC_MAX_UNWIND_FRAMES);
 	if (rc) {
-		phys_free(&l);
+		adac_frame_sps_free(&l.f);
 		return -1;
 	}
 	/* Stopped in managed code: the innermost frame is unwound from the thread's registers, which
@@ -264,9 +253,9 @@ int adac_debugger_thread(struct adac_runtime *rt, uint64_t tid, char **json, str
 	 * them the debugger shows its own frames. */
 	struct adac_regs regs;
 	struct adac_code_info code0;
-	if (l.n && adac_em_find_code(rt, l.pc[0], &code0, NULL) == 0 && code0.method_desc &&
+	if (l.f.n && adac_em_find_code(rt, l.f.pc[0], &code0, NULL) == 0 && code0.method_desc &&
 	    adac_target_regs(rt->t, tid, &regs, err)) {
-		phys_free(&l);
+		adac_frame_sps_free(&l.f);
 		adac_error_wrap(err, "thread %llu is stopped in managed code: ", (unsigned long long)tid);
 		return -1;
 	}
@@ -278,7 +267,7 @@ int adac_debugger_thread(struct adac_runtime *rt, uint64_t tid, char **json, str
 		adac_thread_chains(rt, &mth, chains, &nchains, NULL); /* (those read before a problem) */
 	size_t after[ADAC_MAX_DISPATCHERS];
 	for (size_t d = 0; d < nchains; d++)
-		after[d] = adac_thread_chain_after(&chains[d], l.sp, l.n);
+		after[d] = adac_thread_chain_after(&chains[d], l.f.sp, l.f.n);
 
 	json_t *frames = json_array();
 	struct adac_frame_cache *cache = adac_frame_cache_new();
@@ -286,8 +275,8 @@ int adac_debugger_thread(struct adac_runtime *rt, uint64_t tid, char **json, str
 	/* With asyncdac's symbol file loaded the debugger names managed frames itself, and its own
 	 * frames keep their registers (their variables, from the file): they pass through. */
 	bool named = adac_target_symbol_file_loaded(rt->t);
-	for (size_t i = 0; i < l.n; i++) {
-		json_t *e = named ? NULL : managed_entry(rt, l.pc[i], i > 0);
+	for (size_t i = 0; i < l.f.n; i++) {
+		json_t *e = named ? NULL : managed_entry(rt, l.f.pc[i], i > 0);
 		bool loop = false;
 		for (size_t d = 0; d < nchains; d++)
 			loop = loop || after[d] == i;
@@ -306,7 +295,7 @@ int adac_debugger_thread(struct adac_runtime *rt, uint64_t tid, char **json, str
 	}
 	pcs_free(&pcs);
 	adac_frame_cache_free(cache);
-	phys_free(&l);
+	adac_frame_sps_free(&l.f);
 	json_t *root = json_object();
 	json_object_set_new(root, "frames", frames);
 	*json = json_dumps(root, JSON_COMPACT);

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "async/thread_stack.h"
 #include "async/task.h"
 #include "base/addr_map.h"
 #include "base/json.h"
@@ -519,6 +520,26 @@ static int stack_line(struct jsonl *j, const struct adac_pending_stack *st, stru
 		adac_line_fmt(b, "{\"tid\":%llu,\"managed_id\":%u,\"dispatcher\":", (unsigned long long)st->running->os_tid,
 		        st->running->managed_id);
 		put_addr(b, st->running->dispatcher);
+		adac_line_put(b, ",\"resumed\":");
+		struct adac_stack_frame r;
+		if (adac_pending_stack_resumed(st, &r)) {
+			adac_line_put(b, "{\"pc\":");
+			put_addr(b, r.pc);
+			adac_line_put(b, ",\"method\":");
+			adac_line_json_str(b, r.symbol);
+			adac_line_put(b, ",\"module\":");
+			adac_line_json_str(b, r.module);
+			adac_line_fmt(b, ",\"offset\":%llu,\"file\":", (unsigned long long)r.offset);
+			adac_line_json_str(b, r.file);
+			adac_line_put(b, ",\"line\":");
+			if (r.file)
+				adac_line_u64(b, r.line);
+			else
+				adac_line_put(b, "null");
+			adac_line_put(b, "}");
+		} else {
+			adac_line_put(b, "null");
+		}
 		adac_line_put(b, "}");
 	}
 	struct adac_awaiting buf;

@@ -7,6 +7,7 @@
 #include <strings.h>
 
 #include "async/task.h"
+#include "async/thread_stack.h"
 #include "base/cpus.h"
 #include "base/grow.h"
 #include "base/output.h"
@@ -79,6 +80,15 @@ const struct adac_awaiting *adac_pending_stack_awaiting(const struct adac_pendin
                                                         const struct adac_pending_stack *st, struct adac_awaiting *buf)
 {
 	return awaiting(l->p, st->rt, st->stack, st->segs, buf);
+}
+
+bool adac_pending_stack_resumed(const struct adac_pending_stack *st, struct adac_stack_frame *f)
+{
+	const struct adac_scan_running *r = st->running;
+	if (!r)
+		return false;
+	const struct adac_thread_chain c = {r->head, r->task, r->dispatcher};
+	return adac_thread_chain_resumed(st->rt, r->os_tid, &c, f, NULL) == 0;
 }
 
 /* ---- filters ---- */

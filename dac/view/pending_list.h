@@ -106,4 +106,10 @@ void adac_pending_list_frame_stats(const struct adac_pending_list *l, uint64_t *
 const struct adac_awaiting *adac_pending_stack_awaiting(const struct adac_pending_list *l,
                                                         const struct adac_pending_stack *st, struct adac_awaiting *buf);
 
+/* The method a running stack's chain resumed, running on its thread (adac_thread_chain_resumed:
+ * named, its strings st->rt's); false when the stack is not running or its thread's frames do not
+ * say (a memory image has no unwinder). */
+struct adac_stack_frame;
+bool adac_pending_stack_resumed(const struct adac_pending_stack *st, struct adac_stack_frame *f);
+
 #endif

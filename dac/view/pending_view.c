@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "async/continuation.h"
+#include "async/thread_stack.h"
 #include "async/task.h"
 #include "base/clock.h"
 #include "base/arena.h"
@@ -359,6 +360,15 @@ static void print_stack(const struct adac_pending_list *l, const struct adac_pen
 {
 	const struct adac_pending *p = l->p;
 	print_header(p, st, out);
+	struct adac_stack_frame resumed;
+	bool has_resumed = adac_pending_stack_resumed(st, &resumed);
+	if (has_resumed) {
+		char where[ADAC_FRAME_WHERE_MAX];
+		adac_print(out, "  running: 0x%016llx %s`%s + 0x%llx%s (the method this chain resumed; bt shows what it calls)\n",
+		           (unsigned long long)resumed.pc, resumed.module ? resumed.module : "?", resumed.symbol,
+		           (unsigned long long)resumed.offset,
+		           adac_frame_where(resumed.file != NULL, resumed.file, resumed.line, false, 0, where, sizeof where));
+	}
 	size_t frame = 0;
 	for (uint32_t i = 0; i < st->stack->count; i++) {
 		const struct adac_pending_seg *s = &st->segs[i];
@@ -394,7 +404,7 @@ static void print_stack(const struct adac_pending_list *l, const struct adac_pen
 			           d.type ? d.type : "?", d.has_flags ? ", " : "", d.has_flags ? adac_task_status(d.flags) : "");
 		}
 	}
-	if (st->running)
+	if (st->running && !has_resumed)
 		adac_print(out, "  (the method this chain resumed runs on the thread: see its physical frames with bt)\n");
 	const struct adac_held_lock *lock = adac_pending_stack_lock_wait(p, st);
 	if (lock)
@@ -605,6 +615,19 @@ static json_t *classic_json(struct adac_runtime *rt, const struct adac_classic_f
 	return f;
 }
 
+/* {"pc", "method", "module", "offset", "file", "line"} of the method a running chain resumed. */
+static json_t *resumed_json(const struct adac_stack_frame *f)
+{
+	json_t *j = json_object();
+	json_object_set_new(j, "pc", adac_json_addr(f->pc));
+	json_object_set_new(j, "method", adac_json_text(f->symbol));
+	json_object_set_new(j, "module", f->module ? adac_json_text(f->module) : json_null());
+	json_object_set_new(j, "offset", json_integer((json_int_t)f->offset));
+	json_object_set_new(j, "file", f->file ? adac_json_text(f->file) : json_null());
+	json_object_set_new(j, "line", f->file ? json_integer(f->line) : json_null());
+	return j;
+}
+
 /* A stack's JSON; numbered: with its "index" first (a digest leaves it to the listing's thread). */
 static json_t *stack_json(const struct adac_pending_list *l, const struct adac_pending_stack *st, unsigned flags,
                           bool numbered)
@@ -619,6 +642,8 @@ static json_t *stack_json(const struct adac_pending_list *l, const struct adac_p
 		json_object_set_new(r, "tid", json_integer((json_int_t)st->running->os_tid));
 		json_object_set_new(r, "managed_id", json_integer(st->running->managed_id));
 		json_object_set_new(r, "dispatcher", adac_json_addr(st->running->dispatcher));
+		struct adac_stack_frame f;
+		json_object_set_new(r, "resumed", adac_pending_stack_resumed(st, &f) ? resumed_json(&f) : json_null());
 		json_object_set_new(j, "running", r);
 	} else {
 		json_object_set_new(j, "running", json_null());

@@ -255,22 +255,31 @@ def main():
         running = [ch for ch in (ps or {}).get("chains", []) if ch.get("running")]
         ptid = next((w["tid"] for w in mon.get("waiting", []) if w["managed_id"] == ids["pool"]), None)
         pw = next((m for m in mw if m["managed_id"] == ids["pulsepool"]), {})
-        t.check_eq(sorted(((ch["running"].get("tid"), ch["frames"][0]["method"], ch.get("waiting_for_lock"),
+        t.check_eq(sorted(((ch["running"].get("tid"), (ch["running"].get("resumed") or {}).get("method"),
+                            ch["frames"][0]["method"], ch.get("waiting_for_lock"),
                             ch.get("monitor_wait")) for ch in running), key=str),
-                   sorted([(ptid, "AsyncdacSamples.LocksApp.ResumeTop()",
+                   sorted([(ptid, "AsyncdacSamples.LocksApp.LockedResume()", "AsyncdacSamples.LocksApp.ResumeTop()",
                             {"object": mon.get("object"), "type": "System.Object", "owner": mon.get("owner")}, None),
-                           (pw.get("tid"), "AsyncdacSamples.LocksApp.PulseTop()", None,
+                           (pw.get("tid"), "AsyncdacSamples.LocksApp.PulseResume()", "AsyncdacSamples.LocksApp.PulseTop()",
+                            None,
                             {"object": psig, "type": "AsyncdacSamples.LocksApp+Signal", "condition": pw.get("condition"),
                              "semaphore": None, "owner": None, "timeout_ms": None})], key=str),
-                   "ps --json: the running chains ResumeTop, its thread waiting for s_monitor, and PulseTop, its "
-                   "thread in Monitor.Wait on s_poolSignal")
+                   "ps --json: the running chains ResumeTop (LockedResume resumed), its thread waiting for s_monitor, and "
+                   "PulseTop (PulseResume resumed), its thread in Monitor.Wait on s_poolSignal")
         rc, pstext, err = b.cli(["ps", core])
-        resumed = "  (the method this chain resumed runs on the thread: see its physical frames with bt)\n"
-        want_ps = resumed + f"  waiting for: System.Object {mon.get('object')} (Monitor), held by {holder(mon)}\n"
-        want_pulse = (resumed + f"  in Monitor.Wait: waiting for a pulse on AsyncdacSamples.LocksApp+Signal {psig} "
+        resumed = {ch["running"]["resumed"]["method"]: ch["running"]["resumed"] for ch in running
+                   if ch["running"].get("resumed")}
+
+        def running_line(m):
+            r = resumed.get(f"AsyncdacSamples.LocksApp.{m}()") or {}
+            return (f"  running: {r.get('pc')} locks.dll`AsyncdacSamples.LocksApp.{m}() + 0x{r.get('offset') or 0:x} at "
+                    f"Program.cs:{r.get('line')} (the method this chain resumed; bt shows what it calls)\n")
+        want_ps = f"  waiting for: System.Object {mon.get('object')} (Monitor), held by {holder(mon)}\n"
+        want_pulse = (f"  in Monitor.Wait: waiting for a pulse on AsyncdacSamples.LocksApp+Signal {psig} "
                       f"(Monitor), which no thread holds\n")
         t.check(rc == 0 and want_ps in pstext and pstext.count("  waiting for: ") == 1 and want_pulse in pstext and
-                pstext.count("  in Monitor.Wait: ") == 1,
+                pstext.count("  in Monitor.Wait: ") == 1 and running_line("LockedResume") in pstext and
+                running_line("PulseResume") in pstext,
                 f"ps: the running chains' lock wait and Monitor.Wait:\n{pstext}")
         rc, report, err = b.cli(["report", core])
         t.check_eq((rc, err), (0, ""), "report: exit code and stderr")

@@ -532,9 +532,15 @@ def mixed(config):
 def running():
     tmp = t.tmpdir()
     s = b.sample("running", "Release", mode="park")
+    leaf = b.expected("running")["running"]["running_frame"]
     try:
+        b.wait_parked(s.pid, s.tid)
         core = b.make_core(s.pid, os.path.join(tmp, "running.core"))
         o = b.oracle(core, tmp)
+        resumed = {}
+        # The resumed RunLeaf on the thread's stack, as ClrMD walks it: its return address.
+        stack = b.oracle_objects(core, tmp, stacks=[s.tid])["stacks"].get(str(s.tid)) or []
+        leaf_ip = next((b.h(f["ip"]) for f in stack if f.get("method") == f"{leaf['type']}.{leaf['method']}()"), None)
         for target, what in ((core, "running core"), (["--pid", str(s.pid)], "running live")):
             d = ps_json(target, what=what)
             if not d:
@@ -548,6 +554,12 @@ def running():
                        f"{what}: running on the READY thread, its dispatcher record")
             t.check_eq(h(st["task"]["address"]), h(rec["current_task"]), f"{what}: task (the record's CurrentTask)")
             t.check_eq(h(st["segments"][0]["head"]), h(rec["next_continuation"]), f"{what}: head (NextContinuation)")
+            r = resumed[what] = st["running"].get("resumed") or {}
+            t.check_eq((h(r.get("pc")), r.get("method"), r.get("module"), os.path.basename(r.get("file") or ""),
+                        r.get("line")),
+                       (leaf_ip, f"{leaf['type']}.{leaf['method']}()", "running.dll", os.path.basename(leaf["source"]),
+                        leaf["line"]),
+                       f"{what}: the method the chain resumed, RunLeaf at its call to StopHere (pc: the oracle's stack)")
             want = [b.frame_facts(o, f) for f in rec["frames"]]
             got = st["frames"]
             if t.check_eq(len(got), len(want), f"{what}: frames"):
@@ -565,8 +577,10 @@ def running():
         if out is not None:
             first = out.split("\n", 1)[0]
             t.check(first.startswith(f"chain #0: running on thread {s.tid} (managed thread "), f"running core: header {first!r}")
-            t.check("  (the method this chain resumed runs on the thread: see its physical frames with bt)\n" in out,
-                    "running core: the running hint")
+            r = resumed.get("running core") or {}
+            t.check_eq(out.split("\n")[1], f"  running: 0x{leaf_ip or 0:016x} running.dll`{leaf['type']}.{leaf['method']}() + "
+                       f"0x{r.get('offset') or 0:x} at {os.path.basename(leaf['source'])}:{leaf['line']} (the method this chain resumed; bt "
+                       f"shows what it calls)", "running core: the running line, first")
         out = ps(core, "--coalesce", what="running core")
         if out is not None:
             t.check(out.startswith("STACKS 1: 1 chain\n[1] running on a thread\n[1] RunningApp.RunMiddle() at Program.cs:"),

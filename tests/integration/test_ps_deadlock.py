@@ -123,7 +123,9 @@ def main():
         t.check_eq(out.count("deadlock: "), 2, f"ps: two deadlock lines:\n{out}")
         t.check(f"[state 0]\n  deadlock: {cycle}\n\n" in out, f"ps: the deadlock line ends its stack:\n{out}")
         t.check(re.search(rf"^chain #0: running on thread \d+ \(managed thread {ids['guardpool']}\), task 0x{guarded:016x} "
-                          rf".*\n  async #0: .*GuardedTop\(\) \+ 0x[0-9a-f]+ at Program\.cs:\d+ \[state 0\]\n(  .*\n)*"
+                          rf".*\n  running: 0x[0-9a-f]+ deadlock\.dll`AsyncdacSamples\.DeadlockApp\.GuardedLeaf\(\) \+ 0x[0-9a-f]+ at "
+                          rf"Program\.cs:\d+ \(the method this chain resumed; bt shows what it calls\)\n"
+                          rf"  async #0: .*GuardedTop\(\) \+ 0x[0-9a-f]+ at Program\.cs:\d+ \[state 0\]\n(  .*\n)*"
                           rf"  deadlock: {re.escape(threads)}\n\n", out, re.M) is not None,
                 f"ps: the running stack GuardedTop ends in {threads!r}:\n{out}")
         rc, out, err = b.cli(["report", core])

@@ -142,8 +142,10 @@ def main():
                 text.count("  waiting synchronously for: ") == 1,
                 f"ps: RunWaitTop's thread waits synchronously for SyncTop(5):\n{text}")
         event_line = f"in ManualResetEventSlim.Wait on System.Threading.ManualResetEventSlim 0x{h(ev):016x}"
-        t.check(re.search(rf"^chain #{by_id.get(7, {}).get('index')}: running on thread {etid} .*\n  async #0: .*"
-                          rf"RunEventTop\(Int32\).*\n  \(the method .*\n  {re.escape(event_line)}\n\n", text, re.M) is not None
+        t.check(re.search(rf"^chain #{by_id.get(7, {}).get('index')}: running on thread {etid} .*\n"
+                          rf"  running: 0x[0-9a-f]+ syncwait\.dll`AsyncdacSamples\.SyncWaitApp\.RunEventLeaf\(Int32\) \+ "
+                          rf"0x[0-9a-f]+ at Program\.cs:\d+ \(the method this chain resumed; bt shows what it calls\)\n"
+                          rf"  async #0: .*RunEventTop\(Int32\).*\n  {re.escape(event_line)}\n\n", text, re.M) is not None
                 and text.count("  in ManualResetEventSlim.Wait on ") == 1,
                 f"ps: RunEventTop's thread in s_event.Wait():\n{text}")
         pool = {x["os_thread_id"] for x in b.oracle_locks(core)["blocking"] if x["threadpool_worker"]}
