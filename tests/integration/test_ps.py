@@ -870,6 +870,15 @@ def release():
                 t.check_eq(summary.get("list_threads"), 2,
                            f"{name}: ps {' '.join(how)} --jsonl --timings: the listing and its helper resolved the "
                            f"stacks ({err.strip()[-300:]!r})")
+            # The copy's threads are unwound from it: native frames and all, as the held process's
+            # (the running sample, parked: its threads stay where they are).
+            if name == "running":
+                b.wait_parked(s.pid, s.tid)
+            for cmd in (["bt", "--thread", str(s.tid)], ["pstacks", "--all"]) if name == "running" else ():
+                held = b.cli([cmd[0], "--pid", str(s.pid)] + cmd[1:])
+                copied = b.cli([cmd[0], "--pid", str(s.pid), "--release"] + cmd[1:])
+                t.check(held[0] == 0 and "libc.so.6`" in held[1] and copied == held,
+                        f"{name}: {' '.join(cmd)} --release shows what holding it shows:\n{copied[1][-2000:]}{copied[2]}")
             t.check(thread_state(s.pid) in "RS", f"{name}: the process runs on after --release")
         finally:
             s.kill()
