@@ -842,6 +842,16 @@ def thread_state(pid):
         return f.read().rsplit(")", 1)[1].split()[0]
 
 
+def pstacks_of(doc, tid):
+    """The frames (innermost first) of thread tid in pstacks' JSON, None when it has none."""
+    def walk(node, outer):
+        frames = node["frames"] + outer
+        if any(x["tid"] == tid for x in node["tids"]):
+            return frames
+        return next((f for c in node["callees"] for f in [walk(c, frames)] if f), None)
+    return next((f for r in (doc or {}).get("roots", []) for f in [walk(r, [])] if f), None)
+
+
 def release():
     """ps --pid --release: the listing of a process held for the whole analysis, from a copy taken
     while it was held (a chain running on a thread included); the process runs on afterwards."""
@@ -874,11 +884,17 @@ def release():
             # (the running sample, parked: its threads stay where they are).
             if name == "running":
                 b.wait_parked(s.pid, s.tid)
-            for cmd in (["bt", "--thread", str(s.tid)], ["pstacks", "--all"]) if name == "running" else ():
-                held = b.cli([cmd[0], "--pid", str(s.pid)] + cmd[1:])
-                copied = b.cli([cmd[0], "--pid", str(s.pid), "--release"] + cmd[1:])
+            # (Only the parked thread: the runtime's other threads wake up now and then.)
+            if name == "running":
+                held = b.cli(["bt", "--pid", str(s.pid), "--thread", str(s.tid)])
+                copied = b.cli(["bt", "--pid", str(s.pid), "--release", "--thread", str(s.tid)])
                 t.check(held[0] == 0 and "libc.so.6`" in held[1] and copied == held,
-                        f"{name}: {' '.join(cmd)} --release shows what holding it shows:\n{copied[1][-2000:]}{copied[2]}")
+                        f"{name}: bt --release of the parked thread shows what holding it shows:\n{copied[1][-2000:]}"
+                        f"{copied[2]}")
+                held, copied = (pstacks_of(b.cli_json(["pstacks", "--pid", str(s.pid), "--all"] + how, "pstacks"), s.tid)
+                                for how in ([], ["--release"]))
+                t.check(held and "libc.so.6`start_thread" in held and held == copied,
+                        f"{name}: pstacks --all --release: the parked thread's frames, as holding it: {copied}")
             t.check(thread_state(s.pid) in "RS", f"{name}: the process runs on after --release")
         finally:
             s.kill()
