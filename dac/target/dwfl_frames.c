@@ -57,3 +57,19 @@ int adac_dwfl_walk_frame(Dwfl_Frame *state, void *arg)
 	}
 	return DWARF_CB_OK;
 }
+
+/* DWARF's x86-64 register numbers 0-16: rax, rdx, rcx, rbx, rsi, rdi, rbp, rsp, r8-r15, and the
+ * return address column (rip). */
+static const enum adac_reg dwarf_regs[] = {
+	ADAC_REG_RAX, ADAC_REG_RDX, ADAC_REG_RCX, ADAC_REG_RBX, ADAC_REG_RSI, ADAC_REG_RDI,
+	ADAC_REG_RBP, ADAC_REG_RSP, ADAC_REG_R8,  ADAC_REG_R9,  ADAC_REG_R10, ADAC_REG_R11,
+	ADAC_REG_R12, ADAC_REG_R13, ADAC_REG_R14, ADAC_REG_R15, ADAC_REG_RIP,
+};
+
+bool adac_dwfl_thread_registers(Dwfl_Thread *thread, const struct adac_regs *regs)
+{
+	Dwarf_Word r[sizeof dwarf_regs / sizeof dwarf_regs[0]];
+	for (size_t i = 0; i < sizeof r / sizeof r[0]; i++)
+		r[i] = regs->r[dwarf_regs[i]];
+	return dwfl_thread_state_registers(thread, 0, sizeof r / sizeof r[0], r);
+}

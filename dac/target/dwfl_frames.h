@@ -20,4 +20,7 @@ struct adac_dwfl_walk {
  * source line) and passes it to walk->cb. arg is a struct adac_dwfl_walk. */
 int adac_dwfl_walk_frame(Dwfl_Frame *state, void *arg);
 
+/* A thread's initial registers for libdwfl (its set_initial_registers callback), from regs. */
+bool adac_dwfl_thread_registers(Dwfl_Thread *thread, const struct adac_regs *regs);
+
 #endif

@@ -570,21 +570,10 @@ static bool dwfl_memory_read(Dwfl *dwfl, Dwarf_Addr addr, Dwarf_Word *result, vo
 	return true;
 }
 
-/* DWARF's x86-64 register numbers 0-16: rax, rdx, rcx, rbx, rsi, rdi, rbp, rsp, r8-r15, and the
- * return address column (rip). */
-static const enum adac_reg dwarf_regs[] = {
-	ADAC_REG_RAX, ADAC_REG_RDX, ADAC_REG_RCX, ADAC_REG_RBX, ADAC_REG_RSI, ADAC_REG_RDI,
-	ADAC_REG_RBP, ADAC_REG_RSP, ADAC_REG_R8,  ADAC_REG_R9,  ADAC_REG_R10, ADAC_REG_R11,
-	ADAC_REG_R12, ADAC_REG_R13, ADAC_REG_R14, ADAC_REG_R15, ADAC_REG_RIP,
-};
-
 static bool dwfl_initial_registers(Dwfl_Thread *thread, void *thread_arg)
 {
 	const struct core_thread *th = thread_arg;
-	Dwarf_Word regs[sizeof dwarf_regs / sizeof dwarf_regs[0]];
-	for (size_t i = 0; i < sizeof regs / sizeof regs[0]; i++)
-		regs[i] = th->regs.r[dwarf_regs[i]];
-	return dwfl_thread_state_registers(thread, 0, sizeof regs / sizeof regs[0], regs);
+	return adac_dwfl_thread_registers(thread, &th->regs);
 }
 
 static const Dwfl_Thread_Callbacks core_thread_callbacks = {

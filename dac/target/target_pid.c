@@ -486,6 +486,17 @@ static int pid_threads(void *impl, adac_thread_cb cb, void *ctx, struct adac_err
 	return 0;
 }
 
+static void regs_of(const struct user_regs_struct *u, struct adac_regs *regs)
+{
+	uint64_t *r = regs->r;
+	memset(regs, 0, sizeof *regs);
+	r[ADAC_REG_RAX] = u->rax, r[ADAC_REG_RCX] = u->rcx, r[ADAC_REG_RDX] = u->rdx, r[ADAC_REG_RBX] = u->rbx;
+	r[ADAC_REG_RSP] = u->rsp, r[ADAC_REG_RBP] = u->rbp, r[ADAC_REG_RSI] = u->rsi, r[ADAC_REG_RDI] = u->rdi;
+	r[ADAC_REG_R8] = u->r8, r[ADAC_REG_R9] = u->r9, r[ADAC_REG_R10] = u->r10, r[ADAC_REG_R11] = u->r11;
+	r[ADAC_REG_R12] = u->r12, r[ADAC_REG_R13] = u->r13, r[ADAC_REG_R14] = u->r14, r[ADAC_REG_R15] = u->r15;
+	r[ADAC_REG_RIP] = u->rip, r[ADAC_REG_FS_BASE] = u->fs_base;
+}
+
 static int pid_regs(void *impl, uint64_t tid, struct adac_regs *regs, struct adac_error *err)
 {
 	struct ptarget *p = impl;
@@ -505,14 +516,10 @@ static int pid_regs(void *impl, uint64_t tid, struct adac_regs *regs, struct ada
 		return adac_fail(err, ADAC_E_IO, 0, "process %d: cannot read the registers of thread %d: %s", (int)p->pid,
 		                 (int)th->tid, strerror(errno));
 	}
-	uint64_t *r = regs->r;
-	r[ADAC_REG_RAX] = u.rax, r[ADAC_REG_RCX] = u.rcx, r[ADAC_REG_RDX] = u.rdx, r[ADAC_REG_RBX] = u.rbx;
-	r[ADAC_REG_RSP] = u.rsp, r[ADAC_REG_RBP] = u.rbp, r[ADAC_REG_RSI] = u.rsi, r[ADAC_REG_RDI] = u.rdi;
-	r[ADAC_REG_R8] = u.r8, r[ADAC_REG_R9] = u.r9, r[ADAC_REG_R10] = u.r10, r[ADAC_REG_R11] = u.r11;
-	r[ADAC_REG_R12] = u.r12, r[ADAC_REG_R13] = u.r13, r[ADAC_REG_R14] = u.r14, r[ADAC_REG_R15] = u.r15;
-	r[ADAC_REG_RIP] = u.rip, r[ADAC_REG_FS_BASE] = u.fs_base;
+	regs_of(&u, regs);
 	return 0;
 }
+
 
 /* Takes the held threads' registers (on the thread holding them: ptrace answers no other), for
  * a copy or for targets that borrow the process. */
@@ -573,14 +580,11 @@ static bool copy_memory_read(Dwfl *dwfl, Dwarf_Addr addr, Dwarf_Word *result, vo
 	return true;
 }
 
-/* DWARF's x86-64 registers 0-16: rax, rdx, rcx, rbx, rsi, rdi, rbp, rsp, r8-r15, and the return
- * address column (rip). */
 static bool copy_initial_registers(Dwfl_Thread *thread, void *thread_arg)
 {
-	const struct user_regs_struct *u = thread_arg;
-	Dwarf_Word regs[] = {u->rax, u->rdx, u->rcx, u->rbx, u->rsi, u->rdi, u->rbp, u->rsp, u->r8,
-	                     u->r9,  u->r10, u->r11, u->r12, u->r13, u->r14, u->r15, u->rip};
-	return dwfl_thread_state_registers(thread, 0, sizeof regs / sizeof regs[0], regs);
+	struct adac_regs regs;
+	regs_of(thread_arg, &regs);
+	return adac_dwfl_thread_registers(thread, &regs);
 }
 
 static const Dwfl_Thread_Callbacks copy_thread_callbacks = {
