@@ -151,7 +151,12 @@ static void add_chains(struct walk *w, struct adac_runtime *rt, const struct ada
 		warn(w->g, th->tid, &e);
 	}
 	for (size_t d = 0; d < nchains; d++)
-		after[d] = adac_thread_chain_after(&chains[d], w->sps, w->n);
+		if ((after[d] = adac_thread_chain_after(&chains[d], w->sps, w->n)) == SIZE_MAX) {
+			adac_fail(&e, ADAC_E_NOT_FOUND, chains[d].dispatcher,
+			          "async frames: no frame holds the dispatch loop's record 0x%016llx: its chain is left out",
+			          (unsigned long long)chains[d].dispatcher);
+			warn(w->g, th->tid, &e);
+		}
 	if (!nchains)
 		return;
 	struct walk all = {.g = w->g};
