@@ -520,7 +520,6 @@ static int pid_regs(void *impl, uint64_t tid, struct adac_regs *regs, struct ada
 	return 0;
 }
 
-
 /* Takes the held threads' registers (on the thread holding them: ptrace answers no other), for
  * a copy or for targets that borrow the process. */
 static int save_regs(struct ptarget *p, struct adac_error *err)
@@ -839,7 +838,8 @@ static void drop_copy(struct ptarget *p)
 	p->maps_len = 0;
 }
 
-/* Keeps /proc/pid/maps as it is (the modules of the copy). */
+/* Keeps /proc/pid/maps as it is: the mappings the copy takes and the modules its threads are
+ * unwound through, from one read. */
 static int copy_maps(struct ptarget *p, struct adac_error *err)
 {
 	char path[64];
@@ -869,13 +869,13 @@ static int count_module(void *ctx, const struct adac_module *m)
 }
 
 /* Calls cb(ctx, start, end) for each mapping of /proc/pid/maps the copy takes: readable, not the
- * kernel's [vvar] and [vsyscall]. */
+ * kernel's [vvar] and [vsyscall]. The maps kept for the copy (copy_maps) once there are some. */
 static int each_readable_mapping(struct ptarget *p, int (*cb)(void *ctx, uint64_t start, uint64_t end), void *ctx,
                                  struct adac_error *err)
 {
 	char path[64];
 	snprintf(path, sizeof path, "/proc/%d/maps", (int)p->pid);
-	FILE *f = fopen(path, "re");
+	FILE *f = p->maps ? fmemopen(p->maps, p->maps_len, "r") : fopen(path, "re");
 	if (!f)
 		return adac_fail(err, ADAC_E_IO, 0, "process %d: cannot read its mappings: %s", (int)p->pid, strerror(errno));
 	char *line = NULL;
@@ -1047,7 +1047,7 @@ static int copy_and_release(struct ptarget *p, struct adac_error *err)
 	if (save_regs(p, err))
 		return -1;
 	struct plan_ctx c = {.p = p, .err = err};
-	if (each_readable_mapping(p, plan_mapping, &c, err) || copy_planned(p, err) || copy_maps(p, err))
+	if (copy_maps(p, err) || each_readable_mapping(p, plan_mapping, &c, err) || copy_planned(p, err))
 		return -1;
 	detach_all(p);
 	for (size_t i = 0; i < p->nthreads; i++)
