@@ -105,10 +105,11 @@ def with_chains(frames, records):
 
 
 def common(core, tmp, what):
-    """pstacks --json against the oracle and itself; returns the document."""
+    """pstacks --json against the oracle and itself; returns the document and each thread's frames
+    ({tid: frames innermost first}), or (None, {})."""
     doc = b.cli_json(["pstacks", core], "pstacks")
     if not t.check(doc is not None, f"{what}: pstacks --json: a document"):
-        return None
+        return None, {}
     mine = {}
     for r in doc["roots"]:
         check_tree(r, what)
@@ -148,18 +149,15 @@ def common(core, tmp, what):
     rc, text, err = b.cli(["pstacks", core])
     t.check_eq((rc, err), (0, ""), f"{what}: pstacks: exit code and stderr")
     t.check_eq(text, text_of(doc), f"{what}: pstacks: the text, as its JSON renders it")
-    return doc
+    return doc, mine
 
 
 def deadlock(tmp):
     fields = {}
     core = b.sample_core("deadlock", "Debug", tmp, parked=True, fields=fields)
-    doc = common(core, tmp, "deadlock")
+    doc, mine = common(core, tmp, "deadlock")
     if not doc:
         return
-    mine = {}
-    for r in doc["roots"]:
-        walk(r, [], mine)
     threads = {x["managed_id"]: x for x in b.cli_json(["clrthreads", core], "clrthreads")["threads"]}
     guard, pool = threads[int(fields["guard"])]["tid"], threads[int(fields["guardpool"])]["tid"]
     t.check_eq(mine[guard][-3:], ["System.Threading.Tasks.Task.Wait()", "AsyncdacSamples.DeadlockApp.Guard()",
@@ -219,12 +217,9 @@ def running(tmp):
         core = b.make_core(s.pid, os.path.join(tmp, "running.core"))
     finally:
         s.kill()
-    doc = common(core, tmp, "running")
+    doc, mine = common(core, tmp, "running")
     if not doc:
         return
-    mine = {}
-    for r in doc["roots"]:
-        walk(r, [], mine)
     frames = mine.get(s.tid, [])
     loop = "System.Runtime.CompilerServices.AsyncHelpers+RuntimeAsyncTask<Int32>.DispatchContinuations()"
     at = frames.index(loop) if loop in frames else 0
@@ -239,7 +234,7 @@ def running(tmp):
 
 def starved(tmp):
     core = b.sample_core("starved", "Debug", tmp, parked=True, mode="classic")
-    doc = common(core, tmp, "starved")
+    doc, _ = common(core, tmp, "starved")
     if not doc:
         return
     # Both workers block in Block(Object) on one event: one branch of two threads, one wait.
